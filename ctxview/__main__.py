@@ -1,0 +1,5 @@
+import sys
+
+from ctxview.cli import main
+
+sys.exit(main())

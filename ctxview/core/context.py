@@ -1,0 +1,349 @@
+"""A Python port of the tutorial's ``ConversationContext`` (see ``../shared/seed``).
+
+Behaviour is the Java class's, made observable: each add and each eviction is reported to
+subscribers with stable message ids, and the truncation rule is a pluggable strategy (``seed`` is
+the Java ``_truncateIfNeeded``, exactly).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ctxview.core.strategies import Strategy, get_strategy
+from ctxview.core.tokens import estimate_message
+from ctxview.core.window import Entry, Window, json_copy
+
+EventKind = Literal["added", "evicted", "config"]
+
+DEFAULT_MAX_CONTEXT_TOKENS = 200_000
+DEFAULT_LOW_WATER_FRACTION = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class ContextEvent:
+    """Something that happened to a context.
+
+    ``added``: ``ids`` holds the one new id, ``message`` the message, ``meta`` what the caller
+    attached (timestamp, usage...). ``evicted``: ``ids`` in the order they left, ``reason`` is
+    ``"add"``, ``"max"``, ``"strategy"``, ``"tokens"`` or ``"system"``. ``config``: a setting
+    changed (``reason`` names it) and nothing was evicted.
+    """
+
+    kind: EventKind
+    step: int
+    ids: tuple[int, ...]
+    reason: str = "add"
+    message: dict[str, Any] | None = None
+    meta: Mapping[str, Any] | None = None
+    tokens: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+Subscriber = Callable[[ContextEvent], None]
+
+
+def _check_max(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(
+            f"max_context_messages must be an integer >= 1, got {value!r} ({type(value).__name__})"
+        )
+    if value < 1:
+        raise ValueError(
+            f"max_context_messages must be >= 1 (the first message is always kept), got {value}"
+        )
+    return value
+
+
+def _check_max_tokens(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"max_context_tokens must be an integer >= 1, got {value!r}")
+    return value
+
+
+def _check_fraction(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+        raise ValueError(f"low_water_fraction must be a number in (0, 1], got {value!r}")
+    return float(value)
+
+
+def block_to_dict(block: Any) -> dict[str, Any]:
+    """An SDK content block (anything with pydantic's ``model_dump``) or a mapping, as a plain dict
+    with no ``None``-valued keys."""
+    dump = getattr(block, "model_dump", None)
+    if callable(dump):
+        data = dump(mode="json", exclude_none=True)
+        if not isinstance(data, dict):
+            raise ValueError(f"model_dump() of {type(block).__name__} did not return a dict")
+        return data
+    if isinstance(block, Mapping):
+        return {str(k): json_copy(v) for k, v in block.items() if v is not None}
+    raise ValueError(
+        f"assistant content block must be an SDK block or a mapping, got {type(block).__name__}"
+    )
+
+
+class ConversationContext:
+    """The agent loop's memory: messages in the Anthropic format, truncated by a strategy."""
+
+    def __init__(
+        self,
+        max_context_messages: int = 20,
+        system_prompt: str = "",
+        strategy: str | Strategy = "seed",
+        *,
+        max_context_tokens: int = DEFAULT_MAX_CONTEXT_TOKENS,
+        low_water_fraction: float = DEFAULT_LOW_WATER_FRACTION,
+    ) -> None:
+        self._window = Window(
+            _check_max(max_context_messages),
+            _check_max_tokens(max_context_tokens),
+            _check_fraction(low_water_fraction),
+            system_prompt,
+        )
+        self._strategy = get_strategy(strategy)
+        self._next_id = 0
+        self._step = 0
+        self._subscribers: list[Subscriber] = []
+
+    # -- observation ---------------------------------------------------------------------------
+    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
+        """Call ``callback`` with every :class:`ContextEvent`; returns an unsubscribe function."""
+        self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._subscribers:
+                self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    def _emit(self, event: ContextEvent) -> None:
+        for callback in list(self._subscribers):
+            callback(event)
+
+    # -- adding --------------------------------------------------------------------------------
+    def _add(self, message: dict[str, Any], meta: Mapping[str, Any] | None) -> int:
+        # The hot path (a million adds a second matters for replays): keep it flat.
+        mid = self._next_id
+        self._next_id = mid + 1
+        self._step += 1
+        window = self._window
+        if window.first is None or window._tail_tokens is not None:
+            window.append((mid, message))
+        else:
+            window.tail.append((mid, message))
+        if self._subscribers:
+            self._emit(ContextEvent("added", self._step, (mid,), "add", message, meta))
+        self._strategy.truncate(window)
+        if window.evicted:
+            if self._subscribers:
+                self._drain("add")
+            else:
+                window.evicted.clear()
+        return mid
+
+    def add_user_message(self, content: str, *, meta: Mapping[str, Any] | None = None) -> int:
+        """Append ``{"role": "user", "content": content}``; returns the new message's id."""
+        return self._add({"role": "user", "content": content}, meta)
+
+    def add_assistant_message(
+        self, content: Iterable[Any], *, meta: Mapping[str, Any] | None = None
+    ) -> int:
+        """Append an assistant message of SDK content blocks or dicts (``None`` keys dropped)."""
+        if isinstance(content, (str, bytes, Mapping)):
+            raise ValueError("add_assistant_message takes a list of content blocks")
+        blocks = [block_to_dict(b) for b in content]
+        return self._add({"role": "assistant", "content": blocks}, meta)
+
+    def add_tool_results(
+        self, results: Sequence[Mapping[str, Any]], *, meta: Mapping[str, Any] | None = None
+    ) -> int:
+        """Append ONE user message holding a tool_result block per item, in the given order."""
+        if isinstance(results, (str, bytes, Mapping)):
+            raise ValueError("add_tool_results takes a list of result mappings")
+        items = list(results)
+        if not items:
+            raise ValueError("add_tool_results: empty list of results (nothing to add)")
+        blocks: list[dict[str, Any]] = []
+        for n, item in enumerate(items):
+            if not isinstance(item, Mapping):
+                raise ValueError(f"add_tool_results: item {n} is not a mapping: {item!r}")
+            if item.get("tool_use_id") in (None, ""):
+                raise ValueError(f"add_tool_results: item {n} has no 'tool_use_id': {dict(item)!r}")
+            blocks.append(
+                {
+                    "type": "tool_result",
+                    "tool_use_id": str(item["tool_use_id"]),
+                    "content": json_copy(item.get("content", "")),
+                    "is_error": bool(item.get("is_error", False)),
+                }
+            )
+        return self._add({"role": "user", "content": blocks}, meta)
+
+    def add_message(
+        self, message: Mapping[str, Any], *, meta: Mapping[str, Any] | None = None
+    ) -> int:
+        """Append an already-formed message (used when replaying a file); copied as JSON."""
+        role = message.get("role")
+        if role not in ("user", "assistant"):
+            raise ValueError(f"message role must be 'user' or 'assistant', got {role!r}")
+        copied = json_copy(message)
+        return self._add(copied, meta)
+
+    # -- truncation ----------------------------------------------------------------------------
+    def _drain(self, reason: str) -> list[int]:
+        """Report what the last truncation evicted; returns the ids."""
+        window = self._window
+        if not self._subscribers:
+            ids = [e[0] for e in window.evicted] if reason != "add" else []
+            window.evicted.clear()
+            return ids
+        evicted, window.evicted = window.evicted, []
+        ids_t = tuple(e[0] for e in evicted)
+        tokens = sum(estimate_message(e[1]) for e in evicted)
+        self._emit(ContextEvent("evicted", self._step, ids_t, reason, tokens=tokens))
+        return list(ids_t)
+
+    def _truncate(self, reason: str) -> list[int]:
+        self._strategy.truncate(self._window)
+        return self._drain(reason) if self._window.evicted else []
+
+    def _config_changed(self, reason: str) -> list[int]:
+        self._step += 1
+        evicted = self._truncate(reason)
+        if not evicted and self._subscribers:
+            self._emit(ContextEvent("config", self._step, (), reason))
+        return evicted
+
+    # -- settings ------------------------------------------------------------------------------
+    @property
+    def max_context_messages(self) -> int:
+        return self._window.max_messages
+
+    @max_context_messages.setter
+    def max_context_messages(self, value: int) -> None:
+        self.set_max_context_messages(value)
+
+    def set_max_context_messages(self, value: int) -> list[int]:
+        """Set max; lowering it truncates at once. Returns the ids evicted now."""
+        self._window.max_messages = _check_max(value)
+        return self._config_changed("max")
+
+    @property
+    def strategy(self) -> str:
+        return self._strategy.name
+
+    @strategy.setter
+    def strategy(self, value: str | Strategy) -> None:
+        self.set_strategy(value)
+
+    def set_strategy(self, value: str | Strategy) -> list[int]:
+        self._strategy = get_strategy(value)
+        return self._config_changed("strategy")
+
+    @property
+    def strategy_object(self) -> Strategy:
+        return self._strategy
+
+    @property
+    def max_context_tokens(self) -> int:
+        return self._window.max_context_tokens
+
+    @max_context_tokens.setter
+    def max_context_tokens(self, value: int) -> None:
+        self._window.max_context_tokens = _check_max_tokens(value)
+        self._config_changed("tokens")
+
+    @property
+    def low_water_fraction(self) -> float:
+        return self._window.low_water_fraction
+
+    @low_water_fraction.setter
+    def low_water_fraction(self, value: float) -> None:
+        self._window.low_water_fraction = _check_fraction(value)
+        self._config_changed("low_water")
+
+    @property
+    def system_prompt(self) -> str:
+        sp = self._window.system_prompt
+        return sp if isinstance(sp, str) else ""
+
+    @system_prompt.setter
+    def system_prompt(self, value: str) -> None:
+        if not isinstance(value, str):
+            raise ValueError(f"system_prompt must be a string, got {type(value).__name__}")
+        self._window.set_system_prompt(value)
+        self._config_changed("system")
+
+    def load_system_prompt(self, path: str | os.PathLike[str]) -> str:
+        """Read a UTF-8 file as the system prompt; ValueError naming the file when unreadable."""
+        try:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+        except FileNotFoundError:
+            raise ValueError(f"{os.fspath(path)}: system prompt file not found") from None
+        except IsADirectoryError:
+            raise ValueError(
+                f"{os.fspath(path)}: is a directory, not a system prompt file"
+            ) from None
+        except UnicodeDecodeError as exc:
+            raise ValueError(
+                f"{os.fspath(path)}: system prompt is not valid UTF-8 (byte {exc.start})"
+            ) from None
+        except OSError as exc:
+            raise ValueError(
+                f"{os.fspath(path)}: cannot read system prompt: {exc.strerror}"
+            ) from None
+        self.system_prompt = text
+        return text
+
+    # -- reading -------------------------------------------------------------------------------
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The window as plain dicts (a deep copy: changing it does not change the context)."""
+        return [json_copy(e[1]) for e in self._window]
+
+    @property
+    def window_ids(self) -> list[int]:
+        return [e[0] for e in self._window]
+
+    @property
+    def pinned_id(self) -> int | None:
+        first = self._window.first
+        return first[0] if first is not None else None
+
+    def entries(self) -> list[Entry]:
+        """The window's ``(id, message)`` entries; do not mutate the messages."""
+        return list(self._window)
+
+    def message_tokens(self, entry: Entry) -> int:
+        """Estimated tokens of a window entry (cached)."""
+        return self._window.entry_tokens(entry)
+
+    @property
+    def estimated_tokens(self) -> int:
+        """Estimated tokens of system prompt + window (cached per message)."""
+        return self._window.tokens
+
+    @property
+    def step(self) -> int:
+        return self._step
+
+    @property
+    def next_id(self) -> int:
+        return self._next_id
+
+    def __len__(self) -> int:
+        return self._window.size
+
+    def restore(
+        self, messages: Sequence[tuple[int, Mapping[str, Any]]], next_id: int, cut: bool
+    ) -> None:
+        """Set the window as saved (ids and messages), with no truncation; for session files."""
+        self._window.clear()
+        for mid, msg in messages:
+            self._window.append((mid, json_copy(msg)))
+        self._window.cut = cut
+        self._next_id = next_id

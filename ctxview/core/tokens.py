@@ -1,0 +1,212 @@
+"""Offline token estimates.
+
+The rule (documented in the README, "Token estimates"):
+
+* text, thinking, JSON (tool inputs, tool results, unknown blocks): ``ceil(chars / 4)``;
+* images: Anthropic's published formula ``width * height / 750`` when the dimensions can be read
+  from the base64 data (PNG, GIF, JPEG and WebP headers are parsed; images larger than 1568 px on
+  the long edge are scaled down first, as the API does); otherwise a fixed
+  :data:`IMAGE_FALLBACK_TOKENS`;
+* PDF documents: a fixed :data:`DOCUMENT_FALLBACK_TOKENS` per document (text documents by chars);
+* every message costs :data:`MESSAGE_OVERHEAD_TOKENS` for its role and framing.
+
+Estimates are cached per message by :class:`TokenCache` (keyed by the message's stable id), so
+re-estimating a 100,000-message window costs a sum, not a re-serialisation.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import struct
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+CHARS_PER_TOKEN = 4
+MESSAGE_OVERHEAD_TOKENS = 4
+IMAGE_FALLBACK_TOKENS = 1600
+DOCUMENT_FALLBACK_TOKENS = 1500
+IMAGE_MAX_EDGE = 1568
+
+
+def _chars(n: int) -> int:
+    return math.ceil(n / CHARS_PER_TOKEN) if n > 0 else 0
+
+
+def _json_len(value: Any) -> int:
+    if isinstance(value, str):
+        return len(value)
+    try:
+        return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    except (TypeError, ValueError):
+        return len(repr(value))
+
+
+def image_dimensions(data: bytes) -> tuple[int, int] | None:
+    """Width and height from the header of a PNG, GIF, JPEG or WebP image, else None."""
+    try:
+        if data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) >= 24:
+            w, h = struct.unpack(">II", data[16:24])
+            return int(w), int(h)
+        if data[:6] in (b"GIF87a", b"GIF89a") and len(data) >= 10:
+            w, h = struct.unpack("<HH", data[6:10])
+            return int(w), int(h)
+        if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+            chunk = data[12:16]
+            if chunk == b"VP8X" and len(data) >= 30:
+                w = int.from_bytes(data[24:27], "little") + 1
+                h = int.from_bytes(data[27:30], "little") + 1
+                return w, h
+            if chunk == b"VP8 " and len(data) >= 30:
+                w, h = struct.unpack("<HH", data[26:30])
+                return int(w) & 0x3FFF, int(h) & 0x3FFF
+            if chunk == b"VP8L" and len(data) >= 25:
+                bits = int.from_bytes(data[21:25], "little")
+                return (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+            return None
+        if data[:2] == b"\xff\xd8":
+            i = 2
+            while i + 9 < len(data):
+                if data[i] != 0xFF:
+                    i += 1
+                    continue
+                marker = data[i + 1]
+                if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:
+                    i += 2
+                    continue
+                seg_len = struct.unpack(">H", data[i + 2 : i + 4])[0]
+                if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+                    h, w = struct.unpack(">HH", data[i + 5 : i + 9])
+                    return int(w), int(h)
+                i += 2 + seg_len
+    except (struct.error, IndexError):
+        return None
+    return None
+
+
+def image_tokens(width: int, height: int) -> int:
+    """Anthropic's published estimate: width*height/750, after scaling to a 1568 px long edge."""
+    if width <= 0 or height <= 0:
+        return IMAGE_FALLBACK_TOKENS
+    long_edge = max(width, height)
+    if long_edge > IMAGE_MAX_EDGE:
+        scale = IMAGE_MAX_EDGE / long_edge
+        width, height = max(1, int(width * scale)), max(1, int(height * scale))
+    return max(1, math.ceil(width * height / 750))
+
+
+def image_info(block: Mapping[str, Any]) -> dict[str, Any]:
+    """Media type, decoded byte size and pixel dimensions (where known) of an image block."""
+    source = block.get("source")
+    info: dict[str, Any] = {"media_type": None, "bytes": None, "width": None, "height": None}
+    if not isinstance(source, Mapping):
+        return info
+    info["media_type"] = source.get("media_type")
+    data = source.get("data")
+    if source.get("type") == "base64" and isinstance(data, str):
+        info["bytes"] = len(data) * 3 // 4 - data[-2:].count("=")
+        try:
+            head = base64.b64decode(data[: 4 * 1024], validate=False)
+        except (binascii.Error, ValueError):
+            head = b""
+        dims = image_dimensions(head)
+        if dims is not None:
+            info["width"], info["height"] = dims
+    return info
+
+
+def block_tokens(block: Any) -> int:
+    """Estimated tokens of one content block (a dict; anything else is measured as JSON)."""
+    if isinstance(block, str):
+        return _chars(len(block))
+    if not isinstance(block, Mapping):
+        return _chars(_json_len(block))
+    btype = block.get("type")
+    if btype == "text":
+        text = block.get("text")
+        return _chars(len(text)) if isinstance(text, str) else 0
+    if btype == "thinking":
+        text = block.get("thinking")
+        return _chars(len(text)) if isinstance(text, str) else 0
+    if btype == "redacted_thinking":
+        data = block.get("data")
+        return _chars(len(data)) if isinstance(data, str) else 0
+    if btype in ("tool_use", "server_tool_use"):
+        return _chars(len(str(block.get("name", ""))) + _json_len(block.get("input", {})))
+    if btype == "tool_result":
+        content = block.get("content", "")
+        if isinstance(content, list):
+            return sum(block_tokens(b) for b in content)
+        return _chars(_json_len(content))
+    if btype == "image":
+        info = image_info(block)
+        if info["width"] and info["height"]:
+            return image_tokens(info["width"], info["height"])
+        return IMAGE_FALLBACK_TOKENS
+    if btype == "document":
+        source = block.get("source")
+        if isinstance(source, Mapping) and source.get("type") == "text":
+            return _chars(_json_len(source.get("data", "")))
+        return DOCUMENT_FALLBACK_TOKENS
+    if btype == "compaction":
+        return _chars(_json_len(block.get("content", "")))
+    return _chars(_json_len(block))
+
+
+def estimate_content(content: Any) -> int:
+    if isinstance(content, str):
+        return _chars(len(content))
+    if isinstance(content, Sequence):
+        return sum(block_tokens(b) for b in content)
+    return _chars(_json_len(content))
+
+
+def estimate_message(message: Mapping[str, Any]) -> int:
+    """Estimated tokens of one message, framing included."""
+    return MESSAGE_OVERHEAD_TOKENS + estimate_content(message.get("content", ""))
+
+
+def estimate_system(system: Any) -> int:
+    """Estimated tokens of a system prompt (a string or a list of text blocks)."""
+    if not system:
+        return 0
+    return estimate_content(system)
+
+
+def estimate_tools(tools: Any) -> int:
+    if not tools:
+        return 0
+    return _chars(_json_len(tools))
+
+
+def estimate_window(
+    messages: Sequence[Mapping[str, Any]], system: Any = None, tools: Any = None
+) -> int:
+    """Estimated tokens of a whole request: system + tools + messages (uncached)."""
+    return (
+        estimate_system(system) + estimate_tools(tools) + sum(estimate_message(m) for m in messages)
+    )
+
+
+class TokenCache:
+    """Per-message estimates keyed by stable message id."""
+
+    __slots__ = ("_cache",)
+
+    def __init__(self) -> None:
+        self._cache: dict[int, int] = {}
+
+    def get(self, message_id: int, message: Mapping[str, Any]) -> int:
+        value = self._cache.get(message_id)
+        if value is None:
+            value = estimate_message(message)
+            self._cache[message_id] = value
+        return value
+
+    def total(self, items: Sequence[tuple[int, Mapping[str, Any]]]) -> int:
+        return sum(self.get(i, m) for i, m in items)
+
+    def __len__(self) -> int:
+        return len(self._cache)

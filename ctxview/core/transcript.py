@@ -1,0 +1,99 @@
+"""The full history behind a context: every message ever added, and when each left the window."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ctxview.core.context import ContextEvent, ConversationContext
+
+Status = Literal["pinned", "kept", "evicted"]
+
+
+@dataclass(slots=True)
+class Record:
+    id: int
+    message: dict[str, Any]
+    added_step: int
+    evicted_step: int | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def role(self) -> str:
+        return str(self.message.get("role"))
+
+
+class Transcript:
+    """Fed by a context's events: keeps the whole history, window membership, eviction steps."""
+
+    def __init__(self, context: ConversationContext | None = None) -> None:
+        self.records: list[Record] = []
+        self._by_id: dict[int, Record] = {}
+        self.pinned_id: int | None = None
+        self._window: set[int] = set()
+        self.listeners: list[Callable[[ContextEvent], None]] = []
+        self._unsubscribe: Callable[[], None] | None = None
+        if context is not None:
+            self.attach(context)
+
+    def attach(self, context: ConversationContext) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        self._unsubscribe = context.subscribe(self.on_event)
+
+    def on_event(self, event: ContextEvent) -> None:
+        if event.kind == "added":
+            assert event.message is not None
+            rec = Record(event.ids[0], event.message, event.step, None, dict(event.meta or {}))
+            self.records.append(rec)
+            self._by_id[rec.id] = rec
+            self._window.add(rec.id)
+            if self.pinned_id is None:
+                self.pinned_id = rec.id
+        elif event.kind == "evicted":
+            for mid in event.ids:
+                self._by_id[mid].evicted_step = event.step
+                self._window.discard(mid)
+        for listener in self.listeners:
+            listener(event)
+
+    def add_restored(self, record: Record, in_window: bool) -> None:
+        self.records.append(record)
+        self._by_id[record.id] = record
+        if in_window:
+            self._window.add(record.id)
+        if self.pinned_id is None:
+            self.pinned_id = record.id
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __getitem__(self, mid: int) -> Record:
+        return self._by_id[mid]
+
+    def get(self, mid: int) -> Record | None:
+        return self._by_id.get(mid)
+
+    def in_window(self, mid: int) -> bool:
+        return mid in self._window
+
+    def status(self, mid: int) -> Status:
+        if mid == self.pinned_id and mid in self._window:
+            return "pinned"
+        return "kept" if mid in self._window else "evicted"
+
+    @property
+    def window_size(self) -> int:
+        return len(self._window)
+
+    @property
+    def evicted(self) -> list[Record]:
+        return [r for r in self.records if r.evicted_step is not None]
+
+    def usage(self, mid: int) -> Mapping[str, Any] | None:
+        rec = self._by_id.get(mid)
+        if rec is None:
+            return None
+        u = rec.meta.get("usage")
+        return u if isinstance(u, Mapping) else None

@@ -1,0 +1,134 @@
+from __future__ import annotations
+
+from typing import Any
+
+from ctxview import check_protocol
+
+
+def codes(msgs: list[dict[str, Any]]) -> list[str]:
+    return [p.code for p in check_protocol(msgs)]
+
+
+def tu(tid: str) -> dict[str, Any]:
+    return {"type": "tool_use", "id": tid, "name": "f", "input": {}}
+
+
+def tr(tid: str) -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": tid, "content": "x"}
+
+
+def test_valid_returns_empty() -> None:
+    msgs = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "text", "text": "ok"}, tu("a"), tu("b")]},
+        {"role": "user", "content": [tr("a"), tr("b"), {"type": "text", "text": "more"}]},
+        {"role": "assistant", "content": [tu("c")]},  # final, awaiting results: fine
+    ]
+    assert check_protocol(msgs) == []
+
+
+def test_orphan_tool_result_text() -> None:
+    msgs = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "text", "text": "hi"}]},
+        {"role": "user", "content": [{"type": "text", "text": "see"}, tr("gone")]},
+    ]
+    [p] = check_protocol(msgs)
+    assert p.code == "orphan_tool_result" and p.index == 2 and p.severity == "error"
+    assert p.message == (
+        "messages.2.content.1: unexpected `tool_use_id` found in `tool_result` blocks: gone. "
+        "Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
+    )
+
+
+def test_orphan_after_pinned_user() -> None:
+    msgs = [{"role": "user", "content": "go"}, {"role": "user", "content": [tr("x")]}]
+    assert codes(msgs) == ["consecutive_same_role", "orphan_tool_result"]
+    assert [p.severity for p in check_protocol(msgs)] == ["warning", "error"]
+
+
+def test_unanswered_tool_use_text() -> None:
+    msgs = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [tu("a"), tu("b")]},
+        {"role": "user", "content": [tr("a")]},
+    ]
+    [p] = check_protocol(msgs)
+    assert p.code == "unanswered_tool_use" and p.index == 1
+    assert p.message == (
+        "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: b. "
+        "Each `tool_use` block must have a corresponding `tool_result` block in the next message."
+    )
+
+
+def test_unanswered_when_next_is_assistant() -> None:
+    msgs = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [tu("a")]},
+        {"role": "assistant", "content": [{"type": "text", "text": "x"}]},
+    ]
+    assert "unanswered_tool_use" in codes(msgs)
+
+
+def test_tool_result_not_first_text() -> None:
+    msgs = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [tu("a")]},
+        {"role": "user", "content": [{"type": "text", "text": "first"}, tr("a")]},
+    ]
+    [p] = check_protocol(msgs)
+    assert p.code == "tool_result_not_first" and p.index == 2
+    assert p.message == (
+        "messages.2: Did not find 1 `tool_result` block(s) at the beginning of this message. "
+        "Messages following `tool_use` blocks must begin with a matching number of `tool_result` blocks."
+    )
+
+
+def test_first_not_user_and_no_messages() -> None:
+    [p] = check_protocol([{"role": "assistant", "content": "x"}])
+    assert p.code == "first_not_user"
+    assert p.message == 'messages: first message must use the "user" role'
+    assert codes([]) == ["no_messages"]
+
+
+def test_empty_content_and_text_block() -> None:
+    msgs = [
+        {"role": "user", "content": ""},
+        {"role": "assistant", "content": [{"type": "text", "text": ""}]},
+        {"role": "user", "content": []},
+        {"role": "assistant", "content": []},  # optional final assistant may be empty
+    ]
+    got = check_protocol(msgs)
+    assert [(p.index, p.code) for p in got] == [
+        (0, "empty_content"),
+        (1, "empty_text_block"),
+        (2, "empty_content"),
+    ]
+    assert got[0].message == (
+        "messages.0: all messages must have non-empty content except for the optional final "
+        "assistant message"
+    )
+    assert got[1].message == "messages: text content blocks must be non-empty"
+
+
+def test_consecutive_same_role_is_warning_only() -> None:
+    msgs = [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]
+    [p] = check_protocol(msgs)
+    assert p.code == "consecutive_same_role" and p.severity == "warning"
+
+
+def test_final_assistant_trailing_whitespace() -> None:
+    msgs = [
+        {"role": "user", "content": "a"},
+        {"role": "assistant", "content": [{"type": "text", "text": "b "}]},
+    ]
+    assert codes(msgs) == ["final_assistant_trailing_whitespace"]
+
+
+def test_garbage_does_not_crash() -> None:
+    msgs: list[Any] = [
+        {"role": "user", "content": [1, None, "x", {"type": "tool_result"}]},
+        {"role": "robot"},
+        5,
+    ]
+    assert check_protocol(msgs)  # reports, never raises

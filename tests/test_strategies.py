@@ -1,0 +1,189 @@
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pytest
+from agentgen import agent_loop, turns_strategy
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxview import ConversationContext, check_protocol
+from ctxview.core.protocol import errors
+from ctxview.core.strategies import STRATEGIES, register_strategy
+from ctxview.core.window import Window
+
+ALL = ["seed", "pair-safe", "token-budget", "low-water"]
+
+
+def replay(msgs: list[dict[str, Any]], max_: int, strategy: str, **kw: Any) -> ConversationContext:
+    ctx = ConversationContext(max_context_messages=max_, strategy=strategy, **kw)
+    for m in msgs:
+        ctx.add_message(m)
+    return ctx
+
+
+def test_all_registered() -> None:
+    assert set(ALL) <= set(STRATEGIES)
+
+
+# A fixed scenario: 1 instruction, 4 tool rounds, final text = 10 messages.
+SCENARIO = agent_loop([[1, 1, 1, 1]])
+
+
+@pytest.mark.parametrize(
+    "strategy, max_, window",
+    [
+        ("seed", 5, [0, 6, 7, 8, 9]),  # 6 is a tool_result whose tool_use (5) was evicted
+        ("pair-safe", 5, [0, 7, 8, 9]),
+        ("low-water", 5, [0, 9]),  # crosses 5 at id 5 -> trims to 2 -> [0, 5]? then pair-safe
+        ("seed", 1, [0]),
+        ("pair-safe", 1, [0]),
+        ("seed", 10, list(range(10))),
+        ("pair-safe", 10, list(range(10))),
+        ("low-water", 10, list(range(10))),
+    ],
+)
+def test_fixed_scenario(strategy: str, max_: int, window: list[int]) -> None:
+    ctx = replay(SCENARIO, max_, strategy)
+    assert ctx.window_ids == window
+
+
+def test_seed_orphans_and_others_do_not() -> None:
+    seed = replay(SCENARIO, 5, "seed")
+    probs = errors(check_protocol(seed.messages))
+    assert [p.code for p in probs] == ["orphan_tool_result"]
+    for name in ("pair-safe", "token-budget", "low-water"):
+        assert errors(check_protocol(replay(SCENARIO, 5, name).messages)) == []
+
+
+def test_low_water_trims_in_one_go_and_then_grows() -> None:
+    msgs = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"} for i in range(30)]
+    ctx = ConversationContext(max_context_messages=10, strategy="low-water")
+    sizes = []
+    for m in msgs:
+        ctx.add_message(m)
+        sizes.append(len(ctx))
+    # grows to 10, then on the 11th add drops to 5 (then pair-safe: tail must start with assistant)
+    assert max(sizes) == 10
+    drops = [b for a, b in itertools.pairwise(sizes) if b < a]
+    assert drops and all(d <= 5 for d in drops)
+    # between drops it grows by one per add, so the prefix is stable for several turns
+    assert sizes[10:16] == [5, 6, 7, 8, 9, 10] or sizes[10:16] == [4, 5, 6, 7, 8, 9]
+
+
+def test_low_water_fraction_configurable() -> None:
+    msgs = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"} for i in range(11)]
+    ctx = replay(msgs, 10, "low-water", low_water_fraction=0.8)
+    assert len(ctx) <= 8 and len(ctx) >= 7
+
+
+def test_token_budget_fits_budget_and_cap() -> None:
+    msgs = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": "w" * 400} for i in range(40)
+    ]
+    # each message ~ 100 + 4 tokens; system ~ 25
+    ctx = replay(msgs, 30, "token-budget", max_context_tokens=600, system_prompt="s" * 100)
+    assert ctx.estimated_tokens <= 600
+    assert len(ctx) >= 2
+    ctx2 = replay(msgs, 3, "token-budget", max_context_tokens=100_000)
+    assert len(ctx2) <= 3
+
+
+def test_token_budget_tiny_budget_keeps_first_only() -> None:
+    msgs = [{"role": "user" if i % 2 == 0 else "assistant", "content": "w" * 400} for i in range(6)]
+    ctx = replay(msgs, 30, "token-budget", max_context_tokens=10)
+    assert ctx.window_ids == [0]
+
+
+def test_system_prompt_change_applies_to_token_budget() -> None:
+    msgs = [{"role": "user" if i % 2 == 0 else "assistant", "content": "w" * 400} for i in range(6)]
+    ctx = replay(msgs, 30, "token-budget", max_context_tokens=700)
+    n = len(ctx)
+    ctx.system_prompt = "s" * 1600
+    assert len(ctx) < n
+    assert ctx.estimated_tokens <= 700
+
+
+def test_new_strategy_plugs_in_without_touching_context() -> None:
+    class KeepFirstOnly:
+        name = "first-only-test"
+        description = "test"
+
+        def truncate(self, window: Window) -> None:
+            while window.tail:
+                window.evict_oldest()
+
+    register_strategy(KeepFirstOnly())
+    try:
+        ctx = replay(SCENARIO, 5, "first-only-test")
+        assert ctx.window_ids == [0]
+    finally:
+        del STRATEGIES["first-only-test"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    turns=turns_strategy,
+    max_=st.integers(min_value=1, max_value=25),
+    strategy=st.sampled_from(ALL),
+    budget=st.integers(min_value=20, max_value=3000),
+    fraction=st.floats(min_value=0.05, max_value=1.0),
+    seed=st.integers(0, 1000),
+)
+def test_properties(
+    turns: list[list[int]], max_: int, strategy: str, budget: int, fraction: float, seed: int
+) -> None:
+    msgs = agent_loop(turns, seed)
+    ctx = ConversationContext(
+        max_context_messages=max_,
+        strategy=strategy,
+        max_context_tokens=budget,
+        low_water_fraction=fraction,
+    )
+    history: list[dict[str, Any]] = []
+    for m in msgs:
+        ctx.add_message(m)
+        history.append(m)
+        window = ctx.messages
+        ids = ctx.window_ids
+        assert len(window) <= max_
+        assert ids[0] == 0 and window[0] == history[0]  # pinned first
+        assert ids == sorted(ids) and len(set(ids)) == len(ids)  # order-preserving subsequence
+        assert window == [history[i] for i in ids]
+        if strategy == "seed":
+            expect = (
+                history
+                if len(history) <= max_
+                else [history[0], *history[len(history) - (max_ - 1) :]]
+            )
+            if max_ == 1:
+                expect = [history[0]]
+            assert window == expect
+        else:
+            assert errors(check_protocol(window)) == [], (strategy, ids)
+        if strategy == "token-budget" and len(window) > 1:
+            assert ctx.estimated_tokens <= budget
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    turns=turns_strategy,
+    maxes=st.lists(st.integers(min_value=1, max_value=20), min_size=1, max_size=5),
+    strategies=st.lists(st.sampled_from(ALL), min_size=1, max_size=5),
+)
+def test_live_changes_keep_invariants(
+    turns: list[list[int]], maxes: list[int], strategies: list[str]
+) -> None:
+    msgs = agent_loop(turns)
+    ctx = ConversationContext(max_context_messages=20)
+    for i, m in enumerate(msgs):
+        ctx.add_message(m)
+        if i % 3 == 0:
+            ctx.max_context_messages = maxes[i % len(maxes)]
+        if i % 4 == 0:
+            ctx.strategy = strategies[i % len(strategies)]
+        assert len(ctx) <= ctx.max_context_messages
+        assert ctx.window_ids[0] == 0
+        if ctx.strategy != "seed":
+            assert errors(check_protocol(ctx.messages)) == []
