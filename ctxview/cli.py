@@ -1,30 +1,311 @@
-"""Command line: ``ctxview [FILE]`` (the TUI) and the headless subcommands."""
+"""Command line: ``ctxview [FILE]`` opens the TUI; ``inspect``, ``export`` and ``config`` are
+headless (they never import Textual or the anthropic SDK)."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from ctxview import __version__
+from ctxview.core.strategies import STRATEGIES
 
 SUBCOMMANDS = ("inspect", "export", "config")
 
+EXIT_OK, EXIT_PROBLEMS, EXIT_UNREADABLE = 0, 1, 2
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
+    return value
+
+
+def _add_window_args(p: argparse.ArgumentParser) -> None:
+    from ctxview.sessions.readers import FORMATS
+
+    p.add_argument("--max", type=_positive_int, metavar="N", help="max context messages")
+    p.add_argument("--strategy", choices=list(STRATEGIES), help="eviction strategy")
+    p.add_argument(
+        "--format", choices=list(FORMATS), help="force the file format (default: detect)"
+    )
+
+
+def build_app_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
         prog="ctxview",
         description="See what an LLM agent's context holds, what it forgets, and whether the "
         "next API request will be accepted.",
-        epilog="Subcommands: ctxview inspect FILE | ctxview export FILE | ctxview config ...",
+        epilog="Headless: ctxview inspect FILE [--json] | ctxview export FILE [-o OUT] | "
+        "ctxview config path|show|set KEY VALUE. See `ctxview COMMAND --help`.",
     )
-    parser.add_argument("--version", action="version", version=f"ctxview {__version__}")
-    parser.add_argument("file", nargs="?", help="a session, request body or transcript to open")
-    return parser
+    p.add_argument("--version", action="version", version=f"ctxview {__version__}")
+    p.add_argument(
+        "file", nargs="?", help="a ctxview session, API request body or Claude Code transcript"
+    )
+    _add_window_args(p)
+    p.add_argument("--model", help="model for chat (default: the config's)")
+    p.add_argument("--offline", action="store_true", help="chat with the offline demo model")
+    p.add_argument("--resume", action="store_true", help="reopen the newest autosaved session")
+    return p
+
+
+def build_sub_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ctxview")
+    sub = p.add_subparsers(dest="command", required=True)
+    ins = sub.add_parser(
+        "inspect", help="replay a file and summarise the window (exit 1 on protocol errors)"
+    )
+    ins.add_argument("file")
+    _add_window_args(ins)
+    ins.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    exp = sub.add_parser("export", help="write the request body ctxview would send next")
+    exp.add_argument("file")
+    _add_window_args(exp)
+    exp.add_argument(
+        "--model", help="model to put in the request (default: the file's, else the config's)"
+    )
+    exp.add_argument(
+        "-o", "--output", metavar="OUT", help="write here (atomically) instead of stdout"
+    )
+    cfg = sub.add_parser("config", help="show or change config.toml")
+    csub = cfg.add_subparsers(dest="action", required=True)
+    csub.add_parser("path", help="print the config file's path")
+    csub.add_parser("show", help="print the effective config as TOML")
+    st = csub.add_parser("set", help="set KEY to VALUE in the config file")
+    st.add_argument("key")
+    st.add_argument("value")
+    return p
+
+
+def _err(msg: str) -> None:
+    print(f"ctxview: {msg}", file=sys.stderr)
+
+
+def _load(args: argparse.Namespace) -> Any:
+    """(replay, config) or an exit code after printing the reason."""
+    from ctxview.config import load_config
+    from ctxview.sessions import SessionError, load_session, replay
+
+    cfg = load_config()
+    for e in cfg.errors:
+        _err(e)
+    try:
+        session = load_session(args.file, args.format)
+    except SessionError as exc:
+        _err(str(exc))
+        return EXIT_UNREADABLE, cfg
+    try:
+        rep = replay(
+            session,
+            max_context_messages=args.max,
+            strategy=args.strategy,
+            defaults=cfg.as_defaults(),
+        )
+    except ValueError as exc:
+        _err(f"{args.file}: {exc}")
+        return EXIT_UNREADABLE, cfg
+    return rep, cfg
+
+
+def inspect_summary(rep: Any) -> dict[str, Any]:
+    from ctxview.core.protocol import check_protocol
+
+    ctx = rep.context
+    window = [m for _, m in ctx.entries()]
+    problems = check_protocol(window, rep.session.system)
+    return {
+        "file": rep.session.path,
+        "format": rep.session.format,
+        "messages_total": len(rep.transcript),
+        "max_context_messages": ctx.max_context_messages,
+        "strategy": ctx.strategy,
+        "window": {
+            "ids": ctx.window_ids,
+            "size": len(ctx),
+            "estimated_tokens": ctx.estimated_tokens,
+        },
+        "pinned_id": ctx.pinned_id,
+        "evicted": [
+            {"id": r.id, "evicted_at_step": r.evicted_step}
+            for r in rep.transcript.records
+            if r.evicted_step is not None
+        ],
+        "problems": [p.to_dict() for p in problems],
+        "skipped_lines": rep.session.skipped_lines,
+    }
+
+
+def _ranges(ids: list[int]) -> str:
+    if not ids:
+        return "none"
+    parts: list[str] = []
+    start = prev = ids[0]
+    for i in [*ids[1:], None]:
+        if i is not None and i == prev + 1:
+            prev = i
+            continue
+        parts.append(f"#{start}" if start == prev else f"#{start}–#{prev}")
+        if i is not None:
+            start = prev = i
+    return ", ".join(parts)
+
+
+def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(highlight=False)
+    t = Table(title=Text(f"ctxview inspect · {summary['file']}"), show_header=False, box=None)
+    t.add_column(style="bold")
+    t.add_column()
+    errors = [p for p in summary["problems"] if p["severity"] == "error"]
+    status = (
+        Text("✓ valid: the API will accept this window", style="green")
+        if not errors
+        else Text(f"✗ {len(errors)} error(s): the API will reject this request", style="bold red")
+    )
+    rows = [
+        ("format", summary["format"]),
+        ("messages", f"{summary['messages_total']:,} in the file"),
+        ("strategy", f"{summary['strategy']}, max {summary['max_context_messages']}"),
+        (
+            "window",
+            f"{summary['window']['size']:,} messages · "
+            f"~{summary['window']['estimated_tokens']:,} tokens",
+        ),
+        ("pinned", "none" if summary["pinned_id"] is None else f"#{summary['pinned_id']}"),
+        (
+            "evicted",
+            f"{len(summary['evicted']):,}: {_ranges([e['id'] for e in summary['evicted']])}",
+        ),
+        ("window ids", _ranges(summary["window"]["ids"])),
+    ]
+    if summary["skipped_lines"]:
+        rows.append(("skipped lines", ", ".join(map(str, summary["skipped_lines"]))))
+    for k, v in rows:
+        t.add_row(k, Text(str(v)))
+    t.add_row("protocol", status)
+    console.print(t)
+    if summary["problems"]:
+        pt = Table(title="problems (as the API words them)")
+        pt.add_column("index", justify="right")
+        pt.add_column("severity")
+        pt.add_column("code")
+        pt.add_column("message")
+        for p in summary["problems"]:
+            style = "red" if p["severity"] == "error" else "yellow"
+            pt.add_row(
+                str(p["index"]),
+                Text(p["severity"], style=style),
+                Text(p["code"]),
+                Text(p["message"]),
+            )
+        console.print(pt)
+    for w in warnings:
+        console.print(Text(f"note: {w}", style="dim"))
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    rep, _cfg = _load(args)
+    if isinstance(rep, int):
+        return rep
+    summary = inspect_summary(rep)
+    if args.json:
+        sys.stdout.write(json.dumps(summary, ensure_ascii=False) + "\n")
+    else:
+        _print_rich(summary, rep.session.warnings)
+    has_error = any(p["severity"] == "error" for p in summary["problems"])
+    return EXIT_PROBLEMS if has_error else EXIT_OK
+
+
+def request_body(rep: Any, cfg: Any, model: str | None = None) -> dict[str, Any]:
+    """The Messages API request ctxview would send next for this context."""
+    session = rep.session
+    body: dict[str, Any] = {
+        "model": model or session.model or cfg["model"],
+        "max_tokens": session.max_tokens or cfg["max_tokens"],
+    }
+    system = session.system if isinstance(session.system, list) else rep.context.system_prompt
+    if system:
+        body["system"] = system
+    body["messages"] = rep.context.messages
+    if session.tools:
+        body["tools"] = session.tools
+    return body
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    rep, cfg = _load(args)
+    if isinstance(rep, int):
+        return rep
+    body = request_body(rep, cfg, args.model)
+    text = json.dumps(body, ensure_ascii=False, indent=2) + "\n"
+    if args.output:
+        from ctxview.sessions.store import atomic_write
+
+        try:
+            atomic_write(args.output, text.encode("utf-8"))
+        except OSError as exc:
+            _err(f"{args.output}: cannot write ({exc.strerror or exc})")
+            return EXIT_UNREADABLE
+        print(f"wrote {args.output} ({len(body['messages'])} messages)", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    from ctxview.config import (
+        ConfigError,
+        config_path,
+        load_config,
+        parse_value,
+        save_config_values,
+    )
+
+    if args.action == "path":
+        print(config_path())
+        return EXIT_OK
+    if args.action == "show":
+        import tomli_w
+
+        cfg = load_config()
+        for e in cfg.errors:
+            _err(e)
+        print(f"# {cfg.path}{'' if cfg.path.exists() else ' (not created yet: defaults)'}")
+        sys.stdout.write(tomli_w.dumps(cfg.values))
+        return EXIT_OK
+    try:
+        value = parse_value(args.key, args.value)
+        path = save_config_values({args.key: value})
+    except ConfigError as exc:
+        _err(f"{config_path()}: {exc}")
+        return EXIT_UNREADABLE
+    except OSError as exc:
+        _err(f"{config_path()}: cannot write ({exc.strerror or exc})")
+        return EXIT_UNREADABLE
+    print(f"{args.key} = {value!r} written to {path}")
+    return EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
-    parser.parse_args(args)
-    return 0
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list and args_list[0] in SUBCOMMANDS:
+        args = build_sub_parser().parse_args(args_list)
+        handler = {"inspect": cmd_inspect, "export": cmd_export, "config": cmd_config}[args.command]
+        try:
+            return handler(args)
+        except BrokenPipeError:
+            return EXIT_OK
+    args = build_app_parser().parse_args(args_list)
+    from ctxview.app.launch import launch
+
+    return launch(args)

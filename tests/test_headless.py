@@ -5,7 +5,15 @@ from __future__ import annotations
 import subprocess
 import sys
 
-MODULES = ["ctxview", "ctxview.core", "ctxview.core.tokens", "ctxview.core.protocol"]
+MODULES = [
+    "ctxview",
+    "ctxview.core",
+    "ctxview.core.tokens",
+    "ctxview.core.protocol",
+    "ctxview.sessions",
+    "ctxview.config",
+    "ctxview.cli",
+]
 
 
 def _loaded(modules: list[str]) -> set[str]:

@@ -183,14 +183,24 @@ class ConversationContext:
         return self._add({"role": "user", "content": blocks}, meta)
 
     def add_message(
-        self, message: Mapping[str, Any], *, meta: Mapping[str, Any] | None = None
+        self,
+        message: Mapping[str, Any],
+        *,
+        meta: Mapping[str, Any] | None = None,
+        copy: bool = True,
     ) -> int:
-        """Append an already-formed message (used when replaying a file); copied as JSON."""
+        """Append an already-formed message (used when replaying a file).
+
+        The message is copied as JSON unless ``copy=False``: a reader that hands over messages it
+        just parsed saves a second copy of a large session that way.
+        """
         role = message.get("role")
         if role not in ("user", "assistant"):
             raise ValueError(f"message role must be 'user' or 'assistant', got {role!r}")
-        copied = json_copy(message)
-        return self._add(copied, meta)
+        stored = json_copy(message) if copy else message
+        if not isinstance(stored, dict):
+            stored = dict(stored)
+        return self._add(stored, meta)
 
     # -- truncation ----------------------------------------------------------------------------
     def _drain(self, reason: str) -> list[int]:
@@ -339,11 +349,19 @@ class ConversationContext:
         return self._window.size
 
     def restore(
-        self, messages: Sequence[tuple[int, Mapping[str, Any]]], next_id: int, cut: bool
+        self,
+        messages: Sequence[tuple[int, dict[str, Any]]],
+        next_id: int,
+        cut: bool,
+        step: int | None = None,
     ) -> None:
-        """Set the window as saved (ids and messages), with no truncation; for session files."""
+        """Set the window as saved (ids and messages), with no truncation; for session files.
+
+        The messages are taken as they are (not copied): the reader owns them.
+        """
         self._window.clear()
         for mid, msg in messages:
-            self._window.append((mid, json_copy(msg)))
+            self._window.append((mid, msg))
         self._window.cut = cut
         self._next_id = next_id
+        self._step = step if step is not None else next_id

@@ -1,0 +1,205 @@
+"""``config.toml``: read with tomllib, written with tomli-w, atomically.
+
+Location: ``$CTXVIEW_CONFIG`` or ``platformdirs.user_config_path("ctxview")/config.toml``.
+The API key is never read from or written to this file (``ANTHROPIC_API_KEY`` only).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from ctxview.core.strategies import STRATEGIES
+from ctxview.sessions.store import atomic_write
+
+DEFAULTS: dict[str, Any] = {
+    "model": "claude-sonnet-5-5",
+    "max_tokens": 4096,
+    "max_context_messages": 20,
+    "strategy": "seed",
+    "max_context_tokens": 200_000,
+    "low_water_fraction": 0.5,
+    "system_prompt": "",
+    "system_prompt_file": "",
+    "theme": "textual-dark",
+    "animation": "full",
+    "tool_rounds": 8,
+    "tools_enabled": ["calculator", "current_time", "word_count"],
+    "file_tools": False,
+    "file_tool_max_bytes": 65536,
+}
+
+ANIMATIONS = ("full", "basic", "none")
+KNOWN_TOOLS = ("calculator", "current_time", "word_count", "read_file", "list_directory")
+FORBIDDEN_KEYS = ("api_key", "anthropic_api_key", "ANTHROPIC_API_KEY")
+
+
+class ConfigError(Exception):
+    pass
+
+
+def config_path() -> Path:
+    env = os.environ.get("CTXVIEW_CONFIG")
+    if env:
+        return Path(env)
+    return platformdirs.user_config_path("ctxview") / "config.toml"
+
+
+def state_dir() -> Path:
+    env = os.environ.get("CTXVIEW_STATE_DIR")
+    if env:
+        return Path(env)
+    return platformdirs.user_state_path("ctxview")
+
+
+def _check(key: str, value: Any) -> Any:
+    """The value if valid for key; ConfigError naming the key otherwise."""
+    if key in FORBIDDEN_KEYS:
+        raise ConfigError(f"{key}: the API key is never kept in the config; use ANTHROPIC_API_KEY")
+    if key not in DEFAULTS:
+        raise ConfigError(f"{key}: unknown key (known: {', '.join(DEFAULTS)})")
+    default = DEFAULTS[key]
+
+    def need(cond: bool, what: str) -> None:
+        if not cond:
+            raise ConfigError(f"{key}: expected {what}, got {value!r}")
+
+    if key in (
+        "max_tokens",
+        "max_context_messages",
+        "max_context_tokens",
+        "tool_rounds",
+        "file_tool_max_bytes",
+    ):
+        need(
+            isinstance(value, int) and not isinstance(value, bool) and value >= 1, "an integer >= 1"
+        )
+    elif key == "low_water_fraction":
+        need(
+            isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= 1,
+            "a number in (0, 1]",
+        )
+        value = float(value)
+    elif key == "strategy":
+        need(value in STRATEGIES, f"one of {', '.join(STRATEGIES)}")
+    elif key == "animation":
+        need(value in ANIMATIONS, f"one of {', '.join(ANIMATIONS)}")
+    elif key == "tools_enabled":
+        need(
+            isinstance(value, list) and all(v in KNOWN_TOOLS for v in value),
+            f"a list of tool names from {', '.join(KNOWN_TOOLS)}",
+        )
+    elif isinstance(default, bool):
+        need(isinstance(value, bool), "true or false")
+    elif isinstance(default, str):
+        need(isinstance(value, str), "a string")
+    return value
+
+
+@dataclass
+class Config:
+    values: dict[str, Any] = field(default_factory=lambda: dict(DEFAULTS))
+    path: Path = field(default_factory=config_path)
+    #: problems met while reading (each names the file and key); defaults were used for them
+    errors: list[str] = field(default_factory=list)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.values.get(key, default)
+
+    def as_defaults(self) -> dict[str, Any]:
+        return dict(self.values)
+
+    def system_prompt(self) -> str:
+        """system_prompt, or the file named by system_prompt_file (UTF-8)."""
+        if self.values.get("system_prompt_file"):
+            p = Path(os.path.expanduser(self.values["system_prompt_file"]))
+            try:
+                return p.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                self.errors.append(f"{self.path}: system_prompt_file: cannot read {p}: {exc}")
+        return str(self.values.get("system_prompt", ""))
+
+
+def load_config(path: Path | None = None) -> Config:
+    """Read the config; invalid parts are reported in ``errors`` and replaced by defaults. The
+    file itself is never modified here."""
+    cfg = Config(path=path or config_path())
+    try:
+        raw = cfg.path.read_bytes()
+    except FileNotFoundError:
+        return cfg
+    except OSError as exc:
+        cfg.errors.append(f"{cfg.path}: cannot read the config ({exc.strerror}); using defaults")
+        return cfg
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        cfg.errors.append(f"{cfg.path}: the config is not UTF-8; using defaults")
+        return cfg
+    except tomllib.TOMLDecodeError as exc:
+        cfg.errors.append(f"{cfg.path}: invalid TOML ({exc}); using defaults")
+        return cfg
+    for key, value in data.items():
+        try:
+            cfg.values[key] = _check(key, value)
+        except ConfigError as exc:
+            cfg.errors.append(f"{cfg.path}: {exc}; using the default")
+    return cfg
+
+
+def parse_value(key: str, text: str) -> Any:
+    """A command-line string as the type ``key`` takes."""
+    if key not in DEFAULTS:
+        _check(key, text)  # raises the unknown-key error
+    default = DEFAULTS[key]
+    if isinstance(default, bool):
+        if text.lower() in ("true", "yes", "1", "on"):
+            return True
+        if text.lower() in ("false", "no", "0", "off"):
+            return False
+        raise ConfigError(f"{key}: expected true or false, got {text!r}")
+    if isinstance(default, int):
+        try:
+            return int(text)
+        except ValueError:
+            raise ConfigError(f"{key}: expected an integer, got {text!r}") from None
+    if isinstance(default, float):
+        try:
+            return float(text)
+        except ValueError:
+            raise ConfigError(f"{key}: expected a number, got {text!r}") from None
+    if isinstance(default, list):
+        return [t.strip() for t in text.split(",") if t.strip()]
+    return text
+
+
+def save_config_values(updates: dict[str, Any], path: Path | None = None) -> Path:
+    """Merge ``updates`` into the file (keeping its other keys) and write it atomically.
+
+    Refuses (ConfigError) when the existing file is invalid TOML, so it is never clobbered.
+    """
+    import tomli_w
+
+    target = path or config_path()
+    current: dict[str, Any] = {}
+    if target.exists():
+        try:
+            current = tomllib.loads(target.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(
+                f"{target}: not saving, the existing config is invalid ({exc}); fix or remove it"
+            ) from None
+    for key, value in updates.items():
+        current[key] = _check(key, value)
+    for key in FORBIDDEN_KEYS:
+        current.pop(key, None)
+    atomic_write(target, tomli_w.dumps(current).encode("utf-8"))
+    return target

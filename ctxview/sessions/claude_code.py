@@ -1,0 +1,278 @@
+"""Claude Code transcripts (``~/.claude/projects/<project>/<session>.jsonl``) and web sessions.
+
+Rebuilds the message sequence that was actually sent to the API:
+
+* assistant lines sharing ``message.id`` are one response: merged, blocks in order, usage from
+  the last line — even when tool_result lines were written between two of its blocks;
+* the user lines of a turn are merged into one user message, tool_results first;
+* the conversation is a tree (rewinds): the chain is followed back from the last main-thread line
+  through ``parentUuid`` (``logicalParentUuid`` across a compaction); tool_result lines hanging off
+  the chain (siblings, not on it) are gathered into their turn;
+* sidechain (sub-agent), progress, snapshot, queue, summary and system records are not messages;
+  a ``compact_boundary`` marks the next message, and the compact summary is marked as such;
+* ``isMeta`` text is kept and marked; whitespace-only assistant text blocks are dropped, as Claude
+  Code does before sending.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxview.sessions.validate import block_problem
+
+MESSAGE_TYPES = ("user", "assistant")
+
+
+@dataclass
+class Line:
+    number: int  # 1-based line number (or logline index + 1)
+    record: dict[str, Any]
+
+    @property
+    def uuid(self) -> str | None:
+        u = self.record.get("uuid")
+        return u if isinstance(u, str) else None
+
+    @property
+    def parent(self) -> str | None:
+        p = self.record.get("parentUuid")
+        if not isinstance(p, str):
+            p = self.record.get("logicalParentUuid")
+        return p if isinstance(p, str) else None
+
+    @property
+    def type(self) -> Any:
+        return self.record.get("type")
+
+
+@dataclass
+class _Builder:
+    role: str
+    blocks: list[Any] = field(default_factory=list)
+    results: list[Any] = field(default_factory=list)
+    string: str | None = None  # a lone user line with string content
+    message_id: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    lines: list[int] = field(default_factory=list)
+
+    def content(self) -> Any:
+        if self.role == "user":
+            if self.string is not None and not self.results and not self.blocks:
+                return self.string
+            return self.results + self.blocks
+        return self.blocks
+
+
+def _usable(line: Line) -> str | None:
+    """None if the line carries an API message, else why it cannot be used."""
+    msg = line.record.get("message")
+    if not isinstance(msg, dict):
+        return "no message object"
+    if msg.get("role") not in MESSAGE_TYPES:
+        return "message without a user/assistant role"
+    content = msg.get("content")
+    if isinstance(content, str):
+        return None
+    if not isinstance(content, list):
+        return "message without content"
+    for block in content:
+        if block_problem(block) is not None:
+            return "malformed content block"
+    return None
+
+
+def _select(lines: list[Line]) -> list[Line]:
+    """Main-thread message lines of the current branch, in file order."""
+    main = [ln for ln in lines if not ln.record.get("isSidechain")]
+    by_uuid: dict[str, Line] = {}
+    for ln in main:
+        if ln.uuid:
+            by_uuid[ln.uuid] = ln  # a repeated uuid: the later line wins
+    # A real transcript links (almost) every line to its parent; hand-made or damaged files often
+    # do not, and are read in file order.
+    message_lines = [ln for ln in main if ln.type in MESSAGE_TYPES]
+    resolving = sum(1 for ln in message_lines if ln.parent and ln.parent in by_uuid)
+    if resolving < max(1, len(message_lines) // 2):
+        return message_lines
+    # the last main-thread line that is part of the conversation (not a stray record)
+    last = next(
+        (ln for ln in reversed(main) if ln.uuid and ln.type in (*MESSAGE_TYPES, "system")), None
+    )
+    if last is None:
+        return [ln for ln in main if ln.type in MESSAGE_TYPES]
+    chain: set[str] = set()
+    cursor: Line | None = last
+    while cursor is not None and cursor.uuid and cursor.uuid not in chain:
+        chain.add(cursor.uuid)
+        cursor = by_uuid.get(cursor.parent) if cursor.parent else None
+    chain_tool_ids: set[str] = set()
+    for ln in main:
+        if ln.uuid in chain and ln.type == "assistant":
+            msg = ln.record.get("message")
+            content = msg.get("content") if isinstance(msg, dict) else None
+            for b in content if isinstance(content, list) else []:
+                if isinstance(b, dict) and b.get("type") == "tool_use":
+                    chain_tool_ids.add(str(b.get("id")))
+    selected: list[Line] = []
+    for ln in main:
+        if ln.type not in MESSAGE_TYPES:
+            if ln.uuid in chain and ln.type == "system":
+                selected.append(ln)  # system lines on the chain: compaction boundaries
+            continue
+        if ln.uuid in chain:
+            selected.append(ln)
+        elif ln.type == "user" and ln.parent in chain and _only_results_for(ln, chain_tool_ids):
+            selected.append(ln)  # a sibling tool_result hanging off the chain
+    return selected
+
+
+def _only_results_for(line: Line, tool_ids: set[str]) -> bool:
+    msg = line.record.get("message")
+    content = msg.get("content") if isinstance(msg, dict) else None
+    if not isinstance(content, list) or not content:
+        return False
+    return all(
+        isinstance(b, dict) and b.get("type") == "tool_result" and b.get("tool_use_id") in tool_ids
+        for b in content
+    )
+
+
+def rebuild(
+    lines: list[Line],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[int], list[str]]:
+    """(messages, metas, unusable line numbers, warnings) from the records of a transcript."""
+    skipped: list[int] = []
+    usable: list[Line] = []
+    for ln in lines:
+        if (
+            ln.type in MESSAGE_TYPES
+            and not ln.record.get("isSidechain")
+            and _usable(ln) is not None
+        ):
+            skipped.append(ln.number)
+            continue
+        usable.append(ln)
+    selected = _select(usable)
+
+    out: list[_Builder] = []
+    last_asst: _Builder | None = None
+    pending_boundary: dict[str, Any] | None = None
+    for ln in selected:
+        rec = ln.record
+        if ln.type == "system":
+            if rec.get("subtype") == "compact_boundary":
+                cm = rec.get("compactMetadata")
+                pending_boundary = dict(cm) if isinstance(cm, dict) else {}
+            continue
+        msg = rec["message"]
+        content = msg["content"]
+        ts = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else None
+        if ln.type == "assistant":
+            mid = msg.get("id") if isinstance(msg.get("id"), str) else None
+            blocks = (
+                [
+                    b
+                    for b in content
+                    if not (
+                        isinstance(b, dict)
+                        and b.get("type") == "text"
+                        and not str(b.get("text", "")).strip()
+                    )
+                ]
+                if isinstance(content, list)
+                else [{"type": "text", "text": content}]
+            )
+            tail = out[-1] if out else None
+            same_response = (
+                last_asst is not None
+                and mid is not None
+                and last_asst.message_id == mid
+                and (
+                    tail is last_asst
+                    or (
+                        tail is not None
+                        and tail.role == "user"
+                        and not tail.blocks
+                        and tail.string is None
+                    )
+                )
+            )
+            if same_response and last_asst is not None:
+                last_asst.blocks.extend(blocks)
+                last_asst.lines.append(ln.number)
+                if isinstance(msg.get("usage"), dict):
+                    last_asst.meta["usage"] = msg["usage"]
+                continue
+            b = _Builder("assistant", list(blocks), message_id=mid)
+            b.lines.append(ln.number)
+            if ts:
+                b.meta["timestamp"] = ts
+            if isinstance(msg.get("usage"), dict):
+                b.meta["usage"] = msg["usage"]
+            if isinstance(msg.get("model"), str):
+                b.meta["model"] = msg["model"]
+            if pending_boundary is not None:
+                b.meta["compact_boundary"] = pending_boundary
+                pending_boundary = None
+            out.append(b)
+            last_asst = b
+            continue
+        # user line
+        compact = bool(rec.get("isCompactSummary"))
+        tail = out[-1] if out else None
+        if tail is None or tail.role != "user" or compact or pending_boundary is not None:
+            tail = _Builder("user")
+            if ts:
+                tail.meta["timestamp"] = ts
+            if compact:
+                tail.meta["compact_summary"] = True
+            if pending_boundary is not None:
+                tail.meta["compact_boundary"] = pending_boundary
+                pending_boundary = None
+            out.append(tail)
+        tail.lines.append(ln.number)
+        if rec.get("isMeta"):
+            tail.meta["is_meta"] = True
+        if isinstance(content, str):
+            if tail.string is None and not tail.results and not tail.blocks:
+                tail.string = content
+            else:
+                if tail.string is not None:
+                    tail.blocks.append({"type": "text", "text": tail.string})
+                    tail.string = None
+                tail.blocks.append({"type": "text", "text": content})
+            continue
+        if tail.string is not None:
+            tail.blocks.append({"type": "text", "text": tail.string})
+            tail.string = None
+        for block in content:
+            if block.get("type") == "tool_result":
+                tail.results.append(block)
+            else:
+                tail.blocks.append(block)
+
+    messages: list[dict[str, Any]] = []
+    metas: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    for b in out:
+        content = b.content()
+        if b.role == "assistant" and not content:
+            warnings.append(
+                f"line {b.lines[0]}: an assistant response with no content was left out"
+            )
+            continue
+        messages.append({"role": b.role, "content": content})
+        b.meta["source_lines"] = b.lines
+        metas.append(b.meta)
+    return messages, metas, skipped, warnings
+
+
+def title_of(lines: list[Line]) -> str | None:
+    for ln in lines:
+        if ln.type == "ai-title" and isinstance(ln.record.get("title"), str):
+            return str(ln.record["title"])
+    for ln in lines:
+        if ln.type == "summary" and isinstance(ln.record.get("summary"), str):
+            return str(ln.record["summary"])
+    return None

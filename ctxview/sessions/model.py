@@ -1,0 +1,47 @@
+"""What a reader yields: the message sequence to replay, with what is known about each message."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class SessionError(Exception):
+    """A file that cannot be opened; the message is one clear sentence naming the file."""
+
+
+@dataclass
+class LoadedSession:
+    path: str
+    format: str
+    messages: list[dict[str, Any]]
+    #: per message: timestamp, usage, flags (is_meta, compact_summary, compact_boundary, ...)
+    metas: list[dict[str, Any]]
+    system: Any = None
+    tools: list[Any] = field(default_factory=list)
+    model: str | None = None
+    max_tokens: int | None = None
+    max_context_messages: int | None = None
+    strategy: str | None = None
+    max_context_tokens: int | None = None
+    low_water_fraction: float | None = None
+    title: str | None = None
+    #: 1-based numbers of JSONL lines that could not be used
+    skipped_lines: list[int] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    #: ctxview sessions only: the saved window and eviction steps, to restore exactly
+    saved_window: list[int] | None = None
+    saved_cut: bool = False
+    saved_evicted_steps: dict[int, int] = field(default_factory=dict)
+    saved_added_steps: dict[int, int] = field(default_factory=dict)
+    saved_step: int | None = None
+
+    @property
+    def system_text(self) -> str:
+        """The system prompt as text (blocks joined)."""
+        if isinstance(self.system, str):
+            return self.system
+        if isinstance(self.system, list):
+            parts = [b.get("text", "") for b in self.system if isinstance(b, dict) and "text" in b]
+            return "\n\n".join(str(p) for p in parts)
+        return ""

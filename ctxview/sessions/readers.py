@@ -1,0 +1,352 @@
+"""Open a file: detect its format by content (or take ``--format``) and yield a LoadedSession.
+
+Every failure is a :class:`SessionError` with one clear sentence naming the file and, where it
+applies, the line and column or the JSON path. No traceback ever reaches the user.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from typing import Any
+
+from ctxview.core.strategies import STRATEGIES
+from ctxview.sessions.claude_code import Line, rebuild, title_of
+from ctxview.sessions.model import LoadedSession, SessionError
+from ctxview.sessions.validate import _kind, message_problem, validate_messages, validate_system
+
+SESSION_FORMAT = "ctxview.session"
+SESSION_VERSION = 1
+
+#: --format names
+FORMATS = ("ctxview", "request", "messages", "claude-code", "claude-code-web")
+
+MAX_BYTES = 2 * 1024**3
+
+
+def _read_text(path: str) -> str:
+    try:
+        if os.path.isdir(path):
+            raise SessionError(f"{path}: is a directory, not a session file")
+        size = os.path.getsize(path)
+        if size > MAX_BYTES:
+            raise SessionError(f"{path}: file is too large ({size:,} bytes; the limit is 2 GiB)")
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        raise SessionError(f"{path}: no such file") from None
+    except PermissionError:
+        raise SessionError(f"{path}: permission denied") from None
+    except IsADirectoryError:
+        raise SessionError(f"{path}: is a directory, not a session file") from None
+    except OSError as exc:
+        raise SessionError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
+    if not data.strip():
+        raise SessionError(f"{path}: file is empty")
+    if b"\x00" in data[:8192]:
+        raise SessionError(f"{path}: is a binary file, not a JSON or JSONL session")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise SessionError(
+            f"{path}: is not UTF-8 text (invalid byte 0x{data[exc.start]:02x} at line {line}, "
+            f"byte offset {exc.start})"
+        ) from None
+
+
+def _parse_json(path: str, text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SessionError(
+            f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        ) from None
+    except RecursionError:
+        raise SessionError(f"{path}: JSON is nested too deeply to read") from None
+
+
+def _looks_jsonl(text: str) -> bool:
+    first = text.lstrip().split("\n", 1)[0].strip()
+    if not first.startswith("{") or "\n" not in text.strip():
+        return False
+    try:
+        return isinstance(json.loads(first), dict)
+    except (json.JSONDecodeError, RecursionError):
+        return False
+
+
+def _jsonl_records(path: str, text: str) -> tuple[list[Line], list[int]]:
+    lines: list[Line] = []
+    skipped: list[int] = []
+    for number, raw in enumerate(text.split("\n"), start=1):
+        raw = raw.strip()
+        if not raw:
+            continue
+        try:
+            record = json.loads(raw)
+        except (json.JSONDecodeError, RecursionError):
+            skipped.append(number)
+            continue
+        if not isinstance(record, dict):
+            skipped.append(number)
+            continue
+        lines.append(Line(number, record))
+    if not lines:
+        raise SessionError(f"{path}: no line of this JSONL file is a JSON object")
+    return lines, skipped
+
+
+def detect(path: str, text: str, data: Any | None) -> str:
+    """The format name for a file's content (data = parsed JSON, or None if it is not JSON)."""
+    if data is None:
+        return "claude-code"
+    if isinstance(data, dict):
+        if data.get("format") == SESSION_FORMAT:
+            return "ctxview"
+        if "loglines" in data:
+            return "claude-code-web"
+        if "messages" in data:
+            return "request"
+        if data.get("type") in ("user", "assistant", "summary") or "parentUuid" in data:
+            return "claude-code"
+        keys = ", ".join(list(data)[:6]) or "none"
+        raise SessionError(
+            f'{path}: not a recognised session: a JSON object without "messages", "loglines" '
+            f'or "format": "ctxview.session" (keys: {keys})'
+        )
+    if isinstance(data, list):
+        if not data:
+            raise SessionError(f"{path}: an empty JSON array (no messages to open)")
+        head = data[0]
+        if isinstance(head, dict) and "role" in head:
+            return "messages"
+        if isinstance(head, dict) and ("uuid" in head or head.get("type") in ("user", "assistant")):
+            return "claude-code"
+        raise SessionError(
+            f"{path}: not a recognised session: a JSON array whose first item is {_kind(head)}, "
+            "not a message with a role"
+        )
+    raise SessionError(f"{path}: not a recognised session: the JSON is {_kind(data)}")
+
+
+def load_session(path: str | os.PathLike[str], format: str | None = None) -> LoadedSession:
+    """Read and parse a session file of any supported format."""
+    spath = os.fspath(path)
+    if format is not None and format not in FORMATS:
+        raise SessionError(f"unknown format {format!r} (known: {', '.join(FORMATS)})")
+    text = _read_text(spath)
+    data: Any | None
+    if format == "claude-code" or (format is None and _looks_jsonl(text)):
+        data = None
+        try:
+            whole = json.loads(text)
+        except (json.JSONDecodeError, RecursionError):
+            whole = None
+        if isinstance(whole, (dict, list)):
+            data = whole
+    else:
+        data = _parse_json(spath, text)
+    if data is not None:
+        text = ""  # parsed: let the text go before the reader builds on the data (peak memory)
+    fmt = format or detect(spath, text, data)
+    reader = READERS[fmt]
+    try:
+        return reader(spath, text, data)
+    except SessionError:
+        raise
+    except ValueError as exc:
+        raise SessionError(f"{spath}: {exc}") from None
+    except RecursionError:
+        raise SessionError(f"{spath}: JSON is nested too deeply to read") from None
+
+
+# -- readers -------------------------------------------------------------------------------------
+def _read_request(path: str, text: str, data: Any) -> LoadedSession:
+    if not isinstance(data, dict):
+        raise ValueError(f"expected a request object, got {_kind(data)}")
+    messages = validate_messages(data.get("messages"), "messages")
+    system = data.get("system")
+    validate_system(system, "system")
+    tools = data.get("tools") or []
+    if not isinstance(tools, list):
+        raise ValueError(f"tools: expected an array, got {_kind(tools)}")
+    model = data.get("model")
+    max_tokens = data.get("max_tokens")
+    return LoadedSession(
+        path,
+        "request",
+        messages,
+        [{} for _ in messages],
+        system=system,
+        tools=tools,
+        model=model if isinstance(model, str) else None,
+        max_tokens=max_tokens
+        if isinstance(max_tokens, int) and not isinstance(max_tokens, bool)
+        else None,
+    )
+
+
+def _read_messages(path: str, text: str, data: Any) -> LoadedSession:
+    messages = validate_messages(data, "")
+    return LoadedSession(path, "messages", messages, [{} for _ in messages])
+
+
+def _read_claude_code(path: str, text: str, data: Any) -> LoadedSession:
+    if isinstance(data, list):
+        lines = [Line(i + 1, r) for i, r in enumerate(data) if isinstance(r, dict)]
+        bad = [i + 1 for i, r in enumerate(data) if not isinstance(r, dict)]
+    elif isinstance(data, dict) and "loglines" not in data:
+        lines, bad = [Line(1, data)], []
+    else:
+        lines, bad = _jsonl_records(path, text)
+    return _from_lines(path, "claude-code", lines, bad)
+
+
+def _read_web(path: str, text: str, data: Any) -> LoadedSession:
+    if not isinstance(data, dict) or not isinstance(data.get("loglines"), list):
+        raise ValueError("loglines: expected an array of transcript records")
+    raw = data["loglines"]
+    lines = [Line(i + 1, r) for i, r in enumerate(raw) if isinstance(r, dict)]
+    bad = [i + 1 for i, r in enumerate(raw) if not isinstance(r, dict)]
+    session = _from_lines(path, "claude-code-web", lines, bad)
+    if bad:
+        session.warnings.insert(0, "skipped_lines are 1-based positions in loglines")
+    return session
+
+
+def _from_lines(path: str, fmt: str, lines: list[Line], bad: list[int]) -> LoadedSession:
+    messages, metas, unusable, warnings = rebuild(lines)
+    if not messages:
+        raise SessionError(f"{path}: no user or assistant messages found in this transcript")
+    model = next((m.get("model") for m in reversed(metas) if isinstance(m.get("model"), str)), None)
+    return LoadedSession(
+        path,
+        fmt,
+        messages,
+        metas,
+        model=model,
+        title=title_of(lines),
+        skipped_lines=sorted(set(bad) | set(unusable)),
+        warnings=warnings,
+    )
+
+
+def _read_ctxview(path: str, text: str, data: Any) -> LoadedSession:
+    if not isinstance(data, dict) or data.get("format") != SESSION_FORMAT:
+        raise ValueError(f'format: expected "{SESSION_FORMAT}"')
+    version = data.get("version")
+    if version != SESSION_VERSION:
+        if isinstance(version, int) and version > SESSION_VERSION:
+            raise ValueError(
+                f"version: written by a newer ctxview (version {version}); this one reads "
+                f"version {SESSION_VERSION}"
+            )
+        raise ValueError(f"version: expected {SESSION_VERSION}, got {version!r}")
+    settings = data.get("settings", {})
+    if not isinstance(settings, dict):
+        raise ValueError(f"settings: expected an object, got {_kind(settings)}")
+    transcript = data.get("transcript")
+    if not isinstance(transcript, list):
+        raise ValueError(f"transcript: expected an array, got {_kind(transcript)}")
+    messages: list[dict[str, Any]] = []
+    metas: list[dict[str, Any]] = []
+    evicted: dict[int, int] = {}
+    added: dict[int, int] = {}
+    for i, rec in enumerate(transcript):
+        if not isinstance(rec, dict):
+            raise ValueError(f"transcript[{i}]: expected an object, got {_kind(rec)}")
+        if rec.get("id") != i:
+            raise ValueError(f"transcript[{i}].id: expected {i}, got {rec.get('id')!r}")
+        msg = rec.get("message")
+        found = message_problem(msg)
+        if found is not None:
+            raise ValueError(f"transcript[{i}].message{found[0]}: {found[1]}")
+        assert isinstance(msg, dict)
+        messages.append(msg)
+        meta: dict[str, Any] = (
+            dict(rec.get("meta") or {}) if isinstance(rec.get("meta"), dict) else {}
+        )
+        if isinstance(rec.get("timestamp"), str):
+            meta["timestamp"] = rec["timestamp"]
+        if isinstance(rec.get("usage"), dict):
+            meta["usage"] = rec["usage"]
+        metas.append(meta)
+        if isinstance(rec.get("evicted_at_step"), int):
+            evicted[i] = rec["evicted_at_step"]
+        if isinstance(rec.get("added_at_step"), int):
+            added[i] = rec["added_at_step"]
+    window = data.get("window")
+    saved_window: list[int] | None = None
+    cut = False
+    if window is not None:
+        if not isinstance(window, dict) or not isinstance(window.get("ids"), list):
+            raise ValueError("window: expected an object with an array of ids")
+        ids = window["ids"]
+        for k, mid in enumerate(ids):
+            if not isinstance(mid, int) or isinstance(mid, bool) or not 0 <= mid < len(messages):
+                raise ValueError(f"window.ids[{k}]: {mid!r} is not the id of a transcript message")
+        if ids != sorted(set(ids)):
+            raise ValueError("window.ids: ids must be increasing and unique")
+        saved_window = ids
+        cut = bool(window.get("cut", False))
+
+    def opt_int(key: str) -> int | None:
+        v = settings.get(key)
+        if v is None:
+            return None
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"settings.{key}: expected an integer >= 1, got {v!r}"[:160])
+        return v
+
+    system = settings.get("system_prompt", "")
+    validate_system(system, "settings.system_prompt")
+    tools = settings.get("tools") or []
+    if not isinstance(tools, list):
+        raise ValueError(f"settings.tools: expected an array, got {_kind(tools)}")
+    frac = settings.get("low_water_fraction")
+    if frac is not None and (
+        isinstance(frac, bool) or not isinstance(frac, (int, float)) or not 0 < frac <= 1
+    ):
+        raise ValueError(f"settings.low_water_fraction: expected a number in (0, 1], got {frac!r}")
+    strategy = settings.get("strategy")
+    if strategy is not None and strategy not in STRATEGIES:
+        raise ValueError(
+            f"settings.strategy: unknown strategy {strategy!r} (known: {', '.join(STRATEGIES)})"[
+                :200
+            ]
+        )
+    model = settings.get("model")
+    step = data.get("step")
+    return LoadedSession(
+        path,
+        "ctxview",
+        messages,
+        metas,
+        system=system,
+        tools=tools,
+        model=model if isinstance(model, str) else None,
+        max_tokens=opt_int("max_tokens"),
+        max_context_messages=opt_int("max_context_messages"),
+        strategy=strategy if isinstance(strategy, str) else None,
+        max_context_tokens=opt_int("max_context_tokens"),
+        low_water_fraction=float(frac)
+        if isinstance(frac, (int, float)) and not isinstance(frac, bool)
+        else None,
+        title=data.get("title") if isinstance(data.get("title"), str) else None,
+        saved_window=saved_window,
+        saved_cut=cut,
+        saved_evicted_steps=evicted,
+        saved_added_steps=added,
+        saved_step=step if isinstance(step, int) else None,
+    )
+
+
+READERS: dict[str, Callable[[str, str, Any], LoadedSession]] = {
+    "ctxview": _read_ctxview,
+    "request": _read_request,
+    "messages": _read_messages,
+    "claude-code": _read_claude_code,
+    "claude-code-web": _read_web,
+}

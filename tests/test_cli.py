@@ -1,0 +1,202 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import FIXTURES, ROOT
+
+from ctxview.cli import main
+
+SAMPLES = ROOT / "sample_sessions"
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_version_and_help() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "ctxview", "--version"], capture_output=True, text=True
+    )
+    assert out.returncode == 0 and out.stdout.startswith("ctxview ")
+    out = subprocess.run(
+        [sys.executable, "-m", "ctxview", "--help"], capture_output=True, text=True
+    )
+    assert out.returncode == 0 and "inspect" in out.stdout
+
+
+def test_inspect_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "inspect", str(SAMPLES / "long_chat.json"), "--json")
+    assert code == 0
+    d = json.loads(out)
+    assert set(d) == {
+        "file",
+        "format",
+        "messages_total",
+        "max_context_messages",
+        "strategy",
+        "window",
+        "pinned_id",
+        "evicted",
+        "problems",
+        "skipped_lines",
+    }
+    assert set(d["window"]) == {"ids", "size", "estimated_tokens"}
+    assert d["format"] == "ctxview" and d["messages_total"] == 62
+    assert d["max_context_messages"] == 20 and d["window"]["size"] == 20
+    assert d["pinned_id"] == 0 and d["window"]["ids"][0] == 0
+    assert len(d["evicted"]) == 42 and all(
+        set(e) == {"id", "evicted_at_step"} for e in d["evicted"]
+    )
+    assert out.count("\n") == 1
+
+
+def test_inspect_exit_1_on_orphan_and_0_with_pair_safe(capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(SAMPLES / "agent_loop.json")
+    code, out, _ = run(capsys, "inspect", path, "--json")
+    assert code == 1
+    d = json.loads(out)
+    assert "orphan_tool_result" in [p["code"] for p in d["problems"]]
+    code, out, _ = run(capsys, "inspect", path, "--json", "--strategy", "pair-safe")
+    assert code == 0
+    assert all(p["severity"] == "warning" for p in json.loads(out)["problems"])
+
+
+def test_inspect_max_override_replays(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys,
+        "inspect",
+        str(FIXTURES / "claude_code" / "spotter_short.jsonl"),
+        "--json",
+        "--max",
+        "2",
+    )
+    d = json.loads(out)
+    assert code == 1 and d["window"]["ids"] == [0, 2]
+    assert d["evicted"] == [{"id": 1, "evicted_at_step": 3}]
+
+
+def test_inspect_unreadable_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    p = tmp_path / "x.json"
+    p.write_text("{oops")
+    code, out, err = run(capsys, "inspect", str(p), "--json")
+    assert code == 2 and out == ""
+    assert str(p) in err and "line 1, column 2" in err and "Traceback" not in err
+
+
+def test_inspect_skipped_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys, "inspect", str(FIXTURES / "claude_code" / "cclog_edge_cases.jsonl"), "--json"
+    )
+    d = json.loads(out)
+    assert 13 in d["skipped_lines"] and code in (0, 1)
+
+
+def test_inspect_rich_output(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "inspect", str(SAMPLES / "agent_loop.json"))
+    assert code == 1
+    assert "orphan_tool_result" in out and "evicted" in out
+
+
+def test_max_defaults_to_config(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    Path(os.environ["CTXVIEW_CONFIG"]).write_text("max_context_messages = 3\n")
+    body = {
+        "model": "m",
+        "messages": [
+            {"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"} for i in range(9)
+        ],
+    }
+    p = tmp_path / "r.json"
+    p.write_text(json.dumps(body))
+    _, out, _ = run(capsys, "inspect", str(p), "--json")
+    assert json.loads(out)["window"]["ids"] == [0, 7, 8]
+    # a session's own setting wins over the config
+    _, out, _ = run(capsys, "inspect", str(SAMPLES / "long_chat.json"), "--json")
+    assert json.loads(out)["max_context_messages"] == 20
+
+
+def test_export_request_body(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, _ = run(
+        capsys, "export", str(SAMPLES / "agent_loop.json"), "--strategy", "pair-safe"
+    )
+    assert code == 0
+    body = json.loads(out)
+    assert list(body) == ["model", "max_tokens", "system", "messages", "tools"]
+    assert body["model"] == "claude-sonnet-5-5" and body["tools"][0]["name"] == "read_file"
+    _, ins, _ = run(
+        capsys, "inspect", str(SAMPLES / "agent_loop.json"), "--strategy", "pair-safe", "--json"
+    )
+    assert len(body["messages"]) == json.loads(ins)["window"]["size"]
+    out_path = tmp_path / "req.json"
+    code, out, err = run(
+        capsys, "export", str(SAMPLES / "agent_loop.json"), "--max", "4", "-o", str(out_path)
+    )
+    assert code == 0 and out == "" and "wrote" in err
+    assert len(json.loads(out_path.read_text())["messages"]) == 4
+
+
+def test_export_fixture_round_trip(capsys: pytest.CaptureFixture[str]) -> None:
+    src = FIXTURES / "anthropic_requests" / "anthropic_test_anthropic_tool_with_thinking_req2.json"
+    _, out, _ = run(capsys, "export", str(src))
+    body, orig = json.loads(out), json.loads(src.read_text())
+    assert body["messages"] == orig["messages"] and body["tools"] == orig["tools"]
+
+
+def test_config_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = Path(os.environ["CTXVIEW_CONFIG"])
+    code, out, _ = run(capsys, "config", "path")
+    assert out.strip() == str(cfg)
+    code, out, _ = run(capsys, "config", "show")
+    assert 'model = "claude-sonnet-5-5"' in out and "max_context_messages = 20" in out
+    code, out, _ = run(capsys, "config", "set", "max_context_messages", "7")
+    assert code == 0 and "max_context_messages = 7" in cfg.read_text()
+    code, _, err = run(capsys, "config", "set", "max_context_messages", "zero")
+    assert code == 2 and "max_context_messages" in err
+    code, _, err = run(capsys, "config", "set", "strategy", "bogus")
+    assert code == 2 and "strategy" in err
+    code, _, err = run(capsys, "config", "set", "api_key", "sk-secret")
+    assert code == 2 and "ANTHROPIC_API_KEY" in err
+    assert "sk-secret" not in cfg.read_text()
+    code, _, _ = run(capsys, "config", "set", "strategy", "low-water")
+    text = cfg.read_text()
+    assert 'strategy = "low-water"' in text and "max_context_messages = 7" in text
+
+
+def test_invalid_config_reported_defaults_used_file_untouched(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    cfg = Path(os.environ["CTXVIEW_CONFIG"])
+    cfg.write_text('max_context_messages = "lots"\nstrategy = "pair-safe"\n')
+    before = cfg.read_bytes()
+    code, out, err = run(capsys, "inspect", str(SAMPLES / "untrusted_text.json"), "--json")
+    assert code == 0
+    assert str(cfg) in err and "max_context_messages" in err
+    assert cfg.read_bytes() == before
+    cfg.write_text("this is = = not toml")
+    before = cfg.read_bytes()
+    code, _out, err = run(capsys, "config", "show")
+    assert "invalid TOML" in err and cfg.read_bytes() == before
+    code, _, err = run(capsys, "config", "set", "strategy", "seed")
+    assert code == 2 and cfg.read_bytes() == before
+
+
+def test_inspect_does_not_import_textual_or_sdk(tmp_path: Path) -> None:
+    code = (
+        "import sys\nfrom ctxview.cli import main\n"
+        f"main(['inspect', {str(SAMPLES / 'long_chat.json')!r}, '--json'])\n"
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('textual', 'anthropic')]\n"
+        "print('BAD', bad, file=sys.stderr)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert "BAD []" in out.stderr
+
+
+def _assert_key_absent(obj: Any, key: str) -> None:
+    assert key not in json.dumps(obj)

@@ -1,0 +1,399 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import FIXTURES, ROOT
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ctxview import check_protocol
+from ctxview.core.protocol import errors
+from ctxview.sessions import SessionError, load_session, replay
+
+CC = FIXTURES / "claude_code"
+REQ = FIXTURES / "anthropic_requests"
+
+
+def write(tmp_path: Path, name: str, data: Any) -> Path:
+    p = tmp_path / name
+    if isinstance(data, bytes):
+        p.write_bytes(data)
+    elif isinstance(data, str):
+        p.write_text(data, encoding="utf-8")
+    else:
+        p.write_text(json.dumps(data), encoding="utf-8")
+    return p
+
+
+# -- fixtures ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("path", sorted(REQ.glob("*.json")), ids=lambda p: p.name)
+def test_request_fixtures(path: Path) -> None:
+    s = load_session(path)
+    body = json.loads(path.read_text())
+    assert s.format == "request"
+    assert s.messages == body["messages"]
+    assert s.model == body["model"]
+    assert s.system == body.get("system")
+    assert errors(check_protocol(s.messages)) == []
+
+
+def test_request_with_thinking_keeps_signatures() -> None:
+    s = load_session(REQ / "anthropic_test_anthropic_tool_with_thinking_req2.json")
+    thinking = s.messages[1]["content"][0]
+    assert thinking["type"] == "thinking" and thinking["signature"].startswith("EqEECkYIC")
+    assert s.tools[0]["name"] == "get_user_country"
+
+
+def test_spotter_real_transcript_rebuilt_as_sent() -> None:
+    s = load_session(CC / "spotter_short.jsonl")
+    assert s.format == "claude-code"
+    assert [m["role"] for m in s.messages] == ["user", "assistant", "user"]
+    asst = s.messages[1]["content"]
+    # five lines share one message.id: one message; the whitespace-only text block is dropped
+    assert [b["type"] for b in asst] == ["thinking", "text", "tool_use", "tool_use"]
+    assert s.metas[1]["source_lines"] == [5, 6, 7, 8, 10]
+    # the two results (one hanging off the chain as a sibling) + the interruption text, results first
+    user = s.messages[2]["content"]
+    assert [b["type"] for b in user] == ["tool_result", "tool_result", "text"]
+    assert [b["tool_use_id"] for b in user[:2]] == [asst[2]["id"], asst[3]["id"]]
+    assert all(b["is_error"] for b in user[:2])
+    assert s.skipped_lines == []
+    assert check_protocol(s.messages) == []
+    assert s.metas[1]["usage"]["output_tokens"] > 0
+
+
+def test_simonw_sample() -> None:
+    s = load_session(CC / "simonw_sample_session.jsonl")
+    assert s.title == "Test session for JSONL parsing"
+    assert s.messages[0] == {"role": "user", "content": "Create a hello world function"}
+    assert errors(check_protocol(s.messages)) == []
+
+
+def test_cclog_edge_cases_skips_bad_lines() -> None:
+    s = load_session(CC / "cclog_edge_cases.jsonl")
+    # 3 lines are not JSON objects, others are damaged records: all reported, the rest loads
+    assert {13, 15, 16} <= set(s.skipped_lines)
+    assert 10 in s.skipped_lines  # "contenst": no content
+    assert len(s.messages) >= 5
+
+
+def _line(**kw: Any) -> dict[str, Any]:
+    base = {"isSidechain": False, "timestamp": "2026-01-01T00:00:00Z"}
+    base.update(kw)
+    return base
+
+
+def _asst(
+    uuid: str, parent: str | None, mid: str, *blocks: dict[str, Any], **kw: Any
+) -> dict[str, Any]:
+    return _line(
+        type="assistant",
+        uuid=uuid,
+        parentUuid=parent,
+        message={
+            "id": mid,
+            "role": "assistant",
+            "content": list(blocks),
+            "usage": {"output_tokens": len(uuid)},
+        },
+        **kw,
+    )
+
+
+def _user(uuid: str, parent: str | None, content: Any, **kw: Any) -> dict[str, Any]:
+    return _line(
+        type="user",
+        uuid=uuid,
+        parentUuid=parent,
+        message={"role": "user", "content": content},
+        **kw,
+    )
+
+
+def _jsonl(tmp_path: Path, lines: list[Any]) -> Path:
+    return write(tmp_path, "t.jsonl", "\n".join(json.dumps(x) for x in lines) + "\n")
+
+
+TU = {"type": "tool_use", "id": "t1", "name": "f", "input": {}}
+TU2 = {"type": "tool_use", "id": "t2", "name": "f", "input": {}}
+
+
+def tr(t: str) -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": t, "content": "r"}
+
+
+def test_rewind_follows_last_branch_and_skips_sidechain_and_progress(tmp_path: Path) -> None:
+    lines = [
+        {"type": "file-history-snapshot", "snapshot": {}},
+        _user("u1", None, "first"),
+        _asst("a1", "u1", "m1", {"type": "text", "text": "hi"}),
+        _user("u2", "a1", "abandoned branch"),
+        _asst("a2", "u2", "m2", {"type": "text", "text": "old answer"}),
+        _user("u3", "a1", "rewritten question"),  # rewind: second child of a1
+        {"type": "progress", "uuid": "p1", "parentUuid": "u3", "data": {}},
+        _asst("s1", "u3", "ms", {"type": "text", "text": "sub-agent"}, isSidechain=True),
+        {"type": "queue-operation", "operation": "enqueue"},
+        _asst("a3", "p1", "m3", {"type": "text", "text": "new answer"}),
+    ]
+    s = load_session(_jsonl(tmp_path, lines))
+    assert [
+        m["content"] if isinstance(m["content"], str) else m["content"][0]["text"]
+        for m in s.messages
+    ] == ["first", "hi", "rewritten question", "new answer"]
+
+
+def test_results_between_blocks_of_one_response(tmp_path: Path) -> None:
+    lines = [
+        _user("u1", None, "go"),
+        _asst("a1", "u1", "m1", TU),
+        _user("r1", "a1", [tr("t1")]),  # the tool started before the response ended
+        _asst("a2", "r1", "m1", TU2),
+        _user("r2", "a2", [tr("t2")]),
+        _user("u2", "r2", [{"type": "text", "text": "and?"}], isMeta=True),
+    ]
+    s = load_session(_jsonl(tmp_path, lines))
+    assert [m["role"] for m in s.messages] == ["user", "assistant", "user"]
+    assert [b["id"] for b in s.messages[1]["content"]] == ["t1", "t2"]
+    assert [b["type"] for b in s.messages[2]["content"]] == ["tool_result", "tool_result", "text"]
+    assert s.metas[1]["usage"]["output_tokens"] == 2  # from the last line of the response
+    assert s.metas[2]["is_meta"] is True
+    assert check_protocol(s.messages) == []
+
+
+def test_compaction_boundary_and_summary(tmp_path: Path) -> None:
+    lines = [
+        _user("u1", None, "long task"),
+        _asst("a1", "u1", "m1", {"type": "text", "text": "working"}),
+        _line(
+            type="system",
+            subtype="compact_boundary",
+            uuid="c1",
+            parentUuid=None,
+            logicalParentUuid="a1",
+            compactMetadata={"trigger": "auto", "preTokens": 160000},
+        ),
+        _user("u2", "c1", "This session is being continued. Summary: ...", isCompactSummary=True),
+        _asst("a2", "u2", "m2", {"type": "text", "text": "continuing"}),
+    ]
+    s = load_session(_jsonl(tmp_path, lines))
+    assert len(s.messages) == 4
+    assert s.metas[2]["compact_summary"] is True
+    assert s.metas[2]["compact_boundary"] == {"trigger": "auto", "preTokens": 160000}
+
+
+def test_web_session(tmp_path: Path) -> None:
+    lines = [json.loads(x) for x in (CC / "spotter_short.jsonl").read_text().splitlines()]
+    s = load_session(write(tmp_path, "web.json", {"loglines": lines}))
+    assert s.format == "claude-code-web"
+    assert s.messages == load_session(CC / "spotter_short.jsonl").messages
+
+
+def test_bare_list_of_messages(tmp_path: Path) -> None:
+    msgs = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]
+    s = load_session(write(tmp_path, "m.json", msgs))
+    assert s.format == "messages" and s.messages == msgs
+
+
+def test_request_system_blocks(tmp_path: Path) -> None:
+    body = {
+        "model": "m",
+        "system": [{"type": "text", "text": "be", "cache_control": {"type": "ephemeral"}}],
+        "messages": [{"role": "user", "content": "x"}],
+    }
+    s = load_session(write(tmp_path, "r.json", body))
+    assert s.system_text == "be"
+    r = replay(s)
+    assert r.context.estimated_tokens > 0
+
+
+def test_forced_format(tmp_path: Path) -> None:
+    p = write(tmp_path, "m.json", [{"role": "user", "content": "a"}])
+    with pytest.raises(SessionError, match="expected a request object"):
+        load_session(p, "request")
+
+
+# -- bad input: one clear sentence, naming the file ----------------------------------------------
+@pytest.mark.parametrize(
+    "content, needle",
+    [
+        (b"", "file is empty"),
+        (b"   \n\n", "file is empty"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00", "binary"),
+        (b'{"messages": "caf\xe9"}', "not UTF-8"),
+        (b'{"messages": [\n  {"role": "user", "content": "x"},\n  }\n]}', "line 3, column 3"),
+        (b"[" * 100000 + b"]" * 100000, "nested too deeply"),
+        (b'{"foo": 1}', "not a recognised session"),
+        (b"42", "not a recognised session"),
+        (b"[]", "empty JSON array"),
+    ],
+)
+def test_bad_files(tmp_path: Path, content: bytes, needle: str) -> None:
+    p = write(tmp_path, "bad.json", content)
+    with pytest.raises(SessionError, match=needle) as exc:
+        load_session(p)
+    assert str(p) in str(exc.value)
+    assert "\n" not in str(exc.value)
+
+
+def test_missing_and_directory(tmp_path: Path) -> None:
+    with pytest.raises(SessionError, match="no such file"):
+        load_session(tmp_path / "nope.json")
+    with pytest.raises(SessionError, match="is a directory"):
+        load_session(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "messages, path",
+    [
+        ([{"role": "user", "content": "a"}, {"role": "robot", "content": "b"}], "messages[1].role"),
+        ([{"role": "user"}], "messages[0]: message without content"),
+        (
+            [
+                {"role": "user", "content": "a"},
+                {"role": "assistant", "content": "b"},
+                {"role": "user", "content": "c"},
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "x"},
+                        {"type": "tool_result", "content": "r"},
+                    ],
+                },
+            ],
+            "messages[3].content[1]: tool_result without tool_use_id",
+        ),
+        (
+            [{"role": "user", "content": [{"text": "no type"}]}],
+            "messages[0].content[0]: content block without a type",
+        ),
+        ([{"role": "user", "content": 5}], "messages[0].content: expected a string or an array"),
+        ("nope", "messages: expected an array"),
+    ],
+)
+def test_wrong_shape_names_json_path(tmp_path: Path, messages: Any, path: str) -> None:
+    p = write(tmp_path, "r.json", {"model": "m", "messages": messages})
+    with pytest.raises(SessionError) as exc:
+        load_session(p)
+    assert path in str(exc.value)
+
+
+def test_jsonl_bad_lines_load_the_good_ones(tmp_path: Path) -> None:
+    good = [_user("u1", None, "a"), _asst("a1", "u1", "m1", {"type": "text", "text": "b"})]
+    text = json.dumps(good[0]) + "\n{broken\n" + json.dumps(good[1]) + "\n[1]\n"
+    s = load_session(write(tmp_path, "t.jsonl", text))
+    assert s.skipped_lines == [2, 4]
+    assert len(s.messages) == 2
+
+
+def test_ctxview_session_errors(tmp_path: Path) -> None:
+    doc = json.loads((ROOT / "sample_sessions" / "long_chat.json").read_text())
+    doc["version"] = 7
+    with pytest.raises(SessionError, match="newer ctxview"):
+        load_session(write(tmp_path, "s.json", doc))
+    doc["version"] = 1
+    doc["transcript"][3]["message"]["content"] = 5
+    with pytest.raises(SessionError, match=r"transcript\[3\]\.message\.content"):
+        load_session(write(tmp_path, "s.json", doc))
+
+
+def test_session_restores_window_exactly() -> None:
+    path = ROOT / "sample_sessions" / "agent_loop.json"
+    doc = json.loads(path.read_text())
+    r = replay(load_session(path))
+    assert r.restored
+    assert r.context.window_ids == doc["window"]["ids"]
+    evicted = {
+        t["id"]: t["evicted_at_step"] for t in doc["transcript"] if t["evicted_at_step"] is not None
+    }
+    assert {
+        rec.id: rec.evicted_step for rec in r.transcript.records if rec.evicted_step is not None
+    } == evicted
+
+
+# -- fuzzing: never a traceback ------------------------------------------------------------------
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=5)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "role",
+                    "content",
+                    "type",
+                    "text",
+                    "messages",
+                    "tool_use_id",
+                    "id",
+                    "name",
+                    "input",
+                    "format",
+                    "version",
+                    "loglines",
+                    "message",
+                    "uuid",
+                    "parentUuid",
+                    "transcript",
+                    "window",
+                    "ids",
+                    "system",
+                ]
+            )
+            | st.text(max_size=5),
+            children,
+            max_size=6,
+        )
+    ),
+    max_leaves=30,
+)
+
+
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.binary(max_size=300))
+def test_fuzz_random_bytes(tmp_path: Path, data: bytes) -> None:
+    p = tmp_path / "f.json"
+    p.write_bytes(data)
+    try:
+        s = load_session(p)
+        replay(s)
+    except SessionError as exc:
+        assert str(exc)
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    value=json_values,
+    fmt=st.sampled_from(
+        [None, None, "request", "messages", "claude-code", "ctxview", "claude-code-web"]
+    ),
+)
+def test_fuzz_random_json(tmp_path: Path, value: Any, fmt: str | None) -> None:
+    p = tmp_path / "f.json"
+    p.write_text(json.dumps(value))
+    try:
+        s = load_session(p, fmt)
+        r = replay(s)
+        check_protocol(r.context.messages)
+    except SessionError as exc:
+        assert str(exc)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(lines=st.lists(json_values, min_size=1, max_size=8))
+def test_fuzz_random_jsonl(tmp_path: Path, lines: list[Any]) -> None:
+    p = tmp_path / "f.jsonl"
+    p.write_text("\n".join(json.dumps(x) for x in lines) + "\n{")
+    try:
+        s = load_session(p, "claude-code")
+        replay(s)
+    except SessionError as exc:
+        assert str(exc)
