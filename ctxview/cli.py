@@ -228,18 +228,16 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 def request_body(rep: Any, cfg: Any, model: str | None = None) -> dict[str, Any]:
     """The Messages API request ctxview would send next for this context."""
+    from ctxview.sessions.request import build_request
+
     session = rep.session
-    body: dict[str, Any] = {
-        "model": model or session.model or cfg["model"],
-        "max_tokens": session.max_tokens or cfg["max_tokens"],
-    }
-    system = session.system if isinstance(session.system, list) else rep.context.system_prompt
-    if system:
-        body["system"] = system
-    body["messages"] = rep.context.messages
-    if session.tools:
-        body["tools"] = session.tools
-    return body
+    return build_request(
+        rep.context,
+        model=model or session.model or cfg["model"],
+        max_tokens=session.max_tokens or cfg["max_tokens"],
+        system=session.system if isinstance(session.system, list) else None,
+        tools=session.tools,
+    )
 
 
 def cmd_export(args: argparse.Namespace) -> int:

@@ -175,7 +175,7 @@ def test_invalid_config_reported_defaults_used_file_untouched(
     cfg = Path(os.environ["CTXVIEW_CONFIG"])
     cfg.write_text('max_context_messages = "lots"\nstrategy = "pair-safe"\n')
     before = cfg.read_bytes()
-    code, out, err = run(capsys, "inspect", str(SAMPLES / "untrusted_text.json"), "--json")
+    code, _out, err = run(capsys, "inspect", str(SAMPLES / "untrusted_text.json"), "--json")
     assert code == 0
     assert str(cfg) in err and "max_context_messages" in err
     assert cfg.read_bytes() == before

@@ -38,8 +38,14 @@ class ContextEvent:
     reason: str = "add"
     message: dict[str, Any] | None = None
     meta: Mapping[str, Any] | None = None
-    tokens: int = 0
+    #: evicted: the messages that left, in the order of ``ids``
+    evicted_messages: tuple[dict[str, Any], ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def tokens(self) -> int:
+        """Estimated tokens of the evicted messages (computed on demand)."""
+        return sum(estimate_message(m) for m in self.evicted_messages)
 
 
 Subscriber = Callable[[ContextEvent], None]
@@ -212,8 +218,8 @@ class ConversationContext:
             return ids
         evicted, window.evicted = window.evicted, []
         ids_t = tuple(e[0] for e in evicted)
-        tokens = sum(estimate_message(e[1]) for e in evicted)
-        self._emit(ContextEvent("evicted", self._step, ids_t, reason, tokens=tokens))
+        msgs = tuple(e[1] for e in evicted)
+        self._emit(ContextEvent("evicted", self._step, ids_t, reason, evicted_messages=msgs))
         return list(ids_t)
 
     def _truncate(self, reason: str) -> list[int]:

@@ -1,0 +1,1 @@
+"""The Textual inspector. ``ctxview.app.launch`` is the entry point; the SDK is loaded lazily."""

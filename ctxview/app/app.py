@@ -1,0 +1,583 @@
+"""The ctxview Textual app: timeline, block detail, config sidebar, chat input."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Footer, Header, Input, TextArea
+
+from ctxview.app.commands import CtxviewCommands
+from ctxview.app.model import SessionModel, compute_tokens, fmt_tokens
+from ctxview.app.safe import visible
+from ctxview.app.screens.files import OpenFileScreen, SavePathScreen
+from ctxview.app.screens.modals import HelpScreen, SystemPromptScreen
+from ctxview.app.widgets.detail import BlockDetail
+from ctxview.app.widgets.sidebar import ConfigSidebar
+from ctxview.app.widgets.timeline import Timeline
+from ctxview.config import Config, ConfigError, save_config_values
+from ctxview.core.strategies import STRATEGIES
+
+NARROW = 100  #: below this width the sidebar collapses (ctrl+b brings it back)
+
+KEYS_HELP: list[tuple[str, str]] = [
+    ("j / k, ↓ / ↑", "next / previous message"),
+    ("PgDn / PgUp", "page down / up"),
+    ("Home / g, End / G", "first / last message"),
+    ("mouse wheel, click", "scroll, select a row"),
+    ("+ / -", "raise / lower max messages (live; outside text inputs)"),
+    ("s", "next eviction strategy"),
+    ("e", "show / hide evicted rows"),
+    ("p", "jump to the pinned first message"),
+    ("n", "jump to the next message with a protocol error"),
+    ("t", "jump from a tool_result to its tool_use (and from a tool_use to its result)"),
+    ("backspace", "jump back"),
+    ("tab / shift+tab", "move focus between panes"),
+    ("i", "focus the chat input"),
+    ("enter (chat input)", "send the message"),
+    ("escape", "cancel a reply in flight / leave the chat input"),
+    ("ctrl+r", "retry the last failed send (without duplicating your message)"),
+    ("ctrl+k", "exact window tokens via the API's count_tokens"),
+    ("ctrl+o", "open a file"),
+    ("ctrl+s", "save the session (ctxview format, atomic)"),
+    ("x", "export the request body ctxview would send next"),
+    ("ctrl+e", "edit the system prompt"),
+    ("ctrl+b", "show / hide the config sidebar"),
+    ("d", "show / hide the block detail pane"),
+    ("ctrl+p", "command palette (every action, themes)"),
+    ("? / F1", "this help"),
+    ("ctrl+q", "quit"),
+]
+
+
+class CtxviewApp(App[int]):
+    TITLE = "ctxview"
+    COMMANDS = App.COMMANDS | {CtxviewCommands}
+    CSS = """
+    Screen { layout: vertical; }
+    #main { height: 1fr; }
+    #center { width: 1fr; }
+    Timeline { height: 3fr; min-height: 5; }
+    BlockDetail { height: 2fr; border-top: tall $primary 40%; }
+    #chat { margin: 0 0; border: tall $primary 30%; }
+    #chat:focus { border: tall $primary; }
+    .-hide-sidebar ConfigSidebar { display: none; }
+    .-hide-detail BlockDetail { display: none; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("ctrl+o", "open", "Open"),
+        Binding("ctrl+s", "save", "Save"),
+        Binding("plus,equals_sign", "max_delta(1)", "+max", key_display="+"),
+        Binding("minus", "max_delta(-1)", "-max", key_display="-"),
+        Binding("e", "toggle_evicted", "Evicted"),
+        Binding("s", "cycle_strategy", "Strategy", show=False),
+        Binding("p", "jump_pinned", "Pinned", show=False),
+        Binding("n", "next_problem", "Problem", show=False),
+        Binding("t", "partner", "Tool pair", show=False),
+        Binding("backspace", "jump_back", "Back", show=False),
+        Binding("x", "export", "Export", show=False),
+        Binding("d", "toggle_detail", "Detail", show=False),
+        Binding("i", "focus_chat", "Chat", show=False),
+        Binding("ctrl+b", "toggle_sidebar", "Sidebar", show=False),
+        Binding("ctrl+e", "edit_system", "System", show=False),
+        Binding("ctrl+k", "count_tokens", "Count", show=False),
+        Binding("ctrl+r", "retry", "Retry", show=False),
+        Binding("escape", "escape", "Cancel", show=False),
+        Binding("question_mark,f1", "help", "Help"),
+    ]
+
+    #: actions that are plain keys: not while typing in an input
+    TYPING_SENSITIVE: ClassVar[set[str]] = {
+        "max_delta",
+        "toggle_evicted",
+        "cycle_strategy",
+        "jump_pinned",
+        "next_problem",
+        "partner",
+        "jump_back",
+        "export",
+        "toggle_detail",
+        "focus_chat",
+        "help",
+    }
+
+    def __init__(
+        self,
+        model: SessionModel,
+        config: Config,
+        *,
+        opened_file: bool,
+        offline: bool = True,
+        chat: Any = None,
+        save_config: bool = True,
+    ) -> None:
+        super().__init__()
+        self.model = model
+        self.config = config
+        self.opened_file = opened_file
+        self.offline = offline
+        self.chat = chat
+        self.save_config = save_config
+        self._back: list[int] = []
+        self._last_detail = 0.0
+        self._detail_timer: Any = None
+        self.exact_tokens: int | None = None
+        self._user_sidebar: bool | None = None
+
+    # -- layout --------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="main"):
+            yield ConfigSidebar(id="sidebar")
+            with Vertical(id="center"):
+                yield Timeline(id="timeline")
+                yield BlockDetail(id="detail")
+        yield Input(placeholder="", id="chat")
+        yield Footer()
+
+    @property
+    def timeline(self) -> Timeline:
+        return self.query_one(Timeline)
+
+    @property
+    def detail(self) -> BlockDetail:
+        return self.query_one(BlockDetail)
+
+    @property
+    def sidebar(self) -> ConfigSidebar:
+        return self.query_one(ConfigSidebar)
+
+    def on_mount(self) -> None:
+        theme = self.config.get("theme")
+        if isinstance(theme, str) and theme in self.available_themes:
+            self.theme = theme
+        self.theme_changed_signal.subscribe(self, self._theme_changed)
+        self.timeline.animation = str(self.config.get("animation", "full"))
+        for err in self.config.errors:
+            self.notify(err, title="config", severity="warning", markup=False, timeout=10)
+        self._install_model(self.model, focus=True)
+        self._apply_width(self.size.width)
+        if self.chat is not None:
+            self.call_after_refresh(self.chat.warm)
+
+    def _install_model(self, model: SessionModel, focus: bool = False) -> None:
+        self.model = model
+        self.exact_tokens = None
+        self._back.clear()
+        self._update_titles()
+        self.timeline.set_model(model)
+        self.sidebar.update_from(model)
+        self.detail.show(model, self.timeline.selected_id)
+        chat = self.query_one("#chat", Input)
+        chat.placeholder = self._chat_placeholder()
+        if not model.tokens_ready:
+            self._estimate_tokens(model)
+        if focus:
+            if self.opened_file:
+                self.timeline.focus()
+            else:
+                chat.focus()
+
+    def _chat_placeholder(self) -> str:
+        who = "the offline demo model" if self.offline else self.model.model
+        return f"Message {who} · enter to send · try: calculate 6*7"
+
+    def _update_titles(self) -> None:
+        self.title = f"ctxview · {visible(self.model.name)}"
+        mode = "offline" if self.offline else "online"
+        self.sub_title = f"{visible(self.model.model)} · {mode}"
+
+    @work(thread=True, exclusive=True, group="tokens")
+    def _estimate_tokens(self, model: SessionModel) -> None:
+        toks = compute_tokens([r.message for r in model.transcript.records])
+        self.call_from_thread(self._tokens_done, model, toks)
+
+    def _tokens_done(self, model: SessionModel, toks: list[int]) -> None:
+        if model is not self.model:
+            return
+        model.install_tokens(toks)
+        self.sidebar.update_from(model, self.exact_tokens)
+        self.timeline.refresh()
+
+    def on_resize(self, event: Any) -> None:
+        self._apply_width(event.size.width)
+
+    def _apply_width(self, width: int) -> None:
+        if self._user_sidebar is None:
+            self.screen.set_class(width < NARROW, "-hide-sidebar")
+
+    def _theme_changed(self, theme: Any) -> None:
+        if self.save_config and getattr(theme, "name", None):
+            self._persist({"theme": theme.name})
+
+    def get_system_commands(self, screen: Any) -> Any:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Help: every key", "Show the key reference", self.action_help)
+
+    # -- guards --------------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action not in self.TYPING_SENSITIVE:
+            return True
+        # plain-key actions: not while typing, and not under a modal screen
+        typing = isinstance(self.focused, (Input, TextArea))
+        return not typing and self.screen is self.screen_stack[0]
+
+    # -- after every change to the context -----------------------------------------------------
+    def context_changed(self, *, keep: int | None = None) -> None:
+        """Rows, animation, notification, sidebar and detail follow a change of the context."""
+        model = self.model
+        selected = keep if keep is not None else self.timeline.selected_id
+        model.after_change()
+        evictions = model.take_evictions()
+        self.timeline.refresh_rows()
+        if selected is not None:
+            self.timeline.select_id(selected)
+        ids = [i for e in evictions for i in e.ids]
+        if ids:
+            self.timeline.flash(ids)
+            for e in evictions[-3:]:
+                self.notify(e.describe(), title="eviction", markup=False, timeout=6)
+        self.sidebar.update_from(model, self.exact_tokens)
+        self._show_detail_now()
+
+    def _persist(self, updates: dict[str, Any]) -> None:
+        if not self.save_config:
+            return
+        try:
+            save_config_values(updates, self.config.path)
+        except (ConfigError, OSError) as exc:
+            self.notify(f"not saved to config: {exc}", severity="warning", markup=False)
+
+    # -- max and strategy ----------------------------------------------------------------------
+    def set_max(self, n: int) -> None:
+        ctx = self.model.context
+        old = ctx.max_context_messages
+        if n < 1:
+            self.notify(
+                "max messages must be >= 1: the first message is always kept",
+                severity="error",
+                markup=False,
+            )
+            return
+        ctx.set_max_context_messages(n)
+        self.exact_tokens = None
+        self.context_changed()
+        if n > old and self.model.evicted_count():
+            self.notify(
+                f"max raised to {n}: evicted messages do not come back (the seed's semantics); "
+                "the window refills with new messages",
+                markup=False,
+            )
+        self._persist({"max_context_messages": n})
+
+    def set_strategy(self, name: str) -> None:
+        if name not in STRATEGIES:
+            return
+        self.model.context.set_strategy(name)
+        self.exact_tokens = None
+        self.context_changed()
+        self.notify(f"strategy: {name} — {STRATEGIES[name].description}", markup=False, timeout=4)
+        self._persist({"strategy": name})
+
+    @on(ConfigSidebar.MaxChanged)
+    def _sidebar_max(self, event: ConfigSidebar.MaxChanged) -> None:
+        if event.value != self.model.context.max_context_messages:
+            self.set_max(event.value)
+
+    @on(ConfigSidebar.StrategyChanged)
+    def _sidebar_strategy(self, event: ConfigSidebar.StrategyChanged) -> None:
+        if event.name != self.model.context.strategy:
+            self.set_strategy(event.name)
+
+    def action_max_delta(self, delta: int) -> None:
+        n = self.model.context.max_context_messages + delta
+        if n < 1:
+            self.notify("max is already 1: only the pinned first message is kept", markup=False)
+            return
+        self.set_max(n)
+
+    def action_cycle_strategy(self) -> None:
+        names = list(STRATEGIES)
+        cur = self.model.context.strategy
+        self.set_strategy(names[(names.index(cur) + 1) % len(names)] if cur in names else names[0])
+
+    # -- navigation ----------------------------------------------------------------------------
+    @on(Timeline.Selected)
+    def _selected(self, event: Timeline.Selected) -> None:
+        now = time.monotonic()
+        if now - self._last_detail > 0.08:
+            self._show_detail_now()
+        else:
+            if self._detail_timer is not None:
+                self._detail_timer.stop()
+            self._detail_timer = self.set_timer(0.08, self._show_detail_now)
+
+    def _show_detail_now(self) -> None:
+        self._detail_timer = None
+        self._last_detail = time.monotonic()
+        if self.timeline.on_draft and self.model.draft is not None:
+            self.detail.show_draft(self.model.draft)
+            return
+        self.detail.show(self.model, self.timeline.selected_id)
+
+    def action_toggle_evicted(self) -> None:
+        sel = self.timeline.selected_id
+        self.model.show_evicted = not self.model.show_evicted
+        self.model.rebuild_rows()
+        self.timeline.refresh_rows()
+        if sel is not None and not self.timeline.select_id(sel):
+            # the selection was hidden: go to the first kept message after the gap
+            ids = self.model.context.window_ids
+            later = [i for i in ids if i > sel]
+            self.timeline.select_id(later[0] if later else ids[-1])
+        state = "shown (dimmed)" if self.model.show_evicted else "hidden"
+        self.notify(f"evicted rows {state}", markup=False, timeout=2)
+
+    def action_jump_pinned(self) -> None:
+        pid = self.model.transcript.pinned_id
+        if pid is not None:
+            self._jump(pid)
+
+    def _jump(self, mid: int) -> None:
+        cur = self.timeline.selected_id
+        if not self.timeline.select_id(mid):
+            self.model.show_evicted = True
+            self.model.rebuild_rows()
+            self.timeline.refresh_rows()
+            self.timeline.select_id(mid)
+        if cur is not None and cur != mid:
+            self._back.append(cur)
+        self.timeline.focus()
+
+    def action_next_problem(self) -> None:
+        ids = self.model.error_ids()
+        if not ids:
+            self.notify("no protocol errors in the window: the API will accept it", markup=False)
+            return
+        cur = self.timeline.selected_id
+        after = [i for i in ids if cur is None or i > cur]
+        self._jump(after[0] if after else ids[0])
+
+    def action_partner(self) -> None:
+        cur = self.timeline.selected_id
+        if cur is None:
+            return
+        p = self.model.partner(cur)
+        if p is None:
+            self.notify(
+                "this message has no tool_use / tool_result partner in the transcript", markup=False
+            )
+            return
+        self._jump(p)
+
+    def action_jump_back(self) -> None:
+        if self._back:
+            mid = self._back.pop()
+            self.timeline.select_id(mid)
+
+    def action_focus_chat(self) -> None:
+        self.query_one("#chat", Input).focus()
+
+    def action_toggle_sidebar(self) -> None:
+        hidden = self.screen.has_class("-hide-sidebar")
+        self._user_sidebar = hidden
+        self.screen.set_class(not hidden, "-hide-sidebar")
+
+    def action_toggle_detail(self) -> None:
+        self.screen.toggle_class("-hide-detail")
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(KEYS_HELP))
+
+    def action_escape(self) -> None:
+        if self.chat is not None and getattr(self.chat, "busy", False):
+            self.chat.cancel()
+            return
+        if isinstance(self.focused, Input):
+            self.timeline.focus()
+
+    # -- system prompt -------------------------------------------------------------------------
+    def action_edit_system(self) -> None:
+        def done(text: str | None) -> None:
+            if text is None or text == self.model.context.system_prompt:
+                return
+            self.model.context.system_prompt = text
+            self.context_changed()
+            self.notify(f"system prompt set ({len(text):,} characters)", markup=False)
+
+        self.push_screen(SystemPromptScreen(self.model.context.system_prompt), done)
+
+    # -- files ---------------------------------------------------------------------------------
+    def action_open(self) -> None:
+        start = Path(self.model.path).parent if self.model.path else Path.cwd()
+
+        def chosen(path: str | None) -> None:
+            if path:
+                self.open_path(path)
+
+        self.push_screen(OpenFileScreen(start if start.is_dir() else Path.cwd()), chosen)
+
+    @work(thread=True, exclusive=True, group="open")
+    def open_path(self, path: str) -> None:
+        from ctxview.sessions import SessionError, load_session, replay
+
+        try:
+            session = load_session(path)
+            rep = replay(session, defaults=self.config.as_defaults())
+        except SessionError as exc:
+            self.call_from_thread(
+                self.notify,
+                str(exc),
+                title="cannot open",
+                severity="error",
+                markup=False,
+                timeout=10,
+            )
+            return
+        except ValueError as exc:
+            self.call_from_thread(
+                self.notify,
+                f"{path}: {exc}",
+                title="cannot open",
+                severity="error",
+                markup=False,
+                timeout=10,
+            )
+            return
+        model = SessionModel(rep, path, session.model or self.model.model)
+        self.call_from_thread(self._opened, model)
+
+    def _opened(self, model: SessionModel) -> None:
+        self.opened_file = True
+        if self.chat is not None:
+            self.chat.reset()
+        self._install_model(model, focus=True)
+        skipped = model.session.skipped_lines
+        note = f" · skipped lines {', '.join(map(str, skipped[:10]))}" if skipped else ""
+        self.notify(
+            f"opened {model.name}: {len(model.transcript):,} messages ({model.session.format}){note}",
+            markup=False,
+        )
+
+    def _session_path_default(self) -> str:
+        if self.model.path and self.model.session.format == "ctxview":
+            return self.model.path
+        if self.model.path:
+            p = Path(self.model.path)
+            return str(p.with_name(p.stem + ".ctxview.json"))
+        return str(Path.cwd() / time.strftime("chat-%Y%m%d-%H%M%S.ctxview.json"))
+
+    def action_save(self) -> None:
+        if self.model.path and self.model.session.format == "ctxview":
+            self.save_to(self.model.path)
+            return
+
+        def chosen(path: str | None) -> None:
+            if path:
+                self.save_to(path)
+
+        self.push_screen(
+            SavePathScreen("Save the session (ctxview format)", self._session_path_default()),
+            chosen,
+        )
+
+    def session_document(self) -> dict[str, Any]:
+        from ctxview.sessions.store import session_document
+
+        return session_document(
+            self.model.context,
+            self.model.transcript,
+            model=self.model.model,
+            max_tokens=self.model.session.max_tokens or int(self.config["max_tokens"]),
+            system=self.model.system,
+            tools=self.model.tools,
+            title=self.model.session.title,
+        )
+
+    def save_to(self, path: str) -> bool:
+        from ctxview.sessions.store import save_session
+
+        try:
+            save_session(path, self.session_document())
+        except (OSError, ValueError) as exc:
+            self.notify(
+                f"{path}: not saved: {exc}",
+                title="save failed",
+                severity="error",
+                markup=False,
+                timeout=10,
+            )
+            return False
+        if self.model.path != path:
+            self.model.path = path
+            self.model.session.format = "ctxview"
+            self._update_titles()
+        self.notify(f"saved {path}", markup=False, timeout=3)
+        return True
+
+    def request_body(self) -> dict[str, Any]:
+        from ctxview.sessions.request import build_request
+
+        return build_request(
+            self.model.context,
+            model=self.model.model,
+            max_tokens=self.model.session.max_tokens or int(self.config["max_tokens"]),
+            system=self.model.system,
+            tools=self.model.tools or None,
+        )
+
+    def action_export(self) -> None:
+        if self.model.path:
+            p = Path(self.model.path)
+            default = str(p.with_name(p.stem.removesuffix(".ctxview") + ".request.json"))
+        else:
+            default = str(Path.cwd() / "request.json")
+
+        def chosen(path: str | None) -> None:
+            if not path:
+                return
+            import json
+
+            from ctxview.sessions.store import atomic_write
+
+            body = self.request_body()
+            try:
+                atomic_write(path, (json.dumps(body, ensure_ascii=False, indent=2) + "\n").encode())
+            except OSError as exc:
+                self.notify(f"{path}: not written: {exc}", severity="error", markup=False)
+                return
+            self.notify(
+                f"wrote {path}: {len(body['messages'])} messages, ~{fmt_tokens(self.model.window_tokens)} tokens",
+                markup=False,
+            )
+
+        self.push_screen(SavePathScreen("Export the next request body (JSON)", default), chosen)
+
+    # -- chat hooks (the chat controller does the work) ----------------------------------------
+    @on(Input.Submitted, "#chat")
+    def _chat_submit(self, event: Input.Submitted) -> None:
+        text = event.value
+        if not text.strip():
+            return
+        if self.chat is None:
+            self.notify("chat is not available in this view", markup=False)
+            return
+        event.input.value = ""
+        self.chat.submit(text)
+
+    def action_retry(self) -> None:
+        if self.chat is not None:
+            self.chat.retry()
+
+    def action_count_tokens(self) -> None:
+        if self.chat is not None:
+            self.chat.count_tokens()
+        else:
+            self.notify("exact counts need the API (set ANTHROPIC_API_KEY)", markup=False)

@@ -1,0 +1,54 @@
+"""Start the TUI: load the file (or start a chat), then run the app. No SDK import here."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from ctxview.config import load_config
+
+
+def launch(args: argparse.Namespace) -> int:
+    from ctxview.sessions import LoadedSession, SessionError, load_session, replay
+
+    cfg = load_config()
+    path: str | None = args.file
+    if getattr(args, "resume", False) and not path:
+        from ctxview.chat.autosave import newest_autosave
+
+        newest = newest_autosave()
+        if newest is None:
+            print("ctxview: --resume: no autosaved session yet", file=sys.stderr)
+            return 2
+        path = str(newest)
+    try:
+        if path:
+            session = load_session(path, args.format)
+        else:
+            session = LoadedSession(path="", format="new", messages=[], metas=[])
+        rep = replay(
+            session,
+            max_context_messages=args.max,
+            strategy=args.strategy,
+            system_prompt=None if path else cfg.system_prompt(),
+            defaults=cfg.as_defaults(),
+        )
+    except SessionError as exc:
+        print(f"ctxview: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:
+        print(f"ctxview: {path}: {exc}", file=sys.stderr)
+        return 2
+    model_name = args.model or session.model or cfg["model"]
+    offline = bool(args.offline) or not os.environ.get("ANTHROPIC_API_KEY")
+
+    from ctxview.app.app import CtxviewApp
+    from ctxview.app.model import SessionModel
+    from ctxview.chat.controller import ChatController
+
+    model = SessionModel(rep, path or None, model_name)
+    app = CtxviewApp(model, cfg, opened_file=bool(path), offline=offline)
+    app.chat = ChatController(app, offline=offline)
+    rc = app.run()
+    return int(rc or 0)

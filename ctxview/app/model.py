@@ -1,0 +1,480 @@
+"""What the UI shows about a session, derived from the core (no widgets here).
+
+Keeps the row list of the timeline (with the gap marker), per-message row text, the protocol
+problems of the window, the tool_use/tool_result partner index and the cache line, and records
+which messages each operation evicted so the timeline can animate them.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from itertools import accumulate
+from pathlib import Path
+from typing import Any
+
+from ctxview.app.safe import one_line
+from ctxview.core.context import ContextEvent, ConversationContext
+from ctxview.core.protocol import Problem, check_protocol
+from ctxview.core.tokens import estimate_message, estimate_system, estimate_tools
+from ctxview.core.transcript import Transcript
+from ctxview.sessions.model import LoadedSession
+from ctxview.sessions.replay import Replay
+
+GAP = -1  #: the row id of the gap marker
+DRAFT = -2  #: the row id of a reply being streamed (or cut), which is not in the context
+SYNC_TOKEN_LIMIT = 20_000  #: sessions up to this size get token estimates before first paint
+
+MODEL_CONTEXT = {"default": 200_000}
+
+
+def context_size(model: str) -> int:
+    """The model's context window in tokens (200k for current Claude models)."""
+    return MODEL_CONTEXT.get(model, MODEL_CONTEXT["default"])
+
+
+@dataclass(frozen=True, slots=True)
+class RowInfo:
+    role: str
+    summary: str
+    preview: str
+    tokens: int
+    error: bool  # a tool_result with is_error
+
+
+def _block_summary(block: Any) -> str:
+    if not isinstance(block, Mapping):
+        return "?"
+    t = block.get("type")
+    if t == "tool_use":
+        return f"tool_use {block.get('name', '?')}"
+    if t == "tool_result":
+        return "tool_result ✗ error" if block.get("is_error") else "tool_result"
+    if t in ("text", "thinking", "redacted_thinking", "image", "document", "compaction"):
+        return str(t)
+    return str(t or "?")
+
+
+def summarise(message: Mapping[str, Any]) -> tuple[str, str, bool]:
+    """(block summary, one-line preview, has an error result) of a message."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return "text", one_line(content), False
+    if not isinstance(content, list) or not content:
+        return "(empty)", "", False
+    kinds: list[str] = []
+    for b in content:
+        s = _block_summary(b)
+        if s not in kinds:
+            kinds.append(s)
+    # the informative kinds first: a tool call says more than the text around it
+    order = (
+        "tool_result",
+        "tool_use",
+        "compaction",
+        "image",
+        "document",
+        "thinking",
+        "redacted_thinking",
+        "text",
+    )
+    kinds.sort(key=lambda k: next((n for n, o in enumerate(order) if k.startswith(o)), len(order)))
+    error = any(isinstance(b, Mapping) and b.get("is_error") for b in content)
+    summary = (
+        kinds[0] if len(kinds) == 1 else " + ".join(kinds[:3]) + (" …" if len(kinds) > 3 else "")
+    )
+    if len(content) > 1 and len(kinds) == 1:
+        summary = f"{summary} ×{len(content)}"
+    preview = ""
+    for b in content:
+        if not isinstance(b, Mapping):
+            continue
+        t = b.get("type")
+        if t == "text" and b.get("text"):
+            preview = str(b["text"])
+        elif t == "tool_use":
+            preview = f"{b.get('name')}({json.dumps(b.get('input', {}), ensure_ascii=False)[:150]})"
+        elif t == "tool_result":
+            c = b.get("content")
+            if isinstance(c, list):
+                c = " ".join(str(x.get("text", "")) for x in c if isinstance(x, Mapping))
+            preview = str(c)
+        elif t == "thinking":
+            preview = str(b.get("thinking", ""))
+        elif t == "compaction":
+            preview = str(b.get("content", ""))
+        if preview:
+            break
+    return summary, one_line(preview), error
+
+
+def fmt_tokens(n: int) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M"
+    if n >= 10_000:
+        return f"{n / 1000:.0f}k"
+    if n >= 1000:
+        return f"{n / 1000:.1f}k"
+    return str(n)
+
+
+def id_ranges(ids: list[int]) -> str:
+    if not ids:
+        return ""
+    parts: list[str] = []
+    start = prev = ids[0]
+    for i in [*ids[1:], None]:
+        if i is not None and i == prev + 1:
+            prev = i
+            continue
+        parts.append(f"#{start}" if start == prev else f"#{start}–#{prev}")
+        if i is not None:
+            start = prev = i
+    if len(parts) > 4:
+        parts = [*parts[:3], "…", parts[-1]]
+    return ", ".join(parts)
+
+
+@dataclass
+class Draft:
+    """A reply in flight or one that did not complete: shown, never added to the context."""
+
+    text: str = ""
+    state: str = "streaming"  # streaming | incomplete | cancelled | failed
+    reason: str = ""
+
+
+@dataclass
+class Eviction:
+    ids: list[int]
+    tokens: int
+    reason: str
+
+    def describe(self) -> str:
+        n = len(self.ids)
+        return f"evicted {id_ranges(self.ids)} · {n} message{'s' if n != 1 else ''} · {fmt_tokens(self.tokens)} tokens"
+
+
+class SessionModel:
+    """A session as the UI sees it."""
+
+    def __init__(
+        self, replay: Replay, path: str | None, model: str, tools: list[Any] | None = None
+    ) -> None:
+        self.replay = replay
+        self.path = path
+        self.model = model
+        self.session: LoadedSession = replay.session
+        self.tools: list[Any] = list(tools if tools is not None else self.session.tools)
+        self.show_evicted = True
+        self._info: dict[int, RowInfo] = {}
+        #: per-message token estimates by id, and their prefix sums (_pre[i] = sum(_tok[:i])),
+        #: so any run of ids costs O(1); filled at once for small sessions, by a worker for big ones
+        self._tok: list[int] = []
+        self._pre: list[int] = [0]
+        self._problems: list[Problem] | None = None
+        self._problem_ids: dict[int, list[Problem]] | None = None
+        self._tool_index: dict[str, tuple[int, int]] | None = (
+            None  # tool id -> (use msg, result msg)
+        )
+        self.rows: list[int] = []
+        self.pending: list[Eviction] = []
+        self.draft: Draft | None = None
+        self._prev_window: list[int] = self.context.window_ids
+        self.cache_prefix_tokens = 0
+        self.cache_write_tokens = 0
+        self._window_total = 0
+        self.transcript.listeners.append(self._on_event)
+        if len(self.transcript) <= SYNC_TOKEN_LIMIT:
+            self.install_tokens(compute_tokens([r.message for r in self.transcript.records]))
+        self.rebuild_rows()
+
+    # -- core objects ---------------------------------------------------------------------------
+    @property
+    def context(self) -> ConversationContext:
+        return self.replay.context
+
+    @property
+    def transcript(self) -> Transcript:
+        return self.replay.transcript
+
+    @property
+    def name(self) -> str:
+        return Path(self.path).name if self.path else "new chat"
+
+    @property
+    def system(self) -> Any:
+        """The system prompt as sent: the file's blocks if it had them, else the context's text."""
+        if (
+            isinstance(self.session.system, list)
+            and self.session.system_text == self.context.system_prompt
+        ):
+            return self.session.system
+        return self.context.system_prompt
+
+    # -- events ----------------------------------------------------------------------------------
+    def _on_event(self, event: ContextEvent) -> None:
+        self._problems = None
+        self._problem_ids = None
+        if event.kind == "evicted":
+            ids = list(event.ids)
+            self.pending.append(Eviction(ids, self.sum_ids(ids), event.reason))
+        if event.kind == "added":
+            self._tool_index = None
+            if self.tokens_ready and event.message is not None:
+                self._append_tokens(event.ids[0], estimate_message(event.message))
+
+    def take_evictions(self) -> list[Eviction]:
+        """Evictions since the last call (for the animation and the notification)."""
+        out, self.pending = self.pending, []
+        return out
+
+    def after_change(self) -> None:
+        """Call after an operation on the context: rows and the cache line follow."""
+        new = self.context.window_ids
+        if self.tokens_ready:
+            self._update_cache(self._prev_window, new)
+        self._prev_window = new
+        self.rebuild_rows()
+
+    # -- rows ------------------------------------------------------------------------------------
+    def rebuild_rows(self) -> None:
+        """Timeline rows: every message id, with a GAP marker where the window is cut.
+
+        The window is the pinned message plus a suffix-like run of the newest, so rows are built
+        with C-speed range extends, not a Python loop over 100,000 ids.
+        """
+        self._build_rows()
+        if self.draft is not None:
+            self.rows.append(DRAFT)
+
+    def _build_rows(self) -> None:
+        n = len(self.transcript)
+        window = self.context.window_ids
+        rows: list[int] = []
+        if not window:
+            self.rows = list(range(n)) if self.show_evicted else []
+            return
+        prev = -1
+        for wid in window:
+            if wid != prev + 1:  # a run of evicted ids (prev+1 .. wid-1)
+                rows.append(GAP)
+                if self.show_evicted:
+                    rows.extend(range(prev + 1, wid))
+            rows.append(wid)
+            prev = wid
+        if prev + 1 < n:  # evicted after the last window message (not produced by strategies)
+            rows.append(GAP)
+            if self.show_evicted:
+                rows.extend(range(prev + 1, n))
+        self.rows = rows
+
+    def set_draft(self, draft: Draft | None) -> None:
+        had = self.rows and self.rows[-1] == DRAFT
+        self.draft = draft
+        if draft is not None and not had:
+            self.rows.append(DRAFT)
+        elif draft is None and had:
+            self.rows.pop()
+
+    def row_of(self, mid: int) -> int | None:
+        """Row index of message id (None if hidden)."""
+        if self.show_evicted:
+            # rows are increasing ids with GAP markers in between: search by value
+            lo = bisect.bisect_left(_KeyView(self.rows), mid)
+            for r in range(max(0, lo - 2), min(len(self.rows), lo + 3)):
+                if self.rows[r] == mid:
+                    return r
+            return None
+        try:
+            return self.rows.index(mid)
+        except ValueError:
+            return None
+
+    def evicted_count(self) -> int:
+        return len(self.transcript) - self.transcript.window_size
+
+    # -- per message -----------------------------------------------------------------------------
+    def tokens(self, mid: int) -> int:
+        if mid < len(self._tok):
+            return self._tok[mid]
+        return estimate_message(self.transcript[mid].message)
+
+    _ready = False
+
+    @property
+    def tokens_ready(self) -> bool:
+        return self._ready
+
+    def install_tokens(self, toks: list[int]) -> None:
+        """Install estimates for ids 0..len(toks)-1 (from a worker); later ids are estimated now."""
+        for rec in self.transcript.records[len(toks) :]:
+            toks.append(estimate_message(rec.message))
+        self._tok = toks
+        self._pre = list(accumulate(toks, initial=0))
+        self._ready = True
+        self._prev_window = self.context.window_ids
+        self._update_cache(self._prev_window, self._prev_window)
+
+    def _append_tokens(self, mid: int, value: int) -> None:
+        if mid == len(self._tok):
+            self._tok.append(value)
+            self._pre.append(self._pre[-1] + value)
+
+    def sum_ids(self, ids: list[int]) -> int:
+        """Tokens of a sorted list of ids: O(number of runs) with the prefix sums."""
+        if not ids:
+            return 0
+        if not self.tokens_ready:
+            return sum(self.tokens(i) for i in ids[:5000])
+        pre = self._pre
+        if ids[-1] - ids[0] == len(ids) - 1:  # one contiguous run
+            return pre[ids[-1] + 1] - pre[ids[0]]
+        if len(ids) > 1 and ids[-1] - ids[1] == len(ids) - 2:  # pinned + a contiguous tail
+            return self._tok[ids[0]] + pre[ids[-1] + 1] - pre[ids[1]]
+        return sum(self._tok[i] for i in ids)
+
+    def info(self, mid: int) -> RowInfo:
+        info = self._info.get(mid)
+        if info is None:
+            msg = self.transcript[mid].message
+            summary, preview, error = summarise(msg)
+            meta = self.transcript[mid].meta
+            if meta.get("compact_summary"):
+                summary = "compaction summary"
+            elif meta.get("compact_boundary") is not None:
+                summary = "compaction · " + summary
+            if meta.get("is_meta"):
+                summary = "meta · " + summary
+            info = RowInfo(str(msg.get("role", "?")), summary, preview, self.tokens(mid), error)
+            self._info[mid] = info
+        return info
+
+    def status(self, mid: int) -> str:
+        return self.transcript.status(mid)
+
+    # -- protocol --------------------------------------------------------------------------------
+    @property
+    def problems(self) -> list[Problem]:
+        if self._problems is None:
+            self._problems = check_protocol([m for _, m in self.context.entries()], self.system)
+        return self._problems
+
+    def problems_for(self, mid: int) -> list[Problem]:
+        if self._problem_ids is None:
+            ids = self.context.window_ids
+            by: dict[int, list[Problem]] = {}
+            for p in self.problems:
+                if 0 <= p.index < len(ids):
+                    by.setdefault(ids[p.index], []).append(p)
+            self._problem_ids = by
+        return self._problem_ids.get(mid, [])
+
+    def error_ids(self) -> list[int]:
+        ids = self.context.window_ids
+        return sorted(
+            {
+                ids[p.index]
+                for p in self.problems
+                if p.severity == "error" and 0 <= p.index < len(ids)
+            }
+        )
+
+    # -- tool pairs ------------------------------------------------------------------------------
+    def _tools(self) -> dict[str, tuple[int, int]]:
+        if self._tool_index is None:
+            idx: dict[str, tuple[int, int]] = {}
+            for rec in self.transcript.records:
+                content = rec.message.get("content")
+                if not isinstance(content, list):
+                    continue
+                for b in content:
+                    if not isinstance(b, Mapping):
+                        continue
+                    if b.get("type") == "tool_use" and isinstance(b.get("id"), str):
+                        use, res = idx.get(b["id"], (-1, -1))
+                        idx[b["id"]] = (rec.id, res)
+                    elif b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str):
+                        use, res = idx.get(b["tool_use_id"], (-1, -1))
+                        idx[b["tool_use_id"]] = (use, rec.id)
+            self._tool_index = idx
+        return self._tool_index
+
+    def partner(self, mid: int) -> int | None:
+        """For a tool_result message, the message with its tool_use; for a tool_use, its result."""
+        content = self.transcript[mid].message.get("content")
+        if not isinstance(content, list):
+            return None
+        idx = self._tools()
+        for b in content:
+            if not isinstance(b, Mapping):
+                continue
+            if b.get("type") == "tool_result":
+                use = idx.get(str(b.get("tool_use_id")), (-1, -1))[0]
+                if use >= 0:
+                    return use
+            if b.get("type") == "tool_use":
+                res = idx.get(str(b.get("id")), (-1, -1))[1]
+                if res >= 0:
+                    return res
+        return None
+
+    # -- tokens and cache ------------------------------------------------------------------------
+    @property
+    def overhead_tokens(self) -> int:
+        return estimate_system(self.system) + estimate_tools(self.tools)
+
+    @property
+    def window_tokens(self) -> int:
+        return self.overhead_tokens + self.sum_ids(self.context.window_ids)
+
+    def _update_cache(self, old: list[int], new: list[int]) -> None:
+        """The prefix of the request the last change left unchanged (still a cache hit) against
+        the rest, which must be written to the cache again."""
+        if len(old) <= len(new) and new[: len(old)] == old:
+            k = len(old)
+        else:
+            k = 0
+            limit = min(len(old), len(new))
+            while k < limit and old[k] == new[k]:
+                k += 1
+        prefix = self.overhead_tokens + self.sum_ids(new[:k])
+        self.cache_prefix_tokens = prefix
+        self.cache_write_tokens = self.sum_ids(new[k:])
+
+    def token_series(self, width: int) -> list[float]:
+        """Tokens per window message, bucketed to at most ``width`` values (for a sparkline)."""
+        ids = self.context.window_ids
+        vals = [float(self.tokens(i)) for i in ids]
+        if len(vals) <= width or width <= 0:
+            return vals
+        step = len(vals) / width
+        return [
+            max(vals[int(k * step) : max(int(k * step) + 1, int((k + 1) * step))])
+            for k in range(width)
+        ]
+
+
+def compute_tokens(messages: list[dict[str, Any]]) -> list[int]:
+    """Token estimates of messages (safe to run in a worker thread: it only reads)."""
+    return [estimate_message(m) for m in messages]
+
+
+class _KeyView:
+    """rows as a sorted sequence for bisect (GAP markers take their neighbour's value)."""
+
+    def __init__(self, rows: list[int]) -> None:
+        self.rows = rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, i: int) -> int:
+        v = self.rows[i]
+        if v == DRAFT:
+            return 1 << 60
+        if v == GAP:
+            return self.rows[i + 1] if i + 1 < len(self.rows) else 1 << 60
+        return v

@@ -1,0 +1,1 @@
+"""Modal screens: open, save, system prompt, help."""

@@ -1,0 +1,115 @@
+"""Open and save dialogs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import DirectoryTree, Input, Static
+
+
+class SessionTree(DirectoryTree):
+    """Folders and .json / .jsonl files only."""
+
+    def filter_paths(self, paths: Iterable[Path]) -> Iterable[Path]:
+        out = []
+        for p in paths:
+            try:
+                if p.name.startswith(".") and p.name not in (".claude",):
+                    continue
+                if p.is_dir() or p.suffix.lower() in (".json", ".jsonl"):
+                    out.append(p)
+            except OSError:
+                continue
+        return out
+
+
+class OpenFileScreen(ModalScreen[str | None]):
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+    DEFAULT_CSS = """
+    OpenFileScreen { align: center middle; }
+    OpenFileScreen > Vertical {
+        width: 90%; max-width: 110; height: 80%;
+        background: $panel; border: thick $primary; padding: 0 1;
+    }
+    OpenFileScreen .title { text-style: bold; margin: 0 0 1 0; }
+    OpenFileScreen SessionTree { height: 1fr; }
+    OpenFileScreen .hint { color: $text-muted; }
+    """
+
+    def __init__(self, start: Path | None = None) -> None:
+        super().__init__()
+        self.start = start or Path.cwd()
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(
+                Text("Open a session, request body or Claude Code transcript"), classes="title"
+            )
+            yield Input(placeholder="path to a .json or .jsonl file", id="path")
+            yield SessionTree(self.start, id="tree")
+            yield Static(Text("enter: open · tab: to the tree · escape: cancel"), classes="hint")
+
+    def on_mount(self) -> None:
+        self.query_one("#path", Input).focus()
+
+    @on(DirectoryTree.FileSelected)
+    def _file(self, event: DirectoryTree.FileSelected) -> None:
+        self.dismiss(str(event.path))
+
+    @on(DirectoryTree.DirectorySelected)
+    def _dir(self, event: DirectoryTree.DirectorySelected) -> None:
+        self.query_one("#path", Input).value = str(event.path) + "/"
+
+    @on(Input.Submitted, "#path")
+    def _submit(self, event: Input.Submitted) -> None:
+        value = event.value.strip()
+        if value:
+            self.dismiss(str(Path(value).expanduser()))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class SavePathScreen(ModalScreen[str | None]):
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+    DEFAULT_CSS = """
+    SavePathScreen { align: center middle; }
+    SavePathScreen > Vertical {
+        width: 80%; max-width: 100; height: auto;
+        background: $panel; border: thick $primary; padding: 1 2;
+    }
+    SavePathScreen .hint { color: $text-muted; }
+    """
+
+    def __init__(self, title: str, default: str) -> None:
+        super().__init__()
+        self.title_text = title
+        self.default = default
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Text(self.title_text))
+            yield Input(value=self.default, id="path")
+            yield Static(
+                Text("enter: save (atomic: temp file + rename) · escape: cancel"), classes="hint"
+            )
+
+    def on_mount(self) -> None:
+        self.query_one("#path", Input).focus()
+
+    @on(Input.Submitted, "#path")
+    def _submit(self, event: Input.Submitted) -> None:
+        value = event.value.strip()
+        if value:
+            self.dismiss(str(Path(value).expanduser()))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,117 @@
+"""System prompt editor, send-anyway confirmation and the help screen."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static, TextArea
+
+
+class SystemPromptScreen(ModalScreen[str | None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+s", "save", "Apply"),
+        Binding("escape", "cancel", "Cancel"),
+    ]
+    DEFAULT_CSS = """
+    SystemPromptScreen { align: center middle; }
+    SystemPromptScreen > Vertical {
+        width: 90%; max-width: 120; height: 80%;
+        background: $panel; border: thick $primary; padding: 0 1;
+    }
+    SystemPromptScreen TextArea { height: 1fr; }
+    SystemPromptScreen .hint { color: $text-muted; }
+    """
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Text("System prompt"))
+            yield TextArea(self.text, id="prompt", soft_wrap=True, show_line_numbers=False)
+            yield Static(Text("ctrl+s: apply · escape: cancel"), classes="hint")
+
+    def on_mount(self) -> None:
+        self.query_one(TextArea).focus()
+
+    def action_save(self) -> None:
+        self.dismiss(self.query_one(TextArea).text)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ConfirmSendScreen(ModalScreen[str]):
+    """The window has protocol errors: send anyway, switch to pair-safe, or cancel."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("s", "choose('send')", "Send anyway"),
+        Binding("p", "choose('pair-safe')", "Switch to pair-safe"),
+        Binding("escape,c", "choose('cancel')", "Cancel"),
+    ]
+    DEFAULT_CSS = """
+    ConfirmSendScreen { align: center middle; }
+    ConfirmSendScreen > Vertical {
+        width: 80%; max-width: 100; height: auto;
+        background: $panel; border: thick $error; padding: 1 2;
+    }
+    ConfirmSendScreen .error { color: $error; margin-bottom: 1; }
+    """
+
+    def __init__(self, messages: list[str]) -> None:
+        super().__init__()
+        self.messages = messages
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(
+                Text("The API will reject this request (400 invalid_request_error):", style="bold")
+            )
+            for m in self.messages[:5]:
+                yield Static(Text(m), classes="error")
+            yield Static(Text("s: send anyway · p: switch to pair-safe and send · escape: cancel"))
+
+    def action_choose(self, choice: str) -> None:
+        self.dismiss(choice)
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,question_mark,f1", "close", "Close")]
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll {
+        width: 90%; max-width: 100; height: 90%;
+        background: $panel; border: thick $primary; padding: 0 1;
+    }
+    """
+
+    def __init__(self, keys: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.keys = keys
+
+    def compose(self) -> ComposeResult:
+        table = Table(title="ctxview keys", expand=True, show_edge=False)
+        table.add_column("key", style="bold", no_wrap=True)
+        table.add_column("what it does")
+        for k, d in self.keys:
+            table.add_row(Text(k), Text(d))
+        with VerticalScroll():
+            yield Static(table)
+            yield Static(
+                Text(
+                    "Status words: pinned = the first message, always kept · kept = in the window · "
+                    "evicted = dropped by the strategy (the API never sees it again).\n"
+                    "Raising max never brings evicted messages back: the seed's semantics.\n"
+                    "ctrl+p opens the command palette (open, save, export, max, strategy, themes…)."
+                )
+            )
+
+    def action_close(self) -> None:
+        self.dismiss(None)

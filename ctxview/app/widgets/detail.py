@@ -1,0 +1,273 @@
+"""Block detail: the selected message's blocks in full, problems inline, usage where known."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.highlight import highlight
+from textual.widget import Widget
+from textual.widgets import Collapsible, Static
+
+from ctxview.app.model import Draft, SessionModel, fmt_tokens
+from ctxview.app.safe import literal, visible
+from ctxview.core.tokens import block_tokens, image_info
+
+MAX_SHOWN_CHARS = 200_000  #: longer text is cut in the pane (the file keeps it all)
+
+
+def _cut(text: str) -> str:
+    if len(text) <= MAX_SHOWN_CHARS:
+        return text
+    return text[:MAX_SHOWN_CHARS] + f"\n… ({len(text) - MAX_SHOWN_CHARS:,} more characters)"
+
+
+def _short(sig: str, keep: int = 10) -> str:
+    return sig if len(sig) <= 2 * keep + 1 else f"{sig[:keep]}…{sig[-keep:]} ({len(sig)} chars)"
+
+
+def _json(value: Any) -> Content:
+    try:
+        text = json.dumps(value, ensure_ascii=False, indent=2)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return highlight(visible(_cut(text)), language="json")
+
+
+class BlockDetail(VerticalScroll, can_focus=True):
+    """Everything in one message, block by block."""
+
+    DEFAULT_CSS = """
+    BlockDetail { background: $surface; padding: 0 1; }
+    BlockDetail .head { text-style: bold; color: $text; margin-bottom: 1; }
+    BlockDetail .block-title { color: $primary; text-style: bold; margin-top: 1; }
+    BlockDetail .block-title.-error { color: $error; }
+    BlockDetail .problem { color: $error; background: $error 10%; padding: 0 1; margin-bottom: 1; }
+    BlockDetail .warning { color: $warning; background: $warning 10%; padding: 0 1; margin-bottom: 1; }
+    BlockDetail .usage { color: $text-muted; }
+    BlockDetail .hint { color: $text-muted; text-style: italic; }
+    BlockDetail .body { padding-left: 2; }
+    BlockDetail Collapsible { padding: 0; margin: 0; border: none; background: $surface; }
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.model: SessionModel | None = None
+        self.mid: int | None = None
+
+    def show(self, model: SessionModel | None, mid: int | None) -> None:
+        self.model = model
+        self.mid = mid
+        self.remove_children()
+        if model is None or mid is None:
+            self.mount(
+                Static(
+                    Text("No message selected. The gap marker stands for evicted messages."),
+                    classes="hint",
+                )
+            )
+            return
+        self.mount_all(list(self._widgets(model, mid)))
+        self.scroll_home(animate=False)
+
+    def show_draft(self, draft: Draft) -> None:
+        """The reply in flight (or the one that did not complete)."""
+        self.remove_children()
+        state = {
+            "streaming": "streaming…",
+            "incomplete": "incomplete: not added to the context",
+            "cancelled": "cancelled: not added to the context",
+            "failed": "failed: not added to the context",
+        }
+        widgets: list[Widget] = [
+            Static(Text(f"reply · {state.get(draft.state, draft.state)}"), classes="head")
+        ]
+        if draft.reason:
+            widgets.append(Static(Text(visible(draft.reason)), classes="problem"))
+        widgets.append(
+            Static(
+                literal(_cut(draft.text)) if draft.text else Text("(no text yet)"), classes="body"
+            )
+        )
+        self.mount_all(widgets)
+
+    def _widgets(self, model: SessionModel, mid: int) -> list[Widget]:
+        rec = model.transcript[mid]
+        msg = rec.message
+        status = model.status(mid)
+        out: list[Widget] = []
+        head = Text.assemble(
+            (f"#{mid} ", "bold"),
+            (str(msg.get("role", "?")), "bold"),
+            " · ",
+            (status, {"pinned": "bold", "kept": "", "evicted": "italic"}[status]),
+            f" · ~{fmt_tokens(model.tokens(mid))} tokens",
+        )
+        ts = rec.meta.get("timestamp")
+        if isinstance(ts, str):
+            head.append(f" · {visible(ts)}")
+        if status == "evicted" and rec.evicted_step is not None:
+            head.append(f" · evicted at step {rec.evicted_step}", style="italic")
+        out.append(Static(head, classes="head"))
+        for p in model.problems_for(mid):
+            cls = "problem" if p.severity == "error" else "warning"
+            out.append(
+                Static(
+                    Text(f"{'✗' if p.severity == 'error' else '⚠'} {p.code}: {visible(p.message)}"),
+                    classes=cls,
+                )
+            )
+        meta = rec.meta
+        if meta.get("compact_boundary") is not None:
+            cb = meta["compact_boundary"]
+            desc = ", ".join(f"{k}={v}" for k, v in cb.items()) if isinstance(cb, Mapping) else ""
+            out.append(
+                Static(Text(f"── compaction boundary ({visible(desc)}) ──"), classes="warning")
+            )
+        if meta.get("compact_summary"):
+            out.append(
+                Static(
+                    Text(
+                        "This message is Claude Code's compaction summary of the history before it."
+                    ),
+                    classes="hint",
+                )
+            )
+        if meta.get("is_meta"):
+            out.append(
+                Static(
+                    Text("Marked isMeta: text injected by the client, not typed by the user."),
+                    classes="hint",
+                )
+            )
+        usage = meta.get("usage")
+        if isinstance(usage, Mapping):
+            out.append(Static(Text(self._usage(usage)), classes="usage"))
+        content = msg.get("content")
+        if isinstance(content, str):
+            out.append(Static(Text("text", style="bold"), classes="block-title"))
+            out.append(Static(literal(_cut(content)), classes="body"))
+            return out
+        if not isinstance(content, list):
+            out.append(Static(Text("(no content)"), classes="hint"))
+            return out
+        for j, block in enumerate(content):
+            out.extend(self._block(model, mid, j, block))
+        return out
+
+    @staticmethod
+    def _usage(u: Mapping[str, Any]) -> str:
+        parts = []
+        for key, label in (
+            ("input_tokens", "input"),
+            ("output_tokens", "output"),
+            ("cache_read_input_tokens", "cache read"),
+            ("cache_creation_input_tokens", "cache write"),
+        ):
+            v = u.get(key)
+            if isinstance(v, int):
+                parts.append(f"{label} {v:,}")
+        return "API usage: " + (" · ".join(parts) if parts else "(none reported)")
+
+    def _title(self, text: str, error: bool = False) -> Static:
+        return Static(Text(text), classes="block-title -error" if error else "block-title")
+
+    def _block(self, model: SessionModel, mid: int, j: int, block: Any) -> list[Widget]:
+        if not isinstance(block, Mapping):
+            return [self._title(f"[{j}] ?"), Static(_json(block), classes="body")]
+        t = str(block.get("type", "?"))
+        tok = f"~{fmt_tokens(block_tokens(block))} tokens"
+        if t == "text":
+            out: list[Widget] = [self._title(f"[{j}] text · {tok}")]
+            out.append(Static(literal(_cut(str(block.get("text", "")))), classes="body"))
+            if block.get("citations"):
+                out.append(Static(_json(block["citations"]), classes="body"))
+            return out
+        if t in ("tool_use", "server_tool_use"):
+            title = f"[{j}] {t} {visible(str(block.get('name', '?')))} · id {visible(str(block.get('id', '?')))} · {tok}"
+            hint = (
+                "t: jump to its tool_result"
+                if model.partner(mid) is not None
+                else "no tool_result yet"
+            )
+            return [
+                self._title(title),
+                Static(_json(block.get("input", {})), classes="body"),
+                Static(Text(hint), classes="hint"),
+            ]
+        if t == "tool_result":
+            err = bool(block.get("is_error"))
+            title = f"[{j}] tool_result{' ✗ error' if err else ''} · for {visible(str(block.get('tool_use_id', '?')))} · {tok}"
+            out = [self._title(title, err)]
+            c = block.get("content", "")
+            if isinstance(c, str):
+                out.append(Static(literal(_cut(c)), classes="body"))
+            elif isinstance(c, list):
+                for k, sub in enumerate(c):
+                    out.extend(self._block(model, mid, k, sub))
+            else:
+                out.append(Static(_json(c), classes="body"))
+            partner = model.partner(mid)
+            out.append(
+                Static(
+                    Text(
+                        f"t: jump to its tool_use (#{partner}) · backspace: back"
+                        if partner is not None
+                        else "its tool_use is not in this transcript"
+                    ),
+                    classes="hint",
+                )
+            )
+            return out
+        if t == "thinking":
+            sig = str(block.get("signature", ""))
+            thinking = str(block.get("thinking", ""))
+            label = Content(
+                f"[{j}] thinking · {len(thinking):,} chars · {tok} · signature {visible(_short(sig))}"
+            )
+            # a Content title is shown literally (a str title would be parsed as markup)
+            title: Any = label
+            return [
+                Collapsible(
+                    Static(literal(_cut(thinking)), classes="body"), title=title, collapsed=False
+                )
+            ]
+        if t == "redacted_thinking":
+            data = str(block.get("data", ""))
+            return [
+                self._title(f"[{j}] redacted thinking · {tok}"),
+                Static(Text(visible(_short(data, 24))), classes="body"),
+            ]
+        if t in ("image", "document"):
+            info = image_info(block) if t == "image" else {}
+            src = block.get("source") if isinstance(block.get("source"), Mapping) else {}
+            assert isinstance(src, Mapping)
+            parts = [f"source {visible(str(src.get('type', '?')))}"]
+            mt = src.get("media_type")
+            if mt:
+                parts.append(f"media type {visible(str(mt))}")
+            if info.get("bytes") is not None:
+                parts.append(f"{info['bytes']:,} bytes")
+            elif isinstance(src.get("data"), str):
+                parts.append(f"{len(src['data']) * 3 // 4:,} bytes")
+            if info.get("width"):
+                parts.append(f"{info['width']}×{info['height']} px")
+            if src.get("url"):
+                parts.append(f"url {visible(str(src['url']))}")
+            return [
+                self._title(f"[{j}] {t} · {tok}"),
+                Static(Text(" · ".join(parts)), classes="body"),
+            ]
+        if t == "compaction":
+            return [
+                self._title(f"[{j}] compaction · {tok}"),
+                Static(literal(_cut(str(block.get("content", "")))), classes="body"),
+            ]
+        return [
+            self._title(f"[{j}] {visible(t)} · {tok}"),
+            Static(_json(dict(block)), classes="body"),
+        ]

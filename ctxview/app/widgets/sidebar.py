@@ -1,0 +1,183 @@
+"""The config sidebar: max messages, strategy, model, system prompt, window, tokens, cache,
+protocol status."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.validation import Integer
+from textual.widgets import Input, Label, ProgressBar, Select, Sparkline, Static
+
+from ctxview.app.model import SessionModel, context_size, fmt_tokens
+from ctxview.app.safe import one_line, visible
+from ctxview.core.strategies import STRATEGIES
+
+
+class ConfigSidebar(VerticalScroll):
+    DEFAULT_CSS = """
+    ConfigSidebar {
+        width: 36;
+        background: $panel;
+        padding: 0 1;
+        border-right: tall $background;
+    }
+    ConfigSidebar Label { color: $text-muted; margin-top: 1; text-style: bold; }
+    ConfigSidebar Label:first-of-type { margin-top: 0; }
+    ConfigSidebar Input.-textual-compact, ConfigSidebar Select.-textual-compact { margin: 0; }
+    ConfigSidebar Input { width: 100%; }
+    ConfigSidebar Select { width: 100%; }
+    ConfigSidebar #gauge { width: 100%; }
+    ConfigSidebar #gauge Bar { width: 1fr; }
+    ConfigSidebar #spark { height: 2; margin-top: 1; }
+    ConfigSidebar .value { color: $text; }
+    ConfigSidebar #protocol.-ok { color: $success; }
+    ConfigSidebar #protocol.-bad { color: $error; }
+    ConfigSidebar #system { color: $text-muted; max-height: 4; }
+    ConfigSidebar #hint { color: $text-muted; text-style: italic; margin-top: 1; }
+    """
+
+    class MaxChanged(Message):
+        def __init__(self, value: int) -> None:
+            super().__init__()
+            self.value = value
+
+    class StrategyChanged(Message):
+        def __init__(self, name: str) -> None:
+            super().__init__()
+            self.name = name
+
+    def compose(self) -> ComposeResult:
+        yield Label("Protocol (next request)")
+        yield Static(id="protocol")
+        yield Label("Window")
+        yield Static(id="window", classes="value")
+        yield Label("Max messages (+/-, enter)")
+        max_input = Input(
+            placeholder="max",
+            type="integer",
+            id="max-input",
+            validators=[Integer(minimum=1)],
+            valid_empty=False,
+        )
+        max_input.compact = True
+        yield max_input
+        yield Label("Strategy (s)")
+        select: Select[str] = Select(
+            [(name, name) for name in STRATEGIES], allow_blank=False, id="strategy-select"
+        )
+        select.compact = True
+        yield select
+        yield Label("Tokens (estimated) per message ↓")
+        yield Static(id="tokens", classes="value")
+        yield ProgressBar(total=200_000, show_eta=False, id="gauge")
+        yield Sparkline([], id="spark")
+        yield Label("Prompt cache (last change)")
+        yield Static(id="cache", classes="value")
+        yield Label("Model")
+        yield Static(id="model", classes="value")
+        yield Label("System prompt (ctrl+e)")
+        yield Static(id="system")
+
+    def on_mount(self) -> None:
+        self.query_one(
+            "#gauge", ProgressBar
+        ).tooltip = "estimated window tokens against the model's context"
+
+    def update_from(self, model: SessionModel, exact_tokens: int | None = None) -> None:
+        ctx = model.context
+        inp = self.query_one("#max-input", Input)
+        if not inp.has_focus:
+            inp.value = str(ctx.max_context_messages)
+        sel = self.query_one("#strategy-select", Select)
+        if sel.value != ctx.strategy:
+            with self.prevent(Select.Changed):
+                sel.value = ctx.strategy
+        self.query_one("#model", Static).update(Text(visible(model.model)))
+        sp = ctx.system_prompt
+        self.query_one("#system", Static).update(Text(one_line(sp, 160) if sp else "(none)"))
+        n = len(ctx)
+        evicted = model.evicted_count()
+        self.query_one("#window", Static).update(
+            Text(
+                f"{n:,} / {ctx.max_context_messages:,} messages\n"
+                f"transcript {len(model.transcript):,} · evicted {evicted:,}"
+            )
+        )
+        size = context_size(model.model)
+        if model.tokens_ready:
+            total = model.window_tokens
+            line = f"~{fmt_tokens(total)} / {fmt_tokens(size)} ({100 * total / size:.1f}%)"
+            if exact_tokens is not None:
+                line += f"\nexact (count_tokens): {exact_tokens:,}"
+            self.query_one("#tokens", Static).update(Text(line))
+            gauge = self.query_one("#gauge", ProgressBar)
+            gauge.update(total=size, progress=min(total, size))
+            width = max(4, self.size.width - 2)
+            self.query_one("#spark", Sparkline).data = model.token_series(width)
+            self.query_one("#cache", Static).update(
+                Text(
+                    f"reusable prefix ~{fmt_tokens(model.cache_prefix_tokens)}\n"
+                    f"to write again ~{fmt_tokens(model.cache_write_tokens)}"
+                )
+            )
+        else:
+            self.query_one("#tokens", Static).update(Text("estimating…"))
+            self.query_one("#cache", Static).update(Text("…"))
+        problems = model.problems
+        errors = [p for p in problems if p.severity == "error"]
+        status = self.query_one("#protocol", Static)
+        if not errors:
+            warn = (
+                f" ({len(problems)} warning{'s' if len(problems) != 1 else ''})" if problems else ""
+            )
+            status.update(Text(f"✓ valid{warn}"))
+            status.set_class(True, "-ok")
+            status.set_class(False, "-bad")
+        else:
+            first = errors[0]
+            status.update(
+                Text(
+                    f"✗ {len(errors)} problem{'s' if len(errors) != 1 else ''}\n{visible(first.message)}"
+                )
+            )
+            status.set_class(False, "-ok")
+            status.set_class(True, "-bad")
+
+    @on(Input.Submitted, "#max-input")
+    def _max_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._apply_max(event.value)
+
+    @on(Input.Blurred, "#max-input")
+    def _max_blurred(self, event: Any) -> None:
+        self._apply_max(self.query_one("#max-input", Input).value)
+
+    def _apply_max(self, value: str) -> None:
+        try:
+            n = int(value)
+        except ValueError:
+            self.notify(
+                f"max messages must be an integer >= 1, got {value!r}",
+                severity="error",
+                markup=False,
+            )
+            return
+        if n < 1:
+            self.notify(
+                "max messages must be >= 1 (the first message is always kept)",
+                severity="error",
+                markup=False,
+            )
+            return
+        self.post_message(self.MaxChanged(n))
+
+    @on(Select.Changed, "#strategy-select")
+    def _strategy(self, event: Select.Changed) -> None:
+        event.stop()
+        if isinstance(event.value, str):
+            self.post_message(self.StrategyChanged(event.value))

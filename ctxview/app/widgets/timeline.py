@@ -1,0 +1,351 @@
+"""The timeline: one row per message of the full transcript, virtualised with the Line API.
+
+Only the visible rows are rendered (``render_line``), so a 100,000-message session opens and
+scrolls as fast as a 10-message one. Rows that leave the window flash and fade into the evicted
+style.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import ClassVar
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.color import Color
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from ctxview.app.model import DRAFT, GAP, SessionModel, fmt_tokens, id_ranges
+from ctxview.app.safe import one_line
+
+FLASH_SECONDS = {"full": 0.8, "basic": 0.5, "none": 0.0}
+
+STATUS_WIDTH = 8
+
+
+class Timeline(ScrollView, can_focus=True):
+    """Rows of the transcript: position, role, blocks, preview, tokens, status."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "cursor(-1)", "Up", show=False),
+        Binding("down,j", "cursor(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home,g", "jump_home", "First", show=False),
+        Binding("end,G", "jump_end", "Last", show=False),
+    ]
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "timeline--cursor",
+        "timeline--pinned",
+        "timeline--evicted",
+        "timeline--gap",
+        "timeline--flash",
+        "timeline--status-pinned",
+        "timeline--status-kept",
+        "timeline--status-evicted",
+        "timeline--user",
+        "timeline--assistant",
+        "timeline--error",
+        "timeline--dim",
+    }
+
+    DEFAULT_CSS = """
+    Timeline {
+        background: $surface;
+        scrollbar-gutter: stable;
+    }
+    Timeline > .timeline--cursor { background: $block-cursor-blurred-background; }
+    Timeline:focus > .timeline--cursor {
+        background: $block-cursor-background;
+        color: $block-cursor-foreground;
+    }
+    Timeline > .timeline--pinned { background: $accent 25%; text-style: bold; }
+    Timeline > .timeline--evicted { color: $text-disabled; }
+    Timeline > .timeline--gap { color: $warning; background: $warning 10%; }
+    Timeline > .timeline--flash { background: $error 70%; color: $text; }
+    Timeline > .timeline--status-pinned { color: $accent; text-style: bold; }
+    Timeline > .timeline--status-kept { color: $success; }
+    Timeline > .timeline--status-evicted { color: $text-disabled; text-style: italic; }
+    Timeline > .timeline--user { color: $secondary; }
+    Timeline > .timeline--assistant { color: $primary; }
+    Timeline > .timeline--error { color: $error; text-style: bold; }
+    Timeline > .timeline--dim { color: $text-muted; }
+    """
+
+    cursor: reactive[int] = reactive(0, always_update=True)
+
+    class Selected(Message):
+        """The cursor is on a message (``mid``), or on the gap marker (``None``)."""
+
+        def __init__(self, mid: int | None) -> None:
+            super().__init__()
+            self.mid = mid
+
+    def __init__(self, model: SessionModel | None = None, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.model = model
+        self._flash: dict[int, float] = {}
+        self._flash_timer: object | None = None
+        self.animation = "full"
+
+    # -- data --------------------------------------------------------------------------------------
+    def set_model(self, model: SessionModel, select: int | None = None) -> None:
+        self.model = model
+        self._flash.clear()
+        self.refresh_rows()
+        n = len(model.rows)
+        if select is not None:
+            row = model.row_of(select)
+            self.cursor = row if row is not None else max(0, n - 1)
+        else:
+            self.cursor = max(0, n - 1)
+        self.call_after_refresh(self._scroll_to_cursor, True)
+
+    def refresh_rows(self) -> None:
+        rows = len(self.model.rows) if self.model else 0
+        self.virtual_size = Size(self.size.width, rows)
+        if self.cursor >= rows:
+            self.cursor = max(0, rows - 1)
+        self.refresh()
+
+    @property
+    def selected_id(self) -> int | None:
+        if self.model is None or not self.model.rows:
+            return None
+        mid = self.model.rows[min(self.cursor, len(self.model.rows) - 1)]
+        return None if mid < 0 else mid
+
+    @property
+    def on_draft(self) -> bool:
+        return bool(
+            self.model
+            and self.model.rows
+            and self.model.rows[min(self.cursor, len(self.model.rows) - 1)] == DRAFT
+        )
+
+    def select_id(self, mid: int) -> bool:
+        if self.model is None:
+            return False
+        row = self.model.row_of(mid)
+        if row is None:
+            return False
+        self.cursor = row
+        self._scroll_to_cursor()
+        return True
+
+    def flash(self, ids: list[int]) -> None:
+        """Animate rows that just left the window (honours the animation setting)."""
+        duration = FLASH_SECONDS.get(self.animation, 0.8)
+        if self.app.animation_level == "none" or duration <= 0:
+            self.refresh()
+            return
+        now = time.monotonic()
+        visible = set(self._visible_ids())
+        for mid in ids:
+            if mid in visible or len(ids) < 2000:
+                self._flash[mid] = now
+        if self._flash and self._flash_timer is None:
+            self._flash_timer = self.set_interval(1 / 30, self._tick)
+        self.refresh()
+
+    def _tick(self) -> None:
+        duration = FLASH_SECONDS.get(self.animation, 0.8)
+        now = time.monotonic()
+        for mid, t0 in list(self._flash.items()):
+            if now - t0 >= duration:
+                del self._flash[mid]
+        if not self._flash and self._flash_timer is not None:
+            self._flash_timer.stop()  # type: ignore[attr-defined]
+            self._flash_timer = None
+        self.refresh()
+
+    @property
+    def flashing(self) -> bool:
+        return bool(self._flash)
+
+    def _visible_ids(self) -> list[int]:
+        if self.model is None:
+            return []
+        top = int(self.scroll_offset.y)
+        return [m for m in self.model.rows[top : top + self.size.height] if m >= 0]
+
+    # -- cursor --------------------------------------------------------------------------------
+    def watch_cursor(self, old: int, new: int) -> None:
+        self.refresh()
+        self.post_message(self.Selected(self.selected_id))
+
+    def validate_cursor(self, value: int) -> int:
+        n = len(self.model.rows) if self.model else 0
+        return max(0, min(value, n - 1)) if n else 0
+
+    def _scroll_to_cursor(self, center: bool = False) -> None:
+        h = max(1, self.scrollable_content_region.height)
+        top = int(self.scroll_offset.y)
+        if center and not (top <= self.cursor < top + h):
+            self.scroll_to(y=max(0, self.cursor - h // 2), animate=False)
+        elif self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False)
+        elif self.cursor >= top + h:
+            self.scroll_to(y=self.cursor - h + 1, animate=False)
+
+    def action_cursor(self, delta: int) -> None:
+        self.cursor += delta
+        self._scroll_to_cursor()
+
+    def action_page(self, direction: int) -> None:
+        h = max(1, self.scrollable_content_region.height)
+        self.cursor += direction * (h - 1)
+        self._scroll_to_cursor(center=False)
+
+    def action_jump_home(self) -> None:
+        self.cursor = 0
+        self.scroll_to(y=0, animate=False)
+
+    def action_jump_end(self) -> None:
+        n = len(self.model.rows) if self.model else 0
+        self.cursor = n - 1
+        self._scroll_to_cursor()
+
+    def on_click(self, event: events.Click) -> None:
+        if self.model is None:
+            return
+        row = int(self.scroll_offset.y) + event.y
+        if 0 <= row < len(self.model.rows):
+            self.cursor = row
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.virtual_size = Size(self.size.width, len(self.model.rows) if self.model else 0)
+
+    # -- rendering -----------------------------------------------------------------------------
+    def _style(self, name: str) -> Style:
+        return self.get_component_rich_style(name, partial=True)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        base = self.rich_style
+        model = self.model
+        row = int(self.scroll_offset.y) + y
+        if model is None or row >= len(model.rows):
+            return Strip.blank(width, base)
+        mid = model.rows[row]
+        cursor = row == self.cursor
+        if mid == DRAFT:
+            return self._draft_strip(cursor, width, base)
+        if mid == GAP:
+            segs = self._gap_segments(row, width)
+            style = base + self._style("timeline--gap")
+            if cursor:
+                style += self._style("timeline--cursor")
+            return Strip([Segment(t, style + s) for t, s in segs]).crop_extend(0, width, style)
+        return self._row_strip(mid, cursor, width, base)
+
+    def _gap_segments(self, row: int, width: int) -> list[tuple[str, Style]]:
+        assert self.model is not None
+        rows = self.model.rows
+        nxt = row + 1
+        ids: list[int] = []
+        if self.model.show_evicted:
+            while (
+                nxt < len(rows) and rows[nxt] != GAP and self.model.status(rows[nxt]) == "evicted"
+            ):
+                ids.append(rows[nxt])
+                nxt += 1
+                if len(ids) > 200_000:
+                    break
+            label = f" ┄┄ gap: {id_ranges(ids)} evicted ({len(ids):,} messages, dimmed below) ┄┄"
+        else:
+            prev = rows[row - 1] if row > 0 else -1
+            after = rows[nxt] if nxt < len(rows) else len(self.model.transcript)
+            n = after - prev - 1
+            label = f" ┄┄ gap: #{prev + 1}–#{after - 1} evicted ({n:,} messages hidden, press e to show) ┄┄"
+        return [(label.ljust(width, "┄")[:width], Style())]
+
+    def _row_strip(self, mid: int, cursor: bool, width: int, base: Style) -> Strip:
+        assert self.model is not None
+        info = self.model.info(mid)
+        status = self.model.status(mid)
+        problems = self.model.problems_for(mid) if status != "evicted" else []
+        has_error = any(p.severity == "error" for p in problems)
+        row_style = base
+        if status == "pinned":
+            row_style += self._style("timeline--pinned")
+        elif status == "evicted":
+            row_style += self._style("timeline--evicted")
+        flash_t0 = self._flash.get(mid)
+        if flash_t0 is not None:
+            row_style = self._flash_style(row_style, flash_t0)
+        if cursor:
+            row_style += self._style("timeline--cursor")
+        dim = status == "evicted" and flash_t0 is None
+        role_style = (
+            Style()
+            if dim
+            else self._style(f"timeline--{info.role}")
+            if info.role in ("user", "assistant")
+            else Style()
+        )
+        mark = "⚑" if status == "pinned" else ("!" if has_error else " ")
+        mark_style = self._style("timeline--error") if has_error and not dim else Style()
+        status_style = self._style(f"timeline--status-{status}")
+        tokens = fmt_tokens(info.tokens)
+        left = f"{mid:>6} "
+        role = f"{info.role[:9]:<10}"
+        summary = info.summary
+        sum_w = 26 if width >= 100 else 22 if width >= 76 else 16
+        summary = (summary[: sum_w - 1] + "…") if len(summary) > sum_w else summary.ljust(sum_w)
+        right = f" {tokens:>6} {status:<{STATUS_WIDTH}}"
+        fixed = 1 + len(left) + len(role) + sum_w + 1 + len(right)
+        prev_w = max(0, width - fixed)
+        preview = info.preview[:prev_w].ljust(prev_w)
+        sum_style = self._style("timeline--error") if info.error and not dim else Style()
+        segments = [
+            Segment(mark, row_style + mark_style),
+            Segment(left, row_style + self._style("timeline--dim")),
+            Segment(role, row_style + role_style),
+            Segment(summary + " ", row_style + sum_style),
+            Segment(preview, row_style),
+            Segment(f" {tokens:>6} ", row_style + self._style("timeline--dim")),
+            Segment(f"{status:<{STATUS_WIDTH}}", row_style + status_style),
+        ]
+        return Strip(segments).crop_extend(0, width, row_style)
+
+    def _draft_strip(self, cursor: bool, width: int, base: Style) -> Strip:
+        assert self.model is not None and self.model.draft is not None
+        d = self.model.draft
+        style = base + (
+            self._style("timeline--dim")
+            if d.state == "streaming"
+            else self._style("timeline--error")
+        )
+        if cursor:
+            style += self._style("timeline--cursor")
+        label = {
+            "streaming": "streaming ▍",
+            "incomplete": "✗ incomplete",
+            "cancelled": "✗ cancelled",
+            "failed": "✗ failed",
+        }.get(d.state, d.state)
+        status = "(reply)" if d.state == "streaming" else "not sent"
+        tail = one_line(d.text[-400:], 400)
+        text = f"{'':>1}{'…':>6} {'assistant':<10}{label:<26} {tail}"
+        right = f" {status:<{STATUS_WIDTH}}"
+        body = text[: max(0, width - len(right))].ljust(max(0, width - len(right)))
+        return Strip([Segment(body, style), Segment(right, style)]).crop_extend(0, width, style)
+
+    def _flash_style(self, style: Style, t0: float) -> Style:
+        duration = FLASH_SECONDS.get(self.animation, 0.8) or 0.8
+        progress = min(1.0, (time.monotonic() - t0) / duration)
+        flash = self.get_component_styles("timeline--flash").background
+        base_bg = self.styles.background
+        if self.animation == "basic":
+            bg = flash
+        else:
+            bg = flash.blend(base_bg, progress)
+        return style + Style(bgcolor=bg.rich_color if isinstance(bg, Color) else None)

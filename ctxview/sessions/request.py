@@ -1,0 +1,27 @@
+"""The Messages API request body ctxview would send next."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctxview.core.context import ConversationContext
+
+
+def build_request(
+    context: ConversationContext,
+    *,
+    model: str,
+    max_tokens: int,
+    system: Any = None,
+    tools: list[Any] | None = None,
+) -> dict[str, Any]:
+    """``model``, ``max_tokens``, ``system`` (when set), the window's ``messages``, ``tools``
+    (when any): ready for curl or ``client.messages.create(**body)``."""
+    body: dict[str, Any] = {"model": model, "max_tokens": max_tokens}
+    sys_value = system if system is not None else context.system_prompt
+    if sys_value:
+        body["system"] = sys_value
+    body["messages"] = context.messages
+    if tools:
+        body["tools"] = tools
+    return body
