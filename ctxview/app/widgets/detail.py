@@ -230,10 +230,10 @@ class BlockDetail(VerticalScroll, can_focus=True):
                 f"[{j}] thinking · {len(thinking):,} chars · {tok} · signature {visible(_short(sig))}"
             )
             # a Content title is shown literally (a str title would be parsed as markup)
-            title: Any = label
+            label_any: Any = label
             return [
                 Collapsible(
-                    Static(literal(_cut(thinking)), classes="body"), title=title, collapsed=False
+                    Static(literal(_cut(thinking)), classes="body"), title=label_any, collapsed=False
                 )
             ]
         if t == "redacted_thinking":
