@@ -18,3 +18,10 @@ def _isolated_dirs(
     monkeypatch.setenv("CTXVIEW_STATE_DIR", str(base / "state"))
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+
+
+@pytest.fixture
+def fake_api():  # type: ignore[no-untyped-def]
+    from fake_api import running
+
+    yield from running()

@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, Input, TextArea
 
 from ctxview.app.commands import CtxviewCommands
-from ctxview.app.model import SessionModel, compute_tokens, fmt_tokens
+from ctxview.app.model import Eviction, SessionModel, compute_tokens, fmt_tokens
 from ctxview.app.safe import visible
 from ctxview.app.screens.files import OpenFileScreen, SavePathScreen
 from ctxview.app.screens.modals import HelpScreen, SystemPromptScreen
@@ -130,6 +130,8 @@ class CtxviewApp(App[int]):
         self._detail_timer: Any = None
         self.exact_tokens: int | None = None
         self._user_sidebar: bool | None = None
+        self._evict_buffer: list[Eviction] = []
+        self._evict_timer: Any = None
 
     # -- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -242,10 +244,20 @@ class CtxviewApp(App[int]):
         ids = [i for e in evictions for i in e.ids]
         if ids:
             self.timeline.flash(ids)
-            for e in evictions[-3:]:
-                self.notify(e.describe(), title="eviction", markup=False, timeout=6)
+            # one notification per burst (a tool loop evicts on every add)
+            self._evict_buffer.extend(evictions)
+            if self._evict_timer is None:
+                self._evict_timer = self.set_timer(0.3, self._flush_evictions)
         self.sidebar.update_from(model, self.exact_tokens)
         self._show_detail_now()
+
+    def _flush_evictions(self) -> None:
+        self._evict_timer = None
+        buf, self._evict_buffer = self._evict_buffer, []
+        if not buf:
+            return
+        merged = Eviction(sorted(i for e in buf for i in e.ids), sum(e.tokens for e in buf), buf[-1].reason)
+        self.notify(merged.describe(), title="eviction", markup=False, timeout=6)
 
     def _persist(self, updates: dict[str, Any]) -> None:
         if not self.save_config:

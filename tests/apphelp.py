@@ -1,0 +1,53 @@
+"""Build the app for Pilot tests: offline or against the fake API, no autosave unless asked."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctxview.app.app import CtxviewApp
+from ctxview.app.model import SessionModel
+from ctxview.chat.backends import AnthropicBackend, OfflineBackend
+from ctxview.chat.controller import ChatController
+from ctxview.config import load_config
+from ctxview.sessions import LoadedSession, load_session, replay
+
+
+def make_app(
+    path: str | None = None,
+    *,
+    max_: int | None = None,
+    strategy: str | None = None,
+    api_url: str | None = None,
+    autosave: bool = False,
+    animation: str = "none",
+    system: str | None = None,
+    **kw: Any,
+) -> CtxviewApp:
+    cfg = load_config()
+    cfg.values["animation"] = animation
+    if path:
+        session = load_session(path)
+    else:
+        session = LoadedSession(path="", format="new", messages=[], metas=[])
+    rep = replay(session, max_context_messages=max_, strategy=strategy, system_prompt=system, defaults=cfg.as_defaults())
+    model = SessionModel(rep, path, session.model or "claude-sonnet-5-5")
+    app = CtxviewApp(model, cfg, opened_file=bool(path), offline=api_url is None, **kw)
+    if api_url is None:
+        backend: Any = OfflineBackend(delay=0)
+    else:
+        backend = AnthropicBackend(api_key="sk-test-not-real", base_url=api_url, timeout=5)
+    app.chat = ChatController(app, offline=api_url is None, backend=backend, autosave=autosave)
+    return app
+
+
+def row_texts(app: CtxviewApp) -> list[str]:
+    """What the timeline shows now, one string per visible row."""
+    tl = app.timeline
+    return [tl.render_line(y).text for y in range(tl.scrollable_content_region.height)]
+
+
+async def settle(pilot: Any, n: int = 3) -> None:
+    for _ in range(n):
+        await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()

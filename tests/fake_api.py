@@ -1,0 +1,157 @@
+"""A loopback fake of the Anthropic Messages API: JSON and SSE streams, tool_use, faults.
+
+Every request body is recorded. Responses are queued per test with ``server.queue(...)``; when
+the queue is empty a plain text reply is streamed.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+def sse(event: str, data: dict[str, Any]) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
+
+
+def text_events(text: str, *, stop: str = "end_turn", cut: bool = False, msg_id: str = "msg_fake") -> list[bytes]:
+    out = [
+        sse("message_start", {"type": "message_start", "message": {
+            "id": msg_id, "type": "message", "role": "assistant", "model": "claude-fake", "content": [],
+            "stop_reason": None, "stop_sequence": None,
+            "usage": {"input_tokens": 21, "output_tokens": 1, "cache_read_input_tokens": 7, "cache_creation_input_tokens": 3}}}),
+        sse("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+    ]
+    words = text.split(" ")
+    for k, w in enumerate(words):
+        out.append(sse("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                                "delta": {"type": "text_delta", "text": w + (" " if k < len(words) - 1 else "")}}))
+    if cut:
+        return out  # the connection closes here: no content_block_stop, no message_stop
+    out.append(sse("content_block_stop", {"type": "content_block_stop", "index": 0}))
+    out.append(sse("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+                                     "usage": {"output_tokens": 12}}))
+    out.append(sse("message_stop", {"type": "message_stop"}))
+    return out
+
+
+def tool_events(name: str, tool_input: dict[str, Any], tool_id: str = "toolu_fake_1", say: str = "Using a tool.") -> list[bytes]:
+    out = text_events(say)[:-3]  # message_start, text block, deltas (no stops yet)
+    out.append(sse("content_block_stop", {"type": "content_block_stop", "index": 0}))
+    out.append(sse("content_block_start", {"type": "content_block_start", "index": 1,
+                                           "content_block": {"type": "tool_use", "id": tool_id, "name": name, "input": {}}}))
+    out.append(sse("content_block_delta", {"type": "content_block_delta", "index": 1,
+                                           "delta": {"type": "input_json_delta", "partial_json": json.dumps(tool_input)}}))
+    out.append(sse("content_block_stop", {"type": "content_block_stop", "index": 1}))
+    out.append(sse("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+                                     "usage": {"output_tokens": 30}}))
+    out.append(sse("message_stop", {"type": "message_stop"}))
+    return out
+
+
+@dataclass
+class Response:
+    kind: str  # "sse" | "error" | "hang" | "json"
+    events: list[bytes] = field(default_factory=list)
+    status: int = 200
+    body: dict[str, Any] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+
+
+def error(status: int, etype: str, message: str, **headers: str) -> Response:
+    return Response("error", status=status, body={"type": "error", "error": {"type": etype, "message": message}}, headers=headers)
+
+
+class FakeAPI:
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.paths: list[str] = []
+        self.headers: list[dict[str, str]] = []
+        self._queue: list[Response] = []
+        self._lock = threading.Lock()
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", "0"))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                with api._lock:
+                    api.requests.append(body)
+                    api.paths.append(self.path)
+                    api.headers.append({k.lower(): v for k, v in self.headers.items()})
+                    resp = api._queue.pop(0) if api._queue else None
+                if self.path.startswith("/v1/messages/count_tokens"):
+                    if resp is not None and resp.kind == "error":
+                        return self._json(resp.status, resp.body, resp.headers)
+                    return self._json(200, {"input_tokens": 1234})
+                if resp is None:
+                    resp = Response("sse", text_events("Hello from the fake API."))
+                if resp.delay:
+                    time.sleep(resp.delay)
+                if resp.kind == "error":
+                    return self._json(resp.status, resp.body, resp.headers)
+                if resp.kind == "hang":
+                    time.sleep(30)
+                    return
+                if resp.kind == "json":
+                    return self._json(resp.status, resp.body, resp.headers)
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("connection", "close")
+                self.end_headers()
+                for chunk in resp.events:
+                    try:
+                        self.wfile.write(chunk)
+                        self.wfile.flush()
+                    except (BrokenPipeError, ConnectionResetError):
+                        return
+                self.close_connection = True
+
+            def _json(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def queue(self, *responses: Response) -> None:
+        with self._lock:
+            self._queue.extend(responses)
+
+    def start(self) -> FakeAPI:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def running() -> Iterator[FakeAPI]:
+    api = FakeAPI().start()
+    try:
+        yield api
+    finally:
+        api.stop()
