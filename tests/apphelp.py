@@ -29,7 +29,13 @@ def make_app(
         session = load_session(path)
     else:
         session = LoadedSession(path="", format="new", messages=[], metas=[])
-    rep = replay(session, max_context_messages=max_, strategy=strategy, system_prompt=system, defaults=cfg.as_defaults())
+    rep = replay(
+        session,
+        max_context_messages=max_,
+        strategy=strategy,
+        system_prompt=system,
+        defaults=cfg.as_defaults(),
+    )
     model = SessionModel(rep, path, session.model or "claude-sonnet-5-5")
     app = CtxviewApp(model, cfg, opened_file=bool(path), offline=api_url is None, **kw)
     if api_url is None:

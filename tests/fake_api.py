@@ -19,37 +19,108 @@ def sse(event: str, data: dict[str, Any]) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data)}\n\n".encode()
 
 
-def text_events(text: str, *, stop: str = "end_turn", cut: bool = False, msg_id: str = "msg_fake") -> list[bytes]:
+def text_events(
+    text: str, *, stop: str = "end_turn", cut: bool = False, msg_id: str = "msg_fake"
+) -> list[bytes]:
     out = [
-        sse("message_start", {"type": "message_start", "message": {
-            "id": msg_id, "type": "message", "role": "assistant", "model": "claude-fake", "content": [],
-            "stop_reason": None, "stop_sequence": None,
-            "usage": {"input_tokens": 21, "output_tokens": 1, "cache_read_input_tokens": 7, "cache_creation_input_tokens": 3}}}),
-        sse("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        sse(
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": msg_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-fake",
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {
+                        "input_tokens": 21,
+                        "output_tokens": 1,
+                        "cache_read_input_tokens": 7,
+                        "cache_creation_input_tokens": 3,
+                    },
+                },
+            },
+        ),
+        sse(
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            },
+        ),
     ]
     words = text.split(" ")
     for k, w in enumerate(words):
-        out.append(sse("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                                "delta": {"type": "text_delta", "text": w + (" " if k < len(words) - 1 else "")}}))
+        out.append(
+            sse(
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {
+                        "type": "text_delta",
+                        "text": w + (" " if k < len(words) - 1 else ""),
+                    },
+                },
+            )
+        )
     if cut:
         return out  # the connection closes here: no content_block_stop, no message_stop
     out.append(sse("content_block_stop", {"type": "content_block_stop", "index": 0}))
-    out.append(sse("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                                     "usage": {"output_tokens": 12}}))
+    out.append(
+        sse(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": 12},
+            },
+        )
+    )
     out.append(sse("message_stop", {"type": "message_stop"}))
     return out
 
 
-def tool_events(name: str, tool_input: dict[str, Any], tool_id: str = "toolu_fake_1", say: str = "Using a tool.") -> list[bytes]:
+def tool_events(
+    name: str, tool_input: dict[str, Any], tool_id: str = "toolu_fake_1", say: str = "Using a tool."
+) -> list[bytes]:
     out = text_events(say)[:-3]  # message_start, text block, deltas (no stops yet)
     out.append(sse("content_block_stop", {"type": "content_block_stop", "index": 0}))
-    out.append(sse("content_block_start", {"type": "content_block_start", "index": 1,
-                                           "content_block": {"type": "tool_use", "id": tool_id, "name": name, "input": {}}}))
-    out.append(sse("content_block_delta", {"type": "content_block_delta", "index": 1,
-                                           "delta": {"type": "input_json_delta", "partial_json": json.dumps(tool_input)}}))
+    out.append(
+        sse(
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 1,
+                "content_block": {"type": "tool_use", "id": tool_id, "name": name, "input": {}},
+            },
+        )
+    )
+    out.append(
+        sse(
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 1,
+                "delta": {"type": "input_json_delta", "partial_json": json.dumps(tool_input)},
+            },
+        )
+    )
     out.append(sse("content_block_stop", {"type": "content_block_stop", "index": 1}))
-    out.append(sse("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None},
-                                     "usage": {"output_tokens": 30}}))
+    out.append(
+        sse(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+                "usage": {"output_tokens": 30},
+            },
+        )
+    )
     out.append(sse("message_stop", {"type": "message_stop"}))
     return out
 
@@ -65,7 +136,12 @@ class Response:
 
 
 def error(status: int, etype: str, message: str, **headers: str) -> Response:
-    return Response("error", status=status, body={"type": "error", "error": {"type": etype, "message": message}}, headers=headers)
+    return Response(
+        "error",
+        status=status,
+        body={"type": "error", "error": {"type": etype, "message": message}},
+        headers=headers,
+    )
 
 
 class FakeAPI:
@@ -118,7 +194,9 @@ class FakeAPI:
                         return
                 self.close_connection = True
 
-            def _json(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+            def _json(
+                self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None
+            ) -> None:
                 data = json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("content-type", "application/json")
@@ -130,7 +208,9 @@ class FakeAPI:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     @property
     def url(self) -> str:

@@ -7,9 +7,9 @@ import socket
 from typing import Any
 
 import pytest
+from fake_api import FakeAPI, Response, error, text_events, tool_events
 
 from ctxview.chat.backends import AnthropicBackend, ChatError
-from fake_api import FakeAPI, Response, error, text_events, tool_events
 
 BODY: dict[str, Any] = {
     "model": "claude-sonnet-5-5",
@@ -40,7 +40,9 @@ async def test_stream_tool_use(fake_api: FakeAPI) -> None:
     reply = await backend(fake_api).reply(BODY, lambda s: None)
     assert reply.stop_reason == "tool_use"
     use = reply.content[1]
-    assert use.type == "tool_use" and use.input == {"expression": "6*7"} and use.name == "calculator"
+    assert (
+        use.type == "tool_use" and use.input == {"expression": "6*7"} and use.name == "calculator"
+    )
 
 
 async def test_cut_stream_is_detected(fake_api: FakeAPI) -> None:

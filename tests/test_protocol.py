@@ -132,3 +132,51 @@ def test_garbage_does_not_crash() -> None:
         5,
     ]
     assert check_protocol(msgs)  # reports, never raises
+
+
+def test_memoised_checker_equals_check_protocol() -> None:
+    from agentgen import agent_loop, turns_strategy
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from ctxview import ConversationContext
+    from ctxview.core.protocol import ProtocolChecker
+
+    @settings(max_examples=80, deadline=None)
+    @given(
+        turns=turns_strategy,
+        maxes=st.lists(st.integers(1, 15), min_size=1, max_size=4),
+        seed=st.integers(0, 99),
+    )
+    def run(turns: list[list[int]], maxes: list[int], seed: int) -> None:
+        checker = ProtocolChecker()
+        ctx = ConversationContext(max_context_messages=maxes[0])
+        for k, m in enumerate(agent_loop(turns, seed)):
+            ctx.add_message(m)
+            if k % 5 == 0:
+                ctx.max_context_messages = maxes[k % len(maxes)]
+            # the real check on the window, and the memoised one on (id, message) entries
+            assert checker.check(ctx.entries(), "sys") == check_protocol(ctx.messages, "sys")
+
+    run()
+
+
+def test_memoised_checker_reindexes_texts() -> None:
+    from ctxview.core.protocol import ProtocolChecker
+
+    msgs = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [tu("a")]},
+        {"role": "user", "content": [tr("a")]},
+        {"role": "user", "content": [tr("zz")]},
+    ]
+    checker = ProtocolChecker()
+    entries = list(enumerate(msgs))
+    assert checker.check(entries) == check_protocol(msgs)
+    # the same pairs at other positions: cached problems must carry the new indexes
+    shifted = [
+        (10, {"role": "user", "content": "x"}),
+        (11, {"role": "assistant", "content": "y"}),
+        *[(i + 20, m) for i, m in entries[1:]],
+    ]
+    assert checker.check(shifted) == check_protocol([m for _, m in shifted])

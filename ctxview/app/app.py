@@ -4,24 +4,27 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Header, Input, TextArea
+from textual.widgets import Footer, Header, Input
 
 from ctxview.app.commands import CtxviewCommands
 from ctxview.app.model import Eviction, SessionModel, compute_tokens, fmt_tokens
 from ctxview.app.safe import visible
-from ctxview.app.screens.files import OpenFileScreen, SavePathScreen
-from ctxview.app.screens.modals import HelpScreen, SystemPromptScreen
-from ctxview.app.widgets.detail import BlockDetail
-from ctxview.app.widgets.sidebar import ConfigSidebar
 from ctxview.app.widgets.timeline import Timeline
 from ctxview.config import Config, ConfigError, save_config_values
 from ctxview.core.strategies import STRATEGIES
+
+if TYPE_CHECKING:
+    from ctxview.app.widgets.detail import BlockDetail
+    from ctxview.app.widgets.sidebar import ConfigSidebar
+
+# Everything not needed for the first paint (the sidebar, the detail pane with its syntax
+# highlighter, the modal screens with TextArea and DirectoryTree) is imported when first used.
 
 NARROW = 100  #: below this width the sidebar collapses (ctrl+b brings it back)
 
@@ -130,19 +133,43 @@ class CtxviewApp(App[int]):
         self._detail_timer: Any = None
         self.exact_tokens: int | None = None
         self._user_sidebar: bool | None = None
+        self._panes_ready = False
         self._evict_buffer: list[Eviction] = []
         self._evict_timer: Any = None
 
     # -- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
+        # The timeline comes first; the sidebar and the detail pane are mounted right after the
+        # first paint (see _mount_panes), so startup costs one widget, not a dozen.
         yield Header()
-        with Horizontal(id="main"):
-            yield ConfigSidebar(id="sidebar")
-            with Vertical(id="center"):
-                yield Timeline(id="timeline")
-                yield BlockDetail(id="detail")
+        with Horizontal(id="main"), Vertical(id="center"):
+            yield Timeline(id="timeline")
         yield Input(placeholder="", id="chat")
         yield Footer()
+
+    async def _mount_panes(self) -> None:
+        from ctxview.app.widgets.detail import BlockDetail
+        from ctxview.app.widgets.sidebar import ConfigSidebar
+
+        main = self.query_one("#main")
+        if not main.is_attached or self._exit_renderables or not self.is_running:
+            return  # quitting before the panes came up
+        await main.mount(ConfigSidebar(id="sidebar"), before="#center")
+        await self.query_one("#center").mount(BlockDetail(id="detail"))
+        self._panes_ready = True
+        self.update_panes()
+        if self.chat is None:
+            from ctxview.chat.controller import ChatController
+
+            self.chat = ChatController(self, offline=self.offline)
+        self.chat.warm()
+
+    def update_panes(self) -> None:
+        """Sidebar and detail follow the model (no-op until they are mounted)."""
+        if not self._panes_ready:
+            return
+        self.sidebar.update_from(self.model, self.exact_tokens)
+        self._show_detail_now()
 
     @property
     def timeline(self) -> Timeline:
@@ -150,11 +177,13 @@ class CtxviewApp(App[int]):
 
     @property
     def detail(self) -> BlockDetail:
-        return self.query_one(BlockDetail)
+        widget: Any = self.query_one("#detail")
+        return widget  # type: ignore[no-any-return]
 
     @property
     def sidebar(self) -> ConfigSidebar:
-        return self.query_one(ConfigSidebar)
+        widget: Any = self.query_one("#sidebar")
+        return widget  # type: ignore[no-any-return]
 
     def on_mount(self) -> None:
         theme = self.config.get("theme")
@@ -166,8 +195,7 @@ class CtxviewApp(App[int]):
             self.notify(err, title="config", severity="warning", markup=False, timeout=10)
         self._install_model(self.model, focus=True)
         self._apply_width(self.size.width)
-        if self.chat is not None:
-            self.call_after_refresh(self.chat.warm)
+        self.call_after_refresh(self._mount_panes)
 
     def _install_model(self, model: SessionModel, focus: bool = False) -> None:
         self.model = model
@@ -175,8 +203,7 @@ class CtxviewApp(App[int]):
         self._back.clear()
         self._update_titles()
         self.timeline.set_model(model)
-        self.sidebar.update_from(model)
-        self.detail.show(model, self.timeline.selected_id)
+        self.update_panes()
         chat = self.query_one("#chat", Input)
         chat.placeholder = self._chat_placeholder()
         if not model.tokens_ready:
@@ -205,7 +232,8 @@ class CtxviewApp(App[int]):
         if model is not self.model:
             return
         model.install_tokens(toks)
-        self.sidebar.update_from(model, self.exact_tokens)
+        if self._panes_ready:
+            self.sidebar.update_from(model, self.exact_tokens)
         self.timeline.refresh()
 
     def on_resize(self, event: Any) -> None:
@@ -228,7 +256,10 @@ class CtxviewApp(App[int]):
         if action not in self.TYPING_SENSITIVE:
             return True
         # plain-key actions: not while typing, and not under a modal screen
-        typing = isinstance(self.focused, (Input, TextArea))
+        focused = self.focused
+        typing = focused is not None and any(
+            c.__name__ in ("Input", "TextArea") for c in type(focused).__mro__
+        )
         return not typing and self.screen is self.screen_stack[0]
 
     # -- after every change to the context -----------------------------------------------------
@@ -248,15 +279,16 @@ class CtxviewApp(App[int]):
             self._evict_buffer.extend(evictions)
             if self._evict_timer is None:
                 self._evict_timer = self.set_timer(0.3, self._flush_evictions)
-        self.sidebar.update_from(model, self.exact_tokens)
-        self._show_detail_now()
+        self.update_panes()
 
     def _flush_evictions(self) -> None:
         self._evict_timer = None
         buf, self._evict_buffer = self._evict_buffer, []
         if not buf:
             return
-        merged = Eviction(sorted(i for e in buf for i in e.ids), sum(e.tokens for e in buf), buf[-1].reason)
+        merged = Eviction(
+            sorted(i for e in buf for i in e.ids), sum(e.tokens for e in buf), buf[-1].reason
+        )
         self.notify(merged.describe(), title="eviction", markup=False, timeout=6)
 
     def _persist(self, updates: dict[str, Any]) -> None:
@@ -298,13 +330,11 @@ class CtxviewApp(App[int]):
         self.notify(f"strategy: {name} — {STRATEGIES[name].description}", markup=False, timeout=4)
         self._persist({"strategy": name})
 
-    @on(ConfigSidebar.MaxChanged)
-    def _sidebar_max(self, event: ConfigSidebar.MaxChanged) -> None:
+    def on_config_sidebar_max_changed(self, event: ConfigSidebar.MaxChanged) -> None:
         if event.value != self.model.context.max_context_messages:
             self.set_max(event.value)
 
-    @on(ConfigSidebar.StrategyChanged)
-    def _sidebar_strategy(self, event: ConfigSidebar.StrategyChanged) -> None:
+    def on_config_sidebar_strategy_changed(self, event: ConfigSidebar.StrategyChanged) -> None:
         if event.name != self.model.context.strategy:
             self.set_strategy(event.name)
 
@@ -333,6 +363,8 @@ class CtxviewApp(App[int]):
 
     def _show_detail_now(self) -> None:
         self._detail_timer = None
+        if not self._panes_ready:
+            return
         self._last_detail = time.monotonic()
         if self.timeline.on_draft and self.model.draft is not None:
             self.detail.show_draft(self.model.draft)
@@ -406,6 +438,8 @@ class CtxviewApp(App[int]):
         self.screen.toggle_class("-hide-detail")
 
     def action_help(self) -> None:
+        from ctxview.app.screens.modals import HelpScreen
+
         self.push_screen(HelpScreen(KEYS_HELP))
 
     def action_escape(self) -> None:
@@ -417,6 +451,8 @@ class CtxviewApp(App[int]):
 
     # -- system prompt -------------------------------------------------------------------------
     def action_edit_system(self) -> None:
+        from ctxview.app.screens.modals import SystemPromptScreen
+
         def done(text: str | None) -> None:
             if text is None or text == self.model.context.system_prompt:
                 return
@@ -428,6 +464,8 @@ class CtxviewApp(App[int]):
 
     # -- files ---------------------------------------------------------------------------------
     def action_open(self) -> None:
+        from ctxview.app.screens.files import OpenFileScreen
+
         start = Path(self.model.path).parent if self.model.path else Path.cwd()
 
         def chosen(path: str | None) -> None:
@@ -487,6 +525,8 @@ class CtxviewApp(App[int]):
         return str(Path.cwd() / time.strftime("chat-%Y%m%d-%H%M%S.ctxview.json"))
 
     def action_save(self) -> None:
+        from ctxview.app.screens.files import SavePathScreen
+
         if self.model.path and self.model.session.format == "ctxview":
             self.save_to(self.model.path)
             return
@@ -546,6 +586,8 @@ class CtxviewApp(App[int]):
         )
 
     def action_export(self) -> None:
+        from ctxview.app.screens.files import SavePathScreen
+
         if self.model.path:
             p = Path(self.model.path)
             default = str(p.with_name(p.stem.removesuffix(".ctxview") + ".request.json"))

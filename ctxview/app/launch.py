@@ -45,10 +45,8 @@ def launch(args: argparse.Namespace) -> int:
 
     from ctxview.app.app import CtxviewApp
     from ctxview.app.model import SessionModel
-    from ctxview.chat.controller import ChatController
 
     model = SessionModel(rep, path or None, model_name)
-    app = CtxviewApp(model, cfg, opened_file=bool(path), offline=offline)
-    app.chat = ChatController(app, offline=offline)
+    app = CtxviewApp(model, cfg, opened_file=bool(path), offline=offline)  # chat: after first paint
     rc = app.run()
     return int(rc or 0)

@@ -17,7 +17,7 @@ from typing import Any
 
 from ctxview.app.safe import one_line
 from ctxview.core.context import ContextEvent, ConversationContext
-from ctxview.core.protocol import Problem, check_protocol
+from ctxview.core.protocol import Problem, ProtocolChecker
 from ctxview.core.tokens import estimate_message, estimate_system, estimate_tools
 from ctxview.core.transcript import Transcript
 from ctxview.sessions.model import LoadedSession
@@ -175,6 +175,7 @@ class SessionModel:
         self._tok: list[int] = []
         self._pre: list[int] = [0]
         self._problems: list[Problem] | None = None
+        self._checker = ProtocolChecker()
         self._problem_ids: dict[int, list[Problem]] | None = None
         self._tool_index: dict[str, tuple[int, int]] | None = (
             None  # tool id -> (use msg, result msg)
@@ -359,7 +360,7 @@ class SessionModel:
     @property
     def problems(self) -> list[Problem]:
         if self._problems is None:
-            self._problems = check_protocol([m for _, m in self.context.entries()], self.system)
+            self._problems = self._checker.check(self.context.entries(), self.system)
         return self._problems
 
     def problems_for(self, mid: int) -> list[Problem]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,6 +55,9 @@ class ChatController:
         self.failed = False
         self._worker: Any = None
         self.requests: list[dict[str, Any]] = []  # every body sent, for tests and the curious
+        self._save_lock = threading.Lock()
+        self._save_seq = 0
+        self._saved_seq = 0
 
     # -- lifecycle ------------------------------------------------------------------------------
     def warm(self) -> None:
@@ -120,7 +124,7 @@ class ChatController:
                 )
                 return
             app.exact_tokens = n
-            app.sidebar.update_from(app.model, n)
+            app.update_panes()
             app.notify(f"exact window size: {n:,} input tokens (count_tokens)", markup=False)
 
         app.run_worker(run(), group="count", exclusive=True)
@@ -162,7 +166,7 @@ class ChatController:
         d.text += chunk
         tl = self.app.timeline
         tl.refresh()
-        if tl.on_draft:
+        if tl.on_draft and self.app._panes_ready:
             self.app.detail.show_draft(d)
 
     async def _loop(self) -> None:
@@ -245,7 +249,7 @@ class ChatController:
         d.reason = message
         app.model.set_draft(d)
         app.timeline.refresh_rows()
-        if app.timeline.on_draft:
+        if app.timeline.on_draft and app._panes_ready:
             app.detail.show_draft(d)
         app.notify(message, title="reply " + state, severity="error", markup=False, timeout=12)
 
@@ -257,12 +261,19 @@ class ChatController:
             self.autosave_path = new_autosave_path()
         doc = self.app.session_document()
         path = self.autosave_path
+        self._save_seq += 1
+        seq = self._save_seq
 
         def save() -> None:
             from ctxview.sessions.store import save_session
 
             try:
-                save_session(path, doc)
+                # saves run in threads, one at a time: an older snapshot never overwrites a newer
+                with self._save_lock:
+                    if seq < self._saved_seq:
+                        return
+                    self._saved_seq = seq
+                    save_session(path, doc)
             except (OSError, ValueError) as exc:
                 self.app.call_from_thread(
                     self.app.notify, f"autosave failed: {exc}", severity="warning", markup=False

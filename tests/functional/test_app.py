@@ -9,10 +9,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input
-
 from apphelp import make_app, row_texts, settle
 from conftest import FIXTURES, ROOT
+from textual.widgets import Input
+
 from ctxview.app.model import GAP
 from ctxview.app.screens.modals import HelpScreen
 
@@ -33,7 +33,9 @@ async def test_open_focuses_timeline_and_shows_status_words() -> None:
         assert GAP in app.model.rows and "gap" in texts[1]
         assert texts[2].rstrip().endswith("evicted")
         await pilot.press("end")
-        assert row_texts(app)[-1].rstrip().endswith("kept") or any(t.rstrip().endswith("kept") for t in row_texts(app))
+        assert row_texts(app)[-1].rstrip().endswith("kept") or any(
+            t.rstrip().endswith("kept") for t in row_texts(app)
+        )
 
 
 async def test_new_chat_focuses_chat_input() -> None:
@@ -249,12 +251,18 @@ async def test_untrusted_text_is_literal() -> None:
         await pilot.press("j")
         await pilot.pause(0.2)
         detail = " ".join(str(w.render()) for w in app.detail.query("Static"))
-        assert "␛[31mANSI red␛[0m" in detail and "␛]0;pwned title␇" in detail and "[B]UPPER[/B]" in detail
+        assert (
+            "␛[31mANSI red␛[0m" in detail
+            and "␛]0;pwned title␇" in detail
+            and "[B]UPPER[/B]" in detail
+        )
         assert "\x1b" not in detail
         # every strip the timeline renders: no raw control character reaches the terminal
         for y in range(app.timeline.size.height):
             for seg in app.timeline.render_line(y):
-                assert not any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 for c in seg.text), repr(seg.text)
+                assert not any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 for c in seg.text), repr(
+                    seg.text
+                )
         # a click on the row never runs the [@click] action
         await pilot.click("#timeline", offset=(30, 0))
         await pilot.pause()
@@ -279,7 +287,15 @@ async def test_help_and_palette() -> None:
         await settle(pilot)
         assert app.model.context.max_context_messages == 7
         names = [h.text async for h in provider.discover()]
-        for want in ("Open file…", "Save session", "Export request…", "Toggle evicted rows", "Jump to pinned message", "Jump to next problem", "Strategy: pair-safe"):
+        for want in (
+            "Open file…",
+            "Save session",
+            "Export request…",
+            "Toggle evicted rows",
+            "Jump to pinned message",
+            "Jump to next problem",
+            "Strategy: pair-safe",
+        ):
             assert want in names
 
 
@@ -294,7 +310,9 @@ async def test_export_request(tmp_path: Path) -> None:
         await pilot.press("enter")
         await settle(pilot)
         body = json.loads(out.read_text())
-        assert body["messages"] == app.model.context.messages and body["model"] == "claude-sonnet-5-5"
+        assert (
+            body["messages"] == app.model.context.messages and body["model"] == "claude-sonnet-5-5"
+        )
 
 
 @pytest.mark.parametrize("size", [(80, 24), (100, 30)])

@@ -233,7 +233,9 @@ class BlockDetail(VerticalScroll, can_focus=True):
             label_any: Any = label
             return [
                 Collapsible(
-                    Static(literal(_cut(thinking)), classes="body"), title=label_any, collapsed=False
+                    Static(literal(_cut(thinking)), classes="body"),
+                    title=label_any,
+                    collapsed=False,
                 )
             ]
         if t == "redacted_thinking":

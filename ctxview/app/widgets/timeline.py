@@ -222,6 +222,7 @@ class Timeline(ScrollView, can_focus=True):
 
     def on_resize(self, event: events.Resize) -> None:
         self.virtual_size = Size(self.size.width, len(self.model.rows) if self.model else 0)
+        self.call_after_refresh(self._scroll_to_cursor)  # the cursor stays in view
 
     # -- rendering -----------------------------------------------------------------------------
     def _style(self, name: str) -> Style:
@@ -259,12 +260,12 @@ class Timeline(ScrollView, can_focus=True):
                 nxt += 1
                 if len(ids) > 200_000:
                     break
-            label = f" ┄┄ gap: {id_ranges(ids)} evicted ({len(ids):,} messages, dimmed below) ┄┄"
+            label = f" ┄┄ gap: {id_ranges(ids)} evicted ({len(ids):,} message{'s' if len(ids) != 1 else ''}, dimmed below) ┄┄"
         else:
             prev = rows[row - 1] if row > 0 else -1
             after = rows[nxt] if nxt < len(rows) else len(self.model.transcript)
             n = after - prev - 1
-            label = f" ┄┄ gap: #{prev + 1}–#{after - 1} evicted ({n:,} messages hidden, press e to show) ┄┄"
+            label = f" ┄┄ gap: #{prev + 1}–#{after - 1} evicted ({n:,} message{'s' if n != 1 else ''} hidden, press e to show) ┄┄"
         return [(label.ljust(width, "┄")[:width], Style())]
 
     def _row_strip(self, mid: int, cursor: bool, width: int, base: Style) -> Strip:

@@ -1,0 +1,53 @@
+"""SVG snapshots of the main screen at 120x40, animations off.
+
+Update after an intended change with: pytest tests/functional/test_snapshots.py --snapshot-update
+(then look at the SVGs in tests/functional/__snapshots__/ before committing them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from apphelp import make_app
+from conftest import ROOT
+
+SAMPLES = ROOT / "sample_sessions"
+
+
+@pytest.fixture(autouse=True)
+def _no_animation(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
+
+
+async def _settle(pilot: Any) -> None:
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def test_agent_loop_main_screen(snap_compare: Any) -> None:
+    app = make_app(str(SAMPLES / "agent_loop.json"))
+    assert snap_compare(app, terminal_size=(120, 40), run_before=_settle)
+
+
+def test_agent_loop_top_pinned_and_gap(snap_compare: Any) -> None:
+    app = make_app(str(SAMPLES / "agent_loop.json"))
+    assert snap_compare(app, terminal_size=(120, 40), press=["home", "j", "j"], run_before=_settle)
+
+
+def test_long_chat_main_screen(snap_compare: Any) -> None:
+    app = make_app(str(SAMPLES / "long_chat.json"))
+    assert snap_compare(app, terminal_size=(120, 40), run_before=_settle)
+
+
+def test_thinking_image_detail(snap_compare: Any) -> None:
+    app = make_app(str(SAMPLES / "thinking_image.json"))
+    assert snap_compare(
+        app, terminal_size=(120, 40), press=["home", "j", "j", "j"], run_before=_settle
+    )
+
+
+def test_narrow_80x24(snap_compare: Any) -> None:
+    app = make_app(str(SAMPLES / "tool_errors.json"))
+    assert snap_compare(app, terminal_size=(80, 24), run_before=_settle)
