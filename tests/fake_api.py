@@ -145,7 +145,8 @@ def error(status: int, etype: str, message: str, **headers: str) -> Response:
 
 
 class FakeAPI:
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0, smart: bool = False) -> None:
+        self.smart = smart
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
         self.headers: list[dict[str, str]] = []
@@ -172,7 +173,11 @@ class FakeAPI:
                         return self._json(resp.status, resp.body, resp.headers)
                     return self._json(200, {"input_tokens": 1234})
                 if resp is None:
-                    resp = Response("sse", text_events("Hello from the fake API."))
+                    resp = (
+                        api.scripted(body)
+                        if api.smart
+                        else Response("sse", text_events("Hello from the fake API."))
+                    )
                 if resp.delay:
                     time.sleep(resp.delay)
                 if resp.kind == "error":
@@ -206,7 +211,7 @@ class FakeAPI:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         self.thread = threading.Thread(
             target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
@@ -215,6 +220,52 @@ class FakeAPI:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def scripted(self, body: dict[str, Any]) -> Response:
+        """For driving the app by hand: the reply depends on the last message."""
+        last = (body.get("messages") or [{}])[-1]
+        content = last.get("content")
+        if isinstance(content, list) and any(b.get("type") == "tool_result" for b in content):
+            results = [str(b.get("content")) for b in content if b.get("type") == "tool_result"]
+            return Response("sse", text_events("The tool said: " + "; ".join(results)))
+        text = (
+            content
+            if isinstance(content, str)
+            else " ".join(str(b.get("text", "")) for b in content or [])
+        )
+        low = text.lower()
+        for status, etype in (
+            (400, "invalid_request_error"),
+            (401, "authentication_error"),
+            (404, "not_found_error"),
+            (413, "request_too_large"),
+            (429, "rate_limit_error"),
+            (500, "api_error"),
+            (529, "overloaded_error"),
+        ):
+            if f"fail{status}" in low:
+                return error(
+                    status,
+                    etype,
+                    f"scripted {etype}",
+                    **({"retry-after": "20"} if status == 429 else {}),
+                )
+        if "cut" in low:
+            return Response(
+                "sse", text_events("This reply will be cut off before the end", cut=True)
+            )
+        if "slow" in low:
+            return Response("sse", text_events("a slow reply"), delay=5)
+        if low.startswith("calc"):
+            return Response(
+                "sse",
+                tool_events(
+                    "calculator",
+                    {"expression": text.split(" ", 1)[-1]},
+                    f"toolu_fake_{len(self.requests)}",
+                ),
+            )
+        return Response("sse", text_events(f"Fake API reply to: {text[:80]}"))
 
     def queue(self, *responses: Response) -> None:
         with self._lock:
@@ -235,3 +286,18 @@ def running() -> Iterator[FakeAPI]:
         yield api
     finally:
         api.stop()
+
+
+if __name__ == "__main__":
+    # python tests/fake_api.py 8765  → ANTHROPIC_BASE_URL=http://127.0.0.1:8765 ANTHROPIC_API_KEY=x ctxview
+    import sys
+
+    server = FakeAPI(int(sys.argv[1]) if len(sys.argv) > 1 else 8765, smart=True).start()
+    print(
+        f"fake Messages API on {server.url} (say 'calc 6*7', 'cut', 'slow', 'fail529', ...)",
+        flush=True,
+    )
+    try:
+        server.thread.join()
+    except KeyboardInterrupt:
+        server.stop()

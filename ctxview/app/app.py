@@ -154,7 +154,7 @@ class CtxviewApp(App[int]):
         main = self.query_one("#main")
         if not main.is_attached or self._exit_renderables or not self.is_running:
             return  # quitting before the panes came up
-        await main.mount(ConfigSidebar(id="sidebar"), before="#center")
+        await main.mount(ConfigSidebar(self.model.context.strategy, id="sidebar"), before="#center")
         await self.query_one("#center").mount(BlockDetail(id="detail"))
         self._panes_ready = True
         self.update_panes()
@@ -215,8 +215,9 @@ class CtxviewApp(App[int]):
                 chat.focus()
 
     def _chat_placeholder(self) -> str:
-        who = "the offline demo model" if self.offline else self.model.model
-        return f"Message {who} · enter to send · try: calculate 6*7"
+        if self.offline:
+            return "Message the offline demo model · enter to send · try: calculate 6*7"
+        return f"Message {self.model.model} · enter to send · escape cancels a reply"
 
     def _update_titles(self) -> None:
         self.title = f"ctxview · {visible(self.model.name)}"
@@ -289,7 +290,7 @@ class CtxviewApp(App[int]):
         merged = Eviction(
             sorted(i for e in buf for i in e.ids), sum(e.tokens for e in buf), buf[-1].reason
         )
-        self.notify(merged.describe(), title="eviction", markup=False, timeout=6)
+        self.notify(merged.describe(), title="eviction", markup=False, timeout=4)
 
     def _persist(self, updates: dict[str, Any]) -> None:
         if not self.save_config:

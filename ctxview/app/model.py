@@ -294,6 +294,15 @@ class SessionModel:
         except ValueError:
             return None
 
+    def last_usage(self) -> tuple[int, Mapping[str, Any]] | None:
+        """The newest message with API usage (id, usage); looks back at most 200 messages."""
+        records = self.transcript.records
+        for rec in reversed(records[-200:]):
+            u = rec.meta.get("usage")
+            if isinstance(u, Mapping):
+                return rec.id, u
+        return None
+
     def evicted_count(self) -> int:
         return len(self.transcript) - self.transcript.window_size
 

@@ -55,8 +55,11 @@ class PairSafeStrategy:
     description = "the seed's cut, moved forward so the tail starts with an assistant turn"
 
     def truncate(self, window: Window) -> None:
-        window.evict_to_size(window.max_messages)
-        _pair_safe_front(window)
+        excess = len(window.tail) + 1 - window.max_messages
+        if excess > 0:
+            window.evict(excess)
+        if window.cut and window.tail and window.tail[0][1].get("role") != "assistant":
+            _pair_safe_front(window)
 
 
 class TokenBudgetStrategy:

@@ -334,3 +334,31 @@ async def test_quit_status_zero() -> None:
         await settle(pilot)
         await pilot.press("ctrl+q")
     assert app.return_code == 0
+
+
+async def test_mounting_the_sidebar_keeps_the_session_strategy() -> None:
+    """Regression: the strategy Select used to start on 'seed' and switch the session to it."""
+    app = make_app(str(SAMPLES / "tool_errors.json"))  # saved with pair-safe
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.pause(0.3)
+        assert app.model.context.strategy == "pair-safe"
+        assert not any(n.message.startswith("strategy:") for n in app._notifications)
+        assert 'strategy = "seed"' not in (
+            Path(os.environ["CTXVIEW_CONFIG"]).read_text()
+            if Path(os.environ["CTXVIEW_CONFIG"]).exists()
+            else ""
+        )
+
+
+async def test_cursor_row_keeps_role_visible() -> None:
+    app = make_app(AGENT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        tl = app.timeline
+        y = tl.cursor - int(tl.scroll_offset.y)
+        segs = list(tl.render_line(y))
+        role = next(s for s in segs if s.text.strip() in ("user", "assistant"))
+        cursor_style = tl.get_component_rich_style("timeline--cursor", partial=True)
+        if cursor_style.color is not None:
+            assert role.style is not None and role.style.color == cursor_style.color

@@ -239,3 +239,43 @@ async def test_api_key_not_in_autosave(fake_api: FakeAPI, monkeypatch: Any) -> N
     assert newest is not None and "sk-ant-secret" not in newest.read_text()
     cfg = Path(os.environ["CTXVIEW_CONFIG"])
     assert not cfg.exists() or "sk-ant-secret" not in cfg.read_text()
+
+
+def test_resume_opens_newest_autosave(monkeypatch: Any) -> None:
+    import ctxview.app.app as appmod
+    from ctxview.chat.autosave import sessions_dir
+    from ctxview.cli import main
+
+    d = sessions_dir()
+    d.mkdir(parents=True)
+    older, newer = d / "chat-1.ctxview.json", d / "chat-2.ctxview.json"
+    older.write_text((SAMPLES / "long_chat.json").read_text())
+    newer.write_text((SAMPLES / "tool_errors.json").read_text())
+    os.utime(older, (1, 1))
+    seen: dict[str, Any] = {}
+
+    def fake_run(self: Any, **kw: Any) -> int:
+        seen["path"] = self.model.path
+        seen["n"] = len(self.model.transcript)
+        return 0
+
+    monkeypatch.setattr(appmod.CtxviewApp, "run", fake_run)
+    assert main(["--resume"]) == 0
+    assert seen["path"] == str(newer) and seen["n"] == 18
+
+
+def test_resume_without_autosave(capsys: Any) -> None:
+    from ctxview.cli import main
+
+    assert main(["--resume"]) == 2
+    assert "no autosaved session" in capsys.readouterr().err
+
+
+def test_launch_bad_file_exit_2(tmp_path: Path, capsys: Any) -> None:
+    from ctxview.cli import main
+
+    bad = tmp_path / "x.json"
+    bad.write_bytes(b"\xff\xfe")
+    assert main([str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert str(bad) in err and "UTF-8" in err

@@ -51,6 +51,10 @@ class ConfigSidebar(VerticalScroll):
             super().__init__()
             self.name = name
 
+    def __init__(self, initial_strategy: str = "seed", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.initial_strategy = initial_strategy if initial_strategy in STRATEGIES else "seed"
+
     def compose(self) -> ComposeResult:
         yield Label("Protocol (next request)")
         yield Static(id="protocol")
@@ -67,8 +71,13 @@ class ConfigSidebar(VerticalScroll):
         max_input.compact = True
         yield max_input
         yield Label("Strategy (s)")
+        # the initial value is the session's: a Select that starts on another option posts a
+        # Changed on mount, which would switch the session's strategy behind the user's back
         select: Select[str] = Select(
-            [(name, name) for name in STRATEGIES], allow_blank=False, id="strategy-select"
+            [(name, name) for name in STRATEGIES],
+            allow_blank=False,
+            value=self.initial_strategy,
+            id="strategy-select",
         )
         select.compact = True
         yield select
@@ -78,6 +87,8 @@ class ConfigSidebar(VerticalScroll):
         yield Sparkline([], id="spark")
         yield Label("Prompt cache (last change)")
         yield Static(id="cache", classes="value")
+        yield Label("Last API usage")
+        yield Static(id="usage", classes="value")
         yield Label("Model")
         yield Static(id="model", classes="value")
         yield Label("System prompt (ctrl+e)")
@@ -128,6 +139,22 @@ class ConfigSidebar(VerticalScroll):
         else:
             self.query_one("#tokens", Static).update(Text("estimating…"))
             self.query_one("#cache", Static).update(Text("…"))
+        usage = model.last_usage()
+        if usage is None:
+            self.query_one("#usage", Static).update(Text("(no reply with usage yet)"))
+        else:
+            mid, u = usage
+
+            def g(key: str) -> str:
+                v = u.get(key)
+                return f"{v:,}" if isinstance(v, int) else "–"
+
+            self.query_one("#usage", Static).update(
+                Text(
+                    f"#{mid}: in {g('input_tokens')} · out {g('output_tokens')}\n"
+                    f"cache read {g('cache_read_input_tokens')} · write {g('cache_creation_input_tokens')}"
+                )
+            )
         problems = model.problems
         errors = [p for p in problems if p.severity == "error"]
         status = self.query_one("#protocol", Static)

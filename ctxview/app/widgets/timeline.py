@@ -282,8 +282,9 @@ class Timeline(ScrollView, can_focus=True):
         flash_t0 = self._flash.get(mid)
         if flash_t0 is not None:
             row_style = self._flash_style(row_style, flash_t0)
-        if cursor:
-            row_style += self._style("timeline--cursor")
+        # the cursor's colours go on top of every column's own (a blue role on a blue cursor
+        # would vanish)
+        top = self._style("timeline--cursor") if cursor else Style()
         dim = status == "evicted" and flash_t0 is None
         role_style = (
             Style()
@@ -307,13 +308,13 @@ class Timeline(ScrollView, can_focus=True):
         preview = info.preview[:prev_w].ljust(prev_w)
         sum_style = self._style("timeline--error") if info.error and not dim else Style()
         segments = [
-            Segment(mark, row_style + mark_style),
-            Segment(left, row_style + self._style("timeline--dim")),
-            Segment(role, row_style + role_style),
-            Segment(summary + " ", row_style + sum_style),
-            Segment(preview, row_style),
-            Segment(f" {tokens:>6} ", row_style + self._style("timeline--dim")),
-            Segment(f"{status:<{STATUS_WIDTH}}", row_style + status_style),
+            Segment(mark, row_style + mark_style + top),
+            Segment(left, row_style + self._style("timeline--dim") + top),
+            Segment(role, row_style + role_style + top),
+            Segment(summary + " ", row_style + sum_style + top),
+            Segment(preview, row_style + top),
+            Segment(f" {tokens:>6} ", row_style + self._style("timeline--dim") + top),
+            Segment(f"{status:<{STATUS_WIDTH}}", row_style + status_style + top),
         ]
         return Strip(segments).crop_extend(0, width, row_style)
 
