@@ -11,6 +11,7 @@ from typing import Any
 
 from ctxview import __version__
 from ctxview.core.strategies import STRATEGIES
+from ctxview.textfmt import id_ranges
 
 SUBCOMMANDS = ("inspect", "export", "config")
 
@@ -142,21 +143,6 @@ def inspect_summary(rep: Any) -> dict[str, Any]:
     }
 
 
-def _ranges(ids: list[int]) -> str:
-    if not ids:
-        return "none"
-    parts: list[str] = []
-    start = prev = ids[0]
-    for i in [*ids[1:], None]:
-        if i is not None and i == prev + 1:
-            prev = i
-            continue
-        parts.append(f"#{start}" if start == prev else f"#{start}–#{prev}")
-        if i is not None:
-            start = prev = i
-    return ", ".join(parts)
-
-
 def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -184,9 +170,9 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
         ("pinned", "none" if summary["pinned_id"] is None else f"#{summary['pinned_id']}"),
         (
             "evicted",
-            f"{len(summary['evicted']):,}: {_ranges([e['id'] for e in summary['evicted']])}",
+            f"{len(summary['evicted']):,}: {id_ranges([e['id'] for e in summary['evicted']]) or 'none'}",
         ),
-        ("window ids", _ranges(summary["window"]["ids"])),
+        ("window ids", id_ranges(summary["window"]["ids"]) or "none"),
     ]
     if summary["skipped_lines"]:
         rows.append(("skipped lines", ", ".join(map(str, summary["skipped_lines"]))))

@@ -200,3 +200,12 @@ def test_inspect_does_not_import_textual_or_sdk(tmp_path: Path) -> None:
 
 def _assert_key_absent(obj: Any, key: str) -> None:
     assert key not in json.dumps(obj)
+
+
+def test_id_ranges() -> None:
+    from ctxview.textfmt import fmt_tokens, id_ranges
+
+    assert id_ranges([1, 2, 3, 7, 9, 10]) == "#1–#3, #7, #9–#10"
+    assert id_ranges([1, 3, 5, 7, 9, 11], 4) == "#1, #3, #5, …, #11"
+    assert id_ranges([]) == ""
+    assert [fmt_tokens(n) for n in (999, 1234, 45678, 2_500_000)] == ["999", "1.2k", "46k", "2.5M"]

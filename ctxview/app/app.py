@@ -13,11 +13,12 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, Input
 
 from ctxview.app.commands import CtxviewCommands
-from ctxview.app.model import Eviction, SessionModel, compute_tokens, fmt_tokens
+from ctxview.app.model import Eviction, SessionModel, compute_tokens
 from ctxview.app.safe import visible
 from ctxview.app.widgets.timeline import Timeline
 from ctxview.config import Config, ConfigError, save_config_values
 from ctxview.core.strategies import STRATEGIES
+from ctxview.textfmt import fmt_tokens
 
 if TYPE_CHECKING:
     from ctxview.app.widgets.detail import BlockDetail

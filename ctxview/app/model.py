@@ -22,6 +22,7 @@ from ctxview.core.tokens import estimate_message, estimate_system, estimate_tool
 from ctxview.core.transcript import Transcript
 from ctxview.sessions.model import LoadedSession
 from ctxview.sessions.replay import Replay
+from ctxview.textfmt import fmt_tokens, id_ranges
 
 GAP = -1  #: the row id of the gap marker
 DRAFT = -2  #: the row id of a reply being streamed (or cut), which is not in the context
@@ -110,33 +111,6 @@ def summarise(message: Mapping[str, Any]) -> tuple[str, str, bool]:
     return summary, one_line(preview), error
 
 
-def fmt_tokens(n: int) -> str:
-    if n >= 1_000_000:
-        return f"{n / 1_000_000:.1f}M"
-    if n >= 10_000:
-        return f"{n / 1000:.0f}k"
-    if n >= 1000:
-        return f"{n / 1000:.1f}k"
-    return str(n)
-
-
-def id_ranges(ids: list[int]) -> str:
-    if not ids:
-        return ""
-    parts: list[str] = []
-    start = prev = ids[0]
-    for i in [*ids[1:], None]:
-        if i is not None and i == prev + 1:
-            prev = i
-            continue
-        parts.append(f"#{start}" if start == prev else f"#{start}–#{prev}")
-        if i is not None:
-            start = prev = i
-    if len(parts) > 4:
-        parts = [*parts[:3], "…", parts[-1]]
-    return ", ".join(parts)
-
-
 @dataclass
 class Draft:
     """A reply in flight or one that did not complete: shown, never added to the context."""
@@ -154,7 +128,7 @@ class Eviction:
 
     def describe(self) -> str:
         n = len(self.ids)
-        return f"evicted {id_ranges(self.ids)} · {n} message{'s' if n != 1 else ''} · {fmt_tokens(self.tokens)} tokens"
+        return f"evicted {id_ranges(self.ids, 4)} · {n} message{'s' if n != 1 else ''} · {fmt_tokens(self.tokens)} tokens"
 
 
 class SessionModel:

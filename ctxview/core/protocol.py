@@ -165,7 +165,8 @@ def _check_at(prev: Any, message: Any, nxt: Any, i: int, is_last: bool) -> list[
     return problems
 
 
-def _check_system(system: Any) -> list[Problem]:
+def _check_request(system: Any, n_messages: int) -> list[Problem]:
+    """The problems of the request as a whole: the system blocks, and no messages at all."""
     problems: list[Problem] = []
     if isinstance(system, list):
         for block in system:
@@ -178,6 +179,10 @@ def _check_system(system: Any) -> list[Problem]:
                         "system: text content blocks must be non-empty",
                     )
                 )
+    if n_messages == 0:
+        problems.append(
+            Problem(0, "no_messages", "error", "messages: at least one message is required")
+        )
     return problems
 
 
@@ -187,12 +192,9 @@ def check_protocol(messages: Sequence[Mapping[str, Any]], system: Any = None) ->
     Returns ``[]`` for a valid request. ``system`` is accepted for symmetry with the request body;
     it is checked for empty text blocks.
     """
-    problems = _check_system(system)
+    problems = _check_request(system, len(messages))
     n = len(messages)
     if n == 0:
-        problems.append(
-            Problem(0, "no_messages", "error", "messages: at least one message is required")
-        )
         return problems
     for i in range(n):
         problems.extend(
@@ -225,12 +227,9 @@ class ProtocolChecker:
     def check(
         self, entries: Sequence[tuple[int, Mapping[str, Any]]], system: Any = None
     ) -> list[Problem]:
-        problems = _check_system(system)
+        problems = _check_request(system, len(entries))
         n = len(entries)
         if n == 0:
-            problems.append(
-                Problem(0, "no_messages", "error", "messages: at least one message is required")
-            )
             return problems
         if len(self._cache) > 4 * n + 1024:
             self._cache.clear()

@@ -13,9 +13,10 @@ from textual.highlight import highlight
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
-from ctxview.app.model import Draft, SessionModel, fmt_tokens
+from ctxview.app.model import Draft, SessionModel
 from ctxview.app.safe import literal, visible
 from ctxview.core.tokens import block_tokens, image_info
+from ctxview.textfmt import fmt_tokens
 
 MAX_SHOWN_CHARS = 200_000  #: longer text is cut in the pane (the file keeps it all)
 

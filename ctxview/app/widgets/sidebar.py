@@ -13,9 +13,10 @@ from textual.message import Message
 from textual.validation import Integer
 from textual.widgets import Input, Label, ProgressBar, Select, Sparkline, Static
 
-from ctxview.app.model import SessionModel, context_size, fmt_tokens
+from ctxview.app.model import SessionModel, context_size
 from ctxview.app.safe import one_line, visible
 from ctxview.core.strategies import STRATEGIES
+from ctxview.textfmt import fmt_tokens
 
 
 class ConfigSidebar(VerticalScroll):

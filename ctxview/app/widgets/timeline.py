@@ -21,8 +21,9 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ctxview.app.model import DRAFT, GAP, SessionModel, fmt_tokens, id_ranges
+from ctxview.app.model import DRAFT, GAP, SessionModel
 from ctxview.app.safe import one_line
+from ctxview.textfmt import fmt_tokens, id_ranges
 
 FLASH_SECONDS = {"full": 0.8, "basic": 0.5, "none": 0.0}
 
@@ -260,7 +261,7 @@ class Timeline(ScrollView, can_focus=True):
                 nxt += 1
                 if len(ids) > 200_000:
                     break
-            label = f" ┄┄ gap: {id_ranges(ids)} evicted ({len(ids):,} message{'s' if len(ids) != 1 else ''}, dimmed below) ┄┄"
+            label = f" ┄┄ gap: {id_ranges(ids, 4)} evicted ({len(ids):,} message{'s' if len(ids) != 1 else ''}, dimmed below) ┄┄"
         else:
             prev = rows[row - 1] if row > 0 else -1
             after = rows[nxt] if nxt < len(rows) else len(self.model.transcript)
