@@ -336,6 +336,20 @@ class CtxviewApp(App[int]):
         if event.value != self.model.context.max_context_messages:
             self.set_max(event.value)
 
+    def on_config_sidebar_model_changed(self, event: ConfigSidebar.ModelChanged) -> None:
+        self.set_model_name(event.name)
+
+    def set_model_name(self, name: str) -> None:
+        if name == self.model.model:
+            return
+        self.model.model = name
+        self.exact_tokens = None
+        self._update_titles()
+        self.query_one("#chat", Input).placeholder = self._chat_placeholder()
+        self.update_panes()
+        self.notify(f"model: {name}", markup=False, timeout=3)
+        self._persist({"model": name})
+
     def on_config_sidebar_strategy_changed(self, event: ConfigSidebar.StrategyChanged) -> None:
         if event.name != self.model.context.strategy:
             self.set_strategy(event.name)

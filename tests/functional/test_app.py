@@ -362,3 +362,18 @@ async def test_cursor_row_keeps_role_visible() -> None:
         cursor_style = tl.get_component_rich_style("timeline--cursor", partial=True)
         if cursor_style.color is not None:
             assert role.style is not None and role.style.color == cursor_style.color
+
+
+async def test_model_input_applies_and_saves() -> None:
+    app = make_app(AGENT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        inp = app.query_one("#model-input", Input)
+        assert inp.value == "claude-sonnet-5-5"
+        inp.focus()
+        inp.value = "claude-opus-5"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.model.model == "claude-opus-5" and "claude-opus-5" in app.sub_title
+        assert app.request_body()["model"] == "claude-opus-5"
+        assert 'model = "claude-opus-5"' in Path(os.environ["CTXVIEW_CONFIG"]).read_text()

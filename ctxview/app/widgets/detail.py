@@ -59,10 +59,12 @@ class BlockDetail(VerticalScroll, can_focus=True):
         super().__init__(**kwargs)
         self.model: SessionModel | None = None
         self.mid: int | None = None
+        self._draft_view: tuple[Draft, Static, Static] | None = None
 
     def show(self, model: SessionModel | None, mid: int | None) -> None:
         self.model = model
         self.mid = mid
+        self._draft_view = None
         self.remove_children()
         if model is None or mid is None:
             self.mount(
@@ -76,25 +78,41 @@ class BlockDetail(VerticalScroll, can_focus=True):
         self.scroll_home(animate=False)
 
     def show_draft(self, draft: Draft) -> None:
-        """The reply in flight (or the one that did not complete)."""
-        self.remove_children()
+        """The reply in flight (or the one that did not complete).
+
+        While it streams, the same widgets are updated in place: a chunk costs one re-render,
+        not a remount of the pane.
+        """
         state = {
             "streaming": "streaming…",
             "incomplete": "incomplete: not added to the context",
             "cancelled": "cancelled: not added to the context",
             "failed": "failed: not added to the context",
         }
-        widgets: list[Widget] = [
-            Static(Text(f"reply · {state.get(draft.state, draft.state)}"), classes="head")
-        ]
+        head = Text(f"reply · {state.get(draft.state, draft.state)}")
+        body = literal(_cut(draft.text)) if draft.text else Text("(no text yet)")
+        current = self._draft_view
+        if (
+            current is not None
+            and current[0] is draft
+            and current[1].is_attached
+            and not draft.reason
+        ):
+            current[1].update(head)
+            current[2].update(body)
+            if self.scroll_offset.y >= self.max_scroll_y - 2:
+                self.call_after_refresh(self.scroll_end, animate=False)
+            return
+        self.mid = None
+        self.remove_children()
+        head_w = Static(head, classes="head")
+        body_w = Static(body, classes="body")
+        widgets: list[Widget] = [head_w]
         if draft.reason:
             widgets.append(Static(Text(visible(draft.reason)), classes="problem"))
-        widgets.append(
-            Static(
-                literal(_cut(draft.text)) if draft.text else Text("(no text yet)"), classes="body"
-            )
-        )
+        widgets.append(body_w)
         self.mount_all(widgets)
+        self._draft_view = (draft, head_w, body_w)
 
     def _widgets(self, model: SessionModel, mid: int) -> list[Widget]:
         rec = model.transcript[mid]

@@ -47,6 +47,11 @@ class ConfigSidebar(VerticalScroll):
             super().__init__()
             self.value = value
 
+    class ModelChanged(Message):
+        def __init__(self, name: str) -> None:
+            super().__init__()
+            self.name = name
+
     class StrategyChanged(Message):
         def __init__(self, name: str) -> None:
             super().__init__()
@@ -90,8 +95,10 @@ class ConfigSidebar(VerticalScroll):
         yield Static(id="cache", classes="value")
         yield Label("Last API usage")
         yield Static(id="usage", classes="value")
-        yield Label("Model")
-        yield Static(id="model", classes="value")
+        yield Label("Model (enter to apply)")
+        model_input = Input(placeholder="model", id="model-input")
+        model_input.compact = True
+        yield model_input
         yield Label("System prompt (ctrl+e)")
         yield Static(id="system")
 
@@ -109,7 +116,9 @@ class ConfigSidebar(VerticalScroll):
         if sel.value != ctx.strategy:
             with self.prevent(Select.Changed):
                 sel.value = ctx.strategy
-        self.query_one("#model", Static).update(Text(visible(model.model)))
+        model_input = self.query_one("#model-input", Input)
+        if not model_input.has_focus:
+            model_input.value = model.model
         sp = ctx.system_prompt
         self.query_one("#system", Static).update(Text(one_line(sp, 160) if sp else "(none)"))
         n = len(ctx)
@@ -180,6 +189,13 @@ class ConfigSidebar(VerticalScroll):
     def _max_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         self._apply_max(event.value)
+
+    @on(Input.Submitted, "#model-input")
+    def _model_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        name = event.value.strip()
+        if name:
+            self.post_message(self.ModelChanged(name))
 
     @on(Input.Blurred, "#max-input")
     def _max_blurred(self, event: Any) -> None:
