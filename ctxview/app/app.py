@@ -15,7 +15,7 @@ from textual.widgets import Footer, Header, Input
 from ctxview.app.commands import CtxviewCommands
 from ctxview.app.model import Eviction, SessionModel, compute_tokens
 from ctxview.app.safe import visible
-from ctxview.app.widgets.timeline import Timeline
+from ctxview.app.widgets.timeline import Timeline, TimelineHeader
 from ctxview.config import Config, ConfigError, save_config_values
 from ctxview.core.strategies import STRATEGIES
 from ctxview.textfmt import fmt_tokens
@@ -144,6 +144,7 @@ class CtxviewApp(App[int]):
         # first paint (see _mount_panes), so startup costs one widget, not a dozen.
         yield Header()
         with Horizontal(id="main"), Vertical(id="center"):
+            yield TimelineHeader(id="timeline-head")
             yield Timeline(id="timeline")
         yield Input(placeholder="", id="chat")
         yield Footer()

@@ -12,6 +12,7 @@ from typing import ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
+from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.color import Color
@@ -20,6 +21,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.widgets import Static
 
 from ctxview.app.model import DRAFT, GAP, SessionModel
 from ctxview.app.safe import one_line
@@ -28,6 +30,28 @@ from ctxview.textfmt import fmt_tokens, id_ranges
 FLASH_SECONDS = {"full": 0.8, "basic": 0.5, "none": 0.0}
 
 STATUS_WIDTH = 8
+
+
+def summary_width(width: int) -> int:
+    return 26 if width >= 100 else 22 if width >= 76 else 16
+
+
+def column_header(width: int) -> str:
+    """Column titles aligned with the rows for a timeline ``width`` cells wide."""
+    sum_w = summary_width(width)
+    fixed = 1 + 7 + 10 + sum_w + 1 + 8 + STATUS_WIDTH
+    prev_w = max(0, width - fixed)
+    text = f" {'#':>6} {'role':<10}{'blocks':<{sum_w}} {'preview':<{prev_w}} {'tokens':>6}  {'status':<{STATUS_WIDTH}}"
+    return text[:width]
+
+
+class TimelineHeader(Static):
+    DEFAULT_CSS = """
+    TimelineHeader { height: 1; background: $surface; color: $text-muted; text-style: bold; }
+    """
+
+    def set_width(self, width: int) -> None:
+        self.update(Text(column_header(width)))
 
 
 class Timeline(ScrollView, can_focus=True):
@@ -223,6 +247,8 @@ class Timeline(ScrollView, can_focus=True):
 
     def on_resize(self, event: events.Resize) -> None:
         self.virtual_size = Size(self.size.width, len(self.model.rows) if self.model else 0)
+        for header in self.screen.query(TimelineHeader):
+            header.set_width(self.scrollable_content_region.width)
         self.call_after_refresh(self._scroll_to_cursor)  # the cursor stays in view
 
     # -- rendering -----------------------------------------------------------------------------
@@ -301,7 +327,7 @@ class Timeline(ScrollView, can_focus=True):
         left = f"{mid:>6} "
         role = f"{info.role[:9]:<10}"
         summary = info.summary
-        sum_w = 26 if width >= 100 else 22 if width >= 76 else 16
+        sum_w = summary_width(width)
         summary = (summary[: sum_w - 1] + "…") if len(summary) > sum_w else summary.ljust(sum_w)
         right = f" {tokens:>6} {status:<{STATUS_WIDTH}}"
         fixed = 1 + len(left) + len(role) + sum_w + 1 + len(right)
