@@ -26,6 +26,7 @@ class ConfigSidebar(VerticalScroll):
         background: $panel;
         padding: 0 1;
         border-right: tall $background;
+        scrollbar-size-vertical: 1;
     }
     ConfigSidebar Label { color: $text-muted; margin-top: 1; text-style: bold; }
     ConfigSidebar Label:first-of-type { margin-top: 0; }

@@ -253,7 +253,13 @@ class Timeline(ScrollView, can_focus=True):
 
     # -- rendering -----------------------------------------------------------------------------
     def _style(self, name: str) -> Style:
+        """A component's own style (colours it sets, nothing inherited)."""
         return self.get_component_rich_style(name, partial=True)
+
+    def _bg_style(self, name: str) -> Style:
+        """A component's full style: a translucent background (``$accent 25%``) comes blended
+        over the timeline's own, where the partial style would paint it opaque."""
+        return self.get_component_rich_style(name)
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
@@ -268,7 +274,7 @@ class Timeline(ScrollView, can_focus=True):
             return self._draft_strip(cursor, width, base)
         if mid == GAP:
             segs = self._gap_segments(row, width)
-            style = base + self._style("timeline--gap")
+            style = base + self._bg_style("timeline--gap")
             if cursor:
                 style += self._style("timeline--cursor")
             return Strip([Segment(t, style + s) for t, s in segs]).crop_extend(0, width, style)
@@ -303,7 +309,7 @@ class Timeline(ScrollView, can_focus=True):
         has_error = any(p.severity == "error" for p in problems)
         row_style = base
         if status == "pinned":
-            row_style += self._style("timeline--pinned")
+            row_style += self._bg_style("timeline--pinned")
         elif status == "evicted":
             row_style += self._style("timeline--evicted")
         flash_t0 = self._flash.get(mid)
@@ -371,10 +377,8 @@ class Timeline(ScrollView, can_focus=True):
     def _flash_style(self, style: Style, t0: float) -> Style:
         duration = FLASH_SECONDS.get(self.animation, 0.8) or 0.8
         progress = min(1.0, (time.monotonic() - t0) / duration)
-        flash = self.get_component_styles("timeline--flash").background
         base_bg = self.styles.background
-        if self.animation == "basic":
-            bg = flash
-        else:
-            bg = flash.blend(base_bg, progress)
-        return style + Style(bgcolor=bg.rich_color if isinstance(bg, Color) else None)
+        flash = base_bg + self.get_component_styles("timeline--flash").background  # composited
+        # basic: a flash that snaps to the evicted style; full: a fade from the flash colour
+        bg: Color = flash if self.animation == "basic" else flash.blend(base_bg, progress)
+        return style + Style(bgcolor=bg.rich_color)
