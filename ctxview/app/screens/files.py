@@ -31,8 +31,25 @@ class SessionTree(DirectoryTree):
         return out
 
 
-class OpenFileScreen(ModalScreen[str | None]):
+class PathScreen(ModalScreen[str | None]):
+    """A modal that answers with a path typed in its ``#path`` input (None on escape)."""
+
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+
+    def on_mount(self) -> None:
+        self.query_one("#path", Input).focus()
+
+    @on(Input.Submitted, "#path")
+    def _submit(self, event: Input.Submitted) -> None:
+        value = event.value.strip()
+        if value:
+            self.dismiss(str(Path(value).expanduser()))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class OpenFileScreen(PathScreen):
     DEFAULT_CSS = """
     OpenFileScreen { align: center middle; }
     OpenFileScreen > Vertical {
@@ -57,9 +74,6 @@ class OpenFileScreen(ModalScreen[str | None]):
             yield SessionTree(self.start, id="tree")
             yield Static(Text("enter: open · tab: to the tree · escape: cancel"), classes="hint")
 
-    def on_mount(self) -> None:
-        self.query_one("#path", Input).focus()
-
     @on(DirectoryTree.FileSelected)
     def _file(self, event: DirectoryTree.FileSelected) -> None:
         self.dismiss(str(event.path))
@@ -68,18 +82,8 @@ class OpenFileScreen(ModalScreen[str | None]):
     def _dir(self, event: DirectoryTree.DirectorySelected) -> None:
         self.query_one("#path", Input).value = str(event.path) + "/"
 
-    @on(Input.Submitted, "#path")
-    def _submit(self, event: Input.Submitted) -> None:
-        value = event.value.strip()
-        if value:
-            self.dismiss(str(Path(value).expanduser()))
 
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-
-class SavePathScreen(ModalScreen[str | None]):
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+class SavePathScreen(PathScreen):
     DEFAULT_CSS = """
     SavePathScreen { align: center middle; }
     SavePathScreen > Vertical {
@@ -101,15 +105,3 @@ class SavePathScreen(ModalScreen[str | None]):
             yield Static(
                 Text("enter: save (atomic: temp file + rename) · escape: cancel"), classes="hint"
             )
-
-    def on_mount(self) -> None:
-        self.query_one("#path", Input).focus()
-
-    @on(Input.Submitted, "#path")
-    def _submit(self, event: Input.Submitted) -> None:
-        value = event.value.strip()
-        if value:
-            self.dismiss(str(Path(value).expanduser()))
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
