@@ -229,6 +229,7 @@ class ChatController:
                     )
                 rid = ctx.add_tool_results(results, meta={"timestamp": _now()})
                 app.context_changed(keep=rid if at_end else None)
+                self._autosave()  # a kill mid-loop loses at most the reply in flight
             else:
                 app.notify(
                     f"stopped after {self.rounds} tool rounds (tool_rounds in the config)",
