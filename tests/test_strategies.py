@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from ctxview import ConversationContext, check_protocol
 from ctxview.core.protocol import errors
 from ctxview.core.strategies import STRATEGIES, register_strategy
+from ctxview.core.tokens import estimate_window
 from ctxview.core.window import Window
 
 ALL = ["seed", "pair-safe", "token-budget", "low-water"]
@@ -164,6 +165,8 @@ def test_properties(
             assert errors(check_protocol(window)) == [], (strategy, ids)
         if strategy == "token-budget" and len(window) > 1:
             assert ctx.estimated_tokens <= budget
+        # the running total kept through adds and evictions equals a fresh estimate
+        assert ctx.estimated_tokens == estimate_window(window, ctx.system_prompt)
 
 
 @settings(max_examples=60, deadline=None)

@@ -24,9 +24,10 @@ class Window:
     """
 
     __slots__ = (
+        "_first_tokens",
         "_system_tokens",
+        "_tail_tok",
         "_tail_tokens",
-        "_tokens",
         "cut",
         "evicted",
         "first",
@@ -54,9 +55,10 @@ class Window:
         self.evicted: list[Entry] = []
         #: True once anything was evicted: the tail no longer follows the first message directly.
         self.cut = False
-        self._tokens: dict[int, int] = {}
+        self._tail_tok: deque[int] | None = None
         self._tail_tokens: int | None = None
         self._system_tokens: int | None = None
+        self._first_tokens: int | None = None
 
     # -- reading -------------------------------------------------------------------------------
     @property
@@ -76,12 +78,8 @@ class Window:
         return entry_role(self.tail[0]) if self.tail else None
 
     def entry_tokens(self, entry: Entry) -> int:
-        """Estimated tokens of one entry, cached by id."""
-        value = self._tokens.get(entry[0])
-        if value is None:
-            value = estimate_message(entry[1])
-            self._tokens[entry[0]] = value
-        return value
+        """Estimated tokens of one entry."""
+        return estimate_message(entry[1])
 
     @property
     def system_tokens(self) -> int:
@@ -91,15 +89,23 @@ class Window:
 
     @property
     def tail_tokens(self) -> int:
+        """Estimated tokens of the tail. The first call estimates every tail message once; from
+        then on a deque of per-message estimates runs beside the tail, so adds and evictions
+        keep the total in O(1)."""
         if self._tail_tokens is None:
-            self._tail_tokens = sum(self.entry_tokens(e) for e in self.tail)
+            self._tail_tok = deque(estimate_message(e[1]) for e in self.tail)
+            self._tail_tokens = sum(self._tail_tok)
         return self._tail_tokens
 
     @property
     def tokens(self) -> int:
         """Estimated tokens of system prompt + window."""
-        first = self.entry_tokens(self.first) if self.first is not None else 0
-        return self.system_tokens + first + self.tail_tokens
+        if self._first_tokens is None:
+            self._first_tokens = estimate_message(self.first[1]) if self.first is not None else 0
+        if self._system_tokens is None:
+            self._system_tokens = estimate_system(self.system_prompt)
+        tail = self._tail_tokens if self._tail_tokens is not None else self.tail_tokens
+        return self._system_tokens + self._first_tokens + tail
 
     # -- changing ------------------------------------------------------------------------------
     def set_system_prompt(self, system_prompt: Any) -> None:
@@ -109,17 +115,22 @@ class Window:
     def append(self, entry: Entry) -> None:
         if self.first is None:
             self.first = entry
+            self._first_tokens = None
             return
         self.tail.append(entry)
-        if self._tail_tokens is not None:
-            self._tail_tokens += self.entry_tokens(entry)
+        if self._tail_tok is not None and self._tail_tokens is not None:
+            value = estimate_message(entry[1])
+            self._tail_tok.append(value)
+            self._tail_tokens += value
 
     def evict(self, n: int = 1) -> None:
         """Remove the ``n`` oldest messages after the pinned first; O(n)."""
-        tail, out = self.tail, self.evicted
-        if n == 1 and tail and self._tail_tokens is None and not self._tokens:
-            out.append(tail.popleft())  # the common case, kept short
+        tail, out, toks = self.tail, self.evicted, self._tail_tok
+        if n == 1 and tail:  # the common case (one add, one eviction), kept short
+            out.append(tail.popleft())
             self.cut = True
+            if toks is not None and self._tail_tokens is not None:
+                self._tail_tokens -= toks.popleft()
             return
         k = min(n, len(tail))
         if k <= 0:
@@ -127,12 +138,9 @@ class Window:
         for _ in range(k):
             out.append(tail.popleft())
         self.cut = True
-        if self._tail_tokens is not None or self._tokens:
-            cache = self._tokens
-            for entry in out[len(out) - k :]:
-                value = cache.pop(entry[0], None)
-                if self._tail_tokens is not None:
-                    self._tail_tokens -= value if value is not None else estimate_message(entry[1])
+        if toks is not None and self._tail_tokens is not None:
+            for _ in range(k):
+                self._tail_tokens -= toks.popleft()
 
     def evict_oldest(self) -> Entry:
         """Remove and return the oldest message after the pinned first."""
@@ -149,8 +157,9 @@ class Window:
         self.tail.clear()
         self.evicted = []
         self.cut = False
-        self._tokens.clear()
+        self._tail_tok = None
         self._tail_tokens = None
+        self._first_tokens = None
 
 
 def json_copy(value: Any) -> Any:
