@@ -87,7 +87,9 @@ def main() -> None:
         f"buf = io.StringIO()\nwith contextlib.redirect_stdout(buf): main(['inspect', {str(path)!r}, '--json'])"
     )
     empty_code = "pass"
-    replay_code = insp_code.replace("'--json']", "'--json', '--max', '50', '--strategy', 'pair-safe']")
+    replay_code = insp_code.replace(
+        "'--json']", "'--json', '--max', '50', '--strategy', 'pair-safe']"
+    )
     e = min(measure(empty_code) for _ in range(3))
     b = min(measure(base_code) for _ in range(3))
     i = min(measure(insp_code) for _ in range(3))
@@ -95,9 +97,15 @@ def main() -> None:
     print(f"interpreter alone : {e[0]:.3f} s, peak RSS {e[1] / 1e6:.0f} MB")
     print(f"json.load         : {b[0]:.3f} s, peak RSS {b[1] / 1e6:.0f} MB")
     print(f"ctxview inspect   : {i[0]:.3f} s, peak RSS {i[1] / 1e6:.0f} MB")
-    print(f"inspect --max 50 --strategy pair-safe (a full replay): {r[0]:.3f} s, peak RSS {r[1] / 1e6:.0f} MB")
-    print(f"time ratio  inspect / json.load = {i[0] / b[0]:.2f}x, replay {r[0] / b[0]:.2f}x  (target <= 3x)")
-    print(f"memory      inspect peak / file = {i[1] / size:.2f}x, replay {r[1] / size:.2f}x  (target < 4x)")
+    print(
+        f"inspect --max 50 --strategy pair-safe (a full replay): {r[0]:.3f} s, peak RSS {r[1] / 1e6:.0f} MB"
+    )
+    print(
+        f"time ratio  inspect / json.load = {i[0] / b[0]:.2f}x, replay {r[0] / b[0]:.2f}x  (target <= 3x)"
+    )
+    print(
+        f"memory      inspect peak / file = {i[1] / size:.2f}x, replay {r[1] / size:.2f}x  (target < 4x)"
+    )
     if not args.keep:
         os.unlink(path)
         os.rmdir(tmp)
