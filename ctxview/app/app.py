@@ -15,6 +15,7 @@ from textual.widgets import Footer, Header, Input
 from ctxview.app.commands import CtxviewCommands
 from ctxview.app.model import Eviction, SessionModel, compute_tokens
 from ctxview.app.safe import visible
+from ctxview.app.widgets.chat_input import ChatInput
 from ctxview.app.widgets.timeline import Timeline, TimelineHeader
 from ctxview.config import Config, ConfigError, save_config_values
 from ctxview.core.strategies import STRATEGIES
@@ -44,6 +45,7 @@ KEYS_HELP: list[tuple[str, str]] = [
     ("tab / shift+tab", "move focus between panes"),
     ("i", "focus the chat input"),
     ("enter (chat input)", "send the message"),
+    ("↑ / ↓ (chat input)", "recall the messages you sent"),
     ("escape", "cancel a reply in flight / leave the chat input"),
     ("ctrl+r", "retry the last failed send (without duplicating your message)"),
     ("ctrl+k", "exact window tokens via the API's count_tokens"),
@@ -146,7 +148,7 @@ class CtxviewApp(App[int]):
         with Horizontal(id="main"), Vertical(id="center"):
             yield TimelineHeader(id="timeline-head")
             yield Timeline(id="timeline")
-        yield Input(placeholder="", id="chat")
+        yield ChatInput(placeholder="", id="chat")
         yield Footer()
 
     async def _mount_panes(self) -> None:
@@ -641,6 +643,8 @@ class CtxviewApp(App[int]):
             self.notify("chat is not available in this view", markup=False)
             return
         event.input.value = ""
+        if isinstance(event.input, ChatInput):
+            event.input.remember(text)
         self.chat.submit(text)
 
     def action_retry(self) -> None:

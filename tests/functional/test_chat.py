@@ -279,3 +279,22 @@ def test_launch_bad_file_exit_2(tmp_path: Path, capsys: Any) -> None:
     assert main([str(bad)]) == 2
     err = capsys.readouterr().err
     assert str(bad) in err and "UTF-8" in err
+
+
+async def test_chat_history_up_down() -> None:
+    app = make_app(None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await send(pilot, "first question")
+        await send(pilot, "second question")
+        chat = app.query_one("#chat", Input)
+        chat.focus()
+        chat.value = "half typed"
+        await pilot.press("up")
+        assert chat.value == "second question"
+        await pilot.press("up")
+        assert chat.value == "first question"
+        await pilot.press("up")
+        assert chat.value == "first question"
+        await pilot.press("down", "down")
+        assert chat.value == "half typed"
