@@ -11,7 +11,7 @@ from typing import Any
 
 from ctxview import __version__
 from ctxview.core.strategies import STRATEGIES
-from ctxview.textfmt import id_ranges
+from ctxview.textfmt import id_ranges, visible
 
 SUBCOMMANDS = ("inspect", "export", "config")
 
@@ -86,7 +86,7 @@ def build_sub_parser() -> argparse.ArgumentParser:
 
 
 def _err(msg: str) -> None:
-    print(f"ctxview: {msg}", file=sys.stderr)
+    print(f"ctxview: {visible(msg)}", file=sys.stderr)
 
 
 def _load(args: argparse.Namespace) -> Any:
@@ -149,7 +149,9 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
     from rich.text import Text
 
     console = Console(highlight=False)
-    t = Table(title=Text(f"ctxview inspect · {summary['file']}"), show_header=False, box=None)
+    t = Table(
+        title=Text(f"ctxview inspect · {visible(summary['file'])}"), show_header=False, box=None
+    )
     t.add_column(style="bold")
     t.add_column()
     errors = [p for p in summary["problems"] if p["severity"] == "error"]
@@ -177,7 +179,7 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
     if summary["skipped_lines"]:
         rows.append(("skipped lines", ", ".join(map(str, summary["skipped_lines"]))))
     for k, v in rows:
-        t.add_row(k, Text(str(v)))
+        t.add_row(k, Text(visible(str(v))))
     t.add_row("protocol", status)
     console.print(t)
     if summary["problems"]:
@@ -192,11 +194,11 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
                 str(p["index"]),
                 Text(p["severity"], style=style),
                 Text(p["code"]),
-                Text(p["message"]),
+                Text(visible(p["message"])),
             )
         console.print(pt)
     for w in warnings:
-        console.print(Text(f"note: {w}", style="dim"))
+        console.print(Text(f"note: {visible(w)}", style="dim"))
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:

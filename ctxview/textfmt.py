@@ -1,4 +1,9 @@
-"""Small text formats shared by the CLI and the app (headless)."""
+"""Small text formats shared by the CLI and the app (headless).
+
+Untrusted text (sessions, model replies) goes through :func:`visible` before it reaches a
+terminal: C0/C1 controls, DEL and bidi overrides become visible symbols, so an ANSI or OSC
+sequence in a message is shown, never executed.
+"""
 
 from __future__ import annotations
 
@@ -30,3 +35,27 @@ def id_ranges(ids: list[int], max_parts: int | None = None) -> str:
     if max_parts is not None and len(parts) > max_parts:
         parts = [*parts[: max_parts - 1], "…", parts[-1]]
     return ", ".join(parts)
+
+
+_TABLE: dict[int, str] = {c: chr(0x2400 + c) for c in range(0x20) if c not in (0x09, 0x0A)}
+_TABLE[0x7F] = "␡"
+_TABLE.update({c: f"\\x{c:02x}" for c in range(0x80, 0xA0)})
+# bidi embedding/override/isolate controls can reorder what is displayed: show them
+_TABLE.update(
+    {c: f"⟨U+{c:04X}⟩" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F)}
+)
+_ONE_LINE = dict(_TABLE)
+_ONE_LINE[0x0A] = "⏎"
+_ONE_LINE[0x09] = " "
+
+
+def visible(text: str) -> str:
+    """Control characters made visible (newline and tab kept)."""
+    return text.translate(_TABLE)
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """A single-line preview: newlines shown as ⏎, runs of spaces collapsed."""
+    s = text[: limit * 2].translate(_ONE_LINE)
+    s = " ".join(s.split())
+    return s[:limit]

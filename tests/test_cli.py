@@ -209,3 +209,31 @@ def test_id_ranges() -> None:
     assert id_ranges([1, 3, 5, 7, 9, 11], 4) == "#1, #3, #5, …, #11"
     assert id_ranges([]) == ""
     assert [fmt_tokens(n) for n in (999, 1234, 45678, 2_500_000)] == ["999", "1.2k", "46k", "2.5M"]
+
+
+def test_inspect_output_never_carries_control_sequences(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    evil = "toolu_\x1b]0;pwned\x07\x1b[31mX"
+    body = {
+        "model": "m",
+        "messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": "hi"},
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": evil, "content": "r"}],
+            },
+        ],
+    }
+    p = tmp_path / "evil\x1b[2J.json"
+    p.write_text(json.dumps(body))
+    code, out, err = run(capsys, "inspect", str(p))
+    assert code == 1
+    assert "\x1b" not in out and "\x07" not in out
+    assert "␛]0;pwned␇" in out.replace("\n", "").replace(" ", "") or "␛]0;pwned" in out
+    code, out, err = run(capsys, "inspect", str(tmp_path / "missing\x1b[2J.json"))
+    assert code == 2 and "\x1b" not in err and "␛[2J" in err
+    code, out, _ = run(capsys, "inspect", str(p), "--json")
+    assert "\x1b" not in out  # JSON escapes it: \u001b
+    assert json.loads(out)["problems"][0]["message"].count("\x1b") == 2

@@ -7,6 +7,7 @@ import os
 import sys
 
 from ctxview.config import load_config
+from ctxview.textfmt import visible
 
 
 def launch(args: argparse.Namespace) -> int:
@@ -35,10 +36,10 @@ def launch(args: argparse.Namespace) -> int:
             defaults=cfg.as_defaults(),
         )
     except SessionError as exc:
-        print(f"ctxview: {exc}", file=sys.stderr)
+        print(f"ctxview: {visible(str(exc))}", file=sys.stderr)
         return 2
     except ValueError as exc:
-        print(f"ctxview: {path}: {exc}", file=sys.stderr)
+        print(f"ctxview: {visible(f'{path}: {exc}')}", file=sys.stderr)
         return 2
     model_name = args.model or session.model or cfg["model"]
     offline = bool(args.offline) or not os.environ.get("ANTHROPIC_API_KEY")
