@@ -377,3 +377,34 @@ async def test_model_input_applies_and_saves() -> None:
         assert app.model.model == "claude-opus-5" and "claude-opus-5" in app.sub_title
         assert app.request_body()["model"] == "claude-opus-5"
         assert 'model = "claude-opus-5"' in Path(os.environ["CTXVIEW_CONFIG"]).read_text()
+
+
+async def test_edit_system_prompt_modal() -> None:
+    from textual.widgets import TextArea
+
+    app = make_app(AGENT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+e")
+        await pilot.pause()
+        area = app.screen.query_one(TextArea)
+        assert area.text.startswith("You are a careful coding agent")
+        area.text = "Be terse. [bold]not markup[/bold]"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert app.model.context.system_prompt == "Be terse. [bold]not markup[/bold]"
+        assert app.request_body()["system"] == "Be terse. [bold]not markup[/bold]"
+        assert "[bold]not markup[/bold]" in str(app.query_one("#system").render())
+
+
+async def test_theme_change_is_saved() -> None:
+    app = make_app(AGENT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.theme = "nord"
+        await settle(pilot)
+        assert 'theme = "nord"' in Path(os.environ["CTXVIEW_CONFIG"]).read_text()
+    app2 = make_app(AGENT)
+    async with app2.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app2.theme == "nord"
