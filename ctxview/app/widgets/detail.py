@@ -18,7 +18,7 @@ from ctxview.app.safe import literal, visible
 from ctxview.core.tokens import block_tokens, image_info
 from ctxview.textfmt import fmt_tokens
 
-MAX_SHOWN_CHARS = 200_000  #: longer text is cut in the pane (the file keeps it all)
+MAX_SHOWN_CHARS = 50_000  #: longer text is cut in the pane (the session keeps it all)
 
 
 def _cut(text: str) -> str:
