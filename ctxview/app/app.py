@@ -152,14 +152,18 @@ class CtxviewApp(App[int]):
         yield Footer()
 
     async def _mount_panes(self) -> None:
+        from textual.widget import MountError
+
         from ctxview.app.widgets.detail import BlockDetail
         from ctxview.app.widgets.sidebar import ConfigSidebar
 
-        main = self.query_one("#main")
-        if not main.is_attached or self._exit_renderables or not self.is_running:
-            return  # quitting before the panes came up
-        await main.mount(ConfigSidebar(self.model.context.strategy, id="sidebar"), before="#center")
-        await self.query_one("#center").mount(BlockDetail(id="detail"))
+        try:
+            await self.query_one("#main").mount(
+                ConfigSidebar(self.model.context.strategy, id="sidebar"), before="#center"
+            )
+            await self.query_one("#center").mount(BlockDetail(id="detail"))
+        except MountError:
+            return  # the app is closing before the panes came up
         self._panes_ready = True
         self.update_panes()
         if self.chat is None:
@@ -193,6 +197,13 @@ class CtxviewApp(App[int]):
         theme = self.config.get("theme")
         if isinstance(theme, str) and theme in self.available_themes:
             self.theme = theme
+        elif theme:
+            self.notify(
+                f"{self.config.path}: theme: unknown theme {theme!r}; using {self.theme}",
+                title="config",
+                severity="warning",
+                markup=False,
+            )
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.timeline.animation = str(self.config.get("animation", "full"))
         for err in self.config.errors:
@@ -524,6 +535,9 @@ class CtxviewApp(App[int]):
         self.call_from_thread(self._opened, model)
 
     def _opened(self, model: SessionModel) -> None:
+        import gc
+
+        gc.freeze()  # a big session stays out of later GC passes (see launch)
         self.opened_file = True
         if self.chat is not None:
             self.chat.reset()

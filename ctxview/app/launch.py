@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 
@@ -48,6 +49,8 @@ def launch(args: argparse.Namespace) -> int:
     from ctxview.app.model import SessionModel
 
     model = SessionModel(rep, path or None, model_name)
+    # the loaded session lives as long as the app: keep it out of every later GC pass
+    gc.freeze()
     app = CtxviewApp(model, cfg, opened_file=bool(path), offline=offline)  # chat: after first paint
     rc = app.run()
     return int(rc or 0)

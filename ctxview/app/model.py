@@ -155,6 +155,7 @@ class SessionModel:
             None  # tool id -> (use msg, result msg)
         )
         self.rows: list[int] = []
+        self._window_ids: list[int] = []
         self.pending: list[Eviction] = []
         self.draft: Draft | None = None
         self._prev_window: list[int] = self.context.window_ids
@@ -225,9 +226,17 @@ class SessionModel:
         if self.draft is not None:
             self.rows.append(DRAFT)
 
+    def gap_run(self, row: int) -> tuple[int, int]:
+        """(first, last) ids of the evicted run that the GAP row ``row`` stands for; O(log n)."""
+        prev = self.rows[row - 1] if row > 0 else -1  # the window message before the gap
+        window = self._window_ids
+        k = bisect.bisect_right(window, prev)
+        nxt = window[k] if k < len(window) else len(self.transcript)
+        return prev + 1, nxt - 1
+
     def _build_rows(self) -> None:
         n = len(self.transcript)
-        window = self.context.window_ids
+        window = self._window_ids = self.context.window_ids
         rows: list[int] = []
         if not window:
             self.rows = list(range(n)) if self.show_evicted else []

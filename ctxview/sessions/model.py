@@ -2,8 +2,25 @@
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic GC while a big file becomes objects: each collection would walk the whole
+    growing heap (100,000 messages load in about half the time without them). Nothing built
+    here is a reference cycle, so nothing is lost by collecting later."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 class SessionError(Exception):

@@ -13,7 +13,7 @@ from typing import Any
 
 from ctxview.core.strategies import STRATEGIES
 from ctxview.sessions.claude_code import Line, rebuild, title_of
-from ctxview.sessions.model import LoadedSession, SessionError
+from ctxview.sessions.model import LoadedSession, SessionError, gc_paused
 from ctxview.sessions.validate import _kind, message_problem, validate_messages, validate_system
 
 SESSION_FORMAT = "ctxview.session"
@@ -133,7 +133,11 @@ def detect(path: str, text: str, data: Any | None) -> str:
 
 def load_session(path: str | os.PathLike[str], format: str | None = None) -> LoadedSession:
     """Read and parse a session file of any supported format."""
-    spath = os.fspath(path)
+    with gc_paused():
+        return _load_session(os.fspath(path), format)
+
+
+def _load_session(spath: str, format: str | None) -> LoadedSession:
     if format is not None and format not in FORMATS:
         raise SessionError(f"unknown format {format!r} (known: {', '.join(FORMATS)})")
     text = _read_text(spath)

@@ -12,7 +12,7 @@ from ctxview.core.context import (
     ConversationContext,
 )
 from ctxview.core.transcript import Record, Transcript
-from ctxview.sessions.model import LoadedSession
+from ctxview.sessions.model import LoadedSession, gc_paused
 
 
 @dataclass
@@ -28,7 +28,13 @@ def _pick(*values: Any) -> Any:
     return next((v for v in values if v is not None), None)
 
 
-def replay(
+def replay(session: LoadedSession, **settings: Any) -> Replay:
+    """Build the live context and its transcript from a loaded file (see :func:`_replay`)."""
+    with gc_paused():
+        return _replay(session, **settings)
+
+
+def _replay(
     session: LoadedSession,
     *,
     max_context_messages: int | None = None,
@@ -82,15 +88,14 @@ def replay(
     )
     if session.saved_window is not None and same_settings:
         window = set(session.saved_window)
-        for i, (msg, meta) in enumerate(zip(session.messages, session.metas, strict=True)):
-            rec = Record(
-                i,
-                msg,
-                session.saved_added_steps.get(i, i + 1),
-                session.saved_evicted_steps.get(i) if i not in window else None,
-                meta,
-            )
-            transcript.add_restored(rec, i in window)
+        added, evicted = session.saved_added_steps, session.saved_evicted_steps
+        transcript.restore(
+            [
+                Record(i, msg, added.get(i, i + 1), None if i in window else evicted.get(i), meta)
+                for i, (msg, meta) in enumerate(zip(session.messages, session.metas, strict=True))
+            ],
+            session.saved_window,
+        )
         ctx.restore(
             [(i, session.messages[i]) for i in session.saved_window],
             next_id=len(session.messages),

@@ -282,23 +282,14 @@ class Timeline(ScrollView, can_focus=True):
 
     def _gap_segments(self, row: int, width: int) -> list[tuple[str, Style]]:
         assert self.model is not None
-        rows = self.model.rows
-        nxt = row + 1
-        ids: list[int] = []
+        first, last = self.model.gap_run(row)
+        n = last - first + 1
+        span = id_ranges(list(range(first, last + 1))) if n < 3 else f"#{first}–#{last}"
+        plural = "s" if n != 1 else ""
         if self.model.show_evicted:
-            while (
-                nxt < len(rows) and rows[nxt] != GAP and self.model.status(rows[nxt]) == "evicted"
-            ):
-                ids.append(rows[nxt])
-                nxt += 1
-                if len(ids) > 200_000:
-                    break
-            label = f" ┄┄ gap: {id_ranges(ids, 4)} evicted ({len(ids):,} message{'s' if len(ids) != 1 else ''}, dimmed below) ┄┄"
+            label = f" ┄┄ gap: {span} evicted ({n:,} message{plural}, dimmed below) ┄┄"
         else:
-            prev = rows[row - 1] if row > 0 else -1
-            after = rows[nxt] if nxt < len(rows) else len(self.model.transcript)
-            n = after - prev - 1
-            label = f" ┄┄ gap: #{prev + 1}–#{after - 1} evicted ({n:,} message{'s' if n != 1 else ''} hidden, press e to show) ┄┄"
+            label = f" ┄┄ gap: {span} evicted ({n:,} message{plural} hidden, press e to show) ┄┄"
         return [(label.ljust(width, "┄")[:width], Style())]
 
     def _row_strip(self, mid: int, cursor: bool, width: int, base: Style) -> Strip:
