@@ -137,6 +137,7 @@ class CtxviewApp(App[int]):
         self.exact_tokens: int | None = None
         self._user_sidebar: bool | None = None
         self._panes_ready = False
+        self._detail_key: tuple[Any, ...] | None = None
         self._evict_buffer: list[Eviction] = []
         self._evict_timer: Any = None
 
@@ -391,15 +392,29 @@ class CtxviewApp(App[int]):
                 self._detail_timer.stop()
             self._detail_timer = self.set_timer(0.08, self._show_detail_now)
 
-    def _show_detail_now(self) -> None:
+    def _show_detail_now(self, force: bool = False) -> None:
         self._detail_timer = None
         if not self._panes_ready:
             return
         self._last_detail = time.monotonic()
         if self.timeline.on_draft and self.model.draft is not None:
+            self._detail_key = None
             self.detail.show_draft(self.model.draft)
             return
-        self.detail.show(self.model, self.timeline.selected_id)
+        mid = self.timeline.selected_id
+        model = self.model
+        # rebuilding the pane costs a remount: skip it when what it shows has not changed
+        key = (
+            id(model),
+            mid,
+            model.status(mid) if mid is not None else None,
+            tuple(p.message for p in model.problems_for(mid)) if mid is not None else (),
+            model.context.system_prompt if mid is None else None,
+        )
+        if not force and key == self._detail_key:
+            return
+        self._detail_key = key
+        self.detail.show(model, mid)
 
     def action_toggle_evicted(self) -> None:
         sel = self.timeline.selected_id

@@ -156,6 +156,7 @@ class SessionModel:
         )
         self.rows: list[int] = []
         self._window_ids: list[int] = []
+        self._window_dirty = True
         self.pending: list[Eviction] = []
         self.draft: Draft | None = None
         self._prev_window: list[int] = self.context.window_ids
@@ -191,7 +192,16 @@ class SessionModel:
         return self.context.system_prompt
 
     # -- events ----------------------------------------------------------------------------------
+    @property
+    def window_ids(self) -> list[int]:
+        """The context's window ids, recomputed only after the context changed."""
+        if self._window_dirty:
+            self._window_ids = self.context.window_ids
+            self._window_dirty = False
+        return self._window_ids
+
     def _on_event(self, event: ContextEvent) -> None:
+        self._window_dirty = True
         self._problems = None
         self._problem_ids = None
         if event.kind == "evicted":
@@ -209,7 +219,7 @@ class SessionModel:
 
     def after_change(self) -> None:
         """Call after an operation on the context: rows and the cache line follow."""
-        new = self.context.window_ids
+        new = self.window_ids
         if self.tokens_ready:
             self._update_cache(self._prev_window, new)
         self._prev_window = new
@@ -236,7 +246,7 @@ class SessionModel:
 
     def _build_rows(self) -> None:
         n = len(self.transcript)
-        window = self._window_ids = self.context.window_ids
+        window = self.window_ids
         rows: list[int] = []
         if not window:
             self.rows = list(range(n)) if self.show_evicted else []
@@ -308,7 +318,7 @@ class SessionModel:
         self._tok = toks
         self._pre = list(accumulate(toks, initial=0))
         self._ready = True
-        self._prev_window = self.context.window_ids
+        self._prev_window = self.window_ids
         self._update_cache(self._prev_window, self._prev_window)
 
     def _append_tokens(self, mid: int, value: int) -> None:
@@ -357,7 +367,7 @@ class SessionModel:
 
     def problems_for(self, mid: int) -> list[Problem]:
         if self._problem_ids is None:
-            ids = self.context.window_ids
+            ids = self.window_ids
             by: dict[int, list[Problem]] = {}
             for p in self.problems:
                 if 0 <= p.index < len(ids):
@@ -366,7 +376,7 @@ class SessionModel:
         return self._problem_ids.get(mid, [])
 
     def error_ids(self) -> list[int]:
-        ids = self.context.window_ids
+        ids = self.window_ids
         return sorted(
             {
                 ids[p.index]
@@ -421,7 +431,7 @@ class SessionModel:
 
     @property
     def window_tokens(self) -> int:
-        return self.overhead_tokens + self.sum_ids(self.context.window_ids)
+        return self.overhead_tokens + self.sum_ids(self.window_ids)
 
     def _update_cache(self, old: list[int], new: list[int]) -> None:
         """The prefix of the request the last change left unchanged (still a cache hit) against
@@ -439,8 +449,9 @@ class SessionModel:
 
     def token_series(self, width: int) -> list[float]:
         """Tokens per window message, bucketed to at most ``width`` values (for a sparkline)."""
-        ids = self.context.window_ids
-        vals = [float(self.tokens(i)) for i in ids]
+        ids = self.window_ids
+        tok = self._tok
+        vals = [float(tok[i]) for i in ids] if self._ready else [float(self.tokens(i)) for i in ids]
         if len(vals) <= width or width <= 0:
             return vals
         step = len(vals) / width

@@ -167,6 +167,7 @@ class ChatController:
         tl = self.app.timeline
         tl.refresh()
         if tl.on_draft and self.app._panes_ready:
+            self.app._detail_key = None
             self.app.detail.show_draft(d)
 
     async def _loop(self) -> None:
@@ -251,6 +252,7 @@ class ChatController:
         app.model.set_draft(d)
         app.timeline.refresh_rows()
         if app.timeline.on_draft and app._panes_ready:
+            app._detail_key = None
             app.detail.show_draft(d)
         app.notify(message, title="reply " + state, severity="error", markup=False, timeout=12)
 

@@ -323,7 +323,11 @@ class ConversationContext:
 
     @property
     def window_ids(self) -> list[int]:
-        return [e[0] for e in self._window]
+        window = self._window
+        ids = [e[0] for e in window.tail]
+        if window.first is not None:
+            ids.insert(0, window.first[0])
+        return ids
 
     @property
     def pinned_id(self) -> int | None:
