@@ -85,6 +85,68 @@ def text_events(
     return out
 
 
+def thinking_events(
+    thinking: str, text: str, signature: str = "EqQBCkYIBxgCKkBzaWduZWQ="
+) -> list[bytes]:
+    """A reply with extended thinking: a thinking block (deltas + signature), then text."""
+    head = text_events("")[:1]  # message_start
+    out = [
+        *head,
+        sse(
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+            },
+        ),
+        sse(
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "thinking_delta", "thinking": thinking},
+            },
+        ),
+        sse(
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "signature_delta", "signature": signature},
+            },
+        ),
+        sse("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        sse(
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 1,
+                "content_block": {"type": "text", "text": ""},
+            },
+        ),
+        sse(
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 1,
+                "delta": {"type": "text_delta", "text": text},
+            },
+        ),
+        sse("content_block_stop", {"type": "content_block_stop", "index": 1}),
+        sse(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                "usage": {"output_tokens": 40},
+            },
+        ),
+        sse("message_stop", {"type": "message_stop"}),
+    ]
+    return out
+
+
 def tool_events(
     name: str, tool_input: dict[str, Any], tool_id: str = "toolu_fake_1", say: str = "Using a tool."
 ) -> list[bytes]:

@@ -118,3 +118,15 @@ async def test_sdk_is_imported_lazily(fake_api: FakeAPI) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
     await asyncio.sleep(0)
+
+
+async def test_stream_thinking(fake_api: FakeAPI) -> None:
+    from fake_api import thinking_events
+
+    fake_api.queue(Response("sse", thinking_events("Let me think this through.", "Done.")))
+    thoughts: list[str] = []
+    text: list[str] = []
+    reply = await backend(fake_api).reply(BODY, text.append, thoughts.append)
+    assert "".join(thoughts) == "Let me think this through." and "".join(text) == "Done."
+    block = reply.content[0]
+    assert block.type == "thinking" and block.signature == "EqQBCkYIBxgCKkBzaWduZWQ="

@@ -117,6 +117,7 @@ class Draft:
 
     text: str = ""
     state: str = "streaming"  # streaming | incomplete | cancelled | failed
+    thinking: str = ""  #: extended thinking streamed before the text
     reason: str = ""
 
 

@@ -66,7 +66,9 @@ TextCallback = Callable[[str], None]
 class Backend(Protocol):
     name: str
 
-    async def reply(self, body: dict[str, Any], on_text: TextCallback) -> Reply: ...
+    async def reply(
+        self, body: dict[str, Any], on_text: TextCallback, on_thinking: TextCallback | None = None
+    ) -> Reply: ...
 
     async def count_tokens(self, body: dict[str, Any]) -> int: ...
 
@@ -100,7 +102,9 @@ class OfflineBackend:
             None, "offline", "count_tokens needs the API; the offline model has only the estimate"
         )
 
-    async def reply(self, body: dict[str, Any], on_text: TextCallback) -> Reply:
+    async def reply(
+        self, body: dict[str, Any], on_text: TextCallback, on_thinking: TextCallback | None = None
+    ) -> Reply:
         self._check(body)
         self.calls += 1
         messages = body.get("messages", [])
@@ -289,15 +293,20 @@ class AnthropicBackend:
             return ChatError(None, "connection", f"cannot reach the API ({cause})", None, partial)
         return ChatError(None, type(exc).__name__, str(exc), None, partial)
 
-    async def reply(self, body: dict[str, Any], on_text: TextCallback) -> Reply:
+    async def reply(
+        self, body: dict[str, Any], on_text: TextCallback, on_thinking: TextCallback | None = None
+    ) -> Reply:
         client = await self.client()
         partial: list[str] = []
         try:
             async with client.messages.stream(**body) as stream:
                 async for event in stream:
-                    if getattr(event, "type", None) == "text":
+                    kind = getattr(event, "type", None)
+                    if kind == "text":
                         partial.append(event.text)
                         on_text(event.text)
+                    elif kind == "thinking" and on_thinking is not None:
+                        on_thinking(event.thinking)
                 msg = await stream.get_final_message()
         except asyncio.CancelledError:
             raise

@@ -159,11 +159,21 @@ class ChatController:
             self._loop(), group="chat", exclusive=True, exit_on_error=False
         )
 
+    def _on_thinking(self, chunk: str) -> None:
+        d = self.app.model.draft
+        if d is None:
+            return
+        d.thinking += chunk
+        self._draft_changed(d)
+
     def _on_text(self, chunk: str) -> None:
         d = self.app.model.draft
         if d is None:
             return
         d.text += chunk
+        self._draft_changed(d)
+
+    def _draft_changed(self, d: Draft) -> None:
         tl = self.app.timeline
         tl.refresh()
         if tl.on_draft and self.app._panes_ready:
@@ -186,7 +196,7 @@ class ChatController:
                 if at_end:
                     app.timeline.action_jump_end()
                 try:
-                    reply = await self.backend.reply(body, self._on_text)
+                    reply = await self.backend.reply(body, self._on_text, self._on_thinking)
                 except ChatError as exc:
                     self._fail("failed", str(exc), exc.partial)
                     return

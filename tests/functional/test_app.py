@@ -408,3 +408,21 @@ async def test_theme_change_is_saved() -> None:
     async with app2.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         assert app2.theme == "nord"
+
+
+async def test_draft_row_shows_thinking_then_text() -> None:
+    from ctxview.app.model import Draft
+
+    app = make_app(AGENT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        draft = Draft(thinking="weighing [bold]options[/]")
+        app.model.set_draft(draft)
+        app.timeline.refresh_rows()
+        app.timeline.action_jump_end()
+        await pilot.pause()
+        assert "thinking ▍" in row_texts(app)[-1] and "[bold]options[/]" in row_texts(app)[-1]
+        draft.text = "the answer"
+        app.timeline.refresh()
+        await pilot.pause()
+        assert "streaming ▍" in row_texts(app)[-1] and "the answer" in row_texts(app)[-1]

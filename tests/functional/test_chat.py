@@ -298,3 +298,21 @@ async def test_chat_history_up_down() -> None:
         assert chat.value == "first question"
         await pilot.press("down", "down")
         assert chat.value == "half typed"
+
+
+async def test_thinking_kept_verbatim_and_sent_back(fake_api: FakeAPI) -> None:
+    from fake_api import thinking_events
+
+    fake_api.queue(Response("sse", thinking_events("Consider the options.", "Answer one.")))
+    app = make_app(None, api_url=fake_api.url)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await send(pilot, "first")
+        await send(pilot, "second")
+        thinking = app.model.context.messages[1]["content"][0]
+        assert thinking == {
+            "type": "thinking",
+            "thinking": "Consider the options.",
+            "signature": "EqQBCkYIBxgCKkBzaWduZWQ=",
+        }
+        assert fake_api.requests[1]["messages"][1]["content"][0] == thinking

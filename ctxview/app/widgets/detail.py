@@ -91,6 +91,13 @@ class BlockDetail(VerticalScroll, can_focus=True):
         }
         head = Text(f"reply · {state.get(draft.state, draft.state)}")
         body = literal(_cut(draft.text)) if draft.text else Text("(no text yet)")
+        if draft.thinking:
+            body = Text.assemble(
+                Text("thinking:\n", style="bold"),
+                literal(_cut(draft.thinking), style="italic"),
+                "\n\n",
+                body,
+            )
         current = self._draft_view
         if (
             current is not None

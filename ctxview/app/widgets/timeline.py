@@ -352,14 +352,15 @@ class Timeline(ScrollView, can_focus=True):
         )
         if cursor:
             style += self._style("timeline--cursor")
+        thinking_only = d.state == "streaming" and d.thinking and not d.text
         label = {
-            "streaming": "streaming ▍",
+            "streaming": "thinking ▍" if thinking_only else "streaming ▍",
             "incomplete": "✗ incomplete",
             "cancelled": "✗ cancelled",
             "failed": "✗ failed",
         }.get(d.state, d.state)
         status = "(reply)" if d.state == "streaming" else "not sent"
-        tail = one_line(d.text[-400:], 400)
+        tail = one_line((d.thinking if thinking_only else d.text)[-400:], 400)
         text = f"{'':>1}{'…':>6} {'assistant':<10}{label:<26} {tail}"
         right = f" {status:<{STATUS_WIDTH}}"
         body = text[: max(0, width - len(right))].ljust(max(0, width - len(right)))
