@@ -87,8 +87,11 @@ class OfflineBackend:
 
     name = "offline"
 
-    def __init__(self, delay: float = 0.02, model: str = "offline-demo") -> None:
+    def __init__(
+        self, delay: float = 0.02, model: str = "offline-demo", context_tokens: int = 200_000
+    ) -> None:
         self.delay = delay
+        self.context_tokens = context_tokens
         self.model = model
         self.calls = 0
 
@@ -96,6 +99,13 @@ class OfflineBackend:
         probs = errors(check_protocol(body.get("messages", []), body.get("system")))
         if probs:
             raise ChatError(400, "invalid_request_error", probs[0].message)
+        est = estimate_window(body.get("messages", []), body.get("system"), body.get("tools"))
+        if est > self.context_tokens:
+            raise ChatError(
+                400,
+                "invalid_request_error",
+                f"prompt is too long: {est} tokens > {self.context_tokens} maximum",
+            )
 
     async def count_tokens(self, body: dict[str, Any]) -> int:
         raise ChatError(

@@ -316,3 +316,20 @@ async def test_thinking_kept_verbatim_and_sent_back(fake_api: FakeAPI) -> None:
             "signature": "EqQBCkYIBxgCKkBzaWduZWQ=",
         }
         assert fake_api.requests[1]["messages"][1]["content"][0] == thinking
+
+
+async def test_offline_rejects_a_window_over_the_context(tmp_path: Path) -> None:
+    big = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": "x" * 40_000} for i in range(25)
+    ]
+    p = tmp_path / "big.json"
+    p.write_text(json.dumps({"model": "m", "messages": big}))
+    app = make_app(str(p), max_=100)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        tokens = app.query_one("#tokens")
+        assert "over the model's context" in str(tokens.render()) and tokens.has_class("-over")
+        await send(pilot, "and now?")
+        notes = " ".join(n.message for n in app._notifications)
+        assert "400" in notes and "prompt is too long" in notes
+        assert app.model.context.messages[-1] == {"role": "user", "content": "and now?"}

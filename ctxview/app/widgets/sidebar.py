@@ -38,6 +38,7 @@ class ConfigSidebar(VerticalScroll):
     ConfigSidebar #spark { height: 2; margin-top: 1; }
     ConfigSidebar .value { color: $text; }
     ConfigSidebar #protocol.-ok { color: $success; }
+    ConfigSidebar #tokens.-over { color: $error; }
     ConfigSidebar #protocol.-bad { color: $error; }
     ConfigSidebar #system { color: $text-muted; max-height: 4; }
     ConfigSidebar #hint { color: $text-muted; text-style: italic; margin-top: 1; }
@@ -136,7 +137,12 @@ class ConfigSidebar(VerticalScroll):
             line = f"~{fmt_tokens(total)} / {fmt_tokens(size)} ({100 * total / size:.1f}%)"
             if exact_tokens is not None:
                 line += f"\nexact (count_tokens): {exact_tokens:,}"
-            self.query_one("#tokens", Static).update(Text(line))
+            over = (exact_tokens if exact_tokens is not None else total) > size
+            if over:
+                line += "\n✗ over the model's context: the API would answer 400 prompt is too long"
+            tokens = self.query_one("#tokens", Static)
+            tokens.update(Text(line))
+            tokens.set_class(over, "-over")
             gauge = self.query_one("#gauge", ProgressBar)
             gauge.update(total=size, progress=min(total, size))
             width = max(4, self.size.width - 2)
