@@ -178,7 +178,7 @@ class CtxviewApp(App[int]):
         if not self._panes_ready:
             return
         self.sidebar.update_from(self.model, self.exact_tokens)
-        self._show_detail_now()
+        self.show_detail()
 
     @property
     def timeline(self) -> Timeline:
@@ -386,13 +386,14 @@ class CtxviewApp(App[int]):
     def _selected(self, event: Timeline.Selected) -> None:
         now = time.monotonic()
         if now - self._last_detail > 0.08:
-            self._show_detail_now()
+            self.show_detail()
         else:
             if self._detail_timer is not None:
                 self._detail_timer.stop()
-            self._detail_timer = self.set_timer(0.08, self._show_detail_now)
+            self._detail_timer = self.set_timer(0.08, self.show_detail)
 
-    def _show_detail_now(self, force: bool = False) -> None:
+    def show_detail(self) -> None:
+        """The detail pane follows the selection: the reply draft, or the selected message."""
         self._detail_timer = None
         if not self._panes_ready:
             return
@@ -411,7 +412,7 @@ class CtxviewApp(App[int]):
             tuple(p.message for p in model.problems_for(mid)) if mid is not None else (),
             model.context.system_prompt if mid is None else None,
         )
-        if not force and key == self._detail_key:
+        if key == self._detail_key:
             return
         self._detail_key = key
         self.detail.show(model, mid)

@@ -11,7 +11,7 @@ import importlib
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ctxview.core.protocol import check_protocol, errors
@@ -50,7 +50,6 @@ class ChatError(Exception):
     message: str
     retry_after: str | None = None
     partial: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def __str__(self) -> str:
         head = STATUS_NAMES.get(self.status or 0, f"{self.status}" if self.status else self.kind)

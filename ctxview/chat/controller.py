@@ -176,9 +176,8 @@ class ChatController:
     def _draft_changed(self, d: Draft) -> None:
         tl = self.app.timeline
         tl.refresh()
-        if tl.on_draft and self.app._panes_ready:
-            self.app._detail_key = None
-            self.app.detail.show_draft(d)
+        if tl.on_draft:
+            self.app.show_detail()
 
     async def _loop(self) -> None:
         app = self.app
@@ -261,9 +260,8 @@ class ChatController:
         d.reason = message
         app.model.set_draft(d)
         app.timeline.refresh_rows()
-        if app.timeline.on_draft and app._panes_ready:
-            app._detail_key = None
-            app.detail.show_draft(d)
+        if app.timeline.on_draft:
+            app.show_detail()
         app.notify(message, title="reply " + state, severity="error", markup=False, timeout=12)
 
     # -- autosave -------------------------------------------------------------------------------

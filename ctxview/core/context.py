@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from ctxview.core.strategies import Strategy, get_strategy
@@ -40,7 +40,6 @@ class ContextEvent:
     meta: Mapping[str, Any] | None = None
     #: evicted: the messages that left, in the order of ``ids``
     evicted_messages: tuple[dict[str, Any], ...] = ()
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def tokens(self) -> int:
@@ -260,10 +259,6 @@ class ConversationContext:
         return self._config_changed("strategy")
 
     @property
-    def strategy_object(self) -> Strategy:
-        return self._strategy
-
-    @property
     def max_context_tokens(self) -> int:
         return self._window.max_context_tokens
 
@@ -337,10 +332,6 @@ class ConversationContext:
     def entries(self) -> list[Entry]:
         """The window's ``(id, message)`` entries; do not mutate the messages."""
         return list(self._window)
-
-    def message_tokens(self, entry: Entry) -> int:
-        """Estimated tokens of a window entry (cached)."""
-        return self._window.entry_tokens(entry)
 
     @property
     def estimated_tokens(self) -> int:

@@ -1,6 +1,6 @@
 """Eviction strategies: small named objects behind one interface.
 
-A strategy trims a :class:`~ctxview.core.window.Window` by calling ``window.evict_oldest()``
+A strategy trims a :class:`~ctxview.core.window.Window` by calling ``window.evict(n)``
 until the window satisfies it. Adding one means writing a class with ``name``, ``description``
 and ``truncate`` and passing it to :func:`register_strategy`; ``ConversationContext`` does
 not change.
@@ -111,7 +111,3 @@ def get_strategy(name: str | Strategy) -> Strategy:
     except KeyError:
         known = ", ".join(sorted(STRATEGIES))
         raise ValueError(f"unknown strategy {name!r} (known: {known})") from None
-
-
-def strategy_names() -> list[str]:
-    return list(STRATEGIES)

@@ -10,8 +10,9 @@ The rule (documented in the README, "Token estimates"):
 * PDF documents: a fixed :data:`DOCUMENT_FALLBACK_TOKENS` per document (text documents by chars);
 * every message costs :data:`MESSAGE_OVERHEAD_TOKENS` for its role and framing.
 
-Estimates are cached per message by :class:`TokenCache` (keyed by the message's stable id), so
-re-estimating a 100,000-message window costs a sum, not a re-serialisation.
+A context keeps its window's total as a running sum (a deque of per-message estimates beside the
+window, see :mod:`ctxview.core.window`), so re-estimating a 100,000-message window costs a
+look-up, not a re-serialisation.
 """
 
 from __future__ import annotations
@@ -188,25 +189,3 @@ def estimate_window(
     return (
         estimate_system(system) + estimate_tools(tools) + sum(estimate_message(m) for m in messages)
     )
-
-
-class TokenCache:
-    """Per-message estimates keyed by stable message id."""
-
-    __slots__ = ("_cache",)
-
-    def __init__(self) -> None:
-        self._cache: dict[int, int] = {}
-
-    def get(self, message_id: int, message: Mapping[str, Any]) -> int:
-        value = self._cache.get(message_id)
-        if value is None:
-            value = estimate_message(message)
-            self._cache[message_id] = value
-        return value
-
-    def total(self, items: Sequence[tuple[int, Mapping[str, Any]]]) -> int:
-        return sum(self.get(i, m) for i, m in items)
-
-    def __len__(self) -> int:
-        return len(self._cache)

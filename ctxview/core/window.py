@@ -12,10 +12,6 @@ from ctxview.core.tokens import estimate_message, estimate_system
 Entry = tuple[int, dict[str, Any]]
 
 
-def entry_role(entry: Entry) -> str:
-    return str(entry[1].get("role"))
-
-
 class Window:
     """State a :class:`~ctxview.core.strategies.Strategy` trims.
 
@@ -72,14 +68,6 @@ class Window:
         if self.first is not None:
             yield self.first
         yield from self.tail
-
-    def oldest_role(self) -> str | None:
-        """Role of the oldest message after the pinned first (None when the tail is empty)."""
-        return entry_role(self.tail[0]) if self.tail else None
-
-    def entry_tokens(self, entry: Entry) -> int:
-        """Estimated tokens of one entry."""
-        return estimate_message(entry[1])
 
     @property
     def system_tokens(self) -> int:
