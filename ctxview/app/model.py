@@ -149,6 +149,7 @@ class SessionModel:
         #: so any run of ids costs O(1); filled at once for small sessions, by a worker for big ones
         self._tok: list[int] = []
         self._pre: list[int] = [0]
+        self._ready = False  # True once _tok covers every message
         self._problems: list[Problem] | None = None
         self._checker = ProtocolChecker()
         self._problem_ids: dict[int, list[Problem]] | None = None
@@ -305,8 +306,6 @@ class SessionModel:
         if mid < len(self._tok):
             return self._tok[mid]
         return estimate_message(self.transcript[mid].message)
-
-    _ready = False
 
     @property
     def tokens_ready(self) -> bool:

@@ -14,7 +14,7 @@ from ctxview.app.model import Draft
 from ctxview.chat.autosave import new_autosave_path
 from ctxview.chat.backends import AnthropicBackend, Backend, ChatError, OfflineBackend, import_sdk
 from ctxview.chat.tools import ToolSettings, run_tool
-from ctxview.core.protocol import check_protocol, errors
+from ctxview.core.protocol import errors
 
 if TYPE_CHECKING:
     from ctxview.app.app import CtxviewApp
@@ -136,7 +136,7 @@ class ChatController:
 
     def _check_and_send(self) -> None:
         app = self.app
-        probs = errors(check_protocol(app.model.context.messages, app.model.system))
+        probs = errors(app.model.problems)  # the model's memoised check of this window
         if not probs:
             self._start()
             return
