@@ -14,6 +14,7 @@ from ctxview.app.model import Draft
 from ctxview.chat.autosave import new_autosave_path
 from ctxview.chat.backends import AnthropicBackend, Backend, ChatError, OfflineBackend, import_sdk
 from ctxview.chat.tools import ToolSettings, run_tool
+from ctxview.core.context import block_to_dict
 from ctxview.core.protocol import errors
 
 if TYPE_CHECKING:
@@ -218,15 +219,14 @@ class ChatController:
                     meta["usage"] = reply.usage
                 if reply.model:
                     meta["model"] = reply.model
-                mid = ctx.add_assistant_message(reply.content, meta=meta)
+                blocks = [block_to_dict(b) for b in reply.content]
+                mid = ctx.add_assistant_message(blocks, meta=meta)
                 app.context_changed(keep=mid if at_end else None)
                 if reply.stop_reason != "tool_use":
                     break
-                uses = (
-                    [b for b in ctx.messages[-1]["content"] if b.get("type") == "tool_use"]
-                    if ctx.messages
-                    else []
-                )
+                # The tool calls of the message just added (never ``ctx.messages[-1]``: a strategy
+                # may have evicted or reordered the window's end).
+                uses = [b for b in blocks if b.get("type") == "tool_use"]
                 if not uses:
                     break
                 results = []
