@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ctxview.core.protocol import Problem
 from ctxview.core.strategies import Strategy, get_strategy
 from ctxview.core.tokens import estimate_message
 from ctxview.core.window import Entry, Window, json_copy
@@ -196,12 +197,15 @@ class ConversationContext:
     ) -> int:
         """Append an already-formed message (used when replaying a file).
 
+        ``role: "system"`` messages are carried as they are: current models accept them mid-
+        conversation (the protocol checker applies their placement rules).
+
         The message is copied as JSON unless ``copy=False``: a reader that hands over messages it
         just parsed saves a second copy of a large session that way.
         """
         role = message.get("role")
-        if role not in ("user", "assistant"):
-            raise ValueError(f"message role must be 'user' or 'assistant', got {role!r}")
+        if role not in ("user", "assistant", "system"):
+            raise ValueError(f"message role must be 'user', 'assistant' or 'system', got {role!r}")
         stored = json_copy(message) if copy else message
         if not isinstance(stored, dict):
             stored = dict(stored)
@@ -337,6 +341,61 @@ class ConversationContext:
     def estimated_tokens(self) -> int:
         """Estimated tokens of system prompt + window (cached per message)."""
         return self._window.tokens
+
+    def window_notes(self) -> list[Problem]:
+        """Warnings about the window itself (not the API's rules), for the sidebar and ``inspect``.
+
+        ``newest_not_in_window``: the message added last was evicted (``seed`` at max 1).
+        ``over_max``: the window holds more than max (``max+1: kept a tool pair``).
+        ``over_token_budget``: ``token-budget`` could not fit the budget without dropping the
+        newest message or its tool pair.
+        """
+        window = self._window
+        notes: list[Problem] = []
+        size = window.size
+        last = self._next_id - 1
+        if size and last >= 0 and not self._contains(last):
+            notes.append(
+                Problem(
+                    -1,
+                    "newest_not_in_window",
+                    "warning",
+                    f"the message just added (#{last}) is not in the window: max "
+                    f"{window.max_messages} with {self._strategy.name} evicted it",
+                )
+            )
+        over = window.over_max
+        if over:
+            tail = window.tail
+            pair = (
+                len(tail) >= 2
+                and tail[-2][1].get("role") == "assistant"
+                and any(
+                    isinstance(b, dict) and b.get("type") == "tool_result"
+                    for b in (tail[-1][1].get("content") or [])
+                    if isinstance(tail[-1][1].get("content"), list)
+                )
+            )
+            what = "kept a tool pair" if pair else "kept the newest message"
+            notes.append(Problem(-1, "over_max", "warning", f"max+{over}: {what}"))
+        if self._strategy.name == "token-budget" and size and window.over_token_budget:
+            notes.append(
+                Problem(
+                    -1,
+                    "over_token_budget",
+                    "warning",
+                    f"~{window.tokens} tokens is over max_context_tokens "
+                    f"({window.max_context_tokens}): the newest message (and its tool pair) "
+                    "are never evicted for tokens",
+                )
+            )
+        return notes
+
+    def _contains(self, mid: int) -> bool:
+        window = self._window
+        if window.first is not None and window.first[0] == mid:
+            return True
+        return bool(window.tail) and window.tail[-1][0] == mid
 
     @property
     def step(self) -> int:
