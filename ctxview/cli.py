@@ -120,7 +120,8 @@ def inspect_summary(rep: Any) -> dict[str, Any]:
 
     ctx = rep.context
     window = [m for _, m in ctx.entries()]
-    problems = check_protocol(window, rep.session.system)
+    # the API's rules, then what ctxview notes about the window itself (max+1, budget, newest)
+    problems = check_protocol(window, rep.session.system) + ctx.window_notes()
     return {
         "file": rep.session.path,
         "format": rep.session.format,
@@ -140,6 +141,7 @@ def inspect_summary(rep: Any) -> dict[str, Any]:
         ],
         "problems": [p.to_dict() for p in problems],
         "skipped_lines": rep.session.skipped_lines,
+        "subagents": rep.session.subagents,
     }
 
 
@@ -225,6 +227,7 @@ def request_body(rep: Any, cfg: Any, model: str | None = None) -> dict[str, Any]
         max_tokens=session.max_tokens or cfg["max_tokens"],
         system=session.system if isinstance(session.system, list) else None,
         tools=session.tools,
+        params=session.request_params,
     )
 
 

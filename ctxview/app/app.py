@@ -600,6 +600,7 @@ class CtxviewApp(App[int]):
             system=self.model.system,
             tools=self.model.tools,
             title=self.model.session.title,
+            request_params=self.model.session.request_params,
         )
 
     def save_to(self, path: str) -> bool:
@@ -632,6 +633,7 @@ class CtxviewApp(App[int]):
             max_tokens=self.model.session.max_tokens or int(self.config["max_tokens"]),
             system=self.model.system,
             tools=self.model.tools or None,
+            params=self.model.session.request_params,
         )
 
     def action_export(self) -> None:

@@ -12,9 +12,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ctxview.core.compaction import effective_messages, has_compaction
 from ctxview.core.protocol import Problem
 from ctxview.core.strategies import Strategy, get_strategy
-from ctxview.core.tokens import estimate_message
+from ctxview.core.tokens import estimate_message, estimate_window
 from ctxview.core.window import Entry, Window, json_copy
 
 EventKind = Literal["added", "evicted", "config"]
@@ -113,6 +114,8 @@ class ConversationContext:
         self._next_id = 0
         self._step = 0
         self._subscribers: list[Subscriber] = []
+        #: ids of messages holding a ``compaction`` block (the API ignores what precedes one)
+        self._compaction_ids: set[int] = set()
 
     # -- observation ---------------------------------------------------------------------------
     def subscribe(self, callback: Subscriber) -> Callable[[], None]:
@@ -136,6 +139,8 @@ class ConversationContext:
         self._next_id = mid + 1
         self._step += 1
         window = self._window
+        if message.get("role") == "assistant" and has_compaction(message):
+            self._compaction_ids.add(mid)
         if window.first is None or window._tail_tokens is not None:
             window.append((mid, message))
         else:
@@ -339,8 +344,26 @@ class ConversationContext:
 
     @property
     def estimated_tokens(self) -> int:
-        """Estimated tokens of system prompt + window (cached per message)."""
-        return self._window.tokens
+        """Estimated tokens of system prompt + window (cached per message).
+
+        With a ``compaction`` block in the window, only what the API reads counts: the last
+        compaction block and what follows it.
+        """
+        window = self._window
+        cids = self._compaction_ids
+        if cids and any(e[0] in cids for e in window):
+            return estimate_window([e[1] for e in window], window.system_prompt)
+        return window.tokens
+
+    @property
+    def compacted_ids(self) -> list[int]:
+        """Ids of window messages before the last compaction block (the API ignores them)."""
+        cids = self._compaction_ids
+        if not cids:
+            return []
+        entries = list(self._window)
+        start = effective_messages([e[1] for e in entries])[0]
+        return [e[0] for e in entries[:start]]
 
     def window_notes(self) -> list[Problem]:
         """Warnings about the window itself (not the API's rules), for the sidebar and ``inspect``.
@@ -420,8 +443,11 @@ class ConversationContext:
         The messages are taken as they are (not copied): the reader owns them.
         """
         self._window.clear()
+        self._compaction_ids = set()
         for mid, msg in messages:
             self._window.append((mid, msg))
+            if msg.get("role") == "assistant" and has_compaction(msg):
+                self._compaction_ids.add(mid)
         self._window.cut = cut
         self._next_id = next_id
         self._step = step if step is not None else next_id
