@@ -124,15 +124,16 @@ _Rel = tuple[int, str, Severity, tuple[str | int, ...], int | None, tuple[str, .
 
 
 def _turns(roles: Sequence[Any]) -> list[tuple[int, int]]:
-    """``(start, end)`` of each run of consecutive user or assistant messages (the API's merged
-    turns); a system message, or a message with another role, is a turn of its own."""
+    """``(start, end)`` of each run of consecutive messages of one role (the API's merged turns:
+    a run of system messages is one system turn); a message with another role is a turn of its
+    own."""
     turns: list[tuple[int, int]] = []
     n = len(roles)
     i = 0
     while i < n:
         role = roles[i]
         j = i + 1
-        if role in ("user", "assistant"):
+        if role in _ROLES:
             while j < n and roles[j] == role:
                 j += 1
         turns.append((i, j))
@@ -277,8 +278,15 @@ def _check_assistant_turn(
     types = [_btype(b) for _, _, b in merged]
     # thinking order, per merged turn
     if any(t in _THINKING for t in types):
+        # server-tool blocks may come before the thinking (a recorded 200:
+        # pai_code_exec_files_thinking_cache_req3.json); the first other block must be thinking
+        k = 0
+        while k < len(types) and (
+            types[k] == "server_tool_use" or types[k] in SERVER_RESULT_PARTNER
+        ):
+            k += 1
         r0, _, _ = merged[0]
-        if types[0] not in _THINKING:
+        if k < len(types) and types[k] not in _THINKING:
             add(
                 r0,
                 "thinking_not_first",
@@ -286,7 +294,7 @@ def _check_assistant_turn(
                     "messages.",
                     r0,
                     ".content.0: If an assistant message contains any thinking blocks, the first "
-                    f"block must be thinking or redacted_thinking. Found {types[0]}.",
+                    f"block must be thinking or redacted_thinking. Found {types[k]}.",
                 ),
                 block=0,
             )

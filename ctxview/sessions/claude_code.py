@@ -133,11 +133,20 @@ def _select(lines: list[Line]) -> list[Line]:
     last = _branch_end(main)
     if last is None:
         return message_lines
+    position = {id(ln): k for k, ln in enumerate(main)}
     chain: set[str] = set()
     cursor: Line | None = last
     while cursor is not None and cursor.uuid and cursor.uuid not in chain:
         chain.add(cursor.uuid)
-        cursor = by_uuid.get(cursor.parent) if cursor.parent else None
+        nxt = by_uuid.get(cursor.parent) if cursor.parent else None
+        if nxt is None and cursor.record.get("subtype") == "compact_boundary":
+            # the boundary's logicalParentUuid is not always in the file: the conversation
+            # before a compaction continues from the last main-thread line written before it
+            k = position[id(cursor)] - 1
+            while k >= 0 and not (main[k].uuid and main[k].type in MESSAGE_TYPES):
+                k -= 1
+            nxt = main[k] if k >= 0 else None
+        cursor = nxt
     # One API response is written as several lines sharing message.id, and parallel tool calls can
     # hang their results off different lines of it: every main-thread line of a response that has
     # a line on the chain belongs to it, in file order.
