@@ -518,7 +518,12 @@ class CtxviewApp(App[int]):
             if path:
                 self.open_path(path)
 
-        self.push_screen(OpenFileScreen(start if start.is_dir() else Path.cwd()), chosen)
+        self.push_screen(
+            OpenFileScreen(
+                start if start.is_dir() else Path.cwd(), subagents=self.model.session.subagents
+            ),
+            chosen,
+        )
 
     @work(thread=True, exclusive=True, group="open")
     def open_path(self, path: str) -> None:
