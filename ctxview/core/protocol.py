@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from ctxview.core.compaction import effective_messages, last_compaction
+from ctxview.core.compaction import effective_messages, has_compaction
 
 Severity = Literal["error", "warning"]
 
@@ -128,16 +128,16 @@ def _turns(roles: Sequence[Any]) -> list[tuple[int, int]]:
     a run of system messages is one system turn); a message with another role is a turn of its
     own."""
     turns: list[tuple[int, int]] = []
+    append = turns.append
     n = len(roles)
-    i = 0
-    while i < n:
+    start = 0
+    for i in range(1, n):
         role = roles[i]
-        j = i + 1
-        if role in _ROLES:
-            while j < n and roles[j] == role:
-                j += 1
-        turns.append((i, j))
-        i = j
+        if role != roles[i - 1] or role not in _ROLES:
+            append((start, i))
+            start = i
+    if n:
+        append((start, n))
     return turns
 
 
@@ -518,6 +518,21 @@ class ProtocolChecker:
     def __init__(self, memo: bool = True) -> None:
         self._memo = memo
         self._cache: dict[tuple[Any, ...], list[_Rel]] = {}
+        self._has_compaction: dict[int, bool] = {}
+
+    def _compaction_start(self, entries: Sequence[tuple[int, Mapping[str, Any]]]) -> int | None:
+        """Index of the last message holding a compaction block (memoised per id), or None."""
+        seen = self._has_compaction
+        for k in range(len(entries) - 1, -1, -1):
+            eid, message = entries[k]
+            found = seen.get(eid) if self._memo else None
+            if found is None:
+                found = has_compaction(message)
+                if self._memo:
+                    seen[eid] = found
+            if found:
+                return k
+        return None
 
     def check(
         self, entries: Sequence[tuple[int, Mapping[str, Any]]], system: Any = None
@@ -525,41 +540,49 @@ class ProtocolChecker:
         problems = _check_request(system, len(entries))
         if not entries:
             return problems
-        msgs = [e[1] for e in entries]
-        start, eff = effective_messages(msgs)
-        compacted = start > 0 or last_compaction(msgs) is not None
+        start = self._compaction_start(entries)
+        compacted = start is not None
+        if start is None:
+            start = 0
+            eff = [e[1] for e in entries]
+        else:
+            eff = effective_messages([e[1] for e in entries[start:]])[1]
         ids: list[Any] = [e[0] for e in entries[start:]]
         if compacted:
             ids[0] = ("compaction", ids[0])  # its content was cut at the compaction block
-        turns = _turns([_role(m) for m in eff])
+        turns = _turns([m.get("role") if type(m) is dict else _role(m) for m in eff])
         nt = len(turns)
+        memo = self._memo
         cache = self._cache
-        if self._memo and len(cache) > 4 * nt + 1024:
+        if memo and len(cache) > 4 * nt + 1024:
             cache.clear()
-        for t, (a, b) in enumerate(turns):
-            pa, pb = turns[t - 1] if t > 0 else (0, 0)
-            na, nb = turns[t + 1] if t + 1 < nt else (0, 0)
-            key = (
-                tuple(ids[pa:pb]),
-                tuple(ids[a:b]),
-                tuple(ids[na:nb]),
-                t == 0,
-                t == nt - 1,
-            )
-            found = cache.get(key) if self._memo else None
+            if len(self._has_compaction) > 4 * len(entries) + 1024:
+                self._has_compaction.clear()
+        # one key per turn (an id for the usual one-message turn), with sentinels at both ends
+        tkeys: list[Any] = [None]
+        tkeys.extend(ids[a] if b - a == 1 else tuple(ids[a:b]) for a, b in turns)
+        tkeys.append(None)
+        last = nt - 1
+        for t in range(nt):
+            key = (tkeys[t], tkeys[t + 1], tkeys[t + 2], t == 0, t == last)
+            found = cache.get(key) if memo else None
             if found is None:
+                a, b = turns[t]
+                pa, pb = turns[t - 1] if t > 0 else (0, 0)
+                na, nb = turns[t + 1] if t < last else (0, 0)
                 found = _check_turn(
                     eff[pa:pb] if t > 0 else None,
                     eff[a:b],
-                    eff[na:nb] if t + 1 < nt else None,
+                    eff[na:nb] if t < last else None,
                     t == 0,
-                    t == nt - 1,
+                    t == last,
                     compacted,
                 )
-                if self._memo:
+                if memo:
                     cache[key] = found
-            for rel in found:
-                problems.append(_resolve(rel, start + a))
+            if found:
+                base = start + turns[t][0]
+                problems.extend(_resolve(rel, base) for rel in found)
         return problems
 
 
