@@ -195,8 +195,6 @@ def _read_request(path: str, text: str, data: Any) -> LoadedSession:
         max_tokens=max_tokens
         if isinstance(max_tokens, int) and not isinstance(max_tokens, bool)
         else None,
-        # a recorded request opens as it was sent: every message in the window
-        max_context_messages=max(1, len(messages)),
         request_params={k: v for k, v in data.items() if k not in REQUEST_OWN_FIELDS},
     )
 
