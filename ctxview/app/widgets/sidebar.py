@@ -15,6 +15,7 @@ from textual.widgets import Input, Label, ProgressBar, Select, Sparkline, Static
 
 from ctxview.app.model import SessionModel, context_size
 from ctxview.app.safe import one_line, visible
+from ctxview.core.limits import context_problem
 from ctxview.core.strategies import STRATEGIES
 from ctxview.textfmt import fmt_tokens
 
@@ -137,7 +138,14 @@ class ConfigSidebar(VerticalScroll):
             line = f"~{fmt_tokens(total)} / {fmt_tokens(size)} ({100 * total / size:.1f}%)"
             if exact_tokens is not None:
                 line += f"\nexact (count_tokens): {exact_tokens:,}"
-            over = (exact_tokens if exact_tokens is not None else total) > size
+            over = (
+                context_problem(
+                    exact_tokens if exact_tokens is not None else total,
+                    model.model,
+                    exact=exact_tokens is not None,
+                )
+                is not None
+            )
             if over:
                 line += "\n✗ over the model's context: the API would answer 400 prompt is too long"
             tokens = self.query_one("#tokens", Static)
