@@ -34,6 +34,7 @@ def quote(value: Any, limit: int = QUOTE_LIMIT) -> str:
     text = one_line(text, limit * 2)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
+
 DEFAULTS: dict[str, Any] = {
     "model": "claude-sonnet-5-5",
     "max_tokens": 4096,

@@ -14,7 +14,7 @@ from textual.widgets import Footer, Header, Input
 
 from ctxview.app.commands import CtxviewCommands
 from ctxview.app.model import Eviction, SessionModel, compute_tokens
-from ctxview.app.safe import visible
+from ctxview.app.safe import one_line, visible
 from ctxview.app.widgets.chat_input import ChatInput
 from ctxview.app.widgets.timeline import Timeline, TimelineHeader
 from ctxview.config import Config, ConfigError, save_config_values
@@ -233,12 +233,42 @@ class CtxviewApp(App[int]):
     def _chat_placeholder(self) -> str:
         if self.offline:
             return "Message the offline demo model · enter to send · try: calculate 6*7"
-        return f"Message {self.model.model} · enter to send · escape cancels a reply"
+        return f"Message {one_line(self.model.model, 60)} · enter to send · escape cancels a reply"
+
+    # -- the sanitising boundary for app-wide text ---------------------------------------------
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: Any = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every notification (the app's, its widgets', the chat controller's, from threads)
+        comes here: control characters, C1 controls and bidi overrides are made visible and the
+        text is never parsed as markup, whatever the caller passed."""
+        kwargs: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+        super().notify(
+            visible(str(message)[:4000]),
+            title=one_line(str(title), 120),
+            severity=severity,
+            markup=False,
+            **kwargs,
+        )
+
+    def validate_title(self, title: str) -> str:
+        """The header's title (and the terminal's, where a driver sets it) is always visible
+        text: a session named with an OSC sequence cannot retitle the terminal."""
+        return one_line(str(title), 300)
+
+    def validate_sub_title(self, sub_title: str) -> str:
+        return one_line(str(sub_title), 300)
 
     def _update_titles(self) -> None:
-        self.title = f"ctxview · {visible(self.model.name)}"
+        self.title = f"ctxview · {self.model.name}"  # validate_title makes it visible text
         mode = "offline" if self.offline else "online"
-        self.sub_title = f"{visible(self.model.model)} · {mode}"
+        self.sub_title = f"{self.model.model} · {mode}"
 
     @work(thread=True, exclusive=True, group="tokens")
     def _estimate_tokens(self, model: SessionModel) -> None:
@@ -355,8 +385,8 @@ class CtxviewApp(App[int]):
         self.set_model_name(event.name)
 
     def set_model_name(self, name: str) -> None:
-        if name == self.model.model:
-            return
+        if name in (self.model.model, one_line(self.model.model, 200)):
+            return  # the Model input shows a hostile name made visible: unchanged, not renamed
         self.model.model = name
         self.exact_tokens = None
         self._update_titles()

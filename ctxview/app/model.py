@@ -31,7 +31,6 @@ DRAFT = -2  #: the row id of a reply being streamed (or cut), which is not in th
 SYNC_TOKEN_LIMIT = 20_000  #: sessions up to this size get token estimates before first paint
 
 
-
 @dataclass(frozen=True, slots=True)
 class RowInfo:
     role: str
@@ -347,7 +346,14 @@ class SessionModel:
                 summary = "compaction · " + summary
             if meta.get("is_meta"):
                 summary = "meta · " + summary
-            info = RowInfo(str(msg.get("role", "?")), summary, preview, self.tokens(mid), error)
+            # row text comes from the session: one visible line (tool names, unknown block types)
+            info = RowInfo(
+                one_line(str(msg.get("role", "?")), 40),
+                one_line(summary, 120),
+                preview,
+                self.tokens(mid),
+                error,
+            )
             self._info[mid] = info
         return info
 

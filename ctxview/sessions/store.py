@@ -134,7 +134,9 @@ def clean_stale_temps(target: Path) -> list[str]:
     removed: list[str] = []
     prefix = f".{target.name}."
     try:
-        names = [n for n in os.listdir(target.parent) if n.startswith(prefix) and n.endswith(".tmp")]
+        names = [
+            n for n in os.listdir(target.parent) if n.startswith(prefix) and n.endswith(".tmp")
+        ]
     except OSError:
         return removed
     now = time.time()
@@ -167,7 +169,9 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise WriteRefused(spath, f"cannot create its folder ({_reason(exc)})", exc.errno or 0) from None
+        raise WriteRefused(
+            spath, f"cannot create its folder ({_reason(exc)})", exc.errno or 0
+        ) from None
     clean_stale_temps(target)
     try:
         fd, tmp = tempfile.mkstemp(

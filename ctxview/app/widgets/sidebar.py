@@ -121,7 +121,7 @@ class ConfigSidebar(VerticalScroll):
                 sel.value = ctx.strategy
         model_input = self.query_one("#model-input", Input)
         if not model_input.has_focus:
-            model_input.value = model.model
+            model_input.value = one_line(model.model, 200)  # a model name from the session
         sp = ctx.system_prompt
         self.query_one("#system", Static).update(Text(one_line(sp, 160) if sp else "(none)"))
         n = len(ctx)
