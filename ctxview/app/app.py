@@ -194,7 +194,39 @@ class CtxviewApp(App[int]):
         widget: Any = self.query_one("#sidebar")
         return widget  # type: ignore[no-any-return]
 
+    # -- crashes and signals --------------------------------------------------------------------
+    #: set when an unhandled exception ended the app: (exception, its traceback text)
+    crash: tuple[BaseException, str] | None = None
+
+    def _handle_exception(self, error: Exception) -> None:
+        """A crash: keep the traceback for the log file (see launch) instead of printing it over
+        the user's terminal; the app exits with status 1."""
+        import traceback
+
+        if self.crash is None:
+            self.crash = (error, "".join(traceback.format_exception(error)))
+        super()._handle_exception(error)
+        self._exit_renderables.clear()  # the one line and the log replace Textual's dump
+
+    def _install_signal_handlers(self) -> None:
+        """SIGTERM and SIGHUP: autosave the chat, leave the terminal as it was, exit 143 / 129."""
+        import asyncio
+        import signal
+
+        try:
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGTERM, signal.SIGHUP):
+                loop.add_signal_handler(sig, self._on_signal, int(sig))
+        except (NotImplementedError, RuntimeError, ValueError, AttributeError):
+            pass  # not the main thread (tests) or no signals here (Windows)
+
+    def _on_signal(self, signum: int) -> None:
+        if self.chat is not None and hasattr(self.chat, "autosave_now"):
+            self.chat.autosave_now()
+        self.exit(return_code=128 + signum)
+
     def on_mount(self) -> None:
+        self._install_signal_handlers()
         theme = self.config.get("theme")
         if isinstance(theme, str) and theme in self.available_themes:
             self.theme = theme

@@ -281,6 +281,22 @@ class ChatController:
         app.notify(message, title="reply " + state, severity="error", markup=False, timeout=12)
 
     # -- autosave -------------------------------------------------------------------------------
+    def autosave_now(self) -> Path | None:
+        """Save the chat at once, in this thread (SIGTERM/SIGHUP): the path, or None when there
+        was no chat to save or the save was refused (the key in the text, an unwritable dir)."""
+        if not self.autosave_enabled or self.autosave_path is None:
+            return None
+        from ctxview.sessions.store import save_session
+
+        try:
+            with self._save_lock:
+                self._save_seq += 1
+                self._saved_seq = self._save_seq
+                save_session(self.autosave_path, self.app.session_document())
+        except (OSError, ValueError):
+            return None
+        return self.autosave_path
+
     def _autosave(self) -> None:
         if not self.autosave_enabled:
             return
