@@ -708,15 +708,19 @@ class CtxviewApp(App[int]):
         def chosen(path: str | None) -> None:
             if not path:
                 return
-            import json
-
-            from ctxview.sessions.store import atomic_write
+            from ctxview.sessions.store import save_request
 
             body = self.request_body()
-            try:
-                atomic_write(path, (json.dumps(body, ensure_ascii=False, indent=2) + "\n").encode())
-            except OSError as exc:
-                self.notify(f"{path}: not written: {exc}", severity="error", markup=False)
+            try:  # like autosave: never the API key; controls escaped; atomic
+                save_request(path, body)
+            except (OSError, ValueError) as exc:
+                self.notify(
+                    f"{path}: not written: {exc}",
+                    title="export failed",
+                    severity="error",
+                    markup=False,
+                    timeout=10,
+                )
                 return
             self.notify(
                 f"wrote {path}: {len(body['messages'])} messages, ~{fmt_tokens(self.model.window_tokens)} tokens",
