@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from ctxview.core.strategies import STRATEGIES
@@ -130,6 +133,26 @@ def _bad_value(data: Any) -> tuple[list[Any], str] | None:
     return None
 
 
+#: JSON up to this deep is parsed (then refused past MAX_DEPTH with its JSON path); deeper
+#: JSON fails in the parser itself ("nested too deeply to read")
+PARSE_DEPTH = 4000
+_depth_lock = threading.Lock()
+
+
+@contextmanager
+def _parse_depth() -> Iterator[None]:
+    """Room for the C JSON parser to go PARSE_DEPTH levels deep wherever it is called from (the
+    interpreter's recursion limit is raised, never lowered, for the parse; other threads only
+    gain headroom meanwhile)."""
+    with _depth_lock:
+        old = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(old, old + PARSE_DEPTH))
+        try:
+            yield
+        finally:
+            sys.setrecursionlimit(old)
+
+
 def _loads_checked(text: str) -> Any:
     """json.loads that refuses NaN/Infinity, integers past Python's digit limit and nesting past
     MAX_DEPTH: ValueError("<json path>: reason"). JSONDecodeError and RecursionError pass."""
@@ -141,11 +164,13 @@ def _loads_checked(text: str) -> Any:
         return _NonFinite(literal)
 
     try:
-        data = json.loads(text, parse_constant=constant)
+        with _parse_depth():
+            data = json.loads(text, parse_constant=constant)
     except json.JSONDecodeError:
         raise
     except ValueError:  # an integer past the int <-> str limit: parse again to find where
-        data = json.loads(text, parse_constant=constant, parse_int=_big_int)
+        with _parse_depth():
+            data = json.loads(text, parse_constant=constant, parse_int=_big_int)
         flagged = True
     if flagged or _too_deep(data):
         found = _bad_value(data)
@@ -163,7 +188,8 @@ def _parse_json(path: str, text: str) -> Any:
         ) from None
     except RecursionError:
         raise BadJSONValue(
-            f"{path}: JSON is nested too deeply to read (the limit is {MAX_DEPTH} levels)"
+            f"{path}: JSON is nested too deeply to read (over {PARSE_DEPTH:,} levels; the limit "
+            f"is {MAX_DEPTH})"
         ) from None
     except ValueError as exc:
         raise BadJSONValue(f"{path}: {exc}") from None
