@@ -17,6 +17,8 @@ from typing import Any
 
 from ctxview.app.safe import one_line
 from ctxview.core.context import ContextEvent, ConversationContext
+from ctxview.core.limits import MODEL_CONTEXT as MODEL_CONTEXT  # the rule lives in core.limits
+from ctxview.core.limits import context_size as context_size
 from ctxview.core.protocol import Problem, ProtocolChecker
 from ctxview.core.tokens import estimate_message, estimate_system, estimate_tools
 from ctxview.core.transcript import Transcript
@@ -27,13 +29,6 @@ from ctxview.textfmt import fmt_tokens, id_ranges
 GAP = -1  #: the row id of the gap marker
 DRAFT = -2  #: the row id of a reply being streamed (or cut), which is not in the context
 SYNC_TOKEN_LIMIT = 20_000  #: sessions up to this size get token estimates before first paint
-
-MODEL_CONTEXT = {"default": 200_000}
-
-
-def context_size(model: str) -> int:
-    """The model's context window in tokens (200k for current Claude models)."""
-    return MODEL_CONTEXT.get(model, MODEL_CONTEXT["default"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -353,7 +348,14 @@ class SessionModel:
                 summary = "compaction · " + summary
             if meta.get("is_meta"):
                 summary = "meta · " + summary
-            info = RowInfo(str(msg.get("role", "?")), summary, preview, self.tokens(mid), error)
+            # row text comes from the session: one visible line (tool names, unknown block types)
+            info = RowInfo(
+                one_line(str(msg.get("role", "?")), 40),
+                one_line(summary, 120),
+                preview,
+                self.tokens(mid),
+                error,
+            )
             self._info[mid] = info
         return info
 

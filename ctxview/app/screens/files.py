@@ -15,11 +15,16 @@ from textual.screen import ModalScreen
 from textual.widgets import DirectoryTree, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from ctxview.textfmt import one_line
+from ctxview.app.safe import one_line, visible
 
 
 class SessionTree(DirectoryTree):
-    """Folders and .json / .jsonl files only."""
+    """Folders and .json / .jsonl files only; file names shown literally (no markup, control
+    characters visible)."""
+
+    def process_label(self, label: str | Text) -> Text:
+        plain = label if isinstance(label, str) else label.plain
+        return Text(one_line(plain, 500))
 
     def filter_paths(self, paths: Iterable[Path]) -> Iterable[Path]:
         out = []
@@ -100,7 +105,7 @@ class OpenFileScreen(PathScreen):
 
     @on(DirectoryTree.DirectorySelected)
     def _dir(self, event: DirectoryTree.DirectorySelected) -> None:
-        self.query_one("#path", Input).value = str(event.path) + "/"
+        self.query_one("#path", Input).value = one_line(str(event.path), 1000) + "/"
 
 
 class SavePathScreen(PathScreen):
@@ -120,8 +125,8 @@ class SavePathScreen(PathScreen):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(Text(self.title_text))
-            yield Input(value=self.default, id="path")
+            yield Static(Text(visible(self.title_text)))
+            yield Input(value=one_line(self.default, 1000), id="path")
             yield Static(
                 Text("enter: save (atomic: temp file + rename) · escape: cancel"), classes="hint"
             )

@@ -34,8 +34,10 @@ def _short(sig: str, keep: int = 10) -> str:
 def _json(value: Any) -> Content:
     try:
         text = json.dumps(value, ensure_ascii=False, indent=2)
-    except (TypeError, ValueError):
-        text = repr(value)
+    except (TypeError, ValueError, RecursionError):
+        text = (
+            repr(value)[:MAX_SHOWN_CHARS] if not isinstance(value, (dict, list)) else "(too deep)"
+        )
     return highlight(visible(_cut(text)), language="json")
 
 
@@ -208,7 +210,7 @@ class BlockDetail(VerticalScroll, can_focus=True):
         return "API usage: " + (" · ".join(parts) if parts else "(none reported)")
 
     def _title(self, text: str, error: bool = False) -> Static:
-        return Static(Text(text), classes="block-title -error" if error else "block-title")
+        return Static(Text(visible(text)), classes="block-title -error" if error else "block-title")
 
     def _block(self, model: SessionModel, mid: int, j: int, block: Any) -> list[Widget]:
         if not isinstance(block, Mapping):
