@@ -1,0 +1,57 @@
+"""Issue 10: what a newcomer trips over (dimmed rows, keys from the chat box, overwrites, narrow
+terminals, the pre-send check, and the smaller ones)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from apphelp import make_app, row_texts, settle
+from conftest import ROOT
+from textual.color import Color
+
+from ctxview.app.colours import MIN_DIM_CONTRAST, contrast_ratio
+
+SAMPLES = ROOT / "sample_sessions"
+AGENT = str(SAMPLES / "agent_loop.json")
+
+
+def _fg_bg(segment: object) -> tuple[Color, Color]:
+    style = segment.style  # type: ignore[attr-defined]
+    return Color.from_rich_color(style.color), Color.from_rich_color(style.bgcolor)
+
+
+async def test_evicted_rows_dim_in_every_theme() -> None:
+    app = make_app(AGENT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        model = app.model
+        kept_row = model.row_of(20)
+        evicted_row = model.row_of(5)
+        assert kept_row is not None and evicted_row is not None
+        assert model.status(20) == "kept" and model.status(5) == "evicted"
+        app.timeline.cursor = 0  # the cursor on neither row
+        failures = []
+        for name in app.available_themes:
+            app.theme = name
+            await pilot.pause()
+            tl = app.timeline
+            tl.scroll_to(y=0, animate=False)
+            await pilot.pause()
+            kept = list(tl.render_line(kept_row - int(tl.scroll_offset.y)))
+            evicted = list(tl.render_line(evicted_row - int(tl.scroll_offset.y)))
+            assert "kept" in "".join(s.text for s in kept)
+            assert "evicted" in "".join(s.text for s in evicted)
+            # the preview column (plain text) and every other column
+            k_fg, k_bg = _fg_bg(kept[4])
+            kept_contrast = contrast_ratio(k_fg, k_bg)
+            for seg in evicted:
+                fg, bg = _fg_bg(seg)
+                if fg.ansi is not None:  # ansi-* themes: the terminal's colours, asked to be faint
+                    assert seg.style.dim and not kept[4].style.dim, name
+                    continue
+                ratio = contrast_ratio(fg, bg)
+                if not (MIN_DIM_CONTRAST <= ratio < kept_contrast):
+                    failures.append(f"{name}: {seg.text!r} {fg.hex} on {bg.hex} = {ratio:.2f}"
+                                    f" (kept {kept_contrast:.2f})")
+        assert not failures, failures
