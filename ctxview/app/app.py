@@ -48,11 +48,11 @@ KEYS_HELP: list[tuple[str, str]] = [
     ("↑ / ↓ (chat input)", "recall the messages you sent"),
     ("escape", "cancel a reply in flight / leave the chat input"),
     ("ctrl+r", "retry the last failed send (without duplicating your message)"),
-    ("ctrl+k", "exact window tokens via the API's count_tokens"),
+    ("ctrl+k", "exact window tokens via the API's count_tokens (works in the chat input too)"),
     ("ctrl+o", "open a file"),
     ("ctrl+s", "save the session (ctxview format, atomic)"),
     ("x", "export the request body ctxview would send next"),
-    ("ctrl+e", "edit the system prompt"),
+    ("ctrl+e", "edit the system prompt (works in the chat input too)"),
     ("ctrl+b", "show / hide the config sidebar"),
     ("d", "show / hide the block detail pane"),
     ("ctrl+p", "command palette (every action, themes)"),
@@ -92,8 +92,9 @@ class CtxviewApp(App[int]):
         Binding("d", "toggle_detail", "Detail", show=False),
         Binding("i", "focus_chat", "Chat", show=False),
         Binding("ctrl+b", "toggle_sidebar", "Sidebar", show=False),
-        Binding("ctrl+e", "edit_system", "System", show=False),
-        Binding("ctrl+k", "count_tokens", "Count", show=False),
+        # priority: the chat input would eat these (go to end / delete to end of line)
+        Binding("ctrl+e", "edit_system", "System", show=False, priority=True),
+        Binding("ctrl+k", "count_tokens", "Count", show=False, priority=True),
         Binding("ctrl+r", "retry", "Retry", show=False),
         Binding("escape", "escape", "Cancel", show=False),
         Binding("question_mark,f1", "help", "Help"),
@@ -113,6 +114,9 @@ class CtxviewApp(App[int]):
         "focus_chat",
         "help",
     }
+
+    #: priority-bound actions: everywhere on the main screen, the chat input included
+    MAIN_SCREEN_ONLY: ClassVar[set[str]] = {"edit_system", "count_tokens"}
 
     def __init__(
         self,
@@ -270,6 +274,9 @@ class CtxviewApp(App[int]):
 
     # -- guards --------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in self.MAIN_SCREEN_ONLY:
+            # priority keys: on the main screen only (a dialog's text area keeps its own ctrl+e)
+            return self.screen is self.screen_stack[0]
         if action not in self.TYPING_SENSITIVE:
             return True
         # plain-key actions: not while typing, and not under a modal screen

@@ -55,3 +55,28 @@ async def test_evicted_rows_dim_in_every_theme() -> None:
                     failures.append(f"{name}: {seg.text!r} {fg.hex} on {bg.hex} = {ratio:.2f}"
                                     f" (kept {kept_contrast:.2f})")
         assert not failures, failures
+
+
+async def test_ctrl_k_and_ctrl_e_work_from_the_chat_box() -> None:
+    from ctxview.app.screens.modals import SystemPromptScreen
+
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        chat = app.query_one("#chat")
+        assert app.focused is chat
+        await pilot.press(*"hello")
+        await pilot.press("home")
+        await pilot.press("ctrl+k")  # the input's kill-to-end would empty the draft
+        await settle(pilot)
+        assert chat.value == "hello"  # type: ignore[attr-defined]
+        assert any("count_tokens" in str(n.message) for n in app._notifications)
+        await pilot.press("ctrl+e")
+        await pilot.pause()
+        assert isinstance(app.screen, SystemPromptScreen)
+        await pilot.press("ctrl+e")  # inside the dialog: the text area's own key, no second dialog
+        await pilot.pause()
+        assert len(app.screen_stack) == 2
+        await pilot.press("escape")
+        await pilot.pause()
+        assert chat.value == "hello"  # type: ignore[attr-defined]
