@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -28,6 +29,23 @@ if TYPE_CHECKING:
 # Everything not needed for the first paint (the sidebar, the detail pane with its syntax
 # highlighter, the modal screens with TextArea and DirectoryTree) is imported when first used.
 
+def free_session_name(path: str) -> str:
+    """``dir/name.ctxview.json`` for ``dir/name.json`` (``name-2.ctxview.json``… when taken)."""
+    p = Path(path)
+    stem = p.name
+    for suffix in (".jsonl", ".json"):
+        if stem.endswith(suffix):
+            stem = stem[: -len(suffix)]
+            break
+    stem = stem.removesuffix(".ctxview")
+    candidate = p.with_name(stem + ".ctxview.json")
+    n = 2
+    while os.path.lexists(candidate) or str(candidate) == path:
+        candidate = p.with_name(f"{stem}-{n}.ctxview.json")
+        n += 1
+    return str(candidate)
+
+
 NARROW = 100  #: below this width the sidebar collapses (ctrl+b brings it back)
 
 KEYS_HELP: list[tuple[str, str]] = [
@@ -50,7 +68,9 @@ KEYS_HELP: list[tuple[str, str]] = [
     ("ctrl+r", "retry the last failed send (without duplicating your message)"),
     ("ctrl+k", "exact window tokens via the API's count_tokens (works in the chat input too)"),
     ("ctrl+o", "open a file"),
-    ("ctrl+s", "save the session (ctxview format, atomic)"),
+    ("ctrl+s", "save the session (ctxview format, atomic; asks before overwriting a file "
+     "this session did not create)"),
+    ("S", "save as… (a new name)"),
     ("x", "export the request body ctxview would send next"),
     ("ctrl+e", "edit the system prompt (works in the chat input too)"),
     ("ctrl+b", "show / hide the config sidebar"),
@@ -80,6 +100,7 @@ class CtxviewApp(App[int]):
         Binding("ctrl+q", "quit", "Quit", priority=True),
         Binding("ctrl+o", "open", "Open"),
         Binding("ctrl+s", "save", "Save"),
+        Binding("S", "save_as", "Save as", show=False),
         Binding("plus,equals_sign", "max_delta(1)", "+max", key_display="+"),
         Binding("minus", "max_delta(-1)", "-max", key_display="-"),
         Binding("e", "toggle_evicted", "Evicted"),
@@ -110,6 +131,7 @@ class CtxviewApp(App[int]):
         "partner",
         "jump_back",
         "export",
+        "save_as",
         "toggle_detail",
         "focus_chat",
         "help",
@@ -144,6 +166,8 @@ class CtxviewApp(App[int]):
         self._detail_key: tuple[Any, ...] | None = None
         self._evict_buffer: list[Eviction] = []
         self._evict_timer: Any = None
+        #: files this session wrote (or was allowed to overwrite): ctrl+s saves over them quietly
+        self._owned: set[str] = set()
 
     # -- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -576,25 +600,68 @@ class CtxviewApp(App[int]):
         if self.model.path and self.model.session.format == "ctxview":
             return self.model.path
         if self.model.path:
-            p = Path(self.model.path)
-            return str(p.with_name(p.stem + ".ctxview.json"))
+            return free_session_name(self.model.path)
         return str(Path.cwd() / time.strftime("chat-%Y%m%d-%H%M%S.ctxview.json"))
+
+    def _owns(self, path: str) -> bool:
+        """True when saving to ``path`` overwrites nothing this session did not write."""
+        return not os.path.lexists(path) or os.path.abspath(path) in self._owned
 
     def action_save(self) -> None:
         from ctxview.app.screens.files import SavePathScreen
 
         if self.model.path and self.model.session.format == "ctxview":
-            self.save_to(self.model.path)
+            self.save_checked(self.model.path)
             return
 
         def chosen(path: str | None) -> None:
             if path:
-                self.save_to(path)
+                self.save_checked(path)
 
         self.push_screen(
             SavePathScreen("Save the session (ctxview format)", self._session_path_default()),
             chosen,
         )
+
+    def action_save_as(self) -> None:
+        from ctxview.app.screens.files import SavePathScreen
+
+        default = (
+            free_session_name(self.model.path)
+            if self.model.path
+            else self._session_path_default()
+        )
+
+        def chosen(path: str | None) -> None:
+            if path:
+                self.save_checked(path)
+
+        self.push_screen(SavePathScreen("Save the session as… (ctxview format)", default), chosen)
+
+    def save_checked(self, path: str) -> None:
+        """Save, but never silently over a file this session did not create: ask first."""
+        if self._owns(path):
+            self.save_to(path)
+            return
+        from ctxview.app.screens.files import OverwriteScreen, SavePathScreen
+
+        suggestion = free_session_name(path)
+
+        def again(other: str | None) -> None:
+            if other:
+                self.save_checked(other)
+
+        def answered(choice: str | None) -> None:
+            if choice == "overwrite":
+                self.save_to(path)
+            elif choice == "new":
+                self.save_checked(suggestion)
+            elif choice == "choose":
+                self.push_screen(
+                    SavePathScreen("Save the session as… (ctxview format)", suggestion), again
+                )
+
+        self.push_screen(OverwriteScreen(path, suggestion), answered)
 
     def session_document(self) -> dict[str, Any]:
         from ctxview.sessions.store import session_document
@@ -614,6 +681,7 @@ class CtxviewApp(App[int]):
 
         try:
             save_session(path, self.session_document())
+            self._owned.add(os.path.abspath(path))
         except (OSError, ValueError) as exc:
             self.notify(
                 f"{path}: not saved: {exc}",

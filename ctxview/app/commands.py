@@ -25,6 +25,7 @@ class CtxviewCommands(Provider):
                 app.action_open,
             ),
             ("Save session", "save in the ctxview format, atomically (ctrl+s)", app.action_save),
+            ("Save session as…", "save under a new name (S)", app.action_save_as),
             (
                 "Export request…",
                 "write the request body ctxview would send next (x)",

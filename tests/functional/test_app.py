@@ -179,7 +179,9 @@ async def test_save_open_round_trip(tmp_path: Path) -> None:
         await pilot.press("minus", "minus")
         await settle(pilot)
         window = app.model.context.window_ids
-        await pilot.press("ctrl+s")  # a ctxview session saves in place
+        await pilot.press("ctrl+s")  # a ctxview session saves in place, once allowed to
+        await pilot.pause()
+        await pilot.press("o")
         await settle(pilot)
         saved = json.loads(path.read_text())
         assert saved["window"]["ids"] == window and saved["settings"]["max_context_messages"] == 12
