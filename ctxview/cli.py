@@ -89,8 +89,9 @@ def _err(msg: str) -> None:
     print(f"ctxview: {visible(msg)}", file=sys.stderr)
 
 
-def _load(args: argparse.Namespace) -> Any:
-    """(replay, config) or an exit code after printing the reason."""
+def _load(args: argparse.Namespace, failures: list[str] | None = None) -> Any:
+    """(replay, config) or (exit code, config) after printing the reason (also appended to
+    ``failures``)."""
     from ctxview.config import load_config
     from ctxview.sessions import SessionError, load_session, replay
 
@@ -101,6 +102,8 @@ def _load(args: argparse.Namespace) -> Any:
         session = load_session(args.file, args.format)
     except SessionError as exc:
         _err(str(exc))
+        if failures is not None:
+            failures.append(str(exc))
         return EXIT_UNREADABLE, cfg
     try:
         rep = replay(
@@ -111,6 +114,8 @@ def _load(args: argparse.Namespace) -> Any:
         )
     except ValueError as exc:
         _err(f"{args.file}: {exc}")
+        if failures is not None:
+            failures.append(f"{args.file}: {exc}")
         return EXIT_UNREADABLE, cfg
     return rep, cfg
 
@@ -202,8 +207,12 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    rep, _cfg = _load(args)
+    failures: list[str] = []
+    rep, _cfg = _load(args, failures)
     if isinstance(rep, int):
+        if args.json:  # scripts parse stdout: one object there too
+            obj = {"file": args.file, "error": visible(failures[0]) if failures else "", "exit": rep}
+            sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
         return rep
     summary = inspect_summary(rep)
     if args.json:
@@ -245,12 +254,26 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(f"wrote {args.output} ({len(body['messages'])} messages)", file=sys.stderr)
     else:
         sys.stdout.write(text)
+    # the same contract as inspect: a window the API would reject is exit 1 (the body is written)
+    from ctxview.core.protocol import check_protocol
+
+    window = [m for _, m in rep.context.entries()]
+    errors = [p for p in check_protocol(window, rep.session.system) if p.severity == "error"]
+    if errors:
+        n = len(errors)
+        _err(
+            f"warning: the API would reject this request ({n} problem{'s' if n != 1 else ''}):"
+        )
+        for p in errors:
+            _err(f"  {p.message}")
+        return EXIT_PROBLEMS
     return EXIT_OK
 
 
 def cmd_config(args: argparse.Namespace) -> int:
     from ctxview.config import (
         ConfigError,
+        check_for_set,
         config_path,
         load_config,
         parse_value,
@@ -271,9 +294,12 @@ def cmd_config(args: argparse.Namespace) -> int:
         return EXIT_OK
     try:
         value = parse_value(args.key, args.value)
+        check_for_set(args.key, value)
         path = save_config_values({args.key: value})
     except ConfigError as exc:
-        _err(f"{config_path()}: {exc}")
+        where = str(config_path())
+        text = str(exc)
+        _err(text if text.startswith(where) else f"{where}: {text}")  # the path once
         return EXIT_UNREADABLE
     except OSError as exc:
         _err(f"{config_path()}: cannot write ({exc.strerror or exc})")
