@@ -122,10 +122,14 @@ def _load(args: argparse.Namespace, failures: list[str] | None = None) -> Any:
 
 def inspect_summary(rep: Any) -> dict[str, Any]:
     from ctxview.core.protocol import check_protocol
+    from ctxview.core.tokens import estimate_message
+    from ctxview.sessions.request import token_breakdown
 
     ctx = rep.context
     window = [m for _, m in ctx.entries()]
     problems = check_protocol(window, rep.session.system)
+    system = rep.session.system if isinstance(rep.session.system, list) else ctx.system_prompt
+    breakdown = token_breakdown(system, rep.session.tools, sum(estimate_message(m) for m in window))
     return {
         "file": rep.session.path,
         "format": rep.session.format,
@@ -135,7 +139,9 @@ def inspect_summary(rep: Any) -> dict[str, Any]:
         "window": {
             "ids": ctx.window_ids,
             "size": len(ctx),
-            "estimated_tokens": ctx.estimated_tokens,
+            # the whole request: system + tools + messages (as the app's sidebar counts it)
+            "estimated_tokens": sum(breakdown.values()),
+            "token_breakdown": breakdown,
         },
         "pinned_id": ctx.pinned_id,
         "evicted": [
@@ -153,6 +159,8 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
     from rich.table import Table
     from rich.text import Text
 
+    from ctxview.sessions.request import breakdown_text
+
     console = Console(highlight=False)
     t = Table(
         title=Text(f"ctxview inspect · {visible(summary['file'])}"), show_header=False, box=None
@@ -163,7 +171,11 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
     status = (
         Text("✓ valid: the API will accept this window", style="green")
         if not errors
-        else Text(f"✗ {len(errors)} error(s): the API will reject this request", style="bold red")
+        else Text(
+            f"✗ {len(errors)} problem{'s' if len(errors) != 1 else ''}: "
+            "the API will reject this request",
+            style="bold red",
+        )
     )
     rows = [
         ("format", summary["format"]),
@@ -171,8 +183,9 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
         ("strategy", f"{summary['strategy']}, max {summary['max_context_messages']}"),
         (
             "window",
-            f"{summary['window']['size']:,} messages · "
-            f"~{summary['window']['estimated_tokens']:,} tokens",
+            f"{summary['window']['size']:,} message{'s' if summary['window']['size'] != 1 else ''}"
+            f" · ~{summary['window']['estimated_tokens']:,} request tokens "
+            f"({breakdown_text(summary['window']['token_breakdown'])})",
         ),
         ("pinned", "none" if summary["pinned_id"] is None else f"#{summary['pinned_id']}"),
         (
@@ -211,7 +224,11 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     rep, _cfg = _load(args, failures)
     if isinstance(rep, int):
         if args.json:  # scripts parse stdout: one object there too
-            obj = {"file": args.file, "error": visible(failures[0]) if failures else "", "exit": rep}
+            obj = {
+                "file": args.file,
+                "error": visible(failures[0]) if failures else "",
+                "exit": rep,
+            }
             sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
         return rep
     summary = inspect_summary(rep)
@@ -261,9 +278,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     errors = [p for p in check_protocol(window, rep.session.system) if p.severity == "error"]
     if errors:
         n = len(errors)
-        _err(
-            f"warning: the API would reject this request ({n} problem{'s' if n != 1 else ''}):"
-        )
+        _err(f"warning: the API would reject this request ({n} problem{'s' if n != 1 else ''}):")
         for p in errors:
             _err(f"  {p.message}")
         return EXIT_PROBLEMS

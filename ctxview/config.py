@@ -195,7 +195,9 @@ def check_for_set(key: str, value: Any) -> None:
         from textual.theme import BUILTIN_THEMES  # only here: the config stays headless
 
         if value not in BUILTIN_THEMES:
-            raise ConfigError(f"theme: unknown theme {value!r} (known: {', '.join(BUILTIN_THEMES)})")
+            raise ConfigError(
+                f"theme: unknown theme {value!r} (known: {', '.join(BUILTIN_THEMES)})"
+            )
     elif key == "system_prompt_file" and value:
         p = Path(os.path.expanduser(str(value)))
         try:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 # Everything not needed for the first paint (the sidebar, the detail pane with its syntax
 # highlighter, the modal screens with TextArea and DirectoryTree) is imported when first used.
 
+
 def free_session_name(path: str) -> str:
     """``dir/name.ctxview.json`` for ``dir/name.json`` (``name-2.ctxview.json``… when taken)."""
     p = Path(path)
@@ -68,8 +69,11 @@ KEYS_HELP: list[tuple[str, str]] = [
     ("ctrl+r", "retry the last failed send (without duplicating your message)"),
     ("ctrl+k", "exact window tokens via the API's count_tokens (works in the chat input too)"),
     ("ctrl+o", "open a file"),
-    ("ctrl+s", "save the session (ctxview format, atomic; asks before overwriting a file "
-     "this session did not create)"),
+    (
+        "ctrl+s",
+        "save the session (ctxview format, atomic; asks before overwriting a file "
+        "this session did not create)",
+    ),
     ("S", "save as… (a new name)"),
     ("x", "export the request body ctxview would send next"),
     ("ctrl+e", "edit the system prompt (works in the chat input too)"),
@@ -627,9 +631,7 @@ class CtxviewApp(App[int]):
         from ctxview.app.screens.files import SavePathScreen
 
         default = (
-            free_session_name(self.model.path)
-            if self.model.path
-            else self._session_path_default()
+            free_session_name(self.model.path) if self.model.path else self._session_path_default()
         )
 
         def chosen(path: str | None) -> None:

@@ -431,7 +431,14 @@ class SessionModel:
 
     @property
     def window_tokens(self) -> int:
+        """The request's estimated size: system + tools + the window's messages (the one
+        definition, ``ctxview.sessions.request.token_breakdown``; ``inspect`` says the same)."""
         return self.overhead_tokens + self.sum_ids(self.window_ids)
+
+    def token_breakdown(self) -> dict[str, int]:
+        from ctxview.sessions.request import token_breakdown
+
+        return token_breakdown(self.system, self.tools, self.sum_ids(self.window_ids))
 
     def _update_cache(self, old: list[int], new: list[int]) -> None:
         """The prefix of the request the last change left unchanged (still a cache hit) against

@@ -16,6 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ctxview.textfmt import plural
+
 SCHEMAS: dict[str, dict[str, Any]] = {
     "calculator": {
         "name": "calculator",
@@ -280,7 +282,9 @@ def run_tool(name: str, tool_input: Any, settings: ToolSettings) -> tuple[str, b
             if not isinstance(text, str):
                 raise ToolError("text must be a string")
             return (
-                f"{len(text.split())} words, {len(text.splitlines()) or (1 if text else 0)} lines, {len(text)} characters",
+                f"{plural(len(text.split()), 'word')}, "
+                f"{plural(len(text.splitlines()) or (1 if text else 0), 'line')}, "
+                f"{plural(len(text), 'character')}",
                 False,
             )
         if name == "read_file":

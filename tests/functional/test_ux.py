@@ -52,8 +52,10 @@ async def test_evicted_rows_dim_in_every_theme() -> None:
                     continue
                 ratio = contrast_ratio(fg, bg)
                 if not (MIN_DIM_CONTRAST <= ratio < kept_contrast):
-                    failures.append(f"{name}: {seg.text!r} {fg.hex} on {bg.hex} = {ratio:.2f}"
-                                    f" (kept {kept_contrast:.2f})")
+                    failures.append(
+                        f"{name}: {seg.text!r} {fg.hex} on {bg.hex} = {ratio:.2f}"
+                        f" (kept {kept_contrast:.2f})"
+                    )
         assert not failures, failures
 
 
@@ -148,3 +150,38 @@ async def test_save_as_key_and_palette_command(tmp_path: Path) -> None:
         await pilot.press("o")
         await settle(pilot)
         assert taken.read_text() != "mine" and '"format": "ctxview.session"' in taken.read_text()
+
+
+async def test_one_token_total_everywhere_and_gauge_without_rounding(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import json
+
+    from textual.widgets import ProgressBar, Static
+
+    from ctxview.cli import main
+
+    assert main(["inspect", AGENT, "--json"]) == 1
+    window = json.loads(capsys.readouterr().out)["window"]
+    breakdown = window["token_breakdown"]
+    assert set(breakdown) == {"system", "tools", "messages"} and breakdown["tools"] > 0
+    assert window["estimated_tokens"] == sum(breakdown.values())
+    app = make_app(AGENT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.model.window_tokens == window["estimated_tokens"]
+        assert app.model.token_breakdown() == breakdown
+        text = str(app.query_one("#tokens", Static).render())
+        assert f"~{window['estimated_tokens']}" in text and "(0.2%)" in text
+        assert f"tools {breakdown['tools']}" in text and f"messages {breakdown['messages']}" in text
+        assert not app.query_one("#gauge", ProgressBar).show_percentage
+
+
+def test_plurals() -> None:
+    from ctxview.chat.tools import ToolSettings, run_tool
+    from ctxview.textfmt import plural, tokens_text
+
+    assert tokens_text(1) == "~1 token" and tokens_text(2) == "~2 tokens"
+    assert tokens_text(1234) == "~1.2k tokens" and plural(1, "line") == "1 line"
+    out, err = run_tool("word_count", {"text": "one"}, ToolSettings.from_config({}))
+    assert not err and "1 word, 1 line, 3 characters" in out

@@ -16,7 +16,7 @@ from textual.widgets import Collapsible, Static
 from ctxview.app.model import Draft, SessionModel
 from ctxview.app.safe import literal, visible
 from ctxview.core.tokens import block_tokens, image_info
-from ctxview.textfmt import fmt_tokens
+from ctxview.textfmt import tokens_text
 
 MAX_SHOWN_CHARS = 50_000  #: longer text is cut in the pane (the session keeps it all)
 
@@ -131,7 +131,7 @@ class BlockDetail(VerticalScroll, can_focus=True):
             (str(msg.get("role", "?")), "bold"),
             " · ",
             (status, {"pinned": "bold", "kept": "", "evicted": "italic"}[status]),
-            f" · ~{fmt_tokens(model.tokens(mid))} tokens",
+            f" · {tokens_text(model.tokens(mid))}",
         )
         ts = rec.meta.get("timestamp")
         if isinstance(ts, str):
@@ -206,7 +206,7 @@ class BlockDetail(VerticalScroll, can_focus=True):
         if not isinstance(block, Mapping):
             return [self._title(f"[{j}] ?"), Static(_json(block), classes="body")]
         t = str(block.get("type", "?"))
-        tok = f"~{fmt_tokens(block_tokens(block))} tokens"
+        tok = tokens_text(block_tokens(block))
         if t == "text":
             out: list[Widget] = [self._title(f"[{j}] text · {tok}")]
             out.append(Static(literal(_cut(str(block.get("text", "")))), classes="body"))

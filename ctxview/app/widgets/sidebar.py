@@ -89,9 +89,10 @@ class ConfigSidebar(VerticalScroll):
         )
         select.compact = True
         yield select
-        yield Label("Tokens (estimated) per message ↓")
+        yield Label("Request tokens (estimated)")
         yield Static(id="tokens", classes="value")
-        yield ProgressBar(total=200_000, show_eta=False, id="gauge")
+        # no percentage of its own: it rounds 0.2% to 0%, the line above has the figure
+        yield ProgressBar(total=200_000, show_eta=False, show_percentage=False, id="gauge")
         yield Sparkline([], id="spark")
         yield Label("Prompt cache (last change)")
         yield Static(id="cache", classes="value")
@@ -134,7 +135,12 @@ class ConfigSidebar(VerticalScroll):
         size = context_size(model.model)
         if model.tokens_ready:
             total = model.window_tokens
-            line = f"~{fmt_tokens(total)} / {fmt_tokens(size)} ({100 * total / size:.1f}%)"
+            from ctxview.sessions.request import breakdown_text
+
+            line = (
+                f"~{fmt_tokens(total)} / {fmt_tokens(size)} ({100 * total / size:.1f}%)\n"
+                f"{breakdown_text(model.token_breakdown())}"
+            )
             if exact_tokens is not None:
                 line += f"\nexact (count_tokens): {exact_tokens:,}"
             over = (exact_tokens if exact_tokens is not None else total) > size

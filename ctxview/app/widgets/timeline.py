@@ -338,9 +338,7 @@ class Timeline(ScrollView, can_focus=True):
         )
         mark = "⚑" if status == "pinned" else ("!" if has_error else " ")
         mark_style = self._style("timeline--error") if has_error and not dim else Style()
-        status_style = (
-            Style(italic=True) if dim else self._style(f"timeline--status-{status}")
-        )
+        status_style = Style(italic=True) if dim else self._style(f"timeline--status-{status}")
         muted = Style() if dim else self._style("timeline--dim")
         tokens = fmt_tokens(info.tokens)
         left = f"{mid:>6} "
