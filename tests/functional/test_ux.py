@@ -185,3 +185,20 @@ def test_plurals() -> None:
     assert tokens_text(1234) == "~1.2k tokens" and plural(1, "line") == "1 line"
     out, err = run_tool("word_count", {"text": "one"}, ToolSettings.from_config({}))
     assert not err and "1 word, 1 line, 3 characters" in out
+
+
+async def test_sparkline_is_right_at_startup() -> None:
+    from textual.widgets import Sparkline
+
+    app = make_app(AGENT)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        spark = app.query_one("#spark", Sparkline)
+        at_start = list(spark.data or [])
+        width = spark.size.width
+        assert width > 20
+        assert at_start == app.model.token_series(width)
+        assert len(at_start) == len(app.model.context)  # 14 window messages: one value each
+        await pilot.press("plus")  # the window does not change (nothing comes back) ...
+        await settle(pilot)
+        assert list(spark.data or []) == at_start  # ... nor does the sparkline

@@ -62,6 +62,7 @@ class ConfigSidebar(VerticalScroll):
     def __init__(self, initial_strategy: str = "seed", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.initial_strategy = initial_strategy if initial_strategy in STRATEGIES else "seed"
+        self._model: SessionModel | None = None
 
     def compose(self) -> ComposeResult:
         yield Label("Protocol (next request)")
@@ -151,8 +152,7 @@ class ConfigSidebar(VerticalScroll):
             tokens.set_class(over, "-over")
             gauge = self.query_one("#gauge", ProgressBar)
             gauge.update(total=size, progress=min(total, size))
-            width = max(4, self.size.width - 2)
-            self.query_one("#spark", Sparkline).data = model.token_series(width)
+            self._update_spark(model)
             self.query_one("#cache", Static).update(
                 Text(
                     f"reusable prefix ~{fmt_tokens(model.cache_prefix_tokens)}\n"
@@ -197,6 +197,27 @@ class ConfigSidebar(VerticalScroll):
             )
             status.set_class(False, "-ok")
             status.set_class(True, "-bad")
+
+    def _spark_width(self) -> int:
+        """The sparkline's width in cells: its own once laid out, else what the CSS gives it."""
+        spark = self.query_one("#spark", Sparkline)
+        if spark.size.width > 0:
+            return spark.size.width
+        width = self.styles.width
+        cells = int(width.value) if width is not None and width.is_cells else 36
+        return max(4, cells - 3)  # padding 0 1 and the border on the right
+
+    def _update_spark(self, model: SessionModel) -> None:
+        self._model = model
+        spark = self.query_one("#spark", Sparkline)
+        data = model.token_series(self._spark_width())
+        if spark.data != data:
+            spark.data = data
+
+    def on_resize(self, event: Any) -> None:
+        # the sparkline follows the sidebar's width (it narrows on smaller terminals)
+        if self._model is not None and self._model.tokens_ready:
+            self.call_after_refresh(self._update_spark, self._model)
 
     @on(Input.Submitted, "#max-input")
     def _max_submitted(self, event: Input.Submitted) -> None:
