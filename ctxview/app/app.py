@@ -462,6 +462,9 @@ class CtxviewApp(App[int]):
             ids = self.model.context.window_ids
             later = [i for i in ids if i > sel]
             self.timeline.select_id(later[0] if later else ids[-1])
+        # the row count changed: once the new virtual size is laid out, bring the selected row
+        # back on screen (scrolling before that is clamped to the old size)
+        self.timeline.call_after_refresh(self.timeline.scroll_to_cursor_centered)
         state = "shown (dimmed)" if self.model.show_evicted else "hidden"
         self.notify(f"evicted rows {state}", markup=False, timeout=2)
 

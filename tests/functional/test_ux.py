@@ -202,3 +202,18 @@ async def test_sparkline_is_right_at_startup() -> None:
         await pilot.press("plus")  # the window does not change (nothing comes back) ...
         await settle(pilot)
         assert list(spark.data or []) == at_start  # ... nor does the sparkline
+
+
+async def test_toggling_evicted_twice_keeps_the_selected_row_on_screen() -> None:
+    app = make_app(str(SAMPLES / "long_chat.json"))
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        tl = app.timeline  # the app opens on the last message
+        selected = tl.selected_id
+        for _ in range(2):
+            await pilot.press("e")
+            await settle(pilot)
+            assert tl.selected_id == selected
+            top = int(tl.scroll_offset.y)
+            assert top <= tl.cursor < top + tl.scrollable_content_region.height, (top, tl.cursor)
+        assert app.model.show_evicted

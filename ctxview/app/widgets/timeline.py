@@ -222,6 +222,10 @@ class Timeline(ScrollView, can_focus=True):
         elif self.cursor >= top + h:
             self.scroll_to(y=self.cursor - h + 1, animate=False)
 
+    def scroll_to_cursor_centered(self) -> None:
+        """Bring the cursor's row on screen, centred if it was off it."""
+        self._scroll_to_cursor(center=True)
+
     def action_cursor(self, delta: int) -> None:
         self.cursor += delta
         self._scroll_to_cursor()
