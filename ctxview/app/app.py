@@ -18,6 +18,7 @@ from ctxview.app.model import Eviction, SessionModel, compute_tokens
 from ctxview.app.safe import visible
 from ctxview.app.widgets.chat_input import ChatInput
 from ctxview.app.widgets.timeline import Timeline, TimelineHeader
+from ctxview.app.widgets.verdict import VerdictBar
 from ctxview.config import Config, ConfigError, save_config_values
 from ctxview.core.strategies import STRATEGIES
 from ctxview.textfmt import fmt_tokens
@@ -48,6 +49,13 @@ def free_session_name(path: str) -> str:
 
 
 NARROW = 100  #: below this width the sidebar collapses (ctrl+b brings it back)
+SIDEBAR_MAX, SIDEBAR_MIN = 36, 26  #: the sidebar narrows (between these) before the preview does
+TIMELINE_ROOM = 86  #: columns the timeline keeps before the sidebar gives up its own
+
+
+def sidebar_width(width: int) -> int:
+    """The sidebar's width on a terminal ``width`` columns wide."""
+    return max(SIDEBAR_MIN, min(SIDEBAR_MAX, width - TIMELINE_ROOM))
 
 KEYS_HELP: list[tuple[str, str]] = [
     ("j / k, ↓ / ↑", "next / previous message"),
@@ -97,6 +105,8 @@ class CtxviewApp(App[int]):
     #chat { margin: 0 0; border: tall $primary 30%; }
     #chat:focus { border: tall $primary; }
     .-hide-sidebar ConfigSidebar { display: none; }
+    #verdict { display: none; }
+    .-hide-sidebar #verdict { display: block; }
     .-hide-detail BlockDetail { display: none; }
     """
 
@@ -179,6 +189,7 @@ class CtxviewApp(App[int]):
         # first paint (see _mount_panes), so startup costs one widget, not a dozen.
         yield Header()
         with Horizontal(id="main"), Vertical(id="center"):
+            yield VerdictBar(id="verdict")
             yield TimelineHeader(id="timeline-head")
             yield Timeline(id="timeline")
         yield ChatInput(placeholder="", id="chat")
@@ -198,6 +209,7 @@ class CtxviewApp(App[int]):
         except MountError:
             return  # the app is closing before the panes came up
         self._panes_ready = True
+        self._apply_width(self.size.width)
         self.update_panes()
         if self.chat is None:
             from ctxview.chat.controller import ChatController
@@ -206,7 +218,8 @@ class CtxviewApp(App[int]):
         self.chat.warm()
 
     def update_panes(self) -> None:
-        """Sidebar and detail follow the model (no-op until they are mounted)."""
+        """Verdict, sidebar and detail follow the model (the last two once mounted)."""
+        self.query_one(VerdictBar).update_from(self.model)
         if not self._panes_ready:
             return
         self.sidebar.update_from(self.model, self.exact_tokens)
@@ -281,16 +294,22 @@ class CtxviewApp(App[int]):
         if model is not self.model:
             return
         model.install_tokens(toks)
-        if self._panes_ready:
-            self.sidebar.update_from(model, self.exact_tokens)
+        self.update_panes()
         self.timeline.refresh()
 
     def on_resize(self, event: Any) -> None:
         self._apply_width(event.size.width)
 
+    @property
+    def main_screen(self) -> Any:
+        """The screen with the panes (a dialog may be on top of it)."""
+        return self.screen_stack[0]
+
     def _apply_width(self, width: int) -> None:
         if self._user_sidebar is None:
-            self.screen.set_class(width < NARROW, "-hide-sidebar")
+            self.main_screen.set_class(width < NARROW, "-hide-sidebar")
+        if self._panes_ready:
+            self.sidebar.styles.width = sidebar_width(width)
 
     def _theme_changed(self, theme: Any) -> None:
         if self.save_config and getattr(theme, "name", None):
@@ -514,12 +533,13 @@ class CtxviewApp(App[int]):
         self.query_one("#chat", Input).focus()
 
     def action_toggle_sidebar(self) -> None:
-        hidden = self.screen.has_class("-hide-sidebar")
+        screen = self.main_screen
+        hidden = screen.has_class("-hide-sidebar")
         self._user_sidebar = hidden
-        self.screen.set_class(not hidden, "-hide-sidebar")
+        screen.set_class(not hidden, "-hide-sidebar")
 
     def action_toggle_detail(self) -> None:
-        self.screen.toggle_class("-hide-detail")
+        self.main_screen.toggle_class("-hide-detail")
 
     def action_help(self) -> None:
         from ctxview.app.screens.modals import HelpScreen

@@ -375,6 +375,19 @@ class SessionModel:
             self._problem_ids = by
         return self._problem_ids.get(mid, [])
 
+    def verdict(self) -> tuple[str, str, str]:
+        """(state, short text, first problem) of the next request: state is ``ok``, ``bad`` or
+        ``empty`` (nothing to send yet: not an error before anything was typed)."""
+        if len(self.context) == 0:
+            return "empty", "no messages yet", ""
+        errors = [p for p in self.problems if p.severity == "error"]
+        if errors:
+            n = len(errors)
+            return "bad", f"✗ {n} problem{'s' if n != 1 else ''}", errors[0].message
+        warnings = len(self.problems)
+        warn = f" ({warnings} warning{'s' if warnings != 1 else ''})" if warnings else ""
+        return "ok", f"✓ valid{warn}", ""
+
     def error_ids(self) -> list[int]:
         ids = self.window_ids
         return sorted(

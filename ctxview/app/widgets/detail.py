@@ -13,7 +13,7 @@ from textual.highlight import highlight
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
-from ctxview.app.model import Draft, SessionModel
+from ctxview.app.model import GAP, Draft, SessionModel
 from ctxview.app.safe import literal, visible
 from ctxview.core.tokens import block_tokens, image_info
 from ctxview.textfmt import tokens_text
@@ -67,12 +67,13 @@ class BlockDetail(VerticalScroll, can_focus=True):
         self._draft_view = None
         self.remove_children()
         if model is None or mid is None:
-            self.mount(
-                Static(
-                    Text("No message selected. The gap marker stands for evicted messages."),
-                    classes="hint",
-                )
-            )
+            if model is not None and not model.rows:
+                hint = "No messages yet: type one below and press enter."
+            elif model is not None and GAP in model.rows:
+                hint = "No message selected. The gap marker stands for evicted messages."
+            else:
+                hint = "No message selected."
+            self.mount(Static(Text(hint), classes="hint"))
             return
         self.mount_all(list(self._widgets(model, mid)))
         self.scroll_home(animate=False)

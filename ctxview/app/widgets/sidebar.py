@@ -14,7 +14,7 @@ from textual.validation import Integer
 from textual.widgets import Input, Label, ProgressBar, Select, Sparkline, Static
 
 from ctxview.app.model import SessionModel, context_size
-from ctxview.app.safe import one_line, visible
+from ctxview.app.safe import one_line
 from ctxview.core.strategies import STRATEGIES
 from ctxview.textfmt import fmt_tokens
 
@@ -69,7 +69,7 @@ class ConfigSidebar(VerticalScroll):
         yield Static(id="protocol")
         yield Label("Window")
         yield Static(id="window", classes="value")
-        yield Label("Max messages (+/-, enter)")
+        yield Label("Max messages (+/-)")
         max_input = Input(
             placeholder="max",
             type="integer",
@@ -90,12 +90,12 @@ class ConfigSidebar(VerticalScroll):
         )
         select.compact = True
         yield select
-        yield Label("Request tokens (estimated)")
+        yield Label("Request tokens (est.)")
         yield Static(id="tokens", classes="value")
         # no percentage of its own: it rounds 0.2% to 0%, the line above has the figure
         yield ProgressBar(total=200_000, show_eta=False, show_percentage=False, id="gauge")
         yield Sparkline([], id="spark")
-        yield Label("Prompt cache (last change)")
+        yield Label("Cache (last change)")
         yield Static(id="cache", classes="value")
         yield Label("Last API usage")
         yield Static(id="usage", classes="value")
@@ -112,6 +112,7 @@ class ConfigSidebar(VerticalScroll):
         ).tooltip = "estimated window tokens against the model's context"
 
     def update_from(self, model: SessionModel, exact_tokens: int | None = None) -> None:
+        self._model = model
         ctx = model.context
         inp = self.query_one("#max-input", Input)
         if not inp.has_focus:
@@ -178,25 +179,14 @@ class ConfigSidebar(VerticalScroll):
                     f"cache read {g('cache_read_input_tokens')} · write {g('cache_creation_input_tokens')}"
                 )
             )
-        problems = model.problems
-        errors = [p for p in problems if p.severity == "error"]
+        state, short, first = model.verdict()
         status = self.query_one("#protocol", Static)
-        if not errors:
-            warn = (
-                f" ({len(problems)} warning{'s' if len(problems) != 1 else ''})" if problems else ""
-            )
-            status.update(Text(f"✓ valid{warn}"))
-            status.set_class(True, "-ok")
-            status.set_class(False, "-bad")
-        else:
-            first = errors[0]
-            status.update(
-                Text(
-                    f"✗ {len(errors)} problem{'s' if len(errors) != 1 else ''}\n{visible(first.message)}"
-                )
-            )
-            status.set_class(False, "-ok")
-            status.set_class(True, "-bad")
+        shown = one_line(first, 160)
+        if len(shown) == 160:
+            shown = shown[:159] + "…"  # the full text is in the detail pane (n jumps there)
+        status.update(Text(f"{short}\n{shown}" if first else short))
+        status.set_class(state == "ok", "-ok")
+        status.set_class(state == "bad", "-bad")
 
     def _spark_width(self) -> int:
         """The sparkline's width in cells: its own once laid out, else what the CSS gives it."""
@@ -244,6 +234,7 @@ class ConfigSidebar(VerticalScroll):
                 severity="error",
                 markup=False,
             )
+            self._restore_max()
             return
         if n < 1:
             self.notify(
@@ -251,8 +242,16 @@ class ConfigSidebar(VerticalScroll):
                 severity="error",
                 markup=False,
             )
+            self._restore_max()
             return
         self.post_message(self.MaxChanged(n))
+
+    def _restore_max(self) -> None:
+        """After an invalid entry the field shows the max in force again."""
+        if self._model is not None:
+            self.query_one("#max-input", Input).value = str(
+                self._model.context.max_context_messages
+            )
 
     @on(Select.Changed, "#strategy-select")
     def _strategy(self, event: Select.Changed) -> None:
