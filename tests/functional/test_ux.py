@@ -308,3 +308,57 @@ async def test_max_field_restored_after_invalid_entry() -> None:
         await pilot.press("tab")  # leaving the field applies it too
         await settle(pilot)
         assert field.value == "14"
+
+
+def test_not_in_window_is_a_pure_check() -> None:
+    from ctxview.chat.presend import not_in_window, raised_max
+
+    assert not_in_window([0, 3, 4], 4, 3) is None
+    text = not_in_window([0], 4, 1)
+    assert text is not None and "not in the window" in text and "#4" in text
+    assert raised_max(1, 1) == 3
+
+
+async def test_message_evicted_before_sending_is_warned() -> None:
+    from textual.widgets import Static
+
+    from ctxview.app.screens.modals import ConfirmSendScreen
+
+    app = make_app(max_=1)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"hello", "enter")  # the first message is pinned: sent
+        await settle(pilot, 6)
+        assert len(app.chat.requests) == 1  # type: ignore[union-attr]
+        await pilot.press(*"again", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmSendScreen)
+        shown = " ".join(str(w.render()) for w in app.screen.query(Static))
+        assert "not in the window" in shown and "s: send anyway" in shown
+        assert "m: raise max to 3" in shown
+        assert len(app.chat.requests) == 1  # type: ignore[union-attr]  # nothing sent yet
+        await pilot.press("m")
+        await settle(pilot, 6)
+        while isinstance(app.screen, ConfirmSendScreen):  # a protocol warning may follow
+            await pilot.press("s")
+            await settle(pilot, 6)
+        assert app.model.context.max_context_messages == 3
+        sent = app.chat.requests[-1]["messages"]  # type: ignore[union-attr]
+        assert any(m["role"] == "user" and m["content"] == "again" for m in sent)
+
+
+async def test_send_anyway_sends_without_the_message() -> None:
+    from ctxview.app.screens.modals import ConfirmSendScreen
+
+    app = make_app(max_=1)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"hello", "enter")
+        await settle(pilot, 6)
+        await pilot.press(*"again", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmSendScreen)
+        await pilot.press("s")
+        await settle(pilot, 6)
+        assert len(app.chat.requests) == 2  # type: ignore[union-attr]
+        assert app.model.context.max_context_messages == 1
