@@ -107,6 +107,11 @@ class CtxviewApp(App[int]):
     .-hide-sidebar ConfigSidebar { display: none; }
     #verdict { display: none; }
     .-hide-sidebar #verdict { display: block; }
+    /* small terminals: notices at the top, over the timeline, never over the detail pane */
+    .-hide-sidebar ToastRack {
+        dock: top; align: right top; margin-top: 2; margin-bottom: 0; max-height: 9;
+    }
+    .-hide-sidebar Toast { padding: 0 1; margin-top: 0; margin-bottom: 1; }
     .-hide-detail BlockDetail { display: none; }
     """
 
@@ -353,6 +358,10 @@ class CtxviewApp(App[int]):
         self.update_panes()
 
     def _flush_evictions(self) -> None:
+        if self.chat is not None and getattr(self.chat, "busy", False):
+            # one notice per turn: a tool loop evicts on every add, over many seconds
+            self._evict_timer = self.set_timer(0.3, self._flush_evictions)
+            return
         self._evict_timer = None
         buf, self._evict_buffer = self._evict_buffer, []
         if not buf:

@@ -362,3 +362,41 @@ async def test_send_anyway_sends_without_the_message() -> None:
         await settle(pilot, 6)
         assert len(app.chat.requests) == 2  # type: ignore[union-attr]
         assert app.model.context.max_context_messages == 1
+
+
+async def test_one_eviction_notice_per_turn() -> None:
+    app = make_app(max_=3)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.chat.backend.delay = 0.15  # type: ignore[union-attr]  # a turn of several seconds
+        await pilot.press(*"hello", "enter")
+        await settle(pilot, 6)
+        await pilot.press(*"calculate 6*7", "enter")
+        await settle(pilot, 6)
+        await pilot.pause(0.5)
+        notices = [n for n in app._notifications if n.title == "eviction"]
+        assert len(notices) == 1, [n.message for n in notices]
+        assert app.model.evicted_count() >= 2
+
+
+async def test_notices_do_not_cover_the_detail_at_80x24() -> None:
+    from textual.widgets._toast import Toast, ToastRack
+
+    app = make_app(AGENT)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await settle(pilot)
+        for i in range(4):
+            app.notify(f"notice {i} " + "word " * 20)
+        await pilot.pause(0.3)
+        detail = app.query_one("#detail").region
+        assert list(app.screen.query_one(ToastRack).query(Toast))
+        covered = set()
+        for y in range(detail.y, detail.bottom):
+            for x in range(detail.x, detail.right):
+                widget, _ = app.screen.get_widget_at(x, y)
+                if isinstance(widget, Toast) or any(isinstance(a, Toast) for a in widget.ancestors):
+                    covered.add((x, y))
+        assert not covered, sorted(covered)[:5]
+        # they are on screen, above the detail pane
+        top = app.screen.get_widget_at(70, 3)[0]
+        assert isinstance(top, Toast) or any(isinstance(a, Toast) for a in top.ancestors)
