@@ -187,6 +187,7 @@ class CtxviewApp(App[int]):
         self._evict_timer: Any = None
         #: files this session wrote (or was allowed to overwrite): ctrl+s saves over them quietly
         self._owned: set[str] = set()
+        self._told_per_file = False
 
     # -- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -265,6 +266,7 @@ class CtxviewApp(App[int]):
 
     def _install_model(self, model: SessionModel, focus: bool = False) -> None:
         self.model = model
+        self._told_per_file = False
         self.exact_tokens = None
         self._back.clear()
         self._update_titles()
@@ -371,6 +373,43 @@ class CtxviewApp(App[int]):
         )
         self.notify(merged.describe(), title="eviction", markup=False, timeout=4)
 
+    def _persist_setting(self, updates: dict[str, Any]) -> None:
+        """Max, strategy and model: a new chat's become the defaults; an open file's stay with
+        that session (saved with it) unless made the default from the palette."""
+        if self.model.path is None:
+            self._persist(updates)
+            return
+        if not self._told_per_file:
+            self._told_per_file = True
+            self.notify(
+                f"applies to {self.model.name} only (saved with it); to keep it for new chats: "
+                "ctrl+p → Make these settings the default",
+                markup=False,
+                timeout=6,
+            )
+
+    def action_make_default(self) -> None:
+        """The session's max, strategy and model become the defaults in config.toml."""
+        ctx = self.model.context
+        updates = {
+            "max_context_messages": ctx.max_context_messages,
+            "strategy": ctx.strategy,
+            "model": self.model.model,
+        }
+        if not self.save_config:
+            return
+        try:
+            path = save_config_values(updates, self.config.path)
+        except (ConfigError, OSError) as exc:
+            self.notify(f"not saved to config: {exc}", severity="warning", markup=False)
+            return
+        self.config.values.update(updates)
+        self.notify(
+            f"defaults saved to {path}: max {ctx.max_context_messages}, {ctx.strategy}, "
+            f"{self.model.model}",
+            markup=False,
+        )
+
     def _persist(self, updates: dict[str, Any]) -> None:
         if not self.save_config:
             return
@@ -399,7 +438,7 @@ class CtxviewApp(App[int]):
                 "the window refills with new messages",
                 markup=False,
             )
-        self._persist({"max_context_messages": n})
+        self._persist_setting({"max_context_messages": n})
 
     def set_strategy(self, name: str) -> None:
         if name not in STRATEGIES:
@@ -408,7 +447,7 @@ class CtxviewApp(App[int]):
         self.exact_tokens = None
         self.context_changed()
         self.notify(f"strategy: {name} — {STRATEGIES[name].description}", markup=False, timeout=4)
-        self._persist({"strategy": name})
+        self._persist_setting({"strategy": name})
 
     def on_config_sidebar_max_changed(self, event: ConfigSidebar.MaxChanged) -> None:
         if event.value != self.model.context.max_context_messages:
@@ -426,7 +465,7 @@ class CtxviewApp(App[int]):
         self.query_one("#chat", Input).placeholder = self._chat_placeholder()
         self.update_panes()
         self.notify(f"model: {name}", markup=False, timeout=3)
-        self._persist({"model": name})
+        self._persist_setting({"model": name})
 
     def on_config_sidebar_strategy_changed(self, event: ConfigSidebar.StrategyChanged) -> None:
         if event.name != self.model.context.strategy:

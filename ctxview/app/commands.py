@@ -58,6 +58,11 @@ class CtxviewCommands(Provider):
                 "ask the API's count_tokens for this window (ctrl+k)",
                 app.action_count_tokens,
             ),
+            (
+                "Make these settings the default",
+                "save this session's max, strategy and model to config.toml for new chats",
+                app.action_make_default,
+            ),
             ("Help", "every key (? or F1)", app.action_help),
         ]
         for name in STRATEGIES:

@@ -400,3 +400,40 @@ async def test_notices_do_not_cover_the_detail_at_80x24() -> None:
         # they are on screen, above the detail pane
         top = app.screen.get_widget_at(70, 3)[0]
         assert isinstance(top, Toast) or any(isinstance(a, Toast) for a in top.ancestors)
+
+
+async def test_file_settings_stay_with_the_file_new_chat_settings_become_defaults() -> None:
+    import os
+
+    from ctxview.config import load_config
+
+    cfg_path = Path(os.environ["CTXVIEW_CONFIG"])
+    app = make_app(AGENT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("minus", "s")
+        await settle(pilot)
+        assert not cfg_path.exists()  # browsing a sample does not change the next chat
+        assert any("Make these settings the default" in str(n.message) for n in app._notifications)
+        # the session document carries them
+        doc = app.session_document()
+        assert doc["settings"]["max_context_messages"] == 13
+        assert doc["settings"]["strategy"] == "pair-safe"
+        # the palette command makes them the defaults
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"Make these settings the default")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(pilot)
+        cfg = load_config()
+        assert cfg["max_context_messages"] == 13 and cfg["strategy"] == "pair-safe"
+    cfg_path.unlink()
+    chat = make_app()
+    async with chat.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        chat.set_max(7)
+        chat.theme = "textual-light"
+        await settle(pilot)
+        cfg = load_config()
+        assert cfg["max_context_messages"] == 7 and cfg["theme"] == "textual-light"
