@@ -98,14 +98,22 @@ async def test_max_input_in_sidebar() -> None:
 
 
 async def test_eviction_flashes_when_animated() -> None:
+    # deterministic: the animation runs on a clock the test moves, not on wall time (a cold,
+    # loaded machine could spend the whole 0.8 s flash between the key press and the check)
+    now = [1000.0]
     app = make_app(AGENT, animation="full")
     async with app.run_test(size=(120, 40)) as pilot:
         app.animation_level = "full"
+        app.timeline.clock = lambda: now[0]
         await settle(pilot)
         await pilot.press("minus")
         await pilot.pause()
         assert app.timeline.flashing
-        await pilot.pause(1.0)
+        now[0] += 0.5  # half way: still fading
+        app.timeline._tick()
+        assert app.timeline.flashing
+        now[0] += 0.5  # past the 0.8 s flash
+        app.timeline._tick()
         assert not app.timeline.flashing
 
 

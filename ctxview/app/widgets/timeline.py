@@ -121,6 +121,7 @@ class Timeline(ScrollView, can_focus=True):
         self._flash_timer: object | None = None
         self.animation = "full"
         self._dim_cache: tuple[object, Style] | None = None
+        self.clock = time.monotonic  #: the animation's clock (tests drive their own)
 
     # -- data --------------------------------------------------------------------------------------
     def set_model(self, model: SessionModel, select: int | None = None) -> None:
@@ -173,7 +174,7 @@ class Timeline(ScrollView, can_focus=True):
         if self.app.animation_level == "none" or duration <= 0:
             self.refresh()
             return
-        now = time.monotonic()
+        now = self.clock()
         visible = set(self._visible_ids())
         for mid in ids:
             if mid in visible or len(ids) < 2000:
@@ -184,7 +185,7 @@ class Timeline(ScrollView, can_focus=True):
 
     def _tick(self) -> None:
         duration = FLASH_SECONDS.get(self.animation, 0.8)
-        now = time.monotonic()
+        now = self.clock()
         for mid, t0 in list(self._flash.items()):
             if now - t0 >= duration:
                 del self._flash[mid]
@@ -399,7 +400,7 @@ class Timeline(ScrollView, can_focus=True):
 
     def _flash_style(self, style: Style, t0: float) -> Style:
         duration = FLASH_SECONDS.get(self.animation, 0.8) or 0.8
-        progress = min(1.0, (time.monotonic() - t0) / duration)
+        progress = min(1.0, (self.clock() - t0) / duration)
         base_bg = self.styles.background
         flash = base_bg + self.get_component_styles("timeline--flash").background  # composited
         # basic: a flash that snaps to the evicted style; full: a fade from the flash colour
