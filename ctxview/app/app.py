@@ -49,7 +49,7 @@ def free_session_name(path: str) -> str:
 
 
 NARROW = 100  #: below this width the sidebar collapses (ctrl+b brings it back)
-SIDEBAR_MAX, SIDEBAR_MIN = 36, 26  #: the sidebar narrows (between these) before the preview does
+SIDEBAR_MAX, SIDEBAR_MIN = 36, 27  #: the sidebar narrows (between these) before the preview does
 TIMELINE_ROOM = 86  #: columns the timeline keeps before the sidebar gives up its own
 
 

@@ -344,7 +344,8 @@ class Timeline(ScrollView, can_focus=True):
         mark = "⚑" if status == "pinned" else ("!" if has_error else " ")
         mark_style = self._style("timeline--error") if has_error and not dim else Style()
         status_style = Style(italic=True) if dim else self._style(f"timeline--status-{status}")
-        muted = Style() if dim else self._style("timeline--dim")
+        # ids and token counts: the same explicit blend (``$text-muted`` loses its alpha here)
+        muted = Style() if dim else self.evicted_style()
         tokens = fmt_tokens(info.tokens)
         left = f"{mid:>6} "
         role = f"{info.role[:9]:<10}"
@@ -378,7 +379,7 @@ class Timeline(ScrollView, can_focus=True):
         assert self.model is not None and self.model.draft is not None
         d = self.model.draft
         style = base + (
-            self._style("timeline--dim")
+            self.evicted_style()
             if d.state == "streaming"
             else self._style("timeline--error")
         )
