@@ -57,6 +57,7 @@ def sidebar_width(width: int) -> int:
     """The sidebar's width on a terminal ``width`` columns wide."""
     return max(SIDEBAR_MIN, min(SIDEBAR_MAX, width - TIMELINE_ROOM))
 
+
 KEYS_HELP: list[tuple[str, str]] = [
     ("j / k, ↓ / ↑", "next / previous message"),
     ("PgDn / PgUp", "page down / up"),

@@ -379,9 +379,7 @@ class Timeline(ScrollView, can_focus=True):
         assert self.model is not None and self.model.draft is not None
         d = self.model.draft
         style = base + (
-            self.evicted_style()
-            if d.state == "streaming"
-            else self._style("timeline--error")
+            self.evicted_style() if d.state == "streaming" else self._style("timeline--error")
         )
         if cursor:
             style += self._style("timeline--cursor")
