@@ -48,7 +48,8 @@ def test_inspect_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
         "problems",
         "skipped_lines",
     }
-    assert set(d["window"]) == {"ids", "size", "estimated_tokens"}
+    assert set(d["window"]) == {"ids", "size", "estimated_tokens", "token_breakdown"}
+    assert set(d["window"]["token_breakdown"]) == {"system", "tools", "messages"}
     assert d["format"] == "ctxview" and d["messages_total"] == 62
     assert d["max_context_messages"] == 20 and d["window"]["size"] == 20
     assert d["pinned_id"] == 0 and d["window"]["ids"][0] == 0
