@@ -109,10 +109,10 @@ class CtxviewApp(App[int]):
     #verdict { display: none; }
     .-hide-sidebar #verdict { display: block; }
     /* small terminals: notices at the top, over the timeline, never over the detail pane */
-    .-hide-sidebar ToastRack {
+    .-narrow ToastRack {
         dock: top; align: right top; margin-top: 2; margin-bottom: 0; max-height: 9;
     }
-    .-hide-sidebar Toast { padding: 0 1; margin-top: 0; margin-bottom: 1; }
+    .-narrow Toast { padding: 0 1; margin-top: 0; margin-bottom: 1; }
     .-hide-detail BlockDetail { display: none; }
     """
 
@@ -314,6 +314,7 @@ class CtxviewApp(App[int]):
         return self.screen_stack[0]
 
     def _apply_width(self, width: int) -> None:
+        self.set_class(width < NARROW, "-narrow")  # on the app: every screen's notices follow
         if self._user_sidebar is None:
             self.main_screen.set_class(width < NARROW, "-hide-sidebar")
         if self._panes_ready:
