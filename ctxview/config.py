@@ -50,6 +50,7 @@ DEFAULTS: dict[str, Any] = {
     "tools_enabled": ["calculator", "current_time", "word_count"],
     "file_tools": False,
     "file_tool_max_bytes": 65536,
+    "request_timeout": 120.0,
 }
 
 ANIMATIONS = ("full", "basic", "none")
@@ -101,6 +102,12 @@ def _check(key: str, value: Any) -> Any:
         need(
             isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= 1,
             "a number in (0, 1]",
+        )
+        value = float(value)
+    elif key == "request_timeout":
+        need(
+            isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0,
+            "a number of seconds > 0",
         )
         value = float(value)
     elif key == "strategy":
@@ -200,6 +207,25 @@ def parse_value(key: str, text: str) -> Any:
     if isinstance(default, list):
         return [t.strip() for t in text.split(",") if t.strip()]
     return text
+
+
+def check_for_set(key: str, value: Any) -> None:
+    """Checks that only make sense when a user sets a value (``config set``), beyond its type:
+    the theme must exist, the system prompt file must be readable. ConfigError otherwise."""
+    if key == "theme":
+        from textual.theme import BUILTIN_THEMES  # only here: the config stays headless
+
+        if value not in BUILTIN_THEMES:
+            raise ConfigError(
+                f"theme: unknown theme {value!r} (known: {', '.join(BUILTIN_THEMES)})"
+            )
+    elif key == "system_prompt_file" and value:
+        p = Path(os.path.expanduser(str(value)))
+        try:
+            p.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc)
+            raise ConfigError(f"system_prompt_file: cannot read {p}: {reason}") from None
 
 
 def save_config_values(updates: dict[str, Any], path: Path | None = None) -> Path:
