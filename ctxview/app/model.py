@@ -458,12 +458,21 @@ class SessionModel:
     def window_tokens(self) -> int:
         """The request's estimated size: system + tools + the window's messages (the one
         definition, ``ctxview.sessions.request.token_breakdown``; ``inspect`` says the same)."""
-        return self.overhead_tokens + self.sum_ids(self.window_ids)
+        return self.overhead_tokens + self.message_tokens()
+
+    def message_tokens(self) -> int:
+        """Estimated tokens of the window's messages as the API reads them: from the last
+        compaction block on (the messages before it are ``compacted``: neither read nor billed)."""
+        if self._compacted():
+            from ctxview.core.tokens import estimate_window
+
+            return estimate_window([m for _, m in self.context.entries()])
+        return self.sum_ids(self.window_ids)
 
     def token_breakdown(self) -> dict[str, int]:
         from ctxview.sessions.request import token_breakdown
 
-        return token_breakdown(self.system, self.tools, self.sum_ids(self.window_ids))
+        return token_breakdown(self.system, self.tools, self.message_tokens())
 
     def _update_cache(self, old: list[int], new: list[int]) -> None:
         """The prefix of the request the last change left unchanged (still a cache hit) against
