@@ -198,6 +198,10 @@ class RequestLog:
     static_tokens: int
     notes: list[str] = field(default_factory=list)
     evicted_messages: int = 0
+    #: transcript ids of the windows of the requests asked for (``keep_windows``) and the last
+    windows: dict[int, list[int]] = field(default_factory=dict)
+    #: the arguments that reproduce this log with :func:`simulate`
+    settings: dict[str, Any] = field(default_factory=dict)
 
     def token_error(self) -> dict[str, float] | None:
         """Median and p90 of |predicted - recorded| / recorded over the requests with usage
@@ -512,6 +516,7 @@ def simulate(
     prices: PriceTable | None = None,
     rates: Rates | None = None,
     check: bool = False,
+    keep_windows: Iterable[int] = (),
     _calibration: tuple[Rates, int | None, int] | None = None,
     _feats: Sequence[Features] | None = None,
 ) -> RequestLog:
@@ -521,7 +526,20 @@ def simulate(
     transcript, request body) is simulated as it was sent: no truncation. Other formats use
     the session's own settings, then ``defaults`` (the config), like opening the file does.
     ``check=True`` also runs the protocol check on every request (``Request.rejected``).
+    ``keep_windows``: indices of requests whose window ids to keep in ``RequestLog.windows``
+    (the last request's always is).
     """
+    settings = {
+        "max_context_messages": max_context_messages,
+        "strategy": strategy,
+        "max_context_tokens": max_context_tokens,
+        "low_water_fraction": low_water_fraction,
+        "defaults": defaults,
+        "prices": prices,
+        "rates": rates,
+    }
+    keep = set(keep_windows)
+    windows: dict[int, list[int]] = {}
     d = dict(defaults or {})
     prices = prices or PriceTable()
     msgs, metas = session.messages, session.metas
@@ -774,6 +792,8 @@ def simulate(
             if check:
                 problems = checker.check(ctx.entries(), session.system)
                 req.rejected = any(pr.severity == "error" for pr in problems)
+            if req.index in keep or pi == len(points):
+                windows[req.index] = list(win)
             out.append(req)
         if i == n_msgs:
             break
@@ -807,7 +827,19 @@ def simulate(
         static,
         notes,
         evicted_total,
+        windows,
+        settings,
     )
+
+
+def window_of(session: SessionLike, log: RequestLog, index: int) -> list[int]:
+    """Transcript ids of request ``index``'s window (replays the session again if the log did
+    not keep it)."""
+    found = log.windows.get(index)
+    if found is not None:
+        return found
+    again = simulate(session, keep_windows=(index,), **log.settings)
+    return again.windows.get(index, [])
 
 
 def _pick(*values: Any) -> Any:
