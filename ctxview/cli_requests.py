@@ -245,28 +245,30 @@ def _print_compare(report: dict[str, Any]) -> None:
 
     console = Console(highlight=False)
     console.print(
-        Text(f"ctxview compare · {visible(report['file'])} · max {report['max_context_messages']}")
+        Text(
+            f"ctxview compare · {visible(report['file'])} · max "
+            f"{report['max_context_messages']} · "
+            f"{report['strategies'][0]['requests'] if report['strategies'] else 0:,} requests"
+        )
     )
-    t = Table(box=None, pad_edge=False)
+    t = Table(box=None, pad_edge=False, padding=(0, 1))
     for col, just in (
         ("strategy", "left"),
-        ("reqs", "right"),
-        ("rejected", "right"),
-        ("1st rej", "right"),
-        ("newest↓", "right"),
-        ("window", "right"),
+        ("rej", "right"),
+        ("1st", "right"),
+        ("new↓", "right"),
+        ("win", "right"),
         ("input", "right"),
         ("read", "right"),
         ("write", "right"),
         ("hit", "right"),
         ("cost", "right"),
-        ("evicted", "right"),
+        ("evict", "right"),
     ):
         t.add_column(col, justify=just, no_wrap=True)  # type: ignore[arg-type]
     for r in report["strategies"]:
         t.add_row(
             Text(r["name"]),
-            f"{r['requests']:,}",
             Text(str(r["rejected_requests"]), style="bold red" if r["rejected_requests"] else ""),
             "—" if r["first_rejected"] is None else f"#{r['first_rejected']}",
             str(r["newest_dropped"]),
@@ -281,8 +283,9 @@ def _print_compare(report: dict[str, Any]) -> None:
     console.print(t)
     console.print(
         Text(
-            "rejected: requests the API would answer with 400 · newest↓: requests that dropped "
-            "the message just added · window: mean messages sent",
+            "rej: requests the API would answer with 400 (1st: the first) · new↓: requests "
+            "that dropped the message just added · win: mean messages sent · evict: messages "
+            "evicted",
             style="dim",
         )
     )
