@@ -11,7 +11,10 @@ The API (small on purpose; the proxy and the TUI build on it)::
 
 ``session`` is anything with the attributes of ``ctxview.sessions.model.LoadedSession``
 (``format``, ``messages``, ``metas``, ``system``, ``tools``, ``model``) — the core does not
-import the readers.
+import the readers. Per request, the meta of its response may carry ``model``, ``usage``,
+``timestamp``, and ``system`` / ``tools`` where they differ from the session's (a proxy
+recording has them for every request): a change breaks the cache (reasons ``model``,
+``system``, ``tools``).
 
 What a request is:
 
@@ -689,12 +692,16 @@ def simulate(
             ttl = TTL_1H if hint == "1h" else TTL_5M if hint == "5m" else default_ttl
             ts_raw = meta.get("timestamp") if isinstance(meta.get("timestamp"), str) else None
             now = parse_timestamp(ts_raw)
-            key = (model, tools_fp, system_fp)
+            key = (
+                model,
+                _fingerprint(meta["tools"]) if "tools" in meta else tools_fp,
+                _fingerprint(meta["system"]) if "system" in meta else system_fp,
+            )
             n = len(win)
             total = static + wtok
             minimum, known_min = min_cacheable(model)
-            if not known_min:
-                min_notes.add(str(model))
+            if not known_min and model:
+                min_notes.add(model)
             # -- what of the previous prompt survives
             brk: CacheBreak | None = None
             if dirty is not None:
@@ -746,8 +753,8 @@ def simulate(
             dirty, dirty_reason = None, ""
             # -- price
             price = prices.get(model)
-            if price is None and model:
-                price_notes.add(model)
+            if price is None:
+                price_notes.add(model or "")
             if out_tok is None:
                 out_tok = tok[p.response] if p.response is not None else 0
             c = cost(
@@ -810,6 +817,9 @@ def simulate(
             offset = i
             ctx, checker = new_context()
         ctx.add_message(msgs[i], copy=False)
+    if "" in price_notes:
+        price_notes.discard("")
+        notes.append("no model named: cost is null (pass a model in the config)")
     for m in sorted(price_notes):
         notes.append(
             f'no price for model {m!r}: cost is null (add [pricing."{m}"] with input and '
