@@ -495,3 +495,28 @@ def test_compare_on_a_real_transcript_keeps_safe_strategies_clean() -> None:
     s = _load(FIXTURES / "spotter_tool_heavy_L26-36_parallel_tools_out_of_order.jsonl")
     rows = {r["name"]: r for r in compare(s, max_context_messages=3)}
     assert rows["pair-safe"]["rejected_requests"] == 0
+
+
+@pytest.mark.parametrize("strategy", ["seed", "pair-safe", "token-budget", "low-water"])
+@pytest.mark.parametrize("max_", [2, 3, 5, 8])
+def test_incremental_rejections_match_a_full_check(strategy: str, max_: int) -> None:
+    import random
+
+    from agentgen import agent_loop
+
+    from ctxview.core.protocol import check_protocol
+
+    rng = random.Random(max_)
+    turns = [[rng.randint(1, 3) for _ in range(rng.randint(0, 3))] for _ in range(12)]
+    msgs = agent_loop(turns, seed=max_)
+    # some damage the API rejects wherever it sits: an empty text block, a doubled user turn
+    msgs[len(msgs) // 3]["content"] = [{"type": "text", "text": ""}]
+    msgs.insert(len(msgs) // 2, {"role": "user", "content": "again"})
+    s = LoadedSession("m.json", "messages", msgs, [{} for _ in msgs])
+    kw: dict[str, Any] = {"max_context_messages": max_, "strategy": strategy}
+    log = simulate(s, check=True, keep_windows=range(10_000), **kw)
+    assert log.requests
+    for r in log.requests:
+        window = [msgs[i] for i in log.windows[r.index]]
+        full = any(p.severity == "error" for p in check_protocol(window))
+        assert r.rejected == full, (r.index, log.windows[r.index])

@@ -61,7 +61,7 @@ from ctxview.core.calibrate import (
 )
 from ctxview.core.context import ContextEvent, ConversationContext
 from ctxview.core.pricing import Price, PriceTable, cost, min_cacheable
-from ctxview.core.protocol import ProtocolChecker
+from ctxview.core.protocol import check_protocol
 from ctxview.core.strategies import STRATEGIES
 from ctxview.core.tokens import _json_len
 
@@ -645,6 +645,8 @@ def simulate(
                 win[:] = [x for x in win if x not in drop]
             dirty_reason = dirty_reason or "evicted"
             for tid in gone:
+                if rejections is not None:
+                    rejections.drop(tid)
                 wtok -= tok[tid]
                 for k, t in keys_of.pop(tid, ()):
                     c = counts[k]
@@ -656,7 +658,7 @@ def simulate(
                     else:
                         counts[k] = c - 1
 
-    def new_context() -> tuple[ConversationContext, ProtocolChecker]:
+    def new_context() -> ConversationContext:
         ctx = ConversationContext(
             max_context_messages=max_,
             system_prompt=sys_text,
@@ -665,9 +667,10 @@ def simulate(
             low_water_fraction=frac,
         )
         ctx.subscribe(on_event)
-        return ctx, ProtocolChecker()
+        return ctx
 
-    ctx, checker = new_context()
+    ctx = new_context()
+    rejections = _Rejections(msgs, session.system) if check else None
     entries: list[_Entry] = []
     ever_cached = False
     prev_key: tuple[Any, ...] | None = None
@@ -675,6 +678,7 @@ def simulate(
     prev_written = False
     last_sent = 0  # transcript messages [0, last_sent) were sent in an earlier request
     out: list[Request] = []
+    by_model: dict[str | None, tuple[int, bool, Price | None]] = {}
     min_notes: set[str] = set()
     price_notes: set[str] = set()
     pi = 0
@@ -699,7 +703,10 @@ def simulate(
             )
             n = len(win)
             total = static + wtok
-            minimum, known_min = min_cacheable(model)
+            looked = by_model.get(model)
+            if looked is None:
+                looked = by_model[model] = (*min_cacheable(model), prices.get(model))
+            minimum, known_min, price = looked
             if not known_min and model:
                 min_notes.add(model)
             # -- what of the previous prompt survives
@@ -750,9 +757,9 @@ def simulate(
             else:
                 prev_written = False
             prev_key, prev_len = key, n
+            front = dirty
             dirty, dirty_reason = None, ""
             # -- price
-            price = prices.get(model)
             if price is None:
                 price_notes.add(model or "")
             if out_tok is None:
@@ -796,9 +803,14 @@ def simulate(
                 newest_dropped=i > 0 and (not win or win[-1] != i - 1),
                 redundancy=red,
             )
-            if check:
-                problems = checker.check(ctx.entries(), session.system)
-                req.rejected = any(pr.severity == "error" for pr in problems)
+            if rejections is not None:
+                tail_from = n - len(new_ids) - 1
+                ranges = [(tail_from, n - 1)]
+                if front is not None:
+                    ranges.append((0, 2))
+                    ranges.append((front - 2, front + 2))
+                rejections.update(win, ranges)
+                req.rejected = rejections.rejected(n)
             if req.index in keep or pi == len(points):
                 windows[req.index] = list(win)
             out.append(req)
@@ -815,7 +827,9 @@ def simulate(
             counts.clear()
             wtok = dup_items = dup_tokens = 0
             offset = i
-            ctx, checker = new_context()
+            ctx = new_context()
+            if rejections is not None:
+                rejections.clear()
         ctx.add_message(msgs[i], copy=False)
     if "" in price_notes:
         price_notes.discard("")
@@ -892,6 +906,61 @@ def _blended(
         cache_write_1h=write if ttl == TTL_1H else 0,
     )
     return None if c is None else c * tokens / total
+
+
+class _Rejections:
+    """Whether each request's window would be rejected, kept up to date incrementally.
+
+    A message's protocol problems depend on it and its neighbours, so after a change only the
+    positions around it are checked again (with ``check_protocol`` on a short slice, two
+    messages of margin each side); the error count of the other messages is carried over.
+    """
+
+    def __init__(self, msgs: Sequence[Mapping[str, Any]], system: Any) -> None:
+        self.msgs = msgs
+        self.err: dict[int, int] = {}
+        self.total = 0
+        probe = check_protocol([{"role": "user", "content": "x"}], system)
+        self.sys_errors = sum(1 for p in probe if p.severity == "error")
+
+    def clear(self) -> None:
+        self.err.clear()
+        self.total = 0
+
+    def drop(self, tid: int) -> None:
+        self.total -= self.err.pop(tid, 0)
+
+    def update(self, win: list[int], ranges: list[tuple[int, int]]) -> None:
+        n = len(win)
+        spans = sorted((max(0, a), min(n - 1, b)) for a, b in ranges if b >= 0 and a < n)
+        merged: list[list[int]] = []
+        for a, b in spans:
+            if a > b:
+                continue
+            if merged and a <= merged[-1][1] + 1:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        msgs = self.msgs
+        for a, b in merged:
+            lo, hi = max(0, a - 2), min(n, b + 3)
+            counts: dict[int, int] = {}
+            for p in check_protocol([msgs[t] for t in win[lo:hi]]):
+                x = lo + p.index
+                if p.severity == "error" and p.index >= 0 and a <= x <= b:
+                    counts[x] = counts.get(x, 0) + 1
+            for x in range(a, b + 1):
+                tid = win[x]
+                new, old = counts.get(x, 0), self.err.get(tid, 0)
+                if new != old:
+                    self.total += new - old
+                    if new:
+                        self.err[tid] = new
+                    else:
+                        del self.err[tid]
+
+    def rejected(self, n: int) -> bool:
+        return n == 0 or self.total > 0 or self.sys_errors > 0
 
 
 # -- compare ---------------------------------------------------------------------------------
