@@ -198,9 +198,15 @@ def test_predicted_breaks_agree_with_recorded_on_a_real_transcript() -> None:
     log = simulate(s)
     assert log.as_sent
     assert all(r.recorded is not None for r in log.requests)
+    # the first request read the tools + system cached by an earlier session, as recorded
+    first = log.requests[0]
+    assert first.recorded is not None
+    assert 0 < first.cache_read <= first.recorded["cache_read_input_tokens"]
+    assert first.predicted_break == first.recorded_break
     # the second request reads what the first wrote, as the recorded usage shows
     assert log.requests[1].cache_break is None
     assert log.requests[1].recorded_break is False
+    assert log.requests[1].predicted_break is False
 
 
 # -- pricing ------------------------------------------------------------------------------------

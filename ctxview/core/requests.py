@@ -29,6 +29,9 @@ starts the conversation again: the next request holds only the summary and what 
 
 The predicted prompt cache (the model, in order of the prompt: tools → system → messages):
 
+* the first request reads nothing, unless its recorded usage shows a read (a prefix cached by an
+  earlier session: Claude Code's tools and system prompt): then it reads that much of the tools
+  and system, at most;
 * each request writes its whole prompt to the cache (a cache breakpoint on its last message, as
   Claude Code and ctxview's chat send it), and reads the longest prefix it shares with a still
   live earlier request; the rest is written. Nothing is left uncached unless the prompt is below
@@ -722,6 +725,11 @@ def simulate(
                 read = static + _prefix_tokens(win, tok, min(best.length, n), wtok)
                 if read < minimum:
                     read = 0
+            if not out and rec is not None and rec["cache_read_input_tokens"] >= minimum:
+                # the first request read a prefix cached before this session (Claude Code's
+                # tools and system prompt are shared across sessions): as recorded, at most
+                # the tools + system
+                read = min(static, rec["cache_read_input_tokens"], total)
             if total < minimum:
                 read = write = 0
             else:
