@@ -367,13 +367,18 @@ def parse_timestamp(ts: Any) -> float | None:
 def calibrate(
     session: SessionLike, features: Sequence[Features] | None = None
 ) -> tuple[Rates, int | None, int]:
-    """(rates, static tokens or None, recorded requests) from a session's recorded usage.
+    """(rates, static tokens or None, recorded requests) from a Claude Code transcript's
+    recorded usage (other formats: the default rates).
 
     The deltas between consecutive recorded requests of one conversation segment fit the rates
     (:func:`ctxview.core.calibrate.fit_rates`); the static part (tools + system, which a Claude
     Code transcript does not contain) is then the median of recorded total minus the estimated
     messages, over the recorded requests.
     """
+    if session.format not in ("claude-code", "claude-code-web"):
+        # only a transcript's usage belongs to windows that grew by appending (a ctxview chat
+        # sent truncated windows): the deltas would not measure the added messages
+        return DEFAULT_RATES, None, 0
     feats = (
         list(features) if features is not None else [message_features(m) for m in session.messages]
     )
