@@ -504,17 +504,18 @@ def test_compare_on_a_real_transcript_keeps_safe_strategies_clean() -> None:
 
 
 @pytest.mark.parametrize("strategy", ["seed", "pair-safe", "token-budget", "low-water"])
-@pytest.mark.parametrize("max_", [2, 3, 5, 8])
-def test_incremental_rejections_match_a_full_check(strategy: str, max_: int) -> None:
+@pytest.mark.parametrize("max_", [2, 3, 4, 5, 8, 13])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_incremental_rejections_match_a_full_check(strategy: str, max_: int, seed: int) -> None:
     import random
 
     from agentgen import agent_loop
 
     from ctxview.core.protocol import check_protocol
 
-    rng = random.Random(max_)
+    rng = random.Random(max_ * 10 + seed)
     turns = [[rng.randint(1, 3) for _ in range(rng.randint(0, 3))] for _ in range(12)]
-    msgs = agent_loop(turns, seed=max_)
+    msgs = agent_loop(turns, seed=max_ + seed)
     # some damage the API rejects wherever it sits: an empty text block, a doubled user turn
     msgs[len(msgs) // 3]["content"] = [{"type": "text", "text": ""}]
     msgs.insert(len(msgs) // 2, {"role": "user", "content": "again"})

@@ -528,6 +528,7 @@ def simulate(
     rates: Rates | None = None,
     check: bool = False,
     keep_windows: Iterable[int] = (),
+    redundancy: bool = True,
     _calibration: tuple[Rates, int | None, int] | None = None,
     _feats: Sequence[Features] | None = None,
 ) -> RequestLog:
@@ -537,6 +538,7 @@ def simulate(
     transcript, request body) is simulated as it was sent: no truncation. Other formats use
     the session's own settings, then ``defaults`` (the config), like opening the file does.
     ``check=True`` also runs the protocol check on every request (``Request.rejected``).
+    ``redundancy=False`` skips the repeated-content count (``Request.redundancy`` stays None).
     ``keep_windows``: indices of requests whose window ids to keep in ``RequestLog.windows``
     (the last request's always is).
     """
@@ -627,7 +629,7 @@ def simulate(
             tid = offset + ev.ids[0]
             win.append(tid)
             wtok += tok[tid]
-            ks = _content_keys(msgs[tid], rates)
+            ks = _content_keys(msgs[tid], rates) if redundancy else None
             if ks:
                 keys_of[tid] = ks
                 for k, t in ks:
@@ -820,8 +822,8 @@ def simulate(
                 tail_from = n - len(new_ids) - 1
                 ranges = [(tail_from, n - 1)]
                 if front is not None:
-                    ranges.append((0, 2))
-                    ranges.append((front - 2, front + 2))
+                    ranges.append((0, 1))
+                    ranges.append((front - 1, front + 1))
                 rejections.update(win, ranges)
                 req.rejected = rejections.rejected(n)
             if req.index in keep or pi == len(points):
@@ -925,8 +927,9 @@ class _Rejections:
     """Whether each request's window would be rejected, kept up to date incrementally.
 
     A message's protocol problems depend on it and its neighbours, so after a change only the
-    positions around it are checked again (with ``check_protocol`` on a short slice, two
-    messages of margin each side); the error count of the other messages is carried over.
+    positions around it are checked again (with ``check_protocol`` on a short slice, one
+    message of margin each side); the error count of the other messages is carried over.
+    ``test_incremental_rejections_match_a_full_check`` holds it against a full check.
     """
 
     def __init__(self, msgs: Sequence[Mapping[str, Any]], system: Any) -> None:
@@ -956,7 +959,7 @@ class _Rejections:
                 merged.append([a, b])
         msgs = self.msgs
         for a, b in merged:
-            lo, hi = max(0, a - 2), min(n, b + 3)
+            lo, hi = max(0, a - 1), min(n, b + 2)
             counts: dict[int, int] = {}
             for p in check_protocol([msgs[t] for t in win[lo:hi]]):
                 x = lo + p.index
@@ -999,6 +1002,7 @@ def compare(
             defaults=defaults,
             prices=prices,
             check=True,
+            redundancy=False,
             _calibration=cal,
             _feats=feats,
         )
