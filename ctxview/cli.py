@@ -12,7 +12,7 @@ from ctxview import __version__
 from ctxview.core.strategies import STRATEGIES
 from ctxview.textfmt import escape_controls, id_ranges, json_text, one_line, visible
 
-SUBCOMMANDS = ("inspect", "export", "config")
+SUBCOMMANDS = ("inspect", "export", "config", "requests", "compare")
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_UNREADABLE = 0, 1, 2
 
@@ -43,6 +43,7 @@ def build_app_parser() -> argparse.ArgumentParser:
         description="See what an LLM agent's context holds, what it forgets, and whether the "
         "next API request will be accepted.",
         epilog="Headless: ctxview inspect FILE [--json] | ctxview export FILE [-o OUT] | "
+        "ctxview requests FILE [--json] | ctxview compare FILE [--json] | "
         "ctxview config path|show|set KEY VALUE. See `ctxview COMMAND --help`.",
     )
     p.add_argument("--version", action="version", version=f"ctxview {__version__}")
@@ -74,6 +75,9 @@ def build_sub_parser() -> argparse.ArgumentParser:
     exp.add_argument(
         "-o", "--output", metavar="OUT", help="write here (atomically) instead of stdout"
     )
+    from ctxview.cli_requests import add_parsers as add_request_parsers
+
+    add_request_parsers(sub, _positive_int)
     cfg = sub.add_parser("config", help="show or change config.toml")
     csub = cfg.add_subparsers(dest="action", required=True)
     csub.add_parser("path", help="print the config file's path")
@@ -353,7 +357,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] in SUBCOMMANDS:
         args = build_sub_parser().parse_args(args_list)
-        handler = {"inspect": cmd_inspect, "export": cmd_export, "config": cmd_config}[args.command]
+        from ctxview.cli_requests import cmd_compare, cmd_requests
+
+        handler = {
+            "inspect": cmd_inspect,
+            "export": cmd_export,
+            "config": cmd_config,
+            "requests": cmd_requests,
+            "compare": cmd_compare,
+        }[args.command]
         try:
             return handler(args)
         except BrokenPipeError:

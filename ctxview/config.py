@@ -80,6 +80,8 @@ def _check(key: str, value: Any) -> Any:
     """The value if valid for key; ConfigError naming the key otherwise."""
     if key in FORBIDDEN_KEYS:
         raise ConfigError(f"{key}: the API key is never kept in the config; use ANTHROPIC_API_KEY")
+    if key == "pricing":
+        return _check_pricing(value)
     if key not in DEFAULTS:
         raise ConfigError(f"{one_line(key, 60)}: unknown key (known: {', '.join(DEFAULTS)})")
     default = DEFAULTS[key]
@@ -124,6 +126,29 @@ def _check(key: str, value: Any) -> Any:
     elif isinstance(default, str):
         need(isinstance(value, str), "a string")
     return value
+
+
+def _check_pricing(value: Any) -> dict[str, Any]:
+    """``[pricing."model-name"]`` tables: USD per million tokens (input, output, and optionally
+    cache_write_5m, cache_write_1h, cache_read), overriding ctxview's price table."""
+    from ctxview.core.pricing import parse_price
+
+    if not isinstance(value, dict):
+        raise ConfigError('pricing: expected tables like [pricing."claude-sonnet-5"]')
+    for model, table in value.items():
+        try:
+            parse_price(table, f'pricing."{model}"')
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+    return value
+
+
+def price_overrides(cfg: Config) -> dict[str, Any]:
+    """The config's ``[pricing]`` tables as ``{model: Price}``."""
+    from ctxview.core.pricing import parse_price
+
+    raw = cfg.values.get("pricing") or {}
+    return {m: parse_price(t, f'pricing."{m}"') for m, t in raw.items()}
 
 
 @dataclass
