@@ -13,7 +13,7 @@ from ctxview import __version__
 from ctxview.core.strategies import STRATEGIES
 from ctxview.textfmt import id_ranges, visible
 
-SUBCOMMANDS = ("inspect", "export", "config")
+SUBCOMMANDS = ("inspect", "export", "config", "proxy", "sessions")
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_UNREADABLE = 0, 1, 2
 
@@ -82,6 +82,9 @@ def build_sub_parser() -> argparse.ArgumentParser:
     st = csub.add_parser("set", help="set KEY to VALUE in the config file")
     st.add_argument("key")
     st.add_argument("value")
+    from ctxview.live.commands import add_parsers as add_live_parsers
+
+    add_live_parsers(sub)
     return p
 
 
@@ -286,7 +289,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] in SUBCOMMANDS:
         args = build_sub_parser().parse_args(args_list)
-        handler = {"inspect": cmd_inspect, "export": cmd_export, "config": cmd_config}[args.command]
+        from ctxview.live.commands import cmd_proxy, cmd_sessions
+
+        handler = {
+            "inspect": cmd_inspect,
+            "export": cmd_export,
+            "config": cmd_config,
+            "proxy": cmd_proxy,
+            "sessions": cmd_sessions,
+        }[args.command]
         try:
             return handler(args)
         except BrokenPipeError:
