@@ -29,10 +29,9 @@ from aiohttp import web
 from ctxview.live.recording import (
     RECORDED_REQUEST_HEADERS,
     RECORDED_RESPONSE_HEADERS,
+    RecordingWriter,
     RequestRecord,
-    encode_document,
     now_iso,
-    session_document,
 )
 from ctxview.live.sse import assemble
 from ctxview.sessions.store import atomic_write
@@ -57,6 +56,11 @@ HOP_BY_HOP = frozenset(
 CREDENTIAL_HEADERS = frozenset(
     {"x-api-key", "authorization", "proxy-authorization", "cookie", "x-auth-token"}
 )
+
+#: a recording is saved once no request was in flight for SAVE_QUIET s, at most SAVE_WITHIN s
+#: after a request finished
+SAVE_QUIET = 0.02
+SAVE_WITHIN = 1.0
 
 #: upstream connect timeout; reads have none (a long stream may idle between events)
 CONNECT_TIMEOUT = 30.0
@@ -103,7 +107,10 @@ class Proxy:
         self._dirty = asyncio.Event()
         self._saver: asyncio.Task[None] | None = None
         self._saved = 0
+        self._writer = RecordingWriter(self.upstream)
         self._counter = 0
+        self._inflight = 0
+        self._last_activity = 0.0
         self.save_error: str | None = None
         self.address: tuple[str, int] = ("", 0)
 
@@ -143,29 +150,41 @@ class Proxy:
     # -- recording --------------------------------------------------------------------------------
     def _finish(self, rec: RequestRecord, t0: float) -> None:
         rec.duration_ms = round((time.perf_counter() - t0) * 1000, 2)
-        self.records.append(rec)
-        self.records.sort(key=lambda r: r.id)
+        self.records.append(rec)  # in the order they finish; the recording sorts by id
         if self.record_path:
             self._dirty.set()
         if self.on_record is not None:
             self.on_record(rec)
 
     async def _save_loop(self) -> None:
+        """Save each finished request: at the first quiet moment (no request in flight for
+        SAVE_QUIET seconds), and at most SAVE_WITHIN seconds after it finished, so a save (a
+        write and two fsyncs) does not compete with the streams of a busy agent."""
+        loop = asyncio.get_running_loop()
         while True:
             await self._dirty.wait()
+            deadline = loop.time() + SAVE_WITHIN
+            while loop.time() < deadline:
+                quiet_for = loop.time() - self._last_activity
+                if self._inflight == 0 and quiet_for >= SAVE_QUIET:
+                    break
+                await asyncio.sleep(SAVE_QUIET)
             await self._save_now()
 
     async def _save_now(self) -> None:
         """Write the recording (in a thread: fsync must not stall streams in flight). Requests
         that finish during a write set the flag again and are saved by the next pass."""
         self._dirty.clear()
-        doc = session_document(list(self.records), upstream=self.upstream)
+        records = list(self.records)
         secrets = set(self._secrets)
         path = self.record_path
         assert path is not None
         try:
-            await asyncio.to_thread(lambda: atomic_write(path, encode_document(doc, secrets)))
-            self._saved = len(doc["requests"])
+            # encoding is a little Python work (new records only) done here; a thread doing it
+            # would hold the GIL against the streams in flight. The write + fsync go to a thread.
+            data = self._writer.encode(records, secrets)
+            await asyncio.to_thread(atomic_write, path, data)
+            self._saved = len(records)
             self.save_error = None
         except OSError as exc:
             self.save_error = f"{path}: cannot write the recording ({exc.strerror or exc})"
@@ -191,6 +210,14 @@ class Proxy:
         return out
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
+        self._inflight += 1
+        try:
+            return await self._handle(request)
+        finally:
+            self._inflight -= 1
+            self._last_activity = asyncio.get_running_loop().time()
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
         assert self._session is not None
         t0 = time.perf_counter()
         rec = RequestRecord(

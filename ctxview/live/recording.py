@@ -101,8 +101,11 @@ def _system_of(body: dict[str, Any]) -> Any:
     return "" if system is None else system
 
 
-def session_document(records: list[RequestRecord], *, upstream: str) -> dict[str, Any]:
-    """The recording as a ctxview session: the newest valid messages call is the transcript."""
+def session_document(
+    records: list[RequestRecord], *, upstream: str, with_requests: bool = True
+) -> dict[str, Any]:
+    """The recording as a ctxview session: the newest valid messages call is the transcript.
+    Without ``with_requests`` the ``requests`` list is left out (see :class:`RecordingWriter`)."""
     last: RequestRecord | None = None
     messages: list[dict[str, Any]] = []
     for rec in reversed(records):
@@ -174,17 +177,45 @@ def session_document(records: list[RequestRecord], *, upstream: str) -> dict[str
         "step": len(messages),
         "transcript": transcript,
         "window": {"ids": list(range(len(messages))), "cut": False},
-        "requests": [r.to_dict() for r in records],
+        **({"requests": [r.to_dict() for r in records]} if with_requests else {}),
     }
 
 
-def encode_document(doc: dict[str, Any], secrets: set[str]) -> bytes:
-    """The recording's bytes; any credential value seen in a header is blanked if it occurs."""
-    text = json.dumps(doc, ensure_ascii=False, indent=1)
+REDACTED = "[credential removed by ctxview]"
+
+
+def _redact(text: str, secrets: set[str]) -> str:
     for secret in secrets:
         if len(secret) >= 8 and secret in text:
-            text = text.replace(secret, "[credential removed by ctxview]")
-    return text.encode("utf-8")
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+class RecordingWriter:
+    """Encodes a growing recording without re-encoding it: a finished record never changes, so
+    each is encoded once and kept; a save encodes only the new records and the session part
+    (the newest request's messages), then joins. Any credential value seen in a header is
+    blanked wherever it occurs (a body that echoes the key, say)."""
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream
+        self._encoded: dict[int, str] = {}
+        self._secrets: set[str] = set()
+
+    def encode(self, records: list[RequestRecord], secrets: set[str]) -> bytes:
+        if not secrets <= self._secrets:  # a new credential: check what was encoded before it
+            self._secrets = set(secrets)
+            self._encoded.clear()
+        for rec in records:
+            if rec.id not in self._encoded:
+                self._encoded[rec.id] = _redact(
+                    json.dumps(rec.to_dict(), ensure_ascii=False), secrets
+                )
+        head = session_document(records, upstream=self.upstream, with_requests=False)
+        text = _redact(json.dumps(head, ensure_ascii=False, indent=1), secrets)
+        assert text.endswith("}")
+        body = ",\n".join(self._encoded[r.id] for r in sorted(records, key=lambda r: r.id))
+        return (text[:-1] + ',\n "requests": [\n' + body + "\n ]\n}\n").encode("utf-8")
 
 
 @dataclass(frozen=True)
