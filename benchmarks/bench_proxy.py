@@ -129,7 +129,11 @@ async def main_async(args: argparse.Namespace, fake_url: str, proxy_url: str, re
             asked = r["request"]["messages"][0]["content"]
             body = r["response"]["body"] or {}
             texts = [b.get("text") for b in body.get("content", [])]
-            if asked in want and r["response"]["complete"] and texts == [f"Fake API reply to: {asked}"]:
+            if (
+                asked in want
+                and r["response"]["complete"]
+                and texts == [f"Fake API reply to: {asked}"]
+            ):
                 matched += 1
         if matched == n:
             break

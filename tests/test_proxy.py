@@ -122,7 +122,10 @@ async def test_errors_pass_through(
         async with client(url).messages.stream(**BODY) as stream:
             await stream.get_final_message()
     assert info.value.status_code == status  # type: ignore[attr-defined]
-    assert info.value.body == {"type": "error", "error": {"type": etype, "message": f"scripted {etype}"}}  # type: ignore[attr-defined]
+    assert info.value.body == {
+        "type": "error",
+        "error": {"type": etype, "message": f"scripted {etype}"},
+    }  # type: ignore[attr-defined]
     assert info.value.response.headers["retry-after"] == "7"  # type: ignore[attr-defined]
     await proxy.flush()
     (rec,) = proxy.records

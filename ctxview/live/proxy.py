@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 from aiohttp import web
+from multidict import CIMultiDict
 
 from ctxview.live.recording import (
     RECORDED_REQUEST_HEADERS,
@@ -229,7 +230,9 @@ class Proxy:
         self._counter += 1
         headers = self._forward_headers(request)
         rec.request_headers = {
-            k.lower(): v for k, v in request.headers.items() if k.lower() in RECORDED_REQUEST_HEADERS
+            k.lower(): v
+            for k, v in request.headers.items()
+            if k.lower() in RECORDED_REQUEST_HEADERS
         }
         body = await request.read()
         rec.request = _json_or_none(body)
@@ -302,15 +305,11 @@ class Proxy:
                 sr = parsed.get("stop_reason")
                 rec.stop_reason = sr if isinstance(sr, str) else None
             rec.complete = up.status < 400
-            resp = web.Response(status=up.status, body=data)
-            for k, v in out_headers:
-                resp.headers.add(k, v)
+            whole = web.Response(status=up.status, body=data, headers=CIMultiDict(out_headers))
             self._finish(rec, t0)
-            return resp
+            return whole
         rec.streamed = True
-        resp = web.StreamResponse(status=up.status)
-        for k, v in out_headers:
-            resp.headers.add(k, v)
+        resp = web.StreamResponse(status=up.status, headers=CIMultiDict(out_headers))
         chunks: list[bytes] = []
         reason: str | None = None
         upstream_broken = False

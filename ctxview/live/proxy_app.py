@@ -9,6 +9,7 @@ view only ever sees those snapshots; it never reaches back into the proxy.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import queue
 import threading
 from typing import Any, ClassVar
@@ -256,10 +257,8 @@ class ProxyApp(App[int]):
         self._records.put(_STOP)
         loop, stop = self._loop, self._stop
         if loop is not None and stop is not None and not loop.is_closed():
-            try:
+            with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(stop.set)
-            except RuntimeError:
-                pass
         if self._thread is not None:
             self._thread.join(10)
 

@@ -8,6 +8,7 @@ the copy into ``{message, usage, stop_reason, complete, error}``. ``complete`` i
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -102,10 +103,8 @@ def assemble(data: bytes) -> Assembled:
         elif etype == "content_block_stop":
             idx = ev.get("index")
             if isinstance(idx, int) and idx in partial_json and idx in blocks:
-                try:
+                with contextlib.suppress(json.JSONDecodeError):
                     blocks[idx]["input"] = json.loads(partial_json.pop(idx) or "{}")
-                except json.JSONDecodeError:
-                    pass
         elif etype == "message_delta":
             delta = ev.get("delta")
             if isinstance(delta, dict) and delta.get("stop_reason") is not None:

@@ -7,6 +7,7 @@ import socket
 from pathlib import Path
 
 import anthropic
+import pytest
 from fake_api import FakeAPI, Response, error, text_events
 from textual.widgets import DataTable, Static
 
@@ -42,16 +43,17 @@ async def test_requests_appear_live(fake_api: FakeAPI, tmp_path: Path) -> None:
             "max_tokens": 10,
             "messages": [
                 {"role": "user", "content": "a"},
-                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]},
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}],
+                },
             ],
         }
         async with client.messages.stream(**body) as s:  # type: ignore[arg-type]
             await s.get_final_message()
         fake_api.queue(error(529, "overloaded_error", "busy"))
-        try:
+        with pytest.raises(anthropic.APIStatusError):
             await client.messages.create(**body)  # type: ignore[arg-type]
-        except anthropic.APIStatusError:
-            pass
         table = app.query_one("#requests", DataTable)
         await _wait(pilot, lambda: table.row_count == 2)
         first = [str(c) for c in table.get_row_at(0)]
