@@ -54,6 +54,11 @@ def build_app_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", help="model for chat (default: the config's)")
     p.add_argument("--offline", action="store_true", help="chat with the offline demo model")
     p.add_argument("--resume", action="store_true", help="reopen the newest autosaved session")
+    p.add_argument(
+        "--follow",
+        action="store_true",
+        help="follow a Claude Code transcript as the agent writes it (like tail -f)",
+    )
     return p
 
 

@@ -96,6 +96,7 @@ class CtxviewApp(App[int]):
         Binding("ctrl+k", "count_tokens", "Count", show=False),
         Binding("ctrl+r", "retry", "Retry", show=False),
         Binding("escape", "escape", "Cancel", show=False),
+        Binding("f", "follow", "Follow", show=False),
         Binding("question_mark,f1", "help", "Help"),
     ]
 
@@ -112,6 +113,7 @@ class CtxviewApp(App[int]):
         "toggle_detail",
         "focus_chat",
         "help",
+        "follow",
     }
 
     def __init__(
@@ -140,6 +142,8 @@ class CtxviewApp(App[int]):
         self._detail_key: tuple[Any, ...] | None = None
         self._evict_buffer: list[Eviction] = []
         self._evict_timer: Any = None
+        #: ``--follow``: start following the opened transcript once mounted (ctxview.live)
+        self.follow_on_start = False
 
     # -- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -212,6 +216,14 @@ class CtxviewApp(App[int]):
         self._install_model(self.model, focus=True)
         self._apply_width(self.size.width)
         self.call_after_refresh(self._mount_panes)
+        if self.follow_on_start:
+            self.call_after_refresh(self.action_follow)
+
+    def action_follow(self) -> None:
+        """Follow the open Claude Code transcript as it grows (or stop): ctxview.live.follow."""
+        from ctxview.live.follow_view import toggle_follow
+
+        toggle_follow(self)
 
     def _install_model(self, model: SessionModel, focus: bool = False) -> None:
         self.model = model

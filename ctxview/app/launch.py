@@ -52,5 +52,15 @@ def launch(args: argparse.Namespace) -> int:
     # the loaded session lives as long as the app: keep it out of every later GC pass
     gc.freeze()
     app = CtxviewApp(model, cfg, opened_file=bool(path), offline=offline)  # chat: after first paint
+    if getattr(args, "follow", False):
+        if session.format != "claude-code":
+            what = f"{visible(str(path))} is a {session.format} file" if path else "no FILE given"
+            print(
+                f"ctxview: --follow: {what}; only Claude Code transcripts (.jsonl) can be "
+                "followed",
+                file=sys.stderr,
+            )
+            return 2
+        app.follow_on_start = True
     rc = app.run()
     return int(rc or 0)

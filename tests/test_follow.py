@@ -1,0 +1,124 @@
+"""Following a growing Claude Code transcript: new bytes only, partial lines, resets, rewinds."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ctxview.live.follow import Follower, Tail
+from ctxview.sessions import load_session
+
+
+def rec(kind: str, uuid: str, parent: str | None, content: Any, **extra: Any) -> str:
+    msg: dict[str, Any] = {"role": kind, "content": content}
+    if kind == "assistant":
+        msg.update(id=extra.pop("mid", f"msg_{uuid}"), type="message", model="claude-x")
+    return (
+        json.dumps(
+            {
+                "type": kind,
+                "uuid": uuid,
+                "parentUuid": parent,
+                "sessionId": "s",
+                "timestamp": "2026-01-01T00:00:00Z",
+                "message": msg,
+                **extra,
+            }
+        )
+        + "\n"
+    )
+
+
+def text(t: str) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": t}]
+
+
+def test_tail_partial_line_waits_and_truncation_resets(tmp_path: Path) -> None:
+    p = tmp_path / "t.jsonl"
+    p.write_text('{"a": 1}\n{"b"')
+    tail = Tail(str(p))
+    assert tail.read() == (False, [b'{"a": 1}'])
+    assert tail.read() == (False, [])
+    with open(p, "a") as fh:
+        fh.write(': 2}\n{"c": 3}\n')
+    assert tail.read() == (False, [b'{"b": 2}', b'{"c": 3}'])
+    offset = tail.offset
+    p.write_text('{"z": 0}\n')  # truncated and rewritten
+    assert tail.offset == offset
+    assert tail.read() == (True, [b'{"z": 0}'])
+    # replaced by another file of the same size: another inode
+    other = tmp_path / "o.jsonl"
+    other.write_text('{"y": 9}\n')
+    os.replace(other, p)
+    assert tail.read() == (True, [b'{"y": 9}'])
+    # rewritten in place, grown past the old offset: the first bytes differ
+    p.write_text('{"x": 8}\n{"w": 7}\n')
+    assert tail.read() == (True, [b'{"x": 8}', b'{"w": 7}'])
+
+
+def test_follower_appends_and_waits_for_a_quiet_poll(tmp_path: Path) -> None:
+    p = tmp_path / "s.jsonl"
+    p.write_text(rec("user", "u1", None, "fix the bug") + rec("assistant", "a1", "u1", text("on it")))
+    f = Follower(str(p))
+    assert f.poll()
+    up = f.step(quiet=False)
+    assert up is not None and up.kind == "append" and len(up.messages) == 1  # the reply waits
+    assert not f.poll()
+    up = f.step(quiet=True)
+    assert up is not None and up.kind == "append" and up.messages[0]["role"] == "assistant"
+    assert f.step(quiet=True) is None
+    # a partial line is not applied
+    with open(p, "a") as fh:
+        fh.write(rec("user", "u2", "a1", "next")[:20])
+    assert not f.poll() and f.step(quiet=True) is None
+    with open(p, "a") as fh:
+        fh.write(rec("user", "u2", "a1", "next")[20:])
+    assert f.poll()
+    assert f.step(quiet=False) is None  # the newest waits for a quiet poll
+    assert not f.poll()
+    up = f.step(quiet=True)
+    assert up is not None and [m["content"] for m in up.messages] == ["next"]
+    # the same sequence as a full open
+    assert f.applied == load_session(p).messages
+
+
+def test_late_block_and_rewind_replay(tmp_path: Path) -> None:
+    p = tmp_path / "s.jsonl"
+    p.write_text(
+        rec("user", "u1", None, "q")
+        + rec("assistant", "a1", "u1", [{"type": "thinking", "thinking": "hm", "signature": "s"}], mid="m1")
+    )
+    f = Follower(str(p))
+    f.poll()
+    f.step(quiet=False)
+    f.poll()
+    assert f.step(quiet=True).kind == "append"  # type: ignore[union-attr]
+    # a second block of the same response, written later: the shown message changes -> replay
+    with open(p, "a") as fh:
+        fh.write(rec("assistant", "a2", "a1", text("answer"), mid="m1"))
+    assert f.poll()
+    up = f.step(quiet=False)
+    assert up is not None and up.kind == "replay"
+    assert [b["type"] for b in up.messages[-1]["content"]] == ["thinking", "text"]
+    assert list(up.messages) == load_session(p).messages
+    # a rewind: a new user message whose parent is the first one
+    with open(p, "a") as fh:
+        fh.write(rec("user", "u3", None, "start over"))
+    assert f.poll()
+    f.step(quiet=False)
+    assert not f.poll()
+    f.step(quiet=True)
+    assert f.applied == load_session(p).messages
+
+
+def test_bad_lines_are_reported_not_fatal(tmp_path: Path) -> None:
+    p = tmp_path / "s.jsonl"
+    p.write_text(rec("user", "u1", None, "q") + "{not json\n" + "[1]\n")
+    f = Follower(str(p))
+    f.poll()
+    assert f.bad == [2, 3]
+    f.poll()
+    up = f.step(quiet=True)
+    assert up is not None and up.messages[0]["content"] == "q"
