@@ -48,8 +48,11 @@ class Following:
 
     # -- the polling thread ------------------------------------------------------------------------
     def _run(self) -> None:
+        from textual.worker import get_current_worker
+
+        worker = get_current_worker()
         backoff = Backoff()
-        while not self.stopped.is_set():
+        while not self.stopped.is_set() and not worker.is_cancelled:
             try:
                 changed = self.follower.poll()
             except OSError as exc:
