@@ -97,6 +97,7 @@ class CtxviewApp(App[int]):
         Binding("ctrl+r", "retry", "Retry", show=False),
         Binding("escape", "escape", "Cancel", show=False),
         Binding("f", "follow", "Follow", show=False),
+        Binding("ctrl+l", "sessions", "Sessions", show=False),
         Binding("question_mark,f1", "help", "Help"),
     ]
 
@@ -224,6 +225,12 @@ class CtxviewApp(App[int]):
         from ctxview.live.follow_view import toggle_follow
 
         toggle_follow(self)
+
+    def action_sessions(self) -> None:
+        """The Claude Code sessions list (ctxview.live.sessions_screen)."""
+        from ctxview.live.sessions_screen import show_sessions
+
+        show_sessions(self)
 
     def _install_model(self, model: SessionModel, focus: bool = False) -> None:
         self.model = model
