@@ -24,15 +24,40 @@ def line(kind: str, uuid: str, parent: str | None, content: Any, mid: str | None
     msg: dict[str, Any] = {"role": kind, "content": content}
     if kind == "assistant":
         msg.update(id=mid or f"msg_{uuid}", type="message", model="claude-x")
-    return json.dumps({"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": "s", "timestamp": "2026-01-01T00:00:00Z", "message": msg}) + "\n"
+    return (
+        json.dumps(
+            {
+                "type": kind,
+                "uuid": uuid,
+                "parentUuid": parent,
+                "sessionId": "s",
+                "timestamp": "2026-01-01T00:00:00Z",
+                "message": msg,
+            }
+        )
+        + "\n"
+    )
 
 
 def turn(k: int, parent: str) -> tuple[str, str]:
     """A tool round: assistant text + tool_use (two lines, one response), the tool result."""
     mid = f"m{k}"
-    out = line("assistant", f"a{k}", parent, [{"type": "text", "text": f"step {k} " + "r" * 300}], mid)
-    out += line("assistant", f"b{k}", f"a{k}", [{"type": "tool_use", "id": f"t{k}", "name": "read_file", "input": {"path": f"f{k}.py"}}], mid)
-    out += line("user", f"u{k}", f"b{k}", [{"type": "tool_result", "tool_use_id": f"t{k}", "content": "x" * 1200}])
+    out = line(
+        "assistant", f"a{k}", parent, [{"type": "text", "text": f"step {k} " + "r" * 300}], mid
+    )
+    out += line(
+        "assistant",
+        f"b{k}",
+        f"a{k}",
+        [{"type": "tool_use", "id": f"t{k}", "name": "read_file", "input": {"path": f"f{k}.py"}}],
+        mid,
+    )
+    out += line(
+        "user",
+        f"u{k}",
+        f"b{k}",
+        [{"type": "tool_result", "tool_use_id": f"t{k}", "content": "x" * 1200}],
+    )
     return out, f"u{k}"
 
 
@@ -58,11 +83,13 @@ def main() -> None:
     f = Follower(str(path))
     f.poll()
     f.step(quiet=True)
-    print(f"first read (every line parsed once): {(time.process_time() - t) * 1000:.0f} ms CPU, {len(f.applied):,} messages")
+    print(
+        f"first read (every line parsed once): {(time.process_time() - t) * 1000:.0f} ms CPU, {len(f.applied):,} messages"
+    )
 
     follow_cpu = 0.0
     read_cpu = 0.0
-    for j in range(args.appends):
+    for _ in range(args.appends):
         k += 1
         chunk, parent = turn(k, parent)
         with open(path, "a") as fh:
@@ -82,14 +109,18 @@ def main() -> None:
                     json.loads(raw)
         read_cpu += time.process_time() - t
     per = follow_cpu / args.appends * 1000
-    print(f"per appended tool round (3 lines): follower {per:.1f} ms CPU "
-          f"({f.rebuilds} rebuilds), of which reading+parsing the new bytes alone {read_cpu / args.appends * 1000:.2f} ms")
+    print(
+        f"per appended tool round (3 lines): follower {per:.1f} ms CPU "
+        f"({f.rebuilds} rebuilds), of which reading+parsing the new bytes alone {read_cpu / args.appends * 1000:.2f} ms"
+    )
     t = time.process_time()
     for _ in range(5):
         load_session(path)
     full = (time.process_time() - t) / 5 * 1000
     print(f"a full re-open (load_session) per change instead: {full:.0f} ms CPU")
-    assert f.applied == load_session(path).messages, "the followed sequence differs from a full open"
+    assert f.applied == load_session(path).messages, (
+        "the followed sequence differs from a full open"
+    )
     print("followed sequence == full open: ok")
 
 

@@ -60,7 +60,9 @@ def test_tail_partial_line_waits_and_truncation_resets(tmp_path: Path) -> None:
 
 def test_follower_appends_and_waits_for_a_quiet_poll(tmp_path: Path) -> None:
     p = tmp_path / "s.jsonl"
-    p.write_text(rec("user", "u1", None, "fix the bug") + rec("assistant", "a1", "u1", text("on it")))
+    p.write_text(
+        rec("user", "u1", None, "fix the bug") + rec("assistant", "a1", "u1", text("on it"))
+    )
     f = Follower(str(p))
     assert f.poll()
     up = f.step(quiet=False)
@@ -88,7 +90,13 @@ def test_late_block_and_rewind_replay(tmp_path: Path) -> None:
     p = tmp_path / "s.jsonl"
     p.write_text(
         rec("user", "u1", None, "q")
-        + rec("assistant", "a1", "u1", [{"type": "thinking", "thinking": "hm", "signature": "s"}], mid="m1")
+        + rec(
+            "assistant",
+            "a1",
+            "u1",
+            [{"type": "thinking", "thinking": "hm", "signature": "s"}],
+            mid="m1",
+        )
     )
     f = Follower(str(p))
     f.poll()

@@ -56,8 +56,7 @@ def launch(args: argparse.Namespace) -> int:
         if session.format != "claude-code":
             what = f"{visible(str(path))} is a {session.format} file" if path else "no FILE given"
             print(
-                f"ctxview: --follow: {what}; only Claude Code transcripts (.jsonl) can be "
-                "followed",
+                f"ctxview: --follow: {what}; only Claude Code transcripts (.jsonl) can be followed",
                 file=sys.stderr,
             )
             return 2

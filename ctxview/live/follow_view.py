@@ -162,4 +162,6 @@ def toggle_follow(app: CtxviewApp) -> None:
     following = Following(app, model.path)
     app._following = following  # type: ignore[attr-defined]
     following.start()
-    app.notify(f"following {visible(model.name)}: new lines appear as they are written", markup=False)
+    app.notify(
+        f"following {visible(model.name)}: new lines appear as they are written", markup=False
+    )

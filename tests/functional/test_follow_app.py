@@ -85,14 +85,14 @@ async def test_f_on_a_non_transcript_says_why(tmp_path: Path) -> None:
         assert any("Claude Code" in str(n.message) for n in app._notifications)
 
 
-async def test_sessions_screen_opens_and_follows(
-    tmp_path: Path, monkeypatch: Any
-) -> None:
+async def test_sessions_screen_opens_and_follows(tmp_path: Path, monkeypatch: Any) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     proj = tmp_path / ".claude" / "projects" / "-work"
     proj.mkdir(parents=True)
-    (proj / "old.jsonl").write_text(rec("user", "o0", None, "old \x1b[2J prompt", timestamp="2026-01-01T00:00:00Z"))
+    (proj / "old.jsonl").write_text(
+        rec("user", "o0", None, "old \x1b[2J prompt", timestamp="2026-01-01T00:00:00Z")
+    )
     newer = proj / "new.jsonl"
     newer.write_text(
         rec("user", "u0", None, "newest prompt").replace("2026-01-01", "2026-02-01")
@@ -110,9 +110,14 @@ async def test_sessions_screen_opens_and_follows(
         labels = [str(n.label) for n in tree.root.children]
         assert "newest prompt" in labels[0] and "1 sub-agent" in labels[0]
         assert "\x1b" not in labels[1] and "␛[2J" in labels[1]
-        assert [str(c.label).split()[0] for c in tree.root.children[0].children] == ["agent-1.jsonl"]
+        assert [str(c.label).split()[0] for c in tree.root.children[0].children] == [
+            "agent-1.jsonl"
+        ]
         await pilot.press("f")
-        await _wait(pilot, lambda: app.model.path == str(newer) and getattr(app, "_following", None) is not None)
+        await _wait(
+            pilot,
+            lambda: app.model.path == str(newer) and getattr(app, "_following", None) is not None,
+        )
         with open(newer, "a") as fh:
             fh.write(rec("user", "u1", "a0", "more"))
         await _wait(pilot, lambda: len(app.model.transcript) == 3)
