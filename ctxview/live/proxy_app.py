@@ -2,8 +2,13 @@
 
 The proxy runs on its own asyncio loop in its own thread, so drawing never delays a stream. It
 hands each finished :class:`RequestRecord` to a queue; a reader thread of this app turns it into
-a frozen :class:`RequestSummary` (the protocol check runs there) and posts it as a message. The
-view only ever sees those snapshots; it never reaches back into the proxy.
+a frozen :class:`RequestSummary` (the protocol check runs there) and queues it for the view; a
+10 Hz timer on the app's loop takes the snapshots and posts them as messages. The view only ever
+sees those snapshots; it never reaches back into the proxy.
+
+(A message posted straight from another thread is delivered through the app loop's wake-up; with
+an aiohttp server running on a second loop in the process it was seen to wait for the next key
+press, so snapshots are handed over through a queue the app drains itself.)
 """
 
 from __future__ import annotations
@@ -69,6 +74,8 @@ class ProxyApp(App[int]):
         self.host, self.port, self.upstream, self.record = host, port, upstream, record
         self.start_error: str | None = None
         self._records: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        #: snapshots for the view (frozen summaries and start/failure notes), drained by a timer
+        self._snapshots: queue.SimpleQueue[Message] = queue.SimpleQueue()
         self._summaries: dict[int, RequestSummary] = {}
         self._stop: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -110,6 +117,15 @@ class ProxyApp(App[int]):
         self._thread = threading.Thread(target=self._serve, name="ctxview-proxy", daemon=True)
         self._thread.start()
         self._reader()
+        self.set_interval(0.1, self._drain)
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                msg = self._snapshots.get_nowait()
+            except queue.Empty:
+                return
+            self.post_message(msg)
 
     # -- the proxy's thread -----------------------------------------------------------------------
     def _serve(self) -> None:
@@ -126,11 +142,11 @@ class ProxyApp(App[int]):
             host, port = await proxy.start(self.host, self.port)
         except OSError as exc:
             await proxy.close()
-            self.post_message(
+            self._snapshots.put(
                 ProxyFailed(f"cannot listen on {self.host}:{self.port} ({exc.strerror or exc})")
             )
             return
-        self.post_message(ProxyStarted(host, port))
+        self._snapshots.put(ProxyStarted(host, port))
         await self._stop.wait()
         await proxy.close()
 
@@ -144,7 +160,7 @@ class ProxyApp(App[int]):
             assert isinstance(item, RequestRecord)
             summary = summarise(item)
             proxy = self._proxy
-            self.post_message(RequestDone(summary, getattr(proxy, "save_error", None)))
+            self._snapshots.put(RequestDone(summary, getattr(proxy, "save_error", None)))
 
     # -- the view ---------------------------------------------------------------------------------
     def _status(self) -> Text:
@@ -202,7 +218,7 @@ class ProxyApp(App[int]):
             Text(_n(s.output_tokens)),
             Text(_n(s.cache_read)),
             Text(_n(s.cache_write)),
-            Text(one_line(stop, 60), style="yellow" if s.incomplete or s.error else ""),
+            Text(one_line(stop, 36), style="yellow" if s.incomplete or s.error else ""),
             Text("" if s.duration_ms is None else f"{s.duration_ms:.0f}"),
             key=str(s.id),
         )

@@ -265,9 +265,7 @@ def summarise(rec: RequestRecord) -> RequestSummary:
             verdict = "malformed"
         else:
             found = check_protocol(valid, body.get("system"))
-            problems = tuple(
-                f"messages.{p.index}: {p.message}" for p in found if p.severity == "error"
-            )
+            problems = tuple(p.message for p in found if p.severity == "error")
             verdict = f"✗ {len(problems)} problem(s)" if problems else "✓ valid"
             est = (
                 sum(estimate_message(m) for m in valid)
