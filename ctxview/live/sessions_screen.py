@@ -28,13 +28,13 @@ def _size(n: int) -> str:
 def _label(info: SessionInfo) -> Text:
     t = Text(no_wrap=True, overflow="ellipsis")
     t.append(info.last_activity.replace("T", " ")[:16], style="bold")
-    t.append("  ")
-    t.append(one_line(info.project, 40)[-28:], style="cyan")
     t.append(f"  {messages_label(info.messages, info.messages_exact)} msgs · {_size(info.size)}")
     if info.subagents:
         t.append(f" · {len(info.subagents)} sub-agent{'s' if len(info.subagents) > 1 else ''}")
     t.append("  ")
-    t.append(one_line(info.first_prompt or info.title or "(no prompt)", 120), style="dim")
+    t.append(one_line(info.first_prompt or info.title or "(no prompt)", 100))
+    t.append("  ")
+    t.append(one_line(info.project, 60), style="dim")
     return t
 
 
@@ -53,6 +53,8 @@ class SessionsScreen(ModalScreen[tuple[str, bool] | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel"),
         Binding("f", "follow", "Open and follow"),
+        Binding("right", "expand(True)", "Sub-agents", show=False, priority=True),
+        Binding("left", "expand(False)", "Collapse", show=False, priority=True),
     ]
 
     def compose(self) -> ComposeResult:
@@ -89,7 +91,7 @@ class SessionsScreen(ModalScreen[tuple[str, bool] | None]):
         where = ", ".join(visible(str(r)) for r in roots) or "~/.claude/projects (not found)"
         hint = (
             f"{len(infos)} session(s) under {where} · enter: open · f: open and follow · "
-            "→/←: sub-agents · escape: cancel"
+            "→/←: show/hide sub-agents · escape: cancel"
         )
         self.query_one("#hint", Static).update(Text(hint))
         tree.cursor_line = 0
@@ -111,6 +113,15 @@ class SessionsScreen(ModalScreen[tuple[str, bool] | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+    def action_expand(self, expand: bool) -> None:
+        node = self.query_one(Tree).cursor_node
+        if node is None:
+            return
+        if expand and node.allow_expand:
+            node.expand()
+        elif not expand:
+            (node if node.is_expanded else node.parent or node).collapse()
 
 
 def show_sessions(app: CtxviewApp) -> None:
