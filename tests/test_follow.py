@@ -130,3 +130,61 @@ def test_bad_lines_are_reported_not_fatal(tmp_path: Path) -> None:
     f.poll()
     up = f.step(quiet=True)
     assert up is not None and up.messages[0]["content"] == "q"
+
+
+def test_checkpointed_rebuild_equals_a_full_open(tmp_path: Path, monkeypatch: Any) -> None:
+    """Long tool loops move the rebuild checkpoint; a rewind across it falls back to a full
+    rebuild. Either way the followed sequence is what a full open gives."""
+    from ctxview.live import follow
+
+    monkeypatch.setattr(follow, "CHECKPOINT_LINES", 10)
+    p = tmp_path / "s.jsonl"
+    p.write_text(rec("user", "u0", None, "start"))
+    f = Follower(str(p))
+    parent = "u0"
+
+    def settle() -> None:
+        f.poll()
+        f.step(quiet=False)
+        f.poll()
+        f.step(quiet=True)
+
+    for k in range(1, 30):
+        mid = f"m{k}"
+        with open(p, "a") as fh:
+            fh.write(rec("assistant", f"a{k}", parent, text(f"step {k}"), mid=mid))
+            fh.write(
+                rec(
+                    "assistant",
+                    f"b{k}",
+                    f"a{k}",
+                    [{"type": "tool_use", "id": f"t{k}", "name": "x", "input": {}}],
+                    mid=mid,
+                )
+            )
+            fh.write(
+                rec(
+                    "user",
+                    f"r{k}",
+                    f"b{k}",
+                    [{"type": "tool_result", "tool_use_id": f"t{k}", "content": "ok"}],
+                )
+            )
+        parent = f"r{k}"
+        settle()
+        assert f.applied == load_session(p).messages
+    assert f._cp > 0 and f.full_rebuilds < f.rebuilds  # the checkpoint was used
+    # a rewind to an early turn: a new prompt whose parent is before the checkpoint
+    with open(p, "a") as fh:
+        fh.write(
+            rec(
+                "user",
+                "rw",
+                "b3",
+                [{"type": "tool_result", "tool_use_id": "t3", "content": "again"}],
+            )
+        )
+        fh.write(rec("assistant", "rwa", "rw", text("redo")))
+    settle()
+    assert f.applied == load_session(p).messages
+    assert len(f.applied) < 20  # the branch from the rewind, not the old one

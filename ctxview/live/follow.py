@@ -15,9 +15,15 @@ the result with what the view already holds:
   replaced file): the whole sequence is **replayed**.
 
 Nothing here re-reads the file: the cost per change is reading the new bytes, parsing the new
-lines and the in-memory rebuild (``benchmarks/bench_follow.py`` measures it on a 3 MB transcript).
-A rebuild that took a "tail" entry point in ``ctxview.sessions.claude_code`` (re-selecting only the
-branch from the last fork) would make the last part cheaper.
+lines and an in-memory rebuild. That rebuild is split at a **checkpoint**: a line where a new user
+prompt follows the assistant line it names as its parent, or an assistant reply follows
+the user line it names (see :meth:`Follower._advance`). Everything before it is rebuilt once and
+kept; each change rebuilds only the lines after it and appends. When a line after the checkpoint
+names a parent before it other than the line just before the checkpoint (a rewind across it, or a
+late sibling), the whole file's lines are rebuilt instead and the checkpoint starts over. The
+checkpoint moves forward every CHECKPOINT_LINES lines. ``benchmarks/bench_follow.py`` measures it
+on a 3 MB transcript. (Inside ``ctxview.sessions.claude_code`` a rebuild that resumes from a
+saved builder state would make this simpler.)
 """
 
 from __future__ import annotations
@@ -33,6 +39,10 @@ from ctxview.sessions.claude_code import Line, rebuild
 FINGERPRINT_BYTES = 256
 #: at most this many new bytes are read per poll (a huge jump is read over several polls)
 MAX_READ = 64 * 1024 * 1024
+#: the rebuild checkpoint moves forward once this many lines follow it
+CHECKPOINT_LINES = 200
+
+Built = tuple[list[dict[str, Any]], list[dict[str, Any]], list[int], list[str]]
 
 
 class Tail:
@@ -96,10 +106,17 @@ class Follower:
     bad: list[int] = field(default_factory=list)
     line_no: int = 0
     _tail: Tail | None = None
-    _built: tuple[list[dict[str, Any]], list[dict[str, Any]], list[int], list[str]] | None = None
+    _built: Built | None = None
     _reset_reason: str = ""
-    #: rebuilds run and their total CPU seconds (for the benchmark and the report)
+    #: rebuilds run: of the lines after the checkpoint, and of every line
     rebuilds: int = 0
+    full_rebuilds: int = 0
+    #: the checkpoint: lines[:_cp] are rebuilt as _prefix; their uuids, the last one's uuid
+    _cp: int = 0
+    _prefix: Built = field(default_factory=lambda: ([], [], [], []))
+    _prefix_uuids: set[str] = field(default_factory=set)
+    _leaf: str | None = None
+    _checked: int = 0
 
     def __post_init__(self) -> None:
         self._tail = Tail(self.path)
@@ -111,6 +128,7 @@ class Follower:
         if reset:
             self.lines, self.bad, self.line_no = [], [], 0
             self._reset_reason = "the file was truncated or replaced"
+            self._drop_checkpoint()
         for chunk in raw:
             self.line_no += 1
             text = chunk.strip()
@@ -134,8 +152,7 @@ class Follower:
         """Compare the rebuilt sequence with what the view holds. ``quiet``: the last poll
         brought nothing new, so the newest message is complete and may be shown too."""
         if self._built is None:
-            self._built = rebuild(self.lines)
-            self.rebuilds += 1
+            self._built = self._rebuild()
         messages, metas, unusable, warnings = self._built
         n = len(self.applied)
         ready = len(messages) if quiet else len(messages) - 1
@@ -158,6 +175,76 @@ class Follower:
             return Update("append", tuple(messages[n:ready]), tuple(metas[n:ready]))
         return None
 
+    # -- the checkpointed rebuild ------------------------------------------------------------------
+    def _drop_checkpoint(self) -> None:
+        self._cp, self._prefix, self._prefix_uuids, self._leaf, self._checked = (
+            0,
+            ([], [], [], []),
+            set(),
+            None,
+            0,
+        )
+
+    def _crosses(self) -> bool:
+        """A line after the checkpoint hangs off a line before it other than the last one."""
+        for ln in self.lines[max(self._cp, self._checked) :]:
+            parent = ln.parent
+            if parent is not None and parent != self._leaf and parent in self._prefix_uuids:
+                return True
+        self._checked = len(self.lines)
+        return False
+
+    def _rebuild(self) -> Built:
+        self.rebuilds += 1
+        if self._cp and self._crosses():
+            self._drop_checkpoint()
+        if not self._cp:
+            self.full_rebuilds += 1
+            built = rebuild(self.lines)
+        else:
+            tail = rebuild(self.lines[self._cp :])
+            head = self._prefix
+            built = (
+                head[0] + tail[0],
+                head[1] + tail[1],
+                head[2] + tail[2],
+                head[3] + tail[3],
+            )
+        if len(self.lines) - self._cp > CHECKPOINT_LINES:
+            self._advance()
+        return built
+
+    def _advance(self) -> None:
+        """Move the checkpoint to the newest line that starts a new message after a complete one:
+        a user prompt answering its assistant parent, or an assistant reply to its user parent
+        (the tool results before it are all in)."""
+        lines = self.lines
+        for c in range(len(lines) - 1, self._cp, -1):
+            ln, before = lines[c], lines[c - 1]
+            if (
+                before.uuid is None
+                or ln.parent != before.uuid
+                or ln.record.get("isSidechain")
+                or before.record.get("isSidechain")
+            ):
+                continue
+            if ln.type == "user" and before.type == "assistant":
+                if not _is_prompt(ln.record.get("message")):
+                    continue
+                want = "assistant"
+            elif ln.type == "assistant" and before.type == "user":
+                want = "user"
+            else:
+                continue
+            prefix = rebuild(lines[:c])
+            self.full_rebuilds += 1
+            if not prefix[0] or prefix[0][-1].get("role") != want:
+                return
+            self._cp, self._prefix, self._leaf = c, prefix, before.uuid
+            self._prefix_uuids = {u for x in lines[:c] if (u := x.uuid) is not None}
+            self._checked = c
+            return
+
     @property
     def pending(self) -> bool:
         """A rebuilt message is not shown yet (the newest, waiting for a quiet poll)."""
@@ -169,6 +256,20 @@ class Follower:
             if isinstance(m.get("model"), str):
                 return str(m["model"])
         return None
+
+
+def _is_prompt(message: Any) -> bool:
+    """A user message with text of its own (not tool results)."""
+    if not isinstance(message, dict):
+        return False
+    content = message.get("content")
+    if isinstance(content, str):
+        return bool(content.strip())
+    return (
+        isinstance(content, list)
+        and bool(content)
+        and all(isinstance(b, dict) and b.get("type") == "text" for b in content)
+    )
 
 
 class Backoff:
