@@ -44,7 +44,8 @@ def build_app_parser() -> argparse.ArgumentParser:
         description="See what an LLM agent's context holds, what it forgets, and whether the "
         "next API request will be accepted.",
         epilog="Headless: ctxview inspect FILE [--json] | ctxview export FILE [-o OUT] | "
-        "ctxview config path|show|set KEY VALUE. See `ctxview COMMAND --help`.",
+        "ctxview config path|show|set KEY VALUE. Live: ctxview FILE --follow | ctxview sessions "
+        "[--json] | ctxview proxy [--record FILE]. See `ctxview COMMAND --help`.",
     )
     p.add_argument("--version", action="version", version=f"ctxview {__version__}")
     p.add_argument(

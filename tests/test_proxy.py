@@ -333,3 +333,43 @@ def test_summary_line_is_one_line_of_untrusted_text() -> None:
 
     line = one_line(summary_line(summarise(rec)), 400)
     assert "\x1b" not in line and "\n" not in line and "\x07" not in line
+
+
+def test_cli_refuses_a_bad_upstream_and_a_busy_port(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["proxy", "--no-tui", "--upstream", "ftp://nowhere"]) == 2
+    assert "expected an http(s) URL" in capsys.readouterr().err
+    assert main(["proxy", "--no-tui", "--port", "8787", "--upstream", "http://127.0.0.1:8787"]) == 2
+    assert "is this proxy itself" in capsys.readouterr().err
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        assert (
+            main(["proxy", "--no-tui", "--port", str(port), "--upstream", "http://127.0.0.1:1"])
+            == 2
+        )
+    err = capsys.readouterr().err
+    assert f"cannot listen on 127.0.0.1:{port}" in err and "Traceback" not in err
+
+
+def test_cli_warns_when_bound_beyond_loopback(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as s:
+        s.bind(("0.0.0.0", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        assert (
+            main(
+                [
+                    "proxy",
+                    "--no-tui",
+                    "--host",
+                    "0.0.0.0",
+                    "--port",
+                    str(port),
+                    "--upstream",
+                    "http://127.0.0.1:1",
+                ]
+            )
+            == 2
+        )
+    assert "warning: --host 0.0.0.0" in capsys.readouterr().err
