@@ -113,6 +113,47 @@ def main() -> None:
         f"per appended tool round (3 lines): follower {per:.1f} ms CPU "
         f"({f.rebuilds} rebuilds), of which reading+parsing the new bytes alone {read_cpu / args.appends * 1000:.2f} ms"
     )
+    # a late block: a reply already shown gets its second block -> the view is replayed (the
+    # rebuild, then in the follower's thread a replay through ConversationContext and a model)
+    from ctxview.app.model import SessionModel
+    from ctxview.sessions import LoadedSession, replay
+
+    k += 1
+    with open(path, "a") as fh:
+        fh.write(
+            line(
+                "assistant",
+                f"a{k}",
+                parent,
+                [{"type": "text", "text": "thinking about it"}],
+                f"m{k}",
+            )
+        )
+    f.poll()
+    f.step(quiet=False)
+    f.poll()
+    f.step(quiet=True)
+    with open(path, "a") as fh:
+        fh.write(
+            line(
+                "assistant",
+                f"b{k}",
+                f"a{k}",
+                [{"type": "tool_use", "id": f"t{k}", "name": "x", "input": {}}],
+                f"m{k}",
+            )
+        )
+    t = time.process_time()
+    f.poll()
+    up = f.step(quiet=False)
+    assert up is not None and up.kind == "replay", up
+    session = LoadedSession(
+        str(path), "claude-code", list(up.messages), [dict(m) for m in up.metas]
+    )
+    model = SessionModel(replay(session, max_context_messages=50), str(path), "claude-x")
+    print(
+        f"a late block (replay of {len(model.transcript):,} messages, built off the UI thread): {(time.process_time() - t) * 1000:.0f} ms CPU"
+    )
     t = time.process_time()
     for _ in range(5):
         load_session(path)

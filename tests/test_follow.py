@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ctxview.live.follow import Follower, Tail
+from ctxview.live.follow import LATE_BLOCK, Follower, Tail
 from ctxview.sessions import load_session
 
 
@@ -108,7 +108,7 @@ def test_late_block_and_rewind_replay(tmp_path: Path) -> None:
         fh.write(rec("assistant", "a2", "a1", text("answer"), mid="m1"))
     assert f.poll()
     up = f.step(quiet=False)
-    assert up is not None and up.kind == "replay"
+    assert up is not None and up.kind == "replay" and up.reason == LATE_BLOCK
     assert [b["type"] for b in up.messages[-1]["content"]] == ["thinking", "text"]
     assert list(up.messages) == load_session(p).messages
     # a rewind: a new user message whose parent is the first one

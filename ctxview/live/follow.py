@@ -42,6 +42,10 @@ MAX_READ = 64 * 1024 * 1024
 #: the rebuild checkpoint moves forward once this many lines follow it
 CHECKPOINT_LINES = 200
 
+#: the replay reason when only the newest shown message changed (a content block written after
+#: the reply was already shown: Claude Code writes one line per block)
+LATE_BLOCK = "a late block of the newest reply"
+
 Built = tuple[list[dict[str, Any]], list[dict[str, Any]], list[int], list[str]]
 
 
@@ -160,12 +164,19 @@ class Follower:
         if reason or len(messages) < n or messages[:n] != self.applied:
             if not messages and not n:
                 return None
+            late = (
+                not reason
+                and n > 0
+                and len(messages) >= n
+                and messages[: n - 1] == self.applied[: n - 1]
+            )
             self.applied = list(messages)
             return Update(
                 "replay",
                 tuple(messages),
                 tuple(metas),
-                reason or "the transcript changed above its end (a rewind, or a late block)",
+                reason
+                or (LATE_BLOCK if late else "the transcript changed above its end (a rewind)"),
                 tuple(sorted(set(self.bad) | set(unusable))),
                 tuple(warnings),
                 self._model(metas),

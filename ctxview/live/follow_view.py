@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from ctxview.live.follow import Backoff, Follower, Update
+from ctxview.live.follow import LATE_BLOCK, Backoff, Follower, Update
 from ctxview.textfmt import visible
 
 if TYPE_CHECKING:
@@ -134,12 +134,14 @@ class Following:
         elif selected is not None and selected < len(model.transcript):
             tl.select_id(selected)
         self._mark()
-        app.notify(
-            f"{visible(model.name)}: {update.reason}: replayed ({len(update.messages):,} messages)",
-            title="following",
-            markup=False,
-            timeout=5,
-        )
+        if update.reason != LATE_BLOCK:  # that one is routine: no notification for it
+            app.notify(
+                f"{visible(model.name)}: {update.reason}: replayed "
+                f"({len(update.messages):,} messages)",
+                title="following",
+                markup=False,
+                timeout=5,
+            )
 
 
 def toggle_follow(app: CtxviewApp) -> None:
