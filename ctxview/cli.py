@@ -4,14 +4,13 @@ headless (they never import Textual or the anthropic SDK)."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from ctxview import __version__
 from ctxview.core.strategies import STRATEGIES
-from ctxview.textfmt import id_ranges, visible
+from ctxview.textfmt import escape_controls, id_ranges, json_text, one_line, visible
 
 SUBCOMMANDS = ("inspect", "export", "config", "proxy", "sessions")
 
@@ -95,7 +94,8 @@ def build_sub_parser() -> argparse.ArgumentParser:
 
 
 def _err(msg: str) -> None:
-    print(f"ctxview: {visible(msg)}", file=sys.stderr)
+    """One line on stderr: untrusted parts (file names, JSON keys, values) made visible."""
+    print(f"ctxview: {one_line(msg, 1000)}", file=sys.stderr)
 
 
 def _load(args: argparse.Namespace) -> Any:
@@ -111,6 +111,12 @@ def _load(args: argparse.Namespace) -> Any:
     except SessionError as exc:
         _err(str(exc))
         return EXIT_UNREADABLE, cfg
+    except (RecursionError, MemoryError) as exc:
+        _err(f"{args.file}: cannot read the file ({type(exc).__name__})")
+        return EXIT_UNREADABLE, cfg
+    except Exception as exc:  # a reader bug must not become a traceback: one line, exit 2
+        _err(f"{args.file}: cannot read the file (internal error: {type(exc).__name__}: {exc})")
+        return EXIT_UNREADABLE, cfg
     try:
         rep = replay(
             session,
@@ -121,15 +127,27 @@ def _load(args: argparse.Namespace) -> Any:
     except ValueError as exc:
         _err(f"{args.file}: {exc}")
         return EXIT_UNREADABLE, cfg
+    except Exception as exc:
+        _err(f"{args.file}: cannot replay the file (internal error: {type(exc).__name__}: {exc})")
+        return EXIT_UNREADABLE, cfg
     return rep, cfg
 
 
-def inspect_summary(rep: Any) -> dict[str, Any]:
+def inspect_summary(rep: Any, model: str | None = None) -> dict[str, Any]:
+    from ctxview.core.limits import context_problem
     from ctxview.core.protocol import check_protocol
+    from ctxview.core.tokens import estimate_tools
 
     ctx = rep.context
     window = [m for _, m in ctx.entries()]
-    problems = check_protocol(window, rep.session.system)
+    # the API's rules, then what ctxview notes about the window itself (max+1, budget, newest)
+    problems = check_protocol(window, rep.session.system) + ctx.window_notes()
+    # the sidebar's rule: system + tools + window against the model's context
+    over = context_problem(
+        ctx.estimated_tokens + estimate_tools(rep.session.tools), model or rep.session.model
+    )
+    if over is not None:
+        problems.append(over)
     return {
         "file": rep.session.path,
         "format": rep.session.format,
@@ -149,6 +167,7 @@ def inspect_summary(rep: Any) -> dict[str, Any]:
         ],
         "problems": [p.to_dict() for p in problems],
         "skipped_lines": rep.session.skipped_lines,
+        "subagents": rep.session.subagents,
     }
 
 
@@ -211,12 +230,12 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    rep, _cfg = _load(args)
+    rep, cfg = _load(args)
     if isinstance(rep, int):
         return rep
-    summary = inspect_summary(rep)
+    summary = inspect_summary(rep, rep.session.model or cfg["model"])
     if args.json:
-        sys.stdout.write(json.dumps(summary, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_text(summary) + "\n")
     else:
         _print_rich(summary, rep.session.warnings)
     has_error = any(p["severity"] == "error" for p in summary["problems"])
@@ -234,6 +253,7 @@ def request_body(rep: Any, cfg: Any, model: str | None = None) -> dict[str, Any]
         max_tokens=session.max_tokens or cfg["max_tokens"],
         system=session.system if isinstance(session.system, list) else None,
         tools=session.tools,
+        params=session.request_params,
     )
 
 
@@ -241,19 +261,24 @@ def cmd_export(args: argparse.Namespace) -> int:
     rep, cfg = _load(args)
     if isinstance(rep, int):
         return rep
-    body = request_body(rep, cfg, args.model)
-    text = json.dumps(body, ensure_ascii=False, indent=2) + "\n"
-    if args.output:
-        from ctxview.sessions.store import atomic_write
+    from ctxview.sessions.store import check_no_api_key, save_request
 
-        try:
-            atomic_write(args.output, text.encode("utf-8"))
-        except OSError as exc:
-            _err(f"{args.output}: cannot write ({exc.strerror or exc})")
-            return EXIT_UNREADABLE
-        print(f"wrote {args.output} ({len(body['messages'])} messages)", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    body = request_body(rep, cfg, args.model)
+    try:
+        if args.output:
+            save_request(args.output, body)
+        else:
+            text = json_text(body, indent=2) + "\n"
+            check_no_api_key(text.encode("utf-8"), "the request body")
+            sys.stdout.write(text)
+    except OSError as exc:
+        _err(f"{args.output}: cannot write ({exc.strerror or exc})")
+        return EXIT_UNREADABLE
+    except ValueError as exc:  # the API key in the body; NaN (never written)
+        _err(f"{args.file}: not exported: {exc}")
+        return EXIT_UNREADABLE
+    if args.output:
+        print(f"wrote {visible(args.output)} ({len(body['messages'])} messages)", file=sys.stderr)
     return EXIT_OK
 
 
@@ -275,8 +300,11 @@ def cmd_config(args: argparse.Namespace) -> int:
         cfg = load_config()
         for e in cfg.errors:
             _err(e)
-        print(f"# {cfg.path}{'' if cfg.path.exists() else ' (not created yet: defaults)'}")
-        sys.stdout.write(tomli_w.dumps(cfg.values))
+        print(
+            f"# {one_line(str(cfg.path), 1000)}"
+            f"{'' if cfg.path.exists() else ' (not created yet: defaults)'}"
+        )
+        sys.stdout.write(escape_controls(tomli_w.dumps(cfg.values)))
         return EXIT_OK
     try:
         value = parse_value(args.key, args.value)
@@ -287,7 +315,7 @@ def cmd_config(args: argparse.Namespace) -> int:
     except OSError as exc:
         _err(f"{config_path()}: cannot write ({exc.strerror or exc})")
         return EXIT_UNREADABLE
-    print(f"{args.key} = {value!r} written to {path}")
+    print(one_line(f"{args.key} = {value!r} written to {path}", 1000))
     return EXIT_OK
 
 

@@ -188,3 +188,35 @@ def test_checkpointed_rebuild_equals_a_full_open(tmp_path: Path, monkeypatch: An
     settle()
     assert f.applied == load_session(p).messages
     assert len(f.applied) < 20  # the branch from the rewind, not the old one
+
+
+def test_following_real_transcripts_equals_a_full_open(tmp_path: Path, monkeypatch: Any) -> None:
+    """Each real Claude Code transcript of the acceptance set, written a few lines at a time
+    (a small checkpoint interval so it moves often): at half way and at the end, what the
+    follower shows is what a full open of the file so far gives."""
+    from ctxview.live import follow
+
+    monkeypatch.setattr(follow, "CHECKPOINT_LINES", 25)
+    root = Path(__file__).parent / "acceptance" / "claude_code"
+    files = sorted(p for p in root.glob("*.jsonl") if "__subagent_" not in p.name)
+    assert files
+    for src in files:
+        lines = src.read_bytes().splitlines(keepends=True)
+        dst = tmp_path / src.name
+        dst.write_bytes(b"")
+        f = Follower(str(dst))
+        marks = {len(lines) // 2, len(lines)}
+        for k in range(0, len(lines), 11):
+            with open(dst, "ab") as fh:
+                fh.write(b"".join(lines[k : k + 11]))
+            f.poll()
+            f.step(quiet=False)
+            f.poll()
+            f.step(quiet=True)
+            done = min(k + 11, len(lines))
+            if any(k < m <= done for m in marks):
+                try:
+                    want = load_session(dst).messages
+                except Exception:  # noqa: BLE001 - no message yet in this prefix
+                    want = []
+                assert f.applied == want, f"{src.name}: differs after {done} lines"

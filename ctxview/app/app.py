@@ -14,7 +14,7 @@ from textual.widgets import Footer, Header, Input
 
 from ctxview.app.commands import CtxviewCommands
 from ctxview.app.model import Eviction, SessionModel, compute_tokens
-from ctxview.app.safe import visible
+from ctxview.app.safe import one_line, visible
 from ctxview.app.widgets.chat_input import ChatInput
 from ctxview.app.widgets.timeline import Timeline, TimelineHeader
 from ctxview.config import Config, ConfigError, save_config_values
@@ -199,7 +199,39 @@ class CtxviewApp(App[int]):
         widget: Any = self.query_one("#sidebar")
         return widget  # type: ignore[no-any-return]
 
+    # -- crashes and signals --------------------------------------------------------------------
+    #: set when an unhandled exception ended the app: (exception, its traceback text)
+    crash: tuple[BaseException, str] | None = None
+
+    def _handle_exception(self, error: Exception) -> None:
+        """A crash: keep the traceback for the log file (see launch) instead of printing it over
+        the user's terminal; the app exits with status 1."""
+        import traceback
+
+        if self.crash is None:
+            self.crash = (error, "".join(traceback.format_exception(error)))
+        super()._handle_exception(error)
+        self._exit_renderables.clear()  # the one line and the log replace Textual's dump
+
+    def _install_signal_handlers(self) -> None:
+        """SIGTERM and SIGHUP: autosave the chat, leave the terminal as it was, exit 143 / 129."""
+        import asyncio
+        import signal
+
+        try:
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGTERM, signal.SIGHUP):
+                loop.add_signal_handler(sig, self._on_signal, int(sig))
+        except (NotImplementedError, RuntimeError, ValueError, AttributeError):
+            pass  # not the main thread (tests) or no signals here (Windows)
+
+    def _on_signal(self, signum: int) -> None:
+        if self.chat is not None and hasattr(self.chat, "autosave_now"):
+            self.chat.autosave_now()
+        self.exit(return_code=128 + signum)
+
     def on_mount(self) -> None:
+        self._install_signal_handlers()
         theme = self.config.get("theme")
         if isinstance(theme, str) and theme in self.available_themes:
             self.theme = theme
@@ -252,12 +284,42 @@ class CtxviewApp(App[int]):
     def _chat_placeholder(self) -> str:
         if self.offline:
             return "Message the offline demo model · enter to send · try: calculate 6*7"
-        return f"Message {self.model.model} · enter to send · escape cancels a reply"
+        return f"Message {one_line(self.model.model, 60)} · enter to send · escape cancels a reply"
+
+    # -- the sanitising boundary for app-wide text ---------------------------------------------
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: Any = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every notification (the app's, its widgets', the chat controller's, from threads)
+        comes here: control characters, C1 controls and bidi overrides are made visible and the
+        text is never parsed as markup, whatever the caller passed."""
+        kwargs: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+        super().notify(
+            visible(str(message)[:4000]),
+            title=one_line(str(title), 120),
+            severity=severity,
+            markup=False,
+            **kwargs,
+        )
+
+    def validate_title(self, title: str) -> str:
+        """The header's title (and the terminal's, where a driver sets it) is always visible
+        text: a session named with an OSC sequence cannot retitle the terminal."""
+        return one_line(str(title), 300)
+
+    def validate_sub_title(self, sub_title: str) -> str:
+        return one_line(str(sub_title), 300)
 
     def _update_titles(self) -> None:
-        self.title = f"ctxview · {visible(self.model.name)}"
+        self.title = f"ctxview · {self.model.name}"  # validate_title makes it visible text
         mode = "offline" if self.offline else "online"
-        self.sub_title = f"{visible(self.model.model)} · {mode}"
+        self.sub_title = f"{self.model.model} · {mode}"
 
     @work(thread=True, exclusive=True, group="tokens")
     def _estimate_tokens(self, model: SessionModel) -> None:
@@ -374,8 +436,8 @@ class CtxviewApp(App[int]):
         self.set_model_name(event.name)
 
     def set_model_name(self, name: str) -> None:
-        if name == self.model.model:
-            return
+        if name in (self.model.model, one_line(self.model.model, 200)):
+            return  # the Model input shows a hostile name made visible: unchanged, not renamed
         self.model.model = name
         self.exact_tokens = None
         self._update_titles()
@@ -537,7 +599,12 @@ class CtxviewApp(App[int]):
             if path:
                 self.open_path(path)
 
-        self.push_screen(OpenFileScreen(start if start.is_dir() else Path.cwd()), chosen)
+        self.push_screen(
+            OpenFileScreen(
+                start if start.is_dir() else Path.cwd(), subagents=self.model.session.subagents
+            ),
+            chosen,
+        )
 
     @work(thread=True, exclusive=True, group="open")
     def open_path(self, path: str) -> None:
@@ -619,6 +686,7 @@ class CtxviewApp(App[int]):
             system=self.model.system,
             tools=self.model.tools,
             title=self.model.session.title,
+            request_params=self.model.session.request_params,
         )
 
     def save_to(self, path: str) -> bool:
@@ -651,6 +719,7 @@ class CtxviewApp(App[int]):
             max_tokens=self.model.session.max_tokens or int(self.config["max_tokens"]),
             system=self.model.system,
             tools=self.model.tools or None,
+            params=self.model.session.request_params,
         )
 
     def action_export(self) -> None:
@@ -665,15 +734,19 @@ class CtxviewApp(App[int]):
         def chosen(path: str | None) -> None:
             if not path:
                 return
-            import json
-
-            from ctxview.sessions.store import atomic_write
+            from ctxview.sessions.store import save_request
 
             body = self.request_body()
-            try:
-                atomic_write(path, (json.dumps(body, ensure_ascii=False, indent=2) + "\n").encode())
-            except OSError as exc:
-                self.notify(f"{path}: not written: {exc}", severity="error", markup=False)
+            try:  # like autosave: never the API key; controls escaped; atomic
+                save_request(path, body)
+            except (OSError, ValueError) as exc:
+                self.notify(
+                    f"{path}: not written: {exc}",
+                    title="export failed",
+                    severity="error",
+                    markup=False,
+                    timeout=10,
+                )
                 return
             self.notify(
                 f"wrote {path}: {len(body['messages'])} messages, ~{fmt_tokens(self.model.window_tokens)} tokens",

@@ -244,6 +244,9 @@ class Follower:
                     continue
                 want = "assistant"
             elif ln.type == "assistant" and before.type == "user":
+                # a new response, not the next block of one whose tool results came between
+                if _message_id(ln) is None or _message_id(ln) == self._last_response_id(c):
+                    continue
                 want = "user"
             else:
                 continue
@@ -256,6 +259,13 @@ class Follower:
             self._checked = c
             return
 
+    def _last_response_id(self, c: int) -> str | None:
+        """The message id of the newest assistant line before line index c."""
+        for k in range(c - 1, max(self._cp, c - 2000) - 1, -1):
+            if self.lines[k].type == "assistant":
+                return _message_id(self.lines[k])
+        return None
+
     @property
     def pending(self) -> bool:
         """A rebuilt message is not shown yet (the newest, waiting for a quiet poll)."""
@@ -267,6 +277,12 @@ class Follower:
             if isinstance(m.get("model"), str):
                 return str(m["model"])
         return None
+
+
+def _message_id(line: Line) -> str | None:
+    msg = line.record.get("message")
+    mid = msg.get("id") if isinstance(msg, dict) else None
+    return mid if isinstance(mid, str) else None
 
 
 def _is_prompt(message: Any) -> bool:

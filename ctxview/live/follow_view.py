@@ -90,6 +90,7 @@ class Following:
             [dict(m) for m in update.metas],
             model=update.model or old.session.model,
             title=old.session.title,
+            subagents=list(old.session.subagents),
             skipped_lines=list(update.skipped_lines),
             warnings=list(update.warnings),
         )

@@ -12,6 +12,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static, TextArea
 
+from ctxview.app.safe import visible
+
 
 class SystemPromptScreen(ModalScreen[str | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -30,7 +32,9 @@ class SystemPromptScreen(ModalScreen[str | None]):
 
     def __init__(self, text: str) -> None:
         super().__init__()
-        self.text = text
+        self.original = text
+        # shown (and edited) with control characters made visible; unchanged, nothing is applied
+        self.text = visible(text)
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -42,7 +46,8 @@ class SystemPromptScreen(ModalScreen[str | None]):
         self.query_one(TextArea).focus()
 
     def action_save(self) -> None:
-        self.dismiss(self.query_one(TextArea).text)
+        text = self.query_one(TextArea).text
+        self.dismiss(self.original if text == self.text else text)
 
     def action_cancel(self) -> None:
         self.dismiss(None)
@@ -75,7 +80,7 @@ class ConfirmSendScreen(ModalScreen[str]):
                 Text("The API will reject this request (400 invalid_request_error):", style="bold")
             )
             for m in self.messages[:5]:
-                yield Static(Text(m), classes="error")
+                yield Static(Text(visible(m)), classes="error")  # tool ids from the session
             yield Static(Text("s: send anyway · p: switch to pair-safe and send · escape: cancel"))
 
     def action_choose(self, choice: str) -> None:

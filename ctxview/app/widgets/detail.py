@@ -34,8 +34,10 @@ def _short(sig: str, keep: int = 10) -> str:
 def _json(value: Any) -> Content:
     try:
         text = json.dumps(value, ensure_ascii=False, indent=2)
-    except (TypeError, ValueError):
-        text = repr(value)
+    except (TypeError, ValueError, RecursionError):
+        text = (
+            repr(value)[:MAX_SHOWN_CHARS] if not isinstance(value, (dict, list)) else "(too deep)"
+        )
     return highlight(visible(_cut(text)), language="json")
 
 
@@ -130,7 +132,10 @@ class BlockDetail(VerticalScroll, can_focus=True):
             (f"#{mid} ", "bold"),
             (str(msg.get("role", "?")), "bold"),
             " · ",
-            (status, {"pinned": "bold", "kept": "", "evicted": "italic"}[status]),
+            (
+                status,
+                {"pinned": "bold", "evicted": "italic", "compacted": "italic"}.get(status, ""),
+            ),
             f" · ~{fmt_tokens(model.tokens(mid))} tokens",
         )
         ts = rec.meta.get("timestamp")
@@ -138,6 +143,11 @@ class BlockDetail(VerticalScroll, can_focus=True):
             head.append(f" · {visible(ts)}")
         if status == "evicted" and rec.evicted_step is not None:
             head.append(f" · evicted at step {rec.evicted_step}", style="italic")
+        if status == "compacted":
+            head.append(
+                " · before the last compaction block: the API ignores it (not checked, not billed)",
+                style="italic",
+            )
         out.append(Static(head, classes="head"))
         for p in model.problems_for(mid):
             cls = "problem" if p.severity == "error" else "warning"
@@ -200,7 +210,7 @@ class BlockDetail(VerticalScroll, can_focus=True):
         return "API usage: " + (" · ".join(parts) if parts else "(none reported)")
 
     def _title(self, text: str, error: bool = False) -> Static:
-        return Static(Text(text), classes="block-title -error" if error else "block-title")
+        return Static(Text(visible(text)), classes="block-title -error" if error else "block-title")
 
     def _block(self, model: SessionModel, mid: int, j: int, block: Any) -> list[Widget]:
         if not isinstance(block, Mapping):

@@ -15,6 +15,7 @@ from textual.widgets import Input, Label, ProgressBar, Select, Sparkline, Static
 
 from ctxview.app.model import SessionModel, context_size
 from ctxview.app.safe import one_line, visible
+from ctxview.core.limits import context_problem
 from ctxview.core.strategies import STRATEGIES
 from ctxview.textfmt import fmt_tokens
 
@@ -120,7 +121,7 @@ class ConfigSidebar(VerticalScroll):
                 sel.value = ctx.strategy
         model_input = self.query_one("#model-input", Input)
         if not model_input.has_focus:
-            model_input.value = model.model
+            model_input.value = one_line(model.model, 200)  # a model name from the session
         sp = ctx.system_prompt
         self.query_one("#system", Static).update(Text(one_line(sp, 160) if sp else "(none)"))
         n = len(ctx)
@@ -137,7 +138,14 @@ class ConfigSidebar(VerticalScroll):
             line = f"~{fmt_tokens(total)} / {fmt_tokens(size)} ({100 * total / size:.1f}%)"
             if exact_tokens is not None:
                 line += f"\nexact (count_tokens): {exact_tokens:,}"
-            over = (exact_tokens if exact_tokens is not None else total) > size
+            over = (
+                context_problem(
+                    exact_tokens if exact_tokens is not None else total,
+                    model.model,
+                    exact=exact_tokens is not None,
+                )
+                is not None
+            )
             if over:
                 line += "\n✗ over the model's context: the API would answer 400 prompt is too long"
             tokens = self.query_one("#tokens", Static)
@@ -175,11 +183,13 @@ class ConfigSidebar(VerticalScroll):
         problems = model.problems
         errors = [p for p in problems if p.severity == "error"]
         status = self.query_one("#protocol", Static)
+        # what ctxview notes about the window itself: max+1 tool pair, newest evicted, budget
+        notes = "".join(f"\n{visible(n.message)}" for n in model.context.window_notes())
         if not errors:
             warn = (
                 f" ({len(problems)} warning{'s' if len(problems) != 1 else ''})" if problems else ""
             )
-            status.update(Text(f"✓ valid{warn}"))
+            status.update(Text(f"✓ valid{warn}{notes}"))
             status.set_class(True, "-ok")
             status.set_class(False, "-bad")
         else:
@@ -187,6 +197,7 @@ class ConfigSidebar(VerticalScroll):
             status.update(
                 Text(
                     f"✗ {len(errors)} problem{'s' if len(errors) != 1 else ''}\n{visible(first.message)}"
+                    f"{notes}"
                 )
             )
             status.set_class(False, "-ok")

@@ -1,0 +1,171 @@
+"""A hostile session rendered in every pane, dialog and notification: no ESC, no other control
+character, no C1 control and no bidi override reaches what is drawn on the terminal.
+
+What is checked is the text of every segment the compositor renders for the active screen (the
+base screen with its toasts, or the modal on top); the driver adds only its own styling codes
+around those segments."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from apphelp import make_app, settle
+from fake_api import FakeAPI, error
+from textual.widgets import Input
+
+from ctxview.app.screens.files import OpenFileScreen
+from ctxview.app.screens.modals import ConfirmSendScreen, SystemPromptScreen
+
+#: OSC title, CSI clear screen, OSC 52 clipboard, C1 CSI and NEL, RLO, LRI, RLM
+BAD = "\x1b]0;pwned\x07\x1b[2J\x9b31m\x85\u202e\u2066\u200f"
+CLIP = "\x1b]52;c;aGVsbG8=\x07"
+FORBIDDEN = {
+    *map(chr, range(0x20)),
+    "\x7f",
+    *map(chr, range(0x80, 0xA0)),
+    *map(chr, range(0x202A, 0x202F)),
+    *map(chr, range(0x2066, 0x206A)),
+    "\u200e",
+    "\u200f",
+}
+
+
+def drawn(app: Any) -> str:
+    """Everything the active screen draws now, as text (one line per row)."""
+    strips = app.screen._compositor.render_strips()
+    return "\n".join("".join(seg.text for seg in strip) for strip in strips)
+
+
+def assert_clean(app: Any, where: str) -> str:
+    text = drawn(app)
+    bad = {c for c in text.replace("\n", "") if c in FORBIDDEN}
+    assert not bad, f"{where}: {sorted(map(hex, map(ord, bad)))} reached the screen"
+    for s in (app.title, app.sub_title):
+        assert not (set(s) & FORBIDDEN), f"{where}: title {s!r}"
+    return text
+
+
+def toml_escape(s: str) -> str:
+    return "".join(c if 0x20 <= ord(c) < 0x7F and c not in '"\\' else f"\\u{ord(c):04x}" for c in s)
+
+
+def hostile_request() -> dict[str, Any]:
+    return {
+        "model": "claude" + BAD,
+        "system": "be nice" + BAD,
+        "messages": [
+            {"role": "user", "content": "hello" + BAD},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "calling" + BAD},
+                    {"type": "tool_use", "id": "toolu_1" + BAD, "name": "ls" + BAD,
+                     "input": {"k" + BAD: BAD}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_1" + BAD, "content": BAD,
+                     "is_error": True}
+                ],
+            },
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "weird" + BAD, "x": BAD},
+                    {"type": "thinking", "thinking": BAD, "signature": "sig" + BAD},
+                    {"type": "tool_use", "id": "toolu_" + CLIP, "name": "rm" + BAD, "input": {}},
+                ],
+            },
+        ],
+    }  # fmt: skip
+
+
+async def test_hostile_session_in_every_pane_dialog_and_notification(tmp_path: Path) -> None:
+    # the config names a hostile key and a hostile theme: two notifications on start
+    Path(os.environ["CTXVIEW_CONFIG"]).write_text(
+        f'"{toml_escape("key" + BAD)}" = 1\ntheme = "{toml_escape("t" + BAD)}"\n'
+    )
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    name = "evil\x1b]0;t\x07\u202e\x9b.json"
+    path = folder / name
+    path.write_text(json.dumps(hostile_request()))
+    (folder / "keys.json").write_text(json.dumps({"\x1b[2Jkey\u202e\x85": 1}))
+    (folder / ("other\x1b[31m\u2066.json")).write_text(json.dumps(hostile_request()["messages"]))
+
+    app = make_app(str(path))
+    async with app.run_test(size=(140, 45), notifications=True, tooltips=True) as pilot:
+        await settle(pilot)
+        text = assert_clean(app, "main screen")
+        assert "␛]0;" in text or "␛[2J" in text  # the sequences are shown, made visible
+        notes = " ".join(n.message for n in app._notifications)
+        assert "unknown key" in notes and "unknown theme" in notes
+        # every row selected in turn: timeline, detail pane, sidebar
+        for _ in range(len(app.model.rows)):
+            await pilot.press("j")
+            await pilot.pause(0.1)
+            assert_clean(app, f"row {app.timeline.cursor}")
+        blocks = drawn(app)
+        assert "rm␛[2J" in blocks or "rm␛]0;" in blocks  # the tool name, visible
+        assert "weird" in blocks
+        model_input = app.query_one("#model-input", Input)
+        assert not set(model_input.value) & FORBIDDEN
+        # the system prompt editor
+        await pilot.press("ctrl+e")
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, SystemPromptScreen)
+        assert_clean(app, "system prompt editor")
+        await pilot.press("escape")
+        await pilot.pause()
+        # send: the window ends with an unanswered tool_use whose id holds OSC 52 -> reject dialog
+        app.query_one("#chat", Input).value = "next"
+        app.query_one("#chat", Input).focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmSendScreen)
+        dialog = assert_clean(app, "reject dialog")
+        assert "␛]52;c;aGVsbG8=␇" in dialog
+        await pilot.press("escape")
+        await settle(pilot)
+        assert_clean(app, "after the reject dialog")
+        # the open dialog lists hostile file names
+        app.timeline.focus()
+        await pilot.press("ctrl+o")
+        await pilot.pause(1.0)  # the tree loads in a worker that lives as long as the dialog
+        assert isinstance(app.screen, OpenFileScreen)
+        listing = assert_clean(app, "open dialog")
+        assert "evil␛]0;t␇" in listing and "other␛[31m" in listing
+        # an open error quoting hostile JSON keys
+        app.screen.query_one("#path", Input).value = str(folder / "keys.json")
+        await pilot.press("enter")
+        await pilot.pause(0.5)
+        await settle(pilot)
+        text = assert_clean(app, "open error notification")
+        assert "keys: ␛[2Jkey" in text.replace("\n", " ") or "cannot open" in text
+        assert any("␛[2Jkey" in n.message for n in app._notifications)
+        # "opened <file name>"
+        app.open_path(str(folder / "other\x1b[31m\u2066.json"))
+        await settle(pilot)
+        await pilot.pause(0.3)
+        text = assert_clean(app, "opened notification")
+        assert any(n.message.startswith("opened other␛[31m") for n in app._notifications)
+        assert "opened other" in text
+
+
+async def test_hostile_api_error_text(fake_api: FakeAPI) -> None:
+    fake_api.queue(error(400, "invalid_request_error", "bad" + BAD + CLIP))
+    app = make_app(None, api_url=fake_api.url)
+    async with app.run_test(size=(140, 45), notifications=True, tooltips=True) as pilot:
+        await settle(pilot)
+        app.query_one("#chat", Input).value = "hi"
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.pause(0.3)
+        text = assert_clean(app, "API error notification")
+        assert "bad␛]0;pwned" in text.replace("\n", "")
+        assert any("400" in n.message for n in app._notifications)
