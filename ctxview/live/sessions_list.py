@@ -24,8 +24,6 @@ from ctxview.textfmt import fmt_tokens, one_line
 
 HEAD_BYTES = 32 * 1024
 TAIL_BYTES = 16 * 1024
-#: tail lines parsed for the share of message lines in the estimate
-ESTIMATE_LINES = 12
 CACHE_VERSION = 1
 _SKIP_PROMPT_PREFIXES = (
     "<command-",
@@ -146,6 +144,14 @@ def _is_message(rec: dict[str, Any]) -> bool:
     return rec.get("type") in ("user", "assistant") and isinstance(rec.get("message"), dict)
 
 
+def _first_type_is_message(raw: bytes) -> bool:
+    i = raw.find(b'"type":')
+    if i < 0:
+        return False
+    rest = raw[i + 7 : i + 20].lstrip()
+    return rest.startswith((b'"user"', b'"assistant"'))
+
+
 def summarise_file(path: Path, st: os.stat_result) -> _FileSummary:
     size = st.st_size
     with open(path, "rb") as fh:
@@ -183,25 +189,22 @@ def summarise_file(path: Path, st: os.stat_result) -> _FileSummary:
         if not whole and prompt and cwd is not None and session_id is not None:
             break  # everything the head is read for
     last_ts = None
-    tail_recs = []
     for raw in reversed(tail_lines or head_lines):
         rec = _parse(raw)
-        if rec is None:
-            continue
-        tail_recs.append(rec)
-        ts = rec.get("timestamp")
-        if last_ts is None and isinstance(ts, str) and ts:
+        ts = rec.get("timestamp") if rec is not None else None
+        if isinstance(ts, str) and ts:
             last_ts = ts
-        if last_ts is not None and (whole or len(tail_recs) >= ESTIMATE_LINES):
             break
     if whole:
         messages = sum(1 for r in parsed if _is_message(r))
         exact = True
     else:
-        # the line density of both samples, and the share of message lines among the last few
-        share = sum(1 for r in tail_recs if _is_message(r)) / max(1, len(tail_recs))
-        density = (len(head_lines) + len(tail_lines)) / max(1, len(head) + len(tail))
-        messages = round(size * density * share)
+        # message lines per byte in both samples (classified by their first "type" key, which
+        # Claude Code writes before any nested one), times the file's size
+        sampled = [*head_lines, *tail_lines]
+        hits = sum(1 for ln in sampled if _first_type_is_message(ln))
+        nbytes = sum(len(ln) + 1 for ln in sampled)
+        messages = round(size * hits / max(1, nbytes))
         exact = False
     return _FileSummary(
         size=size,
