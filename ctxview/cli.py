@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ctxview import __version__
 from ctxview.core.strategies import STRATEGIES
 from ctxview.textfmt import escape_controls, id_ranges, json_text, one_line, visible
 
-SUBCOMMANDS = ("inspect", "export", "config", "requests", "compare")
+SUBCOMMANDS = ("inspect", "export", "config", "requests", "compare", "proxy", "sessions")
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_UNREADABLE = 0, 1, 2
 
@@ -44,7 +44,8 @@ def build_app_parser() -> argparse.ArgumentParser:
         "next API request will be accepted.",
         epilog="Headless: ctxview inspect FILE [--json] | ctxview export FILE [-o OUT] | "
         "ctxview requests FILE [--json] | ctxview compare FILE [--json] | "
-        "ctxview config path|show|set KEY VALUE. See `ctxview COMMAND --help`.",
+        "ctxview config path|show|set KEY VALUE. Live: ctxview FILE --follow | ctxview sessions "
+        "[--json] | ctxview proxy [--record FILE]. See `ctxview COMMAND --help`.",
     )
     p.add_argument("--version", action="version", version=f"ctxview {__version__}")
     p.add_argument(
@@ -54,6 +55,11 @@ def build_app_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", help="model for chat (default: the config's)")
     p.add_argument("--offline", action="store_true", help="chat with the offline demo model")
     p.add_argument("--resume", action="store_true", help="reopen the newest autosaved session")
+    p.add_argument(
+        "--follow",
+        action="store_true",
+        help="follow a Claude Code transcript as the agent writes it (like tail -f)",
+    )
     return p
 
 
@@ -85,6 +91,9 @@ def build_sub_parser() -> argparse.ArgumentParser:
     st = csub.add_parser("set", help="set KEY to VALUE in the config file")
     st.add_argument("key")
     st.add_argument("value")
+    from ctxview.live.commands import add_parsers as add_live_parsers
+
+    add_live_parsers(sub)
     return p
 
 
@@ -353,19 +362,27 @@ def cmd_config(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _handler(command: str) -> Callable[[argparse.Namespace], int]:
+    """The function of a subcommand; the modules of the others are not imported (``inspect`` must
+    not pay for the proxy's asyncio or the request model)."""
+    if command in ("requests", "compare"):
+        from ctxview import cli_requests
+
+        fn: Callable[[argparse.Namespace], int] = getattr(cli_requests, f"cmd_{command}")
+        return fn
+    if command in ("proxy", "sessions"):
+        from ctxview.live import commands
+
+        live: Callable[[argparse.Namespace], int] = getattr(commands, f"cmd_{command}")
+        return live
+    return {"inspect": cmd_inspect, "export": cmd_export, "config": cmd_config}[command]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] in SUBCOMMANDS:
         args = build_sub_parser().parse_args(args_list)
-        from ctxview.cli_requests import cmd_compare, cmd_requests
-
-        handler = {
-            "inspect": cmd_inspect,
-            "export": cmd_export,
-            "config": cmd_config,
-            "requests": cmd_requests,
-            "compare": cmd_compare,
-        }[args.command]
+        handler = _handler(args.command)
         try:
             return handler(args)
         except BrokenPipeError:

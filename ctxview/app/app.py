@@ -138,6 +138,8 @@ class CtxviewApp(App[int]):
         Binding("ctrl+k", "count_tokens", "Count", show=False, priority=True),
         Binding("ctrl+r", "retry", "Retry", show=False),
         Binding("escape", "escape", "Cancel", show=False),
+        Binding("f", "follow", "Follow", show=False),
+        Binding("ctrl+l", "sessions", "Sessions", show=False),
         Binding("question_mark,f1", "help", "Help"),
     ]
 
@@ -155,6 +157,7 @@ class CtxviewApp(App[int]):
         "toggle_detail",
         "focus_chat",
         "help",
+        "follow",
     }
 
     #: priority-bound actions: everywhere on the main screen, the chat input included
@@ -189,6 +192,8 @@ class CtxviewApp(App[int]):
         #: files this session wrote (or was allowed to overwrite): ctrl+s saves over them quietly
         self._owned: set[str] = set()
         self._told_per_file = False
+        #: ``--follow``: start following the opened transcript once mounted (ctxview.live)
+        self.follow_on_start = False
 
     # -- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -296,6 +301,20 @@ class CtxviewApp(App[int]):
         self._install_model(self.model, focus=True)
         self._apply_width(self.size.width)
         self.call_after_refresh(self._mount_panes)
+        if self.follow_on_start:
+            self.call_after_refresh(self.action_follow)
+
+    def action_follow(self) -> None:
+        """Follow the open Claude Code transcript as it grows (or stop): ctxview.live.follow."""
+        from ctxview.live.follow_view import toggle_follow
+
+        toggle_follow(self)
+
+    def action_sessions(self) -> None:
+        """The Claude Code sessions list (ctxview.live.sessions_screen)."""
+        from ctxview.live.sessions_screen import show_sessions
+
+        show_sessions(self)
 
     def _install_model(self, model: SessionModel, focus: bool = False) -> None:
         self.model = model

@@ -52,6 +52,19 @@ def launch(args: argparse.Namespace) -> int:
     # the loaded session lives as long as the app: keep it out of every later GC pass
     gc.freeze()
     app = CtxviewApp(model, cfg, opened_file=bool(path), offline=offline)  # chat: after first paint
+    if getattr(args, "follow", False):
+        if session.format != "claude-code":
+            what = (
+                f"{one_line(str(path), 1000)} is a {session.format} file"
+                if path
+                else "no FILE given"
+            )
+            print(
+                f"ctxview: --follow: {what}; only Claude Code transcripts (.jsonl) can be followed",
+                file=sys.stderr,
+            )
+            return 2
+        app.follow_on_start = True
     try:
         app.run()
     except Exception as exc:  # outside Textual's own handling (driver start-up, say)
