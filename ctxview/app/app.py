@@ -231,7 +231,10 @@ class CtxviewApp(App[int]):
 
     def update_panes(self) -> None:
         """Verdict, sidebar and detail follow the model (the last two once mounted)."""
-        self.query_one(VerdictBar).update_from(self.model)
+        if self._panes_ready or self.main_screen.has_class("-hide-sidebar"):
+            # (a check of a big window is not worth delaying the first paint for while the
+            # verdict line is hidden behind the sidebar)
+            self.query_one(VerdictBar).update_from(self.model)
         if not self._panes_ready:
             return
         self.sidebar.update_from(self.model, self.exact_tokens)
@@ -298,8 +301,8 @@ class CtxviewApp(App[int]):
         self.timeline.animation = str(self.config.get("animation", "full"))
         for err in self.config.errors:
             self.notify(err, title="config", severity="warning", markup=False, timeout=10)
-        self._install_model(self.model, focus=True)
         self._apply_width(self.size.width)
+        self._install_model(self.model, focus=True)
         self.call_after_refresh(self._mount_panes)
         if self.follow_on_start:
             self.call_after_refresh(self.action_follow)
@@ -398,6 +401,8 @@ class CtxviewApp(App[int]):
         self.set_class(width < NARROW, "-narrow")  # on the app: every screen's notices follow
         if self._user_sidebar is None:
             self.main_screen.set_class(width < NARROW, "-hide-sidebar")
+            if width < NARROW and not self._panes_ready:
+                self.query_one(VerdictBar).update_from(self.model)
         if self._panes_ready:
             self.sidebar.styles.width = sidebar_width(width)
 

@@ -48,3 +48,20 @@ def dim_colour(fg: Color, bg: Color) -> Color:
             lo = mid
     # never as strong as the kept text
     return bg.blend(fg, min(hi, 0.95))
+
+
+MIN_LEGIBLE = 3.0  #: coloured words (roles, status, gap marker) reach at least this ratio
+
+
+def legible(fg: Color, bg: Color, text: Color, minimum: float = MIN_LEGIBLE) -> Color:
+    """``fg`` if it reads on ``bg``, else ``fg`` blended towards the theme's text colour just
+    enough to reach ``minimum`` (some themes' accent colours barely show on their surfaces)."""
+    fg = bg + fg
+    if contrast_ratio(fg, bg) >= minimum:
+        return fg
+    text = bg + text
+    for step in range(1, 21):
+        c = fg.blend(text, step / 20)
+        if contrast_ratio(c, bg) >= minimum:
+            return c
+    return text

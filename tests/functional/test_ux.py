@@ -437,3 +437,32 @@ async def test_file_settings_stay_with_the_file_new_chat_settings_become_default
         await settle(pilot)
         cfg = load_config()
         assert cfg["max_context_messages"] == 7 and cfg["theme"] == "textual-light"
+
+
+async def test_coloured_words_are_legible_in_every_theme() -> None:
+    """Roles, status words, the gap marker and error marks reach 3:1 on their row, whatever
+    the theme's accent colours (textual-light's green `kept` was 1.6:1, atom-one-light's 1.1:1)."""
+    app = make_app(AGENT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("home")
+        await settle(pilot)
+        tl = app.timeline
+        tl.cursor = len(app.model.rows) - 1  # the cursor off the rows checked
+        rows = [0, 1, app.model.row_of(14), app.model.row_of(15)]  # pinned, gap, kept (error)
+        failures = []
+        for name in app.available_themes:
+            if name.startswith("ansi"):
+                continue
+            app.theme = name
+            await pilot.pause()
+            for row in rows:
+                assert row is not None
+                for seg in tl.render_line(row):
+                    if not seg.text.strip():
+                        continue
+                    fg, bg = _fg_bg(seg)
+                    ratio = contrast_ratio(fg, bg)
+                    if ratio < 2.95:
+                        failures.append(f"{name} row {row} {seg.text.strip()!r}: {ratio:.2f}")
+        assert not failures, failures

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from typing import ClassVar
 
+from rich.color import Color as RichColor
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -23,7 +24,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Static
 
-from ctxview.app.colours import dim_colour
+from ctxview.app.colours import dim_colour, legible
 from ctxview.app.model import DRAFT, GAP, SessionModel
 from ctxview.app.safe import one_line
 from ctxview.textfmt import fmt_tokens, id_ranges
@@ -123,6 +124,7 @@ class Timeline(ScrollView, can_focus=True):
         self._flash_timer: object | None = None
         self.animation = "full"
         self._dim_cache: tuple[object, Style] | None = None
+        self._legible_cache: dict[tuple[object, object, object], RichColor] = {}
         self.clock = time.monotonic  #: the animation's clock (tests drive their own)
 
     # -- data --------------------------------------------------------------------------------------
@@ -287,6 +289,25 @@ class Timeline(ScrollView, can_focus=True):
             self._dim_cache = (key, style)
         return self._dim_cache[1]
 
+    def _readable(self, style: Style, over: Style) -> Style:
+        """``style`` with its colour made legible on ``over``'s background (see ``legible``)."""
+        base = self.rich_style
+        bgc = over.bgcolor or base.bgcolor
+        if style.color is None or bgc is None or base.color is None:
+            return style
+        key = (style.color, bgc, base.color)
+        cached = self._legible_cache.get(key)
+        if cached is None:
+            fg, bg, text = (Color.from_rich_color(c) for c in key)
+            if fg.ansi is not None or bg.ansi is not None or text.ansi is not None:
+                cached = style.color  # the terminal's own palette: nothing to compute
+            else:
+                cached = legible(fg, bg, text).rich_color
+            if len(self._legible_cache) > 256:
+                self._legible_cache.clear()
+            self._legible_cache[key] = cached
+        return style + Style(color=cached)
+
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
         base = self.rich_style
@@ -303,6 +324,7 @@ class Timeline(ScrollView, can_focus=True):
             style = base + self._bg_style("timeline--gap")
             if cursor:
                 style += self._style("timeline--cursor")
+            style = self._readable(style, style)
             return Strip([Segment(t, style + s) for t, s in segs]).crop_extend(0, width, style)
         return self._row_strip(mid, cursor, width, base)
 
@@ -343,11 +365,18 @@ class Timeline(ScrollView, can_focus=True):
             if info.role in ("user", "assistant")
             else Style()
         )
+        over = row_style + top
+        role_style = self._readable(role_style, over)
         mark = "⚑" if status == "pinned" else ("!" if has_error else " ")
         mark_style = self._style("timeline--error") if has_error and not dim else Style()
-        status_style = Style(italic=True) if dim else self._style(f"timeline--status-{status}")
+        status_style = (
+            Style(italic=True)
+            if dim
+            else self._readable(self._style(f"timeline--status-{status}"), over)
+        )
+        mark_style = self._readable(mark_style, over)
         # ids and token counts: the same explicit blend (``$text-muted`` loses its alpha here)
-        muted = Style() if dim else self.evicted_style()
+        muted = Style() if dim else self._readable(self.evicted_style(), over)
         tokens = fmt_tokens(info.tokens)
         left = f"{mid:>6} "
         role = f"{info.role[:9]:<10}"
@@ -358,7 +387,11 @@ class Timeline(ScrollView, can_focus=True):
         fixed = 1 + len(left) + len(role) + sum_w + 1 + len(right)
         prev_w = max(0, width - fixed)
         preview = info.preview[:prev_w].ljust(prev_w)
-        sum_style = self._style("timeline--error") if info.error and not dim else Style()
+        sum_style = (
+            self._readable(self._style("timeline--error"), over)
+            if info.error and not dim
+            else Style()
+        )
         lead = Strip(
             [
                 Segment(mark, row_style + mark_style + top),
