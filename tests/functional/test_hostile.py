@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from apphelp import make_app, settle
+from apphelp import FORBIDDEN, assert_clean, drawn, make_app, settle
 from fake_api import FakeAPI, error
 from textual.widgets import Input
 
@@ -22,30 +22,6 @@ from ctxview.app.screens.modals import ConfirmSendScreen, SystemPromptScreen
 #: OSC title, CSI clear screen, OSC 52 clipboard, C1 CSI and NEL, RLO, LRI, RLM
 BAD = "\x1b]0;pwned\x07\x1b[2J\x9b31m\x85\u202e\u2066\u200f"
 CLIP = "\x1b]52;c;aGVsbG8=\x07"
-FORBIDDEN = {
-    *map(chr, range(0x20)),
-    "\x7f",
-    *map(chr, range(0x80, 0xA0)),
-    *map(chr, range(0x202A, 0x202F)),
-    *map(chr, range(0x2066, 0x206A)),
-    "\u200e",
-    "\u200f",
-}
-
-
-def drawn(app: Any) -> str:
-    """Everything the active screen draws now, as text (one line per row)."""
-    strips = app.screen._compositor.render_strips()
-    return "\n".join("".join(seg.text for seg in strip) for strip in strips)
-
-
-def assert_clean(app: Any, where: str) -> str:
-    text = drawn(app)
-    bad = {c for c in text.replace("\n", "") if c in FORBIDDEN}
-    assert not bad, f"{where}: {sorted(map(hex, map(ord, bad)))} reached the screen"
-    for s in (app.title, app.sub_title):
-        assert not (set(s) & FORBIDDEN), f"{where}: title {s!r}"
-    return text
 
 
 def toml_escape(s: str) -> str:
