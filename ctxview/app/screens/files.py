@@ -21,7 +21,7 @@ class SessionTree(DirectoryTree):
     """Folders and .json / .jsonl files only; file names shown literally (no markup, control
     characters visible)."""
 
-    def process_label(self, label: str | Text) -> Text:  # type: ignore[override]
+    def process_label(self, label: str | Text) -> Text:
         plain = label if isinstance(label, str) else label.plain
         return Text(one_line(plain, 500))
 
