@@ -233,3 +233,26 @@ async def test_bad_files_in_the_tui_refused_without_spinning(tmp_path: Path) -> 
         await pilot.press("j")
         await pilot.pause()
         assert app.is_running
+
+
+async def test_x_export_refuses_a_typed_api_key(tmp_path: Path, monkeypatch: Any) -> None:
+    """`x` refuses a request body holding the ANTHROPIC_API_KEY value, as autosave does."""
+    key = "sk-ant-typed-0123456789"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    app = make_app(None)  # the offline model (make_app's default), the key is in the env
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await settle(pilot)
+        app.query_one("#chat", Input).value = f"my key is {key}"
+        await pilot.press("enter")
+        await settle(pilot)
+        app.timeline.focus()
+        await pilot.press("x")
+        await pilot.pause()
+        out = tmp_path / "req.json"
+        app.screen.query_one("#path", Input).value = str(out)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert not out.exists() and list(tmp_path.iterdir()) == []
+        msgs = [n.message for n in app._notifications]
+        assert any("not written" in m and "ANTHROPIC_API_KEY" in m for m in msgs), msgs
+        assert key not in " ".join(msgs)
