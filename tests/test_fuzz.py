@@ -185,9 +185,10 @@ def test_fuzz_inspect(
     check_inspect(capsys, p, *(["--json"] if as_json else []))
 
 
-def corpus(count: int, salt: int = 9) -> list[str]:
+def corpus(count: int, salt: int = 9, most: int = 4) -> list[str]:
     rnd = random.Random(salt)
-    return [mutate(SEED_TEXT[i % len(SEED_TEXT)], rnd, rnd.randint(1, 4)) for i in range(count)]
+    seeds = SEED_TEXT
+    return [mutate(seeds[i % len(seeds)], rnd, rnd.randint(1, most)) for i in range(count)]
 
 
 def test_fuzz_inspect_as_a_user(tmp_path: Path) -> None:
@@ -218,7 +219,7 @@ async def test_fuzz_tui_draws_no_escape(tmp_path: Path) -> None:
     async with app.run_test(size=(120, 36), notifications=True) as pilot:
         await settle(pilot)
         opened = 0
-        for i, text in enumerate(corpus(8, salt=21)):
+        for i, text in enumerate(corpus(8, salt=21, most=1)):
             p = tmp_path / f"t{i}.json"
             _write(p, text)
             before = app.model
@@ -231,3 +232,4 @@ async def test_fuzz_tui_draws_no_escape(tmp_path: Path) -> None:
                 assert_clean(app, f"fuzz input {i}")
             assert app.is_running
         assert app._notifications  # opened or refused: each said so
+        assert opened >= 2  # some mutated sessions did open and were drawn
