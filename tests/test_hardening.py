@@ -129,6 +129,18 @@ def test_save_refuses_devices_fifos_directories(tmp_path: Path) -> None:
             stat.S_IFMT(after.st_mode),
         )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo"]
+    r = cli("export", str(AGENT), "-o", "/dev/null")
+    line = one_line_error(r.stderr)
+    assert r.returncode == 2 and "/dev/null: cannot write (is a character device" in line
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    r = cli(
+        "config",
+        "set",
+        "max_context_messages",
+        "9",
+        env={**os.environ, "CTXVIEW_CONFIG": str(fifo)},
+    )
+    assert r.returncode == 2 and "FIFO" in one_line_error(r.stderr)
 
 
 def test_unwritable_target_names_the_users_path(
