@@ -131,7 +131,8 @@ def inspect_summary(rep: Any, model: str | None = None) -> dict[str, Any]:
 
     ctx = rep.context
     window = [m for _, m in ctx.entries()]
-    problems = check_protocol(window, rep.session.system)
+    # the API's rules, then what ctxview notes about the window itself (max+1, budget, newest)
+    problems = check_protocol(window, rep.session.system) + ctx.window_notes()
     # the sidebar's rule: system + tools + window against the model's context
     over = context_problem(
         ctx.estimated_tokens + estimate_tools(rep.session.tools), model or rep.session.model
@@ -157,6 +158,7 @@ def inspect_summary(rep: Any, model: str | None = None) -> dict[str, Any]:
         ],
         "problems": [p.to_dict() for p in problems],
         "skipped_lines": rep.session.skipped_lines,
+        "subagents": rep.session.subagents,
     }
 
 
@@ -242,6 +244,7 @@ def request_body(rep: Any, cfg: Any, model: str | None = None) -> dict[str, Any]
         max_tokens=session.max_tokens or cfg["max_tokens"],
         system=session.system if isinstance(session.system, list) else None,
         tools=session.tools,
+        params=session.request_params,
     )
 
 

@@ -47,6 +47,7 @@ def test_inspect_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
         "evicted",
         "problems",
         "skipped_lines",
+        "subagents",
     }
     assert set(d["window"]) == {"ids", "size", "estimated_tokens"}
     assert d["format"] == "ctxview" and d["messages_total"] == 62
@@ -107,15 +108,19 @@ def test_inspect_rich_output(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_max_defaults_to_config(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     Path(os.environ["CTXVIEW_CONFIG"]).write_text("max_context_messages = 3\n")
-    body = {
-        "model": "m",
-        "messages": [
-            {"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"} for i in range(9)
-        ],
-    }
-    p = tmp_path / "r.json"
-    p.write_text(json.dumps(body))
+    messages = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"} for i in range(9)
+    ]
+    p = tmp_path / "m.json"
+    p.write_text(json.dumps(messages))
     _, out, _ = run(capsys, "inspect", str(p), "--json")
+    assert json.loads(out)["window"]["ids"] == [0, 7, 8]
+    # a recorded request body is checked as it was sent, unless --max or --strategy is given
+    r = tmp_path / "r.json"
+    r.write_text(json.dumps({"model": "m", "max_tokens": 10, "messages": messages}))
+    _, out, _ = run(capsys, "inspect", str(r), "--json")
+    assert json.loads(out)["window"]["ids"] == list(range(9))
+    _, out, _ = run(capsys, "inspect", str(r), "--json", "--max", "3")
     assert json.loads(out)["window"]["ids"] == [0, 7, 8]
     # a session's own setting wins over the config
     _, out, _ = run(capsys, "inspect", str(SAMPLES / "long_chat.json"), "--json")

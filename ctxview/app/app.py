@@ -580,7 +580,12 @@ class CtxviewApp(App[int]):
             if path:
                 self.open_path(path)
 
-        self.push_screen(OpenFileScreen(start if start.is_dir() else Path.cwd()), chosen)
+        self.push_screen(
+            OpenFileScreen(
+                start if start.is_dir() else Path.cwd(), subagents=self.model.session.subagents
+            ),
+            chosen,
+        )
 
     @work(thread=True, exclusive=True, group="open")
     def open_path(self, path: str) -> None:
@@ -662,6 +667,7 @@ class CtxviewApp(App[int]):
             system=self.model.system,
             tools=self.model.tools,
             title=self.model.session.title,
+            request_params=self.model.session.request_params,
         )
 
     def save_to(self, path: str) -> bool:
@@ -694,6 +700,7 @@ class CtxviewApp(App[int]):
             max_tokens=self.model.session.max_tokens or int(self.config["max_tokens"]),
             system=self.model.system,
             tools=self.model.tools or None,
+            params=self.model.session.request_params,
         )
 
     def action_export(self) -> None:

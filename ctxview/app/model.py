@@ -148,6 +148,7 @@ class SessionModel:
         self._problems: list[Problem] | None = None
         self._checker = ProtocolChecker()
         self._problem_ids: dict[int, list[Problem]] | None = None
+        self._compacted_ids: set[int] | None = None
         self._tool_index: dict[str, tuple[int, int]] | None = (
             None  # tool id -> (use msg, result msg)
         )
@@ -201,6 +202,7 @@ class SessionModel:
         self._window_dirty = True
         self._problems = None
         self._problem_ids = None
+        self._compacted_ids = None
         if event.kind == "evicted":
             ids = list(event.ids)
             self.pending.append(Eviction(ids, self.sum_ids(ids), event.reason))
@@ -358,7 +360,15 @@ class SessionModel:
         return info
 
     def status(self, mid: int) -> str:
-        return self.transcript.status(mid)
+        status = self.transcript.status(mid)
+        if status != "evicted" and mid in self._compacted():
+            return "compacted"  # before the last compaction block: the API ignores it
+        return status
+
+    def _compacted(self) -> set[int]:
+        if self._compacted_ids is None:
+            self._compacted_ids = set(self.context.compacted_ids)
+        return self._compacted_ids
 
     # -- protocol --------------------------------------------------------------------------------
     @property

@@ -12,6 +12,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from ctxview.core.strategies import STRATEGIES
@@ -299,6 +300,11 @@ def _load_session(spath: str, format: str | None) -> LoadedSession:
         raise SessionError(f"{spath}: JSON is nested too deeply to read") from None
 
 
+#: request body fields ctxview rebuilds itself; every other one is kept in ``request_params``
+#: (``stream`` is a transport choice, not part of the request: it is dropped)
+REQUEST_OWN_FIELDS = frozenset({"model", "max_tokens", "system", "messages", "tools", "stream"})
+
+
 # -- readers -------------------------------------------------------------------------------------
 def _read_request(path: str, text: str, data: Any) -> LoadedSession:
     if not isinstance(data, dict):
@@ -322,6 +328,7 @@ def _read_request(path: str, text: str, data: Any) -> LoadedSession:
         max_tokens=max_tokens
         if isinstance(max_tokens, int) and not isinstance(max_tokens, bool)
         else None,
+        request_params={k: v for k, v in data.items() if k not in REQUEST_OWN_FIELDS},
     )
 
 
@@ -353,6 +360,18 @@ def _read_web(path: str, text: str, data: Any) -> LoadedSession:
     return session
 
 
+def subagent_paths(path: str) -> list[str]:
+    """The sub-agent transcripts of a Claude Code session file, sorted (none for other files)."""
+    base = Path(path)
+    if base.suffix != ".jsonl":
+        return []
+    folder = base.with_suffix("") / "subagents"
+    try:
+        return sorted(str(p) for p in folder.glob("agent-*.jsonl") if p.is_file())
+    except OSError:
+        return []
+
+
 def _from_lines(path: str, fmt: str, lines: list[Line], bad: list[int]) -> LoadedSession:
     messages, metas, unusable, warnings = rebuild(lines)
     if not messages:
@@ -367,6 +386,7 @@ def _from_lines(path: str, fmt: str, lines: list[Line], bad: list[int]) -> Loade
         title=title_of(lines),
         skipped_lines=sorted(set(bad) | set(unusable)),
         warnings=warnings,
+        subagents=subagent_paths(path),
     )
 
 
@@ -456,6 +476,9 @@ def _read_ctxview(path: str, text: str, data: Any) -> LoadedSession:
         )
     model = settings.get("model")
     step = data.get("step")
+    params = settings.get("request_params") or {}
+    if not isinstance(params, dict):
+        raise ValueError(f"settings.request_params: expected an object, got {_kind(params)}")
     return LoadedSession(
         path,
         "ctxview",
@@ -472,6 +495,7 @@ def _read_ctxview(path: str, text: str, data: Any) -> LoadedSession:
         if isinstance(frac, (int, float)) and not isinstance(frac, bool)
         else None,
         title=data.get("title") if isinstance(data.get("title"), str) else None,
+        request_params=params,
         saved_window=saved_window,
         saved_cut=cut,
         saved_evicted_steps=evicted,

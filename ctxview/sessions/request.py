@@ -14,10 +14,15 @@ def build_request(
     max_tokens: int,
     system: Any = None,
     tools: list[Any] | None = None,
+    params: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``model``, ``max_tokens``, ``system`` (when set), the window's ``messages``, ``tools``
-    (when any): ready for curl or ``client.messages.create(**body)``."""
+    (when any), and every other field of an opened request body (``params``: thinking,
+    tool_choice, temperature, metadata, context_management, ... verbatim): ready for curl or
+    ``client.messages.create(**body)``."""
     body: dict[str, Any] = {"model": model, "max_tokens": max_tokens}
+    if params:
+        body.update(params)
     sys_value = system if system is not None else context.system_prompt
     if sys_value:
         body["system"] = sys_value

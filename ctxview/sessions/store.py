@@ -32,6 +32,7 @@ def session_document(
     system: Any = None,
     tools: list[Any] | None = None,
     title: str | None = None,
+    request_params: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The JSON document of a session (settings, full transcript, live window)."""
     records = []
@@ -62,6 +63,7 @@ def session_document(
             "low_water_fraction": context.low_water_fraction,
             "system_prompt": system if system is not None else context.system_prompt,
             "tools": tools or [],
+            "request_params": request_params or {},
         },
         "step": context.step,
         "transcript": records,

@@ -49,8 +49,11 @@ def message_problem(message: Any) -> tuple[str, str] | None:
     if not isinstance(message, dict):
         return "", f"expected a message object, got {_kind(message)}"
     role = message.get("role")
-    if role not in ("user", "assistant"):
-        return ".role", f'expected "user" or "assistant", got {_kind(role)} {role!r}'[:120]
+    if role not in ("user", "assistant", "system"):
+        return (
+            ".role",
+            f'expected "user", "assistant" or "system", got {_kind(role)} {role!r}'[:120],
+        )
     if "content" not in message:
         return "", "message without content"
     content = message["content"]

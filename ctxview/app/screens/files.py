@@ -12,7 +12,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import DirectoryTree, Input, Static
+from textual.widgets import DirectoryTree, Input, OptionList, Static
+from textual.widgets.option_list import Option
 
 from ctxview.app.safe import one_line, visible
 
@@ -65,12 +66,15 @@ class OpenFileScreen(PathScreen):
     }
     OpenFileScreen .title { text-style: bold; margin: 0 0 1 0; }
     OpenFileScreen SessionTree { height: 1fr; }
+    OpenFileScreen #subagents { height: auto; max-height: 8; margin: 0 0 1 0; }
     OpenFileScreen .hint { color: $text-muted; }
     """
 
-    def __init__(self, start: Path | None = None) -> None:
+    def __init__(self, start: Path | None = None, subagents: list[str] | None = None) -> None:
         super().__init__()
         self.start = start or Path.cwd()
+        #: the open Claude Code session's sub-agent transcripts, offered first
+        self.subagents = list(subagents or [])
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -78,8 +82,22 @@ class OpenFileScreen(PathScreen):
                 Text("Open a session, request body or Claude Code transcript"), classes="title"
             )
             yield Input(placeholder="path to a .json or .jsonl file", id="path")
+            if self.subagents:
+                yield Static(Text("Sub-agents of this session:"))
+                yield OptionList(
+                    *[
+                        Option(Text(one_line(Path(p).name, 100)), id=str(k))
+                        for k, p in enumerate(self.subagents)
+                    ],
+                    id="subagents",
+                )
             yield SessionTree(self.start, id="tree")
             yield Static(Text("enter: open · tab: to the tree · escape: cancel"), classes="hint")
+
+    @on(OptionList.OptionSelected, "#subagents")
+    def _subagent(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(self.subagents[int(event.option.id or 0)])
 
     @on(DirectoryTree.FileSelected)
     def _file(self, event: DirectoryTree.FileSelected) -> None:

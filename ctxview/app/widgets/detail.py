@@ -132,7 +132,10 @@ class BlockDetail(VerticalScroll, can_focus=True):
             (f"#{mid} ", "bold"),
             (str(msg.get("role", "?")), "bold"),
             " · ",
-            (status, {"pinned": "bold", "kept": "", "evicted": "italic"}[status]),
+            (
+                status,
+                {"pinned": "bold", "evicted": "italic", "compacted": "italic"}.get(status, ""),
+            ),
             f" · ~{fmt_tokens(model.tokens(mid))} tokens",
         )
         ts = rec.meta.get("timestamp")
@@ -140,6 +143,11 @@ class BlockDetail(VerticalScroll, can_focus=True):
             head.append(f" · {visible(ts)}")
         if status == "evicted" and rec.evicted_step is not None:
             head.append(f" · evicted at step {rec.evicted_step}", style="italic")
+        if status == "compacted":
+            head.append(
+                " · before the last compaction block: the API ignores it (not checked, not billed)",
+                style="italic",
+            )
         out.append(Static(head, classes="head"))
         for p in model.problems_for(mid):
             cls = "problem" if p.severity == "error" else "warning"

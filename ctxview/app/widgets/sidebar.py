@@ -183,11 +183,13 @@ class ConfigSidebar(VerticalScroll):
         problems = model.problems
         errors = [p for p in problems if p.severity == "error"]
         status = self.query_one("#protocol", Static)
+        # what ctxview notes about the window itself: max+1 tool pair, newest evicted, budget
+        notes = "".join(f"\n{visible(n.message)}" for n in model.context.window_notes())
         if not errors:
             warn = (
                 f" ({len(problems)} warning{'s' if len(problems) != 1 else ''})" if problems else ""
             )
-            status.update(Text(f"✓ valid{warn}"))
+            status.update(Text(f"✓ valid{warn}{notes}"))
             status.set_class(True, "-ok")
             status.set_class(False, "-bad")
         else:
@@ -195,6 +197,7 @@ class ConfigSidebar(VerticalScroll):
             status.update(
                 Text(
                     f"✗ {len(errors)} problem{'s' if len(errors) != 1 else ''}\n{visible(first.message)}"
+                    f"{notes}"
                 )
             )
             status.set_class(False, "-ok")

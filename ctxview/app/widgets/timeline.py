@@ -29,7 +29,7 @@ from ctxview.textfmt import fmt_tokens, id_ranges
 
 FLASH_SECONDS = {"full": 0.8, "basic": 0.5, "none": 0.0}
 
-STATUS_WIDTH = 8
+STATUS_WIDTH = 9
 
 
 def summary_width(width: int) -> int:
@@ -75,6 +75,7 @@ class Timeline(ScrollView, can_focus=True):
         "timeline--status-pinned",
         "timeline--status-kept",
         "timeline--status-evicted",
+        "timeline--status-compacted",
         "timeline--user",
         "timeline--assistant",
         "timeline--error",
@@ -98,6 +99,7 @@ class Timeline(ScrollView, can_focus=True):
     Timeline > .timeline--status-pinned { color: $accent; text-style: bold; }
     Timeline > .timeline--status-kept { color: $success; }
     Timeline > .timeline--status-evicted { color: $text-disabled; text-style: italic; }
+    Timeline > .timeline--status-compacted { color: $warning; text-style: italic; }
     Timeline > .timeline--user { color: $secondary; }
     Timeline > .timeline--assistant { color: $primary; }
     Timeline > .timeline--error { color: $error; text-style: bold; }
