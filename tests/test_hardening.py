@@ -129,6 +129,18 @@ def test_save_refuses_devices_fifos_directories(tmp_path: Path) -> None:
             stat.S_IFMT(after.st_mode),
         )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo"]
+    r = cli("export", str(AGENT), "-o", "/dev/null")
+    line = one_line_error(r.stderr)
+    assert r.returncode == 2 and "/dev/null: cannot write (is a character device" in line
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    r = cli(
+        "config",
+        "set",
+        "max_context_messages",
+        "9",
+        env={**os.environ, "CTXVIEW_CONFIG": str(fifo)},
+    )
+    assert r.returncode == 2 and "FIFO" in one_line_error(r.stderr)
 
 
 def test_unwritable_target_names_the_users_path(
@@ -178,10 +190,9 @@ def test_stale_temp_files_cleaned_on_next_save(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["s.json"] and target.read_bytes() == b"ok"
     os.chmod(tmp_path, 0o500)
     try:
-        if os.access(tmp_path, os.W_OK):
-            pytest.skip("running as root: the directory stays writable")
-        with pytest.raises(OSError):
-            atomic_write(target, b"no")
+        if not os.access(tmp_path, os.W_OK):  # (as root the folder stays writable)
+            with pytest.raises(OSError):
+                atomic_write(target, b"no")
     finally:
         os.chmod(tmp_path, 0o700)
     assert [p.name for p in tmp_path.iterdir()] == ["s.json"]
@@ -405,3 +416,15 @@ def test_every_tool_fault_is_an_error_result(
     assert err and content.startswith("calculator failed: KeyError") and "\n" not in content
     assert run_tool("calculator", "not an object", ToolSettings())[1] is True
     assert run_tool(["x"], {}, ToolSettings())[1] is True  # type: ignore[arg-type]
+
+
+def test_old_style_temp_files_removed_by_age(tmp_path: Path) -> None:
+    target = tmp_path / "s.json"
+    old, fresh = tmp_path / ".s.json.ab12cd34.tmp", tmp_path / ".s.json.ef56gh78.tmp"
+    for p in (old, fresh):
+        p.write_bytes(b"partial")
+    os.utime(old, (time.time() - 3600, time.time() - 3600))
+    other = tmp_path / ".other.json.1.abcdefgh.tmp"  # another file's temp: not ours to touch
+    other.write_bytes(b"x")
+    atomic_write(target, b"ok")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([fresh.name, other.name, "s.json"])

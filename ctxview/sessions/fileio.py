@@ -96,8 +96,10 @@ def read_regular(
             os.set_blocking(fd, True)
             chunks: list[bytes] = []
             got = 0
+            # one read of the whole file (plus one byte, to see growth) where the OS allows it
+            want = min(st.st_size, max_bytes) + 1
             while got <= max_bytes:
-                chunk = os.read(fd, min(1 << 20, max_bytes + 1 - got))
+                chunk = os.read(fd, min(max(want - got, 1 << 16), max_bytes + 1 - got, 1 << 30))
                 if not chunk:
                     break
                 chunks.append(chunk)
@@ -106,7 +108,7 @@ def read_regular(
             raise _open_error(spath, exc) from None
     finally:
         os.close(fd)
-    data = b"".join(chunks)
+    data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
     if len(data) > max_bytes and not truncate:
         raise FileRefused(
             f"{spath}: file is too large (over {fmt_bytes(max_bytes)}, the limit; it grew while "

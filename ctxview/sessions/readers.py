@@ -95,22 +95,25 @@ def _path_str(parts: list[Any]) -> str:
 
 
 def _too_deep(data: Any) -> bool:
-    """Is any container nested deeper than MAX_DEPTH? (one iterative walk, no paths kept)"""
-    stack = [(data, 0)]
-    pop, push = stack.pop, stack.append
-    while stack:
-        v, depth = pop()
+    """Is any container nested deeper than MAX_DEPTH? One breadth-first pass, level by level
+    (list comprehensions, no paths kept): about a third of json.loads' own time."""
+    level = [data] if type(data) in (dict, list) else []
+    depth = 0
+    while level:
         if depth > MAX_DEPTH:
             return True
-        t = type(v)
-        if t is dict:
-            for x in v.values():
-                if type(x) in (dict, list):
-                    push((x, depth + 1))
-        elif t is list:
-            for x in v:
-                if type(x) in (dict, list):
-                    push((x, depth + 1))
+        nxt: list[Any] = []
+        extend = nxt.extend
+        for v in level:
+            extend(
+                [
+                    x
+                    for x in (v.values() if type(v) is dict else v)
+                    if type(x) is dict or type(x) is list
+                ]
+            )
+        level = nxt
+        depth += 1
     return False
 
 

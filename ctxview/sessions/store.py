@@ -145,10 +145,13 @@ def clean_stale_temps(target: Path) -> list[str]:
     for n in names:
         full = target.parent / n
         m = _TMP_RE.match(n)
-        if m is None or m.group("name") != target.name:
+        if m is not None and m.group("name") == target.name:
+            pid = int(m.group("pid"))
+            stale = not _pid_alive(pid) or (pid == os.getpid() and str(full) not in _in_flight)
+        elif len(n) == len(prefix) + 8 + 4:  # ".name.XXXXXXXX.tmp", no pid (older ctxview): by age
+            stale = False
+        else:
             continue
-        pid = int(m.group("pid"))
-        stale = not _pid_alive(pid) or (pid == os.getpid() and str(full) not in _in_flight)
         if not stale:
             with contextlib.suppress(OSError):
                 stale = now - full.stat().st_mtime > _OLD_TMP_SECONDS

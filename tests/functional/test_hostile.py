@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from apphelp import make_app, settle
+from apphelp import FORBIDDEN, assert_clean, drawn, make_app, settle
 from fake_api import FakeAPI, error
 from textual.widgets import Input
 
@@ -22,30 +22,6 @@ from ctxview.app.screens.modals import ConfirmSendScreen, SystemPromptScreen
 #: OSC title, CSI clear screen, OSC 52 clipboard, C1 CSI and NEL, RLO, LRI, RLM
 BAD = "\x1b]0;pwned\x07\x1b[2J\x9b31m\x85\u202e\u2066\u200f"
 CLIP = "\x1b]52;c;aGVsbG8=\x07"
-FORBIDDEN = {
-    *map(chr, range(0x20)),
-    "\x7f",
-    *map(chr, range(0x80, 0xA0)),
-    *map(chr, range(0x202A, 0x202F)),
-    *map(chr, range(0x2066, 0x206A)),
-    "\u200e",
-    "\u200f",
-}
-
-
-def drawn(app: Any) -> str:
-    """Everything the active screen draws now, as text (one line per row)."""
-    strips = app.screen._compositor.render_strips()
-    return "\n".join("".join(seg.text for seg in strip) for strip in strips)
-
-
-def assert_clean(app: Any, where: str) -> str:
-    text = drawn(app)
-    bad = {c for c in text.replace("\n", "") if c in FORBIDDEN}
-    assert not bad, f"{where}: {sorted(map(hex, map(ord, bad)))} reached the screen"
-    for s in (app.title, app.sub_title):
-        assert not (set(s) & FORBIDDEN), f"{where}: title {s!r}"
-    return text
 
 
 def toml_escape(s: str) -> str:
@@ -169,3 +145,114 @@ async def test_hostile_api_error_text(fake_api: FakeAPI) -> None:
         text = assert_clean(app, "API error notification")
         assert "bad␛]0;pwned" in text.replace("\n", "")
         assert any("400" in n.message for n in app._notifications)
+
+
+async def test_tool_faults_answer_and_the_chat_goes_on(monkeypatch: Any) -> None:
+    """A calculator bomb, a tool that raises: each tool_use gets an is_error tool_result, the app
+    stays responsive and the next send is accepted."""
+    import time
+
+    from ctxview.chat import tools
+
+    app = make_app(None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        t0 = time.monotonic()
+        for text in ("calculate (3**2583)**10000", "calculate 2**4000*0.5", "calculate 1e999"):
+            app.query_one("#chat", Input).value = text
+            await pilot.press("enter")
+            await settle(pilot)
+        assert time.monotonic() - t0 < 10
+        msgs = app.model.context.messages
+        results = [
+            b
+            for m in msgs
+            if isinstance(m["content"], list)
+            for b in m["content"]
+            if b.get("type") == "tool_result"
+        ]
+        assert len(results) == 3 and all(r["is_error"] for r in results)
+        assert all("\n" not in r["content"] for r in results)
+
+        def crash(expression: str) -> str:
+            raise RecursionError("deep")
+
+        monkeypatch.setattr(tools, "calculate", crash)
+        app.query_one("#chat", Input).value = "calculate 1+1"
+        await pilot.press("enter")
+        await settle(pilot)
+        last_result = app.model.context.messages[-2]["content"][0]
+        assert last_result["is_error"] and "nested too deeply" in last_result["content"]
+        monkeypatch.undo()
+        app.query_one("#chat", Input).value = "calculate 6*7"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.model.context.messages[-2]["content"][0]["content"] == "42"
+        assert not app.chat.failed and app.is_running
+
+
+async def test_bad_files_in_the_tui_refused_without_spinning(tmp_path: Path) -> None:
+    """ctrl+o on a FIFO, a device, 982-deep JSON, a 5,000-digit integer, NaN, a bad strategy: a
+    notification naming the file, the open session stays, the app answers at once."""
+    import time
+
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    deep = tmp_path / "deep.json"
+    deep.write_text(
+        '[{"role": "user", "content": [{"type": "tool_use", "id": "a", "name": "x", "input": '
+        + '{"a": ' * 981
+        + "1"
+        + "}" * 981
+        + "}]}]"
+    )
+    big = tmp_path / "big.json"
+    big.write_text('[{"role": "user", "content": "x", "n": ' + "9" * 5000 + "}]")
+    nan = tmp_path / "nan.json"
+    nan.write_text('[{"role": "user", "content": "x", "n": NaN}]')
+    strat = tmp_path / "strat.json"
+    strat.write_text(
+        json.dumps(
+            {"format": "ctxview.session", "version": 1, "settings": {"strategy": []},
+             "transcript": []}
+        )
+    )  # fmt: skip
+    app = make_app(str(Path(__file__).resolve().parents[2] / "sample_sessions/agent_loop.json"))
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await settle(pilot)
+        before = app.model
+        for path in (fifo, Path("/dev/zero"), deep, big, nan, strat):
+            t0 = time.monotonic()
+            app.open_path(str(path))
+            await settle(pilot)
+            assert time.monotonic() - t0 < 5, path
+            assert app.model is before
+            msgs = [n.message for n in app._notifications]
+            assert any(m.startswith(str(path)) for m in msgs), (path, msgs)
+            assert all("\n" not in m for m in msgs)
+        await pilot.press("j")
+        await pilot.pause()
+        assert app.is_running
+
+
+async def test_x_export_refuses_a_typed_api_key(tmp_path: Path, monkeypatch: Any) -> None:
+    """`x` refuses a request body holding the ANTHROPIC_API_KEY value, as autosave does."""
+    key = "sk-ant-typed-0123456789"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    app = make_app(None)  # the offline model (make_app's default), the key is in the env
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await settle(pilot)
+        app.query_one("#chat", Input).value = f"my key is {key}"
+        await pilot.press("enter")
+        await settle(pilot)
+        app.timeline.focus()
+        await pilot.press("x")
+        await pilot.pause()
+        out = tmp_path / "req.json"
+        app.screen.query_one("#path", Input).value = str(out)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert not out.exists() and list(tmp_path.iterdir()) == []
+        msgs = [n.message for n in app._notifications]
+        assert any("not written" in m and "ANTHROPIC_API_KEY" in m for m in msgs), msgs
+        assert key not in " ".join(msgs)
