@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ctxview import __version__
 from ctxview.core.strategies import STRATEGIES
 from ctxview.textfmt import escape_controls, id_ranges, json_text, one_line, visible
 
-SUBCOMMANDS = ("inspect", "export", "config", "proxy", "sessions")
+SUBCOMMANDS = ("inspect", "export", "config", "requests", "compare", "proxy", "sessions")
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_UNREADABLE = 0, 1, 2
 
@@ -43,6 +43,7 @@ def build_app_parser() -> argparse.ArgumentParser:
         description="See what an LLM agent's context holds, what it forgets, and whether the "
         "next API request will be accepted.",
         epilog="Headless: ctxview inspect FILE [--json] | ctxview export FILE [-o OUT] | "
+        "ctxview requests FILE [--json] | ctxview compare FILE [--json] | "
         "ctxview config path|show|set KEY VALUE. Live: ctxview FILE --follow | ctxview sessions "
         "[--json] | ctxview proxy [--record FILE]. See `ctxview COMMAND --help`.",
     )
@@ -80,6 +81,9 @@ def build_sub_parser() -> argparse.ArgumentParser:
     exp.add_argument(
         "-o", "--output", metavar="OUT", help="write here (atomically) instead of stdout"
     )
+    from ctxview.cli_requests import add_parsers as add_request_parsers
+
+    add_request_parsers(sub, _positive_int)
     cfg = sub.add_parser("config", help="show or change config.toml")
     csub = cfg.add_subparsers(dest="action", required=True)
     csub.add_parser("path", help="print the config file's path")
@@ -98,8 +102,9 @@ def _err(msg: str) -> None:
     print(f"ctxview: {one_line(msg, 1000)}", file=sys.stderr)
 
 
-def _load(args: argparse.Namespace) -> Any:
-    """(replay, config) or an exit code after printing the reason."""
+def _load(args: argparse.Namespace, failures: list[str] | None = None) -> Any:
+    """(replay, config) or (exit code, config) after printing the reason (also appended to
+    ``failures``)."""
     from ctxview.config import load_config
     from ctxview.sessions import SessionError, load_session, replay
 
@@ -110,6 +115,8 @@ def _load(args: argparse.Namespace) -> Any:
         session = load_session(args.file, args.format)
     except SessionError as exc:
         _err(str(exc))
+        if failures is not None:
+            failures.append(str(exc))
         return EXIT_UNREADABLE, cfg
     except (RecursionError, MemoryError) as exc:
         _err(f"{args.file}: cannot read the file ({type(exc).__name__})")
@@ -126,6 +133,8 @@ def _load(args: argparse.Namespace) -> Any:
         )
     except ValueError as exc:
         _err(f"{args.file}: {exc}")
+        if failures is not None:
+            failures.append(f"{args.file}: {exc}")
         return EXIT_UNREADABLE, cfg
     except Exception as exc:
         _err(f"{args.file}: cannot replay the file (internal error: {type(exc).__name__}: {exc})")
@@ -136,16 +145,18 @@ def _load(args: argparse.Namespace) -> Any:
 def inspect_summary(rep: Any, model: str | None = None) -> dict[str, Any]:
     from ctxview.core.limits import context_problem
     from ctxview.core.protocol import check_protocol
-    from ctxview.core.tokens import estimate_tools
+    from ctxview.core.tokens import estimate_window
+    from ctxview.sessions.request import token_breakdown
 
     ctx = rep.context
     window = [m for _, m in ctx.entries()]
     # the API's rules, then what ctxview notes about the window itself (max+1, budget, newest)
     problems = check_protocol(window, rep.session.system) + ctx.window_notes()
+    system = rep.session.system if isinstance(rep.session.system, list) else ctx.system_prompt
+    # messages as the API reads them (from the last compaction block on)
+    breakdown = token_breakdown(system, rep.session.tools, estimate_window(window))
     # the sidebar's rule: system + tools + window against the model's context
-    over = context_problem(
-        ctx.estimated_tokens + estimate_tools(rep.session.tools), model or rep.session.model
-    )
+    over = context_problem(sum(breakdown.values()), model or rep.session.model)
     if over is not None:
         problems.append(over)
     return {
@@ -157,7 +168,9 @@ def inspect_summary(rep: Any, model: str | None = None) -> dict[str, Any]:
         "window": {
             "ids": ctx.window_ids,
             "size": len(ctx),
-            "estimated_tokens": ctx.estimated_tokens,
+            # the whole request: system + tools + messages (as the app's sidebar counts it)
+            "estimated_tokens": sum(breakdown.values()),
+            "token_breakdown": breakdown,
         },
         "pinned_id": ctx.pinned_id,
         "evicted": [
@@ -176,6 +189,8 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
     from rich.table import Table
     from rich.text import Text
 
+    from ctxview.sessions.request import breakdown_text
+
     console = Console(highlight=False)
     t = Table(
         title=Text(f"ctxview inspect · {visible(summary['file'])}"), show_header=False, box=None
@@ -186,7 +201,11 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
     status = (
         Text("✓ valid: the API will accept this window", style="green")
         if not errors
-        else Text(f"✗ {len(errors)} error(s): the API will reject this request", style="bold red")
+        else Text(
+            f"✗ {len(errors)} problem{'s' if len(errors) != 1 else ''}: "
+            "the API will reject this request",
+            style="bold red",
+        )
     )
     rows = [
         ("format", summary["format"]),
@@ -194,8 +213,9 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
         ("strategy", f"{summary['strategy']}, max {summary['max_context_messages']}"),
         (
             "window",
-            f"{summary['window']['size']:,} messages · "
-            f"~{summary['window']['estimated_tokens']:,} tokens",
+            f"{summary['window']['size']:,} message{'s' if summary['window']['size'] != 1 else ''}"
+            f" · ~{summary['window']['estimated_tokens']:,} request tokens "
+            f"({breakdown_text(summary['window']['token_breakdown'])})",
         ),
         ("pinned", "none" if summary["pinned_id"] is None else f"#{summary['pinned_id']}"),
         (
@@ -230,8 +250,16 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    rep, cfg = _load(args)
+    failures: list[str] = []
+    rep, cfg = _load(args, failures)
     if isinstance(rep, int):
+        if args.json:  # scripts parse stdout: one object there too
+            obj = {
+                "file": args.file,
+                "error": failures[0] if failures else "",
+                "exit": rep,
+            }
+            sys.stdout.write(json_text(obj) + "\n")
         return rep
     summary = inspect_summary(rep, rep.session.model or cfg["model"])
     if args.json:
@@ -279,12 +307,24 @@ def cmd_export(args: argparse.Namespace) -> int:
         return EXIT_UNREADABLE
     if args.output:
         print(f"wrote {visible(args.output)} ({len(body['messages'])} messages)", file=sys.stderr)
+    # the same contract as inspect: a window the API would reject is exit 1 (the body is written)
+    from ctxview.core.protocol import check_protocol
+
+    window = [m for _, m in rep.context.entries()]
+    errors = [p for p in check_protocol(window, rep.session.system) if p.severity == "error"]
+    if errors:
+        n = len(errors)
+        _err(f"warning: the API would reject this request ({n} problem{'s' if n != 1 else ''}):")
+        for p in errors:
+            _err(f"  {visible(p.message)}")
+        return EXIT_PROBLEMS
     return EXIT_OK
 
 
 def cmd_config(args: argparse.Namespace) -> int:
     from ctxview.config import (
         ConfigError,
+        check_for_set,
         config_path,
         load_config,
         parse_value,
@@ -308,9 +348,12 @@ def cmd_config(args: argparse.Namespace) -> int:
         return EXIT_OK
     try:
         value = parse_value(args.key, args.value)
+        check_for_set(args.key, value)
         path = save_config_values({args.key: value})
     except ConfigError as exc:
-        _err(f"{config_path()}: {exc}")
+        where = str(config_path())
+        text = str(exc)
+        _err(text if text.startswith(where) else f"{where}: {text}")  # the path once
         return EXIT_UNREADABLE
     except OSError as exc:
         _err(f"{config_path()}: cannot write ({exc.strerror or exc})")
@@ -319,19 +362,27 @@ def cmd_config(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _handler(command: str) -> Callable[[argparse.Namespace], int]:
+    """The function of a subcommand; the modules of the others are not imported (``inspect`` must
+    not pay for the proxy's asyncio or the request model)."""
+    if command in ("requests", "compare"):
+        from ctxview import cli_requests
+
+        fn: Callable[[argparse.Namespace], int] = getattr(cli_requests, f"cmd_{command}")
+        return fn
+    if command in ("proxy", "sessions"):
+        from ctxview.live import commands
+
+        live: Callable[[argparse.Namespace], int] = getattr(commands, f"cmd_{command}")
+        return live
+    return {"inspect": cmd_inspect, "export": cmd_export, "config": cmd_config}[command]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] in SUBCOMMANDS:
         args = build_sub_parser().parse_args(args_list)
-        from ctxview.live.commands import cmd_proxy, cmd_sessions
-
-        handler = {
-            "inspect": cmd_inspect,
-            "export": cmd_export,
-            "config": cmd_config,
-            "proxy": cmd_proxy,
-            "sessions": cmd_sessions,
-        }[args.command]
+        handler = _handler(args.command)
         try:
             return handler(args)
         except BrokenPipeError:

@@ -50,6 +50,7 @@ DEFAULTS: dict[str, Any] = {
     "tools_enabled": ["calculator", "current_time", "word_count"],
     "file_tools": False,
     "file_tool_max_bytes": 65536,
+    "request_timeout": 120.0,
 }
 
 ANIMATIONS = ("full", "basic", "none")
@@ -79,6 +80,8 @@ def _check(key: str, value: Any) -> Any:
     """The value if valid for key; ConfigError naming the key otherwise."""
     if key in FORBIDDEN_KEYS:
         raise ConfigError(f"{key}: the API key is never kept in the config; use ANTHROPIC_API_KEY")
+    if key == "pricing":
+        return _check_pricing(value)
     if key not in DEFAULTS:
         raise ConfigError(f"{one_line(key, 60)}: unknown key (known: {', '.join(DEFAULTS)})")
     default = DEFAULTS[key]
@@ -103,6 +106,12 @@ def _check(key: str, value: Any) -> Any:
             "a number in (0, 1]",
         )
         value = float(value)
+    elif key == "request_timeout":
+        need(
+            isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0,
+            "a number of seconds > 0",
+        )
+        value = float(value)
     elif key == "strategy":
         need(isinstance(value, str) and value in STRATEGIES, f"one of {', '.join(STRATEGIES)}")
     elif key == "animation":
@@ -117,6 +126,29 @@ def _check(key: str, value: Any) -> Any:
     elif isinstance(default, str):
         need(isinstance(value, str), "a string")
     return value
+
+
+def _check_pricing(value: Any) -> dict[str, Any]:
+    """``[pricing."model-name"]`` tables: USD per million tokens (input, output, and optionally
+    cache_write_5m, cache_write_1h, cache_read), overriding ctxview's price table."""
+    from ctxview.core.pricing import parse_price
+
+    if not isinstance(value, dict):
+        raise ConfigError('pricing: expected tables like [pricing."claude-sonnet-5"]')
+    for model, table in value.items():
+        try:
+            parse_price(table, f'pricing."{model}"')
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+    return value
+
+
+def price_overrides(cfg: Config) -> dict[str, Any]:
+    """The config's ``[pricing]`` tables as ``{model: Price}``."""
+    from ctxview.core.pricing import parse_price
+
+    raw = cfg.values.get("pricing") or {}
+    return {m: parse_price(t, f'pricing."{m}"') for m, t in raw.items()}
 
 
 @dataclass
@@ -200,6 +232,25 @@ def parse_value(key: str, text: str) -> Any:
     if isinstance(default, list):
         return [t.strip() for t in text.split(",") if t.strip()]
     return text
+
+
+def check_for_set(key: str, value: Any) -> None:
+    """Checks that only make sense when a user sets a value (``config set``), beyond its type:
+    the theme must exist, the system prompt file must be readable. ConfigError otherwise."""
+    if key == "theme":
+        from textual.theme import BUILTIN_THEMES  # only here: the config stays headless
+
+        if value not in BUILTIN_THEMES:
+            raise ConfigError(
+                f"theme: unknown theme {value!r} (known: {', '.join(BUILTIN_THEMES)})"
+            )
+    elif key == "system_prompt_file" and value:
+        p = Path(os.path.expanduser(str(value)))
+        try:
+            p.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc)
+            raise ConfigError(f"system_prompt_file: cannot read {p}: {reason}") from None
 
 
 def save_config_values(updates: dict[str, Any], path: Path | None = None) -> Path:

@@ -22,6 +22,16 @@ def fmt_tokens(n: int) -> str:
     return str(n)
 
 
+def plural(n: int, word: str, shown: str | None = None) -> str:
+    """``1 token``, ``2 tokens``, ``~1.2k tokens`` (``shown`` replaces the number's text)."""
+    return f"{n if shown is None else shown} {word}{'' if n == 1 else 's'}"
+
+
+def tokens_text(n: int) -> str:
+    """``~1 token``, ``~310 tokens``, ``~1.2k tokens``."""
+    return plural(n, "token", "~" + fmt_tokens(n))
+
+
 def id_ranges(ids: list[int], max_parts: int | None = None) -> str:
     """[1, 2, 3, 7] -> "#1–#3, #7"; with max_parts, the middle runs become "…"."""
     if not ids:

@@ -387,6 +387,19 @@ class SessionModel:
             self._problem_ids = by
         return self._problem_ids.get(mid, [])
 
+    def verdict(self) -> tuple[str, str, str]:
+        """(state, short text, first problem) of the next request: state is ``ok``, ``bad`` or
+        ``empty`` (nothing to send yet: not an error before anything was typed)."""
+        if len(self.context) == 0:
+            return "empty", "no messages yet", ""
+        errors = [p for p in self.problems if p.severity == "error"]
+        if errors:
+            n = len(errors)
+            return "bad", f"✗ {n} problem{'s' if n != 1 else ''}", errors[0].message
+        warnings = len(self.problems)
+        warn = f" ({warnings} warning{'s' if warnings != 1 else ''})" if warnings else ""
+        return "ok", f"✓ valid{warn}", ""
+
     def error_ids(self) -> list[int]:
         ids = self.window_ids
         return sorted(
@@ -443,7 +456,23 @@ class SessionModel:
 
     @property
     def window_tokens(self) -> int:
-        return self.overhead_tokens + self.sum_ids(self.window_ids)
+        """The request's estimated size: system + tools + the window's messages (the one
+        definition, ``ctxview.sessions.request.token_breakdown``; ``inspect`` says the same)."""
+        return self.overhead_tokens + self.message_tokens()
+
+    def message_tokens(self) -> int:
+        """Estimated tokens of the window's messages as the API reads them: from the last
+        compaction block on (the messages before it are ``compacted``: neither read nor billed)."""
+        if self._compacted():
+            from ctxview.core.tokens import estimate_window
+
+            return estimate_window([m for _, m in self.context.entries()])
+        return self.sum_ids(self.window_ids)
+
+    def token_breakdown(self) -> dict[str, int]:
+        from ctxview.sessions.request import token_breakdown
+
+        return token_breakdown(self.system, self.tools, self.message_tokens())
 
     def _update_cache(self, old: list[int], new: list[int]) -> None:
         """The prefix of the request the last change left unchanged (still a cache hit) against

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ctxview.app.model import Draft
 from ctxview.chat.autosave import new_autosave_path
 from ctxview.chat.backends import AnthropicBackend, Backend, ChatError, OfflineBackend, import_sdk
+from ctxview.chat.presend import not_in_window, raised_max
 from ctxview.chat.tools import ToolSettings, run_tool
 from ctxview.core.context import block_to_dict
 from ctxview.core.protocol import errors
@@ -95,7 +96,7 @@ class ChatController:
         app.model.set_draft(None)
         app.context_changed(keep=mid)
         self._autosave()
-        self._check_and_send()
+        self._check_and_send(mid, text)
 
     def retry(self) -> None:
         app = self.app
@@ -141,13 +142,22 @@ class ChatController:
         self.ensure_tools()
         return self.app.request_body()
 
-    def _check_and_send(self) -> None:
+    def _check_and_send(self, mid: int | None = None, text: str = "") -> None:
         app = self.app
-        probs = errors(app.model.problems)  # the model's memoised check of this window
-        if not probs:
+        model = app.model
+        probs = errors(model.problems)  # the model's memoised check of this window
+        ctx = model.context
+        missing = (
+            not_in_window(model.window_ids, mid, ctx.max_context_messages)
+            if mid is not None
+            else None
+        )
+        if not probs and missing is None:
             self._start()
             return
         from ctxview.app.screens.modals import ConfirmSendScreen
+
+        raise_to = raised_max(len(ctx), ctx.max_context_messages)
 
         def chosen(choice: str | None) -> None:
             if choice == "send":
@@ -155,11 +165,14 @@ class ChatController:
             elif choice == "pair-safe":
                 app.set_strategy("pair-safe")
                 self._start()
+            elif choice == "raise":
+                app.set_max(raise_to)
+                self.submit(text)  # evicted messages never come back: add it again
             else:
                 self.failed = True
                 app.notify("not sent: your message stays; ctrl+r sends it later", markup=False)
 
-        app.push_screen(ConfirmSendScreen([p.message for p in probs]), chosen)
+        app.push_screen(ConfirmSendScreen([p.message for p in probs], missing, raise_to), chosen)
 
     def _start(self) -> None:
         self._worker = self.app.run_worker(

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxview.sessions.fileio import FileRefused, read_regular
-from ctxview.textfmt import one_line
+from ctxview.textfmt import one_line, plural
 
 SCHEMAS: dict[str, dict[str, Any]] = {
     "calculator": {
@@ -361,7 +361,9 @@ def _run_tool(name: str, tool_input: Any, settings: ToolSettings) -> tuple[str, 
             if not isinstance(text, str):
                 raise ToolError("text must be a string")
             return (
-                f"{len(text.split())} words, {len(text.splitlines()) or (1 if text else 0)} lines, {len(text)} characters",
+                f"{plural(len(text.split()), 'word')}, "
+                f"{plural(len(text.splitlines()) or (1 if text else 0), 'line')}, "
+                f"{plural(len(text), 'character')}",
                 False,
             )
         if name == "read_file":

@@ -60,6 +60,11 @@ async def test_compacted_rows_and_window_notes(tmp_path: Path) -> None:
         rows = row_texts(app)
         status = [r.split()[-1] for r in rows[:5]]
         assert status == ["compacted", "compacted", "compacted", "kept", "kept"]
+        # the gauge counts what the API reads: the compaction block and what follows
+        from ctxview.core.tokens import estimate_window
+
+        assert app.model.message_tokens() == estimate_window(messages)
+        assert app.model.message_tokens() < app.model.sum_ids(app.model.window_ids)
 
     # seed at max 1 evicts the question just typed: the sidebar says so
     app = make_app(str(p), max_=1)

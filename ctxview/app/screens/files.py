@@ -130,3 +130,49 @@ class SavePathScreen(PathScreen):
             yield Static(
                 Text("enter: save (atomic: temp file + rename) · escape: cancel"), classes="hint"
             )
+
+
+class OverwriteScreen(ModalScreen[str]):
+    """Saving over a file this session did not create: a new name, overwrite, or cancel.
+
+    Answers ``"new"``, ``"overwrite"``, ``"choose"`` (type another name) or ``"cancel"``."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("n,enter", "choose('new')", "Save as the new name"),
+        Binding("o", "choose('overwrite')", "Overwrite"),
+        Binding("a", "choose('choose')", "Another name…"),
+        Binding("escape,c", "choose('cancel')", "Cancel"),
+    ]
+    DEFAULT_CSS = """
+    OverwriteScreen { align: center middle; }
+    OverwriteScreen > Vertical {
+        width: 80%; max-width: 100; height: auto;
+        background: $panel; border: thick $warning; padding: 1 2;
+    }
+    OverwriteScreen .path { text-style: bold; }
+    OverwriteScreen .hint { color: $text-muted; margin-top: 1; }
+    """
+
+    def __init__(self, path: str, suggestion: str) -> None:
+        super().__init__()
+        self.path = path
+        self.suggestion = suggestion
+
+    def compose(self) -> ComposeResult:
+        from ctxview.app.safe import visible
+
+        with Vertical():
+            yield Static(Text("This file exists and was not created by this session:"))
+            yield Static(Text(visible(self.path)), classes="path")
+            yield Static(Text("Save under a new name instead?"))
+            yield Static(Text(visible(self.suggestion)), classes="path")
+            yield Static(
+                Text(
+                    "n / enter: save as the new name · o: overwrite · a: another name… · "
+                    "escape: cancel"
+                ),
+                classes="hint",
+            )
+
+    def action_choose(self, choice: str) -> None:
+        self.dismiss(choice)

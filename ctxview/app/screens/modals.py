@@ -54,11 +54,13 @@ class SystemPromptScreen(ModalScreen[str | None]):
 
 
 class ConfirmSendScreen(ModalScreen[str]):
-    """The window has protocol errors: send anyway, switch to pair-safe, or cancel."""
+    """The window has protocol errors, or no longer holds the message just typed: send anyway,
+    switch to pair-safe, raise max, or cancel."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s", "choose('send')", "Send anyway"),
         Binding("p", "choose('pair-safe')", "Switch to pair-safe"),
+        Binding("m", "choose('raise')", "Raise max"),
         Binding("escape,c", "choose('cancel')", "Cancel"),
     ]
     DEFAULT_CSS = """
@@ -68,20 +70,44 @@ class ConfirmSendScreen(ModalScreen[str]):
         background: $panel; border: thick $error; padding: 1 2;
     }
     ConfirmSendScreen .error { color: $error; margin-bottom: 1; }
+    ConfirmSendScreen .missing { color: $warning; text-style: bold; margin-bottom: 1; }
     """
 
-    def __init__(self, messages: list[str]) -> None:
+    def __init__(
+        self, messages: list[str], missing: str | None = None, raise_to: int | None = None
+    ) -> None:
         super().__init__()
         self.messages = messages
+        self.missing = missing
+        self.raise_to = raise_to
 
     def compose(self) -> ComposeResult:
+        options = ["s: send anyway"]
         with Vertical():
-            yield Static(
-                Text("The API will reject this request (400 invalid_request_error):", style="bold")
-            )
-            for m in self.messages[:5]:
-                yield Static(Text(visible(m)), classes="error")  # tool ids from the session
-            yield Static(Text("s: send anyway · p: switch to pair-safe and send · escape: cancel"))
+            if self.missing:
+                yield Static(Text(visible(self.missing)), classes="missing")
+                if self.raise_to is not None:
+                    options.append(f"m: raise max to {self.raise_to} and add it again")
+            if self.messages:
+                yield Static(
+                    Text(
+                        "The API will reject this request (400 invalid_request_error):",
+                        style="bold",
+                    )
+                )
+                for m in self.messages[:5]:
+                    yield Static(Text(visible(m)), classes="error")  # tool ids from the session
+                options.append("p: switch to pair-safe and send")
+            options.append("escape: cancel")
+            yield Static(Text(" · ".join(options)))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "choose" and parameters:
+            if parameters[0] == "raise":
+                return self.missing is not None and self.raise_to is not None
+            if parameters[0] == "pair-safe":
+                return bool(self.messages)
+        return True
 
     def action_choose(self, choice: str) -> None:
         self.dismiss(choice)

@@ -13,10 +13,10 @@ from textual.highlight import highlight
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
-from ctxview.app.model import Draft, SessionModel
+from ctxview.app.model import GAP, Draft, SessionModel
 from ctxview.app.safe import literal, visible
 from ctxview.core.tokens import block_tokens, image_info
-from ctxview.textfmt import fmt_tokens
+from ctxview.textfmt import tokens_text
 
 MAX_SHOWN_CHARS = 50_000  #: longer text is cut in the pane (the session keeps it all)
 
@@ -69,12 +69,13 @@ class BlockDetail(VerticalScroll, can_focus=True):
         self._draft_view = None
         self.remove_children()
         if model is None or mid is None:
-            self.mount(
-                Static(
-                    Text("No message selected. The gap marker stands for evicted messages."),
-                    classes="hint",
-                )
-            )
+            if model is not None and not model.rows:
+                hint = "No messages yet: type one below and press enter."
+            elif model is not None and GAP in model.rows:
+                hint = "No message selected. The gap marker stands for evicted messages."
+            else:
+                hint = "No message selected."
+            self.mount(Static(Text(hint), classes="hint"))
             return
         self.mount_all(list(self._widgets(model, mid)))
         self.scroll_home(animate=False)
@@ -136,7 +137,7 @@ class BlockDetail(VerticalScroll, can_focus=True):
                 status,
                 {"pinned": "bold", "evicted": "italic", "compacted": "italic"}.get(status, ""),
             ),
-            f" · ~{fmt_tokens(model.tokens(mid))} tokens",
+            f" · {tokens_text(model.tokens(mid))}",
         )
         ts = rec.meta.get("timestamp")
         if isinstance(ts, str):
@@ -216,7 +217,7 @@ class BlockDetail(VerticalScroll, can_focus=True):
         if not isinstance(block, Mapping):
             return [self._title(f"[{j}] ?"), Static(_json(block), classes="body")]
         t = str(block.get("type", "?"))
-        tok = f"~{fmt_tokens(block_tokens(block))} tokens"
+        tok = tokens_text(block_tokens(block))
         if t == "text":
             out: list[Widget] = [self._title(f"[{j}] text · {tok}")]
             out.append(Static(literal(_cut(str(block.get("text", "")))), classes="body"))
