@@ -121,3 +121,6 @@ async def test_sessions_screen_opens_and_follows(tmp_path: Path, monkeypatch: An
         with open(newer, "a") as fh:
             fh.write(rec("user", "u1", "a0", "more"))
         await _wait(pilot, lambda: len(app.model.transcript) == 3)
+        await pilot.press("f")  # stop following, and let the last update's messages settle
+        for _ in range(3):
+            await pilot.pause()
