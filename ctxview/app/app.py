@@ -11,6 +11,7 @@ from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.widgets import Footer, Header, Input
 
 from ctxview.app.commands import CtxviewCommands
@@ -589,6 +590,10 @@ class CtxviewApp(App[int]):
         self._detail_timer = None
         if not self._panes_ready:
             return
+        try:
+            self.timeline  # noqa: B018
+        except NoMatches:
+            return  # the app is being torn down (a follow update landing as it quits)
         self._last_detail = time.monotonic()
         if self.timeline.on_draft and self.model.draft is not None:
             self._detail_key = None
