@@ -57,6 +57,11 @@ class CtxviewCommands(Provider):
                 "ask the API's count_tokens for this window (ctrl+k)",
                 app.action_count_tokens,
             ),
+            (
+                "Requests…",
+                "every API request: predicted cache, breaks, cost (r)",
+                app.action_requests,
+            ),
             ("Help", "every key (? or F1)", app.action_help),
         ]
         for name in STRATEGIES:
