@@ -153,7 +153,7 @@ class RequestsScreen(ModalScreen[int | None]):
         with Vertical():
             yield Static(Text(f"Requests · {self.label}"), id="title")
             yield Static(Text("computing the requests…"), id="summary")
-            yield Static(Text(header_row()), classes="head")
+            yield Static(Text(header_row(), no_wrap=True, overflow="crop"), classes="head")
             yield Static(
                 Text("enter: show in the timeline · escape: close · j/k PgUp/PgDn g/G"),
                 classes="hint",
@@ -201,8 +201,8 @@ class RequestsScreen(ModalScreen[int | None]):
         self.query_one("#summary", Static).update(Text(line))
         lst = RequestList(log, id="requests")
         self.query_one(Vertical).mount(lst, before=self.query_one(".hint"))
-        lst.action_jump(-1)
         lst.focus()
+        self.call_after_refresh(lst.action_jump, -1)
 
     def action_close(self) -> None:
         self.dismiss(None)
