@@ -765,10 +765,16 @@ def simulate(
             if read and best is not None and now is not None:
                 best.expires = max(best.expires, now + best.ttl)
             if total >= minimum:
-                entries.append(_Entry(key, n, (now if now is not None else 0.0) + ttl, ttl))
+                new = _Entry(key, n, (now if now is not None else 0.0) + ttl, ttl)
+                if all(
+                    e.key == key and e.length <= n and e.expires <= new.expires for e in entries
+                ):
+                    entries = [new]  # the usual case: the new entry outreaches and outlives all
+                else:
+                    entries.append(new)
+                    entries = _prune(entries, now)
                 ever_cached = True
                 prev_written = True
-                entries = _prune(entries, now)
             else:
                 prev_written = False
             prev_key, prev_len = key, n
