@@ -402,6 +402,7 @@ def test_requests_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
         "totals",
     } <= set(doc)
     assert doc["format"] == "claude-code" and doc["max_context_messages"] is None
+    assert doc["strategy"] is None  # as sent: no ctxview truncation
     for r in doc["requests"]:
         assert set(r) >= REQ_KEYS
         assert set(r["recorded"]) == {

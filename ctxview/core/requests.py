@@ -194,7 +194,8 @@ class RequestLog:
     """The requests of one session under one max and strategy, and how they were estimated."""
 
     requests: list[Request]
-    strategy: str
+    #: None when simulated as sent (no ctxview truncation)
+    strategy: str | None
     max_context_messages: int | None
     #: True: the windows are what the file says was sent (no ctxview truncation)
     as_sent: bool
@@ -864,7 +865,7 @@ def simulate(
         notes.append(f"minimum cacheable length of model {m!r} unknown: assumed 1,024 tokens")
     return RequestLog(
         out,
-        strat,
+        None if as_sent else strat,
         None if as_sent else max_,
         as_sent,
         session_model,
