@@ -3,6 +3,10 @@
     python benchmarks/bench_core.py            # 1,000,000 adds at max 50; 100,000 at max 5,000
     python benchmarks/bench_core.py --quick    # a tenth of that
 
+It also reports the mean window fill (window size / max after each add) of each strategy in a
+tool loop at max 10: the safe strategies stay near 1 (they only give up a message to avoid a
+leading tool_result), low-water lower by design (it trims to half of max at once).
+
 The literal port rebuilds the list on every truncation (as the Java does), so its cost per add
 grows with max; ConversationContext evicts from a deque, amortised O(1) per add.
 """
@@ -58,6 +62,23 @@ def time_literal(msgs: list[tuple[bool, Any]], max_: int) -> float:
     return time.perf_counter() - t0
 
 
+def window_fill(max_: int = 10, n: int = 20_000) -> dict[str, float]:
+    """Mean window fill (window size / max after each add) per strategy in a tool loop."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from agentgen import agent_loop
+
+    msgs = agent_loop([[1, 2, 1, 3]] * (n // 10), seed=1)[:n]
+    fills: dict[str, float] = {}
+    for strategy in STRATEGIES:
+        ctx = ConversationContext(max_context_messages=max_, strategy=strategy)
+        total = 0.0
+        for m in msgs:
+            ctx.add_message(m)
+            total += len(ctx) / max_
+        fills[strategy] = total / len(msgs)
+    return fills
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
@@ -71,6 +92,9 @@ def main() -> None:
         for strategy in STRATEGIES:
             ours = time_ours(msgs, max_, strategy)
             print(f"{n:>9,} {max_:>6,} {strategy:<13} {ours:>8.3f} {lit:>9.3f} {lit / ours:>6.1f}x")
+    print("\nmean window fill (window/max) in a tool loop at max 10:")
+    for strategy, fill in window_fill().items():
+        print(f"  {strategy:<13} {fill:.3f}")
 
 
 if __name__ == "__main__":

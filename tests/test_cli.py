@@ -47,8 +47,10 @@ def test_inspect_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
         "evicted",
         "problems",
         "skipped_lines",
+        "subagents",
     }
-    assert set(d["window"]) == {"ids", "size", "estimated_tokens"}
+    assert set(d["window"]) == {"ids", "size", "estimated_tokens", "token_breakdown"}
+    assert set(d["window"]["token_breakdown"]) == {"system", "tools", "messages"}
     assert d["format"] == "ctxview" and d["messages_total"] == 62
     assert d["max_context_messages"] == 20 and d["window"]["size"] == 20
     assert d["pinned_id"] == 0 and d["window"]["ids"][0] == 0
@@ -87,7 +89,7 @@ def test_inspect_unreadable_exit_2(capsys: pytest.CaptureFixture[str], tmp_path:
     p = tmp_path / "x.json"
     p.write_text("{oops")
     code, out, err = run(capsys, "inspect", str(p), "--json")
-    assert code == 2 and out == ""
+    assert code == 2 and json.loads(out) == {"file": str(p), "error": err.strip()[9:], "exit": 2}
     assert str(p) in err and "line 1, column 2" in err and "Traceback" not in err
 
 
@@ -107,15 +109,19 @@ def test_inspect_rich_output(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_max_defaults_to_config(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     Path(os.environ["CTXVIEW_CONFIG"]).write_text("max_context_messages = 3\n")
-    body = {
-        "model": "m",
-        "messages": [
-            {"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"} for i in range(9)
-        ],
-    }
-    p = tmp_path / "r.json"
-    p.write_text(json.dumps(body))
+    messages = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i}"} for i in range(9)
+    ]
+    p = tmp_path / "m.json"
+    p.write_text(json.dumps(messages))
     _, out, _ = run(capsys, "inspect", str(p), "--json")
+    assert json.loads(out)["window"]["ids"] == [0, 7, 8]
+    # a recorded request body is checked as it was sent, unless --max or --strategy is given
+    r = tmp_path / "r.json"
+    r.write_text(json.dumps({"model": "m", "max_tokens": 10, "messages": messages}))
+    _, out, _ = run(capsys, "inspect", str(r), "--json")
+    assert json.loads(out)["window"]["ids"] == list(range(9))
+    _, out, _ = run(capsys, "inspect", str(r), "--json", "--max", "3")
     assert json.loads(out)["window"]["ids"] == [0, 7, 8]
     # a session's own setting wins over the config
     _, out, _ = run(capsys, "inspect", str(SAMPLES / "long_chat.json"), "--json")
@@ -138,7 +144,7 @@ def test_export_request_body(capsys: pytest.CaptureFixture[str], tmp_path: Path)
     code, out, err = run(
         capsys, "export", str(SAMPLES / "agent_loop.json"), "--max", "4", "-o", str(out_path)
     )
-    assert code == 0 and out == "" and "wrote" in err
+    assert code == 1 and out == "" and "wrote" in err and "would reject" in err
     assert len(json.loads(out_path.read_text())["messages"]) == 4
 
 

@@ -61,11 +61,13 @@ def test_unanswered_tool_use_text() -> None:
     )
 
 
-def test_unanswered_when_next_is_assistant() -> None:
+def test_unanswered_when_merged_assistant_turn_is_followed_by_text() -> None:
+    # the two assistant messages are one turn for the API; the next user turn has no result
     msgs = [
         {"role": "user", "content": "go"},
         {"role": "assistant", "content": [tu("a")]},
         {"role": "assistant", "content": [{"type": "text", "text": "x"}]},
+        {"role": "user", "content": "next"},
     ]
     assert "unanswered_tool_use" in codes(msgs)
 

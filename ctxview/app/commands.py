@@ -25,6 +25,7 @@ class CtxviewCommands(Provider):
                 app.action_open,
             ),
             ("Save session", "save in the ctxview format, atomically (ctrl+s)", app.action_save),
+            ("Save session as…", "save under a new name (S)", app.action_save_as),
             (
                 "Export request…",
                 "write the request body ctxview would send next (x)",
@@ -61,6 +62,11 @@ class CtxviewCommands(Provider):
                 "Requests…",
                 "every API request: predicted cache, breaks, cost (r)",
                 app.action_requests,
+            ),
+            (
+                "Make these settings the default",
+                "save this session's max, strategy and model to config.toml for new chats",
+                app.action_make_default,
             ),
             ("Help", "every key (? or F1)", app.action_help),
         ]

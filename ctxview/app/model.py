@@ -17,6 +17,8 @@ from typing import Any
 
 from ctxview.app.safe import one_line
 from ctxview.core.context import ContextEvent, ConversationContext
+from ctxview.core.limits import MODEL_CONTEXT as MODEL_CONTEXT  # the rule lives in core.limits
+from ctxview.core.limits import context_size as context_size
 from ctxview.core.protocol import Problem, ProtocolChecker
 from ctxview.core.tokens import estimate_message, estimate_system, estimate_tools
 from ctxview.core.transcript import Transcript
@@ -27,13 +29,6 @@ from ctxview.textfmt import fmt_tokens, id_ranges
 GAP = -1  #: the row id of the gap marker
 DRAFT = -2  #: the row id of a reply being streamed (or cut), which is not in the context
 SYNC_TOKEN_LIMIT = 20_000  #: sessions up to this size get token estimates before first paint
-
-MODEL_CONTEXT = {"default": 200_000}
-
-
-def context_size(model: str) -> int:
-    """The model's context window in tokens (200k for current Claude models)."""
-    return MODEL_CONTEXT.get(model, MODEL_CONTEXT["default"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +148,7 @@ class SessionModel:
         self._problems: list[Problem] | None = None
         self._checker = ProtocolChecker()
         self._problem_ids: dict[int, list[Problem]] | None = None
+        self._compacted_ids: set[int] | None = None
         self._tool_index: dict[str, tuple[int, int]] | None = (
             None  # tool id -> (use msg, result msg)
         )
@@ -206,6 +202,7 @@ class SessionModel:
         self._window_dirty = True
         self._problems = None
         self._problem_ids = None
+        self._compacted_ids = None
         if event.kind == "evicted":
             ids = list(event.ids)
             self.pending.append(Eviction(ids, self.sum_ids(ids), event.reason))
@@ -351,12 +348,27 @@ class SessionModel:
                 summary = "compaction · " + summary
             if meta.get("is_meta"):
                 summary = "meta · " + summary
-            info = RowInfo(str(msg.get("role", "?")), summary, preview, self.tokens(mid), error)
+            # row text comes from the session: one visible line (tool names, unknown block types)
+            info = RowInfo(
+                one_line(str(msg.get("role", "?")), 40),
+                one_line(summary, 120),
+                preview,
+                self.tokens(mid),
+                error,
+            )
             self._info[mid] = info
         return info
 
     def status(self, mid: int) -> str:
-        return self.transcript.status(mid)
+        status = self.transcript.status(mid)
+        if status != "evicted" and mid in self._compacted():
+            return "compacted"  # before the last compaction block: the API ignores it
+        return status
+
+    def _compacted(self) -> set[int]:
+        if self._compacted_ids is None:
+            self._compacted_ids = set(self.context.compacted_ids)
+        return self._compacted_ids
 
     # -- protocol --------------------------------------------------------------------------------
     @property
@@ -374,6 +386,19 @@ class SessionModel:
                     by.setdefault(ids[p.index], []).append(p)
             self._problem_ids = by
         return self._problem_ids.get(mid, [])
+
+    def verdict(self) -> tuple[str, str, str]:
+        """(state, short text, first problem) of the next request: state is ``ok``, ``bad`` or
+        ``empty`` (nothing to send yet: not an error before anything was typed)."""
+        if len(self.context) == 0:
+            return "empty", "no messages yet", ""
+        errors = [p for p in self.problems if p.severity == "error"]
+        if errors:
+            n = len(errors)
+            return "bad", f"✗ {n} problem{'s' if n != 1 else ''}", errors[0].message
+        warnings = len(self.problems)
+        warn = f" ({warnings} warning{'s' if warnings != 1 else ''})" if warnings else ""
+        return "ok", f"✓ valid{warn}", ""
 
     def error_ids(self) -> list[int]:
         ids = self.window_ids
@@ -431,7 +456,23 @@ class SessionModel:
 
     @property
     def window_tokens(self) -> int:
-        return self.overhead_tokens + self.sum_ids(self.window_ids)
+        """The request's estimated size: system + tools + the window's messages (the one
+        definition, ``ctxview.sessions.request.token_breakdown``; ``inspect`` says the same)."""
+        return self.overhead_tokens + self.message_tokens()
+
+    def message_tokens(self) -> int:
+        """Estimated tokens of the window's messages as the API reads them: from the last
+        compaction block on (the messages before it are ``compacted``: neither read nor billed)."""
+        if self._compacted():
+            from ctxview.core.tokens import estimate_window
+
+            return estimate_window([m for _, m in self.context.entries()])
+        return self.sum_ids(self.window_ids)
+
+    def token_breakdown(self) -> dict[str, int]:
+        from ctxview.sessions.request import token_breakdown
+
+        return token_breakdown(self.system, self.tools, self.message_tokens())
 
     def _update_cache(self, old: list[int], new: list[int]) -> None:
         """The prefix of the request the last change left unchanged (still a cache hit) against

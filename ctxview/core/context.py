@@ -12,8 +12,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ctxview.core.compaction import effective_messages, has_compaction
+from ctxview.core.protocol import Problem
 from ctxview.core.strategies import Strategy, get_strategy
-from ctxview.core.tokens import estimate_message
+from ctxview.core.tokens import estimate_message, estimate_window
 from ctxview.core.window import Entry, Window, json_copy
 
 EventKind = Literal["added", "evicted", "config"]
@@ -112,6 +114,8 @@ class ConversationContext:
         self._next_id = 0
         self._step = 0
         self._subscribers: list[Subscriber] = []
+        #: ids of messages holding a ``compaction`` block (the API ignores what precedes one)
+        self._compaction_ids: set[int] = set()
 
     # -- observation ---------------------------------------------------------------------------
     def subscribe(self, callback: Subscriber) -> Callable[[], None]:
@@ -135,6 +139,8 @@ class ConversationContext:
         self._next_id = mid + 1
         self._step += 1
         window = self._window
+        if message.get("role") == "assistant" and has_compaction(message):
+            self._compaction_ids.add(mid)
         if window.first is None or window._tail_tokens is not None:
             window.append((mid, message))
         else:
@@ -196,12 +202,15 @@ class ConversationContext:
     ) -> int:
         """Append an already-formed message (used when replaying a file).
 
+        ``role: "system"`` messages are carried as they are: current models accept them mid-
+        conversation (the protocol checker applies their placement rules).
+
         The message is copied as JSON unless ``copy=False``: a reader that hands over messages it
         just parsed saves a second copy of a large session that way.
         """
         role = message.get("role")
-        if role not in ("user", "assistant"):
-            raise ValueError(f"message role must be 'user' or 'assistant', got {role!r}")
+        if role not in ("user", "assistant", "system"):
+            raise ValueError(f"message role must be 'user', 'assistant' or 'system', got {role!r}")
         stored = json_copy(message) if copy else message
         if not isinstance(stored, dict):
             stored = dict(stored)
@@ -335,8 +344,81 @@ class ConversationContext:
 
     @property
     def estimated_tokens(self) -> int:
-        """Estimated tokens of system prompt + window (cached per message)."""
-        return self._window.tokens
+        """Estimated tokens of system prompt + window (cached per message).
+
+        With a ``compaction`` block in the window, only what the API reads counts: the last
+        compaction block and what follows it.
+        """
+        window = self._window
+        cids = self._compaction_ids
+        if cids and any(e[0] in cids for e in window):
+            return estimate_window([e[1] for e in window], window.system_prompt)
+        return window.tokens
+
+    @property
+    def compacted_ids(self) -> list[int]:
+        """Ids of window messages before the last compaction block (the API ignores them)."""
+        cids = self._compaction_ids
+        if not cids:
+            return []
+        entries = list(self._window)
+        start = effective_messages([e[1] for e in entries])[0]
+        return [e[0] for e in entries[:start]]
+
+    def window_notes(self) -> list[Problem]:
+        """Warnings about the window itself (not the API's rules), for the sidebar and ``inspect``.
+
+        ``newest_not_in_window``: the message added last was evicted (``seed`` at max 1).
+        ``over_max``: the window holds more than max (``max+1: kept a tool pair``).
+        ``over_token_budget``: ``token-budget`` could not fit the budget without dropping the
+        newest message or its tool pair.
+        """
+        window = self._window
+        notes: list[Problem] = []
+        size = window.size
+        last = self._next_id - 1
+        if size and last >= 0 and not self._contains(last):
+            notes.append(
+                Problem(
+                    -1,
+                    "newest_not_in_window",
+                    "warning",
+                    f"the message just added (#{last}) is not in the window: max "
+                    f"{window.max_messages} with {self._strategy.name} evicted it",
+                )
+            )
+        over = window.over_max
+        if over:
+            tail = window.tail
+            pair = (
+                len(tail) >= 2
+                and tail[-2][1].get("role") == "assistant"
+                and any(
+                    isinstance(b, dict) and b.get("type") == "tool_result"
+                    for b in (tail[-1][1].get("content") or [])
+                    if isinstance(tail[-1][1].get("content"), list)
+                )
+            )
+            what = "kept a tool pair" if pair else "kept the newest message"
+            notes.append(Problem(-1, "over_max", "warning", f"max+{over}: {what}"))
+        if self._strategy.name == "token-budget" and size and window.over_token_budget:
+            notes.append(
+                Problem(
+                    -1,
+                    "over_token_budget",
+                    "warning",
+                    f"~{window.tokens} tokens is over max_context_tokens "
+                    f"({window.max_context_tokens}): the newest message (and its tool pair) "
+                    "are never evicted for tokens",
+                )
+            )
+        return notes
+
+    def _contains(self, mid: int) -> bool:
+        window = self._window
+        if window.first is not None and window.first[0] == mid:
+            return True
+        return bool(window.tail) and window.tail[-1][0] == mid
 
     @property
     def step(self) -> int:
@@ -361,8 +443,11 @@ class ConversationContext:
         The messages are taken as they are (not copied): the reader owns them.
         """
         self._window.clear()
+        self._compaction_ids = set()
         for mid, msg in messages:
             self._window.append((mid, msg))
+            if msg.get("role") == "assistant" and has_compaction(msg):
+                self._compaction_ids.add(mid)
         self._window.cut = cut
         self._next_id = next_id
         self._step = step if step is not None else next_id

@@ -2,6 +2,19 @@
 
 Each :class:`Problem` carries the text the API returns in its 400 ``invalid_request_error`` for
 that request, in the API's wording, so the inspector can show exactly what a send would fail with.
+``docs/protocol.md`` lists every rule with its evidence; a rule without evidence of a rejection
+is a warning, never an error.
+
+The checks follow what the API does before it validates:
+
+* everything before the last ``compaction`` block is ignored (the compaction replaces it);
+* consecutive messages of the same role are merged into one turn, so tool_use/tool_result pairs,
+  thinking order and server-tool results are checked per merged turn (two assistant messages whose
+  tool_uses are answered together by the next user message are valid);
+* ``role: "system"`` messages are turns of their own (current models accept them mid-conversation,
+  after a user turn).
+
+Indices in problems are positions in the ``messages`` array as given (not in merged turns).
 """
 
 from __future__ import annotations
@@ -10,24 +23,76 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from ctxview.core.compaction import effective_messages, has_compaction
+
 Severity = Literal["error", "warning"]
 
 
 @dataclass(frozen=True, slots=True)
 class Problem:
-    """One protocol problem of a request's ``messages``."""
+    """One protocol problem of a request's ``messages``.
+
+    ``index`` is the message (``-1`` for the request as a whole), ``block`` the content block
+    within it when the problem is about one block, ``ids`` the tool_use ids involved.
+    """
 
     index: int
     code: str
     severity: Severity
     message: str
+    block: int | None = None
+    ids: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def _blocks(message: Mapping[str, Any]) -> list[Any]:
-    content = message.get("content")
+#: Content block types the API documents (anything else is reported as a warning).
+KNOWN_BLOCK_TYPES = frozenset(
+    {
+        "text",
+        "image",
+        "document",
+        "search_result",
+        "tool_use",
+        "tool_result",
+        "thinking",
+        "redacted_thinking",
+        "server_tool_use",
+        "web_search_tool_result",
+        "web_fetch_tool_result",
+        "code_execution_tool_result",
+        "bash_code_execution_tool_result",
+        "text_editor_code_execution_tool_result",
+        "tool_search_tool_result",
+        "advisor_tool_result",
+        "mcp_tool_use",
+        "mcp_tool_result",
+        "container_upload",
+        "compaction",
+        "tool_reference",
+        "tool_addition",
+    }
+)
+
+#: Result blocks that pair with a use block earlier in the same assistant turn.
+SERVER_RESULT_PARTNER = {
+    "web_search_tool_result": "server_tool_use",
+    "web_fetch_tool_result": "server_tool_use",
+    "code_execution_tool_result": "server_tool_use",
+    "bash_code_execution_tool_result": "server_tool_use",
+    "text_editor_code_execution_tool_result": "server_tool_use",
+    "tool_search_tool_result": "server_tool_use",
+    "advisor_tool_result": "server_tool_use",
+    "mcp_tool_result": "mcp_tool_use",
+}
+
+_ROLES = ("user", "assistant", "system")
+_THINKING = ("thinking", "redacted_thinking")
+
+
+def _blocks(message: Any) -> list[Any]:
+    content = message.get("content") if isinstance(message, Mapping) else None
     if isinstance(content, list):
         return content
     return []
@@ -35,10 +100,6 @@ def _blocks(message: Mapping[str, Any]) -> list[Any]:
 
 def _btype(block: Any) -> Any:
     return block.get("type") if isinstance(block, Mapping) else None
-
-
-def _tool_use_ids(message: Mapping[str, Any]) -> list[str]:
-    return [str(b.get("id")) for b in _blocks(message) if _btype(b) == "tool_use"]
 
 
 def _is_empty(content: Any) -> bool:
@@ -51,118 +112,368 @@ def _is_empty(content: Any) -> bool:
     return False
 
 
-def _check_at(prev: Any, message: Any, nxt: Any, i: int, is_last: bool) -> list[Problem]:
-    """The problems of the message at index ``i``, given its neighbours (None at the ends)."""
-    problems: list[Problem] = []
+def _role(message: Any) -> Any:
+    return message.get("role") if isinstance(message, Mapping) else None
 
-    def add(index: int, code: str, text: str, severity: Severity = "error") -> None:
-        problems.append(Problem(index, code, severity, text))
 
-    role = message.get("role") if isinstance(message, Mapping) else None
-    if not isinstance(message, Mapping) or role not in ("user", "assistant"):
-        add(i, "invalid_role", f"messages.{i}.role: Input should be 'user' or 'assistant'")
-        return problems
-    content = message.get("content")
-    if prev is None and role != "user":
-        add(i, "first_not_user", 'messages: first message must use the "user" role')
-    if prev is not None and isinstance(prev, Mapping) and prev.get("role") == role:
+# -- turns ---------------------------------------------------------------------------------------
+
+#: A problem with message indices relative to the start of its turn; resolved by ``_resolve``.
+#: ``parts`` is the message text: ``str`` pieces verbatim, ``int`` pieces are relative indices.
+_Rel = tuple[int, str, Severity, tuple[str | int, ...], int | None, tuple[str, ...]]
+
+
+def _turns(roles: Sequence[Any]) -> list[tuple[int, int]]:
+    """``(start, end)`` of each run of consecutive messages of one role (the API's merged turns:
+    a run of system messages is one system turn); a message with another role is a turn of its
+    own."""
+    turns: list[tuple[int, int]] = []
+    append = turns.append
+    n = len(roles)
+    start = 0
+    for i in range(1, n):
+        role = roles[i]
+        if role != roles[i - 1] or role not in _ROLES:
+            append((start, i))
+            start = i
+    if n:
+        append((start, n))
+    return turns
+
+
+def _check_turn(
+    prev: Sequence[Any] | None,
+    turn: Sequence[Any],
+    nxt: Sequence[Any] | None,
+    is_first: bool,
+    is_last: bool,
+    compacted: bool,
+) -> list[_Rel]:
+    """The problems of one merged turn, with message indices relative to its first message."""
+    out: list[_Rel] = []
+
+    def add(
+        r: int,
+        code: str,
+        parts: tuple[str | int, ...],
+        severity: Severity = "error",
+        block: int | None = None,
+        ids: tuple[str, ...] = (),
+    ) -> None:
+        out.append((r, code, severity, parts, block, ids))
+
+    role = _role(turn[0])
+    if role not in _ROLES:
+        for r in range(len(turn)):
+            add(
+                r,
+                "invalid_role",
+                ("messages.", r, ".role: Input should be 'user' or 'assistant'"),
+            )
+        return out
+    if is_first and role == "assistant" and not compacted:
         add(
-            i,
-            "consecutive_same_role",
-            f"messages.{i}: consecutive {role} messages are merged by the API "
-            f"into one turn (messages.{i - 1} and messages.{i})",
+            0,
+            "first_not_user",
+            ('messages: first message must use the "user" role',),
             "warning",
         )
-    if _is_empty(content) and not (is_last and role == "assistant"):
+    for r in range(1, len(turn)):
         add(
-            i,
-            "empty_content",
-            f"messages.{i}: all messages must have non-empty content except for the "
-            "optional final assistant message",
+            r,
+            "consecutive_same_role",
+            (
+                "messages.",
+                r,
+                f": consecutive {role} messages are merged by the API into one turn (messages.",
+                r - 1,
+                " and messages.",
+                r,
+                ")",
+            ),
+            "warning",
         )
-    blocks = _blocks(message)
-    for j, block in enumerate(blocks):
-        btype = _btype(block)
-        if btype == "text":
-            text = block.get("text")
-            if text == "" or text is None:
-                add(i, "empty_text_block", "messages: text content blocks must be non-empty")
-            elif isinstance(text, str) and not text.strip():
+
+    # every message of the turn, block by block
+    last_r = len(turn) - 1
+    turn_has_tool_use = role == "assistant" and any(
+        _btype(b) == "tool_use" for m in turn for b in _blocks(m)
+    )
+    for r, message in enumerate(turn):
+        content = message.get("content")
+        if _is_empty(content) and not (is_last and r == last_r and role == "assistant"):
+            add(
+                r,
+                "empty_content",
+                (
+                    "messages.",
+                    r,
+                    ": all messages must have non-empty content except for the optional final "
+                    "assistant message",
+                ),
+            )
+        for j, block in enumerate(_blocks(message)):
+            btype = _btype(block)
+            if btype == "text":
+                text = block.get("text")
+                if text == "" or text is None:
+                    add(
+                        r,
+                        "empty_text_block",
+                        ("messages: text content blocks must be non-empty",),
+                        block=j,
+                    )
+                elif isinstance(text, str) and not text.strip() and not turn_has_tool_use:
+                    add(
+                        r,
+                        "whitespace_text_block",
+                        ("messages: text content blocks must contain non-whitespace text",),
+                        block=j,
+                    )
+            elif btype == "tool_result" and role != "user":
                 add(
-                    i,
-                    "whitespace_text_block",
-                    "messages: text content blocks must contain non-whitespace text",
+                    r,
+                    "tool_result_in_assistant",
+                    (
+                        "messages.",
+                        r,
+                        f".content.{j}: `tool_result` blocks can only be in `user` messages",
+                    ),
+                    block=j,
                 )
-        elif btype == "tool_result" and role == "assistant":
-            add(
-                i,
-                "tool_result_in_assistant",
-                f"messages.{i}.content.{j}: `tool_result` blocks can only be in `user` messages",
-            )
-        elif btype == "tool_use" and role == "user":
-            add(
-                i,
-                "tool_use_in_user",
-                f"messages.{i}.content.{j}: `tool_use` blocks can only be in `assistant` messages",
-            )
-    if is_last and role == "assistant" and blocks:
-        tail = blocks[-1]
-        if _btype(tail) == "text" and isinstance(tail.get("text"), str):
-            text = tail["text"]
-            if text.strip() and text != text.rstrip():
+            elif btype == "tool_use" and role != "assistant":
                 add(
-                    i,
-                    "final_assistant_trailing_whitespace",
-                    "messages: final assistant content cannot end with trailing whitespace",
+                    r,
+                    "tool_use_in_user",
+                    (
+                        "messages.",
+                        r,
+                        f".content.{j}: `tool_use` blocks can only be in `assistant` messages",
+                    ),
+                    block=j,
+                )
+            elif btype not in KNOWN_BLOCK_TYPES:
+                shown = btype if isinstance(btype, str) else repr(btype)
+                add(
+                    r,
+                    "unknown_block_type",
+                    ("messages.", r, f".content.{j}: unknown content block type {shown!r}"),
+                    "warning",
+                    block=j,
                 )
 
-    if role == "user":
-        prev_ids: set[str] = set()
-        if isinstance(prev, Mapping) and prev.get("role") == "assistant":
-            prev_ids = set(_tool_use_ids(prev))
-        for j, block in enumerate(blocks):
+    if role == "assistant":
+        _check_assistant_turn(turn, nxt, is_last, add)
+    elif role == "user":
+        _check_user_turn(prev, turn, add)
+    else:
+        _check_system_turn(prev, nxt, is_first, add)
+    return out
+
+
+def _check_assistant_turn(
+    turn: Sequence[Any], nxt: Sequence[Any] | None, is_last: bool, add: Any
+) -> None:
+    merged = [(r, j, b) for r, m in enumerate(turn) for j, b in enumerate(_blocks(m))]
+    types = [_btype(b) for _, _, b in merged]
+    # thinking order, per merged turn
+    if any(t in _THINKING for t in types):
+        # server-tool blocks may come before the thinking (a recorded 200:
+        # pai_code_exec_files_thinking_cache_req3.json); the first other block must be thinking
+        k = 0
+        while k < len(types) and (
+            types[k] == "server_tool_use" or types[k] in SERVER_RESULT_PARTNER
+        ):
+            k += 1
+        r0, _, _ = merged[0]
+        if k < len(types) and types[k] not in _THINKING:
+            add(
+                r0,
+                "thinking_not_first",
+                (
+                    "messages.",
+                    r0,
+                    ".content.0: If an assistant message contains any thinking blocks, the first "
+                    f"block must be thinking or redacted_thinking. Found {types[k]}.",
+                ),
+                block=0,
+            )
+    if merged and types[-1] == "thinking":
+        r_last, j_last, _ = merged[-1]
+        add(
+            r_last,
+            "final_thinking",
+            (
+                "messages.",
+                r_last,
+                ": The final block in an assistant message cannot be `thinking`.",
+            ),
+            block=j_last,
+        )
+    if is_last and merged and types[-1] == "text":
+        r_last, _, tail = merged[-1]
+        text = tail.get("text")
+        if isinstance(text, str) and text.strip() and text != text.rstrip():
+            add(
+                r_last,
+                "final_assistant_trailing_whitespace",
+                ("messages: final assistant content cannot end with trailing whitespace",),
+            )
+    # server and MCP tools pair inside the assistant turn: a result after its use block
+    seen: dict[str, set[str]] = {"server_tool_use": set(), "mcp_tool_use": set()}
+    for (r, j, b), t in zip(merged, types, strict=True):
+        if t in seen:
+            seen[t].add(str(b.get("id")))
+            continue
+        partner = SERVER_RESULT_PARTNER.get(t) if isinstance(t, str) else None
+        if partner is None:
+            continue
+        tid = b.get("tool_use_id")
+        if str(tid) not in seen[partner]:
+            add(
+                r,
+                "orphan_server_tool_result",
+                (
+                    "messages.",
+                    r,
+                    f".content.{j}: unexpected `tool_use_id` found in `{t}` blocks: {tid}. "
+                    f"Each `{t}` block must have a corresponding `{partner}` block before it.",
+                ),
+                block=j,
+                ids=(str(tid),),
+            )
+    # tool_use ids must be answered at the start of the next (user) turn
+    uses = [
+        (r, str(b.get("id"))) for (r, _, b), t in zip(merged, types, strict=True) if t == "tool_use"
+    ]
+    if not uses or nxt is None:
+        return
+    answered: set[str] = set()
+    if _role(nxt[0]) == "user":
+        answered = {
+            str(b.get("tool_use_id")) for m in nxt for b in _blocks(m) if _btype(b) == "tool_result"
+        }
+    missing = [tid for _, tid in uses if tid not in answered]
+    if missing:
+        r_at = next(r for r, tid in uses if tid == missing[0])
+        add(
+            r_at,
+            "unanswered_tool_use",
+            (
+                "messages.",
+                r_at,
+                ": `tool_use` ids were found without `tool_result` blocks immediately after: "
+                f"{', '.join(missing)}. Each `tool_use` block must have a corresponding "
+                "`tool_result` block in the next message.",
+            ),
+            ids=tuple(missing),
+        )
+
+
+def _check_user_turn(prev: Sequence[Any] | None, turn: Sequence[Any], add: Any) -> None:
+    expected: list[str] = []
+    if prev is not None and _role(prev[0]) == "assistant":
+        expected = [str(b.get("id")) for m in prev for b in _blocks(m) if _btype(b) == "tool_use"]
+    expected_set = set(expected)
+    seen: set[str] = set()
+    leading = True
+    misplaced: list[str] = []
+    for r, message in enumerate(turn):
+        for j, block in enumerate(_blocks(message)):
             if _btype(block) != "tool_result":
+                leading = False
                 continue
             tid = block.get("tool_use_id")
-            if tid is None or str(tid) not in prev_ids:
+            key = str(tid)
+            if key not in expected_set:
                 add(
-                    i,
+                    r,
                     "orphan_tool_result",
-                    f"messages.{i}.content.{j}: unexpected `tool_use_id` found in "
-                    f"`tool_result` blocks: {tid}. Each `tool_result` block must have a "
-                    "corresponding `tool_use` block in the previous message.",
+                    (
+                        "messages.",
+                        r,
+                        f".content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: "
+                        f"{tid}. Each `tool_result` block must have a corresponding `tool_use` "
+                        "block in the previous message.",
+                    ),
+                    block=j,
+                    ids=(key,),
                 )
-    elif role == "assistant" and nxt is not None:
-        ids = _tool_use_ids(message)
-        if not ids:
-            return problems
-        is_user = isinstance(nxt, Mapping) and nxt.get("role") == "user"
-        nxt_blocks = _blocks(nxt) if is_user else []
-        leading: list[str] = []
-        for b in nxt_blocks:
-            if _btype(b) != "tool_result":
-                break
-            leading.append(str(b.get("tool_use_id")))
-        anywhere = {str(b.get("tool_use_id")) for b in nxt_blocks if _btype(b) == "tool_result"}
-        missing = [t for t in ids if t not in anywhere]
-        misplaced = [t for t in ids if t in anywhere and t not in leading]
-        if missing:
-            add(
-                i,
-                "unanswered_tool_use",
-                f"messages.{i}: `tool_use` ids were found without `tool_result` blocks "
-                f"immediately after: {', '.join(missing)}. Each `tool_use` block must have a "
-                "corresponding `tool_result` block in the next message.",
-            )
-        if misplaced:
-            add(
-                i + 1,
-                "tool_result_not_first",
-                f"messages.{i + 1}: Did not find {len(ids)} `tool_result` block(s) at the "
-                "beginning of this message. Messages following `tool_use` blocks must begin "
-                "with a matching number of `tool_result` blocks.",
-            )
-    return problems
+            elif key in seen:
+                add(
+                    r,
+                    "duplicate_tool_result",
+                    (
+                        "messages.",
+                        r,
+                        f".content.{j}: each tool_use must have a single result. Found multiple "
+                        f"`tool_result` blocks with id: {tid}",
+                    ),
+                    block=j,
+                    ids=(key,),
+                )
+            else:
+                seen.add(key)
+                if not leading:
+                    misplaced.append(key)
+    if misplaced:
+        add(
+            0,
+            "tool_result_not_first",
+            (
+                "messages.",
+                0,
+                f": Did not find {len(expected)} `tool_result` block(s) at the beginning of this "
+                "message. Messages following `tool_use` blocks must begin with a matching number "
+                "of `tool_result` blocks.",
+            ),
+            ids=tuple(misplaced),
+        )
+
+
+def _check_system_turn(
+    prev: Sequence[Any] | None, nxt: Sequence[Any] | None, is_first: bool, add: Any
+) -> None:
+    if is_first:
+        add(
+            0,
+            "system_message_first",
+            (
+                "messages.",
+                0,
+                ': a `role: "system"` message cannot open the conversation; put it in the '
+                "top-level `system` parameter",
+            ),
+            "warning",
+        )
+    elif prev is not None and _role(prev[0]) != "user":
+        add(
+            0,
+            "system_message_placement",
+            ("messages.", 0, ': a `role: "system"` message must come right after a user turn'),
+            "warning",
+        )
+    if nxt is not None and _role(nxt[0]) != "assistant":
+        add(
+            0,
+            "system_message_placement",
+            (
+                "messages.",
+                0,
+                ': a `role: "system"` message must be the last message or be followed by an '
+                "assistant turn",
+            ),
+            "warning",
+        )
+
+
+def _resolve(rel: _Rel, base: int) -> Problem:
+    r, code, severity, parts, block, ids = rel
+    text = "".join(p if isinstance(p, str) else str(base + p) for p in parts)
+    return Problem(base + r, code, severity, text, block, ids)
+
+
+# -- the request ---------------------------------------------------------------------------------
 
 
 def _check_request(system: Any, n_messages: int) -> list[Problem]:
@@ -189,83 +500,90 @@ def _check_request(system: Any, n_messages: int) -> list[Problem]:
 def check_protocol(messages: Sequence[Mapping[str, Any]], system: Any = None) -> list[Problem]:
     """Check a request's messages against the API's structural rules.
 
-    Returns ``[]`` for a valid request. ``system`` is accepted for symmetry with the request body;
-    it is checked for empty text blocks.
+    Returns ``[]`` for a valid request (warnings aside). ``system`` is checked for empty text
+    blocks.
     """
-    problems = _check_request(system, len(messages))
-    n = len(messages)
-    if n == 0:
-        return problems
-    for i in range(n):
-        problems.extend(
-            _check_at(
-                messages[i - 1] if i > 0 else None,
-                messages[i],
-                messages[i + 1] if i + 1 < n else None,
-                i,
-                i == n - 1,
-            )
-        )
-    return problems
-
-
-_SENTINEL = 987_654_321_987  # an index no window reaches: cached texts are rewritten from it
+    return ProtocolChecker(memo=False).check(list(enumerate(messages)), system)
 
 
 class ProtocolChecker:
-    """``check_protocol`` over a window of ``(id, message)`` entries, memoised per position.
+    """``check_protocol`` over a window of ``(id, message)`` entries, memoised per turn.
 
-    A message's problems depend only on itself, its neighbours and whether it is first or last,
-    so they are cached under (previous id, id, next id, first, last) and re-indexed on reuse. A
-    window that changed at its ends (the usual eviction or append) is rechecked in O(n) dict
-    look-ups instead of O(n) block scans.
+    A turn's problems depend only on its messages, its neighbouring turns and whether it is first
+    or last, so they are cached under the ids of (previous turn, turn, next turn, first, last) and
+    re-indexed on reuse. A window that changed at its ends (the usual eviction or append) is
+    rechecked in O(n) dict look-ups instead of O(n) block scans.
     """
 
-    def __init__(self) -> None:
-        self._cache: dict[tuple[int | None, int, int | None, bool, bool], list[Problem]] = {}
+    def __init__(self, memo: bool = True) -> None:
+        self._memo = memo
+        self._cache: dict[tuple[Any, ...], list[_Rel]] = {}
+        self._has_compaction: dict[int, bool] = {}
+
+    def _compaction_start(self, entries: Sequence[tuple[int, Mapping[str, Any]]]) -> int | None:
+        """Index of the last message holding a compaction block (memoised per id), or None."""
+        seen = self._has_compaction
+        for k in range(len(entries) - 1, -1, -1):
+            eid, message = entries[k]
+            found = seen.get(eid) if self._memo else None
+            if found is None:
+                found = has_compaction(message)
+                if self._memo:
+                    seen[eid] = found
+            if found:
+                return k
+        return None
 
     def check(
         self, entries: Sequence[tuple[int, Mapping[str, Any]]], system: Any = None
     ) -> list[Problem]:
         problems = _check_request(system, len(entries))
-        n = len(entries)
-        if n == 0:
+        if not entries:
             return problems
-        if len(self._cache) > 4 * n + 1024:
-            self._cache.clear()
+        start = self._compaction_start(entries)
+        compacted = start is not None
+        if start is None:
+            start = 0
+            eff = [e[1] for e in entries]
+        else:
+            eff = effective_messages([e[1] for e in entries[start:]])[1]
+        ids: list[Any] = [e[0] for e in entries[start:]]
+        if compacted:
+            ids[0] = ("compaction", ids[0])  # its content was cut at the compaction block
+        turns = _turns([m.get("role") if type(m) is dict else _role(m) for m in eff])
+        nt = len(turns)
+        memo = self._memo
         cache = self._cache
-        for i in range(n):
-            prev = entries[i - 1] if i > 0 else None
-            nxt = entries[i + 1] if i + 1 < n else None
-            key = (
-                prev[0] if prev else None,
-                entries[i][0],
-                nxt[0] if nxt else None,
-                i == 0,
-                i == n - 1,
-            )
-            found = cache.get(key)
+        if memo and len(cache) > 4 * nt + 1024:
+            cache.clear()
+            if len(self._has_compaction) > 4 * len(entries) + 1024:
+                self._has_compaction.clear()
+        # one key per turn (an id for the usual one-message turn), with sentinels at both ends
+        tkeys: list[Any] = [None]
+        tkeys.extend(ids[a] if b - a == 1 else tuple(ids[a:b]) for a, b in turns)
+        tkeys.append(None)
+        last = nt - 1
+        for t in range(nt):
+            key = (tkeys[t], tkeys[t + 1], tkeys[t + 2], t == 0, t == last)
+            found = cache.get(key) if memo else None
             if found is None:
-                found = _check_at(
-                    prev[1] if prev else None,
-                    entries[i][1],
-                    nxt[1] if nxt else None,
-                    _SENTINEL,
-                    i == n - 1,
+                a, b = turns[t]
+                pa, pb = turns[t - 1] if t > 0 else (0, 0)
+                na, nb = turns[t + 1] if t < last else (0, 0)
+                found = _check_turn(
+                    eff[pa:pb] if t > 0 else None,
+                    eff[a:b],
+                    eff[na:nb] if t < last else None,
+                    t == 0,
+                    t == last,
+                    compacted,
                 )
-                cache[key] = found
+                if memo:
+                    cache[key] = found
             if found:
-                problems.extend(_reindex(p, i) for p in found)
+                base = start + turns[t][0]
+                problems.extend(_resolve(rel, base) for rel in found)
         return problems
-
-
-def _reindex(p: Problem, i: int) -> Problem:
-    text = (
-        p.message.replace(str(_SENTINEL + 1), str(i + 1))
-        .replace(str(_SENTINEL - 1), str(i - 1))
-        .replace(str(_SENTINEL), str(i))
-    )
-    return Problem(p.index - _SENTINEL + i, p.code, p.severity, text)
 
 
 def errors(problems: Sequence[Problem]) -> list[Problem]:

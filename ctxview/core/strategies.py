@@ -9,7 +9,7 @@ not change.
 from __future__ import annotations
 
 import math
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ctxview.core.window import Window
 
@@ -23,21 +23,65 @@ class Strategy(Protocol):
         """Evict from the front of ``window.tail`` until the window satisfies the strategy."""
 
 
-def _pair_safe_front(window: Window) -> None:
-    """After a cut, drop messages until the kept tail starts with an assistant message.
+def _is_tool_result_message(message: dict[str, Any]) -> bool:
+    """A user message holding at least one ``tool_result`` block."""
+    if message.get("role") != "user":
+        return False
+    content = message.get("content")
+    if not isinstance(content, list):
+        return False
+    return any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
 
-    A tail that starts with a user message after a gap may begin with a tool_result whose tool_use
-    was evicted, and the roles would not alternate after the pinned first message.
+
+def min_keep(window: Window) -> int:
+    """How many of the newest tail messages a safe strategy must keep, at least.
+
+    The message just added (the newest) is always kept. When it holds tool_results, the assistant
+    message whose tool_use they answer is kept with it (walking back over consecutive user
+    tool_result messages, which the API merges into one turn), even if that takes the window past
+    max: a tool_result without its tool_use is a 400.
     """
-    if not window.cut:
-        return
     tail = window.tail
-    while tail and tail[0][1].get("role") != "assistant":
-        window.evict(1)
+    n = len(tail)
+    if n == 0:
+        return 0
+    if not _is_tool_result_message(tail[-1][1]):
+        return 1
+    k = 1
+    while k < n:
+        k += 1
+        if tail[-k][1].get("role") == "assistant":
+            return k
+        if not _is_tool_result_message(tail[-k][1]):
+            return k - 1  # the partner is not in the tail (already evicted): keep what we have
+    return k
+
+
+def safe_cut(window: Window, keep: int) -> None:
+    """Keep the newest ``keep`` tail messages, moved so that no tool_result loses its tool_use.
+
+    ``keep`` is raised to :func:`min_keep` (the newest message, with its tool_use partner). Then,
+    if anything was ever evicted and the kept tail would start with a user message holding a
+    ``tool_result`` block, that message is evicted too, and no further: a plain user message or an
+    assistant message may start the tail (the API merges consecutive user turns).
+    """
+    tail = window.tail
+    n = len(tail)
+    keep = min(n, max(keep, min_keep(window)))
+    if keep < n or window.cut:
+        floor = min_keep(window)
+        while keep > floor and _is_tool_result_message(tail[n - keep][1]):
+            keep -= 1
+    if keep < n:
+        window.evict(n - keep)
 
 
 class SeedStrategy:
-    """Exactly the Java ``_truncateIfNeeded``: keep messages[0] plus the newest max-1."""
+    """Exactly the Java ``_truncateIfNeeded``: keep messages[0] plus the newest max-1.
+
+    At max 1 this evicts the message just added (the Java semantics); the app warns before such a
+    send. It may orphan a tool_result, which the API rejects with a 400.
+    """
 
     name = "seed"
     description = "the tutorial's rule: first message + newest max-1 (may orphan a tool_result)"
@@ -49,43 +93,65 @@ class SeedStrategy:
 
 
 class PairSafeStrategy:
-    """The seed's cut, then drop until the kept tail starts with an assistant message."""
+    """The seed's cut, then one step more when the kept tail would start with tool results.
+
+    Rules: keep the first message plus the newest max-1; if anything was ever evicted and the kept
+    tail starts with a user message holding a ``tool_result`` block, evict that message too, and
+    no further. The message just added is never evicted (at max 1 the window is the first message
+    plus the newest); when the newest message holds tool_results and its tool_use partner does not
+    fit (max 2), both are kept and the window is max+1 (``Window.over_max``).
+    """
 
     name = "pair-safe"
-    description = "the seed's cut, moved forward so the tail starts with an assistant turn"
+    description = "the seed's cut, moved past a leading tool_result; never drops the newest message"
 
     def truncate(self, window: Window) -> None:
-        excess = len(window.tail) + 1 - window.max_messages
-        if excess > 0:
-            window.evict(excess)
-        if window.cut and window.tail and window.tail[0][1].get("role") != "assistant":
-            _pair_safe_front(window)
+        keep = window.max_messages - 1
+        if len(window.tail) > keep or window.cut:
+            safe_cut(window, keep)
 
 
 class TokenBudgetStrategy:
-    """First message + the longest run of newest messages within ``max_context_tokens``."""
+    """First message + the newest messages that fit ``max_context_tokens``, cut pair-safely.
+
+    The message cap applies as in ``pair-safe``. Messages are then evicted oldest first while the
+    estimate (system prompt included) is over budget, but never the message just added nor the
+    tool_use its tool_results answer: a window still over budget is flagged
+    (``Window.over_token_budget``, the ``over_token_budget`` warning), not emptied.
+    """
 
     name = "token-budget"
     description = "first + newest messages that fit max_context_tokens (system included), pair-safe"
 
     def truncate(self, window: Window) -> None:
-        window.evict_to_size(window.max_messages)
-        while window.tail and window.tokens > window.max_context_tokens:
+        keep = window.max_messages - 1
+        tail = window.tail
+        if len(tail) > keep:
+            window.evict(len(tail) - max(keep, min_keep(window)))
+        floor = min_keep(window)
+        while len(tail) > floor and window.tokens > window.max_context_tokens:
             window.evict(1)
-        _pair_safe_front(window)
+        if window.cut:
+            safe_cut(window, len(tail))
 
 
 class LowWaterStrategy:
-    """Cache-friendly: when max is crossed, trim to ``low_water_fraction * max`` in one go."""
+    """Cache-friendly: when max is crossed, trim to ``max(2, floor(max * low_water_fraction))``.
+
+    One deep cut every few turns instead of one message per turn, so the cached prompt prefix
+    survives between cuts. The cut is pair-safe (as ``pair-safe``) and never drops the message
+    just added.
+    """
 
     name = "low-water"
     description = "on crossing max, trim to a fraction of max at once (prefix cache survives)"
 
     def truncate(self, window: Window) -> None:
         if window.size > window.max_messages:
-            target = max(1, math.floor(window.max_messages * window.low_water_fraction))
-            window.evict_to_size(target)
-        _pair_safe_front(window)
+            target = max(2, math.floor(window.max_messages * window.low_water_fraction))
+            safe_cut(window, target - 1)
+        elif window.cut:
+            safe_cut(window, len(window.tail))
 
 
 STRATEGIES: dict[str, Strategy] = {}

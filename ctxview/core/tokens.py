@@ -25,6 +25,8 @@ import struct
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ctxview.core.compaction import effective_messages, has_compaction
+
 CHARS_PER_TOKEN = 4
 MESSAGE_OVERHEAD_TOKENS = 4
 IMAGE_FALLBACK_TOKENS = 1600
@@ -87,6 +89,48 @@ def image_dimensions(data: bytes) -> tuple[int, int] | None:
     return None
 
 
+def _b64_bytes(data: str, start: int, end: int) -> bytes:
+    """Bytes ``[start, end)`` of base64 ``data``, decoding only the quanta that hold them."""
+    q0, q1 = start // 3, (end + 2) // 3
+    try:
+        chunk = base64.b64decode(data[q0 * 4 : q1 * 4], validate=False)
+    except (binascii.Error, ValueError):
+        return b""
+    return chunk[start - q0 * 3 : end - q0 * 3]
+
+
+def _jpeg_dimensions_b64(data: str) -> tuple[int, int] | None:
+    """Walk a base64 JPEG's segment chain to its SOF marker, decoding 9 bytes per segment.
+
+    EXIF (APP1) and ICC (APP2) segments of up to 64 KB each can push the size header far past
+    the first kilobytes, so the header is found by following segment lengths, not by scanning.
+    """
+    total = len(data) * 3 // 4
+    i = 2
+    for _ in range(10_000):  # a bound on segments: a corrupt chain cannot loop
+        head = _b64_bytes(data, i, i + 9)
+        if len(head) < 4 or head[0] != 0xFF:
+            return None
+        marker = head[1]
+        if marker == 0xFF:  # fill byte
+            i += 1
+            continue
+        if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:
+            i += 2
+            continue
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            if len(head) < 9:
+                return None
+            h, w = struct.unpack(">HH", head[5:9])
+            return int(w), int(h)
+        if marker in (0xD9, 0xDA):  # end of image, or start of scan before any SOF
+            return None
+        i += 2 + struct.unpack(">H", head[2:4])[0]
+        if i >= total:
+            return None
+    return None
+
+
 def image_tokens(width: int, height: int) -> int:
     """Anthropic's published estimate: width*height/750, after scaling to a 1568 px long edge."""
     if width <= 0 or height <= 0:
@@ -113,6 +157,8 @@ def image_info(block: Mapping[str, Any]) -> dict[str, Any]:
         except (binascii.Error, ValueError):
             head = b""
         dims = image_dimensions(head)
+        if dims is None and head[:2] == b"\xff\xd8":
+            dims = _jpeg_dimensions_b64(data)
         if dims is not None:
             info["width"], info["height"] = dims
     return info
@@ -185,7 +231,12 @@ def estimate_tools(tools: Any) -> int:
 def estimate_window(
     messages: Sequence[Mapping[str, Any]], system: Any = None, tools: Any = None
 ) -> int:
-    """Estimated tokens of a whole request: system + tools + messages (uncached)."""
+    """Estimated tokens of a whole request: system + tools + messages (uncached).
+
+    Messages before the last ``compaction`` block are not counted: the API ignores them.
+    """
+    if any(has_compaction(m) for m in messages):
+        messages = effective_messages(messages)[1]
     return (
         estimate_system(system) + estimate_tools(tools) + sum(estimate_message(m) for m in messages)
     )

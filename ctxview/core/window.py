@@ -70,6 +70,16 @@ class Window:
         yield from self.tail
 
     @property
+    def over_max(self) -> int:
+        """How many messages the window holds beyond max (a kept tool pair, or the newest at max 1)."""
+        return max(0, self.size - self.max_messages)
+
+    @property
+    def over_token_budget(self) -> bool:
+        """True when the estimate (system prompt included) exceeds ``max_context_tokens``."""
+        return self.tokens > self.max_context_tokens
+
+    @property
     def system_tokens(self) -> int:
         if self._system_tokens is None:
             self._system_tokens = estimate_system(self.system_prompt)

@@ -82,9 +82,44 @@ def _usable(line: Line) -> str | None:
     return None
 
 
+def _message_id(line: Line) -> str | None:
+    msg = line.record.get("message")
+    mid = msg.get("id") if isinstance(msg, dict) else None
+    return mid if isinstance(mid, str) else None
+
+
+def _branch_end(main: list[Line]) -> Line | None:
+    """The last line of the current branch: the last main-thread assistant line, or a later line
+    that descends from it (a question typed after the last response).
+
+    Lines written after the last response that do not descend from it (a bash-mode ``!`` command
+    or a local command hanging off an early line) do not choose the branch: choosing by the last
+    line alone would drop every response.
+    """
+    kinds = (*MESSAGE_TYPES, "system")
+    last_asst = next(
+        (i for i in range(len(main) - 1, -1, -1) if main[i].type == "assistant" and main[i].uuid),
+        None,
+    )
+    if last_asst is None:
+        return next((ln for ln in reversed(main) if ln.uuid and ln.type in kinds), None)
+    end = main[last_asst]
+    descendants = {end.uuid}
+    for ln in main[last_asst + 1 :]:
+        if ln.uuid and ln.parent in descendants:
+            descendants.add(ln.uuid)
+            if ln.type in kinds:
+                end = ln
+    return end
+
+
 def _select(lines: list[Line]) -> list[Line]:
     """Main-thread message lines of the current branch, in file order."""
     main = [ln for ln in lines if not ln.record.get("isSidechain")]
+    if not any(ln.type in MESSAGE_TYPES for ln in main):
+        # a sub-agent transcript (``<session>/subagents/agent-*.jsonl``): every line is
+        # ``isSidechain``; opened on its own it is a conversation of its own
+        main = list(lines)
     by_uuid: dict[str, Line] = {}
     for ln in main:
         if ln.uuid:
@@ -95,25 +130,44 @@ def _select(lines: list[Line]) -> list[Line]:
     resolving = sum(1 for ln in message_lines if ln.parent and ln.parent in by_uuid)
     if resolving < max(1, len(message_lines) // 2):
         return message_lines
-    # the last main-thread line that is part of the conversation (not a stray record)
-    last = next(
-        (ln for ln in reversed(main) if ln.uuid and ln.type in (*MESSAGE_TYPES, "system")), None
-    )
+    last = _branch_end(main)
     if last is None:
-        return [ln for ln in main if ln.type in MESSAGE_TYPES]
+        return message_lines
+    position = {id(ln): k for k, ln in enumerate(main)}
     chain: set[str] = set()
     cursor: Line | None = last
     while cursor is not None and cursor.uuid and cursor.uuid not in chain:
         chain.add(cursor.uuid)
-        cursor = by_uuid.get(cursor.parent) if cursor.parent else None
+        nxt = by_uuid.get(cursor.parent) if cursor.parent else None
+        if nxt is None and cursor.record.get("subtype") == "compact_boundary":
+            # the boundary's logicalParentUuid is not always in the file: the conversation
+            # before a compaction continues from the last main-thread line written before it
+            k = position[id(cursor)] - 1
+            while k >= 0 and not (main[k].uuid and main[k].type in MESSAGE_TYPES):
+                k -= 1
+            nxt = main[k] if k >= 0 else None
+        cursor = nxt
+    # One API response is written as several lines sharing message.id, and parallel tool calls can
+    # hang their results off different lines of it: every main-thread line of a response that has
+    # a line on the chain belongs to it, in file order.
+    responses = {
+        mid
+        for ln in main
+        if ln.uuid in chain and ln.type == "assistant"
+        if (mid := _message_id(ln))
+    }
+    response_uuids: set[str] = set(chain)
     chain_tool_ids: set[str] = set()
     for ln in main:
-        if ln.uuid in chain and ln.type == "assistant":
-            msg = ln.record.get("message")
-            content = msg.get("content") if isinstance(msg, dict) else None
-            for b in content if isinstance(content, list) else []:
-                if isinstance(b, dict) and b.get("type") == "tool_use":
-                    chain_tool_ids.add(str(b.get("id")))
+        if ln.type != "assistant" or not (ln.uuid in chain or _message_id(ln) in responses):
+            continue
+        if ln.uuid:
+            response_uuids.add(ln.uuid)
+        msg = ln.record.get("message")
+        content = msg.get("content") if isinstance(msg, dict) else None
+        for b in content if isinstance(content, list) else []:
+            if isinstance(b, dict) and b.get("type") == "tool_use":
+                chain_tool_ids.add(str(b.get("id")))
     selected: list[Line] = []
     for ln in main:
         if ln.type not in MESSAGE_TYPES:
@@ -122,8 +176,14 @@ def _select(lines: list[Line]) -> list[Line]:
             continue
         if ln.uuid in chain:
             selected.append(ln)
-        elif ln.type == "user" and ln.parent in chain and _only_results_for(ln, chain_tool_ids):
-            selected.append(ln)  # a sibling tool_result hanging off the chain
+        elif ln.type == "assistant" and _message_id(ln) in responses:
+            selected.append(ln)  # another block of a response on the chain
+        elif (
+            ln.type == "user"
+            and ln.parent in response_uuids
+            and _only_results_for(ln, chain_tool_ids)
+        ):
+            selected.append(ln)  # tool results hanging off a block of a response on the chain
     return selected
 
 

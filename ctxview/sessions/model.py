@@ -43,6 +43,11 @@ class LoadedSession:
     max_context_tokens: int | None = None
     low_water_fraction: float | None = None
     title: str | None = None
+    #: request bodies: every other top-level field (thinking, tool_choice, temperature, metadata,
+    #: context_management, unknown ones...), kept verbatim and written back by ``export``
+    request_params: dict[str, Any] = field(default_factory=dict)
+    #: Claude Code: the session's sub-agent transcripts (``<session>/subagents/agent-*.jsonl``)
+    subagents: list[str] = field(default_factory=list)
     #: 1-based numbers of JSONL lines that could not be used
     skipped_lines: list[int] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)

@@ -53,6 +53,9 @@ def _replay(
     max_ = _pick(
         max_context_messages, session.max_context_messages, d.get("max_context_messages"), 20
     )
+    if session.format == "request" and max_context_messages is None:
+        # a recorded request opens as it was sent: every one of its messages in the window
+        max_ = max(max_, len(session.messages))
     strat = _pick(strategy, session.strategy, d.get("strategy"), "seed")
     max_tokens = _pick(
         max_context_tokens,

@@ -1,0 +1,47 @@
+"""Compaction blocks: the API ignores everything before the last ``compaction`` block.
+
+A ``compaction`` block (Anthropic's server-side compaction, ``context_management``) stands for the
+conversation before it. The API neither checks nor bills what precedes the last one, so the
+protocol checker, the token estimates and the timeline (``compacted`` rows) all start there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+def has_compaction(message: Any) -> bool:
+    content = message.get("content") if isinstance(message, Mapping) else None
+    return isinstance(content, list) and any(
+        isinstance(b, Mapping) and b.get("type") == "compaction" for b in content
+    )
+
+
+def last_compaction(messages: Sequence[Any]) -> tuple[int, int] | None:
+    """``(message index, block index)`` of the last ``compaction`` block, or None."""
+    for i in range(len(messages) - 1, -1, -1):
+        message = messages[i]
+        content = message.get("content") if isinstance(message, Mapping) else None
+        if not isinstance(content, list):
+            continue
+        for j in range(len(content) - 1, -1, -1):
+            block = content[j]
+            if isinstance(block, Mapping) and block.get("type") == "compaction":
+                return i, j
+    return None
+
+
+def effective_messages(messages: Sequence[Any]) -> tuple[int, list[Any]]:
+    """``(start, messages)``: what the API reads, from the last compaction block on.
+
+    ``start`` is the index of the first message read; that message keeps only its blocks from the
+    compaction block on. Without a compaction block: ``(0, list(messages))``.
+    """
+    found = last_compaction(messages)
+    if found is None:
+        return 0, list(messages)
+    i, j = found
+    first = dict(messages[i])
+    first["content"] = list(first["content"])[j:]
+    return i, [first, *messages[i + 1 :]]

@@ -1,0 +1,74 @@
+"""What issue 8 shows in the TUI: sub-agents reachable from the open dialog, compacted rows, the
+window's own notes in the sidebar."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from apphelp import make_app, row_texts, settle
+from conftest import FIXTURES
+from textual.widgets import OptionList, Static
+
+CC = FIXTURES / "claude_code"
+
+
+async def test_subagents_are_offered_in_the_open_dialog(tmp_path: Path) -> None:
+    session = tmp_path / "6c2214d7.jsonl"
+    shutil.copy(CC / "spotter_short.jsonl", session)
+    folder = tmp_path / "6c2214d7" / "subagents"
+    folder.mkdir(parents=True)
+    shutil.copy(
+        CC / "spotter_6c2214d7_subagent_agent-afc096d.jsonl", folder / "agent-afc096d.jsonl"
+    )
+    app = make_app(str(session))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        options = app.screen.query_one("#subagents", OptionList)
+        assert options.option_count == 1
+        options.focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.model.name == "agent-afc096d.jsonl"
+        assert len(app.model.transcript) > 10
+
+
+async def test_compacted_rows_and_window_notes(tmp_path: Path) -> None:
+    messages = [
+        {"role": "user", "content": "a long start"},
+        {"role": "assistant", "content": [{"type": "text", "text": "old answer"}]},
+        {"role": "user", "content": "more"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "compaction", "content": "summary"},
+                {"type": "text", "text": "ok"},
+            ],
+        },
+        {"role": "user", "content": "next"},
+    ]
+    p = tmp_path / "c.json"
+    p.write_text(json.dumps(messages))
+    app = make_app(str(p), max_=50)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("home")
+        await pilot.pause()
+        rows = row_texts(app)
+        status = [r.split()[-1] for r in rows[:5]]
+        assert status == ["compacted", "compacted", "compacted", "kept", "kept"]
+        # the gauge counts what the API reads: the compaction block and what follows
+        from ctxview.core.tokens import estimate_window
+
+        assert app.model.message_tokens() == estimate_window(messages)
+        assert app.model.message_tokens() < app.model.sum_ids(app.model.window_ids)
+
+    # seed at max 1 evicts the question just typed: the sidebar says so
+    app = make_app(str(p), max_=1)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        text = str(app.query_one("#protocol", Static).render())
+        assert "is not in the window" in text
