@@ -88,6 +88,7 @@ KEYS_HELP: list[tuple[str, str]] = [
     ),
     ("S", "save as… (a new name)"),
     ("x", "export the request body ctxview would send next"),
+    ("r", "requests: every API request with its predicted cache, breaks and cost"),
     ("ctrl+e", "edit the system prompt (works in the chat input too)"),
     ("ctrl+b", "show / hide the config sidebar"),
     ("d", "show / hide the block detail pane"),
@@ -133,6 +134,7 @@ class CtxviewApp(App[int]):
         Binding("t", "partner", "Tool pair", show=False),
         Binding("backspace", "jump_back", "Back", show=False),
         Binding("x", "export", "Export", show=False),
+        Binding("r", "requests", "Requests", show=False),
         Binding("d", "toggle_detail", "Detail", show=False),
         Binding("i", "focus_chat", "Chat", show=False),
         Binding("ctrl+b", "toggle_sidebar", "Sidebar", show=False),
@@ -683,6 +685,48 @@ class CtxviewApp(App[int]):
 
     def action_toggle_detail(self) -> None:
         self.main_screen.toggle_class("-hide-detail")
+
+    def action_requests(self) -> None:
+        """The Requests view of the open session, under the current max and strategy."""
+        from types import SimpleNamespace
+
+        from ctxview.app.screens.requests import RequestsScreen
+        from ctxview.config import price_overrides
+        from ctxview.core.pricing import PriceTable
+
+        m = self.model
+        records = m.transcript.records
+        loaded = m.session
+        same = len(records) == len(loaded.messages)
+        view = SimpleNamespace(
+            path=loaded.path,
+            format=loaded.format if same else "ctxview",
+            messages=[r.message for r in records],
+            metas=[r.meta for r in records],
+            system=loaded.system if same and loaded.system else m.context.system_prompt,
+            tools=m.tools,
+            model=m.model,
+        )
+        ctx = m.context
+        try:
+            prices = PriceTable(price_overrides(self.config))
+        except ValueError:
+            prices = PriceTable()
+        settings = {
+            "max_context_messages": ctx.max_context_messages,
+            "strategy": ctx.strategy,
+            "max_context_tokens": ctx.max_context_tokens,
+            "low_water_fraction": ctx.low_water_fraction,
+            "prices": prices,
+        }
+        label = f"simulated: {ctx.strategy}, max {ctx.max_context_messages}"
+
+        def chosen(mid: int | None) -> None:
+            if mid is not None:
+                self.timeline.select_id(mid)
+                self.timeline.focus()
+
+        self.push_screen(RequestsScreen(view, settings, label), chosen)
 
     def action_help(self) -> None:
         from ctxview.app.screens.modals import HelpScreen

@@ -59,6 +59,11 @@ class CtxviewCommands(Provider):
                 app.action_count_tokens,
             ),
             (
+                "Requests…",
+                "every API request: predicted cache, breaks, cost (r)",
+                app.action_requests,
+            ),
+            (
                 "Make these settings the default",
                 "save this session's max, strategy and model to config.toml for new chats",
                 app.action_make_default,
