@@ -15,7 +15,7 @@ async def test_requests_view_lists_requests_and_jumps_to_the_timeline() -> None:
     app = make_app(AGENT)
     async with app.run_test(size=(140, 45)) as pilot:
         await settle(pilot)
-        await pilot.press("r")
+        await pilot.press("R")
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, RequestsScreen)
@@ -38,7 +38,7 @@ async def test_requests_view_on_a_transcript_shows_recorded_usage() -> None:
     app = make_app(str(FIXTURES / "claude_code" / "spotter_short.jsonl"))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await pilot.press("r")
+        await pilot.press("R")
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, RequestsScreen)
