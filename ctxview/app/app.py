@@ -898,7 +898,7 @@ class CtxviewApp(App[int]):
         from ctxview.sessions.store import save_session
 
         try:
-            save_session(path, self.session_document())
+            save_session(path, self.session_document(), make_parents=False)  # a typed path
             self._owned.add(os.path.abspath(path))
         except (OSError, ValueError) as exc:
             self.notify(
@@ -958,6 +958,15 @@ class CtxviewApp(App[int]):
                 f"wrote {path}: {len(body['messages'])} messages, ~{fmt_tokens(self.model.window_tokens)} tokens",
                 markup=False,
             )
+            state, short, first = self.model.verdict()
+            if state == "bad":  # the same contract as `ctxview export`: written, but said
+                self.notify(
+                    f"the API would reject this request ({short.removeprefix('✗ ')}): {first}",
+                    title="exported a request the API will reject",
+                    severity="warning",
+                    markup=False,
+                    timeout=10,
+                )
 
         self.push_screen(SavePathScreen("Export the next request body (JSON)", default), chosen)
 

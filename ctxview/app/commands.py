@@ -60,8 +60,18 @@ class CtxviewCommands(Provider):
             ),
             (
                 "Requests…",
-                "every API request: predicted cache, breaks, cost (r)",
+                "every API request: predicted cache, breaks, cost (R)",
                 app.action_requests,
+            ),
+            (
+                "Follow this transcript",
+                "apply new lines of the open Claude Code transcript as the agent writes them (f)",
+                app.action_follow,
+            ),
+            (
+                "Claude Code sessions…",
+                "the sessions under ~/.claude/projects, newest first (ctrl+l)",
+                app.action_sessions,
             ),
             (
                 "Make these settings the default",

@@ -393,6 +393,13 @@ class SessionModel:
         if len(self.context) == 0:
             return "empty", "no messages yet", ""
         errors = [p for p in self.problems if p.severity == "error"]
+        if self.tokens_ready:
+            # the request-level rule inspect applies too: a window over the model's context
+            from ctxview.core.limits import context_problem
+
+            over = context_problem(self.window_tokens, self.model)
+            if over is not None:
+                errors.append(over)
         if errors:
             n = len(errors)
             return "bad", f"✗ {n} problem{'s' if n != 1 else ''}", errors[0].message

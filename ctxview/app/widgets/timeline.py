@@ -35,7 +35,13 @@ STATUS_WIDTH = 9
 
 
 def summary_width(width: int) -> int:
-    return 26 if width >= 100 else 22 if width >= 76 else 16
+    """The blocks column narrows with the timeline, so the tokens and status columns always fit
+    (down to a 45-cell timeline: the sidebar forced on at 80 columns and less)."""
+    if width >= 100:
+        return 26
+    if width >= 76:
+        return 22
+    return max(8, min(16, width - 37))
 
 
 def column_header(width: int) -> str:
@@ -43,7 +49,8 @@ def column_header(width: int) -> str:
     sum_w = summary_width(width)
     fixed = 1 + 7 + 10 + sum_w + 1 + 8 + STATUS_WIDTH
     prev_w = max(0, width - fixed)
-    text = f" {'#':>6} {'role':<10}{'blocks':<{sum_w}} {'preview':<{prev_w}} {'tokens':>6}  {'status':<{STATUS_WIDTH}}"
+    preview = "preview"[:prev_w]  # never pushes the tokens and status titles off the edge
+    text = f" {'#':>6} {'role':<10}{'blocks':<{sum_w}} {preview:<{prev_w}} {'tokens':>6}  {'status':<{STATUS_WIDTH}}"
     return text[:width]
 
 
