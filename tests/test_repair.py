@@ -221,7 +221,15 @@ def broken_loops(draw: Any) -> list[dict[str, Any]]:
         m = msgs[i]
         op = draw(
             st.sampled_from(
-                ["drop_msg", "drop_block", "dup_block", "swap", "empty_text", "ws_text"]
+                [
+                    "drop_msg",
+                    "drop_block",
+                    "dup_block",
+                    "swap",
+                    "empty_text",
+                    "ws_text",
+                    "text_first",
+                ]
             )
         )
         if op == "drop_msg" and len(msgs) > 1:
@@ -238,6 +246,8 @@ def broken_loops(draw: Any) -> list[dict[str, Any]]:
         elif op == "swap":
             k = draw(st.integers(min_value=0, max_value=len(blocks) - 1))
             blocks[j], blocks[k] = blocks[k], blocks[j]
+        elif op == "text_first" and m["role"] == "user":
+            blocks.insert(0, text("interjection"))
         elif op == "empty_text" and blocks[j].get("type") == "text":
             blocks[j]["text"] = ""
         elif op == "ws_text" and blocks[j].get("type") == "text":
@@ -251,12 +261,8 @@ def test_repair_makes_any_broken_loop_valid_touching_only_named_messages(
     msgs: list[dict[str, Any]],
 ) -> None:
     r = repair(msgs)
-    if not r.valid:  # only the lone empty message has no safe fix in these loops
-        assert len(msgs) == 1 and {p.code for p in r.unfixable} <= {
-            "empty_content",
-            "empty_text_block",
-            "whitespace_text_block",
-        }
+    if not r.valid:  # only a lone message that a drop would remove has no safe fix here
+        assert len(msgs) == 1 and len(r.messages) == 1 and len(r.unfixable) == 1
         return
     _assert_repaired(msgs)
     # repairing a repaired window changes nothing
