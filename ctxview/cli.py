@@ -13,7 +13,7 @@ from ctxview import __version__
 from ctxview.core.strategies import STRATEGIES
 from ctxview.textfmt import id_ranges, visible
 
-SUBCOMMANDS = ("inspect", "export", "config")
+SUBCOMMANDS = ("inspect", "export", "config", "repair", "diff")
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_UNREADABLE = 0, 1, 2
 
@@ -36,6 +36,12 @@ def _add_window_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--format", choices=list(FORMATS), help="force the file format (default: detect)"
     )
+
+
+def _formats() -> list[str]:
+    from ctxview.sessions.readers import FORMATS
+
+    return list(FORMATS)
 
 
 def build_app_parser() -> argparse.ArgumentParser:
@@ -75,6 +81,27 @@ def build_sub_parser() -> argparse.ArgumentParser:
     exp.add_argument(
         "-o", "--output", metavar="OUT", help="write here (atomically) instead of stdout"
     )
+    rep = sub.add_parser(
+        "repair",
+        help="apply the minimal fix of every protocol error and write the repaired file "
+        "(exit 1 when a problem has no safe fix)",
+    )
+    rep.add_argument("file")
+    _add_window_args(rep)
+    rep.add_argument(
+        "-o", "--output", metavar="OUT", help="write here (atomically) instead of stdout"
+    )
+    rep.add_argument("--dry-run", action="store_true", help="list the fixes, write nothing")
+    rep.add_argument(
+        "--json", action="store_true", help="print the fixes as one JSON object on stdout"
+    )
+    dif = sub.add_parser(
+        "diff", help="compare two requests (or two sessions' final windows) block by block"
+    )
+    dif.add_argument("a", metavar="A")
+    dif.add_argument("b", metavar="B")
+    dif.add_argument("--format", choices=_formats(), help="force the files' format")
+    dif.add_argument("--json", action="store_true", help="print exactly one JSON object")
     cfg = sub.add_parser("config", help="show or change config.toml")
     csub = cfg.add_subparsers(dest="action", required=True)
     csub.add_parser("path", help="print the config file's path")
@@ -251,6 +278,68 @@ def cmd_export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_repair(args: argparse.Namespace) -> int:
+    from ctxview.core.repair import describe_unfixable
+    from ctxview.sessions.repairio import repair_replay
+
+    rep, cfg = _load(args)
+    if isinstance(rep, int):
+        return rep
+    repaired = repair_replay(rep, cfg.as_defaults())
+    result = repaired.result
+    unfixable = [
+        {
+            "index": p.index,
+            "code": p.code,
+            "message": p.message,
+            "reason": describe_unfixable(p),
+        }
+        for p in result.unfixable
+    ]
+    wrote: str | None = None
+    if not args.dry_run and (args.output or not args.json):
+        text = json.dumps(repaired.document, ensure_ascii=False, indent=2) + "\n"
+        if args.output:
+            from ctxview.sessions.store import atomic_write
+
+            try:
+                atomic_write(args.output, text.encode("utf-8"))
+            except (OSError, ValueError) as exc:
+                reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+                _err(f"{args.output}: cannot write ({reason})")
+                return EXIT_UNREADABLE
+            wrote = args.output
+        else:
+            sys.stdout.write(text)
+    if args.json:
+        report: dict[str, Any] = {"fixes": [f.to_dict() for f in result.fixes]}
+        report["unfixable"] = unfixable
+        report["valid"] = result.valid
+        report["format"] = repaired.format
+        report["output"] = wrote
+        sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
+    else:
+        out = sys.stdout if args.dry_run else sys.stderr
+        for f in result.fixes:
+            print(visible(f"messages.{f.index}: {f.code}: {f.action}: {f.detail}"), file=out)
+        if not result.fixes and not unfixable:
+            print("nothing to repair: the API will accept this window", file=out)
+    for u in unfixable:
+        _err(f"{args.file}: messages.{u['index']}: {u['code']}: no safe fix: {u['reason']}")
+    if wrote:
+        n = len(result.fixes)
+        print(
+            f"wrote {wrote} ({repaired.format}, {n} fix{'es' if n != 1 else ''})", file=sys.stderr
+        )
+    return EXIT_OK if result.valid else EXIT_PROBLEMS
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from ctxview.sessions.diffio import run_diff
+
+    return run_diff(args)
+
+
 def cmd_config(args: argparse.Namespace) -> int:
     from ctxview.config import (
         ConfigError,
@@ -289,7 +378,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] in SUBCOMMANDS:
         args = build_sub_parser().parse_args(args_list)
-        handler = {"inspect": cmd_inspect, "export": cmd_export, "config": cmd_config}[args.command]
+        handler = {
+            "inspect": cmd_inspect,
+            "export": cmd_export,
+            "config": cmd_config,
+            "repair": cmd_repair,
+            "diff": cmd_diff,
+        }[args.command]
         try:
             return handler(args)
         except BrokenPipeError:
