@@ -335,9 +335,33 @@ def cmd_repair(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from ctxview.sessions.diffio import run_diff
+    from ctxview.config import load_config
+    from ctxview.core.diff import diff_requests
+    from ctxview.sessions import SessionError
+    from ctxview.sessions.diffio import render, request_of
 
-    return run_diff(args)
+    cfg = load_config()
+    for e in cfg.errors:
+        _err(e)
+    bodies = []
+    for path in (args.a, args.b):
+        try:
+            bodies.append(request_of(path, args.format, cfg.as_defaults()))
+        except SessionError as exc:
+            _err(str(exc))
+            return EXIT_UNREADABLE
+        except ValueError as exc:
+            _err(f"{path}: {exc}")
+            return EXIT_UNREADABLE
+    diff = diff_requests(bodies[0], bodies[1])
+    if args.json:
+        report = {"a": args.a, "b": args.b, **diff.to_dict()}
+        sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
+    else:
+        print(f"A {visible(args.a)}\nB {visible(args.b)}")
+        for line in render(diff):
+            print(line)
+    return EXIT_OK if diff.identical else EXIT_PROBLEMS
 
 
 def cmd_config(args: argparse.Namespace) -> int:
