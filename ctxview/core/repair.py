@@ -370,12 +370,17 @@ def describe_unfixable(p: Problem) -> str:
 
 
 def repair(
-    messages: Sequence[dict[str, Any]], system: Any = None, *, max_steps: int | None = None
+    messages: Sequence[dict[str, Any]],
+    system: Any = None,
+    *,
+    only: int | None = None,
+    max_steps: int | None = None,
 ) -> RepairResult:
     """Apply the minimal fix of every error-severity problem until the window is valid.
 
     Returns the repaired messages, the fixes (indices in the input's positions, in the order they
-    were applied) and the problems that have no safe fix. The input is not modified.
+    were applied) and the problems that have no safe fix. The input is not modified. With
+    ``only``, just the problems of the input message at that position are fixed.
     """
     state = _State(messages, system)
     checker = ProtocolChecker(memo=True)
@@ -389,6 +394,10 @@ def repair(
         pending: list[tuple[Problem, tuple[Any, ...]]] = []
         for p in checker.check(entries, state.system):
             if p.severity != "error":
+                continue
+            if only is not None and not (
+                0 <= p.index < len(state.origin) and state.origin[p.index] == only
+            ):
                 continue
             key_at = state.keys[p.index] if 0 <= p.index < len(state.keys) else None
             sig = (p.code, key_at, p.block, p.ids)

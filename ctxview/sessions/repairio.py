@@ -90,6 +90,7 @@ def _edited_session(rep: Replay, result: RepairResult) -> dict[str, Any]:
         rec = by_old[window_ids[pos]]
         meta = dict(rec.get("meta") or {})
         meta["edited"] = [*notes.get(window_ids[pos], []), "dropped from the window by repair"]
+        meta["removed"] = True
         rec["meta"] = meta
         rec["evicted_at_step"] = step
     # inserted messages: new records just before the window message that follows them (ids are
