@@ -1,0 +1,100 @@
+"""Edits through ConversationContext's edit API, and the plans of core/edits.py (issue 13)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ctxview import ConversationContext, Transcript, check_protocol
+from ctxview.core.edits import STUB, drop_plan, preview, repair_plan, stub_plan
+from ctxview.core.protocol import errors
+
+
+def _loop() -> tuple[ConversationContext, Transcript, list[Any]]:
+    ctx = ConversationContext(max_context_messages=20)
+    tr = Transcript(ctx)
+    events: list[Any] = []
+    ctx.subscribe(events.append)
+    ctx.add_user_message("read a.txt")
+    ctx.add_assistant_message(
+        [
+            {"type": "text", "text": "reading"},
+            {"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "a.txt"}},
+        ]
+    )
+    ctx.add_tool_results([{"tool_use_id": "t1", "content": "A" * 4000}])
+    ctx.add_assistant_message([{"type": "text", "text": "it is long"}])
+    ctx.add_user_message("thanks")
+    return ctx, tr, events
+
+
+def test_replace_remove_readmit_emit_edited_and_keep_the_original() -> None:
+    ctx, tr, events = _loop()
+    original = tr[2].message
+    new = {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}],
+    }
+    ctx.replace_message(2, new)
+    assert events[-1].kind == "edited" and events[-1].reason == "replace"
+    assert events[-1].ids == (2,)
+    assert ctx.messages[2] == new and tr[2].message == new
+    assert tr.edited(2) and tr[2].meta["original"] == original
+    assert ctx.estimated_tokens < 1000
+    ctx.replace_message(2, original)  # back to the original: no longer edited
+    assert not tr.edited(2)
+    ctx.remove_message(3)
+    assert ctx.window_ids == [0, 1, 2, 4] and not tr.in_window(3)
+    assert tr[3].meta["removed"] is True and tr.status(3) == "evicted"
+    ctx.readmit_message(3, tr[3].message)
+    assert ctx.window_ids == [0, 1, 2, 3, 4] and tr.in_window(3)
+    assert "removed" not in tr[3].meta
+    with pytest.raises(KeyError):
+        ctx.replace_message(99, new)
+    with pytest.raises(KeyError):
+        ctx.remove_message(99)
+    # adds go on as before after edits
+    ctx.add_user_message("more")
+    assert ctx.window_ids[-1] == 5
+
+
+def test_drop_is_pair_safe_both_ways() -> None:
+    ctx, _, _ = _loop()
+    plan = drop_plan(ctx.entries(), 1)  # the tool_use: its result goes too
+    assert plan.changes == {1: None, 2: None}
+    assert "paired" in plan.what
+    pv = preview(ctx.entries(), plan)
+    assert pv.errors_after == [] and pv.tokens_saved > 900
+    plan = drop_plan(ctx.entries(), 2)  # the result: the tool_use block goes, the text stays
+    assert plan.changes[2] is None
+    assert plan.changes[1] == {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "reading"}],
+    }
+    assert preview(ctx.entries(), plan).errors_after == []
+
+
+def test_stub_keeps_ids_and_saves_tokens() -> None:
+    ctx, _, _ = _loop()
+    plan = stub_plan(ctx.entries(), 2)
+    (new,) = plan.changes.values()
+    assert new is not None
+    block = new["content"][0]
+    assert block["tool_use_id"] == "t1" and block["content"] == STUB.format(n=4000)
+    pv = preview(ctx.entries(), plan)
+    assert pv.errors_after == [] and pv.tokens_saved > 900
+    assert stub_plan(ctx.entries(), 4).empty  # a short user text
+
+
+def test_repair_plan_of_one_message() -> None:
+    ctx = ConversationContext(max_context_messages=3)
+    _ = Transcript(ctx)
+    ctx.add_user_message("go")
+    ctx.add_assistant_message([{"type": "tool_use", "id": "a", "name": "f", "input": {}}])
+    ctx.add_tool_results([{"tool_use_id": "a", "content": "r"}])
+    ctx.add_assistant_message([{"type": "text", "text": "done"}])  # seed evicts the tool_use
+    assert errors(check_protocol(ctx.messages))
+    plan = repair_plan(ctx.entries(), only=2)
+    assert plan.changes == {2: None} and [f.code for f in plan.fixes] == ["orphan_tool_result"]
+    assert repair_plan(ctx.entries(), only=3).reason == "no errors"
