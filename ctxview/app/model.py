@@ -165,6 +165,9 @@ class SessionModel:
         self._prev_window: list[int] = self.context.window_ids
         self.cache_prefix_tokens = 0
         self.cache_write_tokens = 0
+        #: the lowest id an edit changed since the last after_change (the cache is rewritten
+        #: from there)
+        self._edited_from: int | None = None
         self._window_total = 0
         self.transcript.listeners.append(self._on_event)
         if len(self.transcript) <= SYNC_TOKEN_LIMIT:
@@ -215,6 +218,20 @@ class SessionModel:
             self._tool_index = None
             if self.tokens_ready and event.message is not None:
                 self._append_tokens(event.ids[0], estimate_message(event.message))
+        elif event.kind == "edited":
+            self._edited(event)
+
+    def _edited(self, event: ContextEvent) -> None:
+        """A message changed under its id: its row, estimate, pairs and the memoised checks
+        (keyed by ids) are stale."""
+        mid = event.ids[0]
+        self._edited_from = mid if self._edited_from is None else min(mid, self._edited_from)
+        self._checker = ProtocolChecker()
+        self._tool_index = None
+        self._info.pop(mid, None)
+        if event.message is not None and self.tokens_ready and mid < len(self._tok):
+            self._tok[mid] = estimate_message(event.message)
+            self._pre = list(accumulate(self._tok, initial=0))
 
     def take_evictions(self) -> list[Eviction]:
         """Evictions since the last call (for the animation and the notification)."""
@@ -225,7 +242,8 @@ class SessionModel:
         """Call after an operation on the context: rows and the cache line follow."""
         new = self.window_ids
         if self.tokens_ready:
-            self._update_cache(self._prev_window, new)
+            self._update_cache(self._prev_window, new, self._edited_from)
+        self._edited_from = None
         self._prev_window = new
         self.rebuild_rows()
 
@@ -361,6 +379,10 @@ class SessionModel:
         status = self.transcript.status(mid)
         if status != "evicted" and mid in self._compacted():
             return "compacted"  # before the last compaction block: the API ignores it
+        if status == "kept" and self.transcript.edited(mid):
+            return "edited"  # what is sent differs from what was recorded
+        if status == "evicted" and self.transcript[mid].meta.get("removed"):
+            return "dropped"  # an edit (or a repair) took it out of the window
         return status
 
     def _compacted(self) -> set[int]:
@@ -443,9 +465,10 @@ class SessionModel:
     def window_tokens(self) -> int:
         return self.overhead_tokens + self.sum_ids(self.window_ids)
 
-    def _update_cache(self, old: list[int], new: list[int]) -> None:
+    def _update_cache(self, old: list[int], new: list[int], edited_from: int | None = None) -> None:
         """The prefix of the request the last change left unchanged (still a cache hit) against
-        the rest, which must be written to the cache again."""
+        the rest, which must be written to the cache again (an edit rewrites from the first
+        message it changed)."""
         if len(old) <= len(new) and new[: len(old)] == old:
             k = len(old)
         else:
@@ -453,6 +476,8 @@ class SessionModel:
             limit = min(len(old), len(new))
             while k < limit and old[k] == new[k]:
                 k += 1
+        if edited_from is not None:
+            k = min(k, bisect.bisect_left(new, edited_from))
         prefix = self.overhead_tokens + self.sum_ids(new[:k])
         self.cache_prefix_tokens = prefix
         self.cache_write_tokens = self.sum_ids(new[k:])
