@@ -50,7 +50,7 @@ def test_seed_broken_sample_repairs_to_a_valid_session(
     assert code == 0 and after["format"] == "ctxview"
     # the transcript keeps every message; only window position 1 left (its results were orphans)
     assert after["messages_total"] == before["messages_total"]
-    assert after["window"]["ids"] == [before["window"]["ids"][0]] + before["window"]["ids"][2:]
+    assert after["window"]["ids"] == [before["window"]["ids"][0], *before["window"]["ids"][2:]]
     saved = json.loads(dst.read_text())
     orig = json.loads(src.read_text())
     dropped = before["window"]["ids"][1]
