@@ -142,6 +142,15 @@ def _load(args: argparse.Namespace) -> Any:
     return rep, cfg
 
 
+def _fixes(window: list[Any], system: Any, problems: list[Any]) -> list[dict[str, Any]]:
+    """What ``ctxview repair`` would do (only computed when the window has an error)."""
+    if not any(p.severity == "error" for p in problems):
+        return []
+    from ctxview.core.repair import repair
+
+    return [f.to_dict() for f in repair(window, system).fixes]
+
+
 def inspect_summary(rep: Any) -> dict[str, Any]:
     from ctxview.core.protocol import check_protocol
 
@@ -167,6 +176,7 @@ def inspect_summary(rep: Any) -> dict[str, Any]:
             if r.evicted_step is not None
         ],
         "problems": [p.to_dict() for p in problems],
+        "fixes": _fixes(window, rep.session.system, problems),
         "skipped_lines": rep.session.skipped_lines,
         "subagents": rep.session.subagents,
     }
@@ -226,6 +236,14 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
                 Text(visible(p["message"])),
             )
         console.print(pt)
+    if summary["fixes"]:
+        ft = Table(title="fixes (`ctxview repair FILE -o OUT` applies them)")
+        ft.add_column("index", justify="right")
+        ft.add_column("action")
+        ft.add_column("detail")
+        for f in summary["fixes"]:
+            ft.add_row(str(f["index"]), Text(f["action"]), Text(visible(f["detail"])))
+        console.print(ft)
     for w in warnings:
         console.print(Text(f"note: {visible(w)}", style="dim"))
 

@@ -78,8 +78,8 @@ def test_two_orphans_name_their_own_blocks() -> None:
     msgs = [user(text("hi")), user(result("a"), result("b"), text("x"))]
     r = _assert_repaired(msgs)
     assert [(f.index, f.detail.split("(")[1]) for f in r.fixes] == [
+        (1, "messages.1.content.1)"),  # applied from the last block up
         (1, "messages.1.content.0)"),
-        (1, "messages.1.content.1)"),
     ]
 
 

@@ -421,15 +421,16 @@ def repair(
             if drops
             else (reorder or pending)[:1]
         )
-        applied: list[Fix] = []
+        applied: list[tuple[int, int, Fix]] = []
         for p, sig in batch:
             fix = None if p.code in NO_SAFE_FIX else _apply(state, p)
             if fix is None:
                 skipped.add(sig)
                 unfixable.append(replace(p, index=state.where(p.index) if p.index >= 0 else -1))
                 continue
-            applied.append(fix)
-        fixes.extend(reversed(applied) if drops else applied)
+            applied.append((fix.index, -(p.block or 0), fix))
+        # messages in order; within one, in the order applied (the last block first)
+        fixes.extend(f for _, _, f in sorted(applied, key=lambda t: (t[0], t[1])))
     return RepairResult(state.msgs, state.system, fixes, unfixable, state.origin)
 
 
