@@ -426,7 +426,9 @@ def repair(
             fix = None if p.code in NO_SAFE_FIX else _apply(state, p)
             if fix is None:
                 skipped.add(sig)
-                unfixable.append(replace(p, index=state.where(p.index) if p.index >= 0 else -1))
+                u = replace(p, index=state.where(p.index) if p.index >= 0 else -1)
+                if not any((v.code, v.index, v.ids) == (u.code, u.index, u.ids) for v in unfixable):
+                    unfixable.append(u)
                 continue
             applied.append((fix.index, -(p.block or 0), fix))
         # messages in order; within one, in the order applied (the last block first)
