@@ -8,9 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxview.cli import main
-from ctxview.core.diff import diff_requests, first_difference
+from ctxview.core.diff import _opcodes, diff_requests, first_difference
 
 TOOL_A = {"name": "read_file", "description": "Read a file", "input_schema": {"type": "object"}}
 TOOL_B = {"name": "grep", "description": "Search", "input_schema": {"type": "object"}}
@@ -171,3 +173,49 @@ def test_cli_diff_of_two_sessions_final_windows(capsys: pytest.CaptureFixture[st
     assert main(["diff", s, str(ROOT / "sample_sessions" / "tool_errors.json"), "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["system"] is not None or report["tools"]["changed"] or report["messages"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(["a", "b", "c", "d", "e", "f"]), max_size=40),
+    st.lists(
+        st.tuples(st.integers(0, 2), st.integers(0, 60), st.sampled_from(["a", "x", "y"])),
+        max_size=8,
+    ),
+)
+def test_alignment_rebuilds_b_from_a(a: list[str], edits: list[tuple[int, int, str]]) -> None:
+    """The opcodes cover both sequences in order, equal runs are equal, and every other run of B
+    is what was inserted or changed (a patience diff, checked on repeated elements)."""
+    b = list(a)
+    for op, at, value in edits:
+        if op == 0 and b:
+            del b[at % len(b)]
+        elif op == 1:
+            b.insert(at % (len(b) + 1), value)
+        elif b:
+            b[at % len(b)] = value
+    i = j = 0
+    rebuilt: list[str] = []
+    for op, i1, i2, j1, j2 in _opcodes(a, b):
+        assert (i1, j1) == (i, j)
+        if op == "equal":
+            assert a[i1:i2] == b[j1:j2]
+        rebuilt.extend(b[j1:j2])
+        i, j = i2, j2
+    assert (i, j) == (len(a), len(b)) and rebuilt == b
+    if a == b:
+        assert all(op == "equal" for op, *_ in _opcodes(a, b))
+
+
+def test_a_sliding_window_aligns_by_content() -> None:
+    """Evictions at the front and appends at the end of a long window (no common suffix) come out
+    as removed and added messages, the rest equal."""
+    msgs = [{"role": "user" if k % 2 == 0 else "assistant", "content": f"m{k}"} for k in range(400)]
+    a = {"messages": msgs[:300]}
+    b = {"messages": [msgs[0], *msgs[11:310]]}
+    d = diff_requests(a, b)
+    assert [(m.op, m.a_index) for m in d.messages if m.op == "removed"] == [
+        ("removed", k) for k in range(1, 11)
+    ]
+    assert [m.b_index for m in d.messages if m.op == "added"] == list(range(290, 300))
+    assert not [m for m in d.messages if m.op == "changed"]

@@ -188,10 +188,115 @@ def _changed(a: Any, b: Any, a_i: int | None, b_i: int | None) -> BlockChange:
     return BlockChange("changed", a_i, b_i, _btype(b), at, _snippet(ta, at), _snippet(tb, at))
 
 
+#: Above this many (A × B) elements, a stretch with no unique anchor is not aligned by difflib
+#: (quadratic on repeated elements): its elements are paired by position.
+ALIGN_LIMIT = 4_000_000
+
+
+def _lis(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The longest run of pairs increasing in both coordinates (pairs sorted by the first)."""
+    tails: list[int] = []  # tails[k] = index in pairs of the smallest tail of a run of k+1
+    back: list[int] = [-1] * len(pairs)
+    for n, (_, j) in enumerate(pairs):
+        k = _bisect(pairs, tails, j)
+        if k > 0:
+            back[n] = tails[k - 1]
+        if k == len(tails):
+            tails.append(n)
+        else:
+            tails[k] = n
+    out: list[tuple[int, int]] = []
+    n = tails[-1] if tails else -1
+    while n >= 0:
+        out.append(pairs[n])
+        n = back[n]
+    return out[::-1]
+
+
+def _bisect(pairs: list[tuple[int, int]], tails: list[int], j: int) -> int:
+    lo, hi = 0, len(tails)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if pairs[tails[mid]][1] < j:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def _matches(ka: list[str], kb: list[str]) -> list[tuple[int, int]]:
+    """Matched positions of two sequences (a patience diff): the common prefix and suffix, then
+    elements unique in both stretches as anchors (their longest increasing run), recursively
+    between anchors; a stretch without anchors goes to difflib when small enough. O(n log n) for
+    windows that differ by evictions, appends and edits."""
+    out: list[tuple[int, int]] = []
+    stack = [(0, len(ka), 0, len(kb))]
+    while stack:
+        a0, a1, b0, b1 = stack.pop()
+        while a0 < a1 and b0 < b1 and ka[a0] == kb[b0]:
+            out.append((a0, b0))
+            a0 += 1
+            b0 += 1
+        while a0 < a1 and b0 < b1 and ka[a1 - 1] == kb[b1 - 1]:
+            a1 -= 1
+            b1 -= 1
+            out.append((a1, b1))
+        if a0 >= a1 or b0 >= b1:
+            continue
+        count_a: dict[str, int] = {}
+        for i in range(a0, a1):
+            count_a[ka[i]] = count_a.get(ka[i], 0) + 1
+        count_b: dict[str, int] = {}
+        pos_b: dict[str, int] = {}
+        for j in range(b0, b1):
+            count_b[kb[j]] = count_b.get(kb[j], 0) + 1
+            pos_b[kb[j]] = j
+        pairs = [
+            (i, pos_b[ka[i]])
+            for i in range(a0, a1)
+            if count_a[ka[i]] == 1 and count_b.get(ka[i]) == 1
+        ]
+        anchors = _lis(pairs)
+        if anchors:
+            prev_a, prev_b = a0, b0
+            for i, j in anchors:
+                out.append((i, j))
+                stack.append((prev_a, i, prev_b, j))
+                prev_a, prev_b = i + 1, j + 1
+            stack.append((prev_a, a1, prev_b, b1))
+        elif (a1 - a0) * (b1 - b0) <= ALIGN_LIMIT:
+            sm = SequenceMatcher(None, ka[a0:a1], kb[b0:b1], autojunk=False)
+            for x, y, size in sm.get_matching_blocks():
+                out.extend((a0 + x + k, b0 + y + k) for k in range(size))
+    out.sort()
+    return out
+
+
+def _opcodes(ka: list[str], kb: list[str]) -> list[tuple[str, int, int, int, int]]:
+    """difflib-style opcodes (equal, replace, delete, insert) from :func:`_matches`."""
+    ops: list[tuple[str, int, int, int, int]] = []
+    i = j = 0
+    for mi, mj in [*_matches(ka, kb), (len(ka), len(kb))]:
+        if i < mi and j < mj:
+            ops.append(("replace", i, mi, j, mj))
+        elif i < mi:
+            ops.append(("delete", i, mi, j, j))
+        elif j < mj:
+            ops.append(("insert", i, i, j, mj))
+        if mi < len(ka) and mj < len(kb):
+            if ops and ops[-1][0] == "equal" and ops[-1][2] == mi and ops[-1][4] == mj:
+                _, e1, _, f1, _ = ops[-1]
+                ops[-1] = ("equal", e1, mi + 1, f1, mj + 1)
+            else:
+                ops.append(("equal", mi, mi + 1, mj, mj + 1))
+        i, j = mi + 1, mj + 1
+    return ops
+
+
 def diff_blocks(a: Sequence[Any], b: Sequence[Any]) -> list[BlockChange]:
     ka, kb = [_canon(x) for x in a], [_canon(x) for x in b]
     out: list[BlockChange] = []
-    for op, i1, i2, j1, j2 in SequenceMatcher(None, ka, kb, autojunk=False).get_opcodes():
+    for op, i1, i2, j1, j2 in _opcodes(ka, kb):
         if op == "equal":
             continue
         pairs = min(i2 - i1, j2 - j1) if op == "replace" else 0
@@ -205,11 +310,13 @@ def diff_blocks(a: Sequence[Any], b: Sequence[Any]) -> list[BlockChange]:
 
 
 def diff_messages(
-    a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any]]
+    a: Sequence[Mapping[str, Any]],
+    b: Sequence[Mapping[str, Any]],
+    keys: tuple[list[str], list[str]] | None = None,
 ) -> list[MessageChange]:
-    ka, kb = [_canon(m) for m in a], [_canon(m) for m in b]
+    ka, kb = keys if keys is not None else ([_canon(m) for m in a], [_canon(m) for m in b])
     out: list[MessageChange] = []
-    for op, i1, i2, j1, j2 in SequenceMatcher(None, ka, kb, autojunk=False).get_opcodes():
+    for op, i1, i2, j1, j2 in _opcodes(ka, kb):
         if op == "equal":
             continue
         i, j = i1, j1
@@ -238,7 +345,11 @@ def _tool_name(tool: Any, k: int) -> str:
     return str(name) if name is not None else f"#{k}"
 
 
-def cache_part(a: Mapping[str, Any], b: Mapping[str, Any]) -> CachePart | None:
+def cache_part(
+    a: Mapping[str, Any],
+    b: Mapping[str, Any],
+    keys: tuple[list[str], list[str]] | None = None,
+) -> CachePart | None:
     """The first position, in tools → system → messages order, where the two requests differ."""
     tools_a, tools_b = a.get("tools") or [], b.get("tools") or []
     shared = 0
@@ -252,10 +363,13 @@ def cache_part(a: Mapping[str, Any], b: Mapping[str, Any]) -> CachePart | None:
             return CachePart("system", k, None, shared + estimate_system(sys_a[:k]))
     shared += estimate_system(sys_a)
     msgs_a, msgs_b = a.get("messages") or [], b.get("messages") or []
+    ka, kb = (
+        keys if keys is not None else ([_canon(m) for m in msgs_a], [_canon(m) for m in msgs_b])
+    )
     for k in range(max(len(msgs_a), len(msgs_b))):
         if k >= len(msgs_a) or k >= len(msgs_b):
             return CachePart("messages", k, None, shared)
-        if _canon(msgs_a[k]) != _canon(msgs_b[k]):
+        if ka[k] != kb[k]:
             ba, bb = _blocks(msgs_a[k]), _blocks(msgs_b[k])
             j = next(
                 (j for j in range(min(len(ba), len(bb))) if _canon(ba[j]) != _canon(bb[j])),
@@ -293,7 +407,9 @@ def diff_requests(a: Mapping[str, Any], b: Mapping[str, Any]) -> RequestDiff:
         ta, tb = _system_text(sa), _system_text(sb)
         at = first_difference(ta, tb)
         system = {"at": at, "a": _snippet(ta, at), "b": _snippet(tb, at)}
-    messages = diff_messages(a.get("messages") or [], b.get("messages") or [])
-    cache = cache_part(a, b)
+    msgs_a, msgs_b = a.get("messages") or [], b.get("messages") or []
+    keys = ([_canon(m) for m in msgs_a], [_canon(m) for m in msgs_b])
+    messages = diff_messages(msgs_a, msgs_b, keys)
+    cache = cache_part(a, b, keys)
     identical = not fields and cache is None
     return RequestDiff(fields, tools, system, messages, cache, identical)
