@@ -410,20 +410,43 @@ def repair(
                 unfixable.append(replace(q, index=state.where(q.index) if q.index >= 0 else -1))
             break
         steps += 1
+
         # Block drops do not disturb each other when applied from the last block up: take them
         # all in one pass (so each names its block as the input holds it); else the first fix.
-        # Reordering keeps blocks a drop would lose ([text, thinking] is both thinking_not_first
-        # and final_thinking): reorder first.
-        reorder = [ps for ps in pending if ps[0].code in _REORDER]
-        drops = [] if reorder else [ps for ps in pending if ps[0].code in _DROP_BLOCK]
-        batch = (
-            sorted(drops, key=lambda ps: (ps[0].index, ps[0].block or 0), reverse=True)
-            if drops
-            else (reorder or pending)[:1]
-        )
+        # One pass applies every fix that cannot disturb another, from the end of the window
+        # to its start: a fix may only touch positions below those touched before it in the pass
+        # (block drops in one message go together, from its last block up). Within a turn, a
+        # reordering comes first: it keeps blocks a drop would lose ([text, thinking] is both
+        # thinking_not_first and final_thinking).
+        def order(ps: tuple[Problem, tuple[Any, ...]]) -> tuple[int, bool, int, int]:
+            p = ps[0]
+            start = state.turn(p.index)[0] if 0 <= p.index < len(state.msgs) else -1
+            return (start, p.code in _REORDER, p.index, p.block or 0)
+
+        floor = len(state.msgs) + 1
+        drop_at: int | None = None
         applied: list[tuple[int, int, Fix]] = []
-        for p, sig in batch:
-            fix = None if p.code in NO_SAFE_FIX else _apply(state, p)
+        for p, sig in sorted(pending, key=order, reverse=True):
+            if p.code in NO_SAFE_FIX:
+                fix = None
+            elif p.index < 0:
+                fix = _apply(state, p)
+            else:
+                start, end = state.turn(p.index)
+                if p.code == "unanswered_tool_use":
+                    hi = end
+                elif p.code in _REORDER:
+                    hi = end - 1
+                else:
+                    hi = p.index
+                if not (hi < floor or (p.code in _DROP_BLOCK and p.index == drop_at)):
+                    continue  # the next pass
+                fix = _apply(state, p)
+                if fix is not None:
+                    if p.code in _DROP_BLOCK:
+                        floor, drop_at = p.index, p.index
+                    else:
+                        floor, drop_at = start, None
             if fix is None:
                 skipped.add(sig)
                 u = replace(p, index=state.where(p.index) if p.index >= 0 else -1)
