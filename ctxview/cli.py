@@ -50,6 +50,7 @@ def build_app_parser() -> argparse.ArgumentParser:
         description="See what an LLM agent's context holds, what it forgets, and whether the "
         "next API request will be accepted.",
         epilog="Headless: ctxview inspect FILE [--json] | ctxview export FILE [-o OUT] | "
+        "ctxview repair FILE [-o OUT] [--dry-run] [--json] | ctxview diff A B [--json] | "
         "ctxview config path|show|set KEY VALUE. See `ctxview COMMAND --help`.",
     )
     p.add_argument("--version", action="version", version=f"ctxview {__version__}")
