@@ -156,12 +156,14 @@ class Editor:
 
     def _apply_now(self, plan: EditPlan) -> None:
         if plan.empty:
-            self.app.notify(f"cannot repair here: {plan.reason}", severity="warning", markup=False)
+            self.app.notify(
+                f"cannot repair here: {visible(plan.reason)}", severity="warning", markup=False
+            )
             return
         self.apply(plan)
         n = len(plan.fixes)
         self.app.notify(
-            f"repaired ({n} fix{'es' if n != 1 else ''}): {plan.what} · u undoes",
+            f"repaired ({n} fix{'es' if n != 1 else ''}): {visible(plan.what)} · u undoes",
             title="repair",
             markup=False,
             timeout=6,
@@ -179,7 +181,7 @@ class Editor:
 
     def _preview(self, plan: EditPlan) -> None:
         if plan.empty:
-            self.app.notify(f"nothing to do: {plan.reason}", markup=False)
+            self.app.notify(f"nothing to do: {visible(plan.reason)}", markup=False)
             return
         model = self.app.model
         pv = preview(model.context.entries(), plan, model.system)
@@ -188,7 +190,7 @@ class Editor:
             if ok:
                 self.apply(plan)
                 self.app.notify(
-                    f"{plan.what} · saved ~{fmt_tokens(pv.tokens_saved)} tokens · u undoes",
+                    f"{visible(plan.what)} · saved ~{fmt_tokens(pv.tokens_saved)} tokens · u undoes",
                     markup=False,
                     timeout=5,
                 )
@@ -224,14 +226,14 @@ class Editor:
                     ctx.replace_message(c.mid, c.before)
         except KeyError as exc:
             self.app.notify(
-                f"cannot undo {group.what}: {exc.args[0]} (it left the window since)",
+                f"cannot undo {visible(group.what)}: {exc.args[0]} (it left the window since)",
                 severity="warning",
                 markup=False,
             )
             self._changed([c.mid for c in group.changes])
             return
         self._changed([c.mid for c in group.changes])
-        self.app.notify(f"undone: {group.what}", markup=False, timeout=4)
+        self.app.notify(f"undone: {visible(group.what)}", markup=False, timeout=4)
 
     def _changed(self, ids: list[int]) -> None:
         app = self.app

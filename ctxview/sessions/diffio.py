@@ -59,11 +59,13 @@ def render(diff: RequestDiff) -> list[str]:
         lines.append(f"system: changed at character {s['at']}: {_q(s['a'])} → {_q(s['b'])}")
     for m in diff.messages:
         if m.op == "removed":
-            lines.append(f"- A messages[{m.a_index}] {m.role} removed")
+            lines.append(f"- A messages[{m.a_index}] {one_line(m.role)} removed")
         elif m.op == "added":
-            lines.append(f"+ B messages[{m.b_index}] {m.role} added")
+            lines.append(f"+ B messages[{m.b_index}] {one_line(m.role)} added")
         else:
-            lines.append(f"~ A messages[{m.a_index}] → B messages[{m.b_index}] {m.role} changed")
+            lines.append(
+                f"~ A messages[{m.a_index}] → B messages[{m.b_index}] {one_line(m.role)} changed"
+            )
             for b in m.blocks:
                 if b.op == "changed":
                     where = f"content[{b.a_block}]" if b.a_block is not None else "message"
