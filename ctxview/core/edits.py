@@ -51,7 +51,11 @@ class Preview:
             return "valid: the API will accept the window after this edit"
         first = self.errors_after[0]
         more = len(self.errors_after) - 1
-        return f"rejected after this edit: {first.code}" + (f" (+{more} more)" if more else "")
+        return (
+            f"rejected after this edit: {first.code}"
+            + (f" (+{more} more)" if more else "")
+            + f" · {self.errors_before} error(s) before it"
+        )
 
 
 def _blocks(message: Mapping[str, Any]) -> list[Any]:
