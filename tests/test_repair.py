@@ -273,3 +273,18 @@ def test_repair_makes_any_broken_loop_valid_touching_only_named_messages(
         assert f.index >= 0
         for t in f.touched:
             assert t >= f.index or msgs[t].get("role") == msgs[f.index].get("role")
+
+
+def test_block_indices_after_a_compaction_block() -> None:
+    """The checker counts the compaction message's blocks from the compaction block on."""
+    msgs = [
+        user(text("hi")),
+        asst(text("old"), {"type": "compaction", "content": "summary"}, text(""), text("new")),
+        user(text("next")),
+    ]
+    r = _assert_repaired(msgs)
+    assert r.messages[1]["content"] == [
+        text("old"),
+        {"type": "compaction", "content": "summary"},
+        text("new"),
+    ]

@@ -210,8 +210,10 @@ class _State:
         return -1
 
 
-def _apply(state: _State, p: Problem) -> Fix | None:
-    """Apply the fix of one problem; None when it has no safe fix here."""
+def _apply(state: _State, p: Problem, compaction: tuple[int, int] | None = None) -> Fix | None:
+    """Apply the fix of one problem; None when it has no safe fix here. ``compaction`` is the
+    last compaction block's ``(message, block)`` (the checker counts that message's blocks from
+    it)."""
     code = p.code
     pos = p.index
     at = state.where(pos) if pos >= 0 else -1
@@ -228,10 +230,8 @@ def _apply(state: _State, p: Problem) -> Fix | None:
     message = state.msgs[pos]
     blocks = _content_list(message)
     block = p.block
-    if block is not None:
-        found = last_compaction(state.msgs)
-        if found is not None and found[0] == pos:
-            block += found[1]  # the checker's block indices start at the compaction block
+    if block is not None and compaction is not None and compaction[0] == pos:
+        block += compaction[1]  # the checker's block indices start at the compaction block
     if code in _DROP_BLOCK:
         if block is None or not 0 <= block < len(blocks):
             return None
@@ -425,12 +425,14 @@ def repair(
 
         floor = len(state.msgs) + 1
         drop_at: int | None = None
+        # problems start at the compaction message, and fixes never remove it: it stays put
+        compaction = last_compaction(state.msgs)
         applied: list[tuple[int, int, Fix]] = []
         for p, sig in sorted(pending, key=order, reverse=True):
             if p.code in NO_SAFE_FIX:
                 fix = None
             elif p.index < 0:
-                fix = _apply(state, p)
+                fix = _apply(state, p, compaction)
             else:
                 start, end = state.turn(p.index)
                 if p.code == "unanswered_tool_use":
@@ -441,7 +443,7 @@ def repair(
                     hi = p.index
                 if not (hi < floor or (p.code in _DROP_BLOCK and p.index == drop_at)):
                     continue  # the next pass
-                fix = _apply(state, p)
+                fix = _apply(state, p, compaction)
                 if fix is not None:
                     if p.code in _DROP_BLOCK:
                         floor, drop_at = p.index, p.index
