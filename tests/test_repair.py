@@ -265,6 +265,14 @@ def test_repair_makes_any_broken_loop_valid_touching_only_named_messages(
         assert len(msgs) == 1 and len(r.messages) == 1 and len(r.unfixable) == 1
         return
     _assert_repaired(msgs)
+    # with a checker already memoised on the messages' ids (the TUI's), the same repair
+    from ctxview.core.protocol import ProtocolChecker
+
+    ids = [10 + 3 * k for k in range(len(msgs))]
+    warm = ProtocolChecker()
+    warm.check(list(zip(ids, msgs, strict=True)))
+    same = repair(msgs, keys=ids, checker=warm)
+    assert same.messages == r.messages and same.fixes == r.fixes
     # repairing a repaired window changes nothing
     again = repair(r.messages)
     assert again.fixes == [] and again.messages == r.messages
@@ -288,3 +296,18 @@ def test_block_indices_after_a_compaction_block() -> None:
         {"type": "compaction", "content": "summary"},
         text("new"),
     ]
+
+
+def test_fix_summary_names_every_fixable_code() -> None:
+    from ctxview.core.protocol import Problem
+    from ctxview.core.repair import NO_SAFE_FIX, fix_summary
+
+    p = Problem(3, "unanswered_tool_use", "error", "m", None, ("toolu_1",))
+    assert fix_summary(p).startswith("answer toolu_1 with an error tool_result")
+    assert fix_summary(Problem(1, "orphan_tool_result", "error", "m", 0, ("x",))).startswith(
+        "drop the orphaned tool_result for x (messages.1.content.0)"
+    )
+    assert fix_summary(Problem(1, "tool_use_in_user", "error", "m", 0)) == (
+        "no safe fix: " + NO_SAFE_FIX["tool_use_in_user"]
+    )
+    assert fix_summary(Problem(1, "consecutive_same_role", "warning", "m")) == ""

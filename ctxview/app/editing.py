@@ -144,7 +144,7 @@ class Editor:
             else:
                 self.app.notify("no protocol errors in the window: nothing to repair", markup=False)
             return
-        plan = repair_plan(model.context.entries(), model.system, only=mid)
+        plan = repair_plan(model.context.entries(), model.system, only=mid, checker=model.checker)
         self._apply_now(plan)
 
     def repair_all(self) -> None:
@@ -152,7 +152,7 @@ class Editor:
         if not model.error_ids():
             self.app.notify("no protocol errors in the window: nothing to repair", markup=False)
             return
-        self._apply_now(repair_plan(model.context.entries(), model.system))
+        self._apply_now(repair_plan(model.context.entries(), model.system, checker=model.checker))
 
     def _apply_now(self, plan: EditPlan) -> None:
         if plan.empty:

@@ -392,6 +392,11 @@ class SessionModel:
 
     # -- protocol --------------------------------------------------------------------------------
     @property
+    def checker(self) -> ProtocolChecker:
+        """The checker memoised on this window's ids (a repair re-checks with it)."""
+        return self._checker
+
+    @property
     def problems(self) -> list[Problem]:
         if self._problems is None:
             self._problems = self._checker.check(self.context.entries(), self.system)

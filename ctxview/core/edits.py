@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxview.core.protocol import Problem, check_protocol
+from ctxview.core.protocol import Problem, ProtocolChecker, check_protocol
 from ctxview.core.repair import Fix, repair
 from ctxview.core.tokens import estimate_message, estimate_window
 from ctxview.core.window import Entry, json_copy
@@ -163,7 +163,12 @@ def stub_plan(entries: Sequence[Entry], mid: int) -> EditPlan:
     )
 
 
-def repair_plan(entries: Sequence[Entry], system: Any = None, only: int | None = None) -> EditPlan:
+def repair_plan(
+    entries: Sequence[Entry],
+    system: Any = None,
+    only: int | None = None,
+    checker: ProtocolChecker | None = None,
+) -> EditPlan:
     """The repair of the window's errors (of the problems at message ``only`` when given), as
     edits. A fix that inserts a message (an answer before a ``system`` turn) cannot be an edit:
     the plan then says so."""
@@ -174,7 +179,7 @@ def repair_plan(entries: Sequence[Entry], system: Any = None, only: int | None =
         if only not in ids:
             return EditPlan("repair", reason=f"#{only} is not in the window")
         pos = ids.index(only)
-    result = repair(msgs, system, only=pos)
+    result = repair(msgs, system, only=pos, keys=ids, checker=checker)
     if any(o is None for o in result.origin):
         return EditPlan(
             "repair",

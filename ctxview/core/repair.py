@@ -149,15 +149,19 @@ class _State:
     """The messages being repaired, with each one's input position and a version key for the
     memoised checker (a changed message gets a new key)."""
 
-    def __init__(self, messages: Sequence[dict[str, Any]], system: Any) -> None:
+    def __init__(
+        self, messages: Sequence[dict[str, Any]], system: Any, keys: Sequence[int] | None
+    ) -> None:
         self.msgs: list[dict[str, Any]] = list(messages)
         self.origin: list[int | None] = list(range(len(messages)))
-        self.keys: list[int] = list(range(len(messages)))
+        # the given messages' keys (a context's ids, >= 0); a changed version gets a new,
+        # negative one, so a checker memoised on the ids stays right
+        self.keys: list[int] = list(keys) if keys is not None else list(range(len(messages)))
         self.system = system
-        self._next_key = len(messages)
+        self._next_key = 0
 
     def _key(self) -> int:
-        self._next_key += 1
+        self._next_key -= 1
         return self._next_key
 
     def role(self, pos: int) -> Any:
@@ -360,6 +364,33 @@ def _apply(state: _State, p: Problem, compaction: tuple[int, int] | None = None)
     return None
 
 
+def fix_summary(p: Problem) -> str:
+    """The fix :func:`repair` applies for a problem, named without applying it (O(1): for the
+    detail pane); ``""`` for a warning."""
+    if p.severity != "error":
+        return ""
+    ids = ", ".join(p.ids)
+    at = f"messages.{p.index}" + (f".content.{p.block}" if p.block is not None else "")
+    return {
+        "orphan_tool_result": f"drop the orphaned tool_result for {ids} ({at}), or its whole "
+        "message when nothing else is left",
+        "duplicate_tool_result": f"drop the duplicate tool_result for {ids} ({at})",
+        "orphan_server_tool_result": f"drop the orphaned server-tool result for {ids} ({at})",
+        "empty_text_block": f"drop the empty text block ({at})",
+        "whitespace_text_block": f"drop the whitespace-only text block ({at})",
+        "final_thinking": f"drop the trailing thinking block ({at})",
+        "empty_content": f"drop messages.{p.index} (empty content)",
+        "unanswered_tool_use": f"answer {ids} with an error tool_result ({INTERRUPTED}) at the "
+        "front of the next user turn",
+        "tool_result_not_first": f"move the tool_result block(s) for {ids} to the front of "
+        f"messages.{p.index}",
+        "thinking_not_first": f"move the thinking block(s) to the front of messages.{p.index}",
+        "final_assistant_trailing_whitespace": "strip the trailing whitespace of the last text "
+        f"block of messages.{p.index}",
+        "empty_system_text_block": "drop the empty system text block(s)",
+    }.get(p.code, f"no safe fix: {describe_unfixable(p)}")
+
+
 def describe_unfixable(p: Problem) -> str:
     """Why a problem has no safe fix, in one line."""
     if p.code in NO_SAFE_FIX:
@@ -375,15 +406,20 @@ def repair(
     *,
     only: int | None = None,
     max_steps: int | None = None,
+    keys: Sequence[int] | None = None,
+    checker: ProtocolChecker | None = None,
 ) -> RepairResult:
     """Apply the minimal fix of every error-severity problem until the window is valid.
 
     Returns the repaired messages, the fixes (indices in the input's positions, in the order they
     were applied) and the problems that have no safe fix. The input is not modified. With
-    ``only``, just the problems of the input message at that position are fixed.
+    ``only``, just the problems of the input message at that position are fixed. ``keys`` (the
+    messages' ids, all >= 0) and ``checker`` (a :class:`ProtocolChecker` memoised on those ids,
+    such as the one that found the problems) make the re-checks cache look-ups.
     """
-    state = _State(messages, system)
-    checker = ProtocolChecker(memo=True)
+    state = _State(messages, system, keys)
+    if checker is None:
+        checker = ProtocolChecker(memo=True)
     fixes: list[Fix] = []
     unfixable: list[Problem] = []
     skipped: set[tuple[Any, ...]] = set()

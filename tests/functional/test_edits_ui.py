@@ -37,6 +37,7 @@ async def test_r_repairs_the_selected_problem_and_u_undoes(tmp_path: Path) -> No
         assert app.timeline.selected_id == 14
         text = _detail_text(app)
         assert "fix (r): drop the orphaned tool_result for toolu_010013run_" in text
+        assert "fix (r): drop the orphaned tool_result for toolu_010014read" in text
         before = app.model.context.messages
         await pilot.press("r")
         await settle(pilot)

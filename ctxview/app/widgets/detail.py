@@ -214,13 +214,14 @@ class BlockDetail(VerticalScroll, can_focus=True):
 
     @staticmethod
     def _fix(model: SessionModel, mid: int) -> Widget:
-        """The fix ``r`` would apply to this message's errors (core/repair.py)."""
-        from ctxview.core.edits import repair_plan
+        """The fix ``r`` applies to this message's errors (core/repair.py), named."""
+        from ctxview.core.repair import fix_summary
 
-        plan = repair_plan(model.context.entries(), model.system, only=mid)
-        if plan.empty:
-            return Static(Text(f"no fix in the TUI: {visible(plan.reason)}"), classes="warning")
-        lines = [f"fix (r): {visible(f.detail)}" for f in plan.fixes]
+        lines = [
+            f"fix (r): {visible(fix_summary(p))}"
+            for p in model.problems_for(mid)
+            if p.severity == "error"
+        ]
         return Static(Text("\n".join(lines)), classes="fix")
 
     @staticmethod
