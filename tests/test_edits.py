@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from ctxview import ConversationContext, Transcript, check_protocol
-from ctxview.core.edits import STUB, drop_plan, preview, repair_plan, stub_plan
+from ctxview.core.edits import STUB, EditPlan, drop_plan, preview, repair_plan, stub_plan
 from ctxview.core.protocol import errors
 
 
@@ -98,3 +98,26 @@ def test_repair_plan_of_one_message() -> None:
     plan = repair_plan(ctx.entries(), only=2)
     assert plan.changes == {2: None} and [f.code for f in plan.fixes] == ["orphan_tool_result"]
     assert repair_plan(ctx.entries(), only=3).reason == "no errors"
+
+
+def test_previews_and_repairs_share_a_memoised_checker_safely() -> None:
+    """Changed versions get process-unique keys: a checker memoised on the window's ids (the
+    TUI's) never answers for another version."""
+    from ctxview.core.protocol import ProtocolChecker
+
+    ctx, _, _ = _loop()
+    checker = ProtocolChecker()
+    entries = ctx.entries()
+    checker.check(entries)
+    # dropping only the tool_result breaks the window; the pair-safe drop of the tool_use does not
+    broken = EditPlan("x", {2: None})
+    safe = drop_plan(entries, 1)
+    assert [p.code for p in preview(entries, broken, checker=checker).errors_after] == [
+        "unanswered_tool_use"
+    ]
+    assert preview(entries, safe, checker=checker).errors_after == []
+    assert [p.code for p in preview(entries, broken, checker=checker).errors_after] == [
+        "unanswered_tool_use"
+    ]
+    plan = repair_plan([e for e in entries if e[0] != 1], checker=checker)  # the result orphaned
+    assert [f.code for f in plan.fixes] == ["orphan_tool_result"]

@@ -184,7 +184,13 @@ class Editor:
             self.app.notify(f"nothing to do: {visible(plan.reason)}", markup=False)
             return
         model = self.app.model
-        pv = preview(model.context.entries(), plan, model.system)
+        pv = preview(
+            model.context.entries(),
+            plan,
+            model.system,
+            checker=model.checker,
+            tokens_before=model.sum_ids(model.window_ids),
+        )
 
         def answered(ok: bool | None) -> None:
             if ok:

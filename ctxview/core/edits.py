@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxview.core.protocol import Problem, ProtocolChecker, check_protocol
-from ctxview.core.repair import Fix, repair
+from ctxview.core.protocol import Problem, ProtocolChecker
+from ctxview.core.repair import Fix, next_version_key, repair
 from ctxview.core.tokens import estimate_message, estimate_window
 from ctxview.core.window import Entry, json_copy
 
@@ -80,17 +80,33 @@ def apply_plan(entries: Sequence[Entry], plan: EditPlan) -> list[dict[str, Any]]
     return out
 
 
-def preview(entries: Sequence[Entry], plan: EditPlan, system: Any = None) -> Preview:
-    before = [m for _, m in entries]
-    after = apply_plan(entries, plan)
-    errs = [p for p in check_protocol(after, system) if p.severity == "error"]
-    errs_before = sum(1 for p in check_protocol(before, system) if p.severity == "error")
-    return Preview(
-        errs_before,
-        errs,
-        sum(estimate_message(m) for m in before),
-        sum(estimate_message(m) for m in after),
-    )
+def preview(
+    entries: Sequence[Entry],
+    plan: EditPlan,
+    system: Any = None,
+    checker: ProtocolChecker | None = None,
+    tokens_before: int | None = None,
+) -> Preview:
+    """The verdict and the tokens after ``plan``. With ``checker`` memoised on the entries' ids
+    (the TUI's) and ``tokens_before`` (the window's messages), only the changed messages cost
+    more than a look-up."""
+    chk = checker if checker is not None else ProtocolChecker(memo=False)
+    errs_before = sum(1 for p in chk.check(entries, system) if p.severity == "error")
+    after: list[Entry] = []
+    delta = 0
+    for mid, msg in entries:
+        if mid in plan.changes:
+            new = plan.changes[mid]
+            delta -= estimate_message(msg)
+            if new is not None:
+                delta += estimate_message(new)
+                after.append((next_version_key(), new))
+        else:
+            after.append((mid, msg))
+    errs = [p for p in chk.check(after, system) if p.severity == "error"]
+    if tokens_before is None:
+        tokens_before = sum(estimate_message(m) for _, m in entries)
+    return Preview(errs_before, errs, tokens_before, tokens_before + delta)
 
 
 def drop_plan(entries: Sequence[Entry], mid: int) -> EditPlan:

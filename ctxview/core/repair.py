@@ -36,6 +36,7 @@ object (so it serialises byte for byte as before); a changed message is a new di
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -145,6 +146,15 @@ def _with_content(message: Mapping[str, Any], content: list[Any]) -> dict[str, A
     return new
 
 
+#: Keys of changed message versions: negative and unique for the process, so a checker memoised
+#: on a context's ids (>= 0) never confuses two versions, across repairs and previews.
+_VERSION_KEYS = itertools.count(-1, -1)
+
+
+def next_version_key() -> int:
+    return next(_VERSION_KEYS)
+
+
 class _State:
     """The messages being repaired, with each one's input position and a version key for the
     memoised checker (a changed message gets a new key)."""
@@ -158,11 +168,9 @@ class _State:
         # negative one, so a checker memoised on the ids stays right
         self.keys: list[int] = list(keys) if keys is not None else list(range(len(messages)))
         self.system = system
-        self._next_key = 0
 
     def _key(self) -> int:
-        self._next_key -= 1
-        return self._next_key
+        return next_version_key()
 
     def role(self, pos: int) -> Any:
         return self.msgs[pos].get("role") if 0 <= pos < len(self.msgs) else None
