@@ -56,6 +56,50 @@ def best(fn: Any, runs: int = 3) -> float:
     return min(times)
 
 
+def edit_path(window: list[dict[str, Any]]) -> dict[str, float]:
+    """The TUI's edit path on a request body holding the window (every message in it): the
+    model's first check, r's plan with the warm checker, applying it through the context's edit
+    API with the model following, a stub's preview, and undo."""
+    from ctxview.app.model import SessionModel
+    from ctxview.core.edits import preview, repair_plan, stub_plan
+    from ctxview.sessions.model import LoadedSession
+    from ctxview.sessions.replay import replay
+
+    session = LoadedSession("bench.json", "request", window, [{} for _ in window])
+    model = SessionModel(replay(session), None, "m")
+    out: dict[str, float] = {}
+    t0 = time.perf_counter()
+    assert model.error_ids() == [1]
+    out["tui: first protocol check"] = time.perf_counter() - t0
+    ctx = model.context
+    t0 = time.perf_counter()
+    plan = repair_plan(ctx.entries(), model.system, only=1, checker=model.checker)
+    out["tui: r, plan (warm checker)"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for mid, new in plan.changes.items():
+        if new is None:
+            ctx.remove_message(mid)
+        else:
+            ctx.replace_message(mid, new)
+    model.after_change()
+    assert model.error_ids() == []
+    out["tui: r, apply + model + re-check"] = time.perf_counter() - t0
+    entries = ctx.entries()
+    target = entries[len(entries) // 2][0]
+    t0 = time.perf_counter()
+    stub = stub_plan(
+        entries, target + (1 if entries[len(entries) // 2][1]["role"] != "user" else 0)
+    )
+    preview(entries, stub, model.system, checker=model.checker, tokens_before=0)
+    out["tui: stub preview (warm checker)"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    ctx.readmit_message(1, window[1])
+    model.after_change()
+    assert model.error_ids() == [1]
+    out["tui: undo + model + re-check"] = time.perf_counter() - t0
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--messages", type=int, default=100_000)
@@ -101,12 +145,15 @@ def main() -> None:
     b = {"model": "m", "max_tokens": 1, "messages": [full[0], *full[5 : n + 2]]}
     t_diff = best(lambda: diff_requests(a, b))
     t_same = best(lambda: diff_requests(a, a))
+    t_edit = edit_path(seed_window)
     print(f"window of {len(seed_window):,} messages")
     print(f"check_protocol (reference)          {t_check * 1000:8.0f} ms")
     print(f"repair, one orphaned pair          {t_one * 1000:8.0f} ms  (1 fix)")
     print(f"repair, same, warm checker (TUI r) {t_warm * 1000:8.0f} ms")
     print(f"repair, 1% results orphaned       {t_many * 1000:8.0f} ms  ({len(rm.fixes):,} fixes)")
     print(f"diff, eviction at the front        {t_diff * 1000:8.0f} ms")
+    for k, v in t_edit.items():
+        print(f"{k:<35}{v * 1000:8.0f} ms")
     print(f"diff, identical requests           {t_same * 1000:8.0f} ms")
 
 
