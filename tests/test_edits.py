@@ -121,3 +121,41 @@ def test_previews_and_repairs_share_a_memoised_checker_safely() -> None:
     ]
     plan = repair_plan([e for e in entries if e[0] != 1], checker=checker)  # the result orphaned
     assert [f.code for f in plan.fixes] == ["orphan_tool_result"]
+
+
+def test_model_problems_follow_every_edit() -> None:
+    """The app model's memoised checks (keyed by ids) see each new version of an edited message."""
+    import random
+
+    from ctxview.app.model import SessionModel
+    from ctxview.sessions.model import LoadedSession
+    from ctxview.sessions.replay import replay
+
+    _, tr0, _ = _loop()
+    msgs = [r.message for r in tr0.records]
+    model = SessionModel(
+        replay(LoadedSession("t.json", "request", msgs, [{} for _ in msgs])), None, "m"
+    )
+    ctx = model.context
+    rng = random.Random(7)
+    removed: dict[int, Any] = {}
+    for _ in range(60):
+        ids = ctx.window_ids
+        mid = rng.choice(ids[1:])
+        op = rng.randint(0, 4)
+        if op == 4:  # a version the API rejects, under the same id
+            ctx.replace_message(mid, {"role": msgs[mid]["role"], "content": []})
+        elif op == 0:
+            plan = stub_plan(ctx.entries(), mid)
+            if not plan.empty:
+                ctx.replace_message(mid, plan.changes[mid])
+        elif op == 1 and len(ids) > 2:
+            removed[mid] = model.transcript[mid].message
+            ctx.remove_message(mid)
+        elif op == 2 and removed:
+            back = rng.choice(sorted(removed))
+            ctx.readmit_message(back, removed.pop(back))
+        else:
+            ctx.replace_message(mid, msgs[mid])
+        model.after_change()
+        assert model.problems == check_protocol(ctx.messages), (op, mid)

@@ -144,7 +144,10 @@ class Editor:
             else:
                 self.app.notify("no protocol errors in the window: nothing to repair", markup=False)
             return
-        plan = repair_plan(model.context.entries(), model.system, only=mid, checker=model.checker)
+        entries = model.context.entries()
+        plan = repair_plan(
+            entries, model.system, only=mid, checker=model.checker, keys=model.check_keys(entries)
+        )
         self._apply_now(plan)
 
     def repair_all(self) -> None:
@@ -152,7 +155,12 @@ class Editor:
         if not model.error_ids():
             self.app.notify("no protocol errors in the window: nothing to repair", markup=False)
             return
-        self._apply_now(repair_plan(model.context.entries(), model.system, checker=model.checker))
+        entries = model.context.entries()
+        self._apply_now(
+            repair_plan(
+                entries, model.system, checker=model.checker, keys=model.check_keys(entries)
+            )
+        )
 
     def _apply_now(self, plan: EditPlan) -> None:
         if plan.empty:
@@ -184,12 +192,14 @@ class Editor:
             self.app.notify(f"nothing to do: {visible(plan.reason)}", markup=False)
             return
         model = self.app.model
+        entries = model.context.entries()
         pv = preview(
-            model.context.entries(),
+            entries,
             plan,
             model.system,
             checker=model.checker,
             tokens_before=model.sum_ids(model.window_ids),
+            keys=model.check_keys(entries),
         )
 
         def answered(ok: bool | None) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 from ctxview.app.safe import one_line
 from ctxview.core.context import ContextEvent, ConversationContext
 from ctxview.core.protocol import Problem, ProtocolChecker
+from ctxview.core.repair import next_version_key
 from ctxview.core.tokens import estimate_message, estimate_system, estimate_tools
 from ctxview.core.transcript import Transcript
 from ctxview.sessions.model import LoadedSession
@@ -168,6 +169,8 @@ class SessionModel:
         #: the lowest id an edit changed since the last after_change (the cache is rewritten
         #: from there)
         self._edited_from: int | None = None
+        #: edited ids -> the key their current version is checked under
+        self._versions: dict[int, int] = {}
         self._window_total = 0
         self.transcript.listeners.append(self._on_event)
         if len(self.transcript) <= SYNC_TOKEN_LIMIT:
@@ -226,7 +229,9 @@ class SessionModel:
         (keyed by ids) are stale."""
         mid = event.ids[0]
         self._edited_from = mid if self._edited_from is None else min(mid, self._edited_from)
-        self._checker = ProtocolChecker()
+        if event.message is not None:
+            # the checker is memoised on ids: the new version is checked under a key of its own
+            self._versions[mid] = next_version_key()
         self._tool_index = None
         self._info.pop(mid, None)
         if event.message is not None and self.tokens_ready and mid < len(self._tok):
@@ -396,10 +401,19 @@ class SessionModel:
         """The checker memoised on this window's ids (a repair re-checks with it)."""
         return self._checker
 
+    def check_keys(self, entries: list[tuple[int, Any]]) -> list[int] | None:
+        """The keys the checker knows the window's messages by (None: their ids)."""
+        v = self._versions
+        return [v.get(i, i) for i, _ in entries] if v else None
+
     @property
     def problems(self) -> list[Problem]:
         if self._problems is None:
-            self._problems = self._checker.check(self.context.entries(), self.system)
+            entries = self.context.entries()
+            keys = self.check_keys(entries)
+            if keys is not None:
+                entries = [(k, e[1]) for k, e in zip(keys, entries, strict=True)]
+            self._problems = self._checker.check(entries, self.system)
         return self._problems
 
     def problems_for(self, mid: int) -> list[Problem]:

@@ -86,15 +86,19 @@ def preview(
     system: Any = None,
     checker: ProtocolChecker | None = None,
     tokens_before: int | None = None,
+    keys: Sequence[int] | None = None,
 ) -> Preview:
     """The verdict and the tokens after ``plan``. With ``checker`` memoised on the entries' ids
-    (the TUI's) and ``tokens_before`` (the window's messages), only the changed messages cost
-    more than a look-up."""
+    (the TUI's; ``keys``: the keys it knows them by, when not their ids) and ``tokens_before``
+    (the window's messages), only the changed messages cost more than a look-up."""
     chk = checker if checker is not None else ProtocolChecker(memo=False)
-    errs_before = sum(1 for p in chk.check(entries, system) if p.severity == "error")
+    keyed = (
+        list(entries) if keys is None else [(k, e[1]) for k, e in zip(keys, entries, strict=True)]
+    )
+    errs_before = sum(1 for p in chk.check(keyed, system) if p.severity == "error")
     after: list[Entry] = []
     delta = 0
-    for mid, msg in entries:
+    for (mid, msg), (key, _) in zip(entries, keyed, strict=True):
         if mid in plan.changes:
             new = plan.changes[mid]
             delta -= estimate_message(msg)
@@ -102,7 +106,7 @@ def preview(
                 delta += estimate_message(new)
                 after.append((next_version_key(), new))
         else:
-            after.append((mid, msg))
+            after.append((key, msg))
     errs = [p for p in chk.check(after, system) if p.severity == "error"]
     if tokens_before is None:
         tokens_before = sum(estimate_message(m) for _, m in entries)
@@ -184,6 +188,7 @@ def repair_plan(
     system: Any = None,
     only: int | None = None,
     checker: ProtocolChecker | None = None,
+    keys: Sequence[int] | None = None,
 ) -> EditPlan:
     """The repair of the window's errors (of the problems at message ``only`` when given), as
     edits. A fix that inserts a message (an answer before a ``system`` turn) cannot be an edit:
@@ -195,7 +200,7 @@ def repair_plan(
         if only not in ids:
             return EditPlan("repair", reason=f"#{only} is not in the window")
         pos = ids.index(only)
-    result = repair(msgs, system, only=pos, keys=ids, checker=checker)
+    result = repair(msgs, system, only=pos, keys=keys if keys is not None else ids, checker=checker)
     if any(o is None for o in result.origin):
         return EditPlan(
             "repair",
