@@ -137,7 +137,7 @@ class Editor:
         if mid is None or not any(p.severity == "error" for p in model.problems_for(mid)):
             if model.error_ids():
                 self.app.notify(
-                    "no protocol error on this message: n jumps to the next one, R repairs "
+                    "no protocol error on this message: n jumps to the next one, A repairs "
                     "the whole window",
                     markup=False,
                 )

@@ -138,7 +138,7 @@ async def test_repair_all_answers_an_interrupted_tool_call(tmp_path: Path) -> No
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         assert app.model.error_ids() == [1]
-        await pilot.press("R")
+        await pilot.press("A")
         await settle(pilot)
         assert app.model.error_ids() == []
         first = app.model.context.messages[2]["content"][0]
