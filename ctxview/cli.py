@@ -4,16 +4,25 @@ headless (they never import Textual or the anthropic SDK)."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ctxview import __version__
 from ctxview.core.strategies import STRATEGIES
-from ctxview.textfmt import id_ranges, visible
+from ctxview.textfmt import escape_controls, id_ranges, json_text, one_line, visible
 
-SUBCOMMANDS = ("inspect", "export", "config", "repair", "diff")
+SUBCOMMANDS = (
+    "inspect",
+    "export",
+    "config",
+    "requests",
+    "compare",
+    "proxy",
+    "sessions",
+    "repair",
+    "diff",
+)
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_UNREADABLE = 0, 1, 2
 
@@ -50,8 +59,10 @@ def build_app_parser() -> argparse.ArgumentParser:
         description="See what an LLM agent's context holds, what it forgets, and whether the "
         "next API request will be accepted.",
         epilog="Headless: ctxview inspect FILE [--json] | ctxview export FILE [-o OUT] | "
+        "ctxview requests FILE [--json] | ctxview compare FILE [--json] | "
         "ctxview repair FILE [-o OUT] [--dry-run] [--json] | ctxview diff A B [--json] | "
-        "ctxview config path|show|set KEY VALUE. See `ctxview COMMAND --help`.",
+        "ctxview config path|show|set KEY VALUE. Live: ctxview FILE --follow | ctxview sessions "
+        "[--json] | ctxview proxy [--record FILE]. See `ctxview COMMAND --help`.",
     )
     p.add_argument("--version", action="version", version=f"ctxview {__version__}")
     p.add_argument(
@@ -61,6 +72,11 @@ def build_app_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", help="model for chat (default: the config's)")
     p.add_argument("--offline", action="store_true", help="chat with the offline demo model")
     p.add_argument("--resume", action="store_true", help="reopen the newest autosaved session")
+    p.add_argument(
+        "--follow",
+        action="store_true",
+        help="follow a Claude Code transcript as the agent writes it (like tail -f)",
+    )
     return p
 
 
@@ -103,6 +119,9 @@ def build_sub_parser() -> argparse.ArgumentParser:
     dif.add_argument("b", metavar="B")
     dif.add_argument("--format", choices=_formats(), help="force the files' format")
     dif.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    from ctxview.cli_requests import add_parsers as add_request_parsers
+
+    add_request_parsers(sub, _positive_int)
     cfg = sub.add_parser("config", help="show or change config.toml")
     csub = cfg.add_subparsers(dest="action", required=True)
     csub.add_parser("path", help="print the config file's path")
@@ -110,15 +129,20 @@ def build_sub_parser() -> argparse.ArgumentParser:
     st = csub.add_parser("set", help="set KEY to VALUE in the config file")
     st.add_argument("key")
     st.add_argument("value")
+    from ctxview.live.commands import add_parsers as add_live_parsers
+
+    add_live_parsers(sub)
     return p
 
 
 def _err(msg: str) -> None:
-    print(f"ctxview: {visible(msg)}", file=sys.stderr)
+    """One line on stderr: untrusted parts (file names, JSON keys, values) made visible."""
+    print(f"ctxview: {one_line(msg, 1000)}", file=sys.stderr)
 
 
-def _load(args: argparse.Namespace) -> Any:
-    """(replay, config) or an exit code after printing the reason."""
+def _load(args: argparse.Namespace, failures: list[str] | None = None) -> Any:
+    """(replay, config) or (exit code, config) after printing the reason (also appended to
+    ``failures``)."""
     from ctxview.config import load_config
     from ctxview.sessions import SessionError, load_session, replay
 
@@ -129,6 +153,14 @@ def _load(args: argparse.Namespace) -> Any:
         session = load_session(args.file, args.format)
     except SessionError as exc:
         _err(str(exc))
+        if failures is not None:
+            failures.append(str(exc))
+        return EXIT_UNREADABLE, cfg
+    except (RecursionError, MemoryError) as exc:
+        _err(f"{args.file}: cannot read the file ({type(exc).__name__})")
+        return EXIT_UNREADABLE, cfg
+    except Exception as exc:  # a reader bug must not become a traceback: one line, exit 2
+        _err(f"{args.file}: cannot read the file (internal error: {type(exc).__name__}: {exc})")
         return EXIT_UNREADABLE, cfg
     try:
         rep = replay(
@@ -139,6 +171,11 @@ def _load(args: argparse.Namespace) -> Any:
         )
     except ValueError as exc:
         _err(f"{args.file}: {exc}")
+        if failures is not None:
+            failures.append(f"{args.file}: {exc}")
+        return EXIT_UNREADABLE, cfg
+    except Exception as exc:
+        _err(f"{args.file}: cannot replay the file (internal error: {type(exc).__name__}: {exc})")
         return EXIT_UNREADABLE, cfg
     return rep, cfg
 
@@ -152,13 +189,23 @@ def _fixes(window: list[Any], system: Any, problems: list[Any]) -> list[dict[str
     return [f.to_dict() for f in repair(window, system).fixes]
 
 
-def inspect_summary(rep: Any) -> dict[str, Any]:
+def inspect_summary(rep: Any, model: str | None = None) -> dict[str, Any]:
+    from ctxview.core.limits import context_problem
     from ctxview.core.protocol import check_protocol
+    from ctxview.core.tokens import estimate_window
+    from ctxview.sessions.request import token_breakdown
 
     ctx = rep.context
     window = [m for _, m in ctx.entries()]
     # the API's rules, then what ctxview notes about the window itself (max+1, budget, newest)
     problems = check_protocol(window, rep.session.system) + ctx.window_notes()
+    system = rep.session.system if isinstance(rep.session.system, list) else ctx.system_prompt
+    # messages as the API reads them (from the last compaction block on)
+    breakdown = token_breakdown(system, rep.session.tools, estimate_window(window))
+    # the sidebar's rule: system + tools + window against the model's context
+    over = context_problem(sum(breakdown.values()), model or rep.session.model)
+    if over is not None:
+        problems.append(over)
     return {
         "file": rep.session.path,
         "format": rep.session.format,
@@ -168,7 +215,9 @@ def inspect_summary(rep: Any) -> dict[str, Any]:
         "window": {
             "ids": ctx.window_ids,
             "size": len(ctx),
-            "estimated_tokens": ctx.estimated_tokens,
+            # the whole request: system + tools + messages (as the app's sidebar counts it)
+            "estimated_tokens": sum(breakdown.values()),
+            "token_breakdown": breakdown,
         },
         "pinned_id": ctx.pinned_id,
         "evicted": [
@@ -188,6 +237,8 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
     from rich.table import Table
     from rich.text import Text
 
+    from ctxview.sessions.request import breakdown_text
+
     console = Console(highlight=False)
     t = Table(
         title=Text(f"ctxview inspect · {visible(summary['file'])}"), show_header=False, box=None
@@ -198,7 +249,11 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
     status = (
         Text("✓ valid: the API will accept this window", style="green")
         if not errors
-        else Text(f"✗ {len(errors)} error(s): the API will reject this request", style="bold red")
+        else Text(
+            f"✗ {len(errors)} problem{'s' if len(errors) != 1 else ''}: "
+            "the API will reject this request",
+            style="bold red",
+        )
     )
     rows = [
         ("format", summary["format"]),
@@ -206,8 +261,9 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
         ("strategy", f"{summary['strategy']}, max {summary['max_context_messages']}"),
         (
             "window",
-            f"{summary['window']['size']:,} messages · "
-            f"~{summary['window']['estimated_tokens']:,} tokens",
+            f"{summary['window']['size']:,} message{'s' if summary['window']['size'] != 1 else ''}"
+            f" · ~{summary['window']['estimated_tokens']:,} request tokens "
+            f"({breakdown_text(summary['window']['token_breakdown'])})",
         ),
         ("pinned", "none" if summary["pinned_id"] is None else f"#{summary['pinned_id']}"),
         (
@@ -250,12 +306,20 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    rep, _cfg = _load(args)
+    failures: list[str] = []
+    rep, cfg = _load(args, failures)
     if isinstance(rep, int):
+        if args.json:  # scripts parse stdout: one object there too
+            obj = {
+                "file": args.file,
+                "error": failures[0] if failures else "",
+                "exit": rep,
+            }
+            sys.stdout.write(json_text(obj) + "\n")
         return rep
-    summary = inspect_summary(rep)
+    summary = inspect_summary(rep, rep.session.model or cfg["model"])
     if args.json:
-        sys.stdout.write(json.dumps(summary, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_text(summary) + "\n")
     else:
         _print_rich(summary, rep.session.warnings)
     has_error = any(p["severity"] == "error" for p in summary["problems"])
@@ -281,19 +345,35 @@ def cmd_export(args: argparse.Namespace) -> int:
     rep, cfg = _load(args)
     if isinstance(rep, int):
         return rep
-    body = request_body(rep, cfg, args.model)
-    text = json.dumps(body, ensure_ascii=False, indent=2) + "\n"
-    if args.output:
-        from ctxview.sessions.store import atomic_write
+    from ctxview.sessions.store import check_no_api_key, save_request
 
-        try:
-            atomic_write(args.output, text.encode("utf-8"))
-        except OSError as exc:
-            _err(f"{args.output}: cannot write ({exc.strerror or exc})")
-            return EXIT_UNREADABLE
-        print(f"wrote {args.output} ({len(body['messages'])} messages)", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    body = request_body(rep, cfg, args.model)
+    try:
+        if args.output:
+            save_request(args.output, body)
+        else:
+            text = json_text(body, indent=2) + "\n"
+            check_no_api_key(text.encode("utf-8"), "the request body")
+            sys.stdout.write(text)
+    except OSError as exc:
+        _err(f"{args.output}: cannot write ({exc.strerror or exc})")
+        return EXIT_UNREADABLE
+    except ValueError as exc:  # the API key in the body; NaN (never written)
+        _err(f"{args.file}: not exported: {exc}")
+        return EXIT_UNREADABLE
+    if args.output:
+        print(f"wrote {visible(args.output)} ({len(body['messages'])} messages)", file=sys.stderr)
+    # the same contract as inspect: a window the API would reject is exit 1 (the body is written)
+    from ctxview.core.protocol import check_protocol
+
+    window = [m for _, m in rep.context.entries()]
+    errors = [p for p in check_protocol(window, rep.session.system) if p.severity == "error"]
+    if errors:
+        n = len(errors)
+        _err(f"warning: the API would reject this request ({n} problem{'s' if n != 1 else ''}):")
+        for p in errors:
+            _err(f"  {visible(p.message)}")
+        return EXIT_PROBLEMS
     return EXIT_OK
 
 
@@ -317,10 +397,15 @@ def cmd_repair(args: argparse.Namespace) -> int:
     ]
     wrote: str | None = None
     if not args.dry_run and (args.output or not args.json):
-        text = json.dumps(repaired.document, ensure_ascii=False, indent=2) + "\n"
-        if args.output:
-            from ctxview.sessions.store import atomic_write
+        from ctxview.sessions.store import atomic_write, check_no_api_key
 
+        try:
+            text = json_text(repaired.document, indent=2) + "\n"
+            check_no_api_key(text.encode("utf-8"), "the repaired file")
+        except ValueError as exc:  # the API key in the text; NaN (never written)
+            _err(f"{args.file}: not written: {exc}")
+            return EXIT_UNREADABLE
+        if args.output:
             try:
                 atomic_write(args.output, text.encode("utf-8"))
             except (OSError, ValueError) as exc:
@@ -336,7 +421,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
         report["valid"] = result.valid
         report["format"] = repaired.format
         report["output"] = wrote
-        sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_text(report) + "\n")
     else:
         out = sys.stdout if args.dry_run else sys.stderr
         for f in result.fixes:
@@ -375,7 +460,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     diff = diff_requests(bodies[0], bodies[1])
     if args.json:
         report = {"a": args.a, "b": args.b, **diff.to_dict()}
-        sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_text(report) + "\n")
     else:
         print(f"A {visible(args.a)}\nB {visible(args.b)}")
         for line in render(diff):
@@ -386,6 +471,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def cmd_config(args: argparse.Namespace) -> int:
     from ctxview.config import (
         ConfigError,
+        check_for_set,
         config_path,
         load_config,
         parse_value,
@@ -401,33 +487,55 @@ def cmd_config(args: argparse.Namespace) -> int:
         cfg = load_config()
         for e in cfg.errors:
             _err(e)
-        print(f"# {cfg.path}{'' if cfg.path.exists() else ' (not created yet: defaults)'}")
-        sys.stdout.write(tomli_w.dumps(cfg.values))
+        print(
+            f"# {one_line(str(cfg.path), 1000)}"
+            f"{'' if cfg.path.exists() else ' (not created yet: defaults)'}"
+        )
+        sys.stdout.write(escape_controls(tomli_w.dumps(cfg.values)))
         return EXIT_OK
     try:
         value = parse_value(args.key, args.value)
+        check_for_set(args.key, value)
         path = save_config_values({args.key: value})
     except ConfigError as exc:
-        _err(f"{config_path()}: {exc}")
+        where = str(config_path())
+        text = str(exc)
+        _err(text if text.startswith(where) else f"{where}: {text}")  # the path once
         return EXIT_UNREADABLE
     except OSError as exc:
         _err(f"{config_path()}: cannot write ({exc.strerror or exc})")
         return EXIT_UNREADABLE
-    print(f"{args.key} = {value!r} written to {path}")
+    print(one_line(f"{args.key} = {value!r} written to {path}", 1000))
     return EXIT_OK
+
+
+def _handler(command: str) -> Callable[[argparse.Namespace], int]:
+    """The function of a subcommand; the modules of the others are not imported (``inspect`` must
+    not pay for the proxy's asyncio or the request model)."""
+    if command in ("requests", "compare"):
+        from ctxview import cli_requests
+
+        fn: Callable[[argparse.Namespace], int] = getattr(cli_requests, f"cmd_{command}")
+        return fn
+    if command in ("proxy", "sessions"):
+        from ctxview.live import commands
+
+        live: Callable[[argparse.Namespace], int] = getattr(commands, f"cmd_{command}")
+        return live
+    return {
+        "inspect": cmd_inspect,
+        "export": cmd_export,
+        "config": cmd_config,
+        "repair": cmd_repair,
+        "diff": cmd_diff,
+    }[command]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] in SUBCOMMANDS:
         args = build_sub_parser().parse_args(args_list)
-        handler = {
-            "inspect": cmd_inspect,
-            "export": cmd_export,
-            "config": cmd_config,
-            "repair": cmd_repair,
-            "diff": cmd_diff,
-        }[args.command]
+        handler = _handler(args.command)
         try:
             return handler(args)
         except BrokenPipeError:

@@ -15,7 +15,25 @@ from typing import Any
 import platformdirs
 
 from ctxview.core.strategies import STRATEGIES
+from ctxview.sessions.fileio import FileRefused, read_regular
 from ctxview.sessions.store import atomic_write
+from ctxview.textfmt import one_line
+
+#: config.toml and system_prompt_file are read up to this size (a FIFO or device is refused)
+MAX_CONFIG_BYTES = 1024 * 1024
+#: how much of an invalid value an error message quotes
+QUOTE_LIMIT = 80
+
+
+def quote(value: Any, limit: int = QUOTE_LIMIT) -> str:
+    """An invalid value for an error message: repr'd, on one line, at most ``limit`` characters."""
+    try:
+        text = repr(value) if not isinstance(value, (list, dict)) else repr(value)[: limit * 4]
+    except ValueError:  # an int past the int -> str limit
+        text = "<a very long number>"
+    text = one_line(text, limit * 2)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
 
 DEFAULTS: dict[str, Any] = {
     "model": "claude-sonnet-5-5",
@@ -32,6 +50,7 @@ DEFAULTS: dict[str, Any] = {
     "tools_enabled": ["calculator", "current_time", "word_count"],
     "file_tools": False,
     "file_tool_max_bytes": 65536,
+    "request_timeout": 120.0,
 }
 
 ANIMATIONS = ("full", "basic", "none")
@@ -61,13 +80,15 @@ def _check(key: str, value: Any) -> Any:
     """The value if valid for key; ConfigError naming the key otherwise."""
     if key in FORBIDDEN_KEYS:
         raise ConfigError(f"{key}: the API key is never kept in the config; use ANTHROPIC_API_KEY")
+    if key == "pricing":
+        return _check_pricing(value)
     if key not in DEFAULTS:
-        raise ConfigError(f"{key}: unknown key (known: {', '.join(DEFAULTS)})")
+        raise ConfigError(f"{one_line(key, 60)}: unknown key (known: {', '.join(DEFAULTS)})")
     default = DEFAULTS[key]
 
     def need(cond: bool, what: str) -> None:
         if not cond:
-            raise ConfigError(f"{key}: expected {what}, got {value!r}")
+            raise ConfigError(f"{key}: expected {what}, got {quote(value)}")
 
     if key in (
         "max_tokens",
@@ -85,13 +106,19 @@ def _check(key: str, value: Any) -> Any:
             "a number in (0, 1]",
         )
         value = float(value)
+    elif key == "request_timeout":
+        need(
+            isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0,
+            "a number of seconds > 0",
+        )
+        value = float(value)
     elif key == "strategy":
-        need(value in STRATEGIES, f"one of {', '.join(STRATEGIES)}")
+        need(isinstance(value, str) and value in STRATEGIES, f"one of {', '.join(STRATEGIES)}")
     elif key == "animation":
-        need(value in ANIMATIONS, f"one of {', '.join(ANIMATIONS)}")
+        need(isinstance(value, str) and value in ANIMATIONS, f"one of {', '.join(ANIMATIONS)}")
     elif key == "tools_enabled":
         need(
-            isinstance(value, list) and all(v in KNOWN_TOOLS for v in value),
+            isinstance(value, list) and all(isinstance(v, str) and v in KNOWN_TOOLS for v in value),
             f"a list of tool names from {', '.join(KNOWN_TOOLS)}",
         )
     elif isinstance(default, bool):
@@ -99,6 +126,29 @@ def _check(key: str, value: Any) -> Any:
     elif isinstance(default, str):
         need(isinstance(value, str), "a string")
     return value
+
+
+def _check_pricing(value: Any) -> dict[str, Any]:
+    """``[pricing."model-name"]`` tables: USD per million tokens (input, output, and optionally
+    cache_write_5m, cache_write_1h, cache_read), overriding ctxview's price table."""
+    from ctxview.core.pricing import parse_price
+
+    if not isinstance(value, dict):
+        raise ConfigError('pricing: expected tables like [pricing."claude-sonnet-5"]')
+    for model, table in value.items():
+        try:
+            parse_price(table, f'pricing."{model}"')
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+    return value
+
+
+def price_overrides(cfg: Config) -> dict[str, Any]:
+    """The config's ``[pricing]`` tables as ``{model: Price}``."""
+    from ctxview.core.pricing import parse_price
+
+    raw = cfg.values.get("pricing") or {}
+    return {m: parse_price(t, f'pricing."{m}"') for m, t in raw.items()}
 
 
 @dataclass
@@ -122,9 +172,11 @@ class Config:
         if self.values.get("system_prompt_file"):
             p = Path(os.path.expanduser(self.values["system_prompt_file"]))
             try:
-                return p.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                self.errors.append(f"{self.path}: system_prompt_file: cannot read {p}: {exc}")
+                return read_regular(p, MAX_CONFIG_BYTES, what="text file").decode("utf-8")
+            except FileRefused as exc:
+                self.errors.append(f"{self.path}: system_prompt_file: {exc}")
+            except UnicodeDecodeError:
+                self.errors.append(f"{self.path}: system_prompt_file: {p} is not UTF-8 text")
         return str(self.values.get("system_prompt", ""))
 
 
@@ -132,20 +184,21 @@ def load_config(path: Path | None = None) -> Config:
     """Read the config; invalid parts are reported in ``errors`` and replaced by defaults. The
     file itself is never modified here."""
     cfg = Config(path=path or config_path())
-    try:
-        raw = cfg.path.read_bytes()
-    except FileNotFoundError:
+    if not os.path.exists(cfg.path):
         return cfg
-    except OSError as exc:
-        cfg.errors.append(f"{cfg.path}: cannot read the config ({exc.strerror}); using defaults")
+    try:
+        raw = read_regular(cfg.path, MAX_CONFIG_BYTES, what="config file")
+    except FileRefused as exc:
+        cfg.errors.append(f"cannot read the config: {exc}; using defaults")
         return cfg
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
         cfg.errors.append(f"{cfg.path}: the config is not UTF-8; using defaults")
         return cfg
-    except tomllib.TOMLDecodeError as exc:
-        cfg.errors.append(f"{cfg.path}: invalid TOML ({exc}); using defaults")
+    except (ValueError, RecursionError) as exc:  # TOMLDecodeError, an int past the digit limit
+        reason = one_line(str(exc), 160) if not isinstance(exc, RecursionError) else "too deep"
+        cfg.errors.append(f"{cfg.path}: invalid TOML ({reason}); using defaults")
         return cfg
     for key, value in data.items():
         try:
@@ -170,15 +223,34 @@ def parse_value(key: str, text: str) -> Any:
         try:
             return int(text)
         except ValueError:
-            raise ConfigError(f"{key}: expected an integer, got {text!r}") from None
+            raise ConfigError(f"{key}: expected an integer, got {quote(text)}") from None
     if isinstance(default, float):
         try:
             return float(text)
         except ValueError:
-            raise ConfigError(f"{key}: expected a number, got {text!r}") from None
+            raise ConfigError(f"{key}: expected a number, got {quote(text)}") from None
     if isinstance(default, list):
         return [t.strip() for t in text.split(",") if t.strip()]
     return text
+
+
+def check_for_set(key: str, value: Any) -> None:
+    """Checks that only make sense when a user sets a value (``config set``), beyond its type:
+    the theme must exist, the system prompt file must be readable. ConfigError otherwise."""
+    if key == "theme":
+        from textual.theme import BUILTIN_THEMES  # only here: the config stays headless
+
+        if value not in BUILTIN_THEMES:
+            raise ConfigError(
+                f"theme: unknown theme {value!r} (known: {', '.join(BUILTIN_THEMES)})"
+            )
+    elif key == "system_prompt_file" and value:
+        p = Path(os.path.expanduser(str(value)))
+        try:
+            p.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc)
+            raise ConfigError(f"system_prompt_file: cannot read {p}: {reason}") from None
 
 
 def save_config_values(updates: dict[str, Any], path: Path | None = None) -> Path:
@@ -190,12 +262,17 @@ def save_config_values(updates: dict[str, Any], path: Path | None = None) -> Pat
 
     target = path or config_path()
     current: dict[str, Any] = {}
-    if target.exists():
+    if os.path.exists(target):
         try:
-            current = tomllib.loads(target.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            current = tomllib.loads(
+                read_regular(target, MAX_CONFIG_BYTES, what="config file").decode("utf-8")
+            )
+        except FileRefused as exc:
+            raise ConfigError(f"not saving: {exc}") from None
+        except (ValueError, RecursionError) as exc:  # TOMLDecodeError, UnicodeDecodeError
             raise ConfigError(
-                f"{target}: not saving, the existing config is invalid ({exc}); fix or remove it"
+                f"{target}: not saving, the existing config is invalid "
+                f"({one_line(str(exc), 160)}); fix or remove it"
             ) from None
     for key, value in updates.items():
         current[key] = _check(key, value)

@@ -7,6 +7,9 @@ sequence in a message is shown, never executed.
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 
 def fmt_tokens(n: int) -> str:
     """1234 -> "1.2k", 45678 -> "46k", 2_500_000 -> "2.5M"."""
@@ -17,6 +20,16 @@ def fmt_tokens(n: int) -> str:
     if n >= 1000:
         return f"{n / 1000:.1f}k"
     return str(n)
+
+
+def plural(n: int, word: str, shown: str | None = None) -> str:
+    """``1 token``, ``2 tokens``, ``~1.2k tokens`` (``shown`` replaces the number's text)."""
+    return f"{n if shown is None else shown} {word}{'' if n == 1 else 's'}"
+
+
+def tokens_text(n: int) -> str:
+    """``~1 token``, ``~310 tokens``, ``~1.2k tokens``."""
+    return plural(n, "token", "~" + fmt_tokens(n))
 
 
 def id_ranges(ids: list[int], max_parts: int | None = None) -> str:
@@ -59,3 +72,32 @@ def one_line(text: str, limit: int = 200) -> str:
     s = text[: limit * 2].translate(_ONE_LINE)
     s = " ".join(s.split())
     return s[:limit]
+
+
+# JSON (and TOML) output: C1 controls, DEL, bidi controls and the Unicode line/paragraph
+# separators are written as \uXXXX escapes, so `cat report.json` cannot drive the terminal.
+# These characters only ever occur inside strings there, where the escape is valid.
+_JSON_ESCAPES: dict[int, str] = {
+    c: f"\\u{c:04x}"
+    for c in (
+        0x7F,
+        *range(0x80, 0xA0),
+        *range(0x202A, 0x202F),
+        *range(0x2066, 0x206A),
+        0x200E,
+        0x200F,
+        0x2028,
+        0x2029,
+    )
+}
+
+
+def escape_controls(text: str) -> str:
+    """C1 controls, DEL and bidi overrides in serialised JSON/TOML as ``\\uXXXX`` escapes."""
+    return text.translate(_JSON_ESCAPES)
+
+
+def json_text(obj: Any, *, indent: int | None = None) -> str:
+    """``obj`` as JSON for a terminal or a file: UTF-8 text kept, every control character and
+    bidi override escaped, NaN/Infinity refused (ValueError)."""
+    return escape_controls(json.dumps(obj, ensure_ascii=False, allow_nan=False, indent=indent))

@@ -57,3 +57,30 @@ async def settle(pilot: Any, n: int = 3) -> None:
         await pilot.pause()
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
+
+
+#: what must never be drawn: C0 controls (ESC, BEL, ...), DEL, C1 controls, bidi controls
+FORBIDDEN = {
+    *map(chr, range(0x20)),
+    "\x7f",
+    *map(chr, range(0x80, 0xA0)),
+    *map(chr, range(0x202A, 0x202F)),
+    *map(chr, range(0x2066, 0x206A)),
+    "\u200e",
+    "\u200f",
+}
+
+
+def drawn(app: Any) -> str:
+    """Everything the active screen draws now, as text (one line per row)."""
+    strips = app.screen._compositor.render_strips()
+    return "\n".join("".join(seg.text for seg in strip) for strip in strips)
+
+
+def assert_clean(app: Any, where: str) -> str:
+    text = drawn(app)
+    bad = {c for c in text.replace("\n", "") if c in FORBIDDEN}
+    assert not bad, f"{where}: {sorted(map(hex, map(ord, bad)))} reached the screen"
+    for s in (app.title, app.sub_title):
+        assert not (set(s) & FORBIDDEN), f"{where}: title {s!r}"
+    return text

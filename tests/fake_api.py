@@ -206,6 +206,12 @@ def error(status: int, etype: str, message: str, **headers: str) -> Response:
     )
 
 
+class _Server(ThreadingHTTPServer):
+    # a real listen backlog: the default of 5 drops connections under a burst of 200 clients
+    request_queue_size = 1024
+    daemon_threads = True
+
+
 class FakeAPI:
     def __init__(self, port: int = 0, smart: bool = False) -> None:
         self.smart = smart
@@ -273,8 +279,7 @@ class FakeAPI:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.server.daemon_threads = True
+        self.server = _Server(("127.0.0.1", port), Handler)
         self.thread = threading.Thread(
             target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )

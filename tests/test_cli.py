@@ -50,7 +50,8 @@ def test_inspect_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
         "skipped_lines",
         "subagents",
     }
-    assert set(d["window"]) == {"ids", "size", "estimated_tokens"}
+    assert set(d["window"]) == {"ids", "size", "estimated_tokens", "token_breakdown"}
+    assert set(d["window"]["token_breakdown"]) == {"system", "tools", "messages"}
     assert d["format"] == "ctxview" and d["messages_total"] == 62
     assert d["max_context_messages"] == 20 and d["window"]["size"] == 20
     assert d["pinned_id"] == 0 and d["window"]["ids"][0] == 0
@@ -89,7 +90,7 @@ def test_inspect_unreadable_exit_2(capsys: pytest.CaptureFixture[str], tmp_path:
     p = tmp_path / "x.json"
     p.write_text("{oops")
     code, out, err = run(capsys, "inspect", str(p), "--json")
-    assert code == 2 and out == ""
+    assert code == 2 and json.loads(out) == {"file": str(p), "error": err.strip()[9:], "exit": 2}
     assert str(p) in err and "line 1, column 2" in err and "Traceback" not in err
 
 
@@ -144,7 +145,7 @@ def test_export_request_body(capsys: pytest.CaptureFixture[str], tmp_path: Path)
     code, out, err = run(
         capsys, "export", str(SAMPLES / "agent_loop.json"), "--max", "4", "-o", str(out_path)
     )
-    assert code == 0 and out == "" and "wrote" in err
+    assert code == 1 and out == "" and "wrote" in err and "would reject" in err
     assert len(json.loads(out_path.read_text())["messages"]) == 4
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -10,13 +11,15 @@ from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.widgets import Footer, Header, Input
 
 from ctxview.app.commands import CtxviewCommands
 from ctxview.app.model import Eviction, SessionModel, compute_tokens
-from ctxview.app.safe import visible
+from ctxview.app.safe import one_line, visible
 from ctxview.app.widgets.chat_input import ChatInput
 from ctxview.app.widgets.timeline import Timeline, TimelineHeader
+from ctxview.app.widgets.verdict import VerdictBar
 from ctxview.config import Config, ConfigError, save_config_values
 from ctxview.core.strategies import STRATEGIES
 from ctxview.textfmt import fmt_tokens
@@ -28,7 +31,33 @@ if TYPE_CHECKING:
 # Everything not needed for the first paint (the sidebar, the detail pane with its syntax
 # highlighter, the modal screens with TextArea and DirectoryTree) is imported when first used.
 
+
+def free_session_name(path: str) -> str:
+    """``dir/name.ctxview.json`` for ``dir/name.json`` (``name-2.ctxview.json``… when taken)."""
+    p = Path(path)
+    stem = p.name
+    for suffix in (".jsonl", ".json"):
+        if stem.endswith(suffix):
+            stem = stem[: -len(suffix)]
+            break
+    stem = stem.removesuffix(".ctxview")
+    candidate = p.with_name(stem + ".ctxview.json")
+    n = 2
+    while os.path.lexists(candidate) or str(candidate) == path:
+        candidate = p.with_name(f"{stem}-{n}.ctxview.json")
+        n += 1
+    return str(candidate)
+
+
 NARROW = 100  #: below this width the sidebar collapses (ctrl+b brings it back)
+SIDEBAR_MAX, SIDEBAR_MIN = 36, 27  #: the sidebar narrows (between these) before the preview does
+TIMELINE_ROOM = 86  #: columns the timeline keeps before the sidebar gives up its own
+
+
+def sidebar_width(width: int) -> int:
+    """The sidebar's width on a terminal ``width`` columns wide."""
+    return max(SIDEBAR_MIN, min(SIDEBAR_MAX, width - TIMELINE_ROOM))
+
 
 KEYS_HELP: list[tuple[str, str]] = [
     ("j / k, ↓ / ↑", "next / previous message"),
@@ -53,11 +82,19 @@ KEYS_HELP: list[tuple[str, str]] = [
     ("↑ / ↓ (chat input)", "recall the messages you sent"),
     ("escape", "cancel a reply in flight / leave the chat input"),
     ("ctrl+r", "retry the last failed send (without duplicating your message)"),
-    ("ctrl+k", "exact window tokens via the API's count_tokens"),
+    ("ctrl+k", "exact window tokens via the API's count_tokens (works in the chat input too)"),
     ("ctrl+o", "open a file"),
-    ("ctrl+s", "save the session (ctxview format, atomic)"),
+    ("ctrl+l", "Claude Code sessions, newest first (enter opens, f opens and follows)"),
+    ("f", "follow the open Claude Code transcript as it grows / stop"),
+    (
+        "ctrl+s",
+        "save the session (ctxview format, atomic; asks before overwriting a file "
+        "this session did not create)",
+    ),
+    ("S", "save as… (a new name)"),
     ("x", "export the request body ctxview would send next"),
-    ("ctrl+e", "edit the system prompt"),
+    ("R", "requests: every API request with its predicted cache, breaks and cost"),
+    ("ctrl+e", "edit the system prompt (works in the chat input too)"),
     ("ctrl+b", "show / hide the config sidebar"),
     ("d", "show / hide the block detail pane"),
     ("ctrl+p", "command palette (every action, themes)"),
@@ -78,6 +115,13 @@ class CtxviewApp(App[int]):
     #chat { margin: 0 0; border: tall $primary 30%; }
     #chat:focus { border: tall $primary; }
     .-hide-sidebar ConfigSidebar { display: none; }
+    #verdict { display: none; }
+    .-hide-sidebar #verdict { display: block; }
+    /* small terminals: notices at the top, over the timeline, never over the detail pane */
+    .-narrow ToastRack {
+        dock: top; align: right top; margin-top: 2; margin-bottom: 0; max-height: 9;
+    }
+    .-narrow Toast { padding: 0 1; margin-top: 0; margin-bottom: 1; }
     .-hide-detail BlockDetail { display: none; }
     """
 
@@ -85,6 +129,7 @@ class CtxviewApp(App[int]):
         Binding("ctrl+q", "quit", "Quit", priority=True),
         Binding("ctrl+o", "open", "Open"),
         Binding("ctrl+s", "save", "Save"),
+        Binding("S", "save_as", "Save as", show=False),
         Binding("plus,equals_sign", "max_delta(1)", "+max", key_display="+"),
         Binding("minus", "max_delta(-1)", "-max", key_display="-"),
         Binding("e", "toggle_evicted", "Evicted"),
@@ -99,13 +144,17 @@ class CtxviewApp(App[int]):
         Binding("c", "stub", "Stub", show=False),
         Binding("u", "undo", "Undo", show=False),
         Binding("x", "export", "Export", show=False),
+        Binding("R", "requests", "Requests", show=False),
         Binding("d", "toggle_detail", "Detail", show=False),
         Binding("i", "focus_chat", "Chat", show=False),
         Binding("ctrl+b", "toggle_sidebar", "Sidebar", show=False),
-        Binding("ctrl+e", "edit_system", "System", show=False),
-        Binding("ctrl+k", "count_tokens", "Count", show=False),
+        # priority: the chat input would eat these (go to end / delete to end of line)
+        Binding("ctrl+e", "edit_system", "System", show=False, priority=True),
+        Binding("ctrl+k", "count_tokens", "Count", show=False, priority=True),
         Binding("ctrl+r", "retry", "Retry", show=False),
         Binding("escape", "escape", "Cancel", show=False),
+        Binding("f", "follow", "Follow", show=False),
+        Binding("ctrl+l", "sessions", "Sessions", show=False),
         Binding("question_mark,f1", "help", "Help"),
     ]
 
@@ -124,10 +173,15 @@ class CtxviewApp(App[int]):
         "stub",
         "undo",
         "export",
+        "save_as",
         "toggle_detail",
         "focus_chat",
         "help",
+        "follow",
     }
+
+    #: priority-bound actions: everywhere on the main screen, the chat input included
+    MAIN_SCREEN_ONLY: ClassVar[set[str]] = {"edit_system", "count_tokens"}
 
     def __init__(
         self,
@@ -158,6 +212,11 @@ class CtxviewApp(App[int]):
         from ctxview.app.editing import Editor
 
         self.editor = Editor(self)
+        #: files this session wrote (or was allowed to overwrite): ctrl+s saves over them quietly
+        self._owned: set[str] = set()
+        self._told_per_file = False
+        #: ``--follow``: start following the opened transcript once mounted (ctxview.live)
+        self.follow_on_start = False
 
     # -- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -165,6 +224,7 @@ class CtxviewApp(App[int]):
         # first paint (see _mount_panes), so startup costs one widget, not a dozen.
         yield Header()
         with Horizontal(id="main"), Vertical(id="center"):
+            yield VerdictBar(id="verdict")
             yield TimelineHeader(id="timeline-head")
             yield Timeline(id="timeline")
         yield ChatInput(placeholder="", id="chat")
@@ -184,6 +244,7 @@ class CtxviewApp(App[int]):
         except MountError:
             return  # the app is closing before the panes came up
         self._panes_ready = True
+        self._apply_width(self.size.width)
         self.update_panes()
         if self.chat is None:
             from ctxview.chat.controller import ChatController
@@ -192,7 +253,11 @@ class CtxviewApp(App[int]):
         self.chat.warm()
 
     def update_panes(self) -> None:
-        """Sidebar and detail follow the model (no-op until they are mounted)."""
+        """Verdict, sidebar and detail follow the model (the last two once mounted)."""
+        if self._panes_ready or self.main_screen.has_class("-hide-sidebar"):
+            # (a check of a big window is not worth delaying the first paint for while the
+            # verdict line is hidden behind the sidebar)
+            self.query_one(VerdictBar).update_from(self.model)
         if not self._panes_ready:
             return
         self.sidebar.update_from(self.model, self.exact_tokens)
@@ -212,7 +277,39 @@ class CtxviewApp(App[int]):
         widget: Any = self.query_one("#sidebar")
         return widget  # type: ignore[no-any-return]
 
+    # -- crashes and signals --------------------------------------------------------------------
+    #: set when an unhandled exception ended the app: (exception, its traceback text)
+    crash: tuple[BaseException, str] | None = None
+
+    def _handle_exception(self, error: Exception) -> None:
+        """A crash: keep the traceback for the log file (see launch) instead of printing it over
+        the user's terminal; the app exits with status 1."""
+        import traceback
+
+        if self.crash is None:
+            self.crash = (error, "".join(traceback.format_exception(error)))
+        super()._handle_exception(error)
+        self._exit_renderables.clear()  # the one line and the log replace Textual's dump
+
+    def _install_signal_handlers(self) -> None:
+        """SIGTERM and SIGHUP: autosave the chat, leave the terminal as it was, exit 143 / 129."""
+        import asyncio
+        import signal
+
+        try:
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGTERM, signal.SIGHUP):
+                loop.add_signal_handler(sig, self._on_signal, int(sig))
+        except (NotImplementedError, RuntimeError, ValueError, AttributeError):
+            pass  # not the main thread (tests) or no signals here (Windows)
+
+    def _on_signal(self, signum: int) -> None:
+        if self.chat is not None and hasattr(self.chat, "autosave_now"):
+            self.chat.autosave_now()
+        self.exit(return_code=128 + signum)
+
     def on_mount(self) -> None:
+        self._install_signal_handlers()
         theme = self.config.get("theme")
         if isinstance(theme, str) and theme in self.available_themes:
             self.theme = theme
@@ -227,12 +324,27 @@ class CtxviewApp(App[int]):
         self.timeline.animation = str(self.config.get("animation", "full"))
         for err in self.config.errors:
             self.notify(err, title="config", severity="warning", markup=False, timeout=10)
-        self._install_model(self.model, focus=True)
         self._apply_width(self.size.width)
+        self._install_model(self.model, focus=True)
         self.call_after_refresh(self._mount_panes)
+        if self.follow_on_start:
+            self.call_after_refresh(self.action_follow)
+
+    def action_follow(self) -> None:
+        """Follow the open Claude Code transcript as it grows (or stop): ctxview.live.follow."""
+        from ctxview.live.follow_view import toggle_follow
+
+        toggle_follow(self)
+
+    def action_sessions(self) -> None:
+        """The Claude Code sessions list (ctxview.live.sessions_screen)."""
+        from ctxview.live.sessions_screen import show_sessions
+
+        show_sessions(self)
 
     def _install_model(self, model: SessionModel, focus: bool = False) -> None:
         self.model = model
+        self._told_per_file = False
         self.exact_tokens = None
         self._back.clear()
         self.editor.reset()
@@ -252,12 +364,42 @@ class CtxviewApp(App[int]):
     def _chat_placeholder(self) -> str:
         if self.offline:
             return "Message the offline demo model · enter to send · try: calculate 6*7"
-        return f"Message {self.model.model} · enter to send · escape cancels a reply"
+        return f"Message {one_line(self.model.model, 60)} · enter to send · escape cancels a reply"
+
+    # -- the sanitising boundary for app-wide text ---------------------------------------------
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: Any = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Every notification (the app's, its widgets', the chat controller's, from threads)
+        comes here: control characters, C1 controls and bidi overrides are made visible and the
+        text is never parsed as markup, whatever the caller passed."""
+        kwargs: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
+        super().notify(
+            visible(str(message)[:4000]),
+            title=one_line(str(title), 120),
+            severity=severity,
+            markup=False,
+            **kwargs,
+        )
+
+    def validate_title(self, title: str) -> str:
+        """The header's title (and the terminal's, where a driver sets it) is always visible
+        text: a session named with an OSC sequence cannot retitle the terminal."""
+        return one_line(str(title), 300)
+
+    def validate_sub_title(self, sub_title: str) -> str:
+        return one_line(str(sub_title), 300)
 
     def _update_titles(self) -> None:
-        self.title = f"ctxview · {visible(self.model.name)}"
+        self.title = f"ctxview · {self.model.name}"  # validate_title makes it visible text
         mode = "offline" if self.offline else "online"
-        self.sub_title = f"{visible(self.model.model)} · {mode}"
+        self.sub_title = f"{self.model.model} · {mode}"
 
     @work(thread=True, exclusive=True, group="tokens")
     def _estimate_tokens(self, model: SessionModel) -> None:
@@ -268,16 +410,25 @@ class CtxviewApp(App[int]):
         if model is not self.model:
             return
         model.install_tokens(toks)
-        if self._panes_ready:
-            self.sidebar.update_from(model, self.exact_tokens)
+        self.update_panes()
         self.timeline.refresh()
 
     def on_resize(self, event: Any) -> None:
         self._apply_width(event.size.width)
 
+    @property
+    def main_screen(self) -> Any:
+        """The screen with the panes (a dialog may be on top of it)."""
+        return self.screen_stack[0]
+
     def _apply_width(self, width: int) -> None:
+        self.set_class(width < NARROW, "-narrow")  # on the app: every screen's notices follow
         if self._user_sidebar is None:
-            self.screen.set_class(width < NARROW, "-hide-sidebar")
+            self.main_screen.set_class(width < NARROW, "-hide-sidebar")
+            if width < NARROW and not self._panes_ready:
+                self.query_one(VerdictBar).update_from(self.model)
+        if self._panes_ready:
+            self.sidebar.styles.width = sidebar_width(width)
 
     def _theme_changed(self, theme: Any) -> None:
         if self.save_config and getattr(theme, "name", None):
@@ -289,6 +440,9 @@ class CtxviewApp(App[int]):
 
     # -- guards --------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in self.MAIN_SCREEN_ONLY:
+            # priority keys: on the main screen only (a dialog's text area keeps its own ctrl+e)
+            return self.screen is self.screen_stack[0]
         if action not in self.TYPING_SENSITIVE:
             return True
         # plain-key actions: not while typing, and not under a modal screen
@@ -318,6 +472,10 @@ class CtxviewApp(App[int]):
         self.update_panes()
 
     def _flush_evictions(self) -> None:
+        if self.chat is not None and getattr(self.chat, "busy", False):
+            # one notice per turn: a tool loop evicts on every add, over many seconds
+            self._evict_timer = self.set_timer(0.3, self._flush_evictions)
+            return
         self._evict_timer = None
         buf, self._evict_buffer = self._evict_buffer, []
         if not buf:
@@ -326,6 +484,43 @@ class CtxviewApp(App[int]):
             sorted(i for e in buf for i in e.ids), sum(e.tokens for e in buf), buf[-1].reason
         )
         self.notify(merged.describe(), title="eviction", markup=False, timeout=4)
+
+    def _persist_setting(self, updates: dict[str, Any]) -> None:
+        """Max, strategy and model: a new chat's become the defaults; an open file's stay with
+        that session (saved with it) unless made the default from the palette."""
+        if self.model.path is None:
+            self._persist(updates)
+            return
+        if not self._told_per_file:
+            self._told_per_file = True
+            self.notify(
+                f"applies to {self.model.name} only (saved with it); to keep it for new chats: "
+                "ctrl+p → Make these settings the default",
+                markup=False,
+                timeout=6,
+            )
+
+    def action_make_default(self) -> None:
+        """The session's max, strategy and model become the defaults in config.toml."""
+        ctx = self.model.context
+        updates = {
+            "max_context_messages": ctx.max_context_messages,
+            "strategy": ctx.strategy,
+            "model": self.model.model,
+        }
+        if not self.save_config:
+            return
+        try:
+            path = save_config_values(updates, self.config.path)
+        except (ConfigError, OSError) as exc:
+            self.notify(f"not saved to config: {exc}", severity="warning", markup=False)
+            return
+        self.config.values.update(updates)
+        self.notify(
+            f"defaults saved to {path}: max {ctx.max_context_messages}, {ctx.strategy}, "
+            f"{self.model.model}",
+            markup=False,
+        )
 
     def _persist(self, updates: dict[str, Any]) -> None:
         if not self.save_config:
@@ -355,7 +550,7 @@ class CtxviewApp(App[int]):
                 "the window refills with new messages",
                 markup=False,
             )
-        self._persist({"max_context_messages": n})
+        self._persist_setting({"max_context_messages": n})
 
     def set_strategy(self, name: str) -> None:
         if name not in STRATEGIES:
@@ -364,7 +559,7 @@ class CtxviewApp(App[int]):
         self.exact_tokens = None
         self.context_changed()
         self.notify(f"strategy: {name} — {STRATEGIES[name].description}", markup=False, timeout=4)
-        self._persist({"strategy": name})
+        self._persist_setting({"strategy": name})
 
     def on_config_sidebar_max_changed(self, event: ConfigSidebar.MaxChanged) -> None:
         if event.value != self.model.context.max_context_messages:
@@ -374,15 +569,15 @@ class CtxviewApp(App[int]):
         self.set_model_name(event.name)
 
     def set_model_name(self, name: str) -> None:
-        if name == self.model.model:
-            return
+        if name in (self.model.model, one_line(self.model.model, 200)):
+            return  # the Model input shows a hostile name made visible: unchanged, not renamed
         self.model.model = name
         self.exact_tokens = None
         self._update_titles()
         self.query_one("#chat", Input).placeholder = self._chat_placeholder()
         self.update_panes()
         self.notify(f"model: {name}", markup=False, timeout=3)
-        self._persist({"model": name})
+        self._persist_setting({"model": name})
 
     def on_config_sidebar_strategy_changed(self, event: ConfigSidebar.StrategyChanged) -> None:
         if event.name != self.model.context.strategy:
@@ -416,6 +611,10 @@ class CtxviewApp(App[int]):
         self._detail_timer = None
         if not self._panes_ready:
             return
+        try:
+            self.timeline  # noqa: B018
+        except NoMatches:
+            return  # the app is being torn down (a follow update landing as it quits)
         self._last_detail = time.monotonic()
         if self.timeline.on_draft and self.model.draft is not None:
             self._detail_key = None
@@ -447,6 +646,9 @@ class CtxviewApp(App[int]):
             ids = self.model.context.window_ids
             later = [i for i in ids if i > sel]
             self.timeline.select_id(later[0] if later else ids[-1])
+        # the row count changed: once the new virtual size is laid out, bring the selected row
+        # back on screen (scrolling before that is clamped to the old size)
+        self.timeline.call_after_refresh(self.timeline.scroll_to_cursor_centered)
         state = "shown (dimmed)" if self.model.show_evicted else "hidden"
         self.notify(f"evicted rows {state}", markup=False, timeout=2)
 
@@ -512,12 +714,55 @@ class CtxviewApp(App[int]):
         self.query_one("#chat", Input).focus()
 
     def action_toggle_sidebar(self) -> None:
-        hidden = self.screen.has_class("-hide-sidebar")
+        screen = self.main_screen
+        hidden = screen.has_class("-hide-sidebar")
         self._user_sidebar = hidden
-        self.screen.set_class(not hidden, "-hide-sidebar")
+        screen.set_class(not hidden, "-hide-sidebar")
 
     def action_toggle_detail(self) -> None:
-        self.screen.toggle_class("-hide-detail")
+        self.main_screen.toggle_class("-hide-detail")
+
+    def action_requests(self) -> None:
+        """The Requests view of the open session, under the current max and strategy."""
+        from types import SimpleNamespace
+
+        from ctxview.app.screens.requests import RequestsScreen
+        from ctxview.config import price_overrides
+        from ctxview.core.pricing import PriceTable
+
+        m = self.model
+        records = m.transcript.records
+        loaded = m.session
+        same = len(records) == len(loaded.messages)
+        view = SimpleNamespace(
+            path=loaded.path,
+            format=loaded.format if same else "ctxview",
+            messages=[r.message for r in records],
+            metas=[r.meta for r in records],
+            system=loaded.system if same and loaded.system else m.context.system_prompt,
+            tools=m.tools,
+            model=m.model,
+        )
+        ctx = m.context
+        try:
+            prices = PriceTable(price_overrides(self.config))
+        except ValueError:
+            prices = PriceTable()
+        settings = {
+            "max_context_messages": ctx.max_context_messages,
+            "strategy": ctx.strategy,
+            "max_context_tokens": ctx.max_context_tokens,
+            "low_water_fraction": ctx.low_water_fraction,
+            "prices": prices,
+        }
+        label = f"simulated: {ctx.strategy}, max {ctx.max_context_messages}"
+
+        def chosen(mid: int | None) -> None:
+            if mid is not None:
+                self.timeline.select_id(mid)
+                self.timeline.focus()
+
+        self.push_screen(RequestsScreen(view, settings, label), chosen)
 
     def action_help(self) -> None:
         from ctxview.app.screens.modals import HelpScreen
@@ -610,25 +855,66 @@ class CtxviewApp(App[int]):
         if self.model.path and self.model.session.format == "ctxview":
             return self.model.path
         if self.model.path:
-            p = Path(self.model.path)
-            return str(p.with_name(p.stem + ".ctxview.json"))
+            return free_session_name(self.model.path)
         return str(Path.cwd() / time.strftime("chat-%Y%m%d-%H%M%S.ctxview.json"))
+
+    def _owns(self, path: str) -> bool:
+        """True when saving to ``path`` overwrites nothing this session did not write."""
+        return not os.path.lexists(path) or os.path.abspath(path) in self._owned
 
     def action_save(self) -> None:
         from ctxview.app.screens.files import SavePathScreen
 
         if self.model.path and self.model.session.format == "ctxview":
-            self.save_to(self.model.path)
+            self.save_checked(self.model.path)
             return
 
         def chosen(path: str | None) -> None:
             if path:
-                self.save_to(path)
+                self.save_checked(path)
 
         self.push_screen(
             SavePathScreen("Save the session (ctxview format)", self._session_path_default()),
             chosen,
         )
+
+    def action_save_as(self) -> None:
+        from ctxview.app.screens.files import SavePathScreen
+
+        default = (
+            free_session_name(self.model.path) if self.model.path else self._session_path_default()
+        )
+
+        def chosen(path: str | None) -> None:
+            if path:
+                self.save_checked(path)
+
+        self.push_screen(SavePathScreen("Save the session as… (ctxview format)", default), chosen)
+
+    def save_checked(self, path: str) -> None:
+        """Save, but never silently over a file this session did not create: ask first."""
+        if self._owns(path):
+            self.save_to(path)
+            return
+        from ctxview.app.screens.files import OverwriteScreen, SavePathScreen
+
+        suggestion = free_session_name(path)
+
+        def again(other: str | None) -> None:
+            if other:
+                self.save_checked(other)
+
+        def answered(choice: str | None) -> None:
+            if choice == "overwrite":
+                self.save_to(path)
+            elif choice == "new":
+                self.save_checked(suggestion)
+            elif choice == "choose":
+                self.push_screen(
+                    SavePathScreen("Save the session as… (ctxview format)", suggestion), again
+                )
+
+        self.push_screen(OverwriteScreen(path, suggestion), answered)
 
     def session_document(self) -> dict[str, Any]:
         from ctxview.sessions.store import session_document
@@ -649,6 +935,7 @@ class CtxviewApp(App[int]):
 
         try:
             save_session(path, self.session_document())
+            self._owned.add(os.path.abspath(path))
         except (OSError, ValueError) as exc:
             self.notify(
                 f"{path}: not saved: {exc}",
@@ -689,15 +976,19 @@ class CtxviewApp(App[int]):
         def chosen(path: str | None) -> None:
             if not path:
                 return
-            import json
-
-            from ctxview.sessions.store import atomic_write
+            from ctxview.sessions.store import save_request
 
             body = self.request_body()
-            try:
-                atomic_write(path, (json.dumps(body, ensure_ascii=False, indent=2) + "\n").encode())
-            except OSError as exc:
-                self.notify(f"{path}: not written: {exc}", severity="error", markup=False)
+            try:  # like autosave: never the API key; controls escaped; atomic
+                save_request(path, body)
+            except (OSError, ValueError) as exc:
+                self.notify(
+                    f"{path}: not written: {exc}",
+                    title="export failed",
+                    severity="error",
+                    markup=False,
+                    timeout=10,
+                )
                 return
             self.notify(
                 f"wrote {path}: {len(body['messages'])} messages, ~{fmt_tokens(self.model.window_tokens)} tokens",

@@ -25,6 +25,7 @@ class CtxviewCommands(Provider):
                 app.action_open,
             ),
             ("Save session", "save in the ctxview format, atomically (ctrl+s)", app.action_save),
+            ("Save session as…", "save under a new name (S)", app.action_save_as),
             (
                 "Export request…",
                 "write the request body ctxview would send next (x)",
@@ -56,6 +57,16 @@ class CtxviewCommands(Provider):
                 "Count tokens exactly",
                 "ask the API's count_tokens for this window (ctrl+k)",
                 app.action_count_tokens,
+            ),
+            (
+                "Requests…",
+                "every API request: predicted cache, breaks, cost (r)",
+                app.action_requests,
+            ),
+            (
+                "Make these settings the default",
+                "save this session's max, strategy and model to config.toml for new chats",
+                app.action_make_default,
             ),
             ("Help", "every key (? or F1)", app.action_help),
         ]

@@ -8,7 +8,7 @@ import os
 import sys
 
 from ctxview.config import load_config
-from ctxview.textfmt import visible
+from ctxview.textfmt import one_line
 
 
 def launch(args: argparse.Namespace) -> int:
@@ -37,10 +37,10 @@ def launch(args: argparse.Namespace) -> int:
             defaults=cfg.as_defaults(),
         )
     except SessionError as exc:
-        print(f"ctxview: {visible(str(exc))}", file=sys.stderr)
+        print(f"ctxview: {one_line(str(exc), 1000)}", file=sys.stderr)
         return 2
     except ValueError as exc:
-        print(f"ctxview: {visible(f'{path}: {exc}')}", file=sys.stderr)
+        print(f"ctxview: {one_line(f'{path}: {exc}', 1000)}", file=sys.stderr)
         return 2
     model_name = args.model or session.model or cfg["model"]
     offline = bool(args.offline) or not os.environ.get("ANTHROPIC_API_KEY")
@@ -52,5 +52,46 @@ def launch(args: argparse.Namespace) -> int:
     # the loaded session lives as long as the app: keep it out of every later GC pass
     gc.freeze()
     app = CtxviewApp(model, cfg, opened_file=bool(path), offline=offline)  # chat: after first paint
-    rc = app.run()
-    return int(rc or 0)
+    if getattr(args, "follow", False):
+        if session.format != "claude-code":
+            what = (
+                f"{one_line(str(path), 1000)} is a {session.format} file"
+                if path
+                else "no FILE given"
+            )
+            print(
+                f"ctxview: --follow: {what}; only Claude Code transcripts (.jsonl) can be followed",
+                file=sys.stderr,
+            )
+            return 2
+        app.follow_on_start = True
+    try:
+        app.run()
+    except Exception as exc:  # outside Textual's own handling (driver start-up, say)
+        return crash_report(exc)
+    if app.crash is not None:
+        return crash_report(app.crash[0], app.crash[1])
+    return int(app.return_code or 0)
+
+
+def crash_report(exc: BaseException, text: str | None = None) -> int:
+    """A crash: the traceback goes to a log file under the state directory, the terminal gets
+    one line naming it, and the exit status is 1."""
+    import time
+    import traceback
+
+    from ctxview.config import state_dir
+
+    tb = text or "".join(traceback.format_exception(exc))
+    where = "(could not write a log file)"
+    try:
+        logs = state_dir() / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        log = logs / time.strftime(f"crash-%Y%m%d-%H%M%S-{os.getpid()}.log")
+        log.write_text(tb, encoding="utf-8")
+        where = f"the traceback is in {log}"
+    except OSError:
+        pass
+    summary = one_line(f"{type(exc).__name__}: {exc}", 200)
+    print(f"ctxview: crashed ({summary}); {one_line(where, 1000)}", file=sys.stderr)
+    return 1

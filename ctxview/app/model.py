@@ -17,6 +17,8 @@ from typing import Any
 
 from ctxview.app.safe import one_line
 from ctxview.core.context import ContextEvent, ConversationContext
+from ctxview.core.limits import MODEL_CONTEXT as MODEL_CONTEXT  # the rule lives in core.limits
+from ctxview.core.limits import context_size as context_size
 from ctxview.core.protocol import Problem, ProtocolChecker
 from ctxview.core.repair import next_version_key
 from ctxview.core.tokens import estimate_message, estimate_system, estimate_tools
@@ -28,13 +30,6 @@ from ctxview.textfmt import fmt_tokens, id_ranges
 GAP = -1  #: the row id of the gap marker
 DRAFT = -2  #: the row id of a reply being streamed (or cut), which is not in the context
 SYNC_TOKEN_LIMIT = 20_000  #: sessions up to this size get token estimates before first paint
-
-MODEL_CONTEXT = {"default": 200_000}
-
-
-def context_size(model: str) -> int:
-    """The model's context window in tokens (200k for current Claude models)."""
-    return MODEL_CONTEXT.get(model, MODEL_CONTEXT["default"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -376,7 +371,14 @@ class SessionModel:
                 summary = "compaction · " + summary
             if meta.get("is_meta"):
                 summary = "meta · " + summary
-            info = RowInfo(str(msg.get("role", "?")), summary, preview, self.tokens(mid), error)
+            # row text comes from the session: one visible line (tool names, unknown block types)
+            info = RowInfo(
+                one_line(str(msg.get("role", "?")), 40),
+                one_line(summary, 120),
+                preview,
+                self.tokens(mid),
+                error,
+            )
             self._info[mid] = info
         return info
 
@@ -425,6 +427,19 @@ class SessionModel:
                     by.setdefault(ids[p.index], []).append(p)
             self._problem_ids = by
         return self._problem_ids.get(mid, [])
+
+    def verdict(self) -> tuple[str, str, str]:
+        """(state, short text, first problem) of the next request: state is ``ok``, ``bad`` or
+        ``empty`` (nothing to send yet: not an error before anything was typed)."""
+        if len(self.context) == 0:
+            return "empty", "no messages yet", ""
+        errors = [p for p in self.problems if p.severity == "error"]
+        if errors:
+            n = len(errors)
+            return "bad", f"✗ {n} problem{'s' if n != 1 else ''}", errors[0].message
+        warnings = len(self.problems)
+        warn = f" ({warnings} warning{'s' if warnings != 1 else ''})" if warnings else ""
+        return "ok", f"✓ valid{warn}", ""
 
     def error_ids(self) -> list[int]:
         ids = self.window_ids
@@ -482,7 +497,23 @@ class SessionModel:
 
     @property
     def window_tokens(self) -> int:
-        return self.overhead_tokens + self.sum_ids(self.window_ids)
+        """The request's estimated size: system + tools + the window's messages (the one
+        definition, ``ctxview.sessions.request.token_breakdown``; ``inspect`` says the same)."""
+        return self.overhead_tokens + self.message_tokens()
+
+    def message_tokens(self) -> int:
+        """Estimated tokens of the window's messages as the API reads them: from the last
+        compaction block on (the messages before it are ``compacted``: neither read nor billed)."""
+        if self._compacted():
+            from ctxview.core.tokens import estimate_window
+
+            return estimate_window([m for _, m in self.context.entries()])
+        return self.sum_ids(self.window_ids)
+
+    def token_breakdown(self) -> dict[str, int]:
+        from ctxview.sessions.request import token_breakdown
+
+        return token_breakdown(self.system, self.tools, self.message_tokens())
 
     def _update_cache(self, old: list[int], new: list[int], edited_from: int | None = None) -> None:
         """The prefix of the request the last change left unchanged (still a cache hit) against

@@ -13,12 +13,19 @@ from typing import TYPE_CHECKING, Any
 from ctxview.app.model import Draft
 from ctxview.chat.autosave import new_autosave_path
 from ctxview.chat.backends import AnthropicBackend, Backend, ChatError, OfflineBackend, import_sdk
+from ctxview.chat.presend import not_in_window, raised_max
 from ctxview.chat.tools import ToolSettings, run_tool
 from ctxview.core.context import block_to_dict
 from ctxview.core.protocol import errors
+from ctxview.textfmt import one_line
 
 if TYPE_CHECKING:
     from ctxview.app.app import CtxviewApp
+
+
+#: a tool call that has not answered by then gets an error result (the tools are bounded to well
+#: under a second of CPU; this is the backstop)
+TOOL_TIMEOUT = 5.0
 
 
 def _now() -> str:
@@ -89,7 +96,7 @@ class ChatController:
         app.model.set_draft(None)
         app.context_changed(keep=mid)
         self._autosave()
-        self._check_and_send()
+        self._check_and_send(mid, text)
 
     def retry(self) -> None:
         app = self.app
@@ -135,13 +142,22 @@ class ChatController:
         self.ensure_tools()
         return self.app.request_body()
 
-    def _check_and_send(self) -> None:
+    def _check_and_send(self, mid: int | None = None, text: str = "") -> None:
         app = self.app
-        probs = errors(app.model.problems)  # the model's memoised check of this window
-        if not probs:
+        model = app.model
+        probs = errors(model.problems)  # the model's memoised check of this window
+        ctx = model.context
+        missing = (
+            not_in_window(model.window_ids, mid, ctx.max_context_messages)
+            if mid is not None
+            else None
+        )
+        if not probs and missing is None:
             self._start()
             return
         from ctxview.app.screens.modals import ConfirmSendScreen
+
+        raise_to = raised_max(len(ctx), ctx.max_context_messages)
 
         def chosen(choice: str | None) -> None:
             if choice == "send":
@@ -149,11 +165,14 @@ class ChatController:
             elif choice == "pair-safe":
                 app.set_strategy("pair-safe")
                 self._start()
+            elif choice == "raise":
+                app.set_max(raise_to)
+                self.submit(text)  # evicted messages never come back: add it again
             else:
                 self.failed = True
                 app.notify("not sent: your message stays; ctrl+r sends it later", markup=False)
 
-        app.push_screen(ConfirmSendScreen([p.message for p in probs]), chosen)
+        app.push_screen(ConfirmSendScreen([p.message for p in probs], missing, raise_to), chosen)
 
     def _start(self) -> None:
         self._worker = self.app.run_worker(
@@ -231,11 +250,9 @@ class ChatController:
                     break
                 results = []
                 for use in uses:
-                    content, is_error = await asyncio.to_thread(
-                        run_tool, str(use.get("name")), use.get("input"), self.tools
-                    )
+                    content, is_error = await self._run_tool(use)
                     results.append(
-                        {"tool_use_id": use["id"], "content": content, "is_error": is_error}
+                        {"tool_use_id": use.get("id"), "content": content, "is_error": is_error}
                     )
                 rid = ctx.add_tool_results(results, meta={"timestamp": _now()})
                 app.context_changed(keep=rid if at_end else None)
@@ -249,6 +266,18 @@ class ChatController:
             self._autosave()
         finally:
             self.busy = False
+
+    async def _run_tool(self, use: dict[str, Any]) -> tuple[str, bool]:
+        """One tool call in a thread; whatever happens, an answer (a fault is an error result)."""
+        name = str(use.get("name"))
+        try:
+            return await asyncio.wait_for(
+                asyncio.to_thread(run_tool, name, use.get("input"), self.tools), TOOL_TIMEOUT
+            )
+        except TimeoutError:
+            return f"{one_line(name, 60)} timed out after {TOOL_TIMEOUT:g} s", True
+        except Exception as exc:
+            return one_line(f"{name} failed: {type(exc).__name__}: {exc}", 300), True
 
     def _fail(self, state: str, message: str, partial: str = "") -> None:
         app = self.app
@@ -265,6 +294,22 @@ class ChatController:
         app.notify(message, title="reply " + state, severity="error", markup=False, timeout=12)
 
     # -- autosave -------------------------------------------------------------------------------
+    def autosave_now(self) -> Path | None:
+        """Save the chat at once, in this thread (SIGTERM/SIGHUP): the path, or None when there
+        was no chat to save or the save was refused (the key in the text, an unwritable dir)."""
+        if not self.autosave_enabled or self.autosave_path is None:
+            return None
+        from ctxview.sessions.store import save_session
+
+        try:
+            with self._save_lock:
+                self._save_seq += 1
+                self._saved_seq = self._save_seq
+                save_session(self.autosave_path, self.app.session_document())
+        except (OSError, ValueError):
+            return None
+        return self.autosave_path
+
     def _autosave(self) -> None:
         if not self.autosave_enabled:
             return

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from ctxview.core.strategies import STRATEGIES
 from ctxview.sessions.claude_code import Line, rebuild, title_of
+from ctxview.sessions.fileio import FileRefused, read_regular
 from ctxview.sessions.model import LoadedSession, SessionError, gc_paused
 from ctxview.sessions.validate import _kind, message_problem, validate_messages, validate_system
 
@@ -28,21 +32,9 @@ MAX_BYTES = 2 * 1024**3
 
 def _read_text(path: str) -> str:
     try:
-        if os.path.isdir(path):
-            raise SessionError(f"{path}: is a directory, not a session file")
-        size = os.path.getsize(path)
-        if size > MAX_BYTES:
-            raise SessionError(f"{path}: file is too large ({size:,} bytes; the limit is 2 GiB)")
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except FileNotFoundError:
-        raise SessionError(f"{path}: no such file") from None
-    except PermissionError:
-        raise SessionError(f"{path}: permission denied") from None
-    except IsADirectoryError:
-        raise SessionError(f"{path}: is a directory, not a session file") from None
-    except OSError as exc:
-        raise SessionError(f"{path}: cannot read the file ({exc.strerror or exc})") from None
+        data = read_regular(path, MAX_BYTES, what="session file")
+    except FileRefused as exc:
+        raise SessionError(str(exc)) from None
     if not data.strip():
         raise SessionError(f"{path}: file is empty")
     if b"\x00" in data[:8192]:
@@ -57,15 +49,154 @@ def _read_text(path: str) -> str:
         ) from None
 
 
+#: deeper JSON is refused on read: re-serialising it (previews, exports, token estimates) would
+#: hit Python's recursion limit later, far from the file
+MAX_DEPTH = 200
+#: Python's limit for int <-> str conversion: longer integers cannot be read or written back
+MAX_INT_DIGITS = 4300
+
+
+class BadJSONValue(SessionError):
+    """Valid JSON the API (or ctxview) cannot take: NaN/Infinity, huge integers, deep nesting."""
+
+
+class _NonFinite(float):
+    """What NaN / Infinity / -Infinity parse to, so the JSON path can be found after parsing."""
+
+    literal = ""
+
+    def __new__(cls, literal: str) -> _NonFinite:
+        obj = super().__new__(cls, "nan")
+        obj.literal = literal
+        return obj
+
+
+class _BigInt(int):
+    """Stands for an integer too long to convert (its digit count is kept)."""
+
+    digits = 0
+
+
+def _big_int(s: str) -> int:
+    if len(s.lstrip("-")) > MAX_INT_DIGITS:
+        v = _BigInt(0)
+        v.digits = len(s.lstrip("-"))
+        return v
+    return int(s)
+
+
+def _path_str(parts: list[Any]) -> str:
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    if len(out) > 120:
+        out = out[:50] + "…" + out[-60:]
+    return out or "(top level)"
+
+
+def _too_deep(data: Any) -> bool:
+    """Is any container nested deeper than MAX_DEPTH? One breadth-first pass, level by level
+    (list comprehensions, no paths kept): about a third of json.loads' own time."""
+    level = [data] if type(data) in (dict, list) else []
+    depth = 0
+    while level:
+        if depth > MAX_DEPTH:
+            return True
+        nxt: list[Any] = []
+        extend = nxt.extend
+        for v in level:
+            extend(
+                [
+                    x
+                    for x in (v.values() if type(v) is dict else v)
+                    if type(x) is dict or type(x) is list
+                ]
+            )
+        level = nxt
+        depth += 1
+    return False
+
+
+def _bad_value(data: Any) -> tuple[list[Any], str] | None:
+    """(JSON path, reason) of the first value ctxview refuses (the slow walk, on error only)."""
+    stack: list[tuple[Any, list[Any]]] = [(data, [])]
+    while stack:
+        v, path = stack.pop()
+        if len(path) > MAX_DEPTH:
+            return path[:MAX_DEPTH], f"nested more than {MAX_DEPTH} levels deep"
+        if isinstance(v, _NonFinite):
+            return path, f"{v.literal} is not valid JSON for the API (only finite numbers are)"
+        if isinstance(v, _BigInt):
+            return path, (
+                f"an integer with {v.digits:,} digits (the limit is {MAX_INT_DIGITS:,} digits)"
+            )
+        if isinstance(v, dict):
+            stack.extend((x, [*path, k]) for k, x in reversed(list(v.items())))
+        elif isinstance(v, list):
+            stack.extend((x, [*path, i]) for i, x in reversed(list(enumerate(v))))
+    return None
+
+
+#: JSON up to this deep is parsed (then refused past MAX_DEPTH with its JSON path); deeper
+#: JSON fails in the parser itself ("nested too deeply to read")
+PARSE_DEPTH = 4000
+_depth_lock = threading.Lock()
+
+
+@contextmanager
+def _parse_depth() -> Iterator[None]:
+    """Room for the C JSON parser to go PARSE_DEPTH levels deep wherever it is called from (the
+    interpreter's recursion limit is raised, never lowered, for the parse; other threads only
+    gain headroom meanwhile)."""
+    with _depth_lock:
+        old = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(old, old + PARSE_DEPTH))
+        try:
+            yield
+        finally:
+            sys.setrecursionlimit(old)
+
+
+def _loads_checked(text: str) -> Any:
+    """json.loads that refuses NaN/Infinity, integers past Python's digit limit and nesting past
+    MAX_DEPTH: ValueError("<json path>: reason"). JSONDecodeError and RecursionError pass."""
+    flagged = False
+
+    def constant(literal: str) -> float:
+        nonlocal flagged
+        flagged = True
+        return _NonFinite(literal)
+
+    try:
+        with _parse_depth():
+            data = json.loads(text, parse_constant=constant)
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # an integer past the int <-> str limit: parse again to find where
+        with _parse_depth():
+            data = json.loads(text, parse_constant=constant, parse_int=_big_int)
+        flagged = True
+    if flagged or _too_deep(data):
+        found = _bad_value(data)
+        if found is not None:
+            raise ValueError(f"{_path_str(found[0])}: {found[1]}")
+    return data
+
+
 def _parse_json(path: str, text: str) -> Any:
     try:
-        return json.loads(text)
+        return _loads_checked(text)
     except json.JSONDecodeError as exc:
         raise SessionError(
             f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
         ) from None
     except RecursionError:
-        raise SessionError(f"{path}: JSON is nested too deeply to read") from None
+        raise BadJSONValue(
+            f"{path}: JSON is nested too deeply to read (over {PARSE_DEPTH:,} levels; the limit "
+            f"is {MAX_DEPTH})"
+        ) from None
+    except ValueError as exc:
+        raise BadJSONValue(f"{path}: {exc}") from None
 
 
 def _looks_jsonl(text: str) -> bool:
@@ -74,7 +205,7 @@ def _looks_jsonl(text: str) -> bool:
         return False
     try:
         return isinstance(json.loads(first), dict)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):
         return False
 
 
@@ -86,8 +217,8 @@ def _jsonl_records(path: str, text: str) -> tuple[list[Line], list[int]]:
         if not raw:
             continue
         try:
-            record = json.loads(raw)
-        except (json.JSONDecodeError, RecursionError):
+            record = _loads_checked(raw)
+        except (ValueError, RecursionError):  # bad JSON, NaN, a huge integer, too deep
             skipped.append(number)
             continue
         if not isinstance(record, dict):
@@ -146,8 +277,10 @@ def _load_session(spath: str, format: str | None) -> LoadedSession:
     if format == "claude-code" or (format is None and _looks_jsonl(text)):
         data = None
         try:
-            whole = json.loads(text)
-        except (json.JSONDecodeError, RecursionError):
+            whole = _parse_json(spath, text)
+        except BadJSONValue:
+            raise
+        except SessionError:
             whole = None
         if isinstance(whole, (dict, list)):
             data = whole
@@ -335,7 +468,7 @@ def _read_ctxview(path: str, text: str, data: Any) -> LoadedSession:
     ):
         raise ValueError(f"settings.low_water_fraction: expected a number in (0, 1], got {frac!r}")
     strategy = settings.get("strategy")
-    if strategy is not None and strategy not in STRATEGIES:
+    if strategy is not None and (not isinstance(strategy, str) or strategy not in STRATEGIES):
         raise ValueError(
             f"settings.strategy: unknown strategy {strategy!r} (known: {', '.join(STRATEGIES)})"[
                 :200

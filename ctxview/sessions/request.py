@@ -30,3 +30,22 @@ def build_request(
     if tools:
         body["tools"] = tools
     return body
+
+
+def token_breakdown(system: Any, tools: Any, message_tokens: int) -> dict[str, int]:
+    """The one definition of a request's estimated size, used by the app and ``inspect``:
+    the system prompt, the tool definitions and the window's messages (everything sent)."""
+    from ctxview.core.tokens import estimate_system, estimate_tools
+
+    return {
+        "system": estimate_system(system),
+        "tools": estimate_tools(tools or []),
+        "messages": message_tokens,
+    }
+
+
+def breakdown_text(b: dict[str, int]) -> str:
+    """``system 22 · tools 134 · messages 310`` (numbers as ``fmt_tokens``)."""
+    from ctxview.textfmt import fmt_tokens
+
+    return " · ".join(f"{k} {fmt_tokens(v)}" for k, v in b.items())

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import contextlib
-import json
+import errno
 import os
+import re
+import stat
 import tempfile
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ctxview.core.context import ConversationContext
 from ctxview.core.transcript import Transcript
+from ctxview.sessions.fileio import file_kind
 from ctxview.sessions.readers import SESSION_FORMAT, SESSION_VERSION
+from ctxview.textfmt import json_text
 
 #: meta keys written as top-level record fields rather than inside "meta"
 _RECORD_FIELDS = ("timestamp", "usage")
@@ -66,11 +71,120 @@ def session_document(
     }
 
 
+class WriteRefused(OSError):
+    """A save that cannot or must not happen. ``str()`` is the reason in one line (callers put
+    the path the user typed in front); ``filename`` is that path, never a temp file's."""
+
+    def __init__(self, path: str, reason: str, errno_: int = 0) -> None:
+        super().__init__(errno_, reason, path)
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+def _resolve_target(path: str) -> Path:
+    """Where a save to ``path`` must land: through symlinks to the real file (a symlinked
+    config.toml stays linked), and only onto a regular file or a new one."""
+    try:
+        real = Path(os.path.realpath(path, strict=False))
+    except OSError as exc:
+        raise WriteRefused(path, _reason(exc), exc.errno or 0) from None
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        return real
+    except OSError as exc:
+        raise WriteRefused(path, _reason(exc), exc.errno or 0) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise WriteRefused(path, "is a directory: give a file name", errno.EISDIR)
+    if not stat.S_ISREG(st.st_mode):
+        raise WriteRefused(
+            path, f"is {file_kind(st.st_mode)}: refusing to write to or replace it", errno.EPERM
+        )
+    return real
+
+
+def _reason(exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return "too many levels of symbolic links (a symlink loop)"
+    return str(exc.strerror or exc.__class__.__name__)
+
+
+_TMP_RE = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[A-Za-z0-9_]+\.tmp$")
+_OLD_TMP_SECONDS = 600
+#: temp files of saves in flight in this process (a concurrent save must not delete them)
+_in_flight: set[str] = set()
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
+
+
+def clean_stale_temps(target: Path) -> list[str]:
+    """Remove the temp files earlier saves of ``target`` left behind (a process killed in the
+    middle of a save): those of processes that are gone, of this process but not in flight, and
+    any older than ten minutes. Returns the names removed."""
+    removed: list[str] = []
+    prefix = f".{target.name}."
+    try:
+        names = [
+            n for n in os.listdir(target.parent) if n.startswith(prefix) and n.endswith(".tmp")
+        ]
+    except OSError:
+        return removed
+    now = time.time()
+    for n in names:
+        full = target.parent / n
+        m = _TMP_RE.match(n)
+        if m is not None and m.group("name") == target.name:
+            pid = int(m.group("pid"))
+            stale = not _pid_alive(pid) or (pid == os.getpid() and str(full) not in _in_flight)
+        elif len(n) == len(prefix) + 8 + 4:  # ".name.XXXXXXXX.tmp", no pid (older ctxview): by age
+            stale = False
+        else:
+            continue
+        if not stale:
+            with contextlib.suppress(OSError):
+                stale = now - full.stat().st_mtime > _OLD_TMP_SECONDS
+        if stale:
+            with contextlib.suppress(OSError):
+                full.unlink()
+                removed.append(n)
+    return removed
+
+
 def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write via a temp file in the same folder + fsync + rename: a crash leaves old or new."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    """Write via a temp file in the same folder + fsync + rename: a crash leaves old or new.
+
+    A symlink is written through (its target is replaced, the link stays); a directory, FIFO,
+    device or socket is refused (never replaced). Errors are :class:`WriteRefused` naming the
+    path given, never the temp file. Temp files left by killed saves are removed here.
+    """
+    spath = os.fspath(path)
+    target = _resolve_target(spath)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WriteRefused(
+            spath, f"cannot create its folder ({_reason(exc)})", exc.errno or 0
+        ) from None
+    clean_stale_temps(target)
+    try:
+        fd, tmp = tempfile.mkstemp(
+            prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent
+        )
+    except OSError as exc:
+        raise WriteRefused(spath, _reason(exc), exc.errno or 0) from None
+    _in_flight.add(tmp)
     try:
         try:
             mode = os.stat(target).st_mode & 0o777
@@ -84,10 +198,14 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, WriteRefused):
+            raise WriteRefused(spath, _reason(exc), exc.errno or 0) from None
         raise
+    finally:
+        _in_flight.discard(tmp)
     with contextlib.suppress(OSError):
         dfd = os.open(target.parent, os.O_RDONLY)
         try:
@@ -96,9 +214,24 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
             os.close(dfd)
 
 
-def save_session(path: str | os.PathLike[str], document: dict[str, Any]) -> None:
-    data = json.dumps(document, ensure_ascii=False, indent=1).encode("utf-8")
+def check_no_api_key(data: bytes, what: str = "the session text") -> None:
+    """ValueError when ``data`` holds the ANTHROPIC_API_KEY value (typed into the chat, say):
+    the key is never written anywhere."""
     key = os.environ.get("ANTHROPIC_API_KEY")
     if key and len(key) >= 8 and key.encode() in data:
-        raise ValueError("refusing to save: the session text contains the ANTHROPIC_API_KEY value")
+        raise ValueError(f"refusing to save: {what} contains the ANTHROPIC_API_KEY value")
+
+
+def save_session(path: str | os.PathLike[str], document: dict[str, Any]) -> None:
+    data = json_text(document, indent=1).encode("utf-8")
+    check_no_api_key(data)
     atomic_write(path, data)
+
+
+def save_request(path: str | os.PathLike[str], body: dict[str, Any]) -> int:
+    """Write a request body (``x``, ``export -o``): JSON with controls escaped, never the API
+    key, atomically. Returns the bytes written."""
+    data = (json_text(body, indent=2) + "\n").encode("utf-8")
+    check_no_api_key(data, "the request body")
+    atomic_write(path, data)
+    return len(data)

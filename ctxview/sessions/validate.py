@@ -71,7 +71,8 @@ def message_problem(message: Any) -> tuple[str, str] | None:
 def validate_messages(messages: Any, path: str) -> list[dict[str, Any]]:
     """The messages if well formed; ValueError('<path>[i]...: reason') otherwise."""
     if not isinstance(messages, list):
-        raise ValueError(f"{path}: expected an array of messages, got {_kind(messages)}")
+        where = f"{path}: " if path else "the top level: "  # no empty JSON path (": :")
+        raise ValueError(f"{where}expected an array of messages, got {_kind(messages)}")
     for i, message in enumerate(messages):
         found = message_problem(message)
         if found is not None:

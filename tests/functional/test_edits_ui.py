@@ -108,7 +108,9 @@ async def test_stub_is_saved_reopened_and_exported(tmp_path: Path) -> None:
         )
         body = app.request_body()
         assert sent in body["messages"] and original not in body["messages"]
-        await pilot.press("ctrl+s")
+        await pilot.press("ctrl+s")  # saves in place, once allowed to (o: overwrite)
+        await pilot.pause()
+        await pilot.press("o")
         await settle(pilot)
         saved = json.loads(path.read_text())
         assert saved["transcript"][18]["message"] == sent

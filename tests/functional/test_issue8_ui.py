@@ -60,6 +60,11 @@ async def test_compacted_rows_and_window_notes(tmp_path: Path) -> None:
         rows = row_texts(app)
         status = [r.split()[-1] for r in rows[:5]]
         assert status == ["compacted", "compacted", "compacted", "kept", "kept"]
+        # the gauge counts what the API reads: the compaction block and what follows
+        from ctxview.core.tokens import estimate_window
+
+        assert app.model.message_tokens() == estimate_window(messages)
+        assert app.model.message_tokens() < app.model.sum_ids(app.model.window_ids)
 
     # seed at max 1 evicts the question just typed: the sidebar says so
     app = make_app(str(p), max_=1)
@@ -67,3 +72,29 @@ async def test_compacted_rows_and_window_notes(tmp_path: Path) -> None:
         await settle(pilot)
         text = str(app.query_one("#protocol", Static).render())
         assert "is not in the window" in text
+
+
+async def test_tool_loop_at_small_max_never_sends_an_orphan_or_crashes() -> None:
+    """The loop reads the tool calls from the reply it just added (never ``messages[-1]``), and
+    the safe strategies keep the newest message with its tool_use partner (max+1 at max 2): the
+    offline model, which checks every request as the API does, answers every round."""
+    from textual.widgets import Input
+
+    for strategy in ("pair-safe", "token-budget", "low-water"):
+        for max_ in (2, 3):
+            app = make_app(None, max_=max_, strategy=strategy)
+            async with app.run_test(size=(120, 40)) as pilot:
+                await settle(pilot)
+                chat = app.query_one("#chat", Input)
+                chat.focus()
+                chat.value = "calculate 6*7"
+                await pilot.press("enter")
+                await settle(pilot)
+                records = [r.message for r in app.model.transcript.records]
+                assert [m["role"] for m in records] == ["user", "assistant", "user", "assistant"], (
+                    strategy,
+                    max_,
+                )
+                assert "42" in records[3]["content"][0]["text"]
+                assert app.model.draft is None  # no failed reply
+                assert app.model.context.window_ids[-1] == 3

@@ -51,3 +51,22 @@ def test_thinking_image_detail(snap_compare: Any) -> None:
 def test_narrow_80x24(snap_compare: Any) -> None:
     app = make_app(str(SAMPLES / "tool_errors.json"))
     assert snap_compare(app, terminal_size=(80, 24), run_before=_settle)
+
+
+def test_agent_loop_light_theme(snap_compare: Any) -> None:
+    """Evicted rows dimmed, not glaring, on a light theme (issue 10)."""
+
+    async def light(pilot: Any) -> None:
+        pilot.app.theme = "textual-light"
+        await _settle(pilot)
+        await pilot.press("home", "j", "j")
+        await _settle(pilot)
+
+    app = make_app(str(SAMPLES / "agent_loop.json"))
+    assert snap_compare(app, terminal_size=(120, 40), run_before=light)
+
+
+def test_agent_loop_100x30(snap_compare: Any) -> None:
+    """The sidebar narrows before the preview column does."""
+    app = make_app(str(SAMPLES / "agent_loop.json"))
+    assert snap_compare(app, terminal_size=(100, 30), run_before=_settle)

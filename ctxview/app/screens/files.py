@@ -15,11 +15,16 @@ from textual.screen import ModalScreen
 from textual.widgets import DirectoryTree, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from ctxview.textfmt import one_line
+from ctxview.app.safe import one_line, visible
 
 
 class SessionTree(DirectoryTree):
-    """Folders and .json / .jsonl files only."""
+    """Folders and .json / .jsonl files only; file names shown literally (no markup, control
+    characters visible)."""
+
+    def process_label(self, label: str | Text) -> Text:
+        plain = label if isinstance(label, str) else label.plain
+        return Text(one_line(plain, 500))
 
     def filter_paths(self, paths: Iterable[Path]) -> Iterable[Path]:
         out = []
@@ -100,7 +105,7 @@ class OpenFileScreen(PathScreen):
 
     @on(DirectoryTree.DirectorySelected)
     def _dir(self, event: DirectoryTree.DirectorySelected) -> None:
-        self.query_one("#path", Input).value = str(event.path) + "/"
+        self.query_one("#path", Input).value = one_line(str(event.path), 1000) + "/"
 
 
 class SavePathScreen(PathScreen):
@@ -120,8 +125,54 @@ class SavePathScreen(PathScreen):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(Text(self.title_text))
-            yield Input(value=self.default, id="path")
+            yield Static(Text(visible(self.title_text)))
+            yield Input(value=one_line(self.default, 1000), id="path")
             yield Static(
                 Text("enter: save (atomic: temp file + rename) · escape: cancel"), classes="hint"
             )
+
+
+class OverwriteScreen(ModalScreen[str]):
+    """Saving over a file this session did not create: a new name, overwrite, or cancel.
+
+    Answers ``"new"``, ``"overwrite"``, ``"choose"`` (type another name) or ``"cancel"``."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("n,enter", "choose('new')", "Save as the new name"),
+        Binding("o", "choose('overwrite')", "Overwrite"),
+        Binding("a", "choose('choose')", "Another name…"),
+        Binding("escape,c", "choose('cancel')", "Cancel"),
+    ]
+    DEFAULT_CSS = """
+    OverwriteScreen { align: center middle; }
+    OverwriteScreen > Vertical {
+        width: 80%; max-width: 100; height: auto;
+        background: $panel; border: thick $warning; padding: 1 2;
+    }
+    OverwriteScreen .path { text-style: bold; }
+    OverwriteScreen .hint { color: $text-muted; margin-top: 1; }
+    """
+
+    def __init__(self, path: str, suggestion: str) -> None:
+        super().__init__()
+        self.path = path
+        self.suggestion = suggestion
+
+    def compose(self) -> ComposeResult:
+        from ctxview.app.safe import visible
+
+        with Vertical():
+            yield Static(Text("This file exists and was not created by this session:"))
+            yield Static(Text(visible(self.path)), classes="path")
+            yield Static(Text("Save under a new name instead?"))
+            yield Static(Text(visible(self.suggestion)), classes="path")
+            yield Static(
+                Text(
+                    "n / enter: save as the new name · o: overwrite · a: another name… · "
+                    "escape: cancel"
+                ),
+                classes="hint",
+            )
+
+    def action_choose(self, choice: str) -> None:
+        self.dismiss(choice)

@@ -12,6 +12,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static, TextArea
 
+from ctxview.app.safe import visible
+
 
 class SystemPromptScreen(ModalScreen[str | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -30,7 +32,9 @@ class SystemPromptScreen(ModalScreen[str | None]):
 
     def __init__(self, text: str) -> None:
         super().__init__()
-        self.text = text
+        self.original = text
+        # shown (and edited) with control characters made visible; unchanged, nothing is applied
+        self.text = visible(text)
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -42,18 +46,21 @@ class SystemPromptScreen(ModalScreen[str | None]):
         self.query_one(TextArea).focus()
 
     def action_save(self) -> None:
-        self.dismiss(self.query_one(TextArea).text)
+        text = self.query_one(TextArea).text
+        self.dismiss(self.original if text == self.text else text)
 
     def action_cancel(self) -> None:
         self.dismiss(None)
 
 
 class ConfirmSendScreen(ModalScreen[str]):
-    """The window has protocol errors: send anyway, switch to pair-safe, or cancel."""
+    """The window has protocol errors, or no longer holds the message just typed: send anyway,
+    switch to pair-safe, raise max, or cancel."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s", "choose('send')", "Send anyway"),
         Binding("p", "choose('pair-safe')", "Switch to pair-safe"),
+        Binding("m", "choose('raise')", "Raise max"),
         Binding("escape,c", "choose('cancel')", "Cancel"),
     ]
     DEFAULT_CSS = """
@@ -63,20 +70,44 @@ class ConfirmSendScreen(ModalScreen[str]):
         background: $panel; border: thick $error; padding: 1 2;
     }
     ConfirmSendScreen .error { color: $error; margin-bottom: 1; }
+    ConfirmSendScreen .missing { color: $warning; text-style: bold; margin-bottom: 1; }
     """
 
-    def __init__(self, messages: list[str]) -> None:
+    def __init__(
+        self, messages: list[str], missing: str | None = None, raise_to: int | None = None
+    ) -> None:
         super().__init__()
         self.messages = messages
+        self.missing = missing
+        self.raise_to = raise_to
 
     def compose(self) -> ComposeResult:
+        options = ["s: send anyway"]
         with Vertical():
-            yield Static(
-                Text("The API will reject this request (400 invalid_request_error):", style="bold")
-            )
-            for m in self.messages[:5]:
-                yield Static(Text(m), classes="error")
-            yield Static(Text("s: send anyway · p: switch to pair-safe and send · escape: cancel"))
+            if self.missing:
+                yield Static(Text(visible(self.missing)), classes="missing")
+                if self.raise_to is not None:
+                    options.append(f"m: raise max to {self.raise_to} and add it again")
+            if self.messages:
+                yield Static(
+                    Text(
+                        "The API will reject this request (400 invalid_request_error):",
+                        style="bold",
+                    )
+                )
+                for m in self.messages[:5]:
+                    yield Static(Text(visible(m)), classes="error")  # tool ids from the session
+                options.append("p: switch to pair-safe and send")
+            options.append("escape: cancel")
+            yield Static(Text(" · ".join(options)))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "choose" and parameters:
+            if parameters[0] == "raise":
+                return self.missing is not None and self.raise_to is not None
+            if parameters[0] == "pair-safe":
+                return bool(self.messages)
+        return True
 
     def action_choose(self, choice: str) -> None:
         self.dismiss(choice)

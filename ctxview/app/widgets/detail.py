@@ -13,10 +13,10 @@ from textual.highlight import highlight
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
-from ctxview.app.model import Draft, SessionModel
+from ctxview.app.model import GAP, Draft, SessionModel
 from ctxview.app.safe import literal, visible
 from ctxview.core.tokens import block_tokens, image_info
-from ctxview.textfmt import fmt_tokens
+from ctxview.textfmt import tokens_text
 
 MAX_SHOWN_CHARS = 50_000  #: longer text is cut in the pane (the session keeps it all)
 
@@ -34,8 +34,10 @@ def _short(sig: str, keep: int = 10) -> str:
 def _json(value: Any) -> Content:
     try:
         text = json.dumps(value, ensure_ascii=False, indent=2)
-    except (TypeError, ValueError):
-        text = repr(value)
+    except (TypeError, ValueError, RecursionError):
+        text = (
+            repr(value)[:MAX_SHOWN_CHARS] if not isinstance(value, (dict, list)) else "(too deep)"
+        )
     return highlight(visible(_cut(text)), language="json")
 
 
@@ -68,12 +70,13 @@ class BlockDetail(VerticalScroll, can_focus=True):
         self._draft_view = None
         self.remove_children()
         if model is None or mid is None:
-            self.mount(
-                Static(
-                    Text("No message selected. The gap marker stands for evicted messages."),
-                    classes="hint",
-                )
-            )
+            if model is not None and not model.rows:
+                hint = "No messages yet: type one below and press enter."
+            elif model is not None and GAP in model.rows:
+                hint = "No message selected. The gap marker stands for evicted messages."
+            else:
+                hint = "No message selected."
+            self.mount(Static(Text(hint), classes="hint"))
             return
         self.mount_all(list(self._widgets(model, mid)))
         self.scroll_home(animate=False)
@@ -135,7 +138,7 @@ class BlockDetail(VerticalScroll, can_focus=True):
                 status,
                 {"pinned": "bold", "evicted": "italic", "compacted": "italic"}.get(status, ""),
             ),
-            f" · ~{fmt_tokens(model.tokens(mid))} tokens",
+            f" · {tokens_text(model.tokens(mid))}",
         )
         ts = rec.meta.get("timestamp")
         if isinstance(ts, str):
@@ -244,13 +247,13 @@ class BlockDetail(VerticalScroll, can_focus=True):
         return "API usage: " + (" · ".join(parts) if parts else "(none reported)")
 
     def _title(self, text: str, error: bool = False) -> Static:
-        return Static(Text(text), classes="block-title -error" if error else "block-title")
+        return Static(Text(visible(text)), classes="block-title -error" if error else "block-title")
 
     def _block(self, model: SessionModel, mid: int, j: int, block: Any) -> list[Widget]:
         if not isinstance(block, Mapping):
             return [self._title(f"[{j}] ?"), Static(_json(block), classes="body")]
         t = str(block.get("type", "?"))
-        tok = f"~{fmt_tokens(block_tokens(block))} tokens"
+        tok = tokens_text(block_tokens(block))
         if t == "text":
             out: list[Widget] = [self._title(f"[{j}] text · {tok}")]
             out.append(Static(literal(_cut(str(block.get("text", "")))), classes="body"))

@@ -14,7 +14,8 @@ from textual.validation import Integer
 from textual.widgets import Input, Label, ProgressBar, Select, Sparkline, Static
 
 from ctxview.app.model import SessionModel, context_size
-from ctxview.app.safe import one_line, visible
+from ctxview.app.safe import one_line
+from ctxview.core.limits import context_problem
 from ctxview.core.strategies import STRATEGIES
 from ctxview.textfmt import fmt_tokens
 
@@ -62,13 +63,14 @@ class ConfigSidebar(VerticalScroll):
     def __init__(self, initial_strategy: str = "seed", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.initial_strategy = initial_strategy if initial_strategy in STRATEGIES else "seed"
+        self._model: SessionModel | None = None
 
     def compose(self) -> ComposeResult:
         yield Label("Protocol (next request)")
         yield Static(id="protocol")
         yield Label("Window")
         yield Static(id="window", classes="value")
-        yield Label("Max messages (+/-, enter)")
+        yield Label("Max messages (+/-)")
         max_input = Input(
             placeholder="max",
             type="integer",
@@ -89,11 +91,12 @@ class ConfigSidebar(VerticalScroll):
         )
         select.compact = True
         yield select
-        yield Label("Tokens (estimated) per message ↓")
+        yield Label("Request tokens (est.)")
         yield Static(id="tokens", classes="value")
-        yield ProgressBar(total=200_000, show_eta=False, id="gauge")
+        # no percentage of its own: it rounds 0.2% to 0%, the line above has the figure
+        yield ProgressBar(total=200_000, show_eta=False, show_percentage=False, id="gauge")
         yield Sparkline([], id="spark")
-        yield Label("Prompt cache (last change)")
+        yield Label("Cache (last change)")
         yield Static(id="cache", classes="value")
         yield Label("Last API usage")
         yield Static(id="usage", classes="value")
@@ -110,6 +113,7 @@ class ConfigSidebar(VerticalScroll):
         ).tooltip = "estimated window tokens against the model's context"
 
     def update_from(self, model: SessionModel, exact_tokens: int | None = None) -> None:
+        self._model = model
         ctx = model.context
         inp = self.query_one("#max-input", Input)
         if not inp.has_focus:
@@ -120,7 +124,7 @@ class ConfigSidebar(VerticalScroll):
                 sel.value = ctx.strategy
         model_input = self.query_one("#model-input", Input)
         if not model_input.has_focus:
-            model_input.value = model.model
+            model_input.value = one_line(model.model, 200)  # a model name from the session
         sp = ctx.system_prompt
         self.query_one("#system", Static).update(Text(one_line(sp, 160) if sp else "(none)"))
         n = len(ctx)
@@ -134,10 +138,22 @@ class ConfigSidebar(VerticalScroll):
         size = context_size(model.model)
         if model.tokens_ready:
             total = model.window_tokens
-            line = f"~{fmt_tokens(total)} / {fmt_tokens(size)} ({100 * total / size:.1f}%)"
+            from ctxview.sessions.request import breakdown_text
+
+            line = (
+                f"~{fmt_tokens(total)} / {fmt_tokens(size)} ({100 * total / size:.1f}%)\n"
+                f"{breakdown_text(model.token_breakdown())}"
+            )
             if exact_tokens is not None:
                 line += f"\nexact (count_tokens): {exact_tokens:,}"
-            over = (exact_tokens if exact_tokens is not None else total) > size
+            over = (
+                context_problem(
+                    exact_tokens if exact_tokens is not None else total,
+                    model.model,
+                    exact=exact_tokens is not None,
+                )
+                is not None
+            )
             if over:
                 line += "\n✗ over the model's context: the API would answer 400 prompt is too long"
             tokens = self.query_one("#tokens", Static)
@@ -145,8 +161,7 @@ class ConfigSidebar(VerticalScroll):
             tokens.set_class(over, "-over")
             gauge = self.query_one("#gauge", ProgressBar)
             gauge.update(total=size, progress=min(total, size))
-            width = max(4, self.size.width - 2)
-            self.query_one("#spark", Sparkline).data = model.token_series(width)
+            self._update_spark(model)
             self.query_one("#cache", Static).update(
                 Text(
                     f"reusable prefix ~{fmt_tokens(model.cache_prefix_tokens)}\n"
@@ -172,28 +187,37 @@ class ConfigSidebar(VerticalScroll):
                     f"cache read {g('cache_read_input_tokens')} · write {g('cache_creation_input_tokens')}"
                 )
             )
-        problems = model.problems
-        errors = [p for p in problems if p.severity == "error"]
+        state, short, first = model.verdict()
         status = self.query_one("#protocol", Static)
+        shown = one_line(first, 160)
+        if len(shown) == 160:
+            shown = shown[:159] + "…"  # the full text is in the detail pane (n jumps there)
         # what ctxview notes about the window itself: max+1 tool pair, newest evicted, budget
-        notes = "".join(f"\n{visible(n.message)}" for n in model.context.window_notes())
-        if not errors:
-            warn = (
-                f" ({len(problems)} warning{'s' if len(problems) != 1 else ''})" if problems else ""
-            )
-            status.update(Text(f"✓ valid{warn}{notes}"))
-            status.set_class(True, "-ok")
-            status.set_class(False, "-bad")
-        else:
-            first = errors[0]
-            status.update(
-                Text(
-                    f"✗ {len(errors)} problem{'s' if len(errors) != 1 else ''}\n{visible(first.message)}"
-                    f"{notes}"
-                )
-            )
-            status.set_class(False, "-ok")
-            status.set_class(True, "-bad")
+        notes = "".join(f"\n{one_line(n.message, 160)}" for n in model.context.window_notes())
+        status.update(Text((f"{short}\n{shown}" if first else short) + notes))
+        status.set_class(state == "ok", "-ok")
+        status.set_class(state == "bad", "-bad")
+
+    def _spark_width(self) -> int:
+        """The sparkline's width in cells: its own once laid out, else what the CSS gives it."""
+        spark = self.query_one("#spark", Sparkline)
+        if spark.size.width > 0:
+            return spark.size.width
+        width = self.styles.width
+        cells = int(width.value) if width is not None and width.is_cells else 36
+        return max(4, cells - 3)  # padding 0 1 and the border on the right
+
+    def _update_spark(self, model: SessionModel) -> None:
+        self._model = model
+        spark = self.query_one("#spark", Sparkline)
+        data = model.token_series(self._spark_width())
+        if spark.data != data:
+            spark.data = data
+
+    def on_resize(self, event: Any) -> None:
+        # the sparkline follows the sidebar's width (it narrows on smaller terminals)
+        if self._model is not None and self._model.tokens_ready:
+            self.call_after_refresh(self._update_spark, self._model)
 
     @on(Input.Submitted, "#max-input")
     def _max_submitted(self, event: Input.Submitted) -> None:
@@ -220,6 +244,7 @@ class ConfigSidebar(VerticalScroll):
                 severity="error",
                 markup=False,
             )
+            self._restore_max()
             return
         if n < 1:
             self.notify(
@@ -227,8 +252,16 @@ class ConfigSidebar(VerticalScroll):
                 severity="error",
                 markup=False,
             )
+            self._restore_max()
             return
         self.post_message(self.MaxChanged(n))
+
+    def _restore_max(self) -> None:
+        """After an invalid entry the field shows the max in force again."""
+        if self._model is not None:
+            self.query_one("#max-input", Input).value = str(
+                self._model.context.max_context_messages
+            )
 
     @on(Select.Changed, "#strategy-select")
     def _strategy(self, event: Select.Changed) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from typing import ClassVar
 
+from rich.color import Color as RichColor
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -23,6 +24,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Static
 
+from ctxview.app.colours import dim_colour, legible
 from ctxview.app.model import DRAFT, GAP, SessionModel
 from ctxview.app.safe import one_line
 from ctxview.textfmt import fmt_tokens, id_ranges
@@ -125,6 +127,9 @@ class Timeline(ScrollView, can_focus=True):
         self._flash: dict[int, float] = {}
         self._flash_timer: object | None = None
         self.animation = "full"
+        self._dim_cache: tuple[object, Style] | None = None
+        self._legible_cache: dict[tuple[object, object, object], RichColor] = {}
+        self.clock = time.monotonic  #: the animation's clock (tests drive their own)
 
     # -- data --------------------------------------------------------------------------------------
     def set_model(self, model: SessionModel, select: int | None = None) -> None:
@@ -177,7 +182,7 @@ class Timeline(ScrollView, can_focus=True):
         if self.app.animation_level == "none" or duration <= 0:
             self.refresh()
             return
-        now = time.monotonic()
+        now = self.clock()
         visible = set(self._visible_ids())
         for mid in ids:
             if mid in visible or len(ids) < 2000:
@@ -188,7 +193,7 @@ class Timeline(ScrollView, can_focus=True):
 
     def _tick(self) -> None:
         duration = FLASH_SECONDS.get(self.animation, 0.8)
-        now = time.monotonic()
+        now = self.clock()
         for mid, t0 in list(self._flash.items()):
             if now - t0 >= duration:
                 del self._flash[mid]
@@ -225,6 +230,10 @@ class Timeline(ScrollView, can_focus=True):
             self.scroll_to(y=self.cursor, animate=False)
         elif self.cursor >= top + h:
             self.scroll_to(y=self.cursor - h + 1, animate=False)
+
+    def scroll_to_cursor_centered(self) -> None:
+        """Bring the cursor's row on screen, centred if it was off it."""
+        self._scroll_to_cursor(center=True)
 
     def action_cursor(self, delta: int) -> None:
         self.cursor += delta
@@ -267,6 +276,42 @@ class Timeline(ScrollView, can_focus=True):
         over the timeline's own, where the partial style would paint it opaque."""
         return self.get_component_rich_style(name)
 
+    def evicted_style(self) -> Style:
+        """Evicted rows: the row's own foreground blended towards its background (less contrast
+        than kept text, at least 2.5:1 in every theme), italic status."""
+        base = self.rich_style
+        key = (base.color, base.bgcolor)
+        if self._dim_cache is None or self._dim_cache[0] != key:
+            fg = Color.from_rich_color(base.color) if base.color else None
+            bg = Color.from_rich_color(base.bgcolor) if base.bgcolor else None
+            if fg is None or bg is None or fg.ansi is not None or bg.ansi is not None:
+                # the terminal's own colours (ansi themes): only the terminal knows them, so
+                # ask it for faint text
+                style = Style(dim=True)
+            else:
+                style = Style(color=dim_colour(fg, bg).rich_color)
+            self._dim_cache = (key, style)
+        return self._dim_cache[1]
+
+    def _readable(self, style: Style, over: Style) -> Style:
+        """``style`` with its colour made legible on ``over``'s background (see ``legible``)."""
+        base = self.rich_style
+        bgc = over.bgcolor or base.bgcolor
+        if style.color is None or bgc is None or base.color is None:
+            return style
+        key = (style.color, bgc, base.color)
+        cached = self._legible_cache.get(key)
+        if cached is None:
+            fg, bg, text = (Color.from_rich_color(c) for c in key)
+            if fg.ansi is not None or bg.ansi is not None or text.ansi is not None:
+                cached = style.color  # the terminal's own palette: nothing to compute
+            else:
+                cached = legible(fg, bg, text).rich_color
+            if len(self._legible_cache) > 256:
+                self._legible_cache.clear()
+            self._legible_cache[key] = cached
+        return style + Style(color=cached)
+
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
         base = self.rich_style
@@ -283,6 +328,7 @@ class Timeline(ScrollView, can_focus=True):
             style = base + self._bg_style("timeline--gap")
             if cursor:
                 style += self._style("timeline--cursor")
+            style = self._readable(style, style)
             return Strip([Segment(t, style + s) for t, s in segs]).crop_extend(0, width, style)
         return self._row_strip(mid, cursor, width, base)
 
@@ -309,7 +355,7 @@ class Timeline(ScrollView, can_focus=True):
         if status == "pinned":
             row_style += self._bg_style("timeline--pinned")
         elif out:
-            row_style += self._style("timeline--evicted")
+            row_style += self.evicted_style()
         flash_t0 = self._flash.get(mid)
         if flash_t0 is not None:
             row_style = self._flash_style(row_style, flash_t0)
@@ -324,9 +370,18 @@ class Timeline(ScrollView, can_focus=True):
             if info.role in ("user", "assistant")
             else Style()
         )
+        over = row_style + top
+        role_style = self._readable(role_style, over)
         mark = "⚑" if status == "pinned" else ("!" if has_error else " ")
         mark_style = self._style("timeline--error") if has_error and not dim else Style()
-        status_style = self._style(f"timeline--status-{status}")
+        status_style = (
+            Style(italic=True)
+            if dim
+            else self._readable(self._style(f"timeline--status-{status}"), over)
+        )
+        mark_style = self._readable(mark_style, over)
+        # ids and token counts: the same explicit blend (``$text-muted`` loses its alpha here)
+        muted = Style() if dim else self._readable(self.evicted_style(), over)
         tokens = fmt_tokens(info.tokens)
         left = f"{mid:>6} "
         role = f"{info.role[:9]:<10}"
@@ -337,25 +392,34 @@ class Timeline(ScrollView, can_focus=True):
         fixed = 1 + len(left) + len(role) + sum_w + 1 + len(right)
         prev_w = max(0, width - fixed)
         preview = info.preview[:prev_w].ljust(prev_w)
-        sum_style = self._style("timeline--error") if info.error and not dim else Style()
-        segments = [
-            Segment(mark, row_style + mark_style + top),
-            Segment(left, row_style + self._style("timeline--dim") + top),
-            Segment(role, row_style + role_style + top),
-            Segment(summary + " ", row_style + sum_style + top),
-            Segment(preview, row_style + top),
-            Segment(f" {tokens:>6} ", row_style + self._style("timeline--dim") + top),
+        sum_style = (
+            self._readable(self._style("timeline--error"), over)
+            if info.error and not dim
+            else Style()
+        )
+        lead = Strip(
+            [
+                Segment(mark, row_style + mark_style + top),
+                Segment(left, row_style + muted + top),
+                Segment(role, row_style + role_style + top),
+                Segment(summary + " ", row_style + sum_style + top),
+                Segment(preview, row_style + top),
+            ]
+        )
+        # the tokens and the status word are never cut: on a narrow timeline the preview goes
+        # first, then the block summary and the role
+        tail = [
+            Segment(f" {tokens:>6} ", row_style + muted + top),
             Segment(f"{status:<{STATUS_WIDTH}}", row_style + status_style + top),
         ]
-        return Strip(segments).crop_extend(0, width, row_style)
+        lead = lead.crop_extend(0, max(0, width - len(right)), row_style)
+        return Strip([*lead, *tail]).crop_extend(0, width, row_style)
 
     def _draft_strip(self, cursor: bool, width: int, base: Style) -> Strip:
         assert self.model is not None and self.model.draft is not None
         d = self.model.draft
         style = base + (
-            self._style("timeline--dim")
-            if d.state == "streaming"
-            else self._style("timeline--error")
+            self.evicted_style() if d.state == "streaming" else self._style("timeline--error")
         )
         if cursor:
             style += self._style("timeline--cursor")
@@ -375,7 +439,7 @@ class Timeline(ScrollView, can_focus=True):
 
     def _flash_style(self, style: Style, t0: float) -> Style:
         duration = FLASH_SECONDS.get(self.animation, 0.8) or 0.8
-        progress = min(1.0, (time.monotonic() - t0) / duration)
+        progress = min(1.0, (self.clock() - t0) / duration)
         base_bg = self.styles.background
         flash = base_bg + self.get_component_styles("timeline--flash").background  # composited
         # basic: a flash that snaps to the evicted style; full: a fade from the flash colour

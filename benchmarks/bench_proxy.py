@@ -1,0 +1,190 @@
+"""ctxview proxy overhead against the loopback fake Messages API.
+
+1. Time to first streamed text, via the proxy vs direct (the real AsyncAnthropic client,
+   alternating, after a warm-up): median of each and the median of the paired differences.
+2. N concurrent streams through the proxy (default 200): every reply arrives, each one the
+   reply to its own request, and the recording holds all N requests, each matched.
+
+The fake and the proxy (``ctxview proxy --no-tui --record``) run as separate processes, as a
+user runs them.
+
+    python benchmarks/bench_proxy.py [--rounds 200] [--concurrent 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anthropic
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_port(port: int, timeout: float = 15) -> None:
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise SystemExit(f"nothing listens on {port}")
+
+
+async def ttft(client: anthropic.AsyncAnthropic, text: str) -> float:
+    t0 = time.perf_counter()
+    async with client.messages.stream(
+        model="claude-bench", max_tokens=16, messages=[{"role": "user", "content": text}]
+    ) as stream:
+        async for event in stream:
+            if event.type == "text":
+                dt = time.perf_counter() - t0
+                break
+        else:
+            raise RuntimeError("no text")
+        async for _ in stream:
+            pass
+    return dt * 1000
+
+
+async def one_stream(client: anthropic.AsyncAnthropic, k: int) -> tuple[int, str]:
+    async with client.messages.stream(
+        model="claude-bench",
+        max_tokens=16,
+        messages=[{"role": "user", "content": f"concurrent stream {k}"}],
+    ) as stream:
+        return k, "".join([t async for t in stream.text_stream])
+
+
+async def main_async(args: argparse.Namespace, fake_url: str, proxy_url: str, rec: Path) -> None:
+    direct = anthropic.AsyncAnthropic(api_key="bench", base_url=fake_url, max_retries=0)
+    proxied = anthropic.AsyncAnthropic(api_key="bench", base_url=proxy_url, max_retries=0)
+    for _ in range(20):
+        await ttft(direct, "warm up")
+        await ttft(proxied, "warm up")
+    d: list[float] = []
+    p: list[float] = []
+    for k in range(args.rounds):
+        if k % 2:
+            d.append(await ttft(direct, f"ttft {k}"))
+            p.append(await ttft(proxied, f"ttft {k}"))
+        else:
+            p.append(await ttft(proxied, f"ttft {k}"))
+            d.append(await ttft(direct, f"ttft {k}"))
+    diffs = [b - a for a, b in zip(d, p, strict=True)]
+    print(f"time to first text, {args.rounds} rounds each (ms):")
+    print(f"  direct  median {statistics.median(d):6.2f}  p90 {sorted(d)[int(len(d) * 0.9)]:6.2f}")
+    print(f"  proxy   median {statistics.median(p):6.2f}  p90 {sorted(p)[int(len(p) * 0.9)]:6.2f}")
+    print(
+        f"  overhead: median(proxy) - median(direct) = "
+        f"{statistics.median(p) - statistics.median(d):.2f} ms; median paired difference "
+        f"{statistics.median(diffs):.2f} ms"
+    )
+    n = args.concurrent
+    for label, client in (("direct", direct), ("proxy", proxied)):
+        t0 = time.perf_counter()
+        results = await asyncio.gather(
+            *(one_stream(client, k) for k in range(n)), return_exceptions=True
+        )
+        wall = time.perf_counter() - t0
+        ok = sum(
+            1
+            for r in results
+            if isinstance(r, tuple) and r[1] == f"Fake API reply to: concurrent stream {r[0]}"
+        )
+        errors = [r for r in results if isinstance(r, BaseException)]
+        print(
+            f"{n} concurrent streams {label}: {ok}/{n} complete and matched, "
+            f"{len(errors)} errors, {wall:.2f} s"
+            + (f" (first error: {errors[0]!r})" if errors else "")
+        )
+    if args.no_record:
+        return
+    # the recording: saved after every request, so give the last save a moment
+    want = {f"concurrent stream {k}" for k in range(n)}
+    matched = 0
+    for _ in range(100):
+        try:
+            doc = json.loads(rec.read_text())
+        except (OSError, json.JSONDecodeError):
+            doc = {"requests": []}
+        matched = 0
+        for r in doc["requests"]:
+            asked = r["request"]["messages"][0]["content"]
+            body = r["response"]["body"] or {}
+            texts = [b.get("text") for b in body.get("content", [])]
+            if (
+                asked in want
+                and r["response"]["complete"]
+                and texts == [f"Fake API reply to: {asked}"]
+            ):
+                matched += 1
+        if matched == n:
+            break
+        time.sleep(0.1)
+    print(f"recording: {len(doc['requests'])} requests, {matched}/{n} concurrent ones matched")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=200)
+    ap.add_argument("--concurrent", type=int, default=200)
+    ap.add_argument("--no-record", action="store_true", help="run the proxy without --record")
+    args = ap.parse_args()
+    fake_port, proxy_port = free_port(), free_port()
+    tmp = Path(tempfile.mkdtemp())
+    rec = tmp / "recording.json"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("ANTHROPIC_BASE_URL", None)
+    fake = subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "fake_api.py"), str(fake_port)],
+        stdout=subprocess.DEVNULL,
+        env=env,
+    )
+    proxy = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ctxview",
+            "proxy",
+            "--no-tui",
+            "--port",
+            str(proxy_port),
+            "--upstream",
+            f"http://127.0.0.1:{fake_port}",
+            *([] if args.no_record else ["--record", str(rec)]),
+        ],
+        stdout=subprocess.DEVNULL,
+        env=env,
+    )
+    try:
+        wait_port(fake_port)
+        wait_port(proxy_port)
+        asyncio.run(
+            main_async(args, f"http://127.0.0.1:{fake_port}", f"http://127.0.0.1:{proxy_port}", rec)
+        )
+    finally:
+        proxy.terminate()
+        fake.terminate()
+        proxy.wait(10)
+        fake.wait(10)
+
+
+if __name__ == "__main__":
+    main()

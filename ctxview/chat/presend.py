@@ -1,0 +1,29 @@
+"""Checks made before a request goes out that are not protocol errors (pure: no UI, no SDK).
+
+Kept apart from the chat loop so the headless agent loop can use it too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def not_in_window(window_ids: Sequence[int], message_id: int, max_messages: int) -> str | None:
+    """Why the message just added will not be sent, or None when the window holds it.
+
+    A strategy can evict the newest message at once (``max 1`` keeps only the pinned first
+    message; ``pair-safe`` drops a tail that starts with a user message): the request would go
+    out without what the user just typed.
+    """
+    if message_id in window_ids:
+        return None
+    return (
+        f"your message #{message_id} is not in the window (max {max_messages}, "
+        f"{len(window_ids)} message{'s' if len(window_ids) != 1 else ''} kept): "
+        "the model will not see it"
+    )
+
+
+def raised_max(window_size: int, max_messages: int) -> int:
+    """A max that leaves room for the message and a reply after the current window."""
+    return max(max_messages, window_size) + 2

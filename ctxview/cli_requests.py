@@ -1,0 +1,291 @@
+"""``ctxview requests`` and ``ctxview compare``: the request model on the command line.
+
+Headless (no Textual, no SDK). JSON contracts (issue 11):
+
+* ``requests --json``: ``{"file", "format", "strategy", "max_context_messages", "model",
+  "requests": [...], "totals": {...}, "notes": [...]}`` (``max_context_messages`` is null when
+  the file is simulated as it was sent);
+* ``compare --json``: ``{"file", "max_context_messages", "strategies": [...]}``.
+
+Exit codes as ``inspect``: 0 ok, 1 the API would reject a request (``requests``: the last
+request; ``compare``: any request under any strategy), 2 the file cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ctxview.core.strategies import STRATEGIES
+from ctxview.textfmt import fmt_tokens, one_line, visible
+
+EXIT_OK, EXIT_PROBLEMS, EXIT_UNREADABLE = 0, 1, 2
+
+
+def add_parsers(sub: Any, positive_int: Any) -> None:
+    """Add the ``requests`` and ``compare`` subcommands to ``sub`` (argparse subparsers)."""
+    from ctxview.sessions.readers import FORMATS
+
+    req = sub.add_parser(
+        "requests",
+        help="every API request of a session: window, tokens, predicted cache, breaks, cost",
+    )
+    req.add_argument("file")
+    req.add_argument("--max", type=positive_int, metavar="N", help="max context messages")
+    req.add_argument("--strategy", choices=list(STRATEGIES), help="eviction strategy")
+    req.add_argument("--format", choices=list(FORMATS), help="force the file format")
+    req.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    cmp_ = sub.add_parser(
+        "compare", help="replay a session's requests under each strategy, one row per strategy"
+    )
+    cmp_.add_argument("file")
+    cmp_.add_argument("--max", type=positive_int, metavar="N", help="max context messages")
+    cmp_.add_argument(
+        "--strategies",
+        metavar="A,B,…",
+        help=f"comma-separated strategies (default: all: {', '.join(STRATEGIES)})",
+    )
+    cmp_.add_argument("--format", choices=list(FORMATS), help="force the file format")
+    cmp_.add_argument("--json", action="store_true", help="print exactly one JSON object")
+
+
+def _err(msg: str) -> None:
+    print(f"ctxview: {visible(msg)}", file=sys.stderr)
+
+
+def _load(args: argparse.Namespace) -> tuple[Any, Any, Any] | int:
+    """(session, config, price table) or an exit code after printing why."""
+    from ctxview.config import load_config, price_overrides
+    from ctxview.core.pricing import PriceTable
+    from ctxview.sessions import SessionError, load_session
+
+    cfg = load_config()
+    for e in cfg.errors:
+        _err(e)
+    try:
+        session = load_session(args.file, args.format)
+    except SessionError as exc:
+        _err(str(exc))
+        return EXIT_UNREADABLE
+    return session, cfg, PriceTable(price_overrides(cfg))
+
+
+def requests_report(log: Any, session: Any) -> dict[str, Any]:
+    return {
+        "file": session.path,
+        "format": session.format,
+        "strategy": log.strategy,
+        "max_context_messages": log.max_context_messages,
+        "model": log.model,
+        "requests": [r.to_dict() for r in log.requests],
+        "totals": log.totals(),
+        "notes": log.notes,
+    }
+
+
+def cmd_requests(args: argparse.Namespace) -> int:
+    from ctxview.core.protocol import check_protocol
+    from ctxview.core.requests import simulate
+
+    loaded = _load(args)
+    if isinstance(loaded, int):
+        return loaded
+    session, cfg, prices = loaded
+    try:
+        log = simulate(
+            session,
+            max_context_messages=args.max,
+            strategy=args.strategy,
+            defaults=cfg.as_defaults(),
+            prices=prices,
+        )
+    except ValueError as exc:
+        _err(f"{args.file}: {exc}")
+        return EXIT_UNREADABLE
+    report = requests_report(log, session)
+    # exit 1 as inspect: the last request (the window the session would send) is rejected
+    rejected = False
+    if log.requests:
+        last = log.requests[-1]
+        ids = _window_ids(log, last, session)
+        window = [session.messages[i] for i in ids]
+        rejected = any(p.severity == "error" for p in check_protocol(window, session.system))
+    if args.json:
+        sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
+    else:
+        _print_requests(report, log, rejected)
+    return EXIT_PROBLEMS if rejected else EXIT_OK
+
+
+def _window_ids(log: Any, req: Any, session: Any) -> list[int]:
+    """The transcript ids of a request's window (replayed again for that one request)."""
+    from ctxview.core.requests import window_of
+
+    return list(window_of(session, log, req.index))
+
+
+def _money(v: float | None) -> str:
+    if v is None:
+        return "—"
+    return f"${v:.4f}" if v < 1 else f"${v:,.2f}"
+
+
+def _pct(v: float | None) -> str:
+    return "—" if v is None else f"{v * 100:.1f}%"
+
+
+def _print_requests(report: dict[str, Any], log: Any, rejected: bool) -> None:
+    out = sys.stdout
+    mode = (
+        "as sent (no ctxview truncation)"
+        if log.as_sent
+        else f"simulated: {log.strategy}, max {log.max_context_messages}"
+    )
+    out.write(
+        f"ctxview requests · {visible(report['file'])} · {report['format']} · {mode} · "
+        f"model {one_line(str(report['model']), 60)}\n"
+    )
+    head = (
+        f"{'#':>5} {'time':8} {'window':>6} {'input':>7} {'read':>7} {'write':>7} "
+        f"{'uncached':>8} {'recorded in/read/write':>24} {'break':<16} {'cost':>9}  redundant\n"
+    )
+    out.write(head)
+    for r in log.requests:
+        ts = (r.timestamp or "")[11:19]
+        rec = (
+            f"{fmt_tokens(r.recorded['input_tokens'])}/"
+            f"{fmt_tokens(r.recorded['cache_read_input_tokens'])}/"
+            f"{fmt_tokens(r.recorded['cache_creation_input_tokens'])}"
+            if r.recorded
+            else "—"
+        )
+        brk = f"{r.cache_break.reason}@{r.cache_break.position}" if r.cache_break else ""
+        red = (
+            f"{r.redundancy.items}× {fmt_tokens(r.redundancy.tokens)}"
+            f" {_money(r.redundancy.cost_usd)}"
+            if r.redundancy
+            else ""
+        )
+        out.write(
+            f"{r.index:>5} {visible(ts):8} {r.window_size:>6} {fmt_tokens(r.input_tokens):>7} "
+            f"{fmt_tokens(r.cache_read):>7} {fmt_tokens(r.cache_write):>7} "
+            f"{fmt_tokens(r.uncached):>8} {rec:>24} {brk:<16} {_money(r.cost_usd):>9}  {red}\n"
+        )
+    t = report["totals"]
+    out.write(
+        f"\ntotal: {t['requests']:,} requests · input {fmt_tokens(t['input_tokens'])} · "
+        f"read {fmt_tokens(t['cache_read'])} · write {fmt_tokens(t['cache_write'])} · "
+        f"hit rate {_pct(t['hit_rate'])} (recorded {_pct(t['recorded_hit_rate'])}) · "
+        f"cost {_money(t['cost_usd'])}\n"
+    )
+    if t.get("token_error"):
+        te = t["token_error"]
+        out.write(
+            f"token estimate vs recorded: median error {_pct(te['median'])}, "
+            f"p90 {_pct(te['p90'])}\n"
+        )
+    if t["redundant_tokens"]:
+        out.write(
+            f"redundant content: {fmt_tokens(t['redundant_tokens'])} tokens over all requests "
+            f"· {_money(t['redundant_cost_usd'])}\n"
+        )
+    breaks: dict[str, int] = {}
+    for r in log.requests:
+        if r.cache_break:
+            breaks[r.cache_break.reason] = breaks.get(r.cache_break.reason, 0) + 1
+    if breaks:
+        out.write("cache breaks: " + ", ".join(f"{k} {v}" for k, v in breaks.items()) + "\n")
+    if rejected:
+        out.write("✗ the API would reject the last request (see `ctxview inspect`)\n")
+    for n in report["notes"]:
+        out.write(f"note: {visible(n)}\n")
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from ctxview.core.requests import compare
+
+    loaded = _load(args)
+    if isinstance(loaded, int):
+        return loaded
+    session, cfg, prices = loaded
+    names = list(STRATEGIES)
+    if args.strategies:
+        names = [s.strip() for s in args.strategies.split(",") if s.strip()]
+        unknown = [s for s in names if s not in STRATEGIES]
+        if unknown or not names:
+            _err(
+                f"--strategies: unknown strategy {one_line(', '.join(unknown), 80)!r} "
+                f"(known: {', '.join(STRATEGIES)})"
+                if unknown
+                else "--strategies: no strategy named"
+            )
+            return EXIT_UNREADABLE
+    defaults = cfg.as_defaults()
+    max_ = args.max or getattr(session, "max_context_messages", None)
+    max_ = max_ or defaults.get("max_context_messages", 20)
+    try:
+        rows = compare(session, names, max_context_messages=max_, defaults=defaults, prices=prices)
+    except ValueError as exc:
+        _err(f"{args.file}: {exc}")
+        return EXIT_UNREADABLE
+    report = {"file": session.path, "max_context_messages": max_, "strategies": rows}
+    if args.json:
+        sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
+    else:
+        _print_compare(report)
+    return EXIT_PROBLEMS if any(r["rejected_requests"] for r in rows) else EXIT_OK
+
+
+def _print_compare(report: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console(highlight=False)
+    console.print(
+        Text(
+            f"ctxview compare · {visible(report['file'])} · max "
+            f"{report['max_context_messages']} · "
+            f"{report['strategies'][0]['requests'] if report['strategies'] else 0:,} requests"
+        )
+    )
+    t = Table(box=None, pad_edge=False, padding=(0, 1))
+    for col, just in (
+        ("strategy", "left"),
+        ("rej", "right"),
+        ("1st", "right"),
+        ("new↓", "right"),
+        ("win", "right"),
+        ("input", "right"),
+        ("read", "right"),
+        ("write", "right"),
+        ("hit", "right"),
+        ("cost", "right"),
+        ("evict", "right"),
+    ):
+        t.add_column(col, justify=just, no_wrap=True)  # type: ignore[arg-type]
+    for r in report["strategies"]:
+        t.add_row(
+            Text(r["name"]),
+            Text(str(r["rejected_requests"]), style="bold red" if r["rejected_requests"] else ""),
+            "—" if r["first_rejected"] is None else f"#{r['first_rejected']}",
+            str(r["newest_dropped"]),
+            f"{r['mean_window']:.1f}",
+            fmt_tokens(r["input_tokens"]),
+            fmt_tokens(r["cache_read"]),
+            fmt_tokens(r["cache_write"]),
+            _pct(r["hit_rate"]),
+            _money(r["cost_usd"]),
+            f"{r['evicted_messages']:,}",
+        )
+    console.print(t)
+    console.print(
+        Text(
+            "rej: requests the API would answer with 400 (1st: the first) · new↓: requests "
+            "that dropped the message just added · win: mean messages sent · evict: messages "
+            "evicted",
+            style="dim",
+        )
+    )

@@ -1,0 +1,208 @@
+"""Token estimates that learn from recorded usage.
+
+A message is measured as characters per content kind (:data:`KINDS`: prose, code, tool inputs as
+JSON, tool results, thinking) plus a fixed part (images and PDF documents, by the published
+formulas in :mod:`ctxview.core.tokens`) and one framing overhead per message. :class:`Rates`
+turns that into tokens; the default rates are the offline rule (4 characters a token, 4 tokens of
+framing). Where a session recorded the API's usage, :func:`fit_rates` fits tokens-per-character
+per kind from the growth between consecutive requests (the API billed ``R[k] - R[k-1]`` tokens
+for the messages request ``k`` added), by least squares pulled towards the defaults so a
+short session does not swing the rates wildly.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxview.core.tokens import MESSAGE_OVERHEAD_TOKENS, _json_len, block_tokens
+
+KINDS = ("prose", "code", "json", "tool_result", "thinking")
+#: Features of a message: characters per kind, then fixed tokens (images, documents).
+Features = tuple[float, float, float, float, float, float]
+
+_CODE_MARKS = ("{", "}", "(", ")", ";", "=", "<", ">", "_", "[", "]", "/", "\\", "|", "`", "$")
+_DROP_MARKS = {ord(c): None for c in _CODE_MARKS}
+
+
+def looks_like_code(text: str) -> bool:
+    """Code, logs, JSON or markup rather than prose: a high share of symbol characters."""
+    n = len(text)
+    if n < 40:
+        return False
+    sample = text if n <= 2000 else text[:1000] + text[-1000:]
+    marks = len(sample) - len(sample.translate(_DROP_MARKS))
+    return marks / len(sample) > 0.035 or sample.count("\n    ") * 40 > len(sample)
+
+
+def _text_features(text: str, acc: list[float], result: bool) -> None:
+    if result:
+        acc[3] += len(text)
+    elif looks_like_code(text):
+        acc[1] += len(text)
+    else:
+        acc[0] += len(text)
+
+
+def _block_features(block: Any, acc: list[float], in_result: bool = False) -> None:
+    if isinstance(block, str):
+        _text_features(block, acc, in_result)
+        return
+    if not isinstance(block, Mapping):
+        acc[2] += _json_len(block)
+        return
+    btype = block.get("type")
+    if btype == "text":
+        text = block.get("text")
+        if isinstance(text, str):
+            _text_features(text, acc, in_result)
+    elif btype == "thinking":
+        text = block.get("thinking")
+        if isinstance(text, str):
+            acc[4] += len(text)
+    elif btype == "redacted_thinking":
+        data = block.get("data")
+        if isinstance(data, str):
+            acc[4] += len(data)
+    elif btype in ("tool_use", "server_tool_use"):
+        acc[2] += len(str(block.get("name", ""))) + _json_len(block.get("input", {}))
+    elif btype == "tool_result":
+        content = block.get("content", "")
+        if isinstance(content, list):
+            for b in content:
+                _block_features(b, acc, True)
+        elif isinstance(content, str):
+            acc[3] += len(content)
+        else:
+            acc[3] += _json_len(content)
+    elif btype in ("image", "document"):
+        acc[5] += block_tokens(block)
+    elif btype == "compaction":
+        acc[0] += _json_len(block.get("content", ""))
+    elif in_result:
+        acc[3] += _json_len(block)
+    else:
+        acc[2] += _json_len(block)
+
+
+def message_features(message: Mapping[str, Any]) -> Features:
+    acc = [0.0] * 6
+    content = message.get("content", "")
+    if isinstance(content, str):
+        _text_features(content, acc, False)
+    elif isinstance(content, list):
+        for b in content:
+            _block_features(b, acc)
+    else:
+        acc[2] += _json_len(content)
+    return (acc[0], acc[1], acc[2], acc[3], acc[4], acc[5])
+
+
+@dataclass(frozen=True, slots=True)
+class Rates:
+    """Tokens per character for each of :data:`KINDS`, and tokens of framing per message."""
+
+    per_char: tuple[float, float, float, float, float] = (0.25, 0.25, 0.25, 0.25, 0.25)
+    overhead: float = float(MESSAGE_OVERHEAD_TOKENS)
+    #: True when fitted from recorded usage ("calibrated")
+    calibrated: bool = False
+    #: how many request-to-request deltas the fit used
+    samples: int = 0
+
+    def tokens(self, f: Features) -> int:
+        p = self.per_char
+        return math.ceil(
+            self.overhead
+            + f[0] * p[0]
+            + f[1] * p[1]
+            + f[2] * p[2]
+            + f[3] * p[3]
+            + f[4] * p[4]
+            + f[5]
+        )
+
+    def chars_per_token(self) -> dict[str, float | None]:
+        return {
+            k: (round(1 / r, 2) if r > 0 else None)
+            for k, r in zip(KINDS, self.per_char, strict=True)
+        }
+
+
+DEFAULT_RATES = Rates()
+
+
+@dataclass
+class Delta:
+    """What one request added to the previous one: summed features, message count, and the
+    recorded growth in billed input tokens."""
+
+    features: list[float] = field(default_factory=lambda: [0.0] * 6)
+    messages: int = 0
+    recorded: int = 0
+
+
+def _solve(a: list[list[float]], b: list[float]) -> list[float] | None:
+    """Gaussian elimination with partial pivoting; None when singular."""
+    n = len(b)
+    m = [[*row, b[i]] for i, row in enumerate(a)]
+    for col in range(n):
+        piv = max(range(col, n), key=lambda r: abs(m[r][col]))
+        if abs(m[piv][col]) < 1e-12:
+            return None
+        m[col], m[piv] = m[piv], m[col]
+        for r in range(n):
+            if r != col:
+                f = m[r][col] / m[col][col]
+                if f:
+                    for c in range(col, n + 1):
+                        m[r][c] -= f * m[col][c]
+    return [m[i][n] / m[i][i] for i in range(n)]
+
+
+def fit_rates(deltas: Sequence[Delta], prior: Rates = DEFAULT_RATES) -> Rates:
+    """Rates fitted to recorded deltas (ridge regression towards ``prior``).
+
+    Unknowns: the five tokens-per-character rates and the per-message overhead. Each delta is
+    weighted by ``1 / sqrt(recorded)`` so a few huge tool results do not decide alone. With
+    fewer than 3 usable deltas the prior is returned unchanged.
+    """
+    rows: list[tuple[list[float], float, float]] = []
+    for d in deltas:
+        if d.recorded <= 0 or d.messages <= 0:
+            continue
+        x = [d.features[0], d.features[1], d.features[2], d.features[3], d.features[4]]
+        x.append(float(d.messages))
+        y = d.recorded - d.features[5]
+        rows.append((x, y, 1.0 / math.sqrt(max(d.recorded, 1.0))))
+    if len(rows) < 3:
+        return prior
+    w0 = [*prior.per_char, prior.overhead]
+    n = len(w0)
+    # the prior's strength: worth about two typical deltas per unknown, scaled per column
+    ata = [[0.0] * n for _ in range(n)]
+    atb = [0.0] * n
+    colsq = [0.0] * n
+    for x, y, wt in rows:
+        w2 = wt * wt
+        for i in range(n):
+            xi = x[i] * w2
+            if xi:
+                atb[i] += xi * y
+                for j in range(n):
+                    ata[i][j] += xi * x[j]
+            colsq[i] += x[i] * x[i] * w2
+    for i in range(n):
+        lam = 2.0 * colsq[i] / len(rows) + 1e-9
+        ata[i][i] += lam
+        atb[i] += lam * w0[i]
+    sol = _solve(ata, atb)
+    if sol is None:
+        return prior
+    # tokens per character stay physical: between 1/12 (very compressible) and 1 (bytes)
+    per = tuple(min(1.0, max(1 / 12, v)) if colsq[i] > 0 else w0[i] for i, v in enumerate(sol[:5]))
+    overhead = min(200.0, max(0.0, sol[5]))
+    return Rates(
+        (per[0], per[1], per[2], per[3], per[4]), overhead, calibrated=True, samples=len(rows)
+    )

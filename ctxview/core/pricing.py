@@ -1,0 +1,193 @@
+"""Prices and prompt-cache rules per model, kept as data with their source and date.
+
+* :data:`PRICES`: USD per million tokens for base input, 5-minute cache writes, 1-hour cache
+  writes, cache reads and output. ``config.toml`` overrides or adds models with
+  ``[pricing."model-name"]`` tables (see :func:`pricing_overrides`). A model that is in neither
+  has no price: :func:`cost` returns ``None`` and the caller shows a note, never a guess.
+* :data:`MIN_CACHEABLE`: the shortest prompt prefix (tokens) a model caches.
+
+Model names are matched after dropping a date suffix (``-20250514``) and a bracketed variant
+(``[1m]``): ``claude-opus-4-6[1m]`` prices as ``claude-opus-4-6``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+PRICES_SOURCE = (
+    "Anthropic's pricing page (platform.claude.com/docs/en/about-claude/pricing, 'Model "
+    "pricing') and the per-model overview pages (platform.claude.com/docs/.../models/*/overview)"
+)
+PRICES_DATE = "2026-11-30 (as read that day; check the page, prices change)"
+
+MIN_CACHEABLE_SOURCE = (
+    "Anthropic's prompt-caching documentation, 'Cache limitations' (minimum cacheable prompt "
+    "length), as quoted in ctxview issue 11"
+)
+MIN_CACHEABLE_DATE = "2026-11-30"
+
+
+@dataclass(frozen=True, slots=True)
+class Price:
+    """USD per million tokens."""
+
+    input: float
+    cache_write_5m: float
+    cache_write_1h: float
+    cache_read: float
+    output: float
+
+    def to_dict(self) -> dict[str, float]:
+        return {
+            "input": self.input,
+            "cache_write_5m": self.cache_write_5m,
+            "cache_write_1h": self.cache_write_1h,
+            "cache_read": self.cache_read,
+            "output": self.output,
+        }
+
+
+def _std(input_: float, output: float) -> Price:
+    """The standard multipliers: 5m write x1.25, 1h write x2, read x0.1."""
+    return Price(input_, input_ * 1.25, input_ * 2, input_ * 0.1, output)
+
+
+#: Published list prices (USD / MTok). Only models whose rates were read from Anthropic's pages.
+PRICES: dict[str, Price] = {
+    "claude-opus-5": _std(5, 25),
+    "claude-opus-4-8": _std(5, 25),
+    "claude-opus-4-7": _std(5, 25),
+    "claude-opus-4-6": _std(5, 25),
+    "claude-opus-4-5": _std(5, 25),
+    "claude-opus-4-1": _std(15, 75),
+    "claude-opus-4": _std(15, 75),
+    "claude-sonnet-5-5": Price(2, 2.5, 4, 0.2, 10),
+    "claude-sonnet-5": Price(2, 2.5, 4, 0.2, 10),
+    "claude-sonnet-4-5": _std(3, 15),
+    "claude-sonnet-4": _std(3, 15),
+    "claude-3-7-sonnet": _std(3, 15),
+    "claude-haiku-4-5": _std(1, 5),
+    "claude-3-5-haiku": Price(0.8, 1.0, 1.6, 0.08, 4),
+    "claude-3-haiku": Price(0.25, 0.30, 0.50, 0.03, 1.25),
+}
+
+#: Minimum cacheable prompt length in tokens (below it nothing is cached).
+MIN_CACHEABLE: dict[str, int] = {
+    "claude-opus-5": 512,
+    "claude-opus-4-8": 1024,
+    "claude-opus-4-7": 2048,
+    "claude-opus-4-6": 4096,
+    "claude-opus-4-5": 4096,
+    "claude-opus-4-1": 1024,
+    "claude-opus-4": 1024,
+    "claude-sonnet-5": 1024,
+    "claude-sonnet-4-6": 1024,
+    "claude-sonnet-4-5": 1024,
+    "claude-sonnet-4": 1024,
+    "claude-haiku-4-5": 4096,
+    "claude-3-5-haiku": 2048,
+}
+#: For models not in the table (stated as an assumption wherever it is used).
+DEFAULT_MIN_CACHEABLE = 1024
+
+_DATE = re.compile(r"-\d{8}$")
+_VARIANT = re.compile(r"\[[^\]]*\]$")
+_ZERO = re.compile(r"^(claude-(?:opus|sonnet|haiku)-\d+)-0$")
+
+
+def normalise_model(model: str) -> str:
+    """``claude-opus-4-6[1m]`` → ``claude-opus-4-6``; ``claude-sonnet-4-20250514`` →
+    ``claude-sonnet-4``; ``claude-opus-4-0`` → ``claude-opus-4``."""
+    name = _VARIANT.sub("", model.strip().lower())
+    name = _DATE.sub("", name)
+    name = _ZERO.sub(r"\1", name)
+    return name
+
+
+def min_cacheable(model: str | None) -> tuple[int, bool]:
+    """(minimum cacheable tokens, known): ``known`` is False when the default was assumed."""
+    if model:
+        found = MIN_CACHEABLE.get(normalise_model(model))
+        if found is not None:
+            return found, True
+    return DEFAULT_MIN_CACHEABLE, False
+
+
+_PRICE_KEYS = ("input", "cache_write_5m", "cache_write_1h", "cache_read", "output")
+
+
+def parse_price(value: Any, where: str) -> Price:
+    """A ``[pricing."model"]`` table as a :class:`Price`; ValueError naming ``where``.
+
+    ``input`` and ``output`` are required; the cache rates default to the standard multipliers
+    of ``input``.
+    """
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{where}: expected a table of prices in USD per million tokens")
+    for key in value:
+        if key not in _PRICE_KEYS:
+            raise ValueError(f"{where}.{key}: unknown price (known: {', '.join(_PRICE_KEYS)})")
+    nums: dict[str, float] = {}
+    for key in _PRICE_KEYS:
+        v = value.get(key)
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or v != v:
+            raise ValueError(f"{where}.{key}: expected a number >= 0, got {v!r}")
+        nums[key] = float(v)
+    if "input" not in nums or "output" not in nums:
+        raise ValueError(f"{where}: 'input' and 'output' are required")
+    base = _std(nums["input"], nums["output"])
+    return Price(
+        nums["input"],
+        nums.get("cache_write_5m", base.cache_write_5m),
+        nums.get("cache_write_1h", base.cache_write_1h),
+        nums.get("cache_read", base.cache_read),
+        nums["output"],
+    )
+
+
+class PriceTable:
+    """:data:`PRICES` with overrides (from ``config.toml``) on top."""
+
+    def __init__(self, overrides: Mapping[str, Price] | None = None) -> None:
+        self._over = {normalise_model(k): v for k, v in (overrides or {}).items()}
+        self._exact = dict(overrides or {})
+
+    def get(self, model: str | None) -> Price | None:
+        if not model:
+            return None
+        if model in self._exact:
+            return self._exact[model]
+        name = normalise_model(model)
+        return self._over.get(name) or PRICES.get(name)
+
+    def source(self, model: str | None) -> str:
+        if model and (model in self._exact or normalise_model(model) in self._over):
+            return "config.toml [pricing]"
+        return f"{PRICES_SOURCE}, {PRICES_DATE}"
+
+
+def cost(
+    price: Price | None,
+    *,
+    uncached: int,
+    cache_read: int,
+    cache_write_5m: int = 0,
+    cache_write_1h: int = 0,
+    output: int = 0,
+) -> float | None:
+    """USD for one request's tokens; ``None`` when the model has no price."""
+    if price is None:
+        return None
+    total = (
+        uncached * price.input
+        + cache_read * price.cache_read
+        + cache_write_5m * price.cache_write_5m
+        + cache_write_1h * price.cache_write_1h
+        + output * price.output
+    )
+    return total / 1_000_000

@@ -1,0 +1,1079 @@
+"""Every request, priced: a session as the sequence of API requests it sent.
+
+The API (small on purpose; the proxy and the TUI build on it)::
+
+    from ctxview.core.requests import simulate, compare
+    log = simulate(session)                      # as sent (Claude Code) or under its settings
+    log = simulate(session, max_context_messages=20, strategy="low-water")
+    for r in log.requests: r.input_tokens, r.cache_read, r.cache_write, r.cache_break, r.cost_usd
+    log.totals()                                 # the `requests --json` totals
+    rows = compare(session, ["seed", "pair-safe"], max_context_messages=20)
+
+``session`` is anything with the attributes of ``ctxview.sessions.model.LoadedSession``
+(``format``, ``messages``, ``metas``, ``system``, ``tools``, ``model``) — the core does not
+import the readers. Per request, the meta of its response may carry ``model``, ``usage``,
+``timestamp``, and ``system`` / ``tools`` where they differ from the session's (a proxy
+recording has them for every request): a change breaks the cache (reasons ``model``,
+``system``, ``tools``).
+
+What a request is:
+
+* Claude Code transcripts and ctxview sessions: one per API response (each assistant message
+  of the rebuilt sequence; Claude Code's ``<synthetic>`` error replies are not API responses),
+  holding the conversation up to it. Its recorded usage and timestamp are the response's.
+* a bare message list: one per user (or tool_result) message added, holding it;
+* a request body: one, the body.
+
+A compaction (a Claude Code ``compact_boundary`` / compact summary, or a ``compaction`` block)
+starts the conversation again: the next request holds only the summary and what followed.
+
+The predicted prompt cache (the model, in order of the prompt: tools → system → messages):
+
+* the first request reads nothing, unless its recorded usage shows a read (a prefix cached by an
+  earlier session: Claude Code's tools and system prompt): then it reads that much of the tools
+  and system, at most;
+* each request writes its whole prompt to the cache (a cache breakpoint on its last message, as
+  Claude Code and ctxview's chat send it), and reads the longest prefix it shares with a still
+  live earlier request; the rest is written. Nothing is left uncached unless the prompt is below
+  the model's minimum cacheable length (:data:`ctxview.core.pricing.MIN_CACHEABLE`), in which
+  case nothing is read or written;
+* an entry lives 5 minutes (1 hour where the recorded usage shows 1h writes) from its last use,
+  by the recorded timestamps; without timestamps requests are taken as back-to-back;
+* a request that cannot read all of the previous request's prompt has a :class:`CacheBreak`:
+  ``first``, ``model``, ``tools``, ``system``, ``compaction``, ``evicted`` (the strategy removed a
+  message inside the cached prefix), ``edited``, ``rewind`` or ``ttl``, with ``position``: the
+  index in this request's messages of the first message that differs (0 for the whole-prompt
+  reasons).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from ctxview.core.calibrate import (
+    DEFAULT_RATES,
+    Delta,
+    Features,
+    Rates,
+    fit_rates,
+    message_features,
+)
+from ctxview.core.compaction import has_compaction
+from ctxview.core.context import ContextEvent, ConversationContext
+from ctxview.core.pricing import Price, PriceTable, cost, min_cacheable
+from ctxview.core.protocol import check_protocol
+from ctxview.core.strategies import STRATEGIES
+from ctxview.core.tokens import _json_len
+
+TTL_5M = 300.0
+TTL_1H = 3600.0
+#: formats whose requests are simulated as sent when neither max nor strategy is given
+RECORDED_FORMATS = ("claude-code", "claude-code-web", "request")
+#: repeated tool results / texts shorter than this are not counted as redundancy
+REDUNDANT_MIN_CHARS = 100
+
+BREAK_REASONS = (
+    "first",
+    "ttl",
+    "evicted",
+    "compaction",
+    "rewind",
+    "system",
+    "tools",
+    "model",
+    "edited",
+)
+
+
+class SessionLike(Protocol):
+    format: str
+    messages: list[dict[str, Any]]
+    metas: list[dict[str, Any]]
+    system: Any
+    tools: list[Any]
+    model: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class CacheBreak:
+    reason: str
+    position: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"reason": self.reason, "position": self.position}
+
+
+@dataclass(slots=True)
+class Redundancy:
+    """Content present more than once in one request: ``items`` extra copies, their tokens."""
+
+    items: int
+    tokens: int
+    cost_usd: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"items": self.items, "tokens": self.tokens, "cost_usd": _round(self.cost_usd)}
+
+
+@dataclass(slots=True)
+class Request:
+    index: int
+    #: transcript ids of the messages this request sent for the first time (the window is the
+    #: ``window_size`` messages ending with the last of them)
+    message_ids: list[int]
+    window_size: int
+    #: estimated prompt tokens: tools + system + window
+    input_tokens: int
+    cache_read: int
+    cache_write: int
+    uncached: int
+    cache_break: CacheBreak | None
+    #: the usage the API reported, where the file recorded it
+    recorded: dict[str, int] | None
+    timestamp: str | None
+    cost_usd: float | None
+    model: str | None = None
+    #: transcript id of the response to this request (None when the file has none)
+    response_id: int | None = None
+    output_tokens: int = 0
+    ttl: str = "5m"
+    #: the API would reject this window (only computed by :func:`compare`)
+    rejected: bool = False
+    #: the newest message of the conversation was not in the window
+    newest_dropped: bool = False
+    redundancy: Redundancy | None = None
+
+    @property
+    def recorded_total(self) -> int | None:
+        r = self.recorded
+        if r is None:
+            return None
+        return r["input_tokens"] + r["cache_read_input_tokens"] + r["cache_creation_input_tokens"]
+
+    @property
+    def recorded_break(self) -> bool | None:
+        """The recorded usage shows a cache break: cache creation above half the input."""
+        total = self.recorded_total
+        if total is None or self.recorded is None:
+            return None
+        return self.recorded["cache_creation_input_tokens"] > total / 2
+
+    @property
+    def predicted_break(self) -> bool:
+        """Same rule as :attr:`recorded_break`, on the prediction."""
+        return self.cache_write > self.input_tokens / 2
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "message_ids": self.message_ids,
+            "window_size": self.window_size,
+            "input_tokens": self.input_tokens,
+            "cache_read": self.cache_read,
+            "cache_write": self.cache_write,
+            "uncached": self.uncached,
+            "cache_break": self.cache_break.to_dict() if self.cache_break else None,
+            "recorded": self.recorded,
+            "timestamp": self.timestamp,
+            "cost_usd": _round(self.cost_usd),
+            "model": self.model,
+            "response_id": self.response_id,
+            "redundancy": self.redundancy.to_dict() if self.redundancy else None,
+        }
+
+
+def _round(v: float | None) -> float | None:
+    return None if v is None else round(v, 6)
+
+
+@dataclass
+class RequestLog:
+    """The requests of one session under one max and strategy, and how they were estimated."""
+
+    requests: list[Request]
+    #: None when simulated as sent (no ctxview truncation)
+    strategy: str | None
+    max_context_messages: int | None
+    #: True: the windows are what the file says was sent (no ctxview truncation)
+    as_sent: bool
+    model: str | None
+    rates: Rates
+    #: estimated tokens of tools + system (calibrated for Claude Code transcripts)
+    static_tokens: int
+    notes: list[str] = field(default_factory=list)
+    evicted_messages: int = 0
+    #: transcript ids of the windows of the requests asked for (``keep_windows``) and the last
+    windows: dict[int, list[int]] = field(default_factory=dict)
+    #: the arguments that reproduce this log with :func:`simulate`
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def token_error(self) -> dict[str, float] | None:
+        """Median and p90 of |predicted - recorded| / recorded over the requests with usage
+        (as sent only: a simulated window is not what the API billed)."""
+        if not self.as_sent:
+            return None
+        errs = sorted(
+            abs(r.input_tokens - t) / t
+            for r in self.requests
+            if (t := r.recorded_total) is not None and t > 0
+        )
+        if not errs:
+            return None
+        return {"median": round(_quantile(errs, 0.5), 4), "p90": round(_quantile(errs, 0.9), 4)}
+
+    def totals(self) -> dict[str, Any]:
+        reqs = self.requests
+        inp = sum(r.input_tokens for r in reqs)
+        read = sum(r.cache_read for r in reqs)
+        write = sum(r.cache_write for r in reqs)
+        costs = [r.cost_usd for r in reqs]
+        rec = [r for r in reqs if r.recorded is not None]
+        rec_total = sum(r.recorded_total or 0 for r in rec)
+        rec_read = sum(r.recorded["cache_read_input_tokens"] for r in rec if r.recorded)
+        red_tok = sum(r.redundancy.tokens for r in reqs if r.redundancy)
+        red_cost = [r.redundancy.cost_usd for r in reqs if r.redundancy]
+        out: dict[str, Any] = {
+            "requests": len(reqs),
+            "input_tokens": inp,
+            "cache_read": read,
+            "cache_write": write,
+            "hit_rate": round(read / inp, 4) if inp else None,
+            "cost_usd": _round(sum(c for c in costs if c is not None))
+            if costs and all(c is not None for c in costs)
+            else None,
+            "recorded_hit_rate": round(rec_read / rec_total, 4) if rec_total else None,
+        }
+        if rec:
+            out["token_error"] = self.token_error()
+        out["redundant_tokens"] = red_tok
+        out["redundant_cost_usd"] = (
+            _round(sum(c for c in red_cost if c is not None))
+            if all(c is not None for c in red_cost)
+            else None
+        )
+        return out
+
+
+def _quantile(sorted_vals: Sequence[float], q: float) -> float:
+    if not sorted_vals:
+        return 0.0
+    pos = q * (len(sorted_vals) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(sorted_vals) - 1)
+    return sorted_vals[lo] + (sorted_vals[hi] - sorted_vals[lo]) * (pos - lo)
+
+
+# -- where the requests are ------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class _Point:
+    n: int  # the request holds messages [segment start, n)
+    response: int | None
+
+
+def request_points(session: SessionLike) -> list[_Point]:
+    """Where a session sent its requests (see the module docstring)."""
+    msgs, metas = session.messages, session.metas
+    if session.format == "request":
+        return [_Point(len(msgs), None)] if msgs else []
+    if session.format == "messages":
+        pts = []
+        for i, m in enumerate(msgs):
+            if m.get("role") == "user":
+                nxt = (
+                    i + 1 if i + 1 < len(msgs) and msgs[i + 1].get("role") == "assistant" else None
+                )
+                pts.append(_Point(i + 1, nxt))
+        return pts
+    pts = []
+    for i, m in enumerate(msgs):
+        if i > 0 and m.get("role") == "assistant" and metas[i].get("model") != "<synthetic>":
+            pts.append(_Point(i, i))
+    return pts
+
+
+def segment_starts(session: SessionLike) -> set[int]:
+    """Indices of messages a compaction starts the conversation again at."""
+    starts: set[int] = set()
+    for i, (m, meta) in enumerate(zip(session.messages, session.metas, strict=False)):
+        if i == 0:
+            continue
+        if meta.get("compact_boundary") is not None or meta.get("compact_summary"):
+            starts.add(i)
+            continue
+        content = m.get("content")
+        if (
+            m.get("role") == "assistant"
+            and isinstance(content, list)
+            and any(isinstance(b, dict) and b.get("type") == "compaction" for b in content)
+        ):
+            starts.add(i)
+    return starts
+
+
+def _recorded(meta: Mapping[str, Any]) -> tuple[dict[str, int] | None, int | None, str | None]:
+    """(recorded input usage, output tokens, "1h"/"5m" when the usage shows which TTL its
+    cache writes used) of a response's meta."""
+    u = meta.get("usage")
+    if not isinstance(u, Mapping):
+        return None, None, None
+
+    def num(key: str) -> int:
+        v = u.get(key)
+        return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0
+
+    if not isinstance(u.get("input_tokens"), int):
+        return None, None, None
+    rec = {
+        "input_tokens": num("input_tokens"),
+        "cache_read_input_tokens": num("cache_read_input_tokens"),
+        "cache_creation_input_tokens": num("cache_creation_input_tokens"),
+    }
+    cc = u.get("cache_creation")
+    hint: str | None = None
+    if isinstance(cc, Mapping):
+        h = cc.get("ephemeral_1h_input_tokens")
+        m5 = cc.get("ephemeral_5m_input_tokens")
+        h = h if isinstance(h, int) else 0
+        m5 = m5 if isinstance(m5, int) else 0
+        if h or m5:
+            hint = "1h" if h >= m5 else "5m"
+    out = u.get("output_tokens")
+    return rec, out if isinstance(out, int) and out >= 0 else None, hint
+
+
+_TS_CACHE: dict[str, float | None] = {}
+
+
+def parse_timestamp(ts: Any) -> float | None:
+    """Seconds since the epoch of an ISO 8601 timestamp, or None."""
+    if not isinstance(ts, str):
+        return None
+    found = _TS_CACHE.get(ts, -1.0)
+    if found != -1.0:
+        return found
+    try:
+        dt = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+        val: float | None = dt.timestamp()
+    except ValueError:
+        val = None
+    if len(_TS_CACHE) < 100_000:
+        _TS_CACHE[ts] = val
+    return val
+
+
+# -- calibration -----------------------------------------------------------------------------
+def calibrate(
+    session: SessionLike, features: Sequence[Features] | None = None
+) -> tuple[Rates, int | None, int]:
+    """(rates, static tokens or None, recorded requests) from a Claude Code transcript's
+    recorded usage (other formats: the default rates).
+
+    The deltas between consecutive recorded requests of one conversation segment fit the rates
+    (:func:`ctxview.core.calibrate.fit_rates`); the static part (tools + system, which a Claude
+    Code transcript does not contain) is then the median of recorded total minus the estimated
+    messages, over the recorded requests.
+    """
+    if session.format not in ("claude-code", "claude-code-web"):
+        # only a transcript's usage belongs to windows that grew by appending (a ctxview chat
+        # sent truncated windows): the deltas would not measure the added messages
+        return DEFAULT_RATES, None, 0
+    feats = (
+        list(features) if features is not None else [message_features(m) for m in session.messages]
+    )
+    points = request_points(session)
+    starts = segment_starts(session)
+    seg_of = _segment_index(len(session.messages), starts)
+    deltas: list[Delta] = []
+    recs: list[tuple[_Point, int]] = []
+    prev: tuple[_Point, int] | None = None
+    for p in points:
+        rec = (
+            _recorded(session.metas[p.response])[0]
+            if p.response is not None and session.format not in ("messages",)
+            else None
+        )
+        if rec is None:
+            prev = None
+            continue
+        total = (
+            rec["input_tokens"]
+            + rec["cache_read_input_tokens"]
+            + rec["cache_creation_input_tokens"]
+        )
+        if total <= 0:
+            prev = None
+            continue
+        recs.append((p, total))
+        if prev is not None and seg_of[prev[0].n - 1] == seg_of[p.n - 1] and p.n > prev[0].n:
+            d = Delta(messages=p.n - prev[0].n, recorded=total - prev[1])
+            for i in range(prev[0].n, p.n):
+                f = feats[i]
+                for k in range(6):
+                    d.features[k] += f[k]
+            if d.recorded > 0:
+                deltas.append(d)
+        prev = (p, total)
+    if not recs:
+        return DEFAULT_RATES, None, 0
+    rates = fit_rates(deltas)
+    tok = [rates.tokens(f) for f in feats]
+    seg_start = _segment_start_of(len(session.messages), starts)
+    residuals = sorted(total - sum(tok[seg_start[p.n - 1] : p.n]) for p, total in recs if p.n > 0)
+    static = max(0, int(_quantile(residuals, 0.5)))
+    return rates, static, len(recs)
+
+
+def _segment_index(n: int, starts: set[int]) -> list[int]:
+    seg, out = 0, []
+    for i in range(n):
+        if i in starts:
+            seg += 1
+        out.append(seg)
+    return out
+
+
+def _segment_start_of(n: int, starts: set[int]) -> list[int]:
+    cur, out = 0, []
+    for i in range(n):
+        if i in starts:
+            cur = i
+        out.append(cur)
+    return out
+
+
+# -- the simulation --------------------------------------------------------------------------
+@dataclass(slots=True)
+class _Entry:
+    """A cached prompt prefix: ``length`` leading window messages still identical."""
+
+    key: tuple[Any, ...]
+    length: int
+    expires: float
+    ttl: float
+
+
+def _content_keys(message: Mapping[str, Any], rates: Rates) -> list[tuple[Any, int]]:
+    """(key, tokens) of each sizeable tool result or text in a message (for redundancy)."""
+    out: list[tuple[Any, int]] = []
+    content = message.get("content")
+    if not isinstance(content, list):
+        return out
+    for b in content:
+        if not isinstance(b, dict):
+            continue
+        t = b.get("type")
+        if t == "tool_result":
+            c = b.get("content", "")
+            if isinstance(c, list):
+                texts = tuple(
+                    x.get("text", "") for x in c if isinstance(x, dict) and x.get("type") == "text"
+                )
+                n = sum(len(x) for x in texts if isinstance(x, str))
+                key: Any = ("r", texts)
+            elif isinstance(c, str):
+                n, key = len(c), ("r", c)
+            else:
+                continue
+            if n >= REDUNDANT_MIN_CHARS:
+                out.append((key, math.ceil(n * rates.per_char[3])))
+        elif t == "text":
+            s = b.get("text")
+            if isinstance(s, str) and len(s) >= REDUNDANT_MIN_CHARS:
+                out.append((("t", s), math.ceil(len(s) * rates.per_char[0])))
+    return out
+
+
+def _static_tokens(session: SessionLike, rates: Rates) -> int:
+    system = session.system
+    chars_sys = 0
+    if isinstance(system, str):
+        chars_sys = len(system)
+    elif isinstance(system, list):
+        chars_sys = sum(
+            len(b.get("text", "")) for b in system if isinstance(b, dict) and "text" in b
+        )
+    tools = session.tools or []
+    chars_tools = _json_len(tools) if tools else 0
+    return math.ceil(chars_sys * rates.per_char[0] + chars_tools * rates.per_char[2])
+
+
+def _fingerprint(value: Any) -> int:
+    if not value:
+        return 0
+    try:
+        return hash(_json_key(value))
+    except TypeError:
+        return hash(repr(value))
+
+
+def _json_key(value: Any) -> Any:
+    if isinstance(value, dict):
+        return tuple(sorted((k, _json_key(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return tuple(_json_key(v) for v in value)
+    return value
+
+
+def simulate(
+    session: SessionLike,
+    *,
+    max_context_messages: int | None = None,
+    strategy: str | None = None,
+    max_context_tokens: int | None = None,
+    low_water_fraction: float | None = None,
+    defaults: Mapping[str, Any] | None = None,
+    prices: PriceTable | None = None,
+    rates: Rates | None = None,
+    check: bool = False,
+    keep_windows: Iterable[int] = (),
+    redundancy: bool = True,
+    _calibration: tuple[Rates, int | None, int] | None = None,
+    _feats: Sequence[Features] | None = None,
+) -> RequestLog:
+    """The session's requests under a max and a strategy (see the module docstring).
+
+    With neither ``max_context_messages`` nor ``strategy``, a recorded session (Claude Code
+    transcript, request body) is simulated as it was sent: no truncation. Other formats use
+    the session's own settings, then ``defaults`` (the config), like opening the file does.
+    ``check=True`` also runs the protocol check on every request (``Request.rejected``).
+    ``redundancy=False`` skips the repeated-content count (``Request.redundancy`` stays None).
+    ``keep_windows``: indices of requests whose window ids to keep in ``RequestLog.windows``
+    (the last request's always is).
+    """
+    settings = {
+        "max_context_messages": max_context_messages,
+        "strategy": strategy,
+        "max_context_tokens": max_context_tokens,
+        "low_water_fraction": low_water_fraction,
+        "defaults": defaults,
+        "prices": prices,
+        "rates": rates,
+    }
+    keep = set(keep_windows)
+    windows: dict[int, list[int]] = {}
+    d = dict(defaults or {})
+    prices = prices or PriceTable()
+    msgs, metas = session.messages, session.metas
+    as_sent = (
+        max_context_messages is None and strategy is None and session.format in RECORDED_FORMATS
+    )
+    own = getattr(session, "max_context_messages", None)
+    own_strategy = getattr(session, "strategy", None)
+    if as_sent:
+        max_ = max(1, len(msgs) + 1)
+        strat = "seed"
+    else:
+        max_ = _pick(max_context_messages, own, d.get("max_context_messages"), 20)
+        strat = _pick(strategy, own_strategy, d.get("strategy"), "seed")
+    if strat not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strat!r} (known: {', '.join(STRATEGIES)})")
+    max_tok = _pick(
+        max_context_tokens,
+        getattr(session, "max_context_tokens", None),
+        d.get("max_context_tokens"),
+        200_000,
+    )
+    frac = _pick(
+        low_water_fraction,
+        getattr(session, "low_water_fraction", None),
+        d.get("low_water_fraction"),
+        0.5,
+    )
+    feats = list(_feats) if _feats is not None else [message_features(m) for m in msgs]
+    notes: list[str] = []
+    cal = _calibration if _calibration is not None else calibrate(session, feats)
+    fitted, cal_static, n_rec = cal
+    rates = rates or fitted
+    if rates.calibrated:
+        notes.append(
+            f"token estimates calibrated from {rates.samples} recorded request deltas "
+            f"(characters per token: "
+            + ", ".join(f"{k} {v}" for k, v in rates.chars_per_token().items())
+            + ")"
+        )
+    if cal_static is not None and session.format in ("claude-code", "claude-code-web"):
+        static = cal_static
+        notes.append(
+            f"system prompt and tools (not in the transcript): {static:,} tokens, calibrated "
+            f"from {n_rec} recorded requests"
+        )
+    else:
+        static = _static_tokens(session, rates)
+    session_model = session.model or d.get("model")
+    tok = [rates.tokens(f) for f in feats]
+    points = request_points(session)
+    starts = segment_starts(session)
+    tools_fp = _fingerprint(session.tools)
+    system_fp = _fingerprint(session.system)
+    sys_text = session.system if isinstance(session.system, str) else ""
+    hints = [h for m in metas if "usage" in m and (h := _recorded(m)[2]) is not None]
+    default_ttl = TTL_1H if hints and hints.count("1h") * 2 >= len(hints) else TTL_5M
+
+    # -- state of the replay
+    win: list[int] = []  # transcript ids of the window
+    wtok = 0  # tokens of the window's messages
+    dirty: int | None = None  # first window position changed since the last request
+    dirty_reason = ""
+    evicted_total = 0
+    counts: dict[Any, int] = {}
+    dup_items = 0
+    dup_tokens = 0
+    keys_of: dict[int, list[tuple[Any, int]]] = {}
+    offset = 0
+
+    def on_event(ev: ContextEvent) -> None:
+        nonlocal wtok, dirty, dirty_reason, evicted_total, dup_items, dup_tokens
+        if ev.kind == "added":
+            tid = offset + ev.ids[0]
+            win.append(tid)
+            wtok += tok[tid]
+            ks = _content_keys(msgs[tid], rates) if redundancy else None
+            if ks:
+                keys_of[tid] = ks
+                for k, t in ks:
+                    c = counts.get(k, 0)
+                    if c:
+                        dup_items += 1
+                        dup_tokens += t
+                    counts[k] = c + 1
+        elif ev.kind == "evicted":
+            gone = [offset + i for i in ev.ids]
+            evicted_total += len(gone)
+            if len(gone) <= 8:
+                for tid in gone:
+                    pos = win.index(tid)
+                    del win[pos]
+                    if dirty is None or pos < dirty:
+                        dirty = pos
+            else:
+                drop = set(gone)
+                first = next(i for i, x in enumerate(win) if x in drop)
+                if dirty is None or first < dirty:
+                    dirty = first
+                win[:] = [x for x in win if x not in drop]
+            dirty_reason = dirty_reason or "evicted"
+            for tid in gone:
+                if rejections is not None:
+                    rejections.drop(tid)
+                wtok -= tok[tid]
+                for k, t in keys_of.pop(tid, ()):
+                    c = counts[k]
+                    if c >= 2:
+                        dup_items -= 1
+                        dup_tokens -= t
+                    if c <= 1:
+                        del counts[k]
+                    else:
+                        counts[k] = c - 1
+
+    def new_context() -> ConversationContext:
+        ctx = ConversationContext(
+            max_context_messages=max_,
+            system_prompt=sys_text,
+            strategy=strat,
+            max_context_tokens=max_tok,
+            low_water_fraction=frac,
+        )
+        ctx.subscribe(on_event)
+        return ctx
+
+    ctx = new_context()
+    rejections = _Rejections(msgs, session.system) if check else None
+    entries: list[_Entry] = []
+    ever_cached = False
+    prev_key: tuple[Any, ...] | None = None
+    prev_len = 0
+    prev_written = False
+    last_sent = 0  # transcript messages [0, last_sent) were sent in an earlier request
+    out: list[Request] = []
+    by_model: dict[str | None, tuple[int, bool, Price | None]] = {}
+    min_notes: set[str] = set()
+    price_notes: set[str] = set()
+    pi = 0
+    n_msgs = len(msgs)
+    for i in range(n_msgs + 1):
+        # requests that hold messages [.., i)
+        while pi < len(points) and points[pi].n == i:
+            p = points[pi]
+            pi += 1
+            meta = metas[p.response] if p.response is not None else {}
+            model = meta.get("model") if isinstance(meta.get("model"), str) else session_model
+            rec, out_tok, hint = (
+                _recorded(meta) if session.format != "messages" else (None, None, None)
+            )
+            ttl = TTL_1H if hint == "1h" else TTL_5M if hint == "5m" else default_ttl
+            ts_raw = meta.get("timestamp") if isinstance(meta.get("timestamp"), str) else None
+            now = parse_timestamp(ts_raw)
+            key = (
+                model,
+                _fingerprint(meta["tools"]) if "tools" in meta else tools_fp,
+                _fingerprint(meta["system"]) if "system" in meta else system_fp,
+            )
+            n = len(win)
+            total = static + wtok
+            looked = by_model.get(model)
+            if looked is None:
+                looked = by_model[model] = (*min_cacheable(model), prices.get(model))
+            minimum, known_min, price = looked
+            if not known_min and model:
+                min_notes.add(model)
+            # -- what of the previous prompt survives
+            brk: CacheBreak | None = None
+            if dirty is not None:
+                for e in entries:
+                    if e.length > dirty:
+                        e.length = dirty
+            live = [e for e in entries if e.key == key and (now is None or e.expires >= now)]
+            best = max(live, key=lambda e: e.length, default=None)
+            read = 0
+            if best is not None:
+                read = static + _prefix_tokens(win, tok, min(best.length, n), wtok)
+                if read < minimum:
+                    read = 0
+            if not out and rec is not None and rec["cache_read_input_tokens"] >= minimum:
+                # the first request read a prefix cached before this session (Claude Code's
+                # tools and system prompt are shared across sessions): as recorded, at most
+                # the tools + system
+                read = min(static, rec["cache_read_input_tokens"], total)
+            if total < minimum:
+                read = write = 0
+            else:
+                write = total - read
+            uncached = total - read - write
+            # -- why the previous prompt was not all read
+            if not out:
+                brk = CacheBreak("first", 0)
+            elif total >= minimum:
+                if not ever_cached:
+                    brk = CacheBreak("first", 0)
+                elif prev_key is not None and key != prev_key:
+                    what = (
+                        "model"
+                        if key[0] != prev_key[0]
+                        else "tools"
+                        if key[1] != prev_key[1]
+                        else "system"
+                    )
+                    brk = CacheBreak(what, 0)
+                elif dirty is not None and dirty < prev_len:
+                    brk = CacheBreak(dirty_reason or "edited", dirty)
+                elif prev_written and (best is None or best.length < prev_len):
+                    brk = CacheBreak("ttl", best.length if best else 0)
+            # -- the cache after this request
+            if read and best is not None and now is not None:
+                best.expires = max(best.expires, now + best.ttl)
+            if total >= minimum:
+                new = _Entry(key, n, (now if now is not None else 0.0) + ttl, ttl)
+                if all(
+                    e.key == key and e.length <= n and e.expires <= new.expires for e in entries
+                ):
+                    entries = [new]  # the usual case: the new entry outreaches and outlives all
+                else:
+                    entries.append(new)
+                    entries = _prune(entries, now)
+                ever_cached = True
+                prev_written = True
+            else:
+                prev_written = False
+            prev_key, prev_len = key, n
+            front = dirty
+            dirty, dirty_reason = None, ""
+            # -- price
+            if price is None:
+                price_notes.add(model or "")
+            if out_tok is None:
+                out_tok = tok[p.response] if p.response is not None else 0
+            c = cost(
+                price,
+                uncached=uncached,
+                cache_read=read,
+                cache_write_5m=write if ttl == TTL_5M else 0,
+                cache_write_1h=write if ttl == TTL_1H else 0,
+                output=out_tok,
+            )
+            red = None
+            if dup_items:
+                red = Redundancy(
+                    dup_items, dup_tokens, _blended(price, read, write, uncached, ttl, dup_tokens)
+                )
+            new_ids = []
+            for x in reversed(win):
+                if x < last_sent:
+                    break
+                new_ids.append(x)
+            new_ids.reverse()
+            last_sent = max(last_sent, i)
+            req = Request(
+                index=len(out),
+                message_ids=new_ids,
+                window_size=n,
+                input_tokens=total,
+                cache_read=read,
+                cache_write=write,
+                uncached=uncached,
+                cache_break=brk,
+                recorded=rec,
+                timestamp=ts_raw,
+                cost_usd=c,
+                model=model,
+                response_id=p.response,
+                output_tokens=out_tok,
+                ttl="1h" if ttl == TTL_1H else "5m",
+                newest_dropped=i > 0 and (not win or win[-1] != i - 1),
+                redundancy=red,
+            )
+            if rejections is not None:
+                tail_from = n - len(new_ids) - 1
+                ranges = [(tail_from, n - 1)]
+                if front is not None:
+                    ranges.append((0, 1))
+                    ranges.append((front - 1, front + 1))
+                rejections.update(win, ranges)
+                req.rejected = rejections.rejected(n)
+            if req.index in keep or pi == len(points):
+                windows[req.index] = list(win)
+            out.append(req)
+        if i == n_msgs:
+            break
+        if i in starts:
+            # a compaction: the conversation starts again from here
+            if win:
+                dirty = 0
+                dirty_reason = "compaction"
+            for tid in win:
+                keys_of.pop(tid, None)
+            win.clear()
+            counts.clear()
+            wtok = dup_items = dup_tokens = 0
+            offset = i
+            ctx = new_context()
+            if rejections is not None:
+                rejections.clear()
+        ctx.add_message(msgs[i], copy=False)
+    if "" in price_notes:
+        price_notes.discard("")
+        notes.append("no model named: cost is null (pass a model in the config)")
+    for m in sorted(price_notes):
+        notes.append(
+            f'no price for model {m!r}: cost is null (add [pricing."{m}"] with input and '
+            "output in USD per million tokens to config.toml)"
+        )
+    for m in sorted(min_notes):
+        notes.append(f"minimum cacheable length of model {m!r} unknown: assumed 1,024 tokens")
+    return RequestLog(
+        out,
+        None if as_sent else strat,
+        None if as_sent else max_,
+        as_sent,
+        session_model,
+        rates,
+        static,
+        notes,
+        evicted_total,
+        windows,
+        settings,
+    )
+
+
+def window_of(session: SessionLike, log: RequestLog, index: int) -> list[int]:
+    """Transcript ids of request ``index``'s window (replays the session again if the log did
+    not keep it)."""
+    found = log.windows.get(index)
+    if found is not None:
+        return found
+    again = simulate(session, keep_windows=(index,), **log.settings)
+    return again.windows.get(index, [])
+
+
+def _pick(*values: Any) -> Any:
+    return next((v for v in values if v is not None), None)
+
+
+def _prefix_tokens(win: list[int], tok: list[int], p: int, total: int) -> int:
+    n = len(win)
+    if p >= n:
+        return total
+    if p <= n // 2:
+        return sum(tok[x] for x in win[:p])
+    return total - sum(tok[x] for x in win[p:])
+
+
+def _prune(entries: list[_Entry], now: float | None) -> list[_Entry]:
+    """Drop expired entries and those another entry of the same key outlives and outreaches."""
+    live = [e for e in entries if now is None or e.expires >= now]
+    keep: list[_Entry] = []
+    for e in reversed(live):  # newest first
+        if any(k.key == e.key and k.length >= e.length and k.expires >= e.expires for k in keep):
+            continue
+        keep.append(e)
+    keep.reverse()
+    return keep
+
+
+def _blended(
+    price: Price | None, read: int, write: int, uncached: int, ttl: float, tokens: int
+) -> float | None:
+    """The cost of ``tokens`` at this request's average input rate."""
+    total = read + write + uncached
+    if price is None or total <= 0:
+        return None
+    c = cost(
+        price,
+        uncached=uncached,
+        cache_read=read,
+        cache_write_5m=write if ttl == TTL_5M else 0,
+        cache_write_1h=write if ttl == TTL_1H else 0,
+    )
+    return None if c is None else c * tokens / total
+
+
+class _Rejections:
+    """Whether each request's window would be rejected, kept up to date incrementally.
+
+    The API merges consecutive same-role messages into turns before it checks them, and a turn's
+    problems depend on it and its neighbouring turns. So after a change only the turns around it
+    are counted again: the changed positions are widened to the turn before and the turn after,
+    and checked (``check_protocol``) on a slice with one more turn of context on each side; the
+    error count of the other messages is carried over. A window holding a ``compaction`` block is
+    checked whole (the API ignores everything before the last one).
+    ``test_incremental_rejections_match_a_full_check`` holds it against a full check.
+    """
+
+    def __init__(self, msgs: Sequence[Mapping[str, Any]], system: Any) -> None:
+        self.msgs = msgs
+        self.roles = [m.get("role") for m in msgs]
+        self.compaction = {i for i, m in enumerate(msgs) if has_compaction(m)}
+        self.err: dict[int, int] = {}
+        self.total = 0
+        probe = check_protocol([{"role": "user", "content": "x"}], system)
+        self.sys_errors = sum(1 for p in probe if p.severity == "error")
+
+    def clear(self) -> None:
+        self.err.clear()
+        self.total = 0
+
+    def drop(self, tid: int) -> None:
+        self.total -= self.err.pop(tid, 0)
+
+    def _turn_start(self, win: list[int], x: int) -> int:
+        roles = self.roles
+        role = roles[win[x]]
+        if role not in _TURN_ROLES:
+            return x
+        while x > 0 and roles[win[x - 1]] == role:
+            x -= 1
+        return x
+
+    def _turn_end(self, win: list[int], x: int) -> int:
+        roles = self.roles
+        role = roles[win[x]]
+        if role not in _TURN_ROLES:
+            return x
+        last = len(win) - 1
+        while x < last and roles[win[x + 1]] == role:
+            x += 1
+        return x
+
+    def update(self, win: list[int], ranges: list[tuple[int, int]]) -> None:
+        n = len(win)
+        if self.compaction and any(t in self.compaction for t in win):
+            ranges = [(0, n - 1)]
+        spans = sorted((max(0, a), min(n - 1, b)) for a, b in ranges if b >= 0 and a < n)
+        widened: list[tuple[int, int]] = []
+        for a, b in spans:
+            if a > b:
+                continue
+            # the turns holding a..b, and the turn before and after them
+            lo = self._turn_start(win, a)
+            if lo > 0:
+                lo = self._turn_start(win, lo - 1)
+            hi = self._turn_end(win, b)
+            if hi < n - 1:
+                hi = self._turn_end(win, hi + 1)
+            widened.append((lo, hi))
+        merged: list[list[int]] = []
+        for a, b in sorted(widened):
+            if merged and a <= merged[-1][1] + 1:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        msgs = self.msgs
+        for a, b in merged:
+            # one more turn of context each side, so the counted turns see their neighbours
+            lo = self._turn_start(win, a - 1) if a > 0 else 0
+            hi = self._turn_end(win, b + 1) + 1 if b < n - 1 else n
+            counts: dict[int, int] = {}
+            for p in check_protocol([msgs[t] for t in win[lo:hi]]):
+                x = lo + p.index
+                if p.severity == "error" and p.index >= 0 and a <= x <= b:
+                    counts[x] = counts.get(x, 0) + 1
+            for x in range(a, b + 1):
+                tid = win[x]
+                new, old = counts.get(x, 0), self.err.get(tid, 0)
+                if new != old:
+                    self.total += new - old
+                    if new:
+                        self.err[tid] = new
+                    else:
+                        del self.err[tid]
+
+    def rejected(self, n: int) -> bool:
+        return n == 0 or self.total > 0 or self.sys_errors > 0
+
+
+_TURN_ROLES = ("user", "assistant", "system")
+
+
+# -- compare ---------------------------------------------------------------------------------
+def compare(
+    session: SessionLike,
+    strategies: Iterable[str] | None = None,
+    *,
+    max_context_messages: int | None = None,
+    defaults: Mapping[str, Any] | None = None,
+    prices: PriceTable | None = None,
+) -> list[dict[str, Any]]:
+    """One row per strategy: the same session's requests replayed under each (the
+    ``compare --json`` rows)."""
+    names = list(strategies) if strategies is not None else list(STRATEGIES)
+    feats = [message_features(m) for m in session.messages]
+    cal = calibrate(session, feats)
+    rows = []
+    for name in names:
+        log = simulate(
+            session,
+            max_context_messages=max_context_messages,
+            strategy=name,
+            defaults=defaults,
+            prices=prices,
+            check=True,
+            redundancy=False,
+            _calibration=cal,
+            _feats=feats,
+        )
+        t = log.totals()
+        reqs = log.requests
+        rejected = [r.index for r in reqs if r.rejected]
+        rows.append(
+            {
+                "name": name,
+                "requests": len(reqs),
+                "rejected_requests": len(rejected),
+                "first_rejected": rejected[0] if rejected else None,
+                "newest_dropped": sum(1 for r in reqs if r.newest_dropped),
+                "mean_window": round(sum(r.window_size for r in reqs) / len(reqs), 2)
+                if reqs
+                else 0,
+                "input_tokens": t["input_tokens"],
+                "cache_read": t["cache_read"],
+                "cache_write": t["cache_write"],
+                "hit_rate": t["hit_rate"],
+                "cost_usd": t["cost_usd"],
+                "evicted_messages": log.evicted_messages,
+            }
+        )
+    return rows

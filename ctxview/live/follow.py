@@ -1,0 +1,316 @@
+"""Follow a Claude Code transcript as the agent writes it (headless).
+
+:class:`Tail` reads only the bytes appended since the last poll and hands back complete lines (a
+trailing partial line waits for its newline); a file that was truncated or replaced (another
+inode, a smaller size, different first bytes) is read again from the start. :class:`Follower`
+parses each new line once and keeps the parsed lines; after a change it runs the reader's
+in-memory ``rebuild`` over them (responses split over several lines merged, tool results gathered,
+rewinds followed, compaction marked: exactly as a full open) and :meth:`Follower.step` compares
+the result with what the view already holds:
+
+* the view's messages are a prefix of the rebuilt ones: the new ones are **appended** (the
+  newest one only once a poll brought no more lines, since Claude Code writes one line per
+  content block and the rebuild merges them);
+* anything else (a rewind, a block arriving for a message already shown, a truncated or
+  replaced file): the whole sequence is **replayed**.
+
+Nothing here re-reads the file: the cost per change is reading the new bytes, parsing the new
+lines and an in-memory rebuild. That rebuild is split at a **checkpoint**: a line where a new user
+prompt follows the assistant line it names as its parent, or an assistant reply follows
+the user line it names (see :meth:`Follower._advance`). Everything before it is rebuilt once and
+kept; each change rebuilds only the lines after it and appends. When a line after the checkpoint
+names a parent before it other than the line just before the checkpoint (a rewind across it, or a
+late sibling), the whole file's lines are rebuilt instead and the checkpoint starts over. The
+checkpoint moves forward every CHECKPOINT_LINES lines. ``benchmarks/bench_follow.py`` measures it
+on a 3 MB transcript. (Inside ``ctxview.sessions.claude_code`` a rebuild that resumes from a
+saved builder state would make this simpler.)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxview.sessions.claude_code import Line, rebuild
+
+#: bytes compared at the head of the file to notice that it was rewritten in place
+FINGERPRINT_BYTES = 256
+#: at most this many new bytes are read per poll (a huge jump is read over several polls)
+MAX_READ = 64 * 1024 * 1024
+#: the rebuild checkpoint moves forward once this many lines follow it
+CHECKPOINT_LINES = 200
+
+#: the replay reason when only the newest shown message changed (a content block written after
+#: the reply was already shown: Claude Code writes one line per block)
+LATE_BLOCK = "a late block of the newest reply"
+
+Built = tuple[list[dict[str, Any]], list[dict[str, Any]], list[int], list[str]]
+
+
+class Tail:
+    """The complete lines appended to a file since the last :meth:`read`."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.offset = 0
+        self.partial = b""
+        self._ident: tuple[int, int] | None = None
+        self._head = b""
+
+    def read(self) -> tuple[bool, list[bytes]]:
+        """(reset, lines): reset is true when the file was truncated or replaced and the lines
+        are the file's from its start. Raises OSError when the file cannot be read."""
+        st = os.stat(self.path)
+        ident = (st.st_dev, st.st_ino)
+        reset = False
+        if self._ident is not None and (ident != self._ident or st.st_size < self.offset):
+            reset = True
+        elif self._ident is not None and self._head and st.st_size != self.offset:
+            with open(self.path, "rb") as fh:
+                if fh.read(len(self._head)) != self._head:
+                    reset = True
+        if reset:
+            self.offset, self.partial, self._head = 0, b"", b""
+        self._ident = ident
+        if st.st_size == self.offset:
+            return reset, []
+        with open(self.path, "rb") as fh:
+            fh.seek(self.offset)
+            data = fh.read(min(st.st_size - self.offset, MAX_READ))
+        if not self._head:
+            self._head = data[:FINGERPRINT_BYTES]
+        elif len(self._head) < FINGERPRINT_BYTES and self.offset < FINGERPRINT_BYTES:
+            self._head = (self._head + data)[:FINGERPRINT_BYTES]
+        self.offset += len(data)
+        *complete, self.partial = (self.partial + data).split(b"\n")
+        return reset, complete
+
+
+@dataclass(frozen=True)
+class Update:
+    """What the view should do: append these messages, or replay all of them."""
+
+    kind: str  # "append" | "replay"
+    messages: tuple[dict[str, Any], ...]
+    metas: tuple[dict[str, Any], ...]
+    reason: str = ""
+    skipped_lines: tuple[int, ...] = ()
+    warnings: tuple[str, ...] = ()
+    model: str | None = None
+
+
+@dataclass
+class Follower:
+    path: str
+    #: the messages the view holds (as rebuilt), to compare the next rebuild with
+    applied: list[dict[str, Any]] = field(default_factory=list)
+    lines: list[Line] = field(default_factory=list)
+    bad: list[int] = field(default_factory=list)
+    line_no: int = 0
+    _tail: Tail | None = None
+    _built: Built | None = None
+    _reset_reason: str = ""
+    #: rebuilds run: of the lines after the checkpoint, and of every line
+    rebuilds: int = 0
+    full_rebuilds: int = 0
+    #: the checkpoint: lines[:_cp] are rebuilt as _prefix; their uuids, the last one's uuid
+    _cp: int = 0
+    _prefix: Built = field(default_factory=lambda: ([], [], [], []))
+    _prefix_uuids: set[str] = field(default_factory=set)
+    _leaf: str | None = None
+    _checked: int = 0
+
+    def __post_init__(self) -> None:
+        self._tail = Tail(self.path)
+
+    def poll(self) -> bool:
+        """Read what was appended; true when new complete lines arrived (or the file reset)."""
+        assert self._tail is not None
+        reset, raw = self._tail.read()
+        if reset:
+            self.lines, self.bad, self.line_no = [], [], 0
+            self._reset_reason = "the file was truncated or replaced"
+            self._drop_checkpoint()
+        for chunk in raw:
+            self.line_no += 1
+            text = chunk.strip()
+            if not text:
+                continue
+            try:
+                record = json.loads(text)
+            except (ValueError, RecursionError):
+                self.bad.append(self.line_no)
+                continue
+            if isinstance(record, dict):
+                self.lines.append(Line(self.line_no, record))
+            else:
+                self.bad.append(self.line_no)
+        if reset or raw:
+            self._built = None
+            return True
+        return False
+
+    def step(self, quiet: bool) -> Update | None:
+        """Compare the rebuilt sequence with what the view holds. ``quiet``: the last poll
+        brought nothing new, so the newest message is complete and may be shown too."""
+        if self._built is None:
+            self._built = self._rebuild()
+        messages, metas, unusable, warnings = self._built
+        n = len(self.applied)
+        ready = len(messages) if quiet else len(messages) - 1
+        reason, self._reset_reason = self._reset_reason, ""
+        if reason or len(messages) < n or messages[:n] != self.applied:
+            if not messages and not n:
+                return None
+            late = (
+                not reason
+                and n > 0
+                and len(messages) >= n
+                and messages[: n - 1] == self.applied[: n - 1]
+            )
+            self.applied = list(messages)
+            return Update(
+                "replay",
+                tuple(messages),
+                tuple(metas),
+                reason
+                or (LATE_BLOCK if late else "the transcript changed above its end (a rewind)"),
+                tuple(sorted(set(self.bad) | set(unusable))),
+                tuple(warnings),
+                self._model(metas),
+            )
+        if ready > n:
+            self.applied.extend(messages[n:ready])
+            return Update("append", tuple(messages[n:ready]), tuple(metas[n:ready]))
+        return None
+
+    # -- the checkpointed rebuild ------------------------------------------------------------------
+    def _drop_checkpoint(self) -> None:
+        self._cp, self._prefix, self._prefix_uuids, self._leaf, self._checked = (
+            0,
+            ([], [], [], []),
+            set(),
+            None,
+            0,
+        )
+
+    def _crosses(self) -> bool:
+        """A line after the checkpoint hangs off a line before it other than the last one."""
+        for ln in self.lines[max(self._cp, self._checked) :]:
+            parent = ln.parent
+            if parent is not None and parent != self._leaf and parent in self._prefix_uuids:
+                return True
+        self._checked = len(self.lines)
+        return False
+
+    def _rebuild(self) -> Built:
+        self.rebuilds += 1
+        if self._cp and self._crosses():
+            self._drop_checkpoint()
+        if not self._cp:
+            self.full_rebuilds += 1
+            built = rebuild(self.lines)
+        else:
+            tail = rebuild(self.lines[self._cp :])
+            head = self._prefix
+            built = (
+                head[0] + tail[0],
+                head[1] + tail[1],
+                head[2] + tail[2],
+                head[3] + tail[3],
+            )
+        if len(self.lines) - self._cp > CHECKPOINT_LINES:
+            self._advance()
+        return built
+
+    def _advance(self) -> None:
+        """Move the checkpoint to the newest line that starts a new message after a complete one:
+        a user prompt answering its assistant parent, or an assistant reply to its user parent
+        (the tool results before it are all in)."""
+        lines = self.lines
+        for c in range(len(lines) - 1, self._cp, -1):
+            ln, before = lines[c], lines[c - 1]
+            if (
+                before.uuid is None
+                or ln.parent != before.uuid
+                or ln.record.get("isSidechain")
+                or before.record.get("isSidechain")
+            ):
+                continue
+            if ln.type == "user" and before.type == "assistant":
+                if not _is_prompt(ln.record.get("message")):
+                    continue
+                want = "assistant"
+            elif ln.type == "assistant" and before.type == "user":
+                # a new response, not the next block of one whose tool results came between
+                if _message_id(ln) is None or _message_id(ln) == self._last_response_id(c):
+                    continue
+                want = "user"
+            else:
+                continue
+            prefix = rebuild(lines[:c])
+            self.full_rebuilds += 1
+            if not prefix[0] or prefix[0][-1].get("role") != want:
+                return
+            self._cp, self._prefix, self._leaf = c, prefix, before.uuid
+            self._prefix_uuids = {u for x in lines[:c] if (u := x.uuid) is not None}
+            self._checked = c
+            return
+
+    def _last_response_id(self, c: int) -> str | None:
+        """The message id of the newest assistant line before line index c."""
+        for k in range(c - 1, max(self._cp, c - 2000) - 1, -1):
+            if self.lines[k].type == "assistant":
+                return _message_id(self.lines[k])
+        return None
+
+    @property
+    def pending(self) -> bool:
+        """A rebuilt message is not shown yet (the newest, waiting for a quiet poll)."""
+        return self._built is None or len(self._built[0]) > len(self.applied)
+
+    @staticmethod
+    def _model(metas: list[dict[str, Any]]) -> str | None:
+        for m in reversed(metas):
+            if isinstance(m.get("model"), str):
+                return str(m["model"])
+        return None
+
+
+def _message_id(line: Line) -> str | None:
+    msg = line.record.get("message")
+    mid = msg.get("id") if isinstance(msg, dict) else None
+    return mid if isinstance(mid, str) else None
+
+
+def _is_prompt(message: Any) -> bool:
+    """A user message with text of its own (not tool results)."""
+    if not isinstance(message, dict):
+        return False
+    content = message.get("content")
+    if isinstance(content, str):
+        return bool(content.strip())
+    return (
+        isinstance(content, list)
+        and bool(content)
+        and all(isinstance(b, dict) and b.get("type") == "text" for b in content)
+    )
+
+
+class Backoff:
+    """Polling intervals: FAST after a change, growing by half up to SLOW while nothing changes.
+
+    SLOW plus one FAST poll (the newest message waits for a quiet poll) stays under the 0.5 s a
+    new line may take to appear."""
+
+    FAST = 0.05
+    SLOW = 0.3
+
+    def __init__(self) -> None:
+        self.interval = self.FAST
+
+    def next(self, changed: bool) -> float:
+        self.interval = self.FAST if changed else min(self.SLOW, self.interval * 1.5)
+        return self.interval

@@ -1,0 +1,170 @@
+"""Following a transcript in the TUI (``ctxview FILE --follow``, ``f``).
+
+A thread polls the file (:class:`ctxview.live.follow.Follower`, polling with backoff: a watcher
+library such as watchfiles would add a dependency and a Rust extension for one file that is
+appended to a few times a second, and polling also sees a file replaced under the same name); each
+:class:`Update` is applied on the app's thread: appended messages go through the live
+``ConversationContext`` (the timeline grows, evictions animate, verdict and cache line follow), a
+replay installs a freshly replayed model built in the thread. The view stays where the user
+scrolled unless the cursor was on the last row.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+from ctxview.live.follow import LATE_BLOCK, Backoff, Follower, Update
+from ctxview.textfmt import visible
+
+if TYPE_CHECKING:
+    from ctxview.app.app import CtxviewApp
+    from ctxview.app.model import SessionModel
+
+FOLLOWABLE = ("claude-code",)
+
+
+class Following:
+    def __init__(self, app: CtxviewApp, path: str) -> None:
+        self.app = app
+        self.path = path
+        self.model = app.model
+        self.stopped = threading.Event()
+        self.follower = Follower(path, applied=[r.message for r in app.model.transcript.records])
+        self._error_shown = False
+
+    def start(self) -> None:
+        self.app.run_worker(self._run, thread=True, group="follow", exclusive=True, name="follow")
+        self._mark()
+
+    def stop(self) -> None:
+        self.stopped.set()
+
+    def _mark(self) -> None:
+        app = self.app
+        app._update_titles()
+        if not self.stopped.is_set():
+            app.sub_title = f"{app.sub_title} · following"
+
+    # -- the polling thread ------------------------------------------------------------------------
+    def _run(self) -> None:
+        from textual.worker import get_current_worker
+
+        worker = get_current_worker()
+        backoff = Backoff()
+        while not self.stopped.is_set() and not worker.is_cancelled:
+            try:
+                changed = self.follower.poll()
+            except OSError as exc:
+                if not self._error_shown:
+                    self._error_shown = True
+                    self._call(self._notify_error, f"{self.path}: {exc.strerror or exc}")
+                self.stopped.wait(Backoff.SLOW)
+                continue
+            self._error_shown = False
+            update = None
+            if changed or self.follower.pending:
+                update = self.follower.step(quiet=not changed)
+            if update is not None:
+                model = self._replayed(update) if update.kind == "replay" else None
+                self._call(self._apply, update, model)
+            self.stopped.wait(backoff.next(changed))
+
+    def _call(self, fn: Any, *args: Any) -> None:
+        if self.stopped.is_set():
+            return
+        try:
+            self.app.call_from_thread(fn, *args)
+        except RuntimeError:  # the app is shutting down
+            self.stopped.set()
+
+    def _replayed(self, update: Update) -> SessionModel:
+        from ctxview.app.model import SessionModel
+        from ctxview.sessions import LoadedSession, replay
+
+        old = self.model
+        session = LoadedSession(
+            self.path,
+            "claude-code",
+            list(update.messages),
+            [dict(m) for m in update.metas],
+            model=update.model or old.session.model,
+            title=old.session.title,
+            subagents=list(old.session.subagents),
+            skipped_lines=list(update.skipped_lines),
+            warnings=list(update.warnings),
+        )
+        ctx = old.context
+        rep = replay(
+            session,
+            max_context_messages=ctx.max_context_messages,
+            strategy=ctx.strategy,
+            defaults=self.app.config.as_defaults(),
+        )
+        return SessionModel(rep, self.path, old.model)
+
+    # -- on the app's thread -----------------------------------------------------------------------
+    def _notify_error(self, message: str) -> None:
+        self.app.notify(
+            f"following: {message} (still trying)", severity="warning", markup=False, timeout=6
+        )
+
+    def _apply(self, update: Update, model: SessionModel | None) -> None:
+        app = self.app
+        if app.model is not self.model:  # another file was opened: stop following this one
+            self.stop()
+            return
+        tl = app.timeline
+        rows = app.model.rows
+        at_end = not rows or tl.cursor >= len(rows) - 1
+        if update.kind == "append":
+            ctx = app.model.context
+            last = None
+            for msg, meta in zip(update.messages, update.metas, strict=True):
+                last = ctx.add_message(msg, meta=dict(meta), copy=False)
+            app.context_changed(keep=last if at_end else None)
+            if at_end:
+                tl.action_jump_end()
+            return
+        assert model is not None
+        selected = tl.selected_id
+        app._install_model(model)
+        self.model = model
+        if at_end:
+            tl.action_jump_end()
+        elif selected is not None and selected < len(model.transcript):
+            tl.select_id(selected)
+        self._mark()
+        if update.reason != LATE_BLOCK:  # that one is routine: no notification for it
+            app.notify(
+                f"{visible(model.name)}: {update.reason}: replayed "
+                f"({len(update.messages):,} messages)",
+                title="following",
+                markup=False,
+                timeout=5,
+            )
+
+
+def toggle_follow(app: CtxviewApp) -> None:
+    """``f``: follow the open Claude Code transcript, or stop following it."""
+    current: Following | None = getattr(app, "_following", None)
+    if current is not None and not current.stopped.is_set():
+        current.stop()
+        app._following = None  # type: ignore[attr-defined]
+        current._mark()
+        app.notify("stopped following", markup=False)
+        return
+    model = app.model
+    if not model.path or model.session.format not in FOLLOWABLE:
+        app.notify(
+            "f follows a Claude Code transcript (.jsonl) opened from a file",
+            severity="warning",
+            markup=False,
+        )
+        return
+    following = Following(app, model.path)
+    app._following = following  # type: ignore[attr-defined]
+    following.start()
+    app.notify(
+        f"following {visible(model.name)}: new lines appear as they are written", markup=False
+    )

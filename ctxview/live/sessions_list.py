@@ -1,0 +1,400 @@
+"""``ctxview sessions``: the Claude Code sessions on this machine, newest first.
+
+Headless. Each transcript (``<projects>/<project>/<session>.jsonl``) is summarised from its first
+and last HEAD_BYTES only, never read whole: the project (the ``cwd`` of its first lines, else the
+folder name), the first prompt, the last activity (the newest ``timestamp`` of the tail, else the
+file's mtime), the size, the sub-agents (``<session>/subagents/agent-*.jsonl``, and older
+``agent-*.jsonl`` files beside it whose ``sessionId`` names the session) and the number of
+messages (user and assistant lines): exact when head and tail cover the whole file, otherwise
+estimated from the line density of the two samples (shown with ``~``). Summaries are cached by
+path, size and mtime in ``<state dir>/sessions-list.json``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ctxview.textfmt import fmt_tokens, one_line
+
+HEAD_BYTES = 32 * 1024
+TAIL_BYTES = 16 * 1024
+CACHE_VERSION = 1
+_SKIP_PROMPT_PREFIXES = (
+    "<command-",
+    "<local-command",
+    "Caveat:",
+    "<system-reminder>",
+    "[Request interrupted",
+)
+
+
+def projects_roots() -> list[Path]:
+    """``~/.claude/projects`` and ``$CLAUDE_CONFIG_DIR/projects`` (when set), those that exist."""
+    roots = [Path.home() / ".claude" / "projects"]
+    env = os.environ.get("CLAUDE_CONFIG_DIR")
+    if env:
+        roots.insert(0, Path(env).expanduser() / "projects")
+    seen: set[Path] = set()
+    out = []
+    for r in roots:
+        try:
+            real = r.resolve()
+        except OSError:
+            continue
+        if real not in seen and r.is_dir():
+            seen.add(real)
+            out.append(r)
+    return out
+
+
+@dataclass
+class SubAgent:
+    path: str
+    size: int
+    messages: int
+    messages_exact: bool
+    first_prompt: str
+    last_activity: str
+
+
+@dataclass
+class SessionInfo:
+    path: str
+    session_id: str
+    project: str
+    first_prompt: str
+    title: str | None
+    messages: int
+    messages_exact: bool
+    size: int
+    last_activity: str
+    subagents: list[SubAgent] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["subagent_count"] = len(self.subagents)
+        return d
+
+
+@dataclass
+class _FileSummary:
+    """What head and tail tell about one JSONL file (cached)."""
+
+    size: int
+    mtime_ns: int
+    cwd: str | None
+    session_id: str | None
+    first_prompt: str
+    title: str | None
+    messages: int
+    exact: bool
+    last_ts: str | None
+
+
+def _prompt_text(message: Any) -> str | None:
+    if not isinstance(message, dict) or message.get("role") != "user":
+        return None
+    content = message.get("content")
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, list):
+        texts = [
+            str(b.get("text", ""))
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text"
+        ]
+        if not texts or any(
+            isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+        ):
+            return None
+        text = "\n".join(texts)
+    else:
+        return None
+    stripped = text.strip()
+    if not stripped or stripped.startswith(_SKIP_PROMPT_PREFIXES):
+        return None
+    return stripped
+
+
+def _lines(chunk: bytes, drop_first: bool, drop_last: bool) -> list[bytes]:
+    """The whole, non-blank lines of a chunk (a cut first or last line dropped)."""
+    lines = chunk.split(b"\n")
+    if drop_first:
+        lines = lines[1:]
+    if drop_last:
+        lines = lines[:-1]
+    return [ln for ln in lines if ln.strip()]
+
+
+def _parse(raw: bytes) -> dict[str, Any] | None:
+    try:
+        rec = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    return rec if isinstance(rec, dict) else None
+
+
+def _is_message(rec: dict[str, Any]) -> bool:
+    return rec.get("type") in ("user", "assistant") and isinstance(rec.get("message"), dict)
+
+
+def _first_type_is_message(raw: bytes) -> bool:
+    i = raw.find(b'"type":')
+    if i < 0:
+        return False
+    rest = raw[i + 7 : i + 20].lstrip()
+    return rest.startswith((b'"user"', b'"assistant"'))
+
+
+def summarise_file(path: Path, st: os.stat_result) -> _FileSummary:
+    size = st.st_size
+    with open(path, "rb") as fh:
+        head = fh.read(HEAD_BYTES)
+        whole = size <= HEAD_BYTES + TAIL_BYTES
+        if whole:
+            head += fh.read()
+            tail = b""
+        else:
+            fh.seek(size - TAIL_BYTES)
+            tail = fh.read(TAIL_BYTES)
+    head_lines = _lines(head, False, not whole or not head.endswith(b"\n"))
+    tail_lines = _lines(tail, True, not tail.endswith(b"\n")) if tail else []
+    cwd = session_id = title = None
+    prompt = ""
+    parsed: list[dict[str, Any]] = []
+    for raw in head_lines:
+        rec = _parse(raw)
+        if rec is None:
+            continue
+        if whole:
+            parsed.append(rec)
+        if cwd is None and isinstance(rec.get("cwd"), str):
+            cwd = rec["cwd"]
+        if session_id is None and isinstance(rec.get("sessionId"), str):
+            session_id = rec["sessionId"]
+        if title is None and rec.get("type") == "summary" and isinstance(rec.get("summary"), str):
+            title = rec["summary"]
+        if title is None and rec.get("type") == "ai-title" and isinstance(rec.get("title"), str):
+            title = rec["title"]
+        if not prompt and rec.get("type") == "user" and not rec.get("isMeta"):
+            found = _prompt_text(rec.get("message"))
+            if found:
+                prompt = found
+        if not whole and prompt and cwd is not None and session_id is not None:
+            break  # everything the head is read for
+    last_ts = None
+    for raw in reversed(tail_lines or head_lines):
+        rec = _parse(raw)
+        ts = rec.get("timestamp") if rec is not None else None
+        if isinstance(ts, str) and ts:
+            last_ts = ts
+            break
+    if whole:
+        messages = sum(1 for r in parsed if _is_message(r))
+        exact = True
+    else:
+        # message lines per byte in both samples (classified by their first "type" key, which
+        # Claude Code writes before any nested one), times the file's size
+        sampled = [*head_lines, *tail_lines]
+        hits = sum(1 for ln in sampled if _first_type_is_message(ln))
+        nbytes = sum(len(ln) + 1 for ln in sampled)
+        messages = round(size * hits / max(1, nbytes))
+        exact = False
+    return _FileSummary(
+        size=size,
+        mtime_ns=st.st_mtime_ns,
+        cwd=cwd,
+        session_id=session_id,
+        first_prompt=one_line(prompt, 200),
+        title=one_line(title, 200) if title else None,
+        messages=messages,
+        exact=exact,
+        last_ts=last_ts,
+    )
+
+
+def _iso(ts: str | None, mtime_ns: int) -> str:
+    if ts:
+        try:
+            return (
+                datetime.fromisoformat(ts.replace("Z", "+00:00"))
+                .astimezone(UTC)
+                .isoformat(timespec="seconds")
+            )
+        except ValueError:
+            pass
+    return datetime.fromtimestamp(mtime_ns / 1e9, UTC).isoformat(timespec="seconds")
+
+
+class SummaryCache:
+    """File summaries by path, valid while size and mtime are unchanged."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.entries: dict[str, dict[str, Any]] = {}
+        self.dirty = False
+        if path is not None:
+            try:
+                data = json.loads(path.read_text("utf-8"))
+                if isinstance(data, dict) and data.get("version") == CACHE_VERSION:
+                    entries = data.get("entries")
+                    if isinstance(entries, dict):
+                        self.entries = entries
+            except (OSError, ValueError):
+                pass
+
+    def get(self, path: Path) -> _FileSummary | None:
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        hit = self.entries.get(str(path))
+        if hit and hit.get("size") == st.st_size and hit.get("mtime_ns") == st.st_mtime_ns:
+            try:
+                return _FileSummary(**hit)
+            except TypeError:
+                pass
+        try:
+            summary = summarise_file(path, st)
+        except OSError:
+            return None
+        self.entries[str(path)] = asdict(summary)
+        self.dirty = True
+        return summary
+
+    def save(self, keep: set[str]) -> None:
+        if self.path is None or not self.dirty:
+            return
+        from ctxview.sessions.store import atomic_write
+
+        entries = {k: v for k, v in self.entries.items() if k in keep}
+        data = json.dumps({"version": CACHE_VERSION, "entries": entries}, ensure_ascii=False)
+        with contextlib.suppress(OSError):  # a cache: the next run just reads the files again
+            atomic_write(self.path, data.encode("utf-8"))
+
+
+def default_cache_path() -> Path:
+    from ctxview.config import state_dir
+
+    return state_dir() / "sessions-list.json"
+
+
+def _subagent(path: Path, s: _FileSummary) -> SubAgent:
+    return SubAgent(
+        path=str(path),
+        size=s.size,
+        messages=s.messages,
+        messages_exact=s.exact,
+        first_prompt=s.first_prompt,
+        last_activity=_iso(s.last_ts, s.mtime_ns),
+    )
+
+
+def list_sessions(roots: list[Path], cache_path: Path | bool | None = True) -> list[SessionInfo]:
+    """Every session transcript under the roots, newest activity first."""
+    cache = SummaryCache(default_cache_path() if cache_path is True else cache_path or None)
+    sessions: list[SessionInfo] = []
+    by_id: dict[str, SessionInfo] = {}
+    loose_agents: list[tuple[Path, _FileSummary]] = []
+    seen: set[str] = set()
+    for root in roots:
+        try:
+            projects = sorted(p for p in root.iterdir() if p.is_dir())
+        except OSError:
+            continue
+        for project_dir in projects:
+            try:
+                files = sorted(project_dir.glob("*.jsonl"))
+            except OSError:
+                continue
+            for f in files:
+                s = cache.get(f)
+                seen.add(str(f))
+                if s is None:
+                    continue
+                if f.name.startswith("agent-"):
+                    loose_agents.append((f, s))
+                    continue
+                info = SessionInfo(
+                    path=str(f),
+                    session_id=f.stem,
+                    project=one_line(s.cwd or project_dir.name, 200),
+                    first_prompt=s.first_prompt,
+                    title=s.title,
+                    messages=s.messages,
+                    messages_exact=s.exact,
+                    size=s.size,
+                    last_activity=_iso(s.last_ts, s.mtime_ns),
+                )
+                sub_dir = project_dir / f.stem / "subagents"
+                if sub_dir.is_dir():
+                    for a in sorted(sub_dir.glob("agent-*.jsonl")):
+                        sa = cache.get(a)
+                        seen.add(str(a))
+                        if sa is not None:
+                            info.subagents.append(_subagent(a, sa))
+                sessions.append(info)
+                by_id[f.stem] = info
+    for f, s in loose_agents:
+        parent = by_id.get(s.session_id or "")
+        if parent is not None:
+            parent.subagents.append(_subagent(f, s))
+    cache.save(seen)
+    sessions.sort(key=lambda i: i.last_activity, reverse=True)
+    return sessions
+
+
+def _size(n: int) -> str:
+    if n >= 1024**2:
+        return f"{n / 1024**2:.1f} MB"
+    if n >= 1024:
+        return f"{n / 1024:.0f} kB"
+    return f"{n} B"
+
+
+def messages_label(n: int, exact: bool) -> str:
+    return f"{n:,}" if exact else f"~{fmt_tokens(n)}"
+
+
+def format_table(infos: list[SessionInfo], width: int = 160) -> str:
+    """A plain-text table, each session followed by its path and its sub-agents (every field
+    already went through one_line; paths are made visible here)."""
+    from ctxview.textfmt import visible
+
+    head = ("last activity", "project", "msgs", "size", "agents", "first prompt")
+    rows = [
+        (
+            i.last_activity.replace("T", " ")[:16],
+            i.project[-28:],
+            messages_label(i.messages, i.messages_exact),
+            _size(i.size),
+            str(len(i.subagents)) if i.subagents else "",
+            i.first_prompt or (i.title or ""),
+        )
+        for i in infos
+    ]
+    widths = [max(len(r[k]) for r in [head, *rows]) for k in range(5)]
+
+    def fmt(r: tuple[str, ...]) -> str:
+        cells = [r[k].rjust(widths[k]) if k == 2 else r[k].ljust(widths[k]) for k in range(5)]
+        return ("  ".join(cells) + "  " + r[5])[:width].rstrip()
+
+    out = [fmt(head)]
+    for info, r in zip(infos, rows, strict=True):
+        out.append(fmt(r))
+        out.append("    " + one_line(visible(info.path), width))
+        for a in info.subagents:
+            name = one_line(Path(a.path).name, 60)
+            label = messages_label(a.messages, a.messages_exact)
+            out.append(f"    └ {name} · {label} msgs · {_size(a.size)} · {a.first_prompt}"[:width])
+    out.append(
+        f"{len(infos)} session(s), newest first · open one: ctxview PATH · "
+        "follow it: ctxview PATH --follow"
+    )
+    return "\n".join(out) + "\n"

@@ -1,0 +1,164 @@
+"""The sessions list in the TUI (``ctrl+l``): Claude Code sessions, newest first, sub-agents under
+their session. Enter opens, ``f`` opens and follows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Static, Tree
+
+from ctxview.live.sessions_list import SessionInfo, list_sessions, messages_label, projects_roots
+from ctxview.textfmt import one_line, visible
+
+if TYPE_CHECKING:
+    from ctxview.app.app import CtxviewApp
+
+
+def _size(n: int) -> str:
+    return f"{n / 1024**2:.1f} MB" if n >= 1024**2 else f"{max(1, n // 1024)} kB"
+
+
+def _label(info: SessionInfo) -> Text:
+    t = Text(no_wrap=True, overflow="ellipsis")
+    t.append(info.last_activity.replace("T", " ")[:16], style="bold")
+    t.append(f"  {messages_label(info.messages, info.messages_exact)} msgs · {_size(info.size)}")
+    if info.subagents:
+        t.append(f" · {len(info.subagents)} sub-agent{'s' if len(info.subagents) > 1 else ''}")
+    t.append("  ")
+    t.append(one_line(info.first_prompt or info.title or "(no prompt)", 100))
+    t.append("  ")
+    t.append(one_line(info.project, 60), style="dim")
+    return t
+
+
+class SessionsScreen(ModalScreen[tuple[str, bool] | None]):
+    """Answers (path, follow) or None."""
+
+    DEFAULT_CSS = """
+    SessionsScreen { align: center middle; }
+    SessionsScreen > Vertical {
+        width: 95%; height: 85%; background: $panel; border: thick $primary; padding: 0 1;
+    }
+    SessionsScreen .title { text-style: bold; }
+    SessionsScreen Tree { height: 1fr; }
+    SessionsScreen .hint { color: $text-muted; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("f", "follow", "Open and follow"),
+        Binding("right", "expand(True)", "Sub-agents", show=False, priority=True),
+        Binding("left", "expand(False)", "Collapse", show=False, priority=True),
+    ]
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Text("Claude Code sessions, newest first"), classes="title")
+            tree: Tree[str] = Tree("sessions", id="sessions")
+            tree.show_root = False
+            yield tree
+            yield Static(Text("loading…"), id="hint", classes="hint")
+
+    def on_mount(self) -> None:
+        self.query_one(Tree).focus()
+        self._load()
+
+    @work(thread=True, exclusive=True)
+    def _load(self) -> None:
+        roots = projects_roots()
+        infos = list_sessions(roots)
+        self.app.call_from_thread(self._show, infos, roots)
+
+    def _show(self, infos: list[SessionInfo], roots: list[Path]) -> None:
+        tree = self.query_one(Tree)
+        for info in infos:
+            if info.subagents:
+                node = tree.root.add(_label(info), data=info.path, expand=False)
+                for a in info.subagents:
+                    label = Text(no_wrap=True, overflow="ellipsis")
+                    label.append(one_line(Path(a.path).name, 60))
+                    label.append(f"  {messages_label(a.messages, a.messages_exact)} msgs  ")
+                    label.append(one_line(a.first_prompt or "", 120), style="dim")
+                    node.add_leaf(label, data=a.path)
+            else:
+                tree.root.add_leaf(_label(info), data=info.path)
+        where = ", ".join(visible(str(r)) for r in roots) or "~/.claude/projects (not found)"
+        hint = (
+            f"{len(infos)} session(s) under {where} · enter: open · f: open and follow · "
+            "→/←: show/hide sub-agents · escape: cancel"
+        )
+        self.query_one("#hint", Static).update(Text(hint))
+        tree.cursor_line = 0
+
+    def _chosen(self) -> str | None:
+        node = self.query_one(Tree).cursor_node
+        return node.data if node is not None and isinstance(node.data, str) else None
+
+    @on(Tree.NodeSelected)
+    def _selected(self, event: Tree.NodeSelected[Any]) -> None:
+        event.stop()
+        if isinstance(event.node.data, str):
+            self.dismiss((event.node.data, False))
+
+    def action_follow(self) -> None:
+        path = self._chosen()
+        if path:
+            self.dismiss((path, True))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    def action_expand(self, expand: bool) -> None:
+        node = self.query_one(Tree).cursor_node
+        if node is None:
+            return
+        if expand and node.allow_expand:
+            node.expand()
+        elif not expand:
+            (node if node.is_expanded else node.parent or node).collapse()
+
+
+def show_sessions(app: CtxviewApp) -> None:
+    """Push the sessions list; open (and maybe follow) what is chosen."""
+
+    def chosen(answer: tuple[str, bool] | None) -> None:
+        if answer:
+            _open(app, *answer)
+
+    app.push_screen(SessionsScreen(), chosen)
+
+
+def _open(app: CtxviewApp, path: str, follow: bool) -> None:
+    def load() -> None:
+        from ctxview.app.model import SessionModel
+        from ctxview.sessions import SessionError, load_session, replay
+
+        try:
+            session = load_session(path)
+            rep = replay(session, defaults=app.config.as_defaults())
+        except (SessionError, ValueError) as exc:
+            app.call_from_thread(
+                app.notify, str(exc), title="cannot open", severity="error", markup=False
+            )
+            return
+        model = SessionModel(rep, path, session.model or app.model.model)
+        app.call_from_thread(opened, model)
+
+    def opened(model: Any) -> None:
+        from ctxview.live.follow_view import toggle_follow
+
+        current = getattr(app, "_following", None)
+        if current is not None:
+            current.stop()
+            app._following = None  # type: ignore[attr-defined]
+        app._opened(model)
+        if follow:
+            toggle_follow(app)
+
+    app.run_worker(load, thread=True, exclusive=True, group="open")

@@ -1,0 +1,126 @@
+"""Following in the TUI: appended lines appear, evictions happen, the view stays put unless at
+the bottom, a truncated file is replayed."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from apphelp import make_app
+from test_follow import rec, text
+
+
+async def _wait(pilot: Any, cond: Any, timeout: float = 5.0) -> None:
+    for _ in range(int(timeout / 0.05)):
+        if cond():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("timed out")
+
+
+def _turn(k: int, parent: str) -> str:
+    return rec("user", f"u{k}", parent, f"question {k}") + rec(
+        "assistant", f"a{k}", f"u{k}", text(f"answer {k}")
+    )
+
+
+async def test_follow_appends_and_evicts(tmp_path: Path) -> None:
+    p = tmp_path / "live.jsonl"
+    p.write_text(rec("user", "u0", None, "first") + rec("assistant", "a0", "u0", text("ok")))
+    app = make_app(str(p), max_=4)
+    app.follow_on_start = True
+    async with app.run_test(size=(120, 36)) as pilot:
+        await _wait(pilot, lambda: getattr(app, "_following", None) is not None)
+        assert "following" in app.sub_title
+        tl = app.timeline
+        tl.action_jump_end()
+        parent = "a0"
+        with open(p, "a") as fh:
+            for k in range(1, 4):
+                fh.write(_turn(k, parent))
+                parent = f"a{k}"
+        await _wait(pilot, lambda: len(app.model.transcript) == 8)
+        ctx = app.model.context
+        assert len(ctx) == 4  # max 4: the middle was evicted
+        assert app.model.evicted_count() > 0
+        assert tl.selected_id == 7  # it was at the bottom: it follows
+        # scroll up: the view stays there while lines arrive
+        tl.action_jump_home()
+        await pilot.pause()
+        with open(p, "a") as fh:
+            fh.write(_turn(4, parent))
+        await _wait(pilot, lambda: len(app.model.transcript) == 10)
+        assert tl.selected_id == 0
+        # a partial line waits for its newline
+        line = rec("user", "u5", "a4", "half")
+        with open(p, "a") as fh:
+            fh.write(line[:30])
+        await pilot.pause(0.6)
+        assert len(app.model.transcript) == 10
+        with open(p, "a") as fh:
+            fh.write(line[30:])
+        await _wait(pilot, lambda: len(app.model.transcript) == 11)
+        # truncated and rewritten: replayed from the start
+        p.write_text(rec("user", "n0", None, "new file") + rec("assistant", "n1", "n0", text("hi")))
+        await _wait(pilot, lambda: len(app.model.transcript) == 2)
+        assert app.model.transcript.records[0].message["content"] == "new file"
+        assert "following" in app.sub_title
+        # f stops following
+        await pilot.press("f")
+        await pilot.pause()
+        assert "following" not in app.sub_title
+
+
+async def test_f_on_a_non_transcript_says_why(tmp_path: Path) -> None:
+    p = tmp_path / "req.json"
+    p.write_text('{"messages": [{"role": "user", "content": "hi"}]}')
+    app = make_app(str(p))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("f")
+        await pilot.pause()
+        assert getattr(app, "_following", None) is None
+        assert any("Claude Code" in str(n.message) for n in app._notifications)
+
+
+async def test_sessions_screen_opens_and_follows(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    proj = tmp_path / ".claude" / "projects" / "-work"
+    proj.mkdir(parents=True)
+    (proj / "old.jsonl").write_text(
+        rec("user", "o0", None, "old \x1b[2J prompt", timestamp="2026-01-01T00:00:00Z")
+    )
+    newer = proj / "new.jsonl"
+    newer.write_text(
+        rec("user", "u0", None, "newest prompt").replace("2026-01-01", "2026-02-01")
+        + rec("assistant", "a0", "u0", text("ok")).replace("2026-01-01", "2026-02-01")
+    )
+    (proj / "new" / "subagents").mkdir(parents=True)
+    (proj / "new" / "subagents" / "agent-1.jsonl").write_text(rec("user", "s0", None, "sub task"))
+    app = make_app(None)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("ctrl+l")
+        from textual.widgets import Tree
+
+        tree = app.screen.query_one(Tree)
+        await _wait(pilot, lambda: len(tree.root.children) == 2)
+        labels = [str(n.label) for n in tree.root.children]
+        assert "newest prompt" in labels[0] and "1 sub-agent" in labels[0]
+        assert "\x1b" not in labels[1] and "␛[2J" in labels[1]
+        assert [str(c.label).split()[0] for c in tree.root.children[0].children] == [
+            "agent-1.jsonl"
+        ]
+        await pilot.press("f")
+        await _wait(
+            pilot,
+            lambda: app.model.path == str(newer) and getattr(app, "_following", None) is not None,
+        )
+        with open(newer, "a") as fh:
+            fh.write(rec("user", "u1", "a0", "more"))
+        await _wait(pilot, lambda: len(app.model.transcript) == 3)
+        await pilot.press("f")  # stop following, and let the last update's messages settle
+        for _ in range(3):
+            await pilot.pause()
