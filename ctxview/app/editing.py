@@ -59,11 +59,12 @@ class EditPreviewScreen(ModalScreen[bool]):
     EditPreviewScreen .hint { color: $text-muted; margin-top: 1; }
     """
 
-    def __init__(self, what: str, pv: Preview, cache_write: int) -> None:
+    def __init__(self, what: str, pv: Preview, cache_write: int, price_note: str = "") -> None:
         super().__init__()
         self.what = what
         self.pv = pv
         self.cache_write = cache_write
+        self.price_note = price_note
 
     def compose(self) -> ComposeResult:
         pv = self.pv
@@ -84,6 +85,8 @@ class EditPreviewScreen(ModalScreen[bool]):
                     "(everything from the first changed message on)"
                 )
             )
+            if self.price_note:
+                yield Static(Text(self.price_note))
             yield Static(Text("enter: apply · escape: cancel · u undoes it later"), classes="hint")
 
     def action_answer(self, value: bool) -> None:
@@ -211,7 +214,33 @@ class Editor:
                     timeout=5,
                 )
 
-        self.app.push_screen(EditPreviewScreen(plan.what, pv, self.cache_write(plan)), answered)
+        write = self.cache_write(plan)
+        self.app.push_screen(
+            EditPreviewScreen(plan.what, pv, write, self.price_note(write, pv.tokens_saved)),
+            answered,
+        )
+
+    def price_note(self, write: int, saved: int) -> str:
+        """The edit's price on the next request (core/pricing.py): the rewritten suffix is a
+        5-minute cache write instead of a cache read, and the saved tokens are not sent."""
+        from ctxview.config import price_overrides
+        from ctxview.core.pricing import PriceTable
+
+        model = self.app.model.model
+        try:
+            price = PriceTable(price_overrides(self.app.config)).get(model)
+        except ValueError:
+            price = PriceTable().get(model)
+        if price is None:
+            return f"price: no price known for {visible(model)} (config.toml [pricing] sets one)"
+        kept = max(0, write)
+        extra = kept * (price.cache_write_5m - price.cache_read) - max(0, saved) * price.cache_read
+        return (
+            f"next request: ~{fmt_tokens(kept)} tokens written to the cache instead of read "
+            f"(${kept * price.cache_write_5m / 1e6:.4f} vs ${kept * price.cache_read / 1e6:.4f}"
+            f"): {'+' if extra >= 0 else '-'}${abs(extra) / 1e6:.4f} at {visible(model)} prices; "
+            "later requests read the shorter prefix"
+        )
 
     # -- applying and undoing -------------------------------------------------------------------
     def apply(self, plan: EditPlan) -> None:

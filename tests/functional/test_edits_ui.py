@@ -70,6 +70,7 @@ async def test_drop_pair_safely_with_preview_and_cancel(tmp_path: Path) -> None:
         assert "drop #17 with 1 paired block(s) in 1 other message(s)" in shown
         assert "rejected after this edit: orphan_tool_result" in shown  # #14 is still orphaned
         assert "saves ~" in shown and "written again" in shown
+        assert "next request: ~" in shown and "written to the cache instead of read" in shown
         await pilot.press("escape")
         await settle(pilot)
         assert 17 in app.model.context.window_ids
