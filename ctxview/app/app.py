@@ -71,6 +71,11 @@ KEYS_HELP: list[tuple[str, str]] = [
     ("n", "jump to the next message with a protocol error"),
     ("t", "jump from a tool_result to its tool_use (and from a tool_use to its result)"),
     ("backspace", "jump back"),
+    ("r", "repair: apply the fix of the selected message's protocol error"),
+    ("A", "repair all: every protocol error of the window"),
+    ("delete", "drop the selected message pair-safely (preview first)"),
+    ("c", "stub the selected message's tool_results or long text (preview first)"),
+    ("u", "undo the last edit or repair (as many as you like)"),
     ("tab / shift+tab", "move focus between panes"),
     ("i", "focus the chat input"),
     ("enter (chat input)", "send the message"),
@@ -133,6 +138,11 @@ class CtxviewApp(App[int]):
         Binding("n", "next_problem", "Problem", show=False),
         Binding("t", "partner", "Tool pair", show=False),
         Binding("backspace", "jump_back", "Back", show=False),
+        Binding("r", "repair", "Repair", show=False),
+        Binding("A", "repair_all", "Repair all", show=False),
+        Binding("delete", "drop", "Drop", show=False),
+        Binding("c", "stub", "Stub", show=False),
+        Binding("u", "undo", "Undo", show=False),
         Binding("x", "export", "Export", show=False),
         Binding("R", "requests", "Requests", show=False),
         Binding("d", "toggle_detail", "Detail", show=False),
@@ -157,6 +167,11 @@ class CtxviewApp(App[int]):
         "next_problem",
         "partner",
         "jump_back",
+        "repair",
+        "repair_all",
+        "drop",
+        "stub",
+        "undo",
         "export",
         "save_as",
         "toggle_detail",
@@ -194,6 +209,9 @@ class CtxviewApp(App[int]):
         self._detail_key: tuple[Any, ...] | None = None
         self._evict_buffer: list[Eviction] = []
         self._evict_timer: Any = None
+        from ctxview.app.editing import Editor
+
+        self.editor = Editor(self)
         #: files this session wrote (or was allowed to overwrite): ctrl+s saves over them quietly
         self._owned: set[str] = set()
         self._told_per_file = False
@@ -329,6 +347,7 @@ class CtxviewApp(App[int]):
         self._told_per_file = False
         self.exact_tokens = None
         self._back.clear()
+        self.editor.reset()
         self._update_titles()
         self.timeline.set_model(model)
         self.update_panes()
@@ -610,6 +629,7 @@ class CtxviewApp(App[int]):
             model.status(mid) if mid is not None else None,
             tuple(p.message for p in model.problems_for(mid)) if mid is not None else (),
             model.context.system_prompt if mid is None else None,
+            id(model.transcript[mid].message) if mid is not None else None,  # edits
         )
         if key == self._detail_key:
             return
@@ -673,6 +693,22 @@ class CtxviewApp(App[int]):
         if self._back:
             mid = self._back.pop()
             self.timeline.select_id(mid)
+
+    # -- edits (ctxview/app/editing.py) ---------------------------------------------------------
+    def action_repair(self) -> None:
+        self.editor.repair_selected()
+
+    def action_repair_all(self) -> None:
+        self.editor.repair_all()
+
+    def action_drop(self) -> None:
+        self.editor.drop_selected()
+
+    def action_stub(self) -> None:
+        self.editor.stub_selected()
+
+    def action_undo(self) -> None:
+        self.editor.undo()
 
     def action_focus_chat(self) -> None:
         self.query_one("#chat", Input).focus()

@@ -85,6 +85,8 @@ class Timeline(ScrollView, can_focus=True):
         "timeline--status-kept",
         "timeline--status-evicted",
         "timeline--status-compacted",
+        "timeline--status-edited",
+        "timeline--status-dropped",
         "timeline--user",
         "timeline--assistant",
         "timeline--error",
@@ -109,6 +111,8 @@ class Timeline(ScrollView, can_focus=True):
     Timeline > .timeline--status-kept { color: $success; }
     Timeline > .timeline--status-evicted { color: $text-disabled; text-style: italic; }
     Timeline > .timeline--status-compacted { color: $warning; text-style: italic; }
+    Timeline > .timeline--status-edited { color: $secondary; text-style: bold; }
+    Timeline > .timeline--status-dropped { color: $text-disabled; text-style: italic strike; }
     Timeline > .timeline--user { color: $secondary; }
     Timeline > .timeline--assistant { color: $primary; }
     Timeline > .timeline--error { color: $error; text-style: bold; }
@@ -351,12 +355,13 @@ class Timeline(ScrollView, can_focus=True):
         assert self.model is not None
         info = self.model.info(mid)
         status = self.model.status(mid)
-        problems = self.model.problems_for(mid) if status != "evicted" else []
+        out = status in ("evicted", "dropped")
+        problems = self.model.problems_for(mid) if not out else []
         has_error = any(p.severity == "error" for p in problems)
         row_style = base
         if status == "pinned":
             row_style += self._bg_style("timeline--pinned")
-        elif status == "evicted":
+        elif out:
             row_style += self.evicted_style()
         flash_t0 = self._flash.get(mid)
         if flash_t0 is not None:
@@ -364,7 +369,7 @@ class Timeline(ScrollView, can_focus=True):
         # the cursor's colours go on top of every column's own (a blue role on a blue cursor
         # would vanish)
         top = self._style("timeline--cursor") if cursor else Style()
-        dim = status == "evicted" and flash_t0 is None
+        dim = out and flash_t0 is None
         role_style = (
             Style()
             if dim
