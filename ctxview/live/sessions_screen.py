@@ -11,6 +11,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Static, Tree
 
@@ -38,36 +39,47 @@ def _label(info: SessionInfo) -> Text:
     return t
 
 
-class SessionsScreen(ModalScreen[tuple[str, bool] | None]):
-    """Answers (path, follow) or None."""
+class SessionsTree(Vertical):
+    """The sessions list as a widget (the ``ctrl+l`` screen and the open dialog's tab): loads in
+    a worker once shown; enter posts ``Chosen(path, False)``, ``f`` ``Chosen(path, True)``."""
 
     DEFAULT_CSS = """
-    SessionsScreen { align: center middle; }
-    SessionsScreen > Vertical {
-        width: 95%; height: 85%; background: $panel; border: thick $primary; padding: 0 1;
-    }
-    SessionsScreen .title { text-style: bold; }
-    SessionsScreen Tree { height: 1fr; }
-    SessionsScreen .hint { color: $text-muted; }
+    SessionsTree { height: 1fr; }
+    SessionsTree Tree { height: 1fr; }
+    SessionsTree .hint { color: $text-muted; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "Cancel"),
         Binding("f", "follow", "Open and follow"),
         Binding("right", "expand(True)", "Sub-agents", show=False, priority=True),
         Binding("left", "expand(False)", "Collapse", show=False, priority=True),
     ]
 
+    class Chosen(Message):
+        def __init__(self, path: str, follow: bool) -> None:
+            super().__init__()
+            self.path = path
+            self.follow = follow
+
+    def __init__(self, *, load_now: bool = True, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._load_now = load_now
+        self._loaded = False
+
     def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Static(Text("Claude Code sessions, newest first"), classes="title")
-            tree: Tree[str] = Tree("sessions", id="sessions")
-            tree.show_root = False
-            yield tree
-            yield Static(Text("loading…"), id="hint", classes="hint")
+        tree: Tree[str] = Tree("sessions", id="sessions")
+        tree.show_root = False
+        yield tree
+        yield Static(Text("loading…"), id="hint", classes="hint")
 
     def on_mount(self) -> None:
-        self.query_one(Tree).focus()
-        self._load()
+        if self._load_now:
+            self.load()
+
+    def load(self) -> None:
+        """Start listing (once)."""
+        if not self._loaded:
+            self._loaded = True
+            self._load()
 
     @work(thread=True, exclusive=True)
     def _load(self) -> None:
@@ -104,15 +116,12 @@ class SessionsScreen(ModalScreen[tuple[str, bool] | None]):
     def _selected(self, event: Tree.NodeSelected[Any]) -> None:
         event.stop()
         if isinstance(event.node.data, str):
-            self.dismiss((event.node.data, False))
+            self.post_message(self.Chosen(event.node.data, False))
 
     def action_follow(self) -> None:
         path = self._chosen()
         if path:
-            self.dismiss((path, True))
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+            self.post_message(self.Chosen(path, True))
 
     def action_expand(self, expand: bool) -> None:
         node = self.query_one(Tree).cursor_node
@@ -122,6 +131,35 @@ class SessionsScreen(ModalScreen[tuple[str, bool] | None]):
             node.expand()
         elif not expand:
             (node if node.is_expanded else node.parent or node).collapse()
+
+
+class SessionsScreen(ModalScreen[tuple[str, bool] | None]):
+    """Answers (path, follow) or None."""
+
+    DEFAULT_CSS = """
+    SessionsScreen { align: center middle; }
+    SessionsScreen > Vertical {
+        width: 95%; height: 85%; background: $panel; border: thick $primary; padding: 0 1;
+    }
+    SessionsScreen .title { text-style: bold; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Text("Claude Code sessions, newest first"), classes="title")
+            yield SessionsTree()
+
+    def on_mount(self) -> None:
+        self.query_one(Tree).focus()
+
+    @on(SessionsTree.Chosen)
+    def _chosen(self, event: SessionsTree.Chosen) -> None:
+        event.stop()
+        self.dismiss((event.path, event.follow))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
 
 
 def show_sessions(app: CtxviewApp) -> None:

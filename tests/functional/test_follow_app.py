@@ -124,3 +124,28 @@ async def test_sessions_screen_opens_and_follows(tmp_path: Path, monkeypatch: An
         await pilot.press("f")  # stop following, and let the last update's messages settle
         for _ in range(3):
             await pilot.pause()
+
+
+async def test_open_dialog_has_the_sessions_list_as_a_tab(tmp_path: Path, monkeypatch: Any) -> None:
+    from textual.widgets import TabbedContent, Tree
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    proj = tmp_path / ".claude" / "projects" / "-work"
+    proj.mkdir(parents=True)
+    session = proj / "s.jsonl"
+    session.write_text(
+        rec("user", "u0", None, "a prompt") + rec("assistant", "a0", "u0", text("ok"))
+    )
+    app = make_app(None)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        app.screen.query_one(TabbedContent).active = "sessions-tab"
+        tree = app.screen.query_one("#cc-sessions Tree", Tree)
+        # listed once the tab shows
+        await _wait(pilot, lambda: len(tree.root.children) == 1, timeout=20)
+        tree.focus()
+        await pilot.press("enter")
+        await _wait(pilot, lambda: app.model.path == str(session), timeout=20)
+        assert getattr(app, "_following", None) is None

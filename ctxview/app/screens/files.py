@@ -12,10 +12,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import DirectoryTree, Input, OptionList, Static
+from textual.widgets import DirectoryTree, Input, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
 from ctxview.app.safe import one_line, visible
+from ctxview.live.sessions_screen import SessionsTree
 
 
 class SessionTree(DirectoryTree):
@@ -66,6 +67,9 @@ class OpenFileScreen(PathScreen):
     }
     OpenFileScreen .title { text-style: bold; margin: 0 0 1 0; }
     OpenFileScreen SessionTree { height: 1fr; }
+    OpenFileScreen TabbedContent { height: 1fr; }
+    OpenFileScreen TabPane { height: 1fr; padding: 0; }
+    OpenFileScreen #files-tab > * { margin: 0; }
     OpenFileScreen #subagents { height: auto; max-height: 8; margin: 0 0 1 0; }
     OpenFileScreen .hint { color: $text-muted; }
     """
@@ -81,18 +85,40 @@ class OpenFileScreen(PathScreen):
             yield Static(
                 Text("Open a session, request body or Claude Code transcript"), classes="title"
             )
-            yield Input(placeholder="path to a .json or .jsonl file", id="path")
-            if self.subagents:
-                yield Static(Text("Sub-agents of this session:"))
-                yield OptionList(
-                    *[
-                        Option(Text(one_line(Path(p).name, 100)), id=str(k))
-                        for k, p in enumerate(self.subagents)
-                    ],
-                    id="subagents",
-                )
-            yield SessionTree(self.start, id="tree")
-            yield Static(Text("enter: open · tab: to the tree · escape: cancel"), classes="hint")
+            with TabbedContent(id="open-tabs"):
+                with TabPane("Files", id="files-tab"):
+                    yield Input(placeholder="path to a .json or .jsonl file", id="path")
+                    if self.subagents:
+                        yield Static(Text("Sub-agents of this session:"))
+                        yield OptionList(
+                            *[
+                                Option(Text(one_line(Path(p).name, 100)), id=str(k))
+                                for k, p in enumerate(self.subagents)
+                            ],
+                            id="subagents",
+                        )
+                    yield SessionTree(self.start, id="tree")
+                    yield Static(
+                        Text("enter: open · tab: to the tree · escape: cancel"), classes="hint"
+                    )
+                with TabPane("Claude Code sessions", id="sessions-tab"):
+                    # listed only when the tab is first shown (ctrl+l opens the same list)
+                    yield SessionsTree(load_now=False, id="cc-sessions")
+
+    @on(TabbedContent.TabActivated, "#open-tabs")
+    def _tab(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id == "sessions-tab":
+            self.query_one("#cc-sessions", SessionsTree).load()
+
+    @on(SessionsTree.Chosen)
+    def _session_chosen(self, event: SessionsTree.Chosen) -> None:
+        from ctxview.live.sessions_screen import _open
+
+        event.stop()
+        app = self.app
+        path, follow = event.path, event.follow
+        self.dismiss(None)
+        app.call_later(_open, app, path, follow)
 
     @on(OptionList.OptionSelected, "#subagents")
     def _subagent(self, event: OptionList.OptionSelected) -> None:
