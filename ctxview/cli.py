@@ -12,7 +12,16 @@ from ctxview import __version__
 from ctxview.core.strategies import STRATEGIES
 from ctxview.textfmt import escape_controls, id_ranges, json_text, one_line, visible
 
-SUBCOMMANDS = ("inspect", "export", "config", "requests", "compare", "proxy", "sessions")
+SUBCOMMANDS = (
+    "inspect",
+    "export",
+    "config",
+    "requests",
+    "compare",
+    "proxy",
+    "sessions",
+    "chat",
+)
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_UNREADABLE = 0, 1, 2
 
@@ -45,7 +54,7 @@ def build_app_parser() -> argparse.ArgumentParser:
         epilog="Headless: ctxview inspect FILE [--json] | ctxview export FILE [-o OUT] | "
         "ctxview requests FILE [--json] | ctxview compare FILE [--json] | "
         "ctxview config path|show|set KEY VALUE. Live: ctxview FILE --follow | ctxview sessions "
-        "[--json] | ctxview proxy [--record FILE]. See `ctxview COMMAND --help`.",
+        "[--json] | ctxview proxy [--record FILE]. Chat: ctxview chat --no-tui PROMPT. See `ctxview COMMAND --help`.",
     )
     p.add_argument("--version", action="version", version=f"ctxview {__version__}")
     p.add_argument(
@@ -94,6 +103,9 @@ def build_sub_parser() -> argparse.ArgumentParser:
     from ctxview.live.commands import add_parsers as add_live_parsers
 
     add_live_parsers(sub)
+    from ctxview.chat.run import add_parser as add_chat_parser
+
+    add_chat_parser(sub, _positive_int)
     return p
 
 
@@ -375,6 +387,10 @@ def _handler(command: str) -> Callable[[argparse.Namespace], int]:
 
         live: Callable[[argparse.Namespace], int] = getattr(commands, f"cmd_{command}")
         return live
+    if command == "chat":
+        from ctxview.chat.run import cmd_chat
+
+        return cmd_chat
     return {"inspect": cmd_inspect, "export": cmd_export, "config": cmd_config}[command]
 
 
