@@ -50,3 +50,11 @@ def test_chat_imports_neither_textual_nor_sdk() -> None:
     bad = {m for m in loaded if m.split(".")[0] in {"textual", "anthropic", "httpx", "rich"}}
     assert not bad, bad
     assert not any(m.startswith("ctxview.app") for m in loaded)
+
+
+def test_palette_and_chat_adapter_do_not_import_the_app_module() -> None:
+    """No import circle: the palette provider and the chat adapter name the app for the type
+    checker only."""
+    loaded = _loaded(["ctxview.app.commands", "ctxview.app.chat"])
+    assert "ctxview.app.commands" in loaded and "ctxview.app.chat" in loaded
+    assert "ctxview.app.app" not in loaded
