@@ -65,7 +65,12 @@ def test_offline_text_output_and_resume(capsys: pytest.CaptureFixture[str]) -> N
     assert code == 0, err
     obj = json.loads(out)
     assert obj["messages"][0] == {"role": "user", "content": "what is 2+3"}
-    assert obj["verdict"]["window_size"] == 8
+    assert obj["verdict"]["window_size"] == 8 and obj["evicted"] == []
+    code, out, err = run(
+        capsys, "calculate 1+1", "--resume", "--max", "3", "--strategy", "pair-safe"
+    )
+    assert code == 0, err
+    assert "evicted #7–#10 · 4 messages" in out  # what left during the turn (not the replay)
     assert obj["tool_calls"][0]["result"] == "5"
 
 

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ctxview.textfmt import json_text, one_line, visible
+from ctxview.textfmt import id_ranges, json_text, one_line, visible
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_UNREADABLE = 0, 1, 2
 
@@ -164,6 +164,13 @@ def _run(args: argparse.Namespace, cfg: Any, rep: Any) -> int:
                 print(visible(text))
 
     loop.subscribe(on_event)
+    evicted: list[int] = []
+
+    def on_context(event: Any) -> None:  # evictions come from the context itself
+        if event.kind == "evicted":
+            evicted.extend(event.ids)
+
+    ctx.subscribe(on_context)
 
     async def turn() -> Any:
         try:
@@ -230,6 +237,7 @@ def _run(args: argparse.Namespace, cfg: Any, rep: Any) -> int:
             "reply": _text_of(replies[-1]) if replies else None,
             "tool_calls": calls,
             "messages": new,
+            "evicted": evicted,
             "verdict": {
                 "valid": not probs,
                 "window_size": summary["window"]["size"],
@@ -249,6 +257,9 @@ def _run(args: argparse.Namespace, cfg: Any, rep: Any) -> int:
     if error:
         _err(error)
         return code
+    if evicted:
+        n = len(evicted)
+        print(f"evicted {id_ranges(sorted(evicted), 4)} · {n} message{'s' if n != 1 else ''}")
     print(one_line(f"{window} · {verdict}", 1000))
     if saved:
         print(one_line(f"saved {saved}", 1000))
