@@ -20,6 +20,8 @@ SUBCOMMANDS = (
     "compare",
     "proxy",
     "sessions",
+    "repair",
+    "diff",
     "chat",
 )
 
@@ -46,6 +48,12 @@ def _add_window_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _formats() -> list[str]:
+    from ctxview.sessions.readers import FORMATS
+
+    return list(FORMATS)
+
+
 def build_app_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="ctxview",
@@ -53,6 +61,7 @@ def build_app_parser() -> argparse.ArgumentParser:
         "next API request will be accepted.",
         epilog="Headless: ctxview inspect FILE [--json] | ctxview export FILE [-o OUT] | "
         "ctxview requests FILE [--json] | ctxview compare FILE [--json] | "
+        "ctxview repair FILE [-o OUT] [--dry-run] [--json] | ctxview diff A B [--json] | "
         "ctxview config path|show|set KEY VALUE. Live: ctxview FILE --follow | ctxview sessions "
         "[--json] | ctxview proxy [--record FILE]. Chat: ctxview chat --no-tui PROMPT. See `ctxview COMMAND --help`.",
     )
@@ -90,6 +99,27 @@ def build_sub_parser() -> argparse.ArgumentParser:
     exp.add_argument(
         "-o", "--output", metavar="OUT", help="write here (atomically) instead of stdout"
     )
+    rep = sub.add_parser(
+        "repair",
+        help="apply the minimal fix of every protocol error and write the repaired file "
+        "(exit 1 when a problem has no safe fix)",
+    )
+    rep.add_argument("file")
+    _add_window_args(rep)
+    rep.add_argument(
+        "-o", "--output", metavar="OUT", help="write here (atomically) instead of stdout"
+    )
+    rep.add_argument("--dry-run", action="store_true", help="list the fixes, write nothing")
+    rep.add_argument(
+        "--json", action="store_true", help="print the fixes as one JSON object on stdout"
+    )
+    dif = sub.add_parser(
+        "diff", help="compare two requests (or two sessions' final windows) block by block"
+    )
+    dif.add_argument("a", metavar="A")
+    dif.add_argument("b", metavar="B")
+    dif.add_argument("--format", choices=_formats(), help="force the files' format")
+    dif.add_argument("--json", action="store_true", help="print exactly one JSON object")
     from ctxview.cli_requests import add_parsers as add_request_parsers
 
     add_request_parsers(sub, _positive_int)
@@ -154,6 +184,15 @@ def _load(args: argparse.Namespace, failures: list[str] | None = None) -> Any:
     return rep, cfg
 
 
+def _fixes(window: list[Any], system: Any, problems: list[Any]) -> list[dict[str, Any]]:
+    """What ``ctxview repair`` would do (only computed when the window has an error)."""
+    if not any(p.severity == "error" for p in problems):
+        return []
+    from ctxview.core.repair import repair
+
+    return [f.to_dict() for f in repair(window, system).fixes]
+
+
 def inspect_summary(rep: Any, model: str | None = None) -> dict[str, Any]:
     from ctxview.core.limits import context_problem
     from ctxview.core.protocol import check_protocol
@@ -191,6 +230,7 @@ def inspect_summary(rep: Any, model: str | None = None) -> dict[str, Any]:
             if r.evicted_step is not None
         ],
         "problems": [p.to_dict() for p in problems],
+        "fixes": _fixes(window, rep.session.system, problems),
         "skipped_lines": rep.session.skipped_lines,
         "subagents": rep.session.subagents,
     }
@@ -257,6 +297,14 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
                 Text(visible(p["message"])),
             )
         console.print(pt)
+    if summary["fixes"]:
+        ft = Table(title="fixes (`ctxview repair FILE -o OUT` applies them)")
+        ft.add_column("index", justify="right")
+        ft.add_column("action")
+        ft.add_column("detail")
+        for f in summary["fixes"]:
+            ft.add_row(str(f["index"]), Text(f["action"]), Text(visible(f["detail"])))
+        console.print(ft)
     for w in warnings:
         console.print(Text(f"note: {visible(w)}", style="dim"))
 
@@ -333,6 +381,97 @@ def cmd_export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_repair(args: argparse.Namespace) -> int:
+    from ctxview.core.repair import describe_unfixable
+    from ctxview.sessions.repairio import repair_replay
+
+    rep, cfg = _load(args)
+    if isinstance(rep, int):
+        return rep
+    repaired = repair_replay(rep, cfg.as_defaults())
+    result = repaired.result
+    unfixable = [
+        {
+            "index": p.index,
+            "code": p.code,
+            "message": p.message,
+            "reason": describe_unfixable(p),
+        }
+        for p in result.unfixable
+    ]
+    wrote: str | None = None
+    if not args.dry_run and (args.output or not args.json):
+        from ctxview.sessions.store import atomic_write, check_no_api_key
+
+        try:
+            text = json_text(repaired.document, indent=2) + "\n"
+            check_no_api_key(text.encode("utf-8"), "the repaired file")
+        except ValueError as exc:  # the API key in the text; NaN (never written)
+            _err(f"{args.file}: not written: {exc}")
+            return EXIT_UNREADABLE
+        if args.output:
+            try:
+                atomic_write(args.output, text.encode("utf-8"))
+            except (OSError, ValueError) as exc:
+                reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+                _err(f"{args.output}: cannot write ({reason})")
+                return EXIT_UNREADABLE
+            wrote = args.output
+        else:
+            sys.stdout.write(text)
+    if args.json:
+        report: dict[str, Any] = {"fixes": [f.to_dict() for f in result.fixes]}
+        report["unfixable"] = unfixable
+        report["valid"] = result.valid
+        report["format"] = repaired.format
+        report["output"] = wrote
+        sys.stdout.write(json_text(report) + "\n")
+    else:
+        out = sys.stdout if args.dry_run else sys.stderr
+        for f in result.fixes:
+            print(visible(f"messages.{f.index}: {f.code}: {f.action}: {f.detail}"), file=out)
+        if not result.fixes and not unfixable:
+            print("nothing to repair: the API will accept this window", file=out)
+    for u in unfixable:
+        _err(f"{args.file}: messages.{u['index']}: {u['code']}: no safe fix: {u['reason']}")
+    if wrote:
+        n = len(result.fixes)
+        print(
+            f"wrote {wrote} ({repaired.format}, {n} fix{'es' if n != 1 else ''})", file=sys.stderr
+        )
+    return EXIT_OK if result.valid else EXIT_PROBLEMS
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from ctxview.config import load_config
+    from ctxview.core.diff import diff_requests
+    from ctxview.sessions import SessionError
+    from ctxview.sessions.diffio import render, request_of
+
+    cfg = load_config()
+    for e in cfg.errors:
+        _err(e)
+    bodies = []
+    for path in (args.a, args.b):
+        try:
+            bodies.append(request_of(path, args.format, cfg.as_defaults()))
+        except SessionError as exc:
+            _err(str(exc))
+            return EXIT_UNREADABLE
+        except ValueError as exc:
+            _err(f"{path}: {exc}")
+            return EXIT_UNREADABLE
+    diff = diff_requests(bodies[0], bodies[1])
+    if args.json:
+        report = {"a": args.a, "b": args.b, **diff.to_dict()}
+        sys.stdout.write(json_text(report) + "\n")
+    else:
+        print(f"A {visible(args.a)}\nB {visible(args.b)}")
+        for line in render(diff):
+            print(line)
+    return EXIT_OK if diff.identical else EXIT_PROBLEMS
+
+
 def cmd_config(args: argparse.Namespace) -> int:
     from ctxview.config import (
         ConfigError,
@@ -391,7 +530,13 @@ def _handler(command: str) -> Callable[[argparse.Namespace], int]:
         from ctxview.chat.run import cmd_chat
 
         return cmd_chat
-    return {"inspect": cmd_inspect, "export": cmd_export, "config": cmd_config}[command]
+    return {
+        "inspect": cmd_inspect,
+        "export": cmd_export,
+        "config": cmd_config,
+        "repair": cmd_repair,
+        "diff": cmd_diff,
+    }[command]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -246,11 +246,12 @@ def check_for_set(key: str, value: Any) -> None:
             )
     elif key == "system_prompt_file" and value:
         p = Path(os.path.expanduser(str(value)))
-        try:
-            p.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            reason = getattr(exc, "strerror", None) or str(exc)
-            raise ConfigError(f"system_prompt_file: cannot read {p}: {reason}") from None
+        try:  # the same reader as at start-up: a FIFO or a device is refused, never read
+            read_regular(p, MAX_CONFIG_BYTES, what="text file").decode("utf-8")
+        except FileRefused as exc:
+            raise ConfigError(f"system_prompt_file: {exc}") from None
+        except UnicodeDecodeError:
+            raise ConfigError(f"system_prompt_file: {p} is not UTF-8 text") from None
 
 
 def save_config_values(updates: dict[str, Any], path: Path | None = None) -> Path:

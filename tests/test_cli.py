@@ -46,6 +46,7 @@ def test_inspect_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
         "pinned_id",
         "evicted",
         "problems",
+        "fixes",
         "skipped_lines",
         "subagents",
     }

@@ -402,6 +402,7 @@ def test_requests_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
         "totals",
     } <= set(doc)
     assert doc["format"] == "claude-code" and doc["max_context_messages"] is None
+    assert doc["strategy"] is None  # as sent: no ctxview truncation
     for r in doc["requests"]:
         assert set(r) >= REQ_KEYS
         assert set(r["recorded"]) == {
@@ -527,3 +528,24 @@ def test_incremental_rejections_match_a_full_check(strategy: str, max_: int, see
         window = [msgs[i] for i in log.windows[r.index]]
         full = any(p.severity == "error" for p in check_protocol(window))
         assert r.rejected == full, (r.index, log.windows[r.index])
+
+
+def test_request_points_per_format() -> None:
+    msgs: list[dict[str, Any]] = [
+        {"role": "user", "content": "a"},
+        {"role": "assistant", "content": [{"type": "text", "text": "b"}]},
+        {"role": "user", "content": "c"},
+        {"role": "assistant", "content": [{"type": "text", "text": "d"}]},
+        {"role": "user", "content": "e"},
+    ]
+    metas: list[dict[str, Any]] = [{} for _ in msgs]
+
+    def sizes(fmt: str) -> list[int]:
+        s = LoadedSession("m", fmt, msgs, metas, model="claude-sonnet-4-5")
+        return [r.window_size for r in simulate(s, max_context_messages=50).requests]
+
+    assert sizes("messages") == [1, 3, 5]  # one per user message added
+    assert sizes("ctxview") == [1, 3]  # one per API response
+    assert sizes("request") == [5]  # the body: one
+    metas[3] = {"model": "<synthetic>"}  # Claude Code's own error replies are not API calls
+    assert sizes("claude-code") == [1]

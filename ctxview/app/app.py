@@ -71,6 +71,11 @@ KEYS_HELP: list[tuple[str, str]] = [
     ("n", "jump to the next message with a protocol error"),
     ("t", "jump from a tool_result to its tool_use (and from a tool_use to its result)"),
     ("backspace", "jump back"),
+    ("r", "repair: apply the fix of the selected message's protocol error"),
+    ("A", "repair all: every protocol error of the window"),
+    ("delete", "drop the selected message pair-safely (preview first)"),
+    ("c", "stub the selected message's tool_results or long text (preview first)"),
+    ("u", "undo the last edit or repair (as many as you like)"),
     ("tab / shift+tab", "move focus between panes"),
     ("i", "focus the chat input"),
     ("enter (chat input)", "send the message"),
@@ -88,6 +93,7 @@ KEYS_HELP: list[tuple[str, str]] = [
     ),
     ("S", "save as… (a new name)"),
     ("x", "export the request body ctxview would send next"),
+    ("R", "requests: every API request with its predicted cache, breaks and cost"),
     ("ctrl+e", "edit the system prompt (works in the chat input too)"),
     ("ctrl+b", "show / hide the config sidebar"),
     ("d", "show / hide the block detail pane"),
@@ -132,7 +138,13 @@ class CtxviewApp(App[int]):
         Binding("n", "next_problem", "Problem", show=False),
         Binding("t", "partner", "Tool pair", show=False),
         Binding("backspace", "jump_back", "Back", show=False),
+        Binding("r", "repair", "Repair", show=False),
+        Binding("A", "repair_all", "Repair all", show=False),
+        Binding("delete", "drop", "Drop", show=False),
+        Binding("c", "stub", "Stub", show=False),
+        Binding("u", "undo", "Undo", show=False),
         Binding("x", "export", "Export", show=False),
+        Binding("R", "requests", "Requests", show=False),
         Binding("d", "toggle_detail", "Detail", show=False),
         Binding("i", "focus_chat", "Chat", show=False),
         Binding("ctrl+b", "toggle_sidebar", "Sidebar", show=False),
@@ -155,6 +167,11 @@ class CtxviewApp(App[int]):
         "next_problem",
         "partner",
         "jump_back",
+        "repair",
+        "repair_all",
+        "drop",
+        "stub",
+        "undo",
         "export",
         "save_as",
         "toggle_detail",
@@ -192,6 +209,9 @@ class CtxviewApp(App[int]):
         self._detail_key: tuple[Any, ...] | None = None
         self._evict_buffer: list[Eviction] = []
         self._evict_timer: Any = None
+        from ctxview.app.editing import Editor
+
+        self.editor = Editor(self)
         #: files this session wrote (or was allowed to overwrite): ctrl+s saves over them quietly
         self._owned: set[str] = set()
         self._told_per_file = False
@@ -327,6 +347,7 @@ class CtxviewApp(App[int]):
         self._told_per_file = False
         self.exact_tokens = None
         self._back.clear()
+        self.editor.reset()
         self._update_titles()
         self.timeline.set_model(model)
         self.update_panes()
@@ -608,6 +629,7 @@ class CtxviewApp(App[int]):
             model.status(mid) if mid is not None else None,
             tuple(p.message for p in model.problems_for(mid)) if mid is not None else (),
             model.context.system_prompt if mid is None else None,
+            id(model.transcript[mid].message) if mid is not None else None,  # edits
         )
         if key == self._detail_key:
             return
@@ -672,6 +694,22 @@ class CtxviewApp(App[int]):
             mid = self._back.pop()
             self.timeline.select_id(mid)
 
+    # -- edits (ctxview/app/editing.py) ---------------------------------------------------------
+    def action_repair(self) -> None:
+        self.editor.repair_selected()
+
+    def action_repair_all(self) -> None:
+        self.editor.repair_all()
+
+    def action_drop(self) -> None:
+        self.editor.drop_selected()
+
+    def action_stub(self) -> None:
+        self.editor.stub_selected()
+
+    def action_undo(self) -> None:
+        self.editor.undo()
+
     def action_focus_chat(self) -> None:
         self.query_one("#chat", Input).focus()
 
@@ -683,6 +721,48 @@ class CtxviewApp(App[int]):
 
     def action_toggle_detail(self) -> None:
         self.main_screen.toggle_class("-hide-detail")
+
+    def action_requests(self) -> None:
+        """The Requests view of the open session, under the current max and strategy."""
+        from types import SimpleNamespace
+
+        from ctxview.app.screens.requests import RequestsScreen
+        from ctxview.config import price_overrides
+        from ctxview.core.pricing import PriceTable
+
+        m = self.model
+        records = m.transcript.records
+        loaded = m.session
+        same = len(records) == len(loaded.messages)
+        view = SimpleNamespace(
+            path=loaded.path,
+            format=loaded.format if same else "ctxview",
+            messages=[r.message for r in records],
+            metas=[r.meta for r in records],
+            system=loaded.system if same and loaded.system else m.context.system_prompt,
+            tools=m.tools,
+            model=m.model,
+        )
+        ctx = m.context
+        try:
+            prices = PriceTable(price_overrides(self.config))
+        except ValueError:
+            prices = PriceTable()
+        settings = {
+            "max_context_messages": ctx.max_context_messages,
+            "strategy": ctx.strategy,
+            "max_context_tokens": ctx.max_context_tokens,
+            "low_water_fraction": ctx.low_water_fraction,
+            "prices": prices,
+        }
+        label = f"simulated: {ctx.strategy}, max {ctx.max_context_messages}"
+
+        def chosen(mid: int | None) -> None:
+            if mid is not None:
+                self.timeline.select_id(mid)
+                self.timeline.focus()
+
+        self.push_screen(RequestsScreen(view, settings, label), chosen)
 
     def action_help(self) -> None:
         from ctxview.app.screens.modals import HelpScreen
@@ -854,7 +934,7 @@ class CtxviewApp(App[int]):
         from ctxview.sessions.store import save_session
 
         try:
-            save_session(path, self.session_document())
+            save_session(path, self.session_document(), make_parents=False)  # a typed path
             self._owned.add(os.path.abspath(path))
         except (OSError, ValueError) as exc:
             self.notify(
@@ -914,6 +994,15 @@ class CtxviewApp(App[int]):
                 f"wrote {path}: {len(body['messages'])} messages, ~{fmt_tokens(self.model.window_tokens)} tokens",
                 markup=False,
             )
+            state, short, first = self.model.verdict()
+            if state == "bad":  # the same contract as `ctxview export`: written, but said
+                self.notify(
+                    f"the API would reject this request ({short.removeprefix('✗ ')}): {first}",
+                    title="exported a request the API will reject",
+                    severity="warning",
+                    markup=False,
+                    timeout=10,
+                )
 
         self.push_screen(SavePathScreen("Export the next request body (JSON)", default), chosen)
 

@@ -59,6 +59,21 @@ class CtxviewCommands(Provider):
                 app.action_count_tokens,
             ),
             (
+                "Requests…",
+                "every API request: predicted cache, breaks, cost (R)",
+                app.action_requests,
+            ),
+            (
+                "Follow this transcript",
+                "apply new lines of the open Claude Code transcript as the agent writes them (f)",
+                app.action_follow,
+            ),
+            (
+                "Claude Code sessions…",
+                "the sessions under ~/.claude/projects, newest first (ctrl+l)",
+                app.action_sessions,
+            ),
+            (
                 "Make these settings the default",
                 "save this session's max, strategy and model to config.toml for new chats",
                 app.action_make_default,

@@ -20,6 +20,7 @@ from ctxview.core.context import ContextEvent, ConversationContext
 from ctxview.core.limits import MODEL_CONTEXT as MODEL_CONTEXT  # the rule lives in core.limits
 from ctxview.core.limits import context_size as context_size
 from ctxview.core.protocol import Problem, ProtocolChecker
+from ctxview.core.repair import next_version_key
 from ctxview.core.tokens import estimate_message, estimate_system, estimate_tools
 from ctxview.core.transcript import Transcript
 from ctxview.sessions.model import LoadedSession
@@ -160,6 +161,11 @@ class SessionModel:
         self._prev_window: list[int] = self.context.window_ids
         self.cache_prefix_tokens = 0
         self.cache_write_tokens = 0
+        #: the lowest id an edit changed since the last after_change (the cache is rewritten
+        #: from there)
+        self._edited_from: int | None = None
+        #: edited ids -> the key their current version is checked under
+        self._versions: dict[int, int] = {}
         self._window_total = 0
         self.transcript.listeners.append(self._on_event)
         if len(self.transcript) <= SYNC_TOKEN_LIMIT:
@@ -210,6 +216,22 @@ class SessionModel:
             self._tool_index = None
             if self.tokens_ready and event.message is not None:
                 self._append_tokens(event.ids[0], estimate_message(event.message))
+        elif event.kind == "edited":
+            self._edited(event)
+
+    def _edited(self, event: ContextEvent) -> None:
+        """A message changed under its id: its row, estimate, pairs and the memoised checks
+        (keyed by ids) are stale."""
+        mid = event.ids[0]
+        self._edited_from = mid if self._edited_from is None else min(mid, self._edited_from)
+        if event.message is not None:
+            # the checker is memoised on ids: the new version is checked under a key of its own
+            self._versions[mid] = next_version_key()
+        self._tool_index = None
+        self._info.pop(mid, None)
+        if event.message is not None and self.tokens_ready and mid < len(self._tok):
+            self._tok[mid] = estimate_message(event.message)
+            self._pre = list(accumulate(self._tok, initial=0))
 
     def take_evictions(self) -> list[Eviction]:
         """Evictions since the last call (for the animation and the notification)."""
@@ -220,7 +242,8 @@ class SessionModel:
         """Call after an operation on the context: rows and the cache line follow."""
         new = self.window_ids
         if self.tokens_ready:
-            self._update_cache(self._prev_window, new)
+            self._update_cache(self._prev_window, new, self._edited_from)
+        self._edited_from = None
         self._prev_window = new
         self.rebuild_rows()
 
@@ -363,6 +386,10 @@ class SessionModel:
         status = self.transcript.status(mid)
         if status != "evicted" and mid in self._compacted():
             return "compacted"  # before the last compaction block: the API ignores it
+        if status == "kept" and self.transcript.edited(mid):
+            return "edited"  # what is sent differs from what was recorded
+        if status == "evicted" and self.transcript[mid].meta.get("removed"):
+            return "dropped"  # an edit (or a repair) took it out of the window
         return status
 
     def _compacted(self) -> set[int]:
@@ -372,9 +399,23 @@ class SessionModel:
 
     # -- protocol --------------------------------------------------------------------------------
     @property
+    def checker(self) -> ProtocolChecker:
+        """The checker memoised on this window's ids (a repair re-checks with it)."""
+        return self._checker
+
+    def check_keys(self, entries: list[tuple[int, Any]]) -> list[int] | None:
+        """The keys the checker knows the window's messages by (None: their ids)."""
+        v = self._versions
+        return [v.get(i, i) for i, _ in entries] if v else None
+
+    @property
     def problems(self) -> list[Problem]:
         if self._problems is None:
-            self._problems = self._checker.check(self.context.entries(), self.system)
+            entries = self.context.entries()
+            keys = self.check_keys(entries)
+            if keys is not None:
+                entries = [(k, e[1]) for k, e in zip(keys, entries, strict=True)]
+            self._problems = self._checker.check(entries, self.system)
         return self._problems
 
     def problems_for(self, mid: int) -> list[Problem]:
@@ -393,6 +434,13 @@ class SessionModel:
         if len(self.context) == 0:
             return "empty", "no messages yet", ""
         errors = [p for p in self.problems if p.severity == "error"]
+        if self.tokens_ready:
+            # the request-level rule inspect applies too: a window over the model's context
+            from ctxview.core.limits import context_problem
+
+            over = context_problem(self.window_tokens, self.model)
+            if over is not None:
+                errors.append(over)
         if errors:
             n = len(errors)
             return "bad", f"✗ {n} problem{'s' if n != 1 else ''}", errors[0].message
@@ -474,9 +522,10 @@ class SessionModel:
 
         return token_breakdown(self.system, self.tools, self.message_tokens())
 
-    def _update_cache(self, old: list[int], new: list[int]) -> None:
+    def _update_cache(self, old: list[int], new: list[int], edited_from: int | None = None) -> None:
         """The prefix of the request the last change left unchanged (still a cache hit) against
-        the rest, which must be written to the cache again."""
+        the rest, which must be written to the cache again (an edit rewrites from the first
+        message it changed)."""
         if len(old) <= len(new) and new[: len(old)] == old:
             k = len(old)
         else:
@@ -484,6 +533,8 @@ class SessionModel:
             limit = min(len(old), len(new))
             while k < limit and old[k] == new[k]:
                 k += 1
+        if edited_from is not None:
+            k = min(k, bisect.bisect_left(new, edited_from))
         prefix = self.overhead_tokens + self.sum_ids(new[:k])
         self.cache_prefix_tokens = prefix
         self.cache_write_tokens = self.sum_ids(new[k:])

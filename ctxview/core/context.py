@@ -18,7 +18,7 @@ from ctxview.core.strategies import Strategy, get_strategy
 from ctxview.core.tokens import estimate_message, estimate_window
 from ctxview.core.window import Entry, Window, json_copy
 
-EventKind = Literal["added", "evicted", "config"]
+EventKind = Literal["added", "evicted", "config", "edited"]
 
 DEFAULT_MAX_CONTEXT_TOKENS = 200_000
 DEFAULT_LOW_WATER_FRACTION = 0.5
@@ -31,7 +31,10 @@ class ContextEvent:
     ``added``: ``ids`` holds the one new id, ``message`` the message, ``meta`` what the caller
     attached (timestamp, usage...). ``evicted``: ``ids`` in the order they left, ``reason`` is
     ``"add"``, ``"max"``, ``"strategy"``, ``"tokens"`` or ``"system"``. ``config``: a setting
-    changed (``reason`` names it) and nothing was evicted.
+    changed (``reason`` names it) and nothing was evicted. ``edited``: a window message was
+    edited by hand or by a repair (``reason``: ``"replace"`` with the new ``message``,
+    ``"remove"``: it left the window, ``"readmit"``: an undo put ``message`` back); ``ids`` holds
+    the one id.
     """
 
     kind: EventKind
@@ -215,6 +218,53 @@ class ConversationContext:
         if not isinstance(stored, dict):
             stored = dict(stored)
         return self._add(stored, meta)
+
+    # -- edits ---------------------------------------------------------------------------------
+    # Edits change the window in place, outside the strategy: they never evict, and the window
+    # keeps its order (ids increasing). Each costs O(window): they are a user's actions.
+    def _edit(
+        self, entries: list[Entry], mid: int, reason: str, message: dict[str, Any] | None
+    ) -> None:
+        window = self._window
+        cut = window.cut
+        window.clear()
+        for entry in entries:
+            window.append(entry)
+        window.cut = cut or reason == "remove"
+        self._compaction_ids = {
+            e[0] for e in entries if e[1].get("role") == "assistant" and has_compaction(e[1])
+        }
+        self._step += 1
+        if self._subscribers:
+            self._emit(ContextEvent("edited", self._step, (mid,), reason, message))
+
+    def replace_message(self, mid: int, message: Mapping[str, Any]) -> None:
+        """Replace the window message ``mid`` with ``message`` (copied); emits ``edited``."""
+        entries = list(self._window)
+        k = next((k for k, e in enumerate(entries) if e[0] == mid), None)
+        if k is None:
+            raise KeyError(f"message #{mid} is not in the window")
+        stored = json_copy(message)
+        entries[k] = (mid, stored)
+        self._edit(entries, mid, "replace", stored)
+
+    def remove_message(self, mid: int) -> None:
+        """Take the window message ``mid`` out of the window (an edit, not an eviction)."""
+        entries = list(self._window)
+        kept = [e for e in entries if e[0] != mid]
+        if len(kept) == len(entries):
+            raise KeyError(f"message #{mid} is not in the window")
+        self._edit(kept, mid, "remove", None)
+
+    def readmit_message(self, mid: int, message: Mapping[str, Any]) -> None:
+        """Put a message an edit removed back in the window, in id order (for undo)."""
+        if not 0 <= mid < self._next_id:
+            raise KeyError(f"no message #{mid}")
+        entries = [e for e in self._window if e[0] != mid]
+        stored = json_copy(message)
+        k = next((k for k, e in enumerate(entries) if e[0] > mid), len(entries))
+        entries.insert(k, (mid, stored))
+        self._edit(entries, mid, "readmit", stored)
 
     # -- truncation ----------------------------------------------------------------------------
     def _drain(self, reason: str) -> list[int]:

@@ -110,10 +110,16 @@ def normalise_model(model: str) -> str:
 def min_cacheable(model: str | None) -> tuple[int, bool]:
     """(minimum cacheable tokens, known): ``known`` is False when the default was assumed."""
     if model:
-        found = MIN_CACHEABLE.get(normalise_model(model))
+        name = normalise_model(model)
+        found = MIN_CACHEABLE.get(name)
         if found is not None:
             return found, True
+        if _SONNET_4_OR_5.match(name):  # the table's "Sonnet 4.x/5": every point release
+            return 1024, True
     return DEFAULT_MIN_CACHEABLE, False
+
+
+_SONNET_4_OR_5 = re.compile(r"^claude-sonnet-[45](-\d+)?$")
 
 
 _PRICE_KEYS = ("input", "cache_write_5m", "cache_write_1h", "cache_read", "output")

@@ -195,7 +195,8 @@ class RequestLog:
     """The requests of one session under one max and strategy, and how they were estimated."""
 
     requests: list[Request]
-    strategy: str
+    #: None when simulated as sent (no ctxview truncation)
+    strategy: str | None
     max_context_messages: int | None
     #: True: the windows are what the file says was sent (no ctxview truncation)
     as_sent: bool
@@ -766,10 +767,16 @@ def simulate(
             if read and best is not None and now is not None:
                 best.expires = max(best.expires, now + best.ttl)
             if total >= minimum:
-                entries.append(_Entry(key, n, (now if now is not None else 0.0) + ttl, ttl))
+                new = _Entry(key, n, (now if now is not None else 0.0) + ttl, ttl)
+                if all(
+                    e.key == key and e.length <= n and e.expires <= new.expires for e in entries
+                ):
+                    entries = [new]  # the usual case: the new entry outreaches and outlives all
+                else:
+                    entries.append(new)
+                    entries = _prune(entries, now)
                 ever_cached = True
                 prev_written = True
-                entries = _prune(entries, now)
             else:
                 prev_written = False
             prev_key, prev_len = key, n
@@ -859,7 +866,7 @@ def simulate(
         notes.append(f"minimum cacheable length of model {m!r} unknown: assumed 1,024 tokens")
     return RequestLog(
         out,
-        strat,
+        None if as_sent else strat,
         None if as_sent else max_,
         as_sent,
         session_model,

@@ -55,8 +55,38 @@ class Transcript:
             for mid in event.ids:
                 self._by_id[mid].evicted_step = event.step
                 self._window.discard(mid)
+        elif event.kind == "edited":
+            self._edited(event)
         for listener in self.listeners:
             listener(event)
+
+    def _edited(self, event: ContextEvent) -> None:
+        """An edit: the record holds what is sent; ``meta["original"]`` what was first recorded
+        (dropped again when an undo brings the original back); ``meta["removed"]`` marks a
+        message an edit took out of the window."""
+        rec = self._by_id[event.ids[0]]
+        meta = rec.meta
+        if event.reason == "remove":
+            rec.evicted_step = event.step
+            meta["removed"] = True
+            self._window.discard(rec.id)
+            return
+        if event.reason == "readmit":
+            rec.evicted_step = None
+            meta.pop("removed", None)
+            self._window.add(rec.id)
+        assert event.message is not None
+        original = meta.get("original", rec.message)
+        if event.message == original:
+            meta.pop("original", None)
+        else:
+            meta["original"] = original
+        rec.message = event.message
+
+    def edited(self, mid: int) -> bool:
+        """True when the message sent differs from the one recorded (an edit or a repair)."""
+        rec = self._by_id.get(mid)
+        return rec is not None and "original" in rec.meta
 
     def restore(self, records: list[Record], window_ids: list[int]) -> None:
         """Take a saved history at once (C-speed bulk updates; for 100,000 records)."""

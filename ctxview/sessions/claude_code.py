@@ -266,6 +266,8 @@ def rebuild(
                 continue
             b = _Builder("assistant", list(blocks), message_id=mid)
             b.lines.append(ln.number)
+            if mid is not None:
+                b.meta["message_id"] = mid  # the API response's id (one request per response)
             if ts:
                 b.meta["timestamp"] = ts
             if isinstance(msg.get("usage"), dict):

@@ -162,15 +162,18 @@ def clean_stale_temps(target: Path) -> list[str]:
     return removed
 
 
-def atomic_write(path: str | os.PathLike[str], data: bytes) -> None:
+def atomic_write(path: str | os.PathLike[str], data: bytes, *, make_parents: bool = True) -> None:
     """Write via a temp file in the same folder + fsync + rename: a crash leaves old or new.
 
     A symlink is written through (its target is replaced, the link stays); a directory, FIFO,
     device or socket is refused (never replaced). Errors are :class:`WriteRefused` naming the
     path given, never the temp file. Temp files left by killed saves are removed here.
+    ``make_parents=False`` (a path the user typed): a missing folder is an error, not created.
     """
     spath = os.fspath(path)
     target = _resolve_target(spath)
+    if not make_parents and not target.parent.is_dir():
+        raise WriteRefused(spath, f"no such folder: {target.parent}", 2)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -222,16 +225,20 @@ def check_no_api_key(data: bytes, what: str = "the session text") -> None:
         raise ValueError(f"refusing to save: {what} contains the ANTHROPIC_API_KEY value")
 
 
-def save_session(path: str | os.PathLike[str], document: dict[str, Any]) -> None:
+def save_session(
+    path: str | os.PathLike[str], document: dict[str, Any], *, make_parents: bool = True
+) -> None:
     data = json_text(document, indent=1).encode("utf-8")
     check_no_api_key(data)
-    atomic_write(path, data)
+    atomic_write(path, data, make_parents=make_parents)
 
 
-def save_request(path: str | os.PathLike[str], body: dict[str, Any]) -> int:
+def save_request(
+    path: str | os.PathLike[str], body: dict[str, Any], *, make_parents: bool = False
+) -> int:
     """Write a request body (``x``, ``export -o``): JSON with controls escaped, never the API
     key, atomically. Returns the bytes written."""
     data = (json_text(body, indent=2) + "\n").encode("utf-8")
     check_no_api_key(data, "the request body")
-    atomic_write(path, data)
+    atomic_write(path, data, make_parents=make_parents)
     return len(data)

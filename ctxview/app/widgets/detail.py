@@ -52,6 +52,7 @@ class BlockDetail(VerticalScroll, can_focus=True):
     BlockDetail .problem { color: $error; background: $error 10%; padding: 0 1; margin-bottom: 1; }
     BlockDetail .warning { color: $warning; background: $warning 10%; padding: 0 1; margin-bottom: 1; }
     BlockDetail .usage { color: $text-muted; }
+    BlockDetail .fix { color: $success; background: $success 10%; padding: 0 1; margin-bottom: 1; }
     BlockDetail .hint { color: $text-muted; text-style: italic; }
     BlockDetail .body { padding-left: 2; }
     BlockDetail Collapsible { padding: 0; margin: 0; border: none; background: $surface; }
@@ -150,12 +151,26 @@ class BlockDetail(VerticalScroll, can_focus=True):
                 style="italic",
             )
         out.append(Static(head, classes="head"))
-        for p in model.problems_for(mid):
+        problems = model.problems_for(mid)
+        for p in problems:
             cls = "problem" if p.severity == "error" else "warning"
             out.append(
                 Static(
                     Text(f"{'✗' if p.severity == 'error' else '⚠'} {p.code}: {visible(p.message)}"),
                     classes=cls,
+                )
+            )
+        if any(p.severity == "error" for p in problems):
+            out.append(self._fix(model, mid))
+        original = rec.meta.get("original")
+        if original is not None:
+            out.append(
+                Static(
+                    Text(
+                        "edited: the blocks below are what is sent; the original as recorded is "
+                        "underneath (u undoes an edit made in this session)"
+                    ),
+                    classes="hint",
                 )
             )
         meta = rec.meta
@@ -188,13 +203,34 @@ class BlockDetail(VerticalScroll, can_focus=True):
         if isinstance(content, str):
             out.append(Static(Text("text", style="bold"), classes="block-title"))
             out.append(Static(literal(_cut(content)), classes="body"))
+            if original is not None:
+                out.append(self._original(original))
             return out
         if not isinstance(content, list):
             out.append(Static(Text("(no content)"), classes="hint"))
             return out
         for j, block in enumerate(content):
             out.extend(self._block(model, mid, j, block))
+        if original is not None:
+            out.append(self._original(original))
         return out
+
+    @staticmethod
+    def _fix(model: SessionModel, mid: int) -> Widget:
+        """The fix ``r`` applies to this message's errors (core/repair.py), named."""
+        from ctxview.core.repair import fix_summary
+
+        lines = [
+            f"fix (r): {visible(fix_summary(p))}"
+            for p in model.problems_for(mid)
+            if p.severity == "error"
+        ]
+        return Static(Text("\n".join(lines)), classes="fix")
+
+    @staticmethod
+    def _original(original: Any) -> Widget:
+        label: Any = Content("original (as recorded, not sent)")
+        return Collapsible(Static(_json(original), classes="body"), title=label, collapsed=True)
 
     @staticmethod
     def _usage(u: Mapping[str, Any]) -> str:

@@ -35,7 +35,13 @@ STATUS_WIDTH = 9
 
 
 def summary_width(width: int) -> int:
-    return 26 if width >= 100 else 22 if width >= 76 else 16
+    """The blocks column narrows with the timeline, so the tokens and status columns always fit
+    (down to a 45-cell timeline: the sidebar forced on at 80 columns and less)."""
+    if width >= 100:
+        return 26
+    if width >= 76:
+        return 22
+    return max(8, min(16, width - 37))
 
 
 def column_header(width: int) -> str:
@@ -43,7 +49,8 @@ def column_header(width: int) -> str:
     sum_w = summary_width(width)
     fixed = 1 + 7 + 10 + sum_w + 1 + 8 + STATUS_WIDTH
     prev_w = max(0, width - fixed)
-    text = f" {'#':>6} {'role':<10}{'blocks':<{sum_w}} {'preview':<{prev_w}} {'tokens':>6}  {'status':<{STATUS_WIDTH}}"
+    preview = "preview"[:prev_w]  # never pushes the tokens and status titles off the edge
+    text = f" {'#':>6} {'role':<10}{'blocks':<{sum_w}} {preview:<{prev_w}} {'tokens':>6}  {'status':<{STATUS_WIDTH}}"
     return text[:width]
 
 
@@ -78,6 +85,8 @@ class Timeline(ScrollView, can_focus=True):
         "timeline--status-kept",
         "timeline--status-evicted",
         "timeline--status-compacted",
+        "timeline--status-edited",
+        "timeline--status-dropped",
         "timeline--user",
         "timeline--assistant",
         "timeline--error",
@@ -102,6 +111,8 @@ class Timeline(ScrollView, can_focus=True):
     Timeline > .timeline--status-kept { color: $success; }
     Timeline > .timeline--status-evicted { color: $text-disabled; text-style: italic; }
     Timeline > .timeline--status-compacted { color: $warning; text-style: italic; }
+    Timeline > .timeline--status-edited { color: $secondary; text-style: bold; }
+    Timeline > .timeline--status-dropped { color: $text-disabled; text-style: italic strike; }
     Timeline > .timeline--user { color: $secondary; }
     Timeline > .timeline--assistant { color: $primary; }
     Timeline > .timeline--error { color: $error; text-style: bold; }
@@ -344,12 +355,13 @@ class Timeline(ScrollView, can_focus=True):
         assert self.model is not None
         info = self.model.info(mid)
         status = self.model.status(mid)
-        problems = self.model.problems_for(mid) if status != "evicted" else []
+        out = status in ("evicted", "dropped")
+        problems = self.model.problems_for(mid) if not out else []
         has_error = any(p.severity == "error" for p in problems)
         row_style = base
         if status == "pinned":
             row_style += self._bg_style("timeline--pinned")
-        elif status == "evicted":
+        elif out:
             row_style += self.evicted_style()
         flash_t0 = self._flash.get(mid)
         if flash_t0 is not None:
@@ -357,7 +369,7 @@ class Timeline(ScrollView, can_focus=True):
         # the cursor's colours go on top of every column's own (a blue role on a blue cursor
         # would vanish)
         top = self._style("timeline--cursor") if cursor else Style()
-        dim = status == "evicted" and flash_t0 is None
+        dim = out and flash_t0 is None
         role_style = (
             Style()
             if dim

@@ -1,0 +1,216 @@
+"""The Requests view: one row per API request of the session (the request model of
+``ctxview.core.requests``), with bars for read / written / uncached tokens, the recorded usage
+beside the prediction, the cache break and the cost. Rows are drawn with the Line API, so a
+session of 50,000 requests scrolls like one of 10. Enter selects the request's newest message in
+the timeline.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual import events, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.geometry import Size
+from textual.reactive import reactive
+from textual.screen import ModalScreen
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.widgets import Static
+
+from ctxview.app.safe import one_line
+from ctxview.core.requests import Request, RequestLog
+from ctxview.textfmt import fmt_tokens
+
+BAR = 20
+
+
+def request_row(r: Request, scale: int) -> str:
+    """The text of one row (without the bar)."""
+    ts = one_line(r.timestamp or "", 40)[11:19]
+    rec = (
+        f"{fmt_tokens(r.recorded['cache_read_input_tokens'])}/"
+        f"{fmt_tokens(r.recorded['cache_creation_input_tokens'])}"
+        if r.recorded
+        else "—"
+    )
+    brk = f"{r.cache_break.reason}@{r.cache_break.position}" if r.cache_break else ""
+    cost = "—" if r.cost_usd is None else f"${r.cost_usd:.4f}"
+    return (
+        f"{r.index:>6} {ts:8} {r.window_size:>6} {fmt_tokens(r.input_tokens):>6} "
+        f"{fmt_tokens(r.cache_read):>6} {fmt_tokens(r.cache_write):>6} {rec:>13} "
+        f"{brk:<14} {cost:>9}"
+    )
+
+
+def header_row() -> str:
+    return (
+        f"{'#':>6} {'time':8} {'window':>6} {'input':>6} {'read':>6} {'write':>6} "
+        f"{'rec read/wr':>13} {'break':<14} {'cost':>9}  read▕write▕uncached"
+    )
+
+
+class RequestList(ScrollView, can_focus=True):
+    """Rows of requests (virtualised)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "cursor(-1)", "Up", show=False),
+        Binding("down,j", "cursor(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home,g", "jump(0)", "First", show=False),
+        Binding("end,G", "jump(-1)", "Last", show=False),
+    ]
+    DEFAULT_CSS = """
+    RequestList { height: 1fr; }
+    """
+    cursor: reactive[int] = reactive(0)
+
+    def __init__(self, log: RequestLog, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.reqlog = log
+        self.scale = max((r.input_tokens for r in log.requests), default=1) or 1
+        self.virtual_size = Size(120, len(log.requests))
+
+    def render_line(self, y: int) -> Strip:
+        idx = self.scroll_offset.y + y
+        reqs = self.reqlog.requests
+        if idx >= len(reqs):
+            return Strip.blank(self.size.width)
+        r = reqs[idx]
+        base = Style(reverse=True) if idx == self.cursor else Style()
+        segs = [Segment(request_row(r, self.scale) + "  ", base)]
+        n_read = round(BAR * r.cache_read / self.scale)
+        n_write = round(BAR * r.cache_write / self.scale)
+        n_unc = round(BAR * r.uncached / self.scale)
+        segs.append(Segment("█" * n_read, base + Style(color="green")))
+        segs.append(Segment("█" * n_write, base + Style(color="yellow")))
+        segs.append(Segment("█" * n_unc, base + Style(color="red")))
+        if r.redundancy:
+            segs.append(Segment(f" ⟳{r.redundancy.items}", base + Style(dim=True)))
+        strip = Strip(segs)
+        return strip.crop(self.scroll_offset.x, self.scroll_offset.x + self.size.width)
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        self.scroll_to_region_cursor()
+        self.refresh()
+
+    def scroll_to_region_cursor(self) -> None:
+        top = self.scroll_offset.y
+        h = max(1, self.size.height)
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False)
+        elif self.cursor >= top + h:
+            self.scroll_to(y=self.cursor - h + 1, animate=False)
+
+    def _move(self, to: int) -> None:
+        n = len(self.reqlog.requests)
+        if n:
+            self.cursor = max(0, min(n - 1, to))
+
+    def action_cursor(self, delta: int) -> None:
+        self._move(self.cursor + delta)
+
+    def action_page(self, direction: int) -> None:
+        self._move(self.cursor + direction * max(1, self.size.height - 1))
+
+    def action_jump(self, where: int) -> None:
+        self._move(where if where >= 0 else len(self.reqlog.requests) - 1)
+
+    def on_click(self, event: events.Click) -> None:
+        self._move(self.scroll_offset.y + event.y)
+
+
+class RequestsScreen(ModalScreen[int | None]):
+    """Requests of the open session; dismissed with the transcript id to select, or None."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q", "close", "Close"),
+        Binding("enter", "choose", "Show in timeline"),
+    ]
+    DEFAULT_CSS = """
+    RequestsScreen { align: center middle; }
+    RequestsScreen > Vertical {
+        width: 96%; height: 90%; background: $panel; border: thick $primary; padding: 0 1;
+    }
+    RequestsScreen .head { color: $text-muted; text-style: bold; }
+    RequestsScreen .hint { color: $text-muted; }
+    """
+
+    def __init__(self, session: Any, settings: dict[str, Any], label: str) -> None:
+        super().__init__()
+        self.session = session
+        self.settings = settings
+        self.label = label
+        self.reqlog: RequestLog | None = None
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Text(f"Requests · {self.label}"), id="title")
+            yield Static(Text("computing the requests…"), id="summary")
+            yield Static(Text(header_row(), no_wrap=True, overflow="crop"), classes="head")
+            yield Static(
+                Text("enter: show in the timeline · escape: close · j/k PgUp/PgDn g/G"),
+                classes="hint",
+            )
+
+    def on_mount(self) -> None:
+        self.compute()
+
+    @work(thread=True, exclusive=True)
+    def compute(self) -> None:
+        from ctxview.core.requests import simulate
+
+        try:
+            log = simulate(self.session, **self.settings)
+        except ValueError as exc:
+            self.app.call_from_thread(self._failed, str(exc))
+            return
+        self.app.call_from_thread(self._show, log)
+
+    def _failed(self, msg: str) -> None:
+        self.query_one("#summary", Static).update(Text(one_line(msg, 200)))
+
+    def _show(self, log: RequestLog) -> None:
+        self.reqlog = log
+        t = log.totals()
+        cost = "—" if t["cost_usd"] is None else f"${t['cost_usd']:.2f}"
+        hit = "—" if t["hit_rate"] is None else f"{100 * t['hit_rate']:.1f}%"
+        rec = (
+            ""
+            if t["recorded_hit_rate"] is None
+            else f" (recorded {100 * t['recorded_hit_rate']:.1f}%)"
+        )
+        breaks: dict[str, int] = {}
+        for r in log.requests:
+            if r.cache_break:
+                breaks[r.cache_break.reason] = breaks.get(r.cache_break.reason, 0) + 1
+        line = (
+            f"{t['requests']:,} requests · input {fmt_tokens(t['input_tokens'])} · hit rate "
+            f"{hit}{rec} · cost {cost} · breaks: "
+            + (", ".join(f"{k} {v}" for k, v in breaks.items()) or "none")
+        )
+        err = t.get("token_error")
+        if err:
+            line += f" · token error median {100 * err['median']:.1f}%"
+        self.query_one("#summary", Static).update(Text(line))
+        lst = RequestList(log, id="requests")
+        self.query_one(Vertical).mount(lst, before=self.query_one(".hint"))
+        lst.focus()
+        self.call_after_refresh(lst.action_jump, -1)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    def action_choose(self) -> None:
+        if self.reqlog is None or not self.reqlog.requests:
+            self.dismiss(None)
+            return
+        r = self.reqlog.requests[self.query_one(RequestList).cursor]
+        target = r.message_ids[-1] if r.message_ids else r.response_id
+        self.dismiss(target)

@@ -1,0 +1,227 @@
+"""Edits of a window, computed headlessly: drop a message pair-safely, stub its content, apply a
+repair; each as a plan of ``{id: new message or None (removed)}`` with a preview of its effect.
+
+The plan is applied through :class:`~ctxview.core.context.ConversationContext`'s edit API
+(``replace_message`` / ``remove_message``; ``readmit_message`` undoes a removal).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxview.core.protocol import Problem, ProtocolChecker
+from ctxview.core.repair import Fix, next_version_key, repair
+from ctxview.core.tokens import estimate_message, estimate_window
+from ctxview.core.window import Entry, json_copy
+
+#: What a stubbed block's content becomes (``N`` = characters removed).
+STUB = "[stubbed by ctxview: {n:,} characters removed]"
+
+
+@dataclass
+class EditPlan:
+    """Changes to window messages by id: a new message, or None to take it out of the window."""
+
+    what: str
+    changes: dict[int, dict[str, Any] | None] = field(default_factory=dict)
+    fixes: list[Fix] = field(default_factory=list)
+    #: why nothing can be done (the plan is empty)
+    reason: str = ""
+
+    @property
+    def empty(self) -> bool:
+        return not self.changes
+
+
+@dataclass(frozen=True)
+class Preview:
+    errors_before: int
+    errors_after: list[Problem]
+    tokens_before: int
+    tokens_after: int
+
+    @property
+    def tokens_saved(self) -> int:
+        return self.tokens_before - self.tokens_after
+
+    def verdict(self) -> str:
+        if not self.errors_after:
+            return "valid: the API will accept the window after this edit"
+        first = self.errors_after[0]
+        more = len(self.errors_after) - 1
+        return (
+            f"rejected after this edit: {first.code}"
+            + (f" (+{more} more)" if more else "")
+            + f" · {self.errors_before} error(s) before it"
+        )
+
+
+def _blocks(message: Mapping[str, Any]) -> list[Any]:
+    content = message.get("content")
+    return list(content) if isinstance(content, list) else []
+
+
+def _btype(block: Any) -> Any:
+    return block.get("type") if isinstance(block, Mapping) else None
+
+
+def apply_plan(entries: Sequence[Entry], plan: EditPlan) -> list[dict[str, Any]]:
+    """The window's messages after the plan."""
+    out: list[dict[str, Any]] = []
+    for mid, msg in entries:
+        if mid in plan.changes:
+            new = plan.changes[mid]
+            if new is not None:
+                out.append(new)
+        else:
+            out.append(msg)
+    return out
+
+
+def preview(
+    entries: Sequence[Entry],
+    plan: EditPlan,
+    system: Any = None,
+    checker: ProtocolChecker | None = None,
+    tokens_before: int | None = None,
+    keys: Sequence[int] | None = None,
+) -> Preview:
+    """The verdict and the tokens after ``plan``. With ``checker`` memoised on the entries' ids
+    (the TUI's; ``keys``: the keys it knows them by, when not their ids) and ``tokens_before``
+    (the window's messages), only the changed messages cost more than a look-up."""
+    chk = checker if checker is not None else ProtocolChecker(memo=False)
+    keyed = (
+        list(entries) if keys is None else [(k, e[1]) for k, e in zip(keys, entries, strict=True)]
+    )
+    errs_before = sum(1 for p in chk.check(keyed, system) if p.severity == "error")
+    after: list[Entry] = []
+    delta = 0
+    for (mid, msg), (key, _) in zip(entries, keyed, strict=True):
+        if mid in plan.changes:
+            new = plan.changes[mid]
+            delta -= estimate_message(msg)
+            if new is not None:
+                delta += estimate_message(new)
+                after.append((next_version_key(), new))
+        else:
+            after.append((key, msg))
+    errs = [p for p in chk.check(after, system) if p.severity == "error"]
+    if tokens_before is None:
+        tokens_before = sum(estimate_message(m) for _, m in entries)
+    return Preview(errs_before, errs, tokens_before, tokens_before + delta)
+
+
+def drop_plan(entries: Sequence[Entry], mid: int) -> EditPlan:
+    """Drop window message ``mid`` pair-safely: the tool_results answering its tool_uses, and the
+    tool_uses its tool_results answer, go with it (their messages too when nothing else is
+    left)."""
+    by_id = dict(entries)
+    if mid not in by_id:
+        return EditPlan("drop", reason=f"#{mid} is not in the window")
+    msg = by_id[mid]
+    use_ids = {str(b.get("id")) for b in _blocks(msg) if _btype(b) == "tool_use"}
+    result_ids = {str(b.get("tool_use_id")) for b in _blocks(msg) if _btype(b) == "tool_result"}
+    plan = EditPlan("drop", {mid: None})
+    partners = 0
+    for other, m in entries:
+        if other == mid:
+            continue
+        blocks = _blocks(m)
+        kept = [
+            b
+            for b in blocks
+            if not (_btype(b) == "tool_result" and str(b.get("tool_use_id")) in use_ids)
+            and not (_btype(b) == "tool_use" and str(b.get("id")) in result_ids)
+        ]
+        if len(kept) != len(blocks):
+            partners += len(blocks) - len(kept)
+            plan.changes[other] = {**json_copy(m), "content": json_copy(kept)} if kept else None
+    n = len(plan.changes)
+    plan.what = f"drop #{mid}" + (
+        f" with {partners} paired block(s) in {n - 1} other message(s)" if n > 1 else ""
+    )
+    return plan
+
+
+def stub_plan(entries: Sequence[Entry], mid: int) -> EditPlan:
+    """Replace the content of #mid's tool_result blocks (else its text blocks) with a short
+    placeholder, keeping ids, types and error flags."""
+    by_id = dict(entries)
+    if mid not in by_id:
+        return EditPlan("stub", reason=f"#{mid} is not in the window")
+    msg = by_id[mid]
+    content = msg.get("content")
+    if isinstance(content, str):
+        if len(content) <= 60:
+            return EditPlan("stub", reason="the text is already short")
+        new_msg = {**json_copy(msg), "content": STUB.format(n=len(content))}
+        return EditPlan(f"stub the text of #{mid}", {mid: new_msg})
+    blocks = json_copy(_blocks(msg))
+    kind = "tool_result" if any(_btype(b) == "tool_result" for b in blocks) else "text"
+    n_stubbed = 0
+    for b in blocks:
+        if _btype(b) != kind:
+            continue
+        if kind == "tool_result":
+            old = b.get("content")
+            size = len(old) if isinstance(old, str) else len(str(old))
+            if isinstance(old, str) and old.startswith("[stubbed by ctxview"):
+                continue
+            b["content"] = STUB.format(n=size)
+        else:
+            text = b.get("text")
+            if not isinstance(text, str) or len(text) <= 60:
+                continue
+            b["text"] = STUB.format(n=len(text))
+        n_stubbed += 1
+    if not n_stubbed:
+        return EditPlan("stub", reason="nothing to stub: no tool_result, and no long text block")
+    return EditPlan(
+        f"stub {n_stubbed} {kind} block(s) of #{mid}", {mid: {**json_copy(msg), "content": blocks}}
+    )
+
+
+def repair_plan(
+    entries: Sequence[Entry],
+    system: Any = None,
+    only: int | None = None,
+    checker: ProtocolChecker | None = None,
+    keys: Sequence[int] | None = None,
+) -> EditPlan:
+    """The repair of the window's errors (of the problems at message ``only`` when given), as
+    edits. A fix that inserts a message (an answer before a ``system`` turn) cannot be an edit:
+    the plan then says so."""
+    ids = [mid for mid, _ in entries]
+    msgs = [m for _, m in entries]
+    pos: int | None = None
+    if only is not None:
+        if only not in ids:
+            return EditPlan("repair", reason=f"#{only} is not in the window")
+        pos = ids.index(only)
+    result = repair(msgs, system, only=pos, keys=keys if keys is not None else ids, checker=checker)
+    if any(o is None for o in result.origin):
+        return EditPlan(
+            "repair",
+            reason="the fix inserts a new user message: use `ctxview repair FILE` for it",
+        )
+    if not result.fixes:
+        return EditPlan(
+            "repair",
+            reason=f"no safe fix: {result.unfixable[0].code}" if result.unfixable else "no errors",
+        )
+    plan = EditPlan("repair", fixes=result.fixes)
+    kept = {o for o in result.origin if o is not None}
+    for out, o in zip(result.messages, result.origin, strict=True):
+        if o is not None and out is not msgs[o]:
+            plan.changes[ids[o]] = out
+    for o in range(len(msgs)):
+        if o not in kept:
+            plan.changes[ids[o]] = None
+    plan.what = "; ".join(f.detail for f in result.fixes)
+    return plan
+
+
+def window_tokens(entries: Sequence[Entry], system: Any = None) -> int:
+    return estimate_window([m for _, m in entries], system)

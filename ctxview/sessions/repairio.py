@@ -1,0 +1,152 @@
+"""``ctxview repair``: repair an opened file's window and write it back in its own format.
+
+The window repaired is the one ``inspect`` checks (the final window of the replay). What is
+written:
+
+* a request body: the same body (every other top-level field kept) with the repaired messages;
+* a bare messages list: the repaired window as a list;
+* a ctxview session: the same session, whose transcript keeps every message; changed messages
+  hold the sent version and keep the original under ``meta.original`` (``meta.edited`` names the
+  fix), dropped ones leave the window (``meta.edited``), inserted answers become new records;
+* a Claude Code transcript (which ctxview cannot write): the request body of the repaired window.
+
+Headless: no Textual, no SDK.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ctxview.core.repair import RepairResult, repair
+from ctxview.sessions.replay import Replay
+from ctxview.sessions.store import session_document
+
+
+@dataclass
+class RepairedFile:
+    result: RepairResult
+    #: the format written (``request`` for a Claude Code transcript)
+    format: str
+    #: the JSON document to write
+    document: Any
+    #: window positions -> transcript ids (for reporting)
+    window_ids: list[int]
+
+
+def request_document(rep: Replay, result: RepairResult, defaults: dict[str, Any]) -> dict[str, Any]:
+    """A request body: the session's fields (as ``export`` writes them) with the repaired
+    messages and system."""
+    session = rep.session
+    body: dict[str, Any] = {
+        "model": session.model or defaults.get("model"),
+        "max_tokens": session.max_tokens or defaults.get("max_tokens"),
+    }
+    if session.request_params:
+        body.update(session.request_params)
+    system = result.system if session.system is not None else rep.context.system_prompt
+    if system:
+        body["system"] = system
+    body["messages"] = result.messages
+    if session.tools:
+        body["tools"] = session.tools
+    return body
+
+
+def _edited_session(rep: Replay, result: RepairResult) -> dict[str, Any]:
+    session = rep.session
+    ctx = rep.context
+    doc = session_document(
+        ctx,
+        rep.transcript,
+        model=session.model,
+        max_tokens=session.max_tokens,
+        system=result.system if session.system is not None else None,
+        tools=session.tools,
+        title=session.title,
+        request_params=session.request_params,
+    )
+    step = int(doc["step"]) + 1
+    window_ids = ctx.window_ids
+    notes: dict[int, list[str]] = {}
+    for fix in result.fixes:
+        for pos in fix.touched:
+            notes.setdefault(window_ids[pos], []).append(f"{fix.code}: {fix.detail}")
+    old_records: list[dict[str, Any]] = doc["transcript"]
+    by_old = {r["id"]: r for r in old_records}
+    kept_pos = {o for o in result.origin if o is not None}
+    # changed messages: the sent version, with the original kept beside it
+    for out, o in zip(result.messages, result.origin, strict=True):
+        if o is None or o not in result.touched:
+            continue
+        rec = by_old[window_ids[o]]
+        meta = dict(rec.get("meta") or {})
+        meta.setdefault("original", rec["message"])
+        meta["edited"] = notes.get(window_ids[o], [])
+        rec["meta"] = meta
+        rec["message"] = out
+    # dropped messages: out of the window, the reason noted
+    for pos in result.touched - kept_pos:
+        rec = by_old[window_ids[pos]]
+        meta = dict(rec.get("meta") or {})
+        meta["edited"] = [*notes.get(window_ids[pos], []), "dropped from the window by repair"]
+        meta["removed"] = True
+        rec["meta"] = meta
+        rec["evicted_at_step"] = step
+    # inserted messages: new records just before the window message that follows them (ids are
+    # transcript positions, so the records after them are renumbered)
+    before: dict[int, list[dict[str, Any]]] = {}
+    pending: list[dict[str, Any]] = []
+    for out, o in zip(result.messages, result.origin, strict=True):
+        if o is None:
+            pending.append(out)
+        elif pending:
+            before[window_ids[o]] = pending
+            pending = []
+    records: list[dict[str, Any]] = []
+    inserted: list[int] = []
+    new_id: dict[int, int] = {}
+
+    def insert(messages: list[dict[str, Any]]) -> None:
+        for m in messages:
+            inserted.append(len(records))
+            records.append(
+                {
+                    "id": len(records),
+                    "message": m,
+                    "timestamp": None,
+                    "usage": None,
+                    "added_at_step": step,
+                    "evicted_at_step": None,
+                    "meta": {"edited": ["inserted by repair"]},
+                }
+            )
+
+    for rec in old_records:
+        insert(before.get(rec["id"], []))
+        new_id[rec["id"]] = len(records)
+        rec["id"] = len(records)
+        records.append(rec)
+    insert(pending)
+    it = iter(inserted)
+    ids = [next(it) if o is None else new_id[window_ids[o]] for o in result.origin]
+    doc["transcript"] = records
+    doc["window"] = {"ids": ids, "cut": bool(doc["window"]["cut"]) or bool(result.removed)}
+    doc["step"] = step
+    return doc
+
+
+def repair_replay(rep: Replay, defaults: dict[str, Any]) -> RepairedFile:
+    """Repair the final window of a replayed file and build the document to write."""
+    entries = rep.context.entries()
+    window = [m for _, m in entries]
+    window_ids = [mid for mid, _ in entries]
+    session = rep.session
+    system = session.system if session.system is not None else rep.context.system_prompt
+    result = repair(window, system)
+    fmt = session.format
+    if fmt == "messages":
+        return RepairedFile(result, "messages", result.messages, window_ids)
+    if fmt == "ctxview":
+        return RepairedFile(result, "ctxview", _edited_session(rep, result), window_ids)
+    return RepairedFile(result, "request", request_document(rep, result, defaults), window_ids)

@@ -1,0 +1,161 @@
+"""Edits through ConversationContext's edit API, and the plans of core/edits.py (issue 13)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ctxview import ConversationContext, Transcript, check_protocol
+from ctxview.core.edits import STUB, EditPlan, drop_plan, preview, repair_plan, stub_plan
+from ctxview.core.protocol import errors
+
+
+def _loop() -> tuple[ConversationContext, Transcript, list[Any]]:
+    ctx = ConversationContext(max_context_messages=20)
+    tr = Transcript(ctx)
+    events: list[Any] = []
+    ctx.subscribe(events.append)
+    ctx.add_user_message("read a.txt")
+    ctx.add_assistant_message(
+        [
+            {"type": "text", "text": "reading"},
+            {"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "a.txt"}},
+        ]
+    )
+    ctx.add_tool_results([{"tool_use_id": "t1", "content": "A" * 4000}])
+    ctx.add_assistant_message([{"type": "text", "text": "it is long"}])
+    ctx.add_user_message("thanks")
+    return ctx, tr, events
+
+
+def test_replace_remove_readmit_emit_edited_and_keep_the_original() -> None:
+    ctx, tr, events = _loop()
+    original = tr[2].message
+    new = {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}],
+    }
+    ctx.replace_message(2, new)
+    assert events[-1].kind == "edited" and events[-1].reason == "replace"
+    assert events[-1].ids == (2,)
+    assert ctx.messages[2] == new and tr[2].message == new
+    assert tr.edited(2) and tr[2].meta["original"] == original
+    assert ctx.estimated_tokens < 1000
+    ctx.replace_message(2, original)  # back to the original: no longer edited
+    assert not tr.edited(2)
+    ctx.remove_message(3)
+    assert ctx.window_ids == [0, 1, 2, 4] and not tr.in_window(3)
+    assert tr[3].meta["removed"] is True and tr.status(3) == "evicted"
+    ctx.readmit_message(3, tr[3].message)
+    assert ctx.window_ids == [0, 1, 2, 3, 4] and tr.in_window(3)
+    assert "removed" not in tr[3].meta
+    with pytest.raises(KeyError):
+        ctx.replace_message(99, new)
+    with pytest.raises(KeyError):
+        ctx.remove_message(99)
+    # adds go on as before after edits
+    ctx.add_user_message("more")
+    assert ctx.window_ids[-1] == 5
+
+
+def test_drop_is_pair_safe_both_ways() -> None:
+    ctx, _, _ = _loop()
+    plan = drop_plan(ctx.entries(), 1)  # the tool_use: its result goes too
+    assert plan.changes == {1: None, 2: None}
+    assert "paired" in plan.what
+    pv = preview(ctx.entries(), plan)
+    assert pv.errors_after == [] and pv.tokens_saved > 900
+    plan = drop_plan(ctx.entries(), 2)  # the result: the tool_use block goes, the text stays
+    assert plan.changes[2] is None
+    assert plan.changes[1] == {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "reading"}],
+    }
+    assert preview(ctx.entries(), plan).errors_after == []
+
+
+def test_stub_keeps_ids_and_saves_tokens() -> None:
+    ctx, _, _ = _loop()
+    plan = stub_plan(ctx.entries(), 2)
+    (new,) = plan.changes.values()
+    assert new is not None
+    block = new["content"][0]
+    assert block["tool_use_id"] == "t1" and block["content"] == STUB.format(n=4000)
+    pv = preview(ctx.entries(), plan)
+    assert pv.errors_after == [] and pv.tokens_saved > 900
+    assert stub_plan(ctx.entries(), 4).empty  # a short user text
+
+
+def test_repair_plan_of_one_message() -> None:
+    ctx = ConversationContext(max_context_messages=3)
+    _ = Transcript(ctx)
+    ctx.add_user_message("go")
+    ctx.add_assistant_message([{"type": "tool_use", "id": "a", "name": "f", "input": {}}])
+    ctx.add_tool_results([{"tool_use_id": "a", "content": "r"}])
+    ctx.add_assistant_message([{"type": "text", "text": "done"}])  # seed evicts the tool_use
+    assert errors(check_protocol(ctx.messages))
+    plan = repair_plan(ctx.entries(), only=2)
+    assert plan.changes == {2: None} and [f.code for f in plan.fixes] == ["orphan_tool_result"]
+    assert repair_plan(ctx.entries(), only=3).reason == "no errors"
+
+
+def test_previews_and_repairs_share_a_memoised_checker_safely() -> None:
+    """Changed versions get process-unique keys: a checker memoised on the window's ids (the
+    TUI's) never answers for another version."""
+    from ctxview.core.protocol import ProtocolChecker
+
+    ctx, _, _ = _loop()
+    checker = ProtocolChecker()
+    entries = ctx.entries()
+    checker.check(entries)
+    # dropping only the tool_result breaks the window; the pair-safe drop of the tool_use does not
+    broken = EditPlan("x", {2: None})
+    safe = drop_plan(entries, 1)
+    assert [p.code for p in preview(entries, broken, checker=checker).errors_after] == [
+        "unanswered_tool_use"
+    ]
+    assert preview(entries, safe, checker=checker).errors_after == []
+    assert [p.code for p in preview(entries, broken, checker=checker).errors_after] == [
+        "unanswered_tool_use"
+    ]
+    plan = repair_plan([e for e in entries if e[0] != 1], checker=checker)  # the result orphaned
+    assert [f.code for f in plan.fixes] == ["orphan_tool_result"]
+
+
+def test_model_problems_follow_every_edit() -> None:
+    """The app model's memoised checks (keyed by ids) see each new version of an edited message."""
+    import random
+
+    from ctxview.app.model import SessionModel
+    from ctxview.sessions.model import LoadedSession
+    from ctxview.sessions.replay import replay
+
+    _, tr0, _ = _loop()
+    msgs = [r.message for r in tr0.records]
+    model = SessionModel(
+        replay(LoadedSession("t.json", "request", msgs, [{} for _ in msgs])), None, "m"
+    )
+    ctx = model.context
+    rng = random.Random(7)
+    removed: dict[int, Any] = {}
+    for _ in range(60):
+        ids = ctx.window_ids
+        mid = rng.choice(ids[1:])
+        op = rng.randint(0, 4)
+        if op == 4:  # a version the API rejects, under the same id
+            ctx.replace_message(mid, {"role": msgs[mid]["role"], "content": []})
+        elif op == 0:
+            plan = stub_plan(ctx.entries(), mid)
+            if not plan.empty:
+                ctx.replace_message(mid, plan.changes[mid])
+        elif op == 1 and len(ids) > 2:
+            removed[mid] = model.transcript[mid].message
+            ctx.remove_message(mid)
+        elif op == 2 and removed:
+            back = rng.choice(sorted(removed))
+            ctx.readmit_message(back, removed.pop(back))
+        else:
+            ctx.replace_message(mid, msgs[mid])
+        model.after_change()
+        assert model.problems == check_protocol(ctx.messages), (op, mid)
