@@ -22,6 +22,7 @@ SUBCOMMANDS = (
     "sessions",
     "repair",
     "diff",
+    "chat",
 )
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_UNREADABLE = 0, 1, 2
@@ -62,7 +63,7 @@ def build_app_parser() -> argparse.ArgumentParser:
         "ctxview requests FILE [--json] | ctxview compare FILE [--json] | "
         "ctxview repair FILE [-o OUT] [--dry-run] [--json] | ctxview diff A B [--json] | "
         "ctxview config path|show|set KEY VALUE. Live: ctxview FILE --follow | ctxview sessions "
-        "[--json] | ctxview proxy [--record FILE]. See `ctxview COMMAND --help`.",
+        "[--json] | ctxview proxy [--record FILE]. Chat: ctxview chat --no-tui PROMPT. See `ctxview COMMAND --help`.",
     )
     p.add_argument("--version", action="version", version=f"ctxview {__version__}")
     p.add_argument(
@@ -132,6 +133,9 @@ def build_sub_parser() -> argparse.ArgumentParser:
     from ctxview.live.commands import add_parsers as add_live_parsers
 
     add_live_parsers(sub)
+    from ctxview.chat.run import add_parser as add_chat_parser
+
+    add_chat_parser(sub, _positive_int)
     return p
 
 
@@ -522,6 +526,10 @@ def _handler(command: str) -> Callable[[argparse.Namespace], int]:
 
         live: Callable[[argparse.Namespace], int] = getattr(commands, f"cmd_{command}")
         return live
+    if command == "chat":
+        from ctxview.chat.run import cmd_chat
+
+        return cmd_chat
     return {
         "inspect": cmd_inspect,
         "export": cmd_export,

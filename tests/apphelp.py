@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from ctxview.app.app import CtxviewApp
+from ctxview.app.chat import ChatController
 from ctxview.app.model import SessionModel
 from ctxview.chat.backends import AnthropicBackend, OfflineBackend
-from ctxview.chat.controller import ChatController
 from ctxview.config import load_config
 from ctxview.sessions import LoadedSession, load_session, replay
 

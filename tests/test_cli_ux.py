@@ -36,9 +36,9 @@ def test_request_timeout_is_a_config_key(capsys: pytest.CaptureFixture[str]) -> 
 
 def test_request_timeout_reaches_the_sdk_client(capsys: pytest.CaptureFixture[str]) -> None:
     from ctxview.app.app import CtxviewApp
+    from ctxview.app.chat import ChatController
     from ctxview.app.model import SessionModel
     from ctxview.chat.backends import AnthropicBackend
-    from ctxview.chat.controller import ChatController
     from ctxview.config import load_config
     from ctxview.sessions import LoadedSession, replay
 

@@ -1,4 +1,4 @@
-"""The core and the readers import neither Textual nor the anthropic SDK."""
+"""The core, the readers and the chat loop import neither Textual nor the anthropic SDK."""
 
 from __future__ import annotations
 
@@ -33,3 +33,28 @@ def test_core_imports_neither_textual_nor_sdk() -> None:
         m for m in loaded if m.split(".")[0] in {"textual", "anthropic", "httpx", "httpx2", "rich"}
     }
     assert not bad, bad
+
+
+def test_chat_imports_neither_textual_nor_sdk() -> None:
+    """Every module of ``ctxview.chat`` (the headless agent loop and ``chat --no-tui``): the SDK
+    is imported on the first request, never at import time."""
+    import pkgutil
+
+    import ctxview.chat
+
+    names = ["ctxview.chat"] + [
+        f"ctxview.chat.{m.name}" for m in pkgutil.iter_modules(ctxview.chat.__path__)
+    ]
+    assert {"ctxview.chat.loop", "ctxview.chat.run", "ctxview.chat.backends"} <= set(names)
+    loaded = _loaded(names)
+    bad = {m for m in loaded if m.split(".")[0] in {"textual", "anthropic", "httpx", "rich"}}
+    assert not bad, bad
+    assert not any(m.startswith("ctxview.app") for m in loaded)
+
+
+def test_palette_and_chat_adapter_do_not_import_the_app_module() -> None:
+    """No import circle: the palette provider and the chat adapter name the app for the type
+    checker only."""
+    loaded = _loaded(["ctxview.app.commands", "ctxview.app.chat"])
+    assert "ctxview.app.commands" in loaded and "ctxview.app.chat" in loaded
+    assert "ctxview.app.app" not in loaded

@@ -247,7 +247,7 @@ class CtxviewApp(App[int]):
         self._apply_width(self.size.width)
         self.update_panes()
         if self.chat is None:
-            from ctxview.chat.controller import ChatController
+            from ctxview.app.chat import ChatController
 
             self.chat = ChatController(self, offline=self.offline)
         self.chat.warm()

@@ -1,0 +1,242 @@
+"""The chat in the TUI: a thin adapter between the app and the headless agent loop
+(``ctxview.chat.loop``). It runs the loop's turns as workers, turns its events into the draft row,
+the timeline and notifications, and answers its pre-send question with ``ConfirmSendScreen``."""
+
+from __future__ import annotations
+
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ctxview.app.model import Draft
+from ctxview.chat.backends import AnthropicBackend, Backend, ChatError, import_sdk
+from ctxview.chat.loop import (
+    Added,
+    AgentLoop,
+    ChatEvent,
+    Fault,
+    SaveFailed,
+    Sending,
+    TextDelta,
+    ThinkingDelta,
+    TurnDone,
+    make_backend,
+)
+from ctxview.chat.tools import ToolSettings
+from ctxview.core.protocol import Problem
+
+if TYPE_CHECKING:
+    from ctxview.app.app import CtxviewApp
+    from ctxview.core.context import ConversationContext
+
+
+class AppSession:
+    """The loop's :class:`~ctxview.chat.loop.ChatSession`: whatever session the app shows now."""
+
+    def __init__(self, app: CtxviewApp) -> None:
+        self.app = app
+
+    @property
+    def context(self) -> ConversationContext:
+        return self.app.model.context
+
+    @property
+    def tools(self) -> list[Any]:
+        return self.app.model.tools
+
+    def request_body(self) -> dict[str, Any]:
+        return self.app.request_body()
+
+    def protocol_problems(self) -> list[Problem]:
+        return self.app.model.problems  # the model's memoised check of this window
+
+    def session_document(self) -> dict[str, Any]:
+        return self.app.session_document()
+
+
+class ChatController:
+    def __init__(
+        self,
+        app: CtxviewApp,
+        *,
+        offline: bool,
+        backend: Backend | None = None,
+        tools: ToolSettings | None = None,
+        autosave: bool = True,
+    ) -> None:
+        self.app = app
+        self.offline = offline
+        cfg = app.config
+        self.loop = AgentLoop(
+            AppSession(app),
+            backend if backend is not None else make_backend(offline, cfg.values),
+            tools=tools or ToolSettings.from_config(cfg.values),
+            rounds=int(cfg.get("tool_rounds", 8)),
+            autosave=autosave,
+        )
+        self.loop.subscribe(self._on_event)
+        self._worker: Any = None
+        self._at_end = False
+
+    # what tests and the app read of the loop
+    @property
+    def backend(self) -> Backend:
+        return self.loop.backend
+
+    @property
+    def busy(self) -> bool:
+        return self.loop.busy
+
+    @property
+    def failed(self) -> bool:
+        return self.loop.failed
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        return self.loop.requests
+
+    @property
+    def autosave_path(self) -> Path | None:
+        return self.loop.autosave_path
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def warm(self) -> None:
+        """Import the SDK in a thread after the first paint, so the first send does not wait."""
+        if isinstance(self.backend, AnthropicBackend):
+            self.app.run_worker(import_sdk, thread=True, group="sdk", exit_on_error=False)
+
+    def reset(self) -> None:
+        self.cancel()
+        self.loop.reset()
+
+    def ensure_tools(self) -> None:
+        self.loop.ensure_tools()
+
+    def autosave_now(self) -> Path | None:
+        return self.loop.autosave_now()
+
+    # -- user actions ---------------------------------------------------------------------------
+    def submit(self, text: str) -> None:
+        if self.busy:
+            self.app.notify(
+                "a reply is in flight: wait, or press escape to cancel it", markup=False
+            )
+            return
+        mid = self.loop.add_prompt(text)
+        self._check_and_send(mid, text)
+
+    def retry(self) -> None:
+        why = self.loop.cannot_retry()
+        if why is not None:
+            self.app.notify(why, markup=False)
+            return
+        self.app.model.set_draft(None)
+        self.app.timeline.refresh_rows()
+        self._check_and_send()
+
+    def cancel(self) -> None:
+        if self._worker is not None and self.busy:
+            self._worker.cancel()
+
+    def count_tokens(self) -> None:
+        app = self.app
+
+        async def run() -> None:
+            body = self.loop.body()
+            try:
+                n = await self.backend.count_tokens(body)
+            except ChatError as exc:
+                est = app.model.window_tokens if app.model.tokens_ready else 0
+                app.notify(
+                    f"{exc} (estimate: ~{est:,})",
+                    title="count_tokens",
+                    severity="warning",
+                    markup=False,
+                )
+                return
+            app.exact_tokens = n
+            app.update_panes()
+            app.notify(f"exact window size: {n:,} input tokens (count_tokens)", markup=False)
+
+        app.run_worker(run(), group="count", exclusive=True)
+
+    def _start(self, turn: Coroutine[Any, Any, Any]) -> None:
+        self._worker = self.app.run_worker(turn, group="chat", exclusive=True, exit_on_error=False)
+
+    # -- the loop's pre-send question, answered with a dialog -------------------------------------
+    def _check_and_send(self, mid: int | None = None, text: str = "") -> None:
+        """The loop's pre-send steps: no worker is held open while the dialog is up."""
+        pre = self.loop.presend(mid)
+        if pre is None:
+            self._start(self.loop.send())
+            return
+        from ctxview.app.screens.modals import ConfirmSendScreen
+
+        app = self.app
+
+        def chosen(choice: str | None) -> None:
+            if choice == "pair-safe":
+                app.set_strategy("pair-safe")  # notified and remembered like any change
+            elif choice == "raise":
+                app.set_max(pre.raise_to)
+                self.submit(text)  # evicted messages never come back: add it again
+                return
+            self._start(self.loop.answer(pre, choice, text, mid))
+
+        app.push_screen(ConfirmSendScreen(pre.problems, pre.missing, pre.raise_to), chosen)
+
+    # -- the loop tells -------------------------------------------------------------------------
+    def _on_event(self, event: ChatEvent) -> None:
+        app = self.app
+        model = app.model
+        if isinstance(event, TextDelta | ThinkingDelta):
+            d = model.draft
+            if d is None:
+                return
+            if isinstance(event, TextDelta):
+                d.text += event.text
+            else:
+                d.thinking += event.text
+            tl = app.timeline
+            tl.refresh()
+            if tl.on_draft:
+                app.show_detail()
+        elif isinstance(event, Sending):
+            model.set_draft(Draft())
+            self._at_end = app.timeline.cursor >= len(model.rows) - 2
+            app.timeline.refresh_rows()
+            if self._at_end:
+                app.timeline.action_jump_end()
+        elif isinstance(event, Added):
+            if event.what == "prompt":
+                model.set_draft(None)
+                app.context_changed(keep=event.id)
+            else:
+                if event.what == "reply":
+                    model.set_draft(None)
+                app.context_changed(keep=event.id if self._at_end else None)
+        elif isinstance(event, Fault):
+            d = model.draft or Draft()
+            if event.partial and not d.text:
+                d.text = event.partial
+            d.state = event.state
+            d.reason = event.message
+            model.set_draft(d)
+            app.timeline.refresh_rows()
+            if app.timeline.on_draft:
+                app.show_detail()
+            app.notify(
+                event.message,
+                title="reply " + event.state,
+                severity="error",
+                markup=False,
+                timeout=12,
+            )
+        elif isinstance(event, TurnDone):
+            r = event.result
+            if r.outcome == "rounds":
+                app.notify(r.message, severity="warning", markup=False)
+            elif r.outcome == "declined":
+                app.notify(r.message, markup=False)
+        elif isinstance(event, SaveFailed):
+            app.notify(event.message, severity="warning", markup=False)
