@@ -183,7 +183,9 @@ class ChatController:
                 return
             self._start(self.loop.answer(pre, choice, text, mid))
 
-        app.push_screen(ConfirmSendScreen(pre.problems, pre.missing, pre.raise_to), chosen)
+        app.push_screen(
+            ConfirmSendScreen(pre.problems, pre.missing, pre.raise_to, pre.pair_safe_helps), chosen
+        )
 
     # -- the loop tells -------------------------------------------------------------------------
     def _on_event(self, event: ChatEvent) -> None:

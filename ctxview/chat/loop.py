@@ -22,7 +22,7 @@ from typing import Any, Literal, Protocol
 
 from ctxview.chat.autosave import new_autosave_path
 from ctxview.chat.backends import AnthropicBackend, Backend, ChatError, OfflineBackend
-from ctxview.chat.presend import not_in_window, raised_max
+from ctxview.chat.presend import not_in_window, pair_safe_would_fix, raised_max
 from ctxview.chat.tools import ToolSettings, run_tool
 from ctxview.core.context import ConversationContext, block_to_dict
 from ctxview.core.protocol import Problem, ProtocolChecker, errors
@@ -242,6 +242,8 @@ class PreSend:
     problems: list[str] = field(default_factory=list)
     missing: str | None = None
     raise_to: int = 0
+    #: switching to ``pair-safe`` would make the window valid (only then is it offered)
+    pair_safe_helps: bool = False
 
 
 #: the caller's answer: ``send`` (anyway), ``pair-safe`` (switch strategy, then send), ``raise``
@@ -361,8 +363,14 @@ class AgentLoop:
         )
         if not probs and missing is None:
             return None
+        helps = bool(probs) and pair_safe_would_fix(
+            ctx.entries(), ctx.max_context_messages, ctx._window.cut, ctx._window.system_prompt
+        )
         return PreSend(
-            [p.message for p in probs], missing, raised_max(len(ctx), ctx.max_context_messages)
+            [p.message for p in probs],
+            missing,
+            raised_max(len(ctx), ctx.max_context_messages),
+            helps,
         )
 
     async def _check_and_send(self, mid: int | None = None, text: str = "") -> TurnResult:
@@ -417,6 +425,24 @@ class AgentLoop:
 
         try:
             for round_ in range(self.rounds):
+                if round_ > 0:
+                    # an automatic round (tool results) is checked like a typed message: a window
+                    # the API would reject is not sent; retry (ctrl+r) asks what to do
+                    pre = self.presend()
+                    if pre is not None:
+                        self.failed = True
+                        self.autosave()
+                        return self._done(
+                            TurnResult(
+                                "declined",
+                                "the tool results were added, but the API would reject the "
+                                f"window ({pre.problems[0]}): not sent. Retry to choose: send "
+                                "anyway or switch strategy",
+                                reply_id,
+                                stop_reason,
+                                presend=pre,
+                            )
+                        )
                 body = self.body()
                 self.requests.append(body)
                 self._emit(Sending(round_, body))

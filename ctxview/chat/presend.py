@@ -6,6 +6,7 @@ Kept apart from the chat loop so the headless agent loop can use it too.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 
 def not_in_window(window_ids: Sequence[int], message_id: int, max_messages: int) -> str | None:
@@ -22,6 +23,24 @@ def not_in_window(window_ids: Sequence[int], message_id: int, max_messages: int)
         f"{len(window_ids)} message{'s' if len(window_ids) != 1 else ''} kept): "
         "the model will not see it"
     )
+
+
+def pair_safe_would_fix(
+    entries: Sequence[tuple[int, dict[str, Any]]], max_messages: int, cut: bool, system: Any = None
+) -> bool:
+    """Whether switching to ``pair-safe`` makes this window valid (messages the seed evicted never
+    come back, so it cannot always: when the newest message is itself the orphaned tool_result,
+    it stays, and so does the error)."""
+    from ctxview.core.protocol import check_protocol, errors
+    from ctxview.core.strategies import PairSafeStrategy
+    from ctxview.core.window import Window
+
+    window = Window(max_messages, 10**12, 0.5, system)
+    for entry in entries:
+        window.append(entry)
+    window.cut = cut
+    PairSafeStrategy().truncate(window)
+    return not errors(check_protocol([m for _, m in window], system))
 
 
 def raised_max(window_size: int, max_messages: int) -> int:

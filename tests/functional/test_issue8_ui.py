@@ -98,3 +98,61 @@ async def test_tool_loop_at_small_max_never_sends_an_orphan_or_crashes() -> None
                 assert "42" in records[3]["content"][0]["text"]
                 assert app.model.draft is None  # no failed reply
                 assert app.model.context.window_ids[-1] == 3
+
+
+async def test_seed_tool_round_is_checked_before_it_is_sent_and_pair_safe_is_offered_only_if_it_helps() -> (
+    None
+):
+    """At max 2 the seed strategy orphans the tool results of a round: that request is not sent
+    (the API would answer 400); retrying asks, and pair-safe is not offered, since the newest
+    message is the orphan and what was evicted never comes back."""
+    from textual.widgets import Input
+
+    from ctxview.app.screens.modals import ConfirmSendScreen
+
+    app = make_app(None, max_=2, strategy="seed")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        chat = app.query_one("#chat", Input)
+        chat.focus()
+        chat.value = "calculate 6*7"
+        await pilot.press("enter")
+        await settle(pilot)
+        # the tool round was answered locally but not sent: two requests would be one too many
+        assert len(app.chat.requests) == 1
+        assert any("not sent" in str(n.message) for n in app._notifications)
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ConfirmSendScreen)
+        assert screen.pair_safe_helps is False
+        assert screen.check_action("choose", ("pair-safe",)) is False
+
+
+def test_pair_safe_would_fix_when_the_orphan_is_not_the_newest() -> None:
+    from ctxview.chat.presend import pair_safe_would_fix
+    from ctxview.core.context import ConversationContext
+
+    ctx = ConversationContext(max_context_messages=3, strategy="seed")
+    ctx.add_user_message("go")
+    ctx.add_message(
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t", "name": "x", "input": {}}],
+        }
+    )
+    ctx.add_tool_results([{"tool_use_id": "t", "content": "r"}])
+    ctx.add_message({"role": "assistant", "content": [{"type": "text", "text": "done"}]})
+    # seed at max 3: [go, tool_result (orphan), done]; pair-safe drops the orphan
+    assert pair_safe_would_fix(ctx.entries(), 3, True)
+    ctx2 = ConversationContext(max_context_messages=2, strategy="seed")
+    ctx2.add_user_message("go")
+    ctx2.add_message(
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t", "name": "x", "input": {}}],
+        }
+    )
+    ctx2.add_tool_results([{"tool_use_id": "t", "content": "r"}])
+    # seed at max 2: [go, tool_result]: the orphan is the newest, pair-safe keeps it
+    assert not pair_safe_would_fix(ctx2.entries(), 2, True)

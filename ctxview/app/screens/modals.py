@@ -74,12 +74,18 @@ class ConfirmSendScreen(ModalScreen[str]):
     """
 
     def __init__(
-        self, messages: list[str], missing: str | None = None, raise_to: int | None = None
+        self,
+        messages: list[str],
+        missing: str | None = None,
+        raise_to: int | None = None,
+        pair_safe_helps: bool = True,
     ) -> None:
         super().__init__()
         self.messages = messages
         self.missing = missing
         self.raise_to = raise_to
+        #: offered only when switching would make the window valid (evictions never come back)
+        self.pair_safe_helps = pair_safe_helps
 
     def compose(self) -> ComposeResult:
         options = ["s: send anyway"]
@@ -97,7 +103,10 @@ class ConfirmSendScreen(ModalScreen[str]):
                 )
                 for m in self.messages[:5]:
                     yield Static(Text(visible(m)), classes="error")  # tool ids from the session
-                options.append("p: switch to pair-safe and send")
+                if self.pair_safe_helps:
+                    options.append("p: switch to pair-safe and send")
+                else:
+                    options.append("(pair-safe cannot fix this window: what was evicted is gone)")
             options.append("escape: cancel")
             yield Static(Text(" · ".join(options)))
 
@@ -106,7 +115,7 @@ class ConfirmSendScreen(ModalScreen[str]):
             if parameters[0] == "raise":
                 return self.missing is not None and self.raise_to is not None
             if parameters[0] == "pair-safe":
-                return bool(self.messages)
+                return bool(self.messages) and self.pair_safe_helps
         return True
 
     def action_choose(self, choice: str) -> None:
