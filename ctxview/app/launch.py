@@ -12,7 +12,7 @@ from ctxview.textfmt import one_line
 
 
 def launch(args: argparse.Namespace) -> int:
-    from ctxview.sessions import LoadedSession, SessionError, load_session, replay
+    from ctxview.sessions import SessionError, open_session
 
     cfg = load_config()
     path: str | None = args.file
@@ -25,15 +25,12 @@ def launch(args: argparse.Namespace) -> int:
             return 2
         path = str(newest)
     try:
-        if path:
-            session = load_session(path, args.format)
-        else:
-            session = LoadedSession(path="", format="new", messages=[], metas=[])
-        rep = replay(
-            session,
+        rep = open_session(
+            path,
+            args.format,
             max_context_messages=args.max,
             strategy=args.strategy,
-            system_prompt=None if path else cfg.system_prompt(),
+            new_chat_system_prompt=cfg.system_prompt,
             defaults=cfg.as_defaults(),
         )
     except SessionError as exc:
@@ -42,6 +39,7 @@ def launch(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"ctxview: {one_line(f'{path}: {exc}', 1000)}", file=sys.stderr)
         return 2
+    session = rep.session
     model_name = args.model or session.model or cfg["model"]
     offline = bool(args.offline) or not os.environ.get("ANTHROPIC_API_KEY")
 

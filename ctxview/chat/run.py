@@ -78,7 +78,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
             args, EXIT_UNREADABLE, "only --no-tui for now; the TUI chat is `ctxview` (no file)"
         )
     from ctxview.config import load_config
-    from ctxview.sessions import LoadedSession, SessionError, load_session, replay
+    from ctxview.sessions import SessionError, open_session
 
     cfg = load_config()
     for e in cfg.errors:
@@ -94,15 +94,12 @@ def cmd_chat(args: argparse.Namespace) -> int:
             return _fail(args, EXIT_UNREADABLE, "--resume: no autosaved session yet")
         path = str(newest)
     try:
-        if path:
-            session = load_session(path, args.format)
-        else:
-            session = LoadedSession(path="", format="new", messages=[], metas=[])
-        rep = replay(
-            session,
+        rep = open_session(
+            path,
+            args.format,
             max_context_messages=args.max,
             strategy=args.strategy,
-            system_prompt=None if path else cfg.system_prompt(),
+            new_chat_system_prompt=cfg.system_prompt,
             defaults=cfg.as_defaults(),
         )
     except SessionError as exc:

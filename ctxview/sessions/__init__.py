@@ -5,7 +5,7 @@ Headless: imports neither Textual nor the anthropic SDK.
 
 from ctxview.sessions.model import LoadedSession, SessionError
 from ctxview.sessions.readers import FORMATS, load_session
-from ctxview.sessions.replay import Replay, replay
+from ctxview.sessions.replay import Replay, open_session, replay
 from ctxview.sessions.store import save_session, session_document
 
 __all__ = [
@@ -14,6 +14,7 @@ __all__ = [
     "Replay",
     "SessionError",
     "load_session",
+    "open_session",
     "replay",
     "save_session",
     "session_document",

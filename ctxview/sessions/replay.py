@@ -3,6 +3,7 @@ ctxview session exactly, evictions included)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,3 +113,30 @@ def _replay(
     for msg, meta in zip(session.messages, session.metas, strict=True):
         add(msg, meta=meta, copy=False)
     return Replay(session, ctx, transcript, False)
+
+
+def open_session(
+    path: str | None,
+    format: str | None = None,
+    *,
+    max_context_messages: int | None = None,
+    strategy: str | None = None,
+    new_chat_system_prompt: Callable[[], str] = str,
+    defaults: dict[str, Any] | None = None,
+) -> Replay:
+    """The file at ``path`` replayed, or a new chat (no path) with the configured system prompt
+    (read only for a new chat): what the TUI and ``chat --no-tui`` start from. Raises
+    :class:`SessionError` (unreadable) or ``ValueError`` (bad settings)."""
+    from ctxview.sessions.readers import load_session
+
+    if path:
+        session = load_session(path, format)
+    else:
+        session = LoadedSession(path="", format="new", messages=[], metas=[])
+    return replay(
+        session,
+        max_context_messages=max_context_messages,
+        strategy=strategy,
+        system_prompt=None if path else new_chat_system_prompt(),
+        defaults=defaults,
+    )
