@@ -144,17 +144,17 @@ def _err(msg: str) -> None:
     print(f"ctxview: {one_line(msg, 1000)}", file=sys.stderr)
 
 
-def _load(args: argparse.Namespace, failures: list[str] | None = None) -> Any:
-    """(replay, config) or (exit code, config) after printing the reason (also appended to
-    ``failures``)."""
+def load_file(args: argparse.Namespace, failures: list[str] | None = None) -> Any:
+    """(session, config) or (exit code, config) after printing the reason in one line (also
+    appended to ``failures``): what every command that reads ``args.file`` starts with."""
     from ctxview.config import load_config
-    from ctxview.sessions import SessionError, load_session, replay
+    from ctxview.sessions import SessionError, load_session
 
     cfg = load_config()
     for e in cfg.errors:
         _err(e)
     try:
-        session = load_session(args.file, args.format)
+        return load_session(args.file, args.format), cfg
     except SessionError as exc:
         _err(str(exc))
         if failures is not None:
@@ -166,6 +166,16 @@ def _load(args: argparse.Namespace, failures: list[str] | None = None) -> Any:
     except Exception as exc:  # a reader bug must not become a traceback: one line, exit 2
         _err(f"{args.file}: cannot read the file (internal error: {type(exc).__name__}: {exc})")
         return EXIT_UNREADABLE, cfg
+
+
+def _load(args: argparse.Namespace, failures: list[str] | None = None) -> Any:
+    """(replay, config) or (exit code, config) after printing the reason (also appended to
+    ``failures``)."""
+    from ctxview.sessions import replay
+
+    session, cfg = load_file(args, failures)
+    if isinstance(session, int):
+        return session, cfg
     try:
         rep = replay(
             session,

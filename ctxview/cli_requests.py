@@ -14,12 +14,12 @@ request; ``compare``: any request under any strategy), 2 the file cannot be read
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
+from ctxview.cli import _err
 from ctxview.core.strategies import STRATEGIES
-from ctxview.textfmt import fmt_tokens, one_line, visible
+from ctxview.textfmt import fmt_tokens, json_text, one_line, visible
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_UNREADABLE = 0, 1, 2
 
@@ -51,24 +51,16 @@ def add_parsers(sub: Any, positive_int: Any) -> None:
     cmp_.add_argument("--json", action="store_true", help="print exactly one JSON object")
 
 
-def _err(msg: str) -> None:
-    print(f"ctxview: {visible(msg)}", file=sys.stderr)
-
-
 def _load(args: argparse.Namespace) -> tuple[Any, Any, Any] | int:
-    """(session, config, price table) or an exit code after printing why."""
-    from ctxview.config import load_config, price_overrides
+    """(session, config, price table) or an exit code after printing why (``inspect``'s
+    reading step: one line, never a traceback)."""
+    from ctxview.cli import load_file
+    from ctxview.config import price_overrides
     from ctxview.core.pricing import PriceTable
-    from ctxview.sessions import SessionError, load_session
 
-    cfg = load_config()
-    for e in cfg.errors:
-        _err(e)
-    try:
-        session = load_session(args.file, args.format)
-    except SessionError as exc:
-        _err(str(exc))
-        return EXIT_UNREADABLE
+    session, cfg = load_file(args)
+    if isinstance(session, int):
+        return session
     return session, cfg, PriceTable(price_overrides(cfg))
 
 
@@ -113,7 +105,7 @@ def cmd_requests(args: argparse.Namespace) -> int:
         window = [session.messages[i] for i in ids]
         rejected = any(p.severity == "error" for p in check_protocol(window, session.system))
     if args.json:
-        sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_text(report) + "\n")
     else:
         _print_requests(report, log, rejected)
     return EXIT_PROBLEMS if rejected else EXIT_OK
@@ -232,7 +224,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return EXIT_UNREADABLE
     report = {"file": session.path, "max_context_messages": max_, "strategies": rows}
     if args.json:
-        sys.stdout.write(json.dumps(report, ensure_ascii=False) + "\n")
+        sys.stdout.write(json_text(report) + "\n")
     else:
         _print_compare(report)
     return EXIT_PROBLEMS if any(r["rejected_requests"] for r in rows) else EXIT_OK
