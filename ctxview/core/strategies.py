@@ -67,9 +67,9 @@ def safe_cut(window: Window, keep: int) -> None:
     """
     tail = window.tail
     n = len(tail)
-    keep = min(n, max(keep, min_keep(window)))
+    floor = min_keep(window)
+    keep = min(n, max(keep, floor))
     if keep < n or window.cut:
-        floor = min_keep(window)
         while keep > floor and _is_tool_result_message(tail[n - keep][1]):
             keep -= 1
     if keep < n:
