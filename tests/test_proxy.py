@@ -163,6 +163,12 @@ async def test_sse_error_event_is_recorded(
     with pytest.raises(anthropic.APIStatusError):
         async with client(url).messages.stream(**BODY) as stream:
             await stream.get_final_message()
+    # the client raises as soon as it reads the error event; the proxy records when its side of
+    # the stream ends, a moment later
+    for _ in range(200):
+        if proxy.records:
+            break
+        await asyncio.sleep(0.025)
     (rec,) = proxy.records
     assert rec.error == {"type": "overloaded_error", "message": "busy"}
     assert not rec.complete and rec.incomplete == "error event: overloaded_error"
