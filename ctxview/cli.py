@@ -99,6 +99,12 @@ def build_sub_parser() -> argparse.ArgumentParser:
     exp.add_argument(
         "-o", "--output", metavar="OUT", help="write here (atomically) instead of stdout"
     )
+    exp.add_argument(
+        "--context-management",
+        action="store_true",
+        help="with --strategy clear-tool-uses or clear-thinking: the full messages plus the "
+        "context_management block (the API edits them) instead of the edited messages",
+    )
     rep = sub.add_parser(
         "repair",
         help="apply the minimal fix of every protocol error and write the repaired file "
@@ -340,8 +346,12 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return EXIT_PROBLEMS if has_error else EXIT_OK
 
 
-def request_body(rep: Any, cfg: Any, model: str | None = None) -> dict[str, Any]:
-    """The Messages API request ctxview would send next for this context."""
+def request_body(
+    rep: Any, cfg: Any, model: str | None = None, context_management: bool = False
+) -> dict[str, Any]:
+    """The Messages API request ctxview would send next for this context (under a
+    context-editing strategy: the edited messages, or with ``context_management`` the full ones
+    plus the ``context_management`` block)."""
     from ctxview.sessions.request import build_request
 
     session = rep.session
@@ -352,6 +362,7 @@ def request_body(rep: Any, cfg: Any, model: str | None = None) -> dict[str, Any]
         system=session.system if isinstance(session.system, list) else None,
         tools=session.tools,
         params=session.request_params,
+        context_management=context_management,
     )
 
 
@@ -361,7 +372,13 @@ def cmd_export(args: argparse.Namespace) -> int:
         return rep
     from ctxview.sessions.store import check_no_api_key, save_request
 
-    body = request_body(rep, cfg, args.model)
+    if args.context_management and not rep.context.edits_messages:
+        _err(
+            f"{args.file}: --context-management needs a context-editing strategy "
+            f"(--strategy clear-tool-uses or clear-thinking; this one is {rep.context.strategy})"
+        )
+        return EXIT_UNREADABLE
+    body = request_body(rep, cfg, args.model, args.context_management)
     try:
         if args.output:
             save_request(args.output, body)
