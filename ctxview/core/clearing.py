@@ -143,7 +143,7 @@ def _typed(value: Any, where: str, kinds: tuple[str, ...], lo: int) -> tuple[str
     if isinstance(value, int) and not isinstance(value, bool):
         return kinds[0], _int(value, where, lo)
     raise ValueError(
-        f"{where}: expected an integer or {{type = {kinds[0]!r}, value = N}}, got {_quote(value)}"
+        f"{where}: expected an integer or {{type: {kinds[0]!r}, value: N}}, got {_quote(value)}"
     )
 
 
