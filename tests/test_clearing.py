@@ -468,3 +468,65 @@ def test_session_file_round_trip_and_old_files(tmp_path: Path) -> None:
 
     with pytest.raises(SessionError, match=r"settings\.context_editing\.clear_tool_uses\.keep"):
         load_session(str(path))
+
+
+# -- export and the chat's server-side form -----------------------------------------------------
+def test_export_edited_or_with_context_management(tmp_path: Path) -> None:
+    from ctxview.cli import main
+
+    msgs = _loop()
+    path = tmp_path / "loop.json"
+    path.write_text(json.dumps(msgs))
+    cfg = Path(__import__("os").environ["CTXVIEW_CONFIG"])
+    cfg.write_text("[context_editing.clear_tool_uses]\ntrigger = 500\n")
+    out = tmp_path / "body.json"
+    assert main(["export", str(path), "--strategy", "clear-tool-uses", "-o", str(out)]) == 0
+    body = json.loads(out.read_text())
+    assert "context_management" not in body and len(body["messages"]) == len(msgs)
+    assert body["messages"][2]["content"][0]["content"] == PLACEHOLDER
+    rc = main(
+        [
+            "export",
+            str(path),
+            "--strategy",
+            "clear-tool-uses",
+            "--context-management",
+            "-o",
+            str(out),
+        ]
+    )
+    assert rc == 0
+    body = json.loads(out.read_text())
+    assert body["messages"] == msgs
+    assert body["context_management"] == {
+        "edits": [
+            {
+                "type": "clear_tool_uses_20250919",
+                "trigger": {"type": "input_tokens", "value": 500},
+                "keep": {"type": "tool_uses", "value": 3},
+            }
+        ]
+    }
+    assert main(["export", str(path), "--strategy", "seed", "--context-management"]) == 2
+
+
+async def test_chat_sends_context_management_through_the_beta_api(fake_api: Any) -> None:
+    from ctxview.chat.backends import AnthropicBackend
+
+    ctx = _ctx(_loop(), trigger=500)
+    from ctxview.sessions.request import build_request
+
+    body = build_request(ctx, model="claude-sonnet-5-5", max_tokens=100, context_management=True)
+    backend = AnthropicBackend(api_key="sk-test-not-real", base_url=fake_api.url, timeout=5)
+    reply = await backend.reply(body, lambda s: None)
+    assert reply.complete
+    sent = fake_api.requests[0]
+    assert sent["context_management"] == body["context_management"]
+    assert sent["messages"] == [m for _, m in ctx.entries()]  # the full history: the API edits
+    assert "context-management-2025-06-27" in fake_api.headers[0].get("anthropic-beta", "")
+    # without the server-side form: the edited messages, the plain API, no beta flag
+    body2 = build_request(ctx, model="claude-sonnet-5-5", max_tokens=100)
+    await backend.reply(body2, lambda s: None)
+    assert fake_api.requests[1]["messages"] == ctx.messages
+    assert "context_management" not in fake_api.requests[1]
+    assert "context-management" not in fake_api.headers[1].get("anthropic-beta", "")
