@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxview.core.tokens import block_tokens, estimate_message
+from ctxview.core.tokens import block_tokens
 
 Entry = tuple[int, dict[str, Any]]
 
@@ -315,7 +315,7 @@ class SentForm:
         role = message.get("role")
         if role == "user" and not (
             isinstance(content, list)
-            and any(isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content)
+            and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
         ):
             self._turn_open = False  # a person's message: the next assistant turn is new
         if not isinstance(content, list):
@@ -329,7 +329,7 @@ class SentForm:
             blocks = {
                 k
                 for k, b in enumerate(content)
-                if isinstance(b, Mapping) and b.get("type") in _THINKING
+                if isinstance(b, dict) and b.get("type") in _THINKING
             }
             if blocks:
                 self._orig[mid] = message
@@ -344,7 +344,7 @@ class SentForm:
         s = self.settings.clear_tool_uses
         role = message.get("role")
         for k, b in enumerate(content):
-            if not isinstance(b, Mapping):
+            if not isinstance(b, dict):
                 continue
             t = b.get("type")
             if role == "assistant" and t == "tool_use" and isinstance(b.get("id"), str):
@@ -432,20 +432,25 @@ class SentForm:
         if orig is None or not blocks:
             return
         content = list(orig["content"])
+        delta = 0  # the estimated tokens the edit saves (block by block, as estimate_message)
         for k in blocks:
             b = content[k]
             t = b.get("type")
             if t == "tool_result":
                 content[k] = {**b, "content": PLACEHOLDER}
+                delta += block_tokens(b) - _PLACEHOLDER_TOKENS
             elif t == "tool_use":
                 content[k] = {**b, "input": {}}
+                delta += block_tokens(b) - block_tokens(content[k])
+            else:
+                delta += block_tokens(b)
         if self.strategy == "clear-thinking":
             content = [b for k, b in enumerate(content) if k not in blocks]
             if not content:  # a message of thinking only keeps it (it would be empty)
                 return
-        self._set(mid, {**orig, "content": content})
+        self._set(mid, {**orig, "content": content}, delta)
 
-    def _set(self, mid: int, message: dict[str, Any] | None) -> None:
+    def _set(self, mid: int, message: dict[str, Any] | None, delta: int = 0) -> None:
         old = self._delta.pop(mid, 0)
         self.cleared_tokens -= old
         if message is None:
@@ -453,7 +458,6 @@ class SentForm:
                 self.changes.append(mid)
             return
         self.edited[mid] = message
-        delta = estimate_message(self._orig[mid]) - estimate_message(message)
         self._delta[mid] = delta
         self.cleared_tokens += delta
         self.changes.append(mid)
@@ -472,7 +476,7 @@ class SentForm:
                 self._deferred[mid] = {
                     k
                     for k, b in enumerate(content)
-                    if isinstance(b, Mapping) and b.get("type") in _THINKING
+                    if isinstance(b, dict) and b.get("type") in _THINKING
                 }
 
     # -- reading -------------------------------------------------------------------------------
