@@ -22,9 +22,11 @@ blocks), so a 100,000-message replay stays linear; any other change of the windo
 
 from __future__ import annotations
 
+import gc
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 from ctxview.core.tokens import block_tokens
@@ -297,11 +299,26 @@ class SentForm:
         )
         if not appended:
             self._restart()
-        for k in range(self._n, n):
-            if k < off and first is not None:
-                self._take(*first)
-            else:
-                self._take(*tail[k - off])
+        if self._n == 0:
+            # a whole window at once: no cyclic GC meanwhile (each collection would walk the whole
+            # heap of a big session; nothing built here is a cycle)
+            was_enabled = gc.isenabled()
+            gc.disable()
+            try:
+                if first is not None:
+                    self._take(*first)
+                for entry in tail:
+                    self._take(*entry)
+                self._n, self._last, self._first = n, last, first_id
+                self._decide(prompt_tokens)
+            finally:
+                if was_enabled:
+                    gc.enable()
+            return
+        else:  # the new entries are the newest of the tail (a deque: walk it from the right end)
+            new = list(islice(reversed(tail), n - self._n))
+            for entry in reversed(new):
+                self._take(*entry)
         self._n, self._last, self._first = n, last, first_id
         self._decide(prompt_tokens)
 

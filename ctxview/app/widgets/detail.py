@@ -176,8 +176,8 @@ class BlockDetail(VerticalScroll, can_focus=True):
                 Static(
                     Text(
                         f"cleared by context editing ({model.context.strategy}): the blocks below "
-                        f"are what is sent (~{tokens_text(estimate_message(sent))}); the original "
-                        f"as recorded (~{tokens_text(model.tokens(mid))}) is underneath"
+                        f"are what is sent ({tokens_text(estimate_message(sent))}); the original "
+                        f"as recorded ({tokens_text(model.tokens(mid))}) is underneath"
                     ),
                     classes="hint",
                 )
