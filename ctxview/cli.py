@@ -220,8 +220,10 @@ def inspect_summary(rep: Any, model: str | None = None) -> dict[str, Any]:
     # the API's rules, then what ctxview notes about the window itself (max+1, budget, newest)
     problems = check_protocol(window, rep.session.system) + ctx.window_notes()
     system = rep.session.system if isinstance(rep.session.system, list) else ctx.system_prompt
-    # messages as the API reads them (from the last compaction block on)
-    breakdown = token_breakdown(system, rep.session.tools, estimate_window(window))
+    # messages as the API reads them (from the last compaction block on; as sent, under a
+    # context-editing strategy)
+    sent = [m for _, m in ctx.sent_entries()] if ctx.edits_messages else window
+    breakdown = token_breakdown(system, rep.session.tools, estimate_window(sent))
     # the sidebar's rule: system + tools + window against the model's context
     over = context_problem(sum(breakdown.values()), model or rep.session.model)
     if over is not None:
@@ -249,6 +251,22 @@ def inspect_summary(rep: Any, model: str | None = None) -> dict[str, Any]:
         "fixes": _fixes(window, rep.session.system, problems),
         "skipped_lines": rep.session.skipped_lines,
         "subagents": rep.session.subagents,
+        **_editing_summary(ctx),
+    }
+
+
+def _editing_summary(ctx: Any) -> dict[str, Any]:
+    """``context_editing``: what a context-editing strategy sends edited (ids, and the API's
+    ``applied_edits`` as estimated); nothing for the other strategies."""
+    sf = ctx.sent_form() if ctx.edits_messages else None
+    if sf is None:
+        return {}
+    return {
+        "context_editing": {
+            "cleared_ids": sorted(sf.edited),
+            "applied_edits": sf.applied_edits(),
+            "context_management": ctx.context_editing.context_management(ctx.strategy),
+        }
     }
 
 

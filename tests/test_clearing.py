@@ -530,3 +530,23 @@ async def test_chat_sends_context_management_through_the_beta_api(fake_api: Any)
     assert fake_api.requests[1]["messages"] == ctx.messages
     assert "context_management" not in fake_api.requests[1]
     assert "context-management" not in fake_api.headers[1].get("anthropic-beta", "")
+
+
+def test_inspect_reports_what_is_sent(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxview.cli import main
+
+    msgs = _loop()
+    path = tmp_path / "loop.json"
+    path.write_text(json.dumps(msgs))
+    Path(__import__("os").environ["CTXVIEW_CONFIG"]).write_text(
+        "[context_editing.clear_tool_uses]\ntrigger = 500\n"
+    )
+    assert main(["inspect", str(path), "--strategy", "clear-tool-uses", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["context_editing"]["cleared_ids"] == [2, 4, 6, 8, 10, 12, 14]
+    assert out["context_editing"]["applied_edits"][0]["cleared_tool_uses"] == 7
+    assert out["window"]["size"] == len(msgs) and out["evicted"] == []
+    ctx = _ctx(msgs, trigger=500)
+    assert out["window"]["estimated_tokens"] == estimate_window(ctx.messages)
+    assert main(["inspect", str(path), "--strategy", "pair-safe", "--json"]) == 0
+    assert "context_editing" not in json.loads(capsys.readouterr().out)
