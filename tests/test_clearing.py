@@ -550,3 +550,46 @@ def test_inspect_reports_what_is_sent(tmp_path: Path, capsys: pytest.CaptureFixt
     assert out["window"]["estimated_tokens"] == estimate_window(ctx.messages)
     assert main(["inspect", str(path), "--strategy", "pair-safe", "--json"]) == 0
     assert "context_editing" not in json.loads(capsys.readouterr().out)
+
+
+def test_requests_clear_thinking_breaks_where_thinking_leaves() -> None:
+    from ctxview.core.requests import simulate
+
+    msgs: list[dict[str, Any]] = []
+    for t in range(6):
+        msgs.append({"role": "user", "content": f"question {t} " + "q" * 4000})
+        msgs.append(
+            {
+                "role": "assistant",
+                "content": [thinking("think " * 400), {"type": "text", "text": "answer"}],
+            }
+        )
+    session = _Session(msgs)
+    log = simulate(session, strategy="clear-thinking")  # keep 1 thinking turn (the default)
+    reasons = [
+        (r.index, r.cache_break.reason, r.cache_break.position)
+        for r in log.requests
+        if r.cache_break
+    ]
+    # each new turn drops the thinking of the turn before the newest kept one
+    assert reasons[0][1] == "first"
+    assert [x for x in reasons if x[1] == "edited"] == [
+        (k, "edited", 2 * k - 3) for k in range(2, 6)
+    ]
+    keep_all = ContextEditing(clear_thinking=ClearThinking(None))
+    log2 = simulate(session, strategy="clear-thinking", context_editing=keep_all)
+    assert not any(r.cache_break and r.cache_break.reason == "edited" for r in log2.requests)
+    assert log.totals()["input_tokens"] < log2.totals()["input_tokens"]
+
+
+def test_config_set_takes_an_inline_table(capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxview.cli import main
+    from ctxview.config import context_editing, load_config
+
+    assert main(["config", "set", "context_editing", "{clear_tool_uses = {keep = 5}}"]) == 0
+    assert context_editing(load_config()).clear_tool_uses.keep == 5
+    assert main(["config", "set", "context_editing", "{clear_tool_uses = {keep = -5}}"]) == 2
+    err = capsys.readouterr().err
+    assert "context_editing.clear_tool_uses.keep: expected an integer >= 0" in err
+    assert main(["config", "set", "context_editing", "not toml {"]) == 2
+    assert "expected a TOML inline table" in capsys.readouterr().err
