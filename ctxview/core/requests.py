@@ -828,7 +828,10 @@ def simulate(
             else:
                 prev_written = False
             prev_key, prev_len = key, n
-            front = dirty
+            # the protocol is checked on the original messages: a context edit alone changes
+            # none of them (the sent form is valid when they are), so only evictions and
+            # compactions send the check back to where the window changed
+            front = dirty if dirty_reason != "edited" else None
             dirty, dirty_reason = None, ""
             # -- price
             if price is None:
