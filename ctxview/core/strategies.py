@@ -157,14 +157,13 @@ class LowWaterStrategy:
 class ClearToolUsesStrategy:
     """Anthropic's ``clear_tool_uses_20250919`` context edit, as a strategy: nothing is ever
     evicted (so no pair breaks); what is sent is an edited copy in which the results of old tool
-    uses are a placeholder (:mod:`ctxview.core.clearing`; parameters: ``context_editing``)."""
+    uses are a placeholder (:mod:`ctxview.core.clearing`; parameters: ``context_editing``). The
+    context recognises it by name (``clearing.STRATEGY_EDITS``) and keeps the edited copy."""
 
     name = "clear-tool-uses"
     description = (
         "Anthropic's context editing: never evicts; old tool results sent as a placeholder"
     )
-    #: the window is sent edited (``ConversationContext.sent_form``)
-    edits = True
 
     def truncate(self, window: Window) -> None:
         return None
@@ -176,7 +175,6 @@ class ClearThinkingStrategy:
 
     name = "clear-thinking"
     description = "Anthropic's context editing: never evicts; thinking of older turns not sent"
-    edits = True
 
     def truncate(self, window: Window) -> None:
         return None
