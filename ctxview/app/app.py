@@ -754,8 +754,11 @@ class CtxviewApp(App[int]):
             "max_context_tokens": ctx.max_context_tokens,
             "low_water_fraction": ctx.low_water_fraction,
             "prices": prices,
+            "context_editing": ctx.context_editing,
         }
-        label = f"simulated: {ctx.strategy}, max {ctx.max_context_messages}"
+        label = f"simulated: {ctx.strategy}" + (
+            "" if ctx.edits_messages else f", max {ctx.max_context_messages}"
+        )
 
         def chosen(mid: int | None) -> None:
             if mid is not None:

@@ -382,10 +382,20 @@ class SessionModel:
             self._info[mid] = info
         return info
 
+    def sent_message(self, mid: int) -> dict[str, Any] | None:
+        """The message as a context-editing strategy sends it, when that differs from the
+        message recorded (None otherwise)."""
+        if not self.context.edits_messages:
+            return None
+        sf = self.context.sent_form()
+        return sf.edited.get(mid) if sf is not None else None
+
     def status(self, mid: int) -> str:
         status = self.transcript.status(mid)
         if status != "evicted" and mid in self._compacted():
             return "compacted"  # before the last compaction block: the API ignores it
+        if status == "kept" and self.sent_message(mid) is not None:
+            return "cleared"  # context editing sends it with tool results / thinking cleared
         if status == "kept" and self.transcript.edited(mid):
             return "edited"  # what is sent differs from what was recorded
         if status == "evicted" and self.transcript[mid].meta.get("removed"):
@@ -514,8 +524,9 @@ class SessionModel:
         if self._compacted():
             from ctxview.core.tokens import estimate_window
 
-            return estimate_window([m for _, m in self.context.entries()])
-        return self.sum_ids(self.window_ids)
+            return estimate_window([m for _, m in self.context.sent_entries()])
+        sf = self.context.sent_form() if self.context.edits_messages else None
+        return self.sum_ids(self.window_ids) - (sf.cleared_tokens if sf is not None else 0)
 
     def token_breakdown(self) -> dict[str, int]:
         from ctxview.sessions.request import token_breakdown

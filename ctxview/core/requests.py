@@ -48,6 +48,7 @@ The predicted prompt cache (the model, in order of the prompt: tools → system 
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -62,6 +63,7 @@ from ctxview.core.calibrate import (
     fit_rates,
     message_features,
 )
+from ctxview.core.clearing import STRATEGY_EDITS, ContextEditing, parse_context_editing
 from ctxview.core.compaction import has_compaction
 from ctxview.core.context import ContextEvent, ConversationContext
 from ctxview.core.pricing import Price, PriceTable, cost, min_cacheable
@@ -531,6 +533,7 @@ def simulate(
     check: bool = False,
     keep_windows: Iterable[int] = (),
     redundancy: bool = True,
+    context_editing: ContextEditing | None = None,
     _calibration: tuple[Rates, int | None, int] | None = None,
     _feats: Sequence[Features] | None = None,
 ) -> RequestLog:
@@ -543,6 +546,11 @@ def simulate(
     ``redundancy=False`` skips the repeated-content count (``Request.redundancy`` stays None).
     ``keep_windows``: indices of requests whose window ids to keep in ``RequestLog.windows``
     (the last request's always is).
+
+    Under a context-editing strategy (``clear-tool-uses``, ``clear-thinking``; parameters:
+    ``context_editing``, else the session's, else ``defaults["context_editing"]``) nothing is
+    evicted; each request is priced as sent (cleared content at its edited size), and a request
+    whose edits changed a message the previous one sent breaks the cache there (``edited``).
     """
     settings = {
         "max_context_messages": max_context_messages,
@@ -552,6 +560,7 @@ def simulate(
         "defaults": defaults,
         "prices": prices,
         "rates": rates,
+        "context_editing": context_editing,
     }
     keep = set(keep_windows)
     windows: dict[int, list[int]] = {}
@@ -585,6 +594,15 @@ def simulate(
     )
     feats = list(_feats) if _feats is not None else [message_features(m) for m in msgs]
     notes: list[str] = []
+    edits = strat in STRATEGY_EDITS
+    if context_editing is None:
+        own_ed = getattr(session, "context_editing", None)
+        context_editing = parse_context_editing(
+            own_ed if own_ed is not None else d.get("context_editing")
+        )
+    if edits:
+        cm = context_editing.context_management(strat)
+        notes.append(f"context editing ({strat}): nothing is evicted; sent as edited by {cm}")
     cal = _calibration if _calibration is not None else calibrate(session, feats)
     fitted, cal_static, n_rec = cal
     rates = rates or fitted
@@ -677,11 +695,17 @@ def simulate(
             strategy=strat,
             max_context_tokens=max_tok,
             low_water_fraction=frac,
+            context_editing=context_editing,
         )
         ctx.subscribe(on_event)
         return ctx
 
     ctx = new_context()
+    # context editing: the sent size of edited messages replaces their size in ``tok``
+    orig_tok = list(tok) if edits else tok
+    saved = 0  # tokens the edits of this segment save (the trigger reads the original size)
+    sf_gen: int | None = None
+    sf_pos = 0
     rejections = _Rejections(msgs, session.system) if check else None
     entries: list[_Entry] = []
     ever_cached = False
@@ -721,6 +745,30 @@ def simulate(
             minimum, known_min, price = looked
             if not known_min and model:
                 min_notes.add(model)
+            if edits:
+                sf = ctx.sent_form(static + wtok + saved)
+                if sf is not None:
+                    if sf.generation != sf_gen:
+                        sf_gen, sf_pos = sf.generation, 0
+                    changed = sf.changes[sf_pos:]
+                    sf_pos = len(sf.changes)
+                    for cid in changed:
+                        tid = offset + cid
+                        sent_msg = sf.edited.get(cid)
+                        new_t = (
+                            rates.tokens(message_features(sent_msg))
+                            if sent_msg is not None
+                            else orig_tok[tid]
+                        )
+                        if new_t != tok[tid]:
+                            wtok += new_t - tok[tid]
+                            saved += tok[tid] - new_t
+                            tok[tid] = new_t
+                        pos = bisect.bisect_left(win, tid)
+                        if pos < len(win) and win[pos] == tid and (dirty is None or pos < dirty):
+                            dirty = pos
+                            dirty_reason = dirty_reason or "edited"
+                    total = static + wtok
             # -- what of the previous prompt survives
             brk: CacheBreak | None = None
             if dirty is not None:
@@ -780,7 +828,10 @@ def simulate(
             else:
                 prev_written = False
             prev_key, prev_len = key, n
-            front = dirty
+            # the protocol is checked on the original messages: a context edit alone changes
+            # none of them (the sent form is valid when they are), so only evictions and
+            # compactions send the check back to where the window changed
+            front = dirty if dirty_reason != "edited" else None
             dirty, dirty_reason = None, ""
             # -- price
             if price is None:
@@ -848,9 +899,10 @@ def simulate(
                 keys_of.pop(tid, None)
             win.clear()
             counts.clear()
-            wtok = dup_items = dup_tokens = 0
+            wtok = dup_items = dup_tokens = saved = 0
             offset = i
             ctx = new_context()
+            sf_gen = None
             if rejections is not None:
                 rejections.clear()
         ctx.add_message(msgs[i], copy=False)

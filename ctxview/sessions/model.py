@@ -42,6 +42,8 @@ class LoadedSession:
     strategy: str | None = None
     max_context_tokens: int | None = None
     low_water_fraction: float | None = None
+    #: the context-editing parameters saved with a ctxview session (their config/session form)
+    context_editing: dict[str, Any] | None = None
     title: str | None = None
     #: request bodies: every other top-level field (thinking, tool_choice, temperature, metadata,
     #: context_management, unknown ones...), kept verbatim and written back by ``export``

@@ -474,6 +474,11 @@ def _read_ctxview(path: str, text: str, data: Any) -> LoadedSession:
                 :200
             ]
         )
+    editing = settings.get("context_editing")
+    if editing is not None:
+        from ctxview.core.clearing import parse_context_editing
+
+        parse_context_editing(editing, "settings.context_editing")  # ValueError naming the path
     model = settings.get("model")
     step = data.get("step")
     params = settings.get("request_params") or {}
@@ -494,6 +499,7 @@ def _read_ctxview(path: str, text: str, data: Any) -> LoadedSession:
         low_water_fraction=float(frac)
         if isinstance(frac, (int, float)) and not isinstance(frac, bool)
         else None,
+        context_editing=editing,
         title=data.get("title") if isinstance(data.get("title"), str) else None,
         request_params=params,
         saved_window=saved_window,

@@ -15,7 +15,7 @@ from textual.widgets import Collapsible, Static
 
 from ctxview.app.model import GAP, Draft, SessionModel
 from ctxview.app.safe import literal, visible
-from ctxview.core.tokens import block_tokens, image_info
+from ctxview.core.tokens import block_tokens, estimate_message, image_info
 from ctxview.textfmt import tokens_text
 
 MAX_SHOWN_CHARS = 50_000  #: longer text is cut in the pane (the session keeps it all)
@@ -136,7 +136,12 @@ class BlockDetail(VerticalScroll, can_focus=True):
             " · ",
             (
                 status,
-                {"pinned": "bold", "evicted": "italic", "compacted": "italic"}.get(status, ""),
+                {
+                    "pinned": "bold",
+                    "evicted": "italic",
+                    "compacted": "italic",
+                    "cleared": "bold",
+                }.get(status, ""),
             ),
             f" · {tokens_text(model.tokens(mid))}",
         )
@@ -163,7 +168,23 @@ class BlockDetail(VerticalScroll, can_focus=True):
         if any(p.severity == "error" for p in problems):
             out.append(self._fix(model, mid))
         original = rec.meta.get("original")
-        if original is not None:
+        original_title = "original (as recorded, not sent)"
+        sent = model.sent_message(mid)
+        if sent is not None:
+            # context editing: what is sent is an edited copy; the record keeps the original
+            out.append(
+                Static(
+                    Text(
+                        f"cleared by context editing ({model.context.strategy}): the blocks below "
+                        f"are what is sent ({tokens_text(estimate_message(sent))}); the original "
+                        f"as recorded ({tokens_text(model.tokens(mid))}) is underneath"
+                    ),
+                    classes="hint",
+                )
+            )
+            original, msg = msg, sent
+            original_title = "original (as recorded; context editing does not send it)"
+        elif original is not None:
             out.append(
                 Static(
                     Text(
@@ -204,7 +225,7 @@ class BlockDetail(VerticalScroll, can_focus=True):
             out.append(Static(Text("text", style="bold"), classes="block-title"))
             out.append(Static(literal(_cut(content)), classes="body"))
             if original is not None:
-                out.append(self._original(original))
+                out.append(self._original(original, original_title, sent is None))
             return out
         if not isinstance(content, list):
             out.append(Static(Text("(no content)"), classes="hint"))
@@ -212,7 +233,7 @@ class BlockDetail(VerticalScroll, can_focus=True):
         for j, block in enumerate(content):
             out.extend(self._block(model, mid, j, block))
         if original is not None:
-            out.append(self._original(original))
+            out.append(self._original(original, original_title, sent is None))
         return out
 
     @staticmethod
@@ -228,9 +249,13 @@ class BlockDetail(VerticalScroll, can_focus=True):
         return Static(Text("\n".join(lines)), classes="fix")
 
     @staticmethod
-    def _original(original: Any) -> Widget:
-        label: Any = Content("original (as recorded, not sent)")
-        return Collapsible(Static(_json(original), classes="body"), title=label, collapsed=True)
+    def _original(
+        original: Any, title: str = "original (as recorded, not sent)", collapsed: bool = True
+    ) -> Widget:
+        label: Any = Content(title)
+        return Collapsible(
+            Static(_json(original), classes="body"), title=label, collapsed=collapsed
+        )
 
     @staticmethod
     def _usage(u: Mapping[str, Any]) -> str:

@@ -87,6 +87,7 @@ class Timeline(ScrollView, can_focus=True):
         "timeline--status-compacted",
         "timeline--status-edited",
         "timeline--status-dropped",
+        "timeline--status-cleared",
         "timeline--user",
         "timeline--assistant",
         "timeline--error",
@@ -113,6 +114,7 @@ class Timeline(ScrollView, can_focus=True):
     Timeline > .timeline--status-compacted { color: $warning; text-style: italic; }
     Timeline > .timeline--status-edited { color: $secondary; text-style: bold; }
     Timeline > .timeline--status-dropped { color: $text-disabled; text-style: italic strike; }
+    Timeline > .timeline--status-cleared { color: $warning; }
     Timeline > .timeline--user { color: $secondary; }
     Timeline > .timeline--assistant { color: $primary; }
     Timeline > .timeline--error { color: $error; text-style: bold; }
