@@ -49,7 +49,7 @@ The predicted prompt cache (the model, in order of the prompt: tools → system 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -1039,10 +1039,30 @@ def compare(
 ) -> list[dict[str, Any]]:
     """One row per strategy: the same session's requests replayed under each (the
     ``compare --json`` rows)."""
+    return list(
+        iter_compare(
+            session,
+            strategies,
+            max_context_messages=max_context_messages,
+            defaults=defaults,
+            prices=prices,
+        )
+    )
+
+
+def iter_compare(
+    session: SessionLike,
+    strategies: Iterable[str] | None = None,
+    *,
+    max_context_messages: int | None = None,
+    defaults: Mapping[str, Any] | None = None,
+    prices: PriceTable | None = None,
+) -> Iterator[dict[str, Any]]:
+    """The rows of :func:`compare`, one at a time, as each strategy's replay ends (the TUI's
+    Compare screen shows its progress and can stop between strategies)."""
     names = list(strategies) if strategies is not None else list(STRATEGIES)
     feats = [message_features(m) for m in session.messages]
     cal = calibrate(session, feats)
-    rows = []
     for name in names:
         log = simulate(
             session,
@@ -1058,7 +1078,7 @@ def compare(
         t = log.totals()
         reqs = log.requests
         rejected = [r.index for r in reqs if r.rejected]
-        rows.append(
+        yield (
             {
                 "name": name,
                 "requests": len(reqs),
@@ -1076,4 +1096,3 @@ def compare(
                 "evicted_messages": log.evicted_messages,
             }
         )
-    return rows
