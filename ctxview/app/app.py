@@ -625,6 +625,13 @@ class CtxviewApp(App[int]):
             return
         mid = self.timeline.selected_id
         model = self.model
+        marked = self.timeline.selected_marker
+        if marked is not None:  # a compaction ledger marker: what the compaction did
+            key_m = (id(model), "ledger", marked, len(model.transcript))
+            if key_m != self._detail_key:
+                self._detail_key = key_m
+                self.detail.show_compaction(model.compaction_at(marked))
+            return
         # rebuilding the pane costs a remount: skip it when what it shows has not changed
         key = (
             id(model),
