@@ -15,7 +15,9 @@ from ctxview.sessions import load_session
 
 ACCEPT = ROOT / "tests" / "acceptance" / "claude_code"
 TRANSCRIPTS = sorted(
-    p for p in ACCEPT.glob("spotter_*.jsonl") if "subagent" not in p.name and "compact" in p.read_text()
+    p
+    for p in ACCEPT.glob("spotter_*.jsonl")
+    if "subagent" not in p.name and "compact" in p.read_text()
 )
 
 
