@@ -27,6 +27,10 @@ def session_view(m: SessionModel) -> SimpleNamespace:
         system=loaded.system if same and loaded.system else m.context.system_prompt,
         tools=m.tools,
         model=m.model,
+        # a rewind's abandoned requests (Claude Code), and the step each message was added at:
+        # the request model places edits (``edited_at_step``) between the requests
+        off_branch=loaded.off_branch if same else [],
+        saved_added_steps={r.id: r.added_step for r in records},
     )
 
 

@@ -146,6 +146,10 @@ class Request:
     #: the newest message of the conversation was not in the window
     newest_dropped: bool = False
     redundancy: Redundancy | None = None
+    #: a request sent on a branch the conversation later left (a Claude Code rewind): its
+    #: window is ``window_size`` messages, the first ones of the current branch's window and
+    #: then messages that are not in the session any more
+    off_branch: bool = False
 
     @property
     def recorded_total(self) -> int | None:
@@ -183,6 +187,7 @@ class Request:
             "model": self.model,
             "response_id": self.response_id,
             "redundancy": self.redundancy.to_dict() if self.redundancy else None,
+            "off_branch": self.off_branch,
         }
 
 
@@ -272,6 +277,8 @@ def _quantile(sorted_vals: Sequence[float], q: float) -> float:
 class _Point:
     n: int  # the request holds messages [segment start, n)
     response: int | None
+    #: a request off the current branch: its index in the session's ``off_branch`` list
+    off: int | None = None
 
 
 def request_points(session: SessionLike) -> list[_Point]:
@@ -454,6 +461,9 @@ class _Entry:
     length: int
     expires: float
     ttl: float
+    #: a request off the current branch: the uuids of its messages after the ``length`` window
+    #: messages it shares with the branch
+    path: tuple[Any, ...] = ()
 
 
 def _content_keys(message: Mapping[str, Any], rates: Rates) -> list[tuple[Any, int]]:
@@ -624,9 +634,47 @@ def simulate(
     dup_tokens = 0
     keys_of: dict[int, list[tuple[Any, int]]] = {}
     offset = 0
+    # -- requests off the current branch (a Claude Code rewind) and edits placed in time
+    off = _off_branch_points(session, rates)
+    if off:
+        points = _merge_points(points, off, metas)
+    edits, first_versions = _timed_edits(session, rates)
+    added_steps: Mapping[int, Any] = getattr(session, "saved_added_steps", None) or {}
+    for tid, original in first_versions.items():
+        tok[tid] = rates.tokens(message_features(original))  # sent as recorded until the edit
+    edit_i = 0
+    prev_path: tuple[Any, ...] = ()
+    prev_nw = 0
 
     def on_event(ev: ContextEvent) -> None:
         nonlocal wtok, dirty, dirty_reason, evicted_total, dup_items, dup_tokens
+        if ev.kind == "edited":
+            # an edit of a message inside the window: the cache is rewritten from it
+            tid = offset + ev.ids[0]
+            if tid not in win:
+                return
+            pos = win.index(tid)
+            if dirty is None or pos <= dirty:
+                dirty, dirty_reason = pos, "edited"
+            if ev.reason != "remove" and ev.message is not None:
+                new = rates.tokens(message_features(ev.message))
+                wtok += new - tok[tid]
+                tok[tid] = new
+            if ev.reason == "remove":
+                del win[pos]
+                wtok -= tok[tid]
+                if rejections is not None:
+                    rejections.drop(tid)
+                for k, t in keys_of.pop(tid, ()):
+                    c = counts[k]
+                    if c >= 2:
+                        dup_items -= 1
+                        dup_tokens -= t
+                    if c <= 1:
+                        del counts[k]
+                    else:
+                        counts[k] = c - 1
+            return
         if ev.kind == "added":
             tid = offset + ev.ids[0]
             win.append(tid)
@@ -700,7 +748,22 @@ def simulate(
         while pi < len(points) and points[pi].n == i:
             p = points[pi]
             pi += 1
-            meta = metas[p.response] if p.response is not None else {}
+            ob = off[p.off] if p.off is not None else None
+            meta = (
+                ob.meta if ob is not None else metas[p.response] if p.response is not None else {}
+            )
+            if edit_i < len(edits) and p.response is not None:
+                # the edits made before this request was sent
+                step = added_steps.get(p.response)
+                if isinstance(step, int):
+                    edit_i = _apply_edits(edits, edit_i, step, ctx, offset, msgs, tok)
+            nw = len(win)
+            path = ob.path if ob is not None else ()
+            if prev_path and not (nw == prev_nw and path[: len(prev_path)] == prev_path):
+                # the previous request was on a branch this one is not on: a rewind
+                pos = prev_nw + (_common(prev_path, path) if nw == prev_nw else 0)
+                if dirty is None or pos <= dirty:
+                    dirty, dirty_reason = pos, "rewind"
             model = meta.get("model") if isinstance(meta.get("model"), str) else session_model
             rec, out_tok, hint = (
                 _recorded(meta) if session.format != "messages" else (None, None, None)
@@ -713,8 +776,8 @@ def simulate(
                 _fingerprint(meta["tools"]) if "tools" in meta else tools_fp,
                 _fingerprint(meta["system"]) if "system" in meta else system_fp,
             )
-            n = len(win)
-            total = static + wtok
+            n = nw + len(path)
+            total = static + wtok + (ob.tokens if ob is not None else 0)
             looked = by_model.get(model)
             if looked is None:
                 looked = by_model[model] = (*min_cacheable(model), prices.get(model))
@@ -730,8 +793,17 @@ def simulate(
             live = [e for e in entries if e.key == key and (now is None or e.expires >= now)]
             best = max(live, key=lambda e: e.length, default=None)
             read = 0
+            reach = 0  # leading units (window messages, then off-branch ones) cached
             if best is not None:
-                read = static + _prefix_tokens(win, tok, min(best.length, n), wtok)
+                reach = min(best.length, nw)
+                read = static + _prefix_tokens(win, tok, reach, wtok)
+                if ob is not None and reach == nw:
+                    ext = max(
+                        (_common(e.path, path) for e in live if e.path and e.length == nw),
+                        default=0,
+                    )
+                    reach += ext
+                    read += sum(ob.path_tokens[:ext])
                 if read < minimum:
                     read = 0
             if not out and rec is not None and rec["cache_read_input_tokens"] >= minimum:
@@ -761,14 +833,14 @@ def simulate(
                     brk = CacheBreak(what, 0)
                 elif dirty is not None and dirty < prev_len:
                     brk = CacheBreak(dirty_reason or "edited", dirty)
-                elif prev_written and (best is None or best.length < prev_len):
-                    brk = CacheBreak("ttl", best.length if best else 0)
+                elif prev_written and (best is None or reach < prev_len):
+                    brk = CacheBreak("ttl", reach)
             # -- the cache after this request
             if read and best is not None and now is not None:
                 best.expires = max(best.expires, now + best.ttl)
             if total >= minimum:
-                new = _Entry(key, n, (now if now is not None else 0.0) + ttl, ttl)
-                if all(
+                new = _Entry(key, nw, (now if now is not None else 0.0) + ttl, ttl, path)
+                if not path and all(
                     e.key == key and e.length <= n and e.expires <= new.expires for e in entries
                 ):
                     entries = [new]  # the usual case: the new entry outreaches and outlives all
@@ -780,6 +852,7 @@ def simulate(
             else:
                 prev_written = False
             prev_key, prev_len = key, n
+            prev_path, prev_nw = path, nw
             front = dirty
             dirty, dirty_reason = None, ""
             # -- price
@@ -810,7 +883,7 @@ def simulate(
             req = Request(
                 index=len(out),
                 message_ids=new_ids,
-                window_size=n,
+                window_size=n if ob is None else nw + ob.messages,
                 input_tokens=total,
                 cache_read=read,
                 cache_write=write,
@@ -825,15 +898,16 @@ def simulate(
                 ttl="1h" if ttl == TTL_1H else "5m",
                 newest_dropped=i > 0 and (not win or win[-1] != i - 1),
                 redundancy=red,
+                off_branch=ob is not None,
             )
             if rejections is not None:
-                tail_from = n - len(new_ids) - 1
-                ranges = [(tail_from, n - 1)]
+                tail_from = nw - len(new_ids) - 1
+                ranges = [(tail_from, nw - 1)]
                 if front is not None:
                     ranges.append((0, 1))
                     ranges.append((front - 1, front + 1))
                 rejections.update(win, ranges)
-                req.rejected = rejections.rejected(n)
+                req.rejected = rejections.rejected(nw)
             if req.index in keep or pi == len(points):
                 windows[req.index] = list(win)
             out.append(req)
@@ -853,7 +927,13 @@ def simulate(
             ctx = new_context()
             if rejections is not None:
                 rejections.clear()
-        ctx.add_message(msgs[i], copy=False)
+        ctx.add_message(first_versions.get(i, msgs[i]), copy=False)
+    n_off = sum(1 for r in out if r.off_branch)
+    if n_off:
+        notes.append(
+            f"{n_off} request{'s' if n_off != 1 else ''} sent on branches the conversation left "
+            "(a rewind or an edited prompt): included, marked off-branch"
+        )
     if "" in price_notes:
         price_notes.discard("")
         notes.append("no model named: cost is null (pass a model in the config)")
@@ -877,6 +957,143 @@ def simulate(
         windows,
         settings,
     )
+
+
+# -- rewinds and edits ----------------------------------------------------------------------
+@dataclass(slots=True)
+class _OffBranch:
+    """A request off the current branch (``LoadedSession.off_branch``), ready to simulate."""
+
+    fork: int
+    meta: dict[str, Any]
+    #: the lines of the abandoned branch after the fork (the unit its cache prefix is measured in)
+    path: tuple[Any, ...]
+    path_tokens: list[int]
+    tokens: int
+    #: the messages those lines make (consecutive lines of one role are one message)
+    messages: int
+
+
+def _off_branch_points(session: SessionLike, rates: Rates) -> list[_OffBranch]:
+    """The session's requests off the current branch (Claude Code transcripts only)."""
+    if session.format not in ("claude-code", "claude-code-web"):
+        return []
+    raw = getattr(session, "off_branch", None)
+    if not isinstance(raw, list):
+        return []
+    out = []
+    n = len(session.messages)
+    for k, ob in enumerate(raw):
+        if not isinstance(ob, Mapping):
+            continue
+        fork = ob.get("fork")
+        if not isinstance(fork, int) or isinstance(fork, bool) or not 0 <= fork <= n:
+            continue
+        msgs = [m for m in ob.get("messages") or [] if isinstance(m, Mapping)]
+        path = tuple(ob.get("path") or ())
+        if len(path) != len(msgs):
+            path = tuple((k, j) for j in range(len(msgs)))
+        ptok = [rates.tokens(message_features(m)) for m in msgs]
+        meta = {key: ob[key] for key in ("usage", "timestamp", "model") if ob.get(key) is not None}
+        roles = [m.get("role") for m in msgs]
+        runs = sum(1 for j, r in enumerate(roles) if j == 0 or r != roles[j - 1])
+        out.append(_OffBranch(fork, meta, path, ptok, sum(ptok), runs))
+    return out
+
+
+def _merge_points(
+    points: list[_Point], off: list[_OffBranch], metas: Sequence[Mapping[str, Any]]
+) -> list[_Point]:
+    """The current branch's requests and those off it, in the order they were sent: by the
+    messages they share with the branch, then by time."""
+
+    def when(p: _Point) -> float:
+        meta = (
+            off[p.off].meta
+            if p.off is not None
+            else metas[p.response]
+            if p.response is not None
+            else {}
+        )
+        t = parse_timestamp(meta.get("timestamp"))
+        return t if t is not None else -1.0
+
+    merged = [*points, *(_Point(ob.fork, None, k) for k, ob in enumerate(off))]
+    merged.sort(key=lambda p: (p.n, when(p)))
+    return merged
+
+
+def _common(a: tuple[Any, ...], b: tuple[Any, ...]) -> int:
+    k = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        k += 1
+    return k
+
+
+@dataclass(frozen=True, slots=True)
+class _Edit:
+    step: int
+    tid: int
+    remove: bool
+    tokens: int
+
+
+def _timed_edits(
+    session: SessionLike, rates: Rates
+) -> tuple[list[_Edit], dict[int, dict[str, Any]]]:
+    """(edits with the step they were made at, in order; the recorded version of each message an
+    edit replaced) of a ctxview session: messages whose meta holds ``edited_at_step`` and
+    ``original`` (replaced) or ``removed``. Each response's step is ``saved_added_steps``."""
+    added = getattr(session, "saved_added_steps", None)
+    if not isinstance(added, Mapping) or not added:
+        return [], {}
+    edits: list[_Edit] = []
+    originals: dict[int, dict[str, Any]] = {}
+    for tid, meta in enumerate(session.metas):
+        step = meta.get("edited_at_step")
+        if not isinstance(step, int) or isinstance(step, bool):
+            continue
+        original = meta.get("original")
+        removed = bool(meta.get("removed"))
+        if not removed and not isinstance(original, Mapping):
+            continue
+        if isinstance(original, Mapping):
+            originals[tid] = dict(original)
+        edits.append(
+            _Edit(step, tid, removed, rates.tokens(message_features(session.messages[tid])))
+        )
+    edits.sort(key=lambda e: e.step)
+    return edits, originals
+
+
+def _apply_edits(
+    edits: list[_Edit],
+    k: int,
+    before_step: int,
+    ctx: ConversationContext,
+    offset: int,
+    msgs: Sequence[Mapping[str, Any]],
+    tok: list[int],
+) -> int:
+    """Apply to the replay's context the edits made before ``before_step`` (the step a
+    response was added at); returns the index of the first edit not applied yet. The context
+    reports each as an ``edited`` event (see ``on_event`` in :func:`simulate`)."""
+    while k < len(edits) and edits[k].step < before_step:
+        e = edits[k]
+        k += 1
+        local = e.tid - offset
+        try:
+            if local < 0:
+                raise KeyError(local)
+            if e.remove:
+                ctx.remove_message(local)
+            else:
+                ctx.replace_message(local, msgs[e.tid])
+        except KeyError:
+            tok[e.tid] = e.tokens  # not in the window any more: nothing sent changes
+    return k
 
 
 def window_of(session: SessionLike, log: RequestLog, index: int) -> list[int]:

@@ -187,6 +187,20 @@ def _select(lines: list[Line]) -> list[Line]:
     return selected
 
 
+def _type_of(line: Line | None) -> Any:
+    return line.type if line is not None else None
+
+
+def _only_results(line: Line) -> bool:
+    msg = line.record.get("message")
+    content = msg.get("content") if isinstance(msg, dict) else None
+    return (
+        isinstance(content, list)
+        and bool(content)
+        and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+    )
+
+
 def _only_results_for(line: Line, tool_ids: set[str]) -> bool:
     msg = line.record.get("message")
     content = msg.get("content") if isinstance(msg, dict) else None
@@ -200,8 +214,13 @@ def _only_results_for(line: Line, tool_ids: set[str]) -> bool:
 
 def rebuild(
     lines: list[Line],
+    off_branch: list[dict[str, Any]] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[int], list[str]]:
-    """(messages, metas, unusable line numbers, warnings) from the records of a transcript."""
+    """(messages, metas, unusable line numbers, warnings) from the records of a transcript.
+
+    ``off_branch``: a list to fill with the API responses written on abandoned branches (a
+    rewind, an edited prompt): see :func:`off_branch_responses`.
+    """
     skipped: list[int] = []
     usable: list[Line] = []
     for ln in lines:
@@ -327,7 +346,145 @@ def rebuild(
         messages.append({"role": b.role, "content": content})
         b.meta["source_lines"] = b.lines
         metas.append(b.meta)
+    if off_branch is not None:
+        off_branch.extend(off_branch_responses(usable, selected, metas))
     return messages, metas, skipped, warnings
+
+
+def off_branch_responses(
+    usable: list[Line], selected: list[Line], metas: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The API responses off the current branch: requests sent before the user rewound (or
+    edited a prompt), with the usage they recorded.
+
+    Each is ``{"message_id", "timestamp", "model", "usage", "uuid", "parent_uuid", "fork",
+    "path", "messages"}``: its request held the first ``fork`` messages of the rebuilt sequence,
+    then ``messages`` (one per line of the abandoned branch between the fork and the response,
+    their uuids in ``path``). In file order.
+    """
+    chosen = {id(ln) for ln in selected}
+    main = [ln for ln in usable if not ln.record.get("isSidechain")]
+    if not any(ln.type in MESSAGE_TYPES for ln in main):
+        return []
+    on_branch_ids = {
+        mid for ln in selected if ln.type == "assistant" if (mid := _message_id(ln)) is not None
+    }
+    responses: dict[str, list[Line]] = {}
+    for ln in main:
+        if ln.type != "assistant" or id(ln) in chosen:
+            continue
+        mid = _message_id(ln)
+        if mid is None or mid in on_branch_ids:
+            continue
+        msg = ln.record.get("message")
+        if isinstance(msg, dict) and msg.get("model") == "<synthetic>":
+            continue  # Claude Code's own error replies: no API request
+        responses.setdefault(mid, []).append(ln)
+    if not responses:
+        return []
+    by_uuid: dict[str, Line] = {ln.uuid: ln for ln in main if ln.uuid}
+    # how many rebuilt messages each line of the branch is part of (its message's index + 1),
+    # and whether a later line of the branch is merged into the same message
+    count_of: dict[int, int] = {}
+    last_line_of: dict[int, int] = {}
+    for k, meta in enumerate(metas):
+        for n in meta.get("source_lines", ()):
+            count_of[n] = k + 1
+            last_line_of[k] = max(last_line_of.get(k, n), n)
+    line_of = {ln.number: ln for ln in selected}
+    n_seen = 0
+    for ln in selected:  # a compaction boundary counts the messages before it
+        if ln.number in count_of:
+            n_seen = count_of[ln.number]
+        else:
+            count_of.setdefault(ln.number, n_seen)
+    out: list[dict[str, Any]] = []
+    for mid, group in responses.items():
+        first = group[0]
+        path: list[Line] = []
+        seen: set[str] = set()
+        looped = False
+        cursor = by_uuid.get(first.parent) if first.parent else None
+        while cursor is not None and id(cursor) not in chosen:
+            if cursor.uuid in seen:
+                looped = True
+                break
+            if cursor.uuid:
+                seen.add(cursor.uuid)
+            if cursor.type in MESSAGE_TYPES:
+                path.append(cursor)
+            cursor = by_uuid.get(cursor.parent) if cursor.parent else None
+        if looped:
+            continue
+        # the other lines of the responses on the path, and the tool results hanging off them,
+        # written before this response (parallel tool calls branch off one response's lines)
+        on_path = {id(ln) for ln in path}
+        ids = {m for ln in path if ln.type == "assistant" if (m := _message_id(ln)) is not None}
+        uuids = {ln.uuid for ln in path if ln.uuid}
+        for ln in main:
+            if ln.number >= first.number:
+                break
+            if id(ln) in on_path or id(ln) in chosen:
+                continue
+            if (ln.type == "assistant" and _message_id(ln) in ids) or (
+                ln.type == "user" and ln.parent in uuids and _only_results(ln)
+            ):
+                path.append(ln)
+                on_path.add(id(ln))
+                if ln.uuid:
+                    uuids.add(ln.uuid)
+        # the fork line: the last line the request shares with the current branch (None: it
+        # shares no message, it went back to the start)
+        fork = count_of.get(cursor.number, 0) if cursor is not None else 0
+        k = fork - 1
+        head = min(path, key=lambda ln: ln.number) if path else first
+        if (
+            cursor is not None
+            and k >= 0
+            and (
+                last_line_of.get(k, cursor.number) > cursor.number
+                or (
+                    head.type == "user" and _type_of(line_of.get(last_line_of.get(k, -1))) == "user"
+                )
+            )
+        ):
+            # the branch changed the message the fork line is part of: its lines up to the
+            # fork line were sent with the branch's
+            fork = k
+            path.extend(
+                line_of[n]
+                for n in metas[k].get("source_lines", ())
+                if n <= cursor.number and n in line_of
+            )
+        path.sort(key=lambda ln: ln.number)
+        usage = next(
+            (
+                u
+                for ln in reversed(group)
+                if isinstance(ln.record.get("message"), dict)
+                and isinstance(u := ln.record["message"].get("usage"), dict)
+            ),
+            None,
+        )
+        msg = first.record["message"]
+        out.append(
+            {
+                "message_id": mid,
+                "timestamp": first.record.get("timestamp")
+                if isinstance(first.record.get("timestamp"), str)
+                else None,
+                "model": msg.get("model") if isinstance(msg.get("model"), str) else None,
+                "usage": usage,
+                "uuid": first.uuid,
+                "parent_uuid": first.parent,
+                "fork": fork,
+                "path": [ln.uuid for ln in path],
+                "messages": [
+                    {"role": ln.type, "content": ln.record["message"]["content"]} for ln in path
+                ],
+            }
+        )
+    return out
 
 
 def title_of(lines: list[Line]) -> str | None:
