@@ -279,8 +279,11 @@ class SessionModel:
     def ledger(self) -> list[Compaction]:
         """Every compaction of the session (``ctxview.core.ledger``); new messages are scanned
         once, as they are added."""
+        scanner = self._ledger
         records = self.transcript.records
-        return self._ledger.scan(_Column(records, "message"), _Column(records, "meta"))
+        if scanner.scanned >= len(records):
+            return scanner.entries
+        return scanner.feed((r.message, r.meta) for r in records[scanner.scanned :])
 
     def compaction_at(self, mid: int) -> Compaction | None:
         """The compaction whose marker stands before message ``mid``."""
@@ -652,17 +655,3 @@ class _KeyView:
         if v <= MARK_BASE:
             return MARK_BASE - v  # a ledger marker sorts as the message it stands before
         return v
-
-
-class _Column:
-    """One attribute of the transcript's records as a read-only sequence (no copy)."""
-
-    def __init__(self, records: list[Any], attr: str) -> None:
-        self.records = records
-        self.attr = attr
-
-    def __len__(self) -> int:
-        return len(self.records)
-
-    def __getitem__(self, i: int) -> Any:
-        return getattr(self.records[i], self.attr)

@@ -20,7 +20,7 @@ transcript): each message is looked at once.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -100,60 +100,92 @@ class LedgerScanner:
         self._waiting = None
 
     def scan(self, messages: Indexable, metas: Indexable) -> list[Compaction]:
+        """The ledger of ``messages`` (and their ``metas``), looking only at those after the
+        ones scanned before."""
+        n = len(messages)
+        pairs = ((messages[i], metas[i] if i < len(metas) else {}) for i in range(self.scanned, n))
+        return self.feed(pairs)
+
+    def feed(
+        self, pairs: Iterable[tuple[Mapping[str, Any], Mapping[str, Any]]]
+    ) -> list[Compaction]:
+        """The ledger after the next messages, given as (message, meta) pairs in order."""
         entries = self.entries
-        for i in range(self.scanned, len(messages)):
-            meta = metas[i] if i < len(metas) else {}
-            message = messages[i]
-            last = entries[-1] if entries else None
-            waiting = self._waiting
+        i = self.scanned - 1
+        look = self._look
+        for message, meta in pairs:
+            i += 1
             if (
-                waiting is not None
-                and i > waiting.id
-                and message.get("role") == "assistant"
-                and meta.get("model") != "<synthetic>"  # Claude Code's error replies: no request
+                self._waiting is None
+                and "compact_boundary" not in meta
+                and "compact_summary" not in meta
             ):
-                # the size after: the next request's (its response's recorded usage, if any)
-                waiting.tokens_after = recorded_input(meta)
-                self._waiting = None
-            cb = meta.get("compact_boundary")
-            if cb is not None and i > 0:
-                cm = cb if isinstance(cb, Mapping) else {}
-                trigger = cm.get("trigger")
-                entries.append(
-                    Compaction(
-                        id=i,
-                        kind="claude-code",
-                        trigger=trigger if isinstance(trigger, str) else None,
-                        tokens_before=_int(cm.get("preTokens")),
-                        tokens_after=None,
-                        summary_id=i if meta.get("compact_summary") else None,
-                        replaced_from=last.id if last is not None else 0,
-                    )
-                )
-                if message.get("role") == "assistant":  # the first response after it
-                    entries[-1].tokens_after = recorded_input(meta)
+                # the common case: nothing to look at but a compaction block
+                if message.get("role") != "assistant":
+                    continue
+                content = message.get("content")
+                if type(content) is not list:
+                    continue
+                for b in content:
+                    if type(b) is dict and b.get("type") == "compaction":
+                        break
                 else:
-                    self._waiting = entries[-1]
-                continue
-            if meta.get("compact_summary") and last is not None and last.summary_id is None:
-                if last.kind == "claude-code" and i <= last.id + 2:
-                    last.summary_id = i  # a summary written just after its boundary
-                continue
-            if message.get("role") == "assistant" and has_compaction(message):
-                entries.append(
-                    Compaction(
-                        id=i,
-                        kind="block",
-                        trigger="server",
-                        tokens_before=recorded_input(meta),
-                        tokens_after=None,
-                        summary_id=i,
-                        replaced_from=last.id if last is not None else 0,
-                    )
-                )
-                self._waiting = entries[-1]
-        self.scanned = len(messages)
+                    continue
+            look(i, message, meta)
+        self.scanned = i + 1
         return entries
+
+    def _look(self, i: int, message: Mapping[str, Any], meta: Mapping[str, Any]) -> None:
+        entries = self.entries
+        last = entries[-1] if entries else None
+        waiting = self._waiting
+        role = message.get("role")
+        if (
+            waiting is not None
+            and i > waiting.id
+            and role == "assistant"
+            and meta.get("model") != "<synthetic>"  # Claude Code's error replies: no request
+        ):
+            # the size after: the next request's (its response's recorded usage, if any)
+            waiting.tokens_after = recorded_input(meta)
+            self._waiting = None
+        cb = meta.get("compact_boundary")
+        if cb is not None and i > 0:
+            cm = cb if isinstance(cb, Mapping) else {}
+            trigger = cm.get("trigger")
+            entries.append(
+                Compaction(
+                    id=i,
+                    kind="claude-code",
+                    trigger=trigger if isinstance(trigger, str) else None,
+                    tokens_before=_int(cm.get("preTokens")),
+                    tokens_after=None,
+                    summary_id=i if meta.get("compact_summary") else None,
+                    replaced_from=last.id if last is not None else 0,
+                )
+            )
+            if role == "assistant":  # the first response after it
+                entries[-1].tokens_after = recorded_input(meta)
+            else:
+                self._waiting = entries[-1]
+            return
+        if meta.get("compact_summary") and last is not None and last.summary_id is None:
+            if last.kind == "claude-code" and i <= last.id + 2:
+                last.summary_id = i  # a summary written just after its boundary
+            return
+        if role == "assistant" and has_compaction(message):
+            entries.append(
+                Compaction(
+                    id=i,
+                    kind="block",
+                    trigger="server",
+                    tokens_before=recorded_input(meta),
+                    tokens_after=None,
+                    summary_id=i,
+                    replaced_from=last.id if last is not None else 0,
+                )
+            )
+            self._waiting = entries[-1]
 
 
 def compaction_ledger(messages: Indexable, metas: Indexable) -> list[Compaction]:

@@ -363,26 +363,44 @@ def off_branch_responses(
     their uuids in ``path``). In file order.
     """
     chosen = {id(ln) for ln in selected}
-    main = [ln for ln in usable if not ln.record.get("isSidechain")]
-    if not any(ln.type in MESSAGE_TYPES for ln in main):
-        return []
-    on_branch_ids = {
-        mid for ln in selected if ln.type == "assistant" if (mid := _message_id(ln)) is not None
-    }
+    on_branch_ids: set[Any] = set()
+    for ln in selected:
+        if ln.record.get("type") == "assistant":
+            on_branch_ids.add(ln.record["message"].get("id"))
+    # one pass over the lines off the branch: their uuids, the responses among them (grouped by
+    # message.id, which several lines of one response share), the tool-result lines under each
+    off_by_uuid: dict[str, Line] = {}
     responses: dict[str, list[Line]] = {}
-    for ln in main:
-        if ln.type != "assistant" or id(ln) in chosen:
+    results_of: dict[str, list[Line]] = {}
+    for ln in usable:
+        if id(ln) in chosen:
             continue
-        mid = _message_id(ln)
-        if mid is None or mid in on_branch_ids:
+        rec = ln.record
+        if rec.get("isSidechain"):
             continue
-        msg = ln.record.get("message")
-        if isinstance(msg, dict) and msg.get("model") == "<synthetic>":
-            continue  # Claude Code's own error replies: no API request
-        responses.setdefault(mid, []).append(ln)
+        u = rec.get("uuid")
+        if isinstance(u, str):
+            off_by_uuid[u] = ln
+        kind = rec.get("type")
+        if kind == "assistant":
+            msg = rec.get("message")
+            mid = msg.get("id") if isinstance(msg, dict) else None
+            if isinstance(mid, str) and mid not in on_branch_ids:
+                responses.setdefault(mid, []).append(ln)
+        elif kind == "user" and ln.parent and _only_results(ln):
+            results_of.setdefault(ln.parent, []).append(ln)
+    lines_of_response = responses  # (every line of a response off the branch)
+    responses = {
+        mid: group
+        for mid, group in responses.items()
+        if group[0].record["message"].get("model") != "<synthetic>"  # no API request
+    }
     if not responses:
         return []
-    by_uuid: dict[str, Line] = {ln.uuid: ln for ln in main if ln.uuid}
+    by_uuid: dict[str, Line] = dict(off_by_uuid)
+    for ln in selected:
+        if ln.uuid:
+            by_uuid[ln.uuid] = ln
     # how many rebuilt messages each line of the branch is part of (its message's index + 1),
     # and whether a later line of the branch is merged into the same message
     count_of: dict[int, int] = {}
@@ -419,20 +437,16 @@ def off_branch_responses(
         # the other lines of the responses on the path, and the tool results hanging off them,
         # written before this response (parallel tool calls branch off one response's lines)
         on_path = {id(ln) for ln in path}
-        ids = {m for ln in path if ln.type == "assistant" if (m := _message_id(ln)) is not None}
-        uuids = {ln.uuid for ln in path if ln.uuid}
-        for ln in main:
-            if ln.number >= first.number:
-                break
-            if id(ln) in on_path or id(ln) in chosen:
-                continue
-            if (ln.type == "assistant" and _message_id(ln) in ids) or (
-                ln.type == "user" and ln.parent in uuids and _only_results(ln)
-            ):
+        extra: list[Line] = []
+        for mid_on in {m for ln in path if ln.type == "assistant" if (m := _message_id(ln))}:
+            extra.extend(lines_of_response.get(mid_on, ()))
+        todo = [ln.uuid for ln in path if ln.uuid] + [ln.uuid for ln in extra if ln.uuid]
+        while todo:
+            extra.extend(results_of.get(todo.pop(), ()))
+        for ln in extra:
+            if id(ln) not in on_path and ln.number < first.number:
                 path.append(ln)
                 on_path.add(id(ln))
-                if ln.uuid:
-                    uuids.add(ln.uuid)
         # the fork line: the last line the request shares with the current branch (None: it
         # shares no message, it went back to the start)
         fork = count_of.get(cursor.number, 0) if cursor is not None else 0
