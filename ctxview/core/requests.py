@@ -27,6 +27,17 @@ What a request is:
 A compaction (a Claude Code ``compact_boundary`` / compact summary, or a ``compaction`` block)
 starts the conversation again: the next request holds only the summary and what followed.
 
+A rewind: the session's ``off_branch`` list (Claude Code: the responses on branches the user
+left, see ``ctxview.sessions.claude_code.off_branch_responses``) adds their requests, in the order
+they were sent: each holds the first ``fork`` messages of the current branch's window and then
+the abandoned branch's own (``Request.off_branch``). The first request that does not extend the
+previous abandoned one breaks with ``rewind`` at the first message that differs.
+
+An edit (a ctxview session: the meta of an edited message holds ``original`` and
+``edited_at_step``, of a dropped one ``removed``): the requests before it send the message as
+recorded; it is applied before the first request whose response was added after that step
+(``saved_added_steps``), which breaks with ``edited`` when the edit is inside the cached prefix.
+
 The predicted prompt cache (the model, in order of the prompt: tools → system → messages):
 
 * the first request reads nothing, unless its recorded usage shows a read (a prefix cached by an
