@@ -111,7 +111,13 @@ def make(path: Path, rounds: int, rewinds: int, compactions: int) -> None:
                         "user",
                         f"xu{k}_{j}",
                         f"xa{k}_{j}",
-                        [{"type": "tool_result", "tool_use_id": f"xt{k}_{j}", "content": "y" * 600}],
+                        [
+                            {
+                                "type": "tool_result",
+                                "tool_use_id": f"xt{k}_{j}",
+                                "content": "y" * 600,
+                            }
+                        ],
                         ts(clock),
                     )
                 )
@@ -184,8 +190,8 @@ def main() -> None:
     )
     lines = [Line(k + 1, json.loads(x)) for k, x in enumerate(path.read_text().splitlines())]
     selected = _select(lines)
-    _, (msgs, metas, _u, _w) = best(lambda: rebuild(lines), 1)
-    t_off, off = best(lambda: off_branch_responses(lines, selected, metas))
+    _, (_m, metas, _u, _w) = best(lambda: rebuild(lines), 1)
+    t_off, _off = best(lambda: off_branch_responses(lines, selected, metas))
     print(f"load_session                 {t_load:7.3f} s")
     print(f"  of which off_branch        {t_off:7.3f} s ({100 * t_off / t_load:.1f}%)")
     t_sim, log = best(lambda: simulate(s), 1)

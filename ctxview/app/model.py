@@ -453,8 +453,10 @@ class SessionModel:
         status = self.transcript.status(mid)
         if status != "evicted" and mid in self._compacted():
             return "compacted"  # before the last compaction block: the API ignores it
-        if status != "evicted" and mid < self._claude_code_compacted_before():
-            return "compacted"  # replaced by Claude Code's summary: later requests lack it
+        if status == "kept" and mid < self._claude_code_compacted_before():
+            # replaced by Claude Code's summary: later requests lacked it (the pinned message
+            # stays pinned: ctxview's window sends it)
+            return "compacted"
         if status == "kept" and self.transcript.edited(mid):
             return "edited"  # what is sent differs from what was recorded
         if status == "evicted" and self.transcript[mid].meta.get("removed"):

@@ -175,3 +175,18 @@ async def test_compare_shows_a_failure_in_one_line(monkeypatch: pytest.MonkeyPat
         await pilot.press("escape")
         await settle(pilot)
         assert not isinstance(app.screen, CompareScreen)
+
+
+async def test_compare_on_hostile_text_and_file_name(tmp_path: Any) -> None:
+    import shutil
+
+    hostile = tmp_path / "evil\x1b]0;pwned\x07\u202e[red]x[bold].json"
+    shutil.copy(ROOT / "sample_sessions" / "untrusted_text.json", hostile)
+    app = make_app(str(hostile))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("C")
+        await settle(pilot)
+        assert isinstance(app.screen, CompareScreen)
+        text = assert_clean(app, "compare hostile")
+        assert "[red]x[bold]" in text  # the name is shown as text, never parsed as markup

@@ -43,6 +43,7 @@ async def test_claude_code_compaction_marker_summary_and_compacted_rows() -> Non
         assert _row_text(app, mark - 1).rstrip().endswith("compacted")
         assert _row_text(app, mark + 2).rstrip().endswith("kept")
         assert m.status(10) == "compacted" and m.status(300) == "kept"
+        assert m.status(0) == "pinned"  # ctxview's window sends its pinned message
         # the cursor moves over the marker like any row; the detail pane shows the entry
         app.timeline.select_id(276)
         await pilot.press("k")
