@@ -156,6 +156,8 @@ class CompareScreen(ModalScreen[str | None]):
         if self.error is not None:
             return self.error
         if self.done:
+            if not any(r.get("requests") for r in self.rows):
+                return "no requests yet: this session has sent nothing to compare"
             return (
                 f"{total} strategies replayed on the same requests: the API's rejections, "
                 "the context kept and the money spent"
