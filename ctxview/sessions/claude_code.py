@@ -16,6 +16,7 @@ Rebuilds the message sequence that was actually sent to the API:
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -397,43 +398,55 @@ def off_branch_responses(
     }
     if not responses:
         return []
-    by_uuid: dict[str, Line] = dict(off_by_uuid)
-    for ln in selected:
-        if ln.uuid:
-            by_uuid[ln.uuid] = ln
-    # how many rebuilt messages each line of the branch is part of (its message's index + 1),
-    # and whether a later line of the branch is merged into the same message
-    count_of: dict[int, int] = {}
-    last_line_of: dict[int, int] = {}
-    for k, meta in enumerate(metas):
-        for n in meta.get("source_lines", ()):
-            count_of[n] = k + 1
-            last_line_of[k] = max(last_line_of.get(k, n), n)
-    line_of = {ln.number: ln for ln in selected}
-    n_seen = 0
-    for ln in selected:  # a compaction boundary counts the messages before it
-        if ln.number in count_of:
-            n_seen = count_of[ln.number]
-        else:
-            count_of.setdefault(ln.number, n_seen)
-    out: list[dict[str, Any]] = []
+    # walk each response's ancestors off the branch up to the line it left the branch at
+    walks: list[tuple[str, list[Line], list[Line], str | None]] = []
     for mid, group in responses.items():
         first = group[0]
         path: list[Line] = []
         seen: set[str] = set()
-        looped = False
-        cursor = by_uuid.get(first.parent) if first.parent else None
-        while cursor is not None and id(cursor) not in chosen:
-            if cursor.uuid in seen:
-                looped = True
-                break
-            if cursor.uuid:
-                seen.add(cursor.uuid)
-            if cursor.type in MESSAGE_TYPES:
-                path.append(cursor)
-            cursor = by_uuid.get(cursor.parent) if cursor.parent else None
-        if looped:
+        parent = first.parent
+        while parent is not None and parent in off_by_uuid and parent not in seen:
+            seen.add(parent)
+            ln = off_by_uuid[parent]
+            if ln.type in MESSAGE_TYPES:
+                path.append(ln)
+            parent = ln.parent
+        if parent is not None and parent in seen:
+            continue  # a loop of parents
+        walks.append((mid, group, path, parent))
+    # the fork lines (on the branch) those walks ended at, and the messages they are part of
+    wanted = {parent for *_, parent in walks if parent is not None}
+    fork_line: dict[str, Line] = {}
+    for ln in selected:
+        u = ln.record.get("uuid")
+        if isinstance(u, str) and u in wanted:
+            fork_line[u] = ln
+    wanted_numbers = {ln.number for ln in fork_line.values()}
+    #: line number -> index of the rebuilt message it is part of; and for a line that is part
+    #: of none (a compaction boundary), how many messages start before it
+    message_of: dict[int, int] = {}
+    before: dict[int, int] = dict.fromkeys(wanted_numbers, 0)
+    for k, meta in enumerate(metas):
+        sl = meta.get("source_lines", ())
+        if not sl:
             continue
+        for n in sl:
+            if n in wanted_numbers:
+                message_of[n] = k
+        for n in before:
+            if sl[0] < n:
+                before[n] = k + 1
+
+    def line_at(number: int) -> Line | None:
+        j = bisect.bisect_left(selected, number, key=lambda ln: ln.number)
+        return selected[j] if j < len(selected) and selected[j].number == number else None
+
+    out: list[dict[str, Any]] = []
+    for mid, group, path, parent in walks:
+        first = group[0]
+        cursor = fork_line.get(parent) if parent is not None else None
+        if parent is not None and cursor is None:
+            continue  # its parent is neither off the branch nor on it: not connected
         # the other lines of the responses on the path, and the tool results hanging off them,
         # written before this response (parallel tool calls branch off one response's lines)
         on_path = {id(ln) for ln in path}
@@ -449,27 +462,28 @@ def off_branch_responses(
                 on_path.add(id(ln))
         # the fork line: the last line the request shares with the current branch (None: it
         # shares no message, it went back to the start)
-        fork = count_of.get(cursor.number, 0) if cursor is not None else 0
+        if cursor is None:
+            fork = 0
+        elif cursor.number in message_of:
+            fork = message_of[cursor.number] + 1
+        else:
+            fork = before.get(cursor.number, 0)
         k = fork - 1
         head = min(path, key=lambda ln: ln.number) if path else first
-        if (
-            cursor is not None
-            and k >= 0
-            and (
-                last_line_of.get(k, cursor.number) > cursor.number
-                or (
-                    head.type == "user" and _type_of(line_of.get(last_line_of.get(k, -1))) == "user"
-                )
-            )
-        ):
-            # the branch changed the message the fork line is part of: its lines up to the
-            # fork line were sent with the branch's
-            fork = k
-            path.extend(
-                line_of[n]
-                for n in metas[k].get("source_lines", ())
-                if n <= cursor.number and n in line_of
-            )
+        if cursor is not None and k >= 0:
+            lines_k = metas[k].get("source_lines", ())
+            last_k = max(lines_k, default=cursor.number)
+            if last_k > cursor.number or (
+                head.type == "user" and _type_of(line_at(last_k)) == "user"
+            ):
+                # the branch changed the message the fork line is part of: its lines up to
+                # the fork line were sent with the branch's
+                fork = k
+                for n in lines_k:
+                    if n <= cursor.number:
+                        shared = line_at(n)
+                        if shared is not None:
+                            path.append(shared)
         path.sort(key=lambda ln: ln.number)
         usage = next(
             (
