@@ -30,7 +30,7 @@ def _no_animation(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
 
 
-def _on_marker(theme: str) -> Any:
+def _on_summary(theme: str) -> Any:
     async def run(pilot: Any) -> None:
         app = pilot.app
         app.theme = theme
@@ -39,7 +39,7 @@ def _on_marker(theme: str) -> Any:
         await pilot.pause()
         tl = app.timeline
         row = app.model.rows.index(marker_row(276))
-        tl.cursor = row
+        tl.cursor = row + 1  # on the summary: the marker row above shows its own style
         tl.scroll_to(y=row - 6, animate=False)
         await pilot.pause()
         await pilot.pause(0.2)  # the detail pane follows the selection after a short delay
@@ -50,9 +50,9 @@ def _on_marker(theme: str) -> Any:
 
 def test_ledger_marker_dark(snap_compare: Any) -> None:
     app = make_app(str(TRANSCRIPT), max_=1000)
-    assert snap_compare(app, terminal_size=(120, 40), run_before=_on_marker("textual-dark"))
+    assert snap_compare(app, terminal_size=(120, 40), run_before=_on_summary("textual-dark"))
 
 
 def test_ledger_marker_light(snap_compare: Any) -> None:
     app = make_app(str(TRANSCRIPT), max_=1000)
-    assert snap_compare(app, terminal_size=(120, 40), run_before=_on_marker("textual-light"))
+    assert snap_compare(app, terminal_size=(120, 40), run_before=_on_summary("textual-light"))

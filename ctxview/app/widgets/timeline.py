@@ -108,7 +108,7 @@ class Timeline(ScrollView, can_focus=True):
     Timeline > .timeline--pinned { background: $accent 25%; text-style: bold; }
     Timeline > .timeline--evicted { color: $text-disabled; }
     Timeline > .timeline--gap { color: $warning; background: $warning 10%; }
-    Timeline > .timeline--compaction { color: $accent; background: $accent 12%; text-style: bold; }
+    Timeline > .timeline--compaction { color: $text; background: $accent 20%; text-style: bold; }
     Timeline > .timeline--flash { background: $error 70%; color: $text; }
     Timeline > .timeline--status-pinned { color: $accent; text-style: bold; }
     Timeline > .timeline--status-kept { color: $success; }
