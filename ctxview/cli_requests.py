@@ -160,6 +160,8 @@ def _print_requests(report: dict[str, Any], log: Any, rejected: bool) -> None:
             if r.redundancy
             else ""
         )
+        if r.off_branch:
+            red = f"{red} off-branch".lstrip()
         out.write(
             f"{r.index:>5} {visible(ts):8} {r.window_size:>6} {fmt_tokens(r.input_tokens):>7} "
             f"{fmt_tokens(r.cache_read):>7} {fmt_tokens(r.cache_write):>7} "

@@ -59,6 +59,9 @@ class LoadedSession:
     saved_evicted_steps: dict[int, int] = field(default_factory=dict)
     saved_added_steps: dict[int, int] = field(default_factory=dict)
     saved_step: int | None = None
+    #: Claude Code: API responses off the current branch (a rewind or an edited prompt), with
+    #: where their requests left it (``ctxview.sessions.claude_code.off_branch_responses``)
+    off_branch: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def system_text(self) -> str:

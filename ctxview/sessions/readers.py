@@ -373,7 +373,8 @@ def subagent_paths(path: str) -> list[str]:
 
 
 def _from_lines(path: str, fmt: str, lines: list[Line], bad: list[int]) -> LoadedSession:
-    messages, metas, unusable, warnings = rebuild(lines)
+    off_branch: list[dict[str, Any]] = []
+    messages, metas, unusable, warnings = rebuild(lines, off_branch)
     if not messages:
         raise SessionError(f"{path}: no user or assistant messages found in this transcript")
     model = next((m.get("model") for m in reversed(metas) if isinstance(m.get("model"), str)), None)
@@ -387,6 +388,7 @@ def _from_lines(path: str, fmt: str, lines: list[Line], bad: list[int]) -> Loade
         skipped_lines=sorted(set(bad) | set(unusable)),
         warnings=warnings,
         subagents=subagent_paths(path),
+        off_branch=off_branch,
     )
 
 

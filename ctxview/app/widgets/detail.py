@@ -15,8 +15,31 @@ from textual.widgets import Collapsible, Static
 
 from ctxview.app.model import GAP, Draft, SessionModel
 from ctxview.app.safe import literal, visible
+from ctxview.core.ledger import Compaction
 from ctxview.core.tokens import block_tokens, estimate_message, image_info
-from ctxview.textfmt import tokens_text
+from ctxview.textfmt import fmt_tokens, tokens_text
+
+
+def compaction_text(c: Compaction) -> Text:
+    """The ledger entry of one compaction, in words (session text made visible)."""
+    what = "Claude Code compaction" if c.kind == "claude-code" else "compaction block"
+    trigger = f" · trigger: {visible(c.trigger)}" if c.trigger else ""
+    before = "not recorded" if c.tokens_before is None else f"{fmt_tokens(c.tokens_before)}"
+    after = "not recorded" if c.tokens_after is None else f"{fmt_tokens(c.tokens_after)}"
+    gone = c.replaced
+    n = len(gone)
+    replaced = (
+        f"replaced #{gone[0]}–#{gone[-1]} ({n:,} message{'s' if n != 1 else ''})"
+        if n
+        else "replaced nothing in this file"
+    )
+    summary = f" · summary: #{c.summary_id}" if c.summary_id is not None else ""
+    return Text(
+        f"{what} before #{c.id}{trigger}\n"
+        f"tokens before: {before} · after (the next request's recorded input): {after}\n"
+        f"{replaced}{summary}"
+    )
+
 
 MAX_SHOWN_CHARS = 50_000  #: longer text is cut in the pane (the session keeps it all)
 
@@ -79,6 +102,31 @@ class BlockDetail(VerticalScroll, can_focus=True):
             self.mount(Static(Text(hint), classes="hint"))
             return
         self.mount_all(list(self._widgets(model, mid)))
+        self.scroll_home(animate=False)
+
+    def show_compaction(self, c: Compaction | None) -> None:
+        """A compaction ledger marker: trigger, tokens before and after, what it replaced."""
+        self.model = None
+        self.mid = None
+        self._draft_view = None
+        self.remove_children()
+        if c is None:
+            self.mount(Static(Text("No message selected."), classes="hint"))
+            return
+        out: list[Widget] = [Static(compaction_text(c), classes="head")]
+        if c.kind == "claude-code":
+            hint = (
+                "Claude Code summarised the conversation and started again from the summary: "
+                "the requests after it hold the summary and what followed, not the messages it "
+                "replaced (marked compacted)."
+            )
+        else:
+            hint = (
+                "A compaction block (server-side compaction, context_management): the API "
+                "ignores everything before the last one (those messages are marked compacted)."
+            )
+        out.append(Static(Text(hint), classes="hint"))
+        self.mount_all(out)
         self.scroll_home(animate=False)
 
     def show_draft(self, draft: Draft) -> None:
@@ -151,8 +199,13 @@ class BlockDetail(VerticalScroll, can_focus=True):
         if status == "evicted" and rec.evicted_step is not None:
             head.append(f" · evicted at step {rec.evicted_step}", style="italic")
         if status == "compacted":
+            cc = model.claude_code_compaction_of(mid)
             head.append(
-                " · before the last compaction block: the API ignores it (not checked, not billed)",
+                f" · replaced by Claude Code's compaction at #{cc.id}: the requests after it "
+                "held its summary instead"
+                if cc is not None
+                else " · before the last compaction block: the API ignores it (not checked, "
+                "not billed)",
                 style="italic",
             )
         out.append(Static(head, classes="head"))
