@@ -812,7 +812,7 @@ class CtxviewApp(App[int]):
 
         try:
             session = load_session(path)
-            rep = replay(session, defaults=self.config.as_defaults())
+            rep = replay(session, defaults=self.config.as_defaults(), as_sent=True)
         except SessionError as exc:
             self.call_from_thread(
                 self.notify,

@@ -140,6 +140,15 @@ class SessionModel:
         self.session: LoadedSession = replay.session
         self.tools: list[Any] = list(tools if tools is not None else self.session.tools)
         self.show_evicted = True
+        #: the recorded format when the session is shown as it was sent (no ctxview
+        #: truncation), None for a simulation under max and strategy (see mode_label)
+        self.as_sent: str | None = replay.as_sent
+        #: as sent: the ids before this one were compacted (a Claude Code compaction)
+        self.compacted_before = replay.compacted_before
+        #: the request model's figures for the next request (ctxview.app.cacheline), computed
+        #: off the UI thread; None until then
+        self.cache_prediction: Any = None
+        self._recorded: tuple[int, list[int], tuple[int, int] | None] | None = None
         self._info: dict[int, RowInfo] = {}
         #: per-message token estimates by id, and their prefix sums (_pre[i] = sum(_tok[:i])),
         #: so any run of ids costs O(1); filled at once for small sessions, by a worker for big ones
@@ -205,6 +214,12 @@ class SessionModel:
         return self._window_ids
 
     def _on_event(self, event: ContextEvent) -> None:
+        if event.kind == "added" and self.as_sent is not None:
+            # as sent: nothing is truncated, however long it grows (follow, chat). The event
+            # comes before the strategy runs; raising the cap here is not a setting change.
+            window = self.context._window
+            if window.max_messages <= window.size:
+                window.max_messages = window.size + 1
         self._window_dirty = True
         self._problems = None
         self._problem_ids = None
@@ -321,6 +336,37 @@ class SessionModel:
     def evicted_count(self) -> int:
         return len(self.transcript) - self.transcript.window_size
 
+    # -- as sent or simulated --------------------------------------------------------------------
+    def mode_label(self) -> str:
+        """``as sent`` (a recorded session, no ctxview truncation) or ``simulated: seed, max
+        20`` (what the window would be under ctxview's max and strategy)."""
+        if self.as_sent is not None:
+            return "as sent"
+        ctx = self.context
+        return f"simulated: {ctx.strategy}, max {ctx.max_context_messages:,}"
+
+    def recorded_sizes(self) -> tuple[list[int], tuple[int, int] | None]:
+        """The recorded input size (``input_tokens`` + cache read + cache write) of every
+        response with usage, in order, and (id, size) of the newest; kept up to date as
+        messages are added (O(new messages))."""
+        records = self.transcript.records
+        done, sizes, last = self._recorded or (0, [], None)
+        for rec in records[done:]:
+            u = rec.meta.get("usage")
+            if not isinstance(u, Mapping):
+                continue
+            parts = [
+                u.get(k)
+                for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+            ]
+            if not isinstance(parts[0], int) or isinstance(parts[0], bool):
+                continue
+            size = sum(p for p in parts if isinstance(p, int) and not isinstance(p, bool))
+            sizes.append(size)
+            last = (rec.id, size)
+        self._recorded = (len(records), sizes, last)
+        return sizes, last
+
     # -- per message -----------------------------------------------------------------------------
     def tokens(self, mid: int) -> int:
         if mid < len(self._tok):
@@ -386,6 +432,8 @@ class SessionModel:
         status = self.transcript.status(mid)
         if status != "evicted" and mid in self._compacted():
             return "compacted"  # before the last compaction block: the API ignores it
+        if status == "evicted" and mid < self.compacted_before:
+            return "compacted"  # as sent: before the last Claude Code compaction
         if status == "kept" and self.transcript.edited(mid):
             return "edited"  # what is sent differs from what was recorded
         if status == "evicted" and self.transcript[mid].meta.get("removed"):

@@ -95,11 +95,13 @@ class Following:
             warnings=list(update.warnings),
         )
         ctx = old.context
+        simulated = old.as_sent is None  # as sent stays as sent; a simulation keeps its settings
         rep = replay(
             session,
-            max_context_messages=ctx.max_context_messages,
-            strategy=ctx.strategy,
+            max_context_messages=ctx.max_context_messages if simulated else None,
+            strategy=ctx.strategy if simulated else None,
             defaults=self.app.config.as_defaults(),
+            as_sent=not simulated,
         )
         return SessionModel(rep, self.path, old.model)
 

@@ -57,6 +57,9 @@ class LoadedSession:
     saved_evicted_steps: dict[int, int] = field(default_factory=dict)
     saved_added_steps: dict[int, int] = field(default_factory=dict)
     saved_step: int | None = None
+    #: ctxview sessions only: saved from an "as sent" view of a recorded session (the format it
+    #: was recorded in); reopened as sent
+    as_sent_format: str | None = None
 
     @property
     def system_text(self) -> str:

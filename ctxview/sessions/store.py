@@ -33,8 +33,11 @@ def session_document(
     tools: list[Any] | None = None,
     title: str | None = None,
     request_params: dict[str, Any] | None = None,
+    as_sent: str | None = None,
 ) -> dict[str, Any]:
-    """The JSON document of a session (settings, full transcript, live window)."""
+    """The JSON document of a session (settings, full transcript, live window).
+
+    ``as_sent``: the recorded format when the session is shown as it was sent (reopened so)."""
     records = []
     for rec in transcript.records:
         meta = {k: v for k, v in rec.meta.items() if k not in _RECORD_FIELDS}
@@ -64,6 +67,7 @@ def session_document(
             "system_prompt": system if system is not None else context.system_prompt,
             "tools": tools or [],
             "request_params": request_params or {},
+            **({"as_sent": as_sent} if as_sent else {}),
         },
         "step": context.step,
         "transcript": records,
