@@ -46,15 +46,14 @@ class CachePrediction:
     seconds: float = 0.0
 
 
-def _bucket(values: list[float], n: int, mean: bool) -> list[float]:
+def _bucket(values: list[float], n: int, pick: Any) -> list[float]:
+    """At most ``n`` values: ``pick`` (min or max) of each run of ``values``."""
     if len(values) <= n:
         return values
     step = len(values) / n
-    out = []
-    for k in range(n):
-        part = values[int(k * step) : max(int(k * step) + 1, int((k + 1) * step))]
-        out.append(sum(part) / len(part) if mean else max(part))
-    return out
+    return [
+        pick(values[int(k * step) : max(int(k * step) + 1, int((k + 1) * step))]) for k in range(n)
+    ]
 
 
 def session_view(model: SessionModel) -> tuple[Any, dict[str, Any]] | None:
@@ -151,8 +150,8 @@ def predict(view: Any, settings: dict[str, Any], prices: Any = None) -> CachePre
         if costs and all(c is not None for c in costs)
         else None,
         recorded_hit_rate=rec_read / rec_total if rec_total else None,
-        hit_series=_bucket(hits, SERIES_MAX, mean=True),
-        size_series=_bucket(sizes, SERIES_MAX, mean=False),
+        hit_series=_bucket(hits, SERIES_MAX, min),  # a break stays visible
+        size_series=_bucket(sizes, SERIES_MAX, max),  # a peak stays visible
         model=nxt.model,
         cache_break=nxt.cache_break.reason if nxt.cache_break and past else None,
         seconds=time.perf_counter() - t0,

@@ -30,6 +30,8 @@ from ctxview.textfmt import fmt_tokens, id_ranges
 GAP = -1  #: the row id of the gap marker
 DRAFT = -2  #: the row id of a reply being streamed (or cut), which is not in the context
 SYNC_TOKEN_LIMIT = 20_000  #: sessions up to this size get token estimates before first paint
+#: the strategy choice (sidebar, palette, s) that shows a recorded session as it was sent
+AS_SENT = "as sent"
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,12 +340,14 @@ class SessionModel:
 
     # -- as sent or simulated --------------------------------------------------------------------
     def mode_label(self) -> str:
-        """``as sent`` (a recorded session, no ctxview truncation) or ``simulated: seed, max
-        20`` (what the window would be under ctxview's max and strategy)."""
+        """``as sent`` (a recorded session, no ctxview truncation), ``simulated: seed, max 20``
+        (a recorded session under ctxview's max and strategy), or ``seed, max 20`` (ctxview's
+        own window: a chat, a message list)."""
         if self.as_sent is not None:
             return "as sent"
         ctx = self.context
-        return f"simulated: {ctx.strategy}, max {ctx.max_context_messages:,}"
+        settings = f"{ctx.strategy}, max {ctx.max_context_messages:,}"
+        return f"simulated: {settings}" if as_sent_possible(self) else settings
 
     def recorded_sizes(self) -> tuple[list[int], tuple[int, int] | None]:
         """The recorded input size (``input_tokens`` + cache read + cache write) of every
@@ -599,6 +603,13 @@ class SessionModel:
             max(vals[int(k * step) : max(int(k * step) + 1, int((k + 1) * step))])
             for k in range(width)
         ]
+
+
+def as_sent_possible(model: SessionModel) -> bool:
+    """True for a recorded session, which can be shown as it was sent."""
+    from ctxview.sessions.replay import as_sent_format
+
+    return model.as_sent is not None or as_sent_format(model.session) is not None
 
 
 def compute_tokens(messages: list[dict[str, Any]]) -> list[int]:

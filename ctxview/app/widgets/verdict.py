@@ -21,9 +21,17 @@ class VerdictBar(Static):
     def update_from(self, model: SessionModel) -> None:
         state, short, first = model.verdict()
         ctx = model.context
-        window = f"window {len(ctx):,}/{ctx.max_context_messages:,}"
-        if model.tokens_ready:
-            window += f" · ~{fmt_tokens(model.window_tokens)} tokens"
+        if model.as_sent is not None:
+            window = f"as sent · window {len(ctx):,}"
+            recorded = model.recorded_sizes()[1]
+            if recorded is not None:
+                window += f" · {recorded[1]:,} tokens recorded"
+            elif model.tokens_ready:
+                window += f" · ~{fmt_tokens(model.window_tokens)} tokens"
+        else:
+            window = f"{model.mode_label()} · window {len(ctx):,}/{ctx.max_context_messages:,}"
+            if model.tokens_ready:
+                window += f" · ~{fmt_tokens(model.window_tokens)} tokens"
         text = Text(short)
         text.append(f" · {window}", style="not bold")
         if first:
