@@ -579,13 +579,16 @@ class CtxviewApp(App[int]):
             )
 
     def action_make_default(self) -> None:
-        """The session's max, strategy and model become the defaults in config.toml."""
+        """The session's max, strategy and model become the defaults in config.toml (as sent
+        has no max or strategy of ctxview's: only the model)."""
         ctx = self.model.context
-        updates = {
+        updates: dict[str, Any] = {
             "max_context_messages": ctx.max_context_messages,
             "strategy": ctx.strategy,
             "model": self.model.model,
         }
+        if self.model.as_sent is not None:
+            updates = {"model": self.model.model}
         if not self.save_config:
             return
         try:
@@ -594,11 +597,12 @@ class CtxviewApp(App[int]):
             self.notify(f"not saved to config: {exc}", severity="warning", markup=False)
             return
         self.config.values.update(updates)
-        self.notify(
-            f"defaults saved to {path}: max {ctx.max_context_messages}, {ctx.strategy}, "
-            f"{self.model.model}",
-            markup=False,
+        saved = (
+            f"model {self.model.model} (as sent: no max or strategy to save)"
+            if len(updates) == 1
+            else f"max {ctx.max_context_messages}, {ctx.strategy}, {self.model.model}"
         )
+        self.notify(f"defaults saved to {path}: {saved}", markup=False)
 
     def _persist(self, updates: dict[str, Any]) -> None:
         if not self.save_config:
@@ -632,7 +636,12 @@ class CtxviewApp(App[int]):
         self.replay_as(as_sent=True)
 
     def replay_as(
-        self, *, as_sent: bool, max_messages: int | None = None, strategy: str | None = None
+        self,
+        *,
+        as_sent: bool,
+        max_messages: int | None = None,
+        strategy: str | None = None,
+        note: str | None = None,
     ) -> None:
         """Replay the open session as sent, or as a simulation under max and strategy (the
         config's where not given): a recorded session switches between the two."""
@@ -644,7 +653,7 @@ class CtxviewApp(App[int]):
         if not as_sent:
             max_messages = max_messages or int(self._default("max_context_messages", 20))
             strategy = strategy or str(self._default("strategy", "seed"))
-        self._switch(self.model, as_sent, max_messages, strategy, self.timeline.selected_id)
+        self._switch(self.model, as_sent, max_messages, strategy, self.timeline.selected_id, note)
 
     @work(thread=True, exclusive=True, group="open")
     def _switch(
@@ -654,6 +663,7 @@ class CtxviewApp(App[int]):
         max_messages: int | None,
         strategy: str | None,
         selected: int | None,
+        note: str | None,
     ) -> None:
         from dataclasses import replace
 
@@ -687,10 +697,15 @@ class CtxviewApp(App[int]):
             return
         model = SessionModel(rep, old.path, old.model, tools=old.tools)
         model.show_evicted = old.show_evicted
-        self.call_from_thread(self._switched, old, model, selected, edited)
+        self.call_from_thread(self._switched, old, model, selected, edited, note)
 
     def _switched(
-        self, old: SessionModel, model: SessionModel, selected: int | None, edited: bool
+        self,
+        old: SessionModel,
+        model: SessionModel,
+        selected: int | None,
+        edited: bool,
+        note: str | None,
     ) -> None:
         if self.model is not old:
             return  # another file was opened meanwhile
@@ -700,6 +715,9 @@ class CtxviewApp(App[int]):
             following.model = model
         if selected is not None and selected < len(model.transcript):
             self.timeline.select_id(selected)
+        if note is not None:
+            self.notify(note, markup=False, timeout=5)
+            return
         lost = " (edits and repairs are not carried over)" if edited else ""
         back = "" if model.as_sent is not None else " · a: back to as sent"
         self.notify(f"{model.mode_label()}{back}{lost}", markup=False, timeout=5)

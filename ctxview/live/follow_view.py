@@ -127,6 +127,15 @@ class Following:
             app.context_changed(keep=last if at_end else None)
             if at_end:
                 tl.action_jump_end()
+            if app.model.as_sent is not None and any(
+                m.get("compact_boundary") is not None or m.get("compact_summary")
+                for m in update.metas
+            ):
+                # as sent, a compaction starts the request again at its summary
+                app.replay_as(
+                    as_sent=True,
+                    note="following: compacted; the request starts again at the summary",
+                )
             return
         assert model is not None
         selected = tl.selected_id

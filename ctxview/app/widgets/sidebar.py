@@ -79,7 +79,7 @@ class ConfigSidebar(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Label("Protocol (next request)")
         yield Static(id="protocol")
-        yield Label("Window (a: as sent)")
+        yield Label("Window", id="window-label")
         yield Static(id="mode", classes="value")
         yield Static(id="window", classes="value")
         yield Label("Max messages (+/-)")
@@ -161,7 +161,12 @@ class ConfigSidebar(VerticalScroll):
         self.query_one("#system", Static).update(Text(one_line(sp, 160) if sp else "(none)"))
         n = len(ctx)
         evicted = model.evicted_count()
-        self.query_one("#mode", Static).update(Text(model.mode_label()))
+        mode = self.query_one("#mode", Static)
+        mode.update(Text(model.mode_label()))
+        mode.display = with_as_sent  # a recorded session: as sent, or a labelled simulation
+        self.query_one("#window-label", Label).update(
+            "Window (a: as sent)" if with_as_sent and not as_sent else "Window"
+        )
         if as_sent:
             gone = f"compacted {evicted:,}" if evicted else "no ctxview truncation"
             window = f"{n:,} messages in the request\ntranscript {len(model.transcript):,} · {gone}"
@@ -272,9 +277,12 @@ class ConfigSidebar(VerticalScroll):
                 return "n/a"
             return f"${v:.4f}" if v < 0.1 else f"${v:,.2f}"
 
+        def tok(v: int) -> str:
+            return f"~{fmt_tokens(v)}" if v else "0"
+
         lines = [
-            f"read ~{fmt_tokens(pred.read)} · write ~{fmt_tokens(pred.write)}"
-            + (f" · uncached ~{fmt_tokens(pred.uncached)}" if pred.uncached else ""),
+            f"read {tok(pred.read)} · write {tok(pred.write)}"
+            + (f" · uncached {tok(pred.uncached)}" if pred.uncached else ""),
             f"next request {usd(pred.cost_usd)}"
             + (f" · breaks: {pred.cache_break}" if pred.cache_break else ""),
         ]
@@ -294,8 +302,8 @@ class ConfigSidebar(VerticalScroll):
         cache.update(Text("\n".join(lines)))
         hit_spark.update(Text(hit_bars(pred.hit_series, self._spark_width())))
         caption.update(Text("hit rate per request (predicted)") if pred.hit_series else Text(""))
-        if model.as_sent is None or not model.recorded_sizes()[0]:
-            self._update_spark(model)  # simulated: the input per request comes from here
+        if model.as_sent is not None and not model.recorded_sizes()[0]:
+            self._update_spark(model)  # as sent, no usage recorded: the estimate per request
 
     def _spark_width(self) -> int:
         """The sparkline's width in cells: its own once laid out, else what the CSS gives it."""
@@ -317,7 +325,7 @@ class ConfigSidebar(VerticalScroll):
         if sizes:
             data = _peaks([float(v) for v in sizes], width)
             what = f"input per request (recorded) · peak {fmt_tokens(int(max(sizes)))}"
-        elif pred is not None and pred.size_series:
+        elif model.as_sent is not None and pred is not None and pred.size_series:
             data = _peaks(pred.size_series, width)
             what = f"input per request (estimated) · peak {fmt_tokens(int(max(data)))}"
         else:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from ctxview.app.model import SessionModel
+from ctxview.app.model import SessionModel, as_sent_possible
 from ctxview.app.safe import one_line
 from ctxview.textfmt import fmt_tokens
 
@@ -29,7 +29,9 @@ class VerdictBar(Static):
             elif model.tokens_ready:
                 window += f" · ~{fmt_tokens(model.window_tokens)} tokens"
         else:
-            window = f"{model.mode_label()} · window {len(ctx):,}/{ctx.max_context_messages:,}"
+            window = f"window {len(ctx):,}/{ctx.max_context_messages:,}"
+            if as_sent_possible(model):
+                window = f"{model.mode_label()} · {window}"  # a recorded session, simulated
             if model.tokens_ready:
                 window += f" · ~{fmt_tokens(model.window_tokens)} tokens"
         text = Text(short)
