@@ -236,3 +236,21 @@ async def test_hostile_model_name_in_the_cache_line() -> None:
         cache = text_of(app, "#cache")
         assert "no price for evil" in cache and "[red]x[/red]" in cache
         assert_clean(app, "cache line with a hostile model name")
+
+
+def test_a_bad_as_sent_setting_is_one_clear_error(tmp_path: Path) -> None:
+    import pytest
+
+    from ctxview.sessions import SessionError
+
+    doc = {
+        "format": "ctxview.session",
+        "version": 1,
+        "settings": {"as_sent": "\x1b[31mbogus"},
+        "transcript": [{"id": 0, "message": {"role": "user", "content": "hi"}}],
+    }
+    path = tmp_path / "bad.ctxview.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(SessionError) as err:
+        load_session(str(path))
+    assert str(path) in str(err.value) and "settings.as_sent" in str(err.value)

@@ -301,7 +301,7 @@ class ConfigSidebar(VerticalScroll):
             lines.append(f"no price for {one_line(pred.model or 'no model', 60)}: see README")
         cache.update(Text("\n".join(lines)))
         hit_spark.update(Text(hit_bars(pred.hit_series, self._spark_width())))
-        caption.update(Text("hit rate per request (predicted)") if pred.hit_series else Text(""))
+        caption.update(Text("hit rate per request") if pred.hit_series else Text(""))
         if model.as_sent is not None and not model.recorded_sizes()[0]:
             self._update_spark(model)  # as sent, no usage recorded: the estimate per request
 
