@@ -221,6 +221,7 @@ class CtxviewApp(App[int]):
         #: ``--follow``: start following the opened transcript once mounted (ctxview.live)
         self.follow_on_start = False
         self._predict_key: tuple[Any, ...] | None = None
+        self._checking: SessionModel | None = None
         self._predict_timer: Any = None
         #: seconds the last cache prediction took in its worker (for benchmarks)
         self.last_prediction_seconds = 0.0
@@ -267,6 +268,7 @@ class CtxviewApp(App[int]):
 
     def update_panes(self) -> None:
         """Verdict, sidebar and detail follow the model (the last two once mounted)."""
+        self._schedule_check()
         if self._panes_ready or self.main_screen.has_class("-hide-sidebar"):
             # (a check of a big window is not worth delaying the first paint for while the
             # verdict line is hidden behind the sidebar)
@@ -276,6 +278,31 @@ class CtxviewApp(App[int]):
         self.sidebar.update_from(self.model, self.exact_tokens)
         self.show_detail()
         self._schedule_prediction()
+
+    def _schedule_check(self) -> None:
+        """A big window's first protocol check, in a worker (SessionModel.problems_pending)."""
+        model = self.model
+        if model.problems_pending and self._checking is not model:
+            self._checking = model
+            self._check_window(model, model.check_entries(), model.system, model.context.step)
+
+    @work(thread=True, exclusive=True, group="check")
+    def _check_window(self, model: SessionModel, entries: Any, system: Any, step: int) -> None:
+        from ctxview.core.protocol import ProtocolChecker
+
+        checker = ProtocolChecker()  # the model's own may be used on the UI thread meanwhile
+        problems = checker.check(entries, system)
+        self.call_from_thread(self._checked_window, model, checker, problems, step)
+
+    def _checked_window(self, model: SessionModel, checker: Any, problems: Any, step: int) -> None:
+        self._checking = None
+        if model is not self.model:
+            return
+        if model.install_check(checker, problems, step):
+            self.timeline.refresh()
+            self.update_panes()
+        else:
+            self._schedule_check()  # the window changed meanwhile: check it again
 
     # -- the request model's cache figures (ctxview/app/cacheline.py), off the UI thread --------
     def _prediction_key(self) -> tuple[Any, ...]:

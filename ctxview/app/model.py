@@ -32,6 +32,9 @@ DRAFT = -2  #: the row id of a reply being streamed (or cut), which is not in th
 SYNC_TOKEN_LIMIT = 20_000  #: sessions up to this size get token estimates before first paint
 #: the strategy choice (sidebar, palette, s) that shows a recorded session as it was sent
 AS_SENT = "as sent"
+#: bigger windows (a recorded session as sent) get their first protocol check in a worker: the
+#: timeline and the verdict do not wait for it (later checks are memoised, so cheap)
+CHECK_SYNC_LIMIT = 5_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +162,7 @@ class SessionModel:
         self._ready = False  # True once _tok covers every message
         self._problems: list[Problem] | None = None
         self._checker = ProtocolChecker()
+        self._checked = False  # the checker has checked this window once (memoised since)
         self._problem_ids: dict[int, list[Problem]] | None = None
         self._compacted_ids: set[int] | None = None
         self._tool_index: dict[str, tuple[int, int]] | None = (
@@ -460,17 +464,39 @@ class SessionModel:
         v = self._versions
         return [v.get(i, i) for i, _ in entries] if v else None
 
+    def check_entries(self) -> list[tuple[int, Any]]:
+        """The window as the checker takes it (keyed by id, or by version after an edit)."""
+        entries = self.context.entries()
+        keys = self.check_keys(entries)
+        if keys is not None:
+            entries = [(k, e[1]) for k, e in zip(keys, entries, strict=True)]
+        return entries
+
     @property
     def problems(self) -> list[Problem]:
         if self._problems is None:
-            entries = self.context.entries()
-            keys = self.check_keys(entries)
-            if keys is not None:
-                entries = [(k, e[1]) for k, e in zip(keys, entries, strict=True)]
-            self._problems = self._checker.check(entries, self.system)
+            self._problems = self._checker.check(self.check_entries(), self.system)
+            self._checked = True
         return self._problems
 
+    @property
+    def problems_pending(self) -> bool:
+        """True while a big window's first check is left to a worker (:meth:`install_check`):
+        what only displays problems shows none yet instead of waiting."""
+        return not self._checked and self._problems is None and len(self.context) > CHECK_SYNC_LIMIT
+
+    def install_check(self, checker: ProtocolChecker, problems: list[Problem], step: int) -> bool:
+        """Take a worker's first check of the window (with its memoised checker) if the window
+        is still the one it checked."""
+        if self._problems is not None or step != self.context.step:
+            return False
+        self._checker, self._problems, self._checked = checker, problems, True
+        self._problem_ids = None
+        return True
+
     def problems_for(self, mid: int) -> list[Problem]:
+        if self.problems_pending:
+            return []
         if self._problem_ids is None:
             ids = self.window_ids
             by: dict[int, list[Problem]] = {}
@@ -480,11 +506,14 @@ class SessionModel:
             self._problem_ids = by
         return self._problem_ids.get(mid, [])
 
-    def verdict(self) -> tuple[str, str, str]:
+    def verdict(self, wait: bool = True) -> tuple[str, str, str]:
         """(state, short text, first problem) of the next request: state is ``ok``, ``bad`` or
-        ``empty`` (nothing to send yet: not an error before anything was typed)."""
+        ``empty`` (nothing to send yet: not an error before anything was typed); with
+        ``wait=False``, ``checking`` while a worker checks a big window."""
         if len(self.context) == 0:
             return "empty", "no messages yet", ""
+        if not wait and self.problems_pending:
+            return "checking", f"checking {len(self.context):,} messages…", ""
         errors = [p for p in self.problems if p.severity == "error"]
         if self.tokens_ready:
             # the request-level rule inspect applies too: a window over the model's context

@@ -228,7 +228,7 @@ class ConfigSidebar(VerticalScroll):
                     f"cache read {g('cache_read_input_tokens')} · write {g('cache_creation_input_tokens')}"
                 )
             )
-        state, short, first = model.verdict()
+        state, short, first = model.verdict(wait=False)
         status = self.query_one("#protocol", Static)
         shown = one_line(first, 160)
         if len(shown) == 160:

@@ -19,7 +19,7 @@ class VerdictBar(Static):
     """
 
     def update_from(self, model: SessionModel) -> None:
-        state, short, first = model.verdict()
+        state, short, first = model.verdict(wait=False)
         ctx = model.context
         if model.as_sent is not None:
             window = f"as sent · window {len(ctx):,}"
