@@ -254,3 +254,39 @@ def test_a_bad_as_sent_setting_is_one_clear_error(tmp_path: Path) -> None:
     with pytest.raises(SessionError) as err:
         load_session(str(path))
     assert str(path) in str(err.value) and "settings.as_sent" in str(err.value)
+
+
+async def test_a_big_window_is_checked_in_a_worker() -> None:
+    """A 6,000-message request body as sent: the first check runs off the UI thread, then the
+    verdict and the timeline show its result (an orphaned tool_result at #1)."""
+    from ctxview.app.model import CHECK_SYNC_LIMIT, SessionModel
+    from ctxview.sessions import LoadedSession
+
+    n = CHECK_SYNC_LIMIT + 1000
+    msgs: list[dict[str, Any]] = [{"role": "user", "content": "start"}]
+    msgs.append({"role": "assistant", "content": "ok"})
+    msgs.append(
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "toolu_gone", "content": "x"}],
+        }
+    )
+    while len(msgs) < n:
+        msgs.append({"role": "assistant" if len(msgs) % 2 else "user", "content": "m"})
+    if msgs[-1]["role"] != "user":
+        msgs.append({"role": "user", "content": "last"})
+    body = LoadedSession("big.request.json", "request", msgs, [{} for _ in msgs])
+    rep = replay(body, as_sent=True)
+    model = SessionModel(rep, "big.request.json", "claude-sonnet-4-5")
+    assert model.problems_pending and model.verdict(wait=False)[0] == "checking"
+    app = make_app(AGENT)
+    app.model = model
+    async with app.run_test(size=(140, 45)) as pilot:
+        for _ in range(100):
+            await settle(pilot)
+            if not model.problems_pending:
+                break
+            await pilot.pause(0.05)
+        assert not model.problems_pending and app.model is model
+        assert model.verdict()[0] == "bad" and model.error_ids() == [2]
+        assert "✗ 1 problem" in text_of(app, "#protocol")
