@@ -268,13 +268,13 @@ class CtxviewApp(App[int]):
 
     def update_panes(self) -> None:
         """Verdict, sidebar and detail follow the model (the last two once mounted)."""
-        self._schedule_check()
         if self._panes_ready or self.main_screen.has_class("-hide-sidebar"):
             # (a check of a big window is not worth delaying the first paint for while the
             # verdict line is hidden behind the sidebar)
             self.query_one(VerdictBar).update_from(self.model)
         if not self._panes_ready:
-            return
+            return  # (the workers below start after the first paint: they compete for the GIL)
+        self._schedule_check()
         self.sidebar.update_from(self.model, self.exact_tokens)
         self.show_detail()
         self._schedule_prediction()

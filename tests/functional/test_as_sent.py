@@ -81,6 +81,7 @@ async def test_real_transcript_opens_as_sent_with_the_recorded_gauge() -> None:
         assert model.status(253) in ("pinned", "kept")
         assert "as sent" in text_of(app, "#mode")
         assert "compacted 253" in text_of(app, "#window")
+        assert "Request tokens (rec.)" in str(app.query_one("#tokens-label").render())
         tokens = text_of(app, "#tokens")
         assert "76,350 / 200k recorded" in tokens and "(38.2%)" in tokens
         assert app.query_one("#gauge").progress == 76_350

@@ -179,7 +179,7 @@ class ConfigSidebar(VerticalScroll):
         size = context_size(model.model)
         recorded = model.recorded_sizes()[1] if as_sent else None
         self.query_one("#tokens-label", Label).update(
-            "Request tokens (recorded)" if recorded is not None else "Request tokens (est.)"
+            "Request tokens (rec.)" if recorded is not None else "Request tokens (est.)"
         )
         if recorded is not None:
             self._show_recorded(model, size, recorded, exact_tokens)
@@ -191,6 +191,11 @@ class ConfigSidebar(VerticalScroll):
                 f"~{fmt_tokens(total)} / {fmt_tokens(size)} ({100 * total / size:.1f}%)\n"
                 f"{breakdown_text(model.token_breakdown())}"
             )
+            pred = model.cache_prediction
+            if pred is not None and with_as_sent:
+                # a recorded session has no system prompt or tools in it: the request model
+                # calibrates them from the recorded usage
+                line += f"\nrequest model: ~{fmt_tokens(pred.input_tokens)} (calibrated)"
             if exact_tokens is not None:
                 line += f"\nexact (count_tokens): {exact_tokens:,}"
             over = (
