@@ -321,15 +321,18 @@ class CtxviewApp(App[int]):
 
     def _schedule_prediction(self) -> None:
         """Recompute the sidebar's cache figures when what they depend on changed: at once for
-        a newly shown session, else after a short quiet spell (a tool loop or a followed
-        transcript changes the context many times a second)."""
+        a newly shown session, else after a quiet spell (a tool loop or a followed transcript
+        changes the context many times a second) of at least twice the last run, so that on a
+        big session the worker takes at most about a third of the time."""
         key = self._prediction_key()
         if key == self._predict_key:
             return
         self._predict_key = key
         if self._predict_timer is not None:
             self._predict_timer.stop()
-        delay = 0.3 if self.model.cache_prediction is not None else 0.05
+        delay = 0.05
+        if self.model.cache_prediction is not None:
+            delay = max(0.3, 2 * self.last_prediction_seconds)
         self._predict_timer = self.set_timer(delay, self._start_prediction)
 
     def _start_prediction(self) -> None:
