@@ -683,23 +683,10 @@ class CtxviewApp(App[int]):
         if not as_sent:
             max_messages = max_messages or int(self._default("max_context_messages", 20))
             strategy = strategy or str(self._default("strategy", "seed"))
-        self._switch(self.model, as_sent, max_messages, strategy, self.timeline.selected_id, note)
-
-    @work(thread=True, exclusive=True, group="open")
-    def _switch(
-        self,
-        old: SessionModel,
-        as_sent: bool,
-        max_messages: int | None,
-        strategy: str | None,
-        selected: int | None,
-        note: str | None,
-    ) -> None:
         from dataclasses import replace
 
-        from ctxview.sessions import replay
-
-        records = old.transcript.records
+        old = self.model
+        records = old.transcript.records  # the snapshot is taken here, on the UI thread
         edited = any("original" in r.meta or r.meta.get("removed") for r in records)
         session = replace(
             old.session,
@@ -714,6 +701,21 @@ class CtxviewApp(App[int]):
             strategy=None,
             saved_window=None,
         )
+        self._switch(old, session, as_sent, max_messages, strategy, edited, note)
+
+    @work(thread=True, exclusive=True, group="open")
+    def _switch(
+        self,
+        old: SessionModel,
+        session: Any,
+        as_sent: bool,
+        max_messages: int | None,
+        strategy: str | None,
+        edited: bool,
+        note: str | None,
+    ) -> None:
+        from ctxview.sessions import replay
+
         try:
             rep = replay(
                 session,
@@ -727,18 +729,25 @@ class CtxviewApp(App[int]):
             return
         model = SessionModel(rep, old.path, old.model, tools=old.tools)
         model.show_evicted = old.show_evicted
-        self.call_from_thread(self._switched, old, model, selected, edited, note)
+        self.call_from_thread(self._switched, old, model, edited, note)
 
     def _switched(
-        self,
-        old: SessionModel,
-        model: SessionModel,
-        selected: int | None,
-        edited: bool,
-        note: str | None,
+        self, old: SessionModel, model: SessionModel, edited: bool, note: str | None
     ) -> None:
         if self.model is not old:
             return  # another file was opened meanwhile
+        if len(old.transcript) != len(model.transcript):
+            # messages arrived meanwhile (following): replay again with them
+            simulated = model.as_sent is None
+            ctx = model.context
+            self.replay_as(
+                as_sent=not simulated,
+                max_messages=ctx.max_context_messages if simulated else None,
+                strategy=ctx.strategy if simulated else None,
+                note=note,
+            )
+            return
+        selected = self.timeline.selected_id
         following = getattr(self, "_following", None)
         self._install_model(model)
         if following is not None and following.model is old:
