@@ -344,6 +344,7 @@ class ConfigSidebar(VerticalScroll):
         # the sparkline follows the sidebar's width (it narrows on smaller terminals)
         if self._model is not None:
             self.call_after_refresh(self._update_spark, self._model)
+            self.call_after_refresh(self.update_cache, self._model)  # the hit-rate line too
 
     @on(Input.Submitted, "#max-input")
     def _max_submitted(self, event: Input.Submitted) -> None:
