@@ -21,8 +21,11 @@ def make_app(
     autosave: bool = False,
     animation: str = "none",
     system: str | None = None,
+    as_sent: bool = False,
     **kw: Any,
 ) -> CtxviewApp:
+    """The app on ``path``; ``as_sent=True`` opens a recorded session as ``ctxview FILE`` does
+    (as it was sent, unless ``max_`` or ``strategy`` is given)."""
     cfg = load_config()
     cfg.values["animation"] = animation
     if path:
@@ -35,6 +38,7 @@ def make_app(
         strategy=strategy,
         system_prompt=system,
         defaults=cfg.as_defaults(),
+        as_sent=as_sent,
     )
     model = SessionModel(rep, path, session.model or "claude-sonnet-5-5")
     app = CtxviewApp(model, cfg, opened_file=bool(path), offline=api_url is None, **kw)

@@ -15,7 +15,7 @@ from textual.css.query import NoMatches
 from textual.widgets import Footer, Header, Input
 
 from ctxview.app.commands import CtxviewCommands
-from ctxview.app.model import Eviction, SessionModel, compute_tokens
+from ctxview.app.model import AS_SENT, Eviction, SessionModel, as_sent_possible, compute_tokens
 from ctxview.app.safe import one_line, visible
 from ctxview.app.widgets.chat_input import ChatInput
 from ctxview.app.widgets.timeline import Timeline, TimelineHeader
@@ -64,8 +64,9 @@ KEYS_HELP: list[tuple[str, str]] = [
     ("PgDn / PgUp", "page down / up"),
     ("Home / g, End / G", "first / last message"),
     ("mouse wheel, click", "scroll, select a row"),
-    ("+ / -", "raise / lower max messages (live; outside text inputs)"),
-    ("s", "next eviction strategy"),
+    ("+ / -", "raise / lower max messages (live; from as sent: simulate at the config's max)"),
+    ("s", "next eviction strategy (a recorded session: as sent → each strategy → as sent)"),
+    ("a", "a recorded session as it was sent (back from a simulation under max / strategy)"),
     ("e", "show / hide evicted rows"),
     ("p", "jump to the pinned first message"),
     ("n", "jump to the next message with a protocol error"),
@@ -147,6 +148,7 @@ class CtxviewApp(App[int]):
         Binding("x", "export", "Export", show=False),
         Binding("R", "requests", "Requests", show=False),
         Binding("C", "compare", "Compare", show=False),
+        Binding("a", "as_sent", "As sent", show=False),
         Binding("d", "toggle_detail", "Detail", show=False),
         Binding("i", "focus_chat", "Chat", show=False),
         Binding("ctrl+b", "toggle_sidebar", "Sidebar", show=False),
@@ -165,6 +167,7 @@ class CtxviewApp(App[int]):
         "max_delta",
         "toggle_evicted",
         "cycle_strategy",
+        "as_sent",
         "jump_pinned",
         "next_problem",
         "partner",
@@ -220,6 +223,11 @@ class CtxviewApp(App[int]):
         self._told_per_file = False
         #: ``--follow``: start following the opened transcript once mounted (ctxview.live)
         self.follow_on_start = False
+        self._predict_key: tuple[Any, ...] | None = None
+        self._checking: SessionModel | None = None
+        self._predict_timer: Any = None
+        #: seconds the last cache prediction took in its worker (for benchmarks)
+        self.last_prediction_seconds = 0.0
 
     # -- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -240,8 +248,14 @@ class CtxviewApp(App[int]):
         from ctxview.app.widgets.sidebar import ConfigSidebar
 
         try:
+            model = self.model
             await self.query_one("#main").mount(
-                ConfigSidebar(self.model.context.strategy, id="sidebar"), before="#center"
+                ConfigSidebar(
+                    AS_SENT if model.as_sent is not None else model.context.strategy,
+                    with_as_sent=as_sent_possible(model),
+                    id="sidebar",
+                ),
+                before="#center",
             )
             await self.query_one("#center").mount(BlockDetail(id="detail"))
         except MountError:
@@ -262,9 +276,104 @@ class CtxviewApp(App[int]):
             # verdict line is hidden behind the sidebar)
             self.query_one(VerdictBar).update_from(self.model)
         if not self._panes_ready:
-            return
+            return  # (the workers below start after the first paint: they compete for the GIL)
+        self._schedule_check()
         self.sidebar.update_from(self.model, self.exact_tokens)
         self.show_detail()
+        self._schedule_prediction()
+
+    def _schedule_check(self) -> None:
+        """A big window's first protocol check, in a worker (SessionModel.problems_pending)."""
+        model = self.model
+        if model.problems_pending and self._checking is not model:
+            self._checking = model
+            self._check_window(model, model.check_entries(), model.system, model.context.step)
+
+    @work(thread=True, exclusive=True, group="check")
+    def _check_window(self, model: SessionModel, entries: Any, system: Any, step: int) -> None:
+        from ctxview.core.protocol import ProtocolChecker
+
+        checker = ProtocolChecker()  # the model's own may be used on the UI thread meanwhile
+        problems = checker.check(entries, system)
+        self.call_from_thread(self._checked_window, model, checker, problems, step)
+
+    def _checked_window(self, model: SessionModel, checker: Any, problems: Any, step: int) -> None:
+        self._checking = None
+        if model is not self.model:
+            return
+        if model.install_check(checker, problems, step):
+            self.timeline.refresh()
+            self.update_panes()
+        else:
+            self._schedule_check()  # the window changed meanwhile: check it again
+
+    # -- the request model's cache figures (ctxview/app/cacheline.py), off the UI thread --------
+    def _prediction_key(self) -> tuple[Any, ...]:
+        model, ctx = self.model, self.model.context
+        return (
+            id(model),
+            len(model.transcript),
+            ctx.step,
+            model.model,
+            ctx.max_context_messages,
+            ctx.strategy,
+            ctx.max_context_tokens,
+            ctx.low_water_fraction,
+            ctx.system_prompt,
+        )
+
+    def _schedule_prediction(self) -> None:
+        """Recompute the sidebar's cache figures when what they depend on changed: at once for
+        a newly shown session, else after a quiet spell (a tool loop or a followed transcript
+        changes the context many times a second) of at least twice the last run, so that on a
+        big session the worker takes at most about a third of the time."""
+        key = self._prediction_key()
+        if key == self._predict_key:
+            return
+        self._predict_key = key
+        if self._predict_timer is not None:
+            self._predict_timer.stop()
+        delay = 0.05
+        if self.model.cache_prediction is not None:
+            delay = max(0.3, 2 * self.last_prediction_seconds)
+        self._predict_timer = self.set_timer(delay, self._start_prediction)
+
+    def _start_prediction(self) -> None:
+        from ctxview.app.cacheline import session_view
+        from ctxview.app.request_inputs import price_table
+
+        self._predict_timer = None
+        model = self.model
+        found = session_view(model)  # the snapshot, on this thread
+        if found is None:
+            model.cache_prediction = None
+            if self._panes_ready:
+                self.sidebar.update_cache(model)
+            return
+        self._predict(model, self._predict_key, *found, price_table(self.config))
+
+    @work(thread=True, exclusive=True, group="cache")
+    def _predict(
+        self, model: SessionModel, key: Any, view: Any, settings: dict[str, Any], prices: Any
+    ) -> None:
+        from ctxview.app.cacheline import predict
+
+        try:
+            pred = predict(view, settings, prices)
+        except (ValueError, RecursionError) as exc:
+            self.call_from_thread(
+                self.notify, f"cache figures: {exc}", severity="warning", markup=False
+            )
+            return
+        self.call_from_thread(self._predicted, model, key, pred)
+
+    def _predicted(self, model: SessionModel, key: Any, pred: Any) -> None:
+        if model is not self.model:
+            return
+        model.cache_prediction = pred
+        self.last_prediction_seconds = pred.seconds if pred is not None else 0.0
+        if self._panes_ready:
+            self.sidebar.update_from(model, self.exact_tokens)
 
     @property
     def timeline(self) -> Timeline:
@@ -504,13 +613,16 @@ class CtxviewApp(App[int]):
             )
 
     def action_make_default(self) -> None:
-        """The session's max, strategy and model become the defaults in config.toml."""
+        """The session's max, strategy and model become the defaults in config.toml (as sent
+        has no max or strategy of ctxview's: only the model)."""
         ctx = self.model.context
-        updates = {
+        updates: dict[str, Any] = {
             "max_context_messages": ctx.max_context_messages,
             "strategy": ctx.strategy,
             "model": self.model.model,
         }
+        if self.model.as_sent is not None:
+            updates = {"model": self.model.model}
         if not self.save_config:
             return
         try:
@@ -519,11 +631,12 @@ class CtxviewApp(App[int]):
             self.notify(f"not saved to config: {exc}", severity="warning", markup=False)
             return
         self.config.values.update(updates)
-        self.notify(
-            f"defaults saved to {path}: max {ctx.max_context_messages}, {ctx.strategy}, "
-            f"{self.model.model}",
-            markup=False,
+        saved = (
+            f"model {self.model.model} (as sent: no max or strategy to save)"
+            if len(updates) == 1
+            else f"max {ctx.max_context_messages}, {ctx.strategy}, {self.model.model}"
         )
+        self.notify(f"defaults saved to {path}: {saved}", markup=False)
 
     def _persist(self, updates: dict[str, Any]) -> None:
         if not self.save_config:
@@ -532,6 +645,125 @@ class CtxviewApp(App[int]):
             save_config_values(updates, self.config.path)
         except (ConfigError, OSError) as exc:
             self.notify(f"not saved to config: {exc}", severity="warning", markup=False)
+
+    # -- as sent or simulated ------------------------------------------------------------------
+    def _default(self, key: str, fallback: Any) -> Any:
+        value = self.config.as_defaults().get(key)
+        return fallback if value is None else value
+
+    def action_as_sent(self) -> None:
+        """Show the recorded session as it was sent again (after a simulation)."""
+        model = self.model
+        if model.as_sent is not None:
+            self.notify("already shown as sent (no ctxview truncation)", markup=False, timeout=3)
+            return
+        from ctxview.sessions.replay import as_sent_format
+
+        if as_sent_format(model.session) is None:
+            self.notify(
+                "as sent: only for a recorded session (a Claude Code transcript, a request "
+                "body, a proxy recording); this one is simulated under max and strategy",
+                severity="warning",
+                markup=False,
+            )
+            return
+        self.replay_as(as_sent=True)
+
+    def replay_as(
+        self,
+        *,
+        as_sent: bool,
+        max_messages: int | None = None,
+        strategy: str | None = None,
+        note: str | None = None,
+    ) -> None:
+        """Replay the open session as sent, or as a simulation under max and strategy (the
+        config's where not given): a recorded session switches between the two."""
+        if self.chat is not None and getattr(self.chat, "busy", False):
+            self.notify("a reply is in flight: wait, or press escape to cancel it", markup=False)
+            return
+        if self.model.draft is not None:
+            self.model.set_draft(None)
+        if not as_sent:
+            max_messages = max_messages or int(self._default("max_context_messages", 20))
+            strategy = strategy or str(self._default("strategy", "seed"))
+        from dataclasses import replace
+
+        old = self.model
+        records = old.transcript.records  # the snapshot is taken here, on the UI thread
+        edited = any("original" in r.meta or r.meta.get("removed") for r in records)
+        session = replace(
+            old.session,
+            # as recorded: an edit or a repair is not carried into the other view
+            messages=[r.meta.get("original", r.message) for r in records],
+            metas=[
+                {k: v for k, v in r.meta.items() if k not in ("original", "removed")}
+                for r in records
+            ],
+            system=old.system,
+            max_context_messages=None,
+            strategy=None,
+            saved_window=None,
+        )
+        self._switch(old, session, as_sent, max_messages, strategy, edited, note)
+
+    @work(thread=True, exclusive=True, group="open")
+    def _switch(
+        self,
+        old: SessionModel,
+        session: Any,
+        as_sent: bool,
+        max_messages: int | None,
+        strategy: str | None,
+        edited: bool,
+        note: str | None,
+    ) -> None:
+        from ctxview.sessions import replay
+
+        try:
+            rep = replay(
+                session,
+                max_context_messages=max_messages,
+                strategy=strategy,
+                defaults=self.config.as_defaults(),
+                as_sent=as_sent,
+            )
+        except ValueError as exc:
+            self.call_from_thread(self.notify, str(exc), severity="error", markup=False)
+            return
+        model = SessionModel(rep, old.path, old.model, tools=old.tools)
+        model.show_evicted = old.show_evicted
+        self.call_from_thread(self._switched, old, model, edited, note)
+
+    def _switched(
+        self, old: SessionModel, model: SessionModel, edited: bool, note: str | None
+    ) -> None:
+        if self.model is not old:
+            return  # another file was opened meanwhile
+        if len(old.transcript) != len(model.transcript):
+            # messages arrived meanwhile (following): replay again with them
+            simulated = model.as_sent is None
+            ctx = model.context
+            self.replay_as(
+                as_sent=not simulated,
+                max_messages=ctx.max_context_messages if simulated else None,
+                strategy=ctx.strategy if simulated else None,
+                note=note,
+            )
+            return
+        selected = self.timeline.selected_id
+        following = getattr(self, "_following", None)
+        self._install_model(model)
+        if following is not None and following.model is old:
+            following.model = model
+        if selected is not None and selected < len(model.transcript):
+            self.timeline.select_id(selected)
+        if note is not None:
+            self.notify(note, markup=False, timeout=5)
+            return
+        lost = " (edits and repairs are not carried over)" if edited else ""
+        back = "" if model.as_sent is not None else " · a: back to as sent"
+        self.notify(f"{model.mode_label()}{back}{lost}", markup=False, timeout=5)
 
     # -- max and strategy ----------------------------------------------------------------------
     def set_max(self, n: int) -> None:
@@ -543,6 +775,10 @@ class CtxviewApp(App[int]):
                 severity="error",
                 markup=False,
             )
+            return
+        if self.model.as_sent is not None:
+            # choosing a max leaves "as sent": a simulation under it and the config's strategy
+            self.replay_as(as_sent=False, max_messages=n)
             return
         ctx.set_max_context_messages(n)
         self.exact_tokens = None
@@ -556,7 +792,14 @@ class CtxviewApp(App[int]):
         self._persist_setting({"max_context_messages": n})
 
     def set_strategy(self, name: str) -> None:
+        if name == AS_SENT:
+            self.action_as_sent()
+            return
         if name not in STRATEGIES:
+            return
+        if self.model.as_sent is not None:
+            # choosing a strategy leaves "as sent": a simulation under it and the config's max
+            self.replay_as(as_sent=False, strategy=name)
             return
         self.model.context.set_strategy(name)
         self.exact_tokens = None
@@ -565,7 +808,7 @@ class CtxviewApp(App[int]):
         self._persist_setting({"strategy": name})
 
     def on_config_sidebar_max_changed(self, event: ConfigSidebar.MaxChanged) -> None:
-        if event.value != self.model.context.max_context_messages:
+        if event.value != self.model.context.max_context_messages or self.model.as_sent:
             self.set_max(event.value)
 
     def on_config_sidebar_model_changed(self, event: ConfigSidebar.ModelChanged) -> None:
@@ -583,10 +826,17 @@ class CtxviewApp(App[int]):
         self._persist_setting({"model": name})
 
     def on_config_sidebar_strategy_changed(self, event: ConfigSidebar.StrategyChanged) -> None:
-        if event.name != self.model.context.strategy:
+        if event.name == AS_SENT:
+            if self.model.as_sent is None:
+                self.action_as_sent()
+        elif event.name != self.model.context.strategy or self.model.as_sent is not None:
             self.set_strategy(event.name)
 
     def action_max_delta(self, delta: int) -> None:
+        if self.model.as_sent is not None:
+            # as sent has no max of ctxview's: + / - start a simulation at the config's max
+            self.replay_as(as_sent=False)
+            return
         n = self.model.context.max_context_messages + delta
         if n < 1:
             self.notify("max is already 1: only the pinned first message is kept", markup=False)
@@ -596,6 +846,11 @@ class CtxviewApp(App[int]):
     def action_cycle_strategy(self) -> None:
         names = list(STRATEGIES)
         cur = self.model.context.strategy
+        if self.model.as_sent is not None:
+            cur = ""  # from as sent: the first strategy, simulated at the config's max
+        elif cur == names[-1] and as_sent_possible(self.model):
+            self.action_as_sent()  # s cycles through "as sent" for a recorded session
+            return
         self.set_strategy(names[(names.index(cur) + 1) % len(names)] if cur in names else names[0])
 
     # -- navigation ----------------------------------------------------------------------------
@@ -733,23 +988,27 @@ class CtxviewApp(App[int]):
         self.main_screen.toggle_class("-hide-detail")
 
     def action_requests(self) -> None:
-        """The Requests view of the open session, under the current max and strategy."""
-        from ctxview.app.request_inputs import context_settings, price_table, session_view
+        """The Requests view of the open session: as sent, or under the current max and
+        strategy (labelled as the sidebar says)."""
+        from ctxview.app.cacheline import session_view
+        from ctxview.app.request_inputs import price_table
         from ctxview.app.screens.requests import RequestsScreen
 
         m = self.model
-        ctx = m.context
-        settings = {**context_settings(m), "prices": price_table(self.config)}
-        label = f"simulated: {ctx.strategy}" + (
-            "" if ctx.edits_messages else f", max {ctx.max_context_messages}"
-        )
+        found = session_view(m)
+        if found is None:
+            self.notify("no requests yet: nothing has been sent", markup=False)
+            return
+        view, settings = found
+        settings["prices"] = price_table(self.config)
+        label = m.mode_label()
 
         def chosen(mid: int | None) -> None:
             if mid is not None:
                 self.timeline.select_id(mid)
                 self.timeline.focus()
 
-        self.push_screen(RequestsScreen(session_view(m), settings, label), chosen)
+        self.push_screen(RequestsScreen(view, settings, label), chosen)
 
     def action_compare(self) -> None:
         """The Compare screen: every strategy replayed on this session at the current max;
@@ -810,7 +1069,7 @@ class CtxviewApp(App[int]):
 
         try:
             session = load_session(path)
-            rep = replay(session, defaults=self.config.as_defaults())
+            rep = replay(session, defaults=self.config.as_defaults(), as_sent=True)
         except SessionError as exc:
             self.call_from_thread(
                 self.notify,
@@ -926,6 +1185,7 @@ class CtxviewApp(App[int]):
             tools=self.model.tools,
             title=self.model.session.title,
             request_params=self.model.session.request_params,
+            as_sent=self.model.as_sent,
         )
 
     def save_to(self, path: str) -> bool:

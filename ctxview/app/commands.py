@@ -69,6 +69,11 @@ class CtxviewCommands(Provider):
                 app.action_compare,
             ),
             (
+                "Show as sent",
+                "a recorded session as it was sent: no ctxview truncation (a)",
+                app.action_as_sent,
+            ),
+            (
                 "Follow this transcript",
                 "apply new lines of the open Claude Code transcript as the agent writes them (f)",
                 app.action_follow,

@@ -32,6 +32,7 @@ def launch(args: argparse.Namespace) -> int:
             strategy=args.strategy,
             new_chat_system_prompt=cfg.system_prompt,
             defaults=cfg.as_defaults(),
+            as_sent=True,  # a recorded session opens as it was sent unless --max / --strategy
         )
     except SessionError as exc:
         print(f"ctxview: {one_line(str(exc), 1000)}", file=sys.stderr)

@@ -46,6 +46,13 @@ def marker_id(row_id: int) -> int | None:
     return MARK_BASE - row_id if row_id <= MARK_BASE else None
 
 
+#: the strategy choice (sidebar, palette, s) that shows a recorded session as it was sent
+AS_SENT = "as sent"
+#: bigger windows (a recorded session as sent) get their first protocol check in a worker: the
+#: timeline and the verdict do not wait for it (later checks are memoised, so cheap)
+CHECK_SYNC_LIMIT = 5_000
+
+
 @dataclass(frozen=True, slots=True)
 class RowInfo:
     role: str
@@ -154,6 +161,15 @@ class SessionModel:
         self.session: LoadedSession = replay.session
         self.tools: list[Any] = list(tools if tools is not None else self.session.tools)
         self.show_evicted = True
+        #: the recorded format when the session is shown as it was sent (no ctxview
+        #: truncation), None for a simulation under max and strategy (see mode_label)
+        self.as_sent: str | None = replay.as_sent
+        #: as sent: the ids before this one were compacted (a Claude Code compaction)
+        self.compacted_before = replay.compacted_before
+        #: the request model's figures for the next request (ctxview.app.cacheline), computed
+        #: off the UI thread; None until then
+        self.cache_prediction: Any = None
+        self._recorded: tuple[int, list[int], tuple[int, int] | None] | None = None
         self._info: dict[int, RowInfo] = {}
         #: per-message token estimates by id, and their prefix sums (_pre[i] = sum(_tok[:i])),
         #: so any run of ids costs O(1); filled at once for small sessions, by a worker for big ones
@@ -162,6 +178,7 @@ class SessionModel:
         self._ready = False  # True once _tok covers every message
         self._problems: list[Problem] | None = None
         self._checker = ProtocolChecker()
+        self._checked = False  # the checker has checked this window once (memoised since)
         self._problem_ids: dict[int, list[Problem]] | None = None
         self._compacted_ids: set[int] | None = None
         self._tool_index: dict[str, tuple[int, int]] | None = (
@@ -220,6 +237,12 @@ class SessionModel:
         return self._window_ids
 
     def _on_event(self, event: ContextEvent) -> None:
+        if event.kind == "added" and self.as_sent is not None:
+            # as sent: nothing is truncated, however long it grows (follow, chat). The event
+            # comes before the strategy runs; raising the cap here is not a setting change.
+            window = self.context._window
+            if window.max_messages <= window.size:
+                window.max_messages = window.size + 1
         self._window_dirty = True
         self._problems = None
         self._problem_ids = None
@@ -388,6 +411,43 @@ class SessionModel:
     def evicted_count(self) -> int:
         return len(self.transcript) - self.transcript.window_size
 
+    # -- as sent or simulated --------------------------------------------------------------------
+    def mode_label(self) -> str:
+        """``as sent`` (a recorded session, no ctxview truncation), ``simulated: seed, max 20``
+        (a recorded session under ctxview's max and strategy), or ``seed, max 20`` (ctxview's
+        own window: a chat, a message list)."""
+        if self.as_sent is not None:
+            return "as sent"
+        ctx = self.context
+        settings = (
+            ctx.strategy  # context editing: max does not apply
+            if ctx.edits_messages
+            else f"{ctx.strategy}, max {ctx.max_context_messages:,}"
+        )
+        return f"simulated: {settings}" if as_sent_possible(self) else settings
+
+    def recorded_sizes(self) -> tuple[list[int], tuple[int, int] | None]:
+        """The recorded input size (``input_tokens`` + cache read + cache write) of every
+        response with usage, in order, and (id, size) of the newest; kept up to date as
+        messages are added (O(new messages))."""
+        records = self.transcript.records
+        done, sizes, last = self._recorded or (0, [], None)
+        for rec in records[done:]:
+            u = rec.meta.get("usage")
+            if not isinstance(u, Mapping):
+                continue
+            parts = [
+                u.get(k)
+                for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+            ]
+            if not isinstance(parts[0], int) or isinstance(parts[0], bool):
+                continue
+            size = sum(p for p in parts if isinstance(p, int) and not isinstance(p, bool))
+            sizes.append(size)
+            last = (rec.id, size)
+        self._recorded = (len(records), sizes, last)
+        return sizes, last
+
     # -- per message -----------------------------------------------------------------------------
     def tokens(self, mid: int) -> int:
         if mid < len(self._tok):
@@ -461,6 +521,8 @@ class SessionModel:
         status = self.transcript.status(mid)
         if status != "evicted" and mid in self._compacted():
             return "compacted"  # before the last compaction block: the API ignores it
+        if status == "evicted" and mid < self.compacted_before:
+            return "compacted"  # as sent: before the last Claude Code compaction
         if status == "kept" and mid < self._claude_code_compacted_before():
             # replaced by Claude Code's summary: later requests lacked it (the pinned message
             # stays pinned: ctxview's window sends it)
@@ -499,17 +561,39 @@ class SessionModel:
         v = self._versions
         return [v.get(i, i) for i, _ in entries] if v else None
 
+    def check_entries(self) -> list[tuple[int, Any]]:
+        """The window as the checker takes it (keyed by id, or by version after an edit)."""
+        entries = self.context.entries()
+        keys = self.check_keys(entries)
+        if keys is not None:
+            entries = [(k, e[1]) for k, e in zip(keys, entries, strict=True)]
+        return entries
+
     @property
     def problems(self) -> list[Problem]:
         if self._problems is None:
-            entries = self.context.entries()
-            keys = self.check_keys(entries)
-            if keys is not None:
-                entries = [(k, e[1]) for k, e in zip(keys, entries, strict=True)]
-            self._problems = self._checker.check(entries, self.system)
+            self._problems = self._checker.check(self.check_entries(), self.system)
+            self._checked = True
         return self._problems
 
+    @property
+    def problems_pending(self) -> bool:
+        """True while a big window's first check is left to a worker (:meth:`install_check`):
+        what only displays problems shows none yet instead of waiting."""
+        return not self._checked and self._problems is None and len(self.context) > CHECK_SYNC_LIMIT
+
+    def install_check(self, checker: ProtocolChecker, problems: list[Problem], step: int) -> bool:
+        """Take a worker's first check of the window (with its memoised checker) if the window
+        is still the one it checked."""
+        if self._problems is not None or step != self.context.step:
+            return False
+        self._checker, self._problems, self._checked = checker, problems, True
+        self._problem_ids = None
+        return True
+
     def problems_for(self, mid: int) -> list[Problem]:
+        if self.problems_pending:
+            return []
         if self._problem_ids is None:
             ids = self.window_ids
             by: dict[int, list[Problem]] = {}
@@ -519,11 +603,14 @@ class SessionModel:
             self._problem_ids = by
         return self._problem_ids.get(mid, [])
 
-    def verdict(self) -> tuple[str, str, str]:
+    def verdict(self, wait: bool = True) -> tuple[str, str, str]:
         """(state, short text, first problem) of the next request: state is ``ok``, ``bad`` or
-        ``empty`` (nothing to send yet: not an error before anything was typed)."""
+        ``empty`` (nothing to send yet: not an error before anything was typed); with
+        ``wait=False``, ``checking`` while a worker checks a big window."""
         if len(self.context) == 0:
             return "empty", "no messages yet", ""
+        if not wait and self.problems_pending:
+            return "checking", f"checking {len(self.context):,} messages…", ""
         errors = [p for p in self.problems if p.severity == "error"]
         if self.tokens_ready:
             # the request-level rule inspect applies too: a window over the model's context
@@ -643,6 +730,13 @@ class SessionModel:
             max(vals[int(k * step) : max(int(k * step) + 1, int((k + 1) * step))])
             for k in range(width)
         ]
+
+
+def as_sent_possible(model: SessionModel) -> bool:
+    """True for a recorded session, which can be shown as it was sent."""
+    from ctxview.sessions.replay import as_sent_format
+
+    return model.as_sent is not None or as_sent_format(model.session) is not None
 
 
 def compute_tokens(messages: list[dict[str, Any]]) -> list[int]:

@@ -64,6 +64,7 @@ import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import accumulate
 from typing import Any, Protocol
 
 from ctxview.core.calibrate import (
@@ -440,9 +441,11 @@ def calibrate(
     if not recs:
         return DEFAULT_RATES, None, 0
     rates = fit_rates(deltas)
-    tok = [rates.tokens(f) for f in feats]
+    # prefix sums: each request's messages cost O(1), not O(window) (a 100,000-message
+    # transcript has 50,000 requests)
+    pre = list(accumulate((rates.tokens(f) for f in feats), initial=0))
     seg_start = _segment_start_of(len(session.messages), starts)
-    residuals = sorted(total - sum(tok[seg_start[p.n - 1] : p.n]) for p, total in recs if p.n > 0)
+    residuals = sorted(total - (pre[p.n] - pre[seg_start[p.n - 1]]) for p, total in recs if p.n > 0)
     static = max(0, int(_quantile(residuals, 0.5)))
     return rates, static, len(recs)
 

@@ -95,11 +95,13 @@ class Following:
             warnings=list(update.warnings),
         )
         ctx = old.context
+        simulated = old.as_sent is None  # as sent stays as sent; a simulation keeps its settings
         rep = replay(
             session,
-            max_context_messages=ctx.max_context_messages,
-            strategy=ctx.strategy,
+            max_context_messages=ctx.max_context_messages if simulated else None,
+            strategy=ctx.strategy if simulated else None,
             defaults=self.app.config.as_defaults(),
+            as_sent=not simulated,
         )
         return SessionModel(rep, self.path, old.model)
 
@@ -125,6 +127,15 @@ class Following:
             app.context_changed(keep=last if at_end else None)
             if at_end:
                 tl.action_jump_end()
+            if app.model.as_sent is not None and any(
+                m.get("compact_boundary") is not None or m.get("compact_summary")
+                for m in update.metas
+            ):
+                # as sent, a compaction starts the request again at its summary
+                app.replay_as(
+                    as_sent=True,
+                    note="following: compacted; the request starts again at the summary",
+                )
             return
         assert model is not None
         selected = tl.selected_id

@@ -122,6 +122,7 @@ def session_document(
         "strategy": "seed",
         "system_prompt": "",
         "tools": [],
+        "as_sent": "proxy",  # opens as it was sent (ctxview.sessions.replay)
     }
     if last is not None:
         body = last.request

@@ -179,7 +179,7 @@ def _open(app: CtxviewApp, path: str, follow: bool) -> None:
 
         try:
             session = load_session(path)
-            rep = replay(session, defaults=app.config.as_defaults())
+            rep = replay(session, defaults=app.config.as_defaults(), as_sent=True)
         except (SessionError, ValueError) as exc:
             app.call_from_thread(
                 app.notify, str(exc), title="cannot open", severity="error", markup=False

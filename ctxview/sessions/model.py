@@ -62,6 +62,9 @@ class LoadedSession:
     #: Claude Code: API responses off the current branch (a rewind or an edited prompt), with
     #: where their requests left it (``ctxview.sessions.claude_code.off_branch_responses``)
     off_branch: list[dict[str, Any]] = field(default_factory=list)
+    #: ctxview sessions only: saved from an "as sent" view of a recorded session (the format it
+    #: was recorded in); reopened as sent
+    as_sent_format: str | None = None
 
     @property
     def system_text(self) -> str:

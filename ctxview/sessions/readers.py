@@ -23,6 +23,11 @@ from ctxview.sessions.validate import _kind, message_problem, validate_messages,
 
 SESSION_FORMAT = "ctxview.session"
 SESSION_VERSION = 1
+#: recorded formats a session can be shown "as sent" in (``settings.as_sent`` of a saved one):
+#: ``ctxview.core.requests.RECORDED_FORMATS`` and ctxview's proxy recordings
+AS_SENT_FORMATS = ("claude-code", "claude-code-web", "request", "proxy")
+#: how ctxview's proxy titles its recordings (older ones have no ``settings.as_sent``)
+PROXY_TITLE = "ctxview proxy recording:"
 
 #: --format names
 FORMATS = ("ctxview", "request", "messages", "claude-code", "claude-code-web")
@@ -486,6 +491,15 @@ def _read_ctxview(path: str, text: str, data: Any) -> LoadedSession:
     params = settings.get("request_params") or {}
     if not isinstance(params, dict):
         raise ValueError(f"settings.request_params: expected an object, got {_kind(params)}")
+    as_sent = settings.get("as_sent")
+    if as_sent is not None and as_sent not in AS_SENT_FORMATS:
+        raise ValueError(
+            f"settings.as_sent: expected null or one of {', '.join(AS_SENT_FORMATS)}, "
+            f"got {as_sent!r}"[:200]
+        )
+    title = data.get("title") if isinstance(data.get("title"), str) else None
+    if as_sent is None and title is not None and title.startswith(PROXY_TITLE):
+        as_sent = "proxy"
     return LoadedSession(
         path,
         "ctxview",
@@ -502,13 +516,14 @@ def _read_ctxview(path: str, text: str, data: Any) -> LoadedSession:
         if isinstance(frac, (int, float)) and not isinstance(frac, bool)
         else None,
         context_editing=editing,
-        title=data.get("title") if isinstance(data.get("title"), str) else None,
+        title=title,
         request_params=params,
         saved_window=saved_window,
         saved_cut=cut,
         saved_evicted_steps=evicted,
         saved_added_steps=added,
         saved_step=step if isinstance(step, int) else None,
+        as_sent_format=as_sent,
     )
 
 

@@ -24,16 +24,120 @@ class Replay:
     transcript: Transcript
     #: True when a saved ctxview session's window was restored as saved (not replayed)
     restored: bool
+    #: the recorded format when the session is shown as it was sent (no ctxview truncation;
+    #: see :func:`as_sent_format`), else None: a simulation under max and strategy
+    as_sent: str | None = None
+    #: as sent: the transcript id of the request's first message after the last Claude Code
+    #: compaction (the messages before it are ``compacted``); 0 without one
+    compacted_before: int = 0
+
+
+def as_sent_format(session: LoadedSession) -> str | None:
+    """The recorded format a session can be shown "as sent" in, or None: Claude Code
+    transcripts (JSONL and web ``loglines``), request bodies, ctxview's proxy recordings, and
+    ctxview sessions saved from such a view."""
+    from ctxview.sessions.readers import AS_SENT_FORMATS
+
+    if session.format in AS_SENT_FORMATS:
+        return session.format
+    return session.as_sent_format
+
+
+def compaction_start(session: LoadedSession) -> int:
+    """The index of the message the last Claude Code compaction starts the conversation again
+    at (its ``compact_boundary`` / compact summary), or 0: a request after a compaction holds
+    only the summary and what followed (``ctxview.core.requests.segment_starts``)."""
+    metas = session.metas
+    for i in range(len(metas) - 1, 0, -1):
+        meta = metas[i]
+        if meta.get("compact_boundary") is not None or meta.get("compact_summary"):
+            return i
+    return 0
 
 
 def _pick(*values: Any) -> Any:
     return next((v for v in values if v is not None), None)
 
 
-def replay(session: LoadedSession, **settings: Any) -> Replay:
-    """Build the live context and its transcript from a loaded file (see :func:`_replay`)."""
+def replay(session: LoadedSession, *, as_sent: bool = False, **settings: Any) -> Replay:
+    """Build the live context and its transcript from a loaded file (see :func:`_replay`).
+
+    ``as_sent=True`` (the TUI): a recorded session (:func:`as_sent_format`) opened with neither
+    ``max_context_messages`` nor ``strategy`` is shown as it was sent (:func:`_replay_as_sent`).
+    """
     with gc_paused():
+        if (
+            as_sent
+            and settings.get("max_context_messages") is None
+            and settings.get("strategy") is None
+            and (fmt := as_sent_format(session)) is not None
+        ):
+            return _replay_as_sent(session, fmt, **settings)
         return _replay(session, **settings)
+
+
+def _replay_as_sent(
+    session: LoadedSession,
+    fmt: str,
+    *,
+    max_context_tokens: int | None = None,
+    low_water_fraction: float | None = None,
+    system_prompt: str | None = None,
+    defaults: dict[str, Any] | None = None,
+    **_: Any,
+) -> Replay:
+    """A recorded session as it was sent: every message in the window (``seed`` with max one
+    above the message count: no truncation), except that after a Claude Code compaction the
+    window starts at its summary (the messages before it left the request: ``compacted``).
+    A ctxview session saved from this view is restored as saved."""
+    if session.saved_window is not None and session.as_sent_format is not None:
+        rep = _replay(session, system_prompt=system_prompt, defaults=defaults)
+        rep.as_sent = fmt
+        rep.compacted_before = compaction_start(session)
+        return rep
+    d = defaults or {}
+    n = len(session.messages)
+    system = _pick(system_prompt, session.system_text if session.system else None, "")
+    ctx = ConversationContext(
+        max_context_messages=n + 1,
+        system_prompt=system,
+        strategy="seed",
+        max_context_tokens=_pick(
+            max_context_tokens,
+            session.max_context_tokens,
+            d.get("max_context_tokens"),
+            DEFAULT_MAX_CONTEXT_TOKENS,
+        ),
+        low_water_fraction=_pick(
+            low_water_fraction,
+            session.low_water_fraction,
+            d.get("low_water_fraction"),
+            DEFAULT_LOW_WATER_FRACTION,
+        ),
+    )
+    if isinstance(session.system, list):
+        ctx._window.set_system_prompt(session.system)
+    transcript = Transcript()
+    start = compaction_start(session)
+    if start:
+        # the request after the compaction: its summary and what followed; the messages before
+        # it left the window when the summary came (step start + 1)
+        msgs, metas = session.messages, session.metas
+        transcript.restore(
+            [
+                Record(i, msg, i + 1, start + 1 if i < start else None, meta)
+                for i, (msg, meta) in enumerate(zip(msgs, metas, strict=True))
+            ],
+            list(range(start, n)),
+        )
+        ctx.restore([(i, msgs[i]) for i in range(start, n)], next_id=n, cut=True, step=n)
+        transcript.attach(ctx)
+    else:
+        transcript.attach(ctx)
+        add = ctx.add_message
+        for msg, meta in zip(session.messages, session.metas, strict=True):
+            add(msg, meta=meta, copy=False)
+    return Replay(session, ctx, transcript, False, fmt, start)
 
 
 def _replay(
@@ -128,9 +232,11 @@ def open_session(
     strategy: str | None = None,
     new_chat_system_prompt: Callable[[], str] = str,
     defaults: dict[str, Any] | None = None,
+    as_sent: bool = False,
 ) -> Replay:
     """The file at ``path`` replayed, or a new chat (no path) with the configured system prompt
-    (read only for a new chat): what the TUI and ``chat --no-tui`` start from. Raises
+    (read only for a new chat): what the TUI and ``chat --no-tui`` start from (``as_sent``: see
+    :func:`replay`). Raises
     :class:`SessionError` (unreadable) or ``ValueError`` (bad settings)."""
     from ctxview.sessions.readers import load_session
 
@@ -144,4 +250,5 @@ def open_session(
         strategy=strategy,
         system_prompt=None if path else new_chat_system_prompt(),
         defaults=defaults,
+        as_sent=as_sent,
     )

@@ -34,8 +34,11 @@ def session_document(
     tools: list[Any] | None = None,
     title: str | None = None,
     request_params: dict[str, Any] | None = None,
+    as_sent: str | None = None,
 ) -> dict[str, Any]:
-    """The JSON document of a session (settings, full transcript, live window)."""
+    """The JSON document of a session (settings, full transcript, live window).
+
+    ``as_sent``: the recorded format when the session is shown as it was sent (reopened so)."""
     records = []
     for rec in transcript.records:
         meta = {k: v for k, v in rec.meta.items() if k not in _RECORD_FIELDS}
@@ -61,6 +64,8 @@ def session_document(
         "tools": tools or [],
         "request_params": request_params or {},
     }
+    if as_sent:
+        settings["as_sent"] = as_sent
     if context.edits_messages or context.context_editing != DEFAULT_EDITING:
         settings["context_editing"] = context.context_editing.to_dict()
     return {

@@ -149,3 +149,47 @@ async def test_open_dialog_has_the_sessions_list_as_a_tab(tmp_path: Path, monkey
         await pilot.press("enter")
         await _wait(pilot, lambda: app.model.path == str(session), timeout=20)
         assert getattr(app, "_following", None) is None
+
+
+async def test_follow_as_sent_grows_untruncated_and_applies_a_compaction(tmp_path: Path) -> None:
+    """Opened as sent (the default for a transcript), following never truncates; a compaction
+    arriving starts the request again at its summary (the rest is compacted)."""
+    import json
+
+    p = tmp_path / "live.jsonl"
+    p.write_text(rec("user", "u0", None, "first") + rec("assistant", "a0", "u0", text("ok")))
+    app = make_app(str(p), as_sent=True)
+    app.follow_on_start = True
+    async with app.run_test(size=(120, 36)) as pilot:
+        await _wait(pilot, lambda: getattr(app, "_following", None) is not None)
+        assert app.model.as_sent == "claude-code"
+        parent = "a0"
+        with open(p, "a") as fh:
+            for k in range(1, 16):  # 32 messages: past the config's max (20)
+                fh.write(_turn(k, parent))
+                parent = f"a{k}"
+        await _wait(pilot, lambda: len(app.model.transcript) == 32)
+        assert len(app.model.context) == 32 and app.model.evicted_count() == 0
+        boundary = {
+            "type": "system",
+            "subtype": "compact_boundary",
+            "uuid": "c1",
+            "parentUuid": None,
+            "logicalParentUuid": parent,
+            "sessionId": "s",
+            "timestamp": "2026-01-01T00:00:00Z",
+            "compactMetadata": {"trigger": "auto", "preTokens": 160000},
+        }
+        with open(p, "a") as fh:
+            fh.write(json.dumps(boundary) + "\n")
+            fh.write(rec("user", "s1", "c1", "Summary: ...", isCompactSummary=True))
+            fh.write(rec("assistant", "a99", "s1", text("continuing")))
+        await _wait(
+            pilot,
+            lambda: len(app.model.transcript) == 34 and app.model.compacted_before == 32,
+        )
+        model = app.model
+        assert model.as_sent == "claude-code"
+        assert model.context.window_ids == [32, 33]
+        assert model.status(0) == "compacted" and model.status(31) == "compacted"
+        assert app._following.model is model  # following goes on with the new view

@@ -70,3 +70,29 @@ def test_agent_loop_100x30(snap_compare: Any) -> None:
     """The sidebar narrows before the preview column does."""
     app = make_app(str(SAMPLES / "agent_loop.json"))
     assert snap_compare(app, terminal_size=(100, 30), run_before=_settle)
+
+
+def test_real_transcript_as_sent(snap_compare: Any) -> None:
+    """A recorded session as it was sent: the recorded gauge, the window-size line across
+    requests, compacted rows, and the cache line of the request model (issue 11)."""
+
+    async def ready(pilot: Any) -> None:
+        for _ in range(40):
+            await _settle(pilot)
+            if pilot.app.model.cache_prediction is not None and pilot.app._predict_timer is None:
+                break
+            await pilot.pause(0.05)
+        await pilot.press("home")
+        await _settle(pilot)
+
+    app = make_app(
+        str(
+            ROOT
+            / "tests"
+            / "acceptance"
+            / "claude_code"
+            / "spotter_fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
+        ),
+        as_sent=True,
+    )
+    assert snap_compare(app, terminal_size=(120, 40), run_before=ready)

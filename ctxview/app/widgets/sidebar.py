@@ -3,6 +3,7 @@ protocol status."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rich.text import Text
@@ -13,7 +14,7 @@ from textual.message import Message
 from textual.validation import Integer
 from textual.widgets import Input, Label, ProgressBar, Select, Sparkline, Static
 
-from ctxview.app.model import SessionModel, context_size
+from ctxview.app.model import AS_SENT, SessionModel, as_sent_possible, context_size
 from ctxview.app.safe import one_line
 from ctxview.core.limits import context_problem
 from ctxview.core.strategies import STRATEGIES
@@ -37,6 +38,9 @@ class ConfigSidebar(VerticalScroll):
     ConfigSidebar #gauge { width: 100%; }
     ConfigSidebar #gauge Bar { width: 1fr; }
     ConfigSidebar #spark { height: 2; margin-top: 1; }
+    ConfigSidebar #hit-spark { height: 1; color: $success; }
+    ConfigSidebar .caption { color: $text-muted; }
+    ConfigSidebar #mode { text-style: bold; }
     ConfigSidebar .value { color: $text; }
     ConfigSidebar #protocol.-ok { color: $success; }
     ConfigSidebar #tokens.-over { color: $error; }
@@ -60,15 +64,23 @@ class ConfigSidebar(VerticalScroll):
             super().__init__()
             self.name = name
 
-    def __init__(self, initial_strategy: str = "seed", **kwargs: Any) -> None:
+    def __init__(
+        self, initial_strategy: str = "seed", *, with_as_sent: bool = False, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
-        self.initial_strategy = initial_strategy if initial_strategy in STRATEGIES else "seed"
+        self.initial_strategy = (
+            initial_strategy
+            if initial_strategy in STRATEGIES or initial_strategy == AS_SENT
+            else "seed"
+        )
         self._model: SessionModel | None = None
+        self._with_as_sent = with_as_sent or self.initial_strategy == AS_SENT
 
     def compose(self) -> ComposeResult:
         yield Label("Protocol (next request)")
         yield Static(id="protocol")
-        yield Label("Window")
+        yield Label("Window", id="window-label")
+        yield Static(id="mode", classes="value")
         yield Static(id="window", classes="value")
         yield Label("Max messages (+/-)")
         max_input = Input(
@@ -84,20 +96,23 @@ class ConfigSidebar(VerticalScroll):
         # the initial value is the session's: a Select that starts on another option posts a
         # Changed on mount, which would switch the session's strategy behind the user's back
         select: Select[str] = Select(
-            [(name, name) for name in STRATEGIES],
+            self._options(self._with_as_sent),
             allow_blank=False,
             value=self.initial_strategy,
             id="strategy-select",
         )
         select.compact = True
         yield select
-        yield Label("Request tokens (est.)")
+        yield Label("Request tokens (est.)", id="tokens-label")
         yield Static(id="tokens", classes="value")
         # no percentage of its own: it rounds 0.2% to 0%, the line above has the figure
         yield ProgressBar(total=200_000, show_eta=False, show_percentage=False, id="gauge")
         yield Sparkline([], id="spark")
-        yield Label("Cache (last change)")
+        yield Static(id="spark-caption", classes="caption")
+        yield Label("Cache (next request)")
         yield Static(id="cache", classes="value")
+        yield Static(id="hit-spark")
+        yield Static(id="hit-caption", classes="caption")
         yield Label("Last API usage")
         yield Static(id="usage", classes="value")
         yield Label("Model (enter to apply)")
@@ -107,21 +122,38 @@ class ConfigSidebar(VerticalScroll):
         yield Label("System prompt (ctrl+e)")
         yield Static(id="system")
 
+    @staticmethod
+    def _options(with_as_sent: bool) -> list[tuple[str, str]]:
+        names = [(name, name) for name in STRATEGIES]
+        return [(AS_SENT, AS_SENT), *names] if with_as_sent else names
+
     def on_mount(self) -> None:
         self.query_one(
             "#gauge", ProgressBar
-        ).tooltip = "estimated window tokens against the model's context"
+        ).tooltip = "the request's tokens against the model's context"
+        self.query_one("#hit-spark", Static).tooltip = (
+            "predicted cache hit rate (read / input) of each request so far: full = all read "
+            "from the cache, blank = a break"
+        )
 
     def update_from(self, model: SessionModel, exact_tokens: int | None = None) -> None:
         self._model = model
         ctx = model.context
+        as_sent = model.as_sent is not None
         inp = self.query_one("#max-input", Input)
         if not inp.has_focus:
-            inp.value = str(ctx.max_context_messages)
+            inp.value = "" if as_sent else str(ctx.max_context_messages)
+            inp.placeholder = "none: as sent" if as_sent else "max"
         sel = self.query_one("#strategy-select", Select)
-        if sel.value != ctx.strategy:
+        with_as_sent = as_sent_possible(model)
+        if with_as_sent != self._with_as_sent:
+            self._with_as_sent = with_as_sent
             with self.prevent(Select.Changed):
-                sel.value = ctx.strategy
+                sel.set_options(self._options(with_as_sent))
+        shown = AS_SENT if as_sent else ctx.strategy
+        if sel.value != shown:
+            with self.prevent(Select.Changed):
+                sel.value = shown
         model_input = self.query_one("#model-input", Input)
         if not model_input.has_focus:
             model_input.value = one_line(model.model, 200)  # a model name from the session
@@ -130,18 +162,34 @@ class ConfigSidebar(VerticalScroll):
         n = len(ctx)
         evicted = model.evicted_count()
         sf = ctx.sent_form() if ctx.edits_messages else None
-        self.query_one("#window", Static).update(
-            Text(
-                (
-                    f"{n:,} messages · {sf.cleared_units:,} cleared\n"
-                    if sf is not None  # context editing: max does not apply, nothing is evicted
-                    else f"{n:,} / {ctx.max_context_messages:,} messages\n"
-                )
-                + f"transcript {len(model.transcript):,} · evicted {evicted:,}"
-            )
+        mode = self.query_one("#mode", Static)
+        mode.update(Text(model.mode_label()))
+        mode.display = with_as_sent  # a recorded session: as sent, or a labelled simulation
+        self.query_one("#window-label", Label).update(
+            "Window (a: as sent)" if with_as_sent and not as_sent else "Window"
         )
+        if as_sent:
+            gone = f"compacted {evicted:,}" if evicted else "no ctxview truncation"
+            window = f"{n:,} messages in the request\ntranscript {len(model.transcript):,} · {gone}"
+        elif sf is not None:  # context editing: max does not apply, nothing is evicted
+            window = (
+                f"{n:,} messages · {sf.cleared_units:,} cleared\n"
+                f"transcript {len(model.transcript):,} · evicted {evicted:,}"
+            )
+        else:
+            window = (
+                f"{n:,} / {ctx.max_context_messages:,} messages\n"
+                f"transcript {len(model.transcript):,} · evicted {evicted:,}"
+            )
+        self.query_one("#window", Static).update(Text(window))
         size = context_size(model.model)
-        if model.tokens_ready:
+        recorded = model.recorded_sizes()[1] if as_sent else None
+        self.query_one("#tokens-label", Label).update(
+            "Request tokens (rec.)" if recorded is not None else "Request tokens (est.)"
+        )
+        if recorded is not None:
+            self._show_recorded(model, size, recorded, exact_tokens)
+        elif model.tokens_ready:
             total = model.window_tokens
             from ctxview.sessions.request import breakdown_text
 
@@ -149,6 +197,11 @@ class ConfigSidebar(VerticalScroll):
                 f"~{fmt_tokens(total)} / {fmt_tokens(size)} ({100 * total / size:.1f}%)\n"
                 f"{breakdown_text(model.token_breakdown())}"
             )
+            pred = model.cache_prediction
+            if pred is not None and with_as_sent:
+                # a recorded session has no system prompt or tools in it: the request model
+                # calibrates them from the recorded usage
+                line += f"\nrequest model: ~{fmt_tokens(pred.input_tokens)} (calibrated)"
             if exact_tokens is not None:
                 line += f"\nexact (count_tokens): {exact_tokens:,}"
             over = (
@@ -167,15 +220,9 @@ class ConfigSidebar(VerticalScroll):
             gauge = self.query_one("#gauge", ProgressBar)
             gauge.update(total=size, progress=min(total, size))
             self._update_spark(model)
-            self.query_one("#cache", Static).update(
-                Text(
-                    f"reusable prefix ~{fmt_tokens(model.cache_prefix_tokens)}\n"
-                    f"to write again ~{fmt_tokens(model.cache_write_tokens)}"
-                )
-            )
         else:
             self.query_one("#tokens", Static).update(Text("estimating…"))
-            self.query_one("#cache", Static).update(Text("…"))
+        self.update_cache(model)
         usage = model.last_usage()
         if usage is None:
             self.query_one("#usage", Static).update(Text("(no reply with usage yet)"))
@@ -192,7 +239,7 @@ class ConfigSidebar(VerticalScroll):
                     f"cache read {g('cache_read_input_tokens')} · write {g('cache_creation_input_tokens')}"
                 )
             )
-        state, short, first = model.verdict()
+        state, short, first = model.verdict(wait=False)
         status = self.query_one("#protocol", Static)
         shown = one_line(first, 160)
         if len(shown) == 160:
@@ -202,6 +249,72 @@ class ConfigSidebar(VerticalScroll):
         status.update(Text((f"{short}\n{shown}" if first else short) + notes))
         status.set_class(state == "ok", "-ok")
         status.set_class(state == "bad", "-bad")
+
+    def _show_recorded(
+        self, model: SessionModel, size: int, recorded: tuple[int, int], exact: int | None
+    ) -> None:
+        """As sent: the gauge is what the API billed for the newest request with usage."""
+        mid, total = recorded
+        line = f"{total:,} / {fmt_tokens(size)} recorded ({100 * total / size:.1f}%)\nat #{mid:,}"
+        pred = model.cache_prediction
+        if pred is not None:
+            line += f" · next ~{fmt_tokens(pred.input_tokens)} (calibrated)"
+        if exact is not None:
+            line += f"\nexact (count_tokens): {exact:,}"
+        over = context_problem(exact if exact is not None else total, model.model, exact=True)
+        if over is not None:
+            line += "\n✗ over the model's context: the API would answer 400 prompt is too long"
+        tokens = self.query_one("#tokens", Static)
+        tokens.update(Text(line))
+        tokens.set_class(over is not None, "-over")
+        self.query_one("#gauge", ProgressBar).update(total=size, progress=min(total, size))
+        self._update_spark(model)
+
+    def update_cache(self, model: SessionModel) -> None:
+        """The request model's figures (computed off the UI thread; see CtxviewApp)."""
+        self._model = model
+        pred = model.cache_prediction
+        cache = self.query_one("#cache", Static)
+        hit_spark = self.query_one("#hit-spark", Static)
+        caption = self.query_one("#hit-caption", Static)
+        if pred is None:
+            cache.update(Text("no request yet" if not len(model.transcript) else "computing…"))
+            hit_spark.update("")
+            caption.update("")
+            return
+
+        def usd(v: float | None) -> str:
+            if v is None:
+                return "n/a"
+            return f"${v:.4f}" if v < 0.1 else f"${v:,.2f}"
+
+        def tok(v: int) -> str:
+            return f"~{fmt_tokens(v)}" if v else "0"
+
+        lines = [
+            f"read {tok(pred.read)} · write {tok(pred.write)}"
+            + (f" · uncached {tok(pred.uncached)}" if pred.uncached else ""),
+            f"next request {usd(pred.cost_usd)}"
+            + (f" · breaks: {pred.cache_break}" if pred.cache_break else ""),
+        ]
+        if pred.requests:
+            hit = "—" if pred.hit_rate is None else f"{100 * pred.hit_rate:.1f}%"
+            rec = (
+                ""
+                if pred.recorded_hit_rate is None
+                else f" (recorded {100 * pred.recorded_hit_rate:.1f}%)"
+            )
+            lines.append(
+                f"{pred.requests:,} request{'s' if pred.requests != 1 else ''}: hit {hit}{rec}"
+            )
+            lines.append(f"cost so far {usd(pred.cost_so_far)}")
+        if pred.cost_usd is None:
+            lines.append(f"no price for {one_line(pred.model or 'no model', 60)}: see README")
+        cache.update(Text("\n".join(lines)))
+        hit_spark.update(Text(hit_bars(pred.hit_series, self._spark_width())))
+        caption.update(Text("hit rate per request") if pred.hit_series else Text(""))
+        if model.as_sent is not None and not model.recorded_sizes()[0]:
+            self._update_spark(model)  # as sent, no usage recorded: the estimate per request
 
     def _spark_width(self) -> int:
         """The sparkline's width in cells: its own once laid out, else what the CSS gives it."""
@@ -213,16 +326,31 @@ class ConfigSidebar(VerticalScroll):
         return max(4, cells - 3)  # padding 0 1 and the border on the right
 
     def _update_spark(self, model: SessionModel) -> None:
+        """The window-size line: the recorded input of each request (as sent), else the
+        request model's estimate per request, else the tokens of each window message."""
         self._model = model
         spark = self.query_one("#spark", Sparkline)
-        data = model.token_series(self._spark_width())
+        width = self._spark_width()
+        sizes = model.recorded_sizes()[0] if model.as_sent is not None else []
+        pred = model.cache_prediction
+        if sizes:
+            data = _peaks([float(v) for v in sizes], width)
+            what = f"input per request (recorded) · peak {fmt_tokens(int(max(sizes)))}"
+        elif model.as_sent is not None and pred is not None and pred.size_series:
+            data = _peaks(pred.size_series, width)
+            what = f"input per request (estimated) · peak {fmt_tokens(int(max(data)))}"
+        else:
+            data = model.token_series(width) if model.tokens_ready else []
+            what = "tokens per window message" if data else ""
         if spark.data != data:
             spark.data = data
+        self.query_one("#spark-caption", Static).update(Text(what))
 
     def on_resize(self, event: Any) -> None:
         # the sparkline follows the sidebar's width (it narrows on smaller terminals)
-        if self._model is not None and self._model.tokens_ready:
+        if self._model is not None:
             self.call_after_refresh(self._update_spark, self._model)
+            self.call_after_refresh(self.update_cache, self._model)  # the hit-rate line too
 
     @on(Input.Submitted, "#max-input")
     def _max_submitted(self, event: Input.Submitted) -> None:
@@ -241,6 +369,8 @@ class ConfigSidebar(VerticalScroll):
         self._apply_max(self.query_one("#max-input", Input).value)
 
     def _apply_max(self, value: str) -> None:
+        if not value.strip() and self._model is not None and self._model.as_sent is not None:
+            return  # as sent: no max of ctxview's until one is typed
         try:
             n = int(value)
         except ValueError:
@@ -264,8 +394,9 @@ class ConfigSidebar(VerticalScroll):
     def _restore_max(self) -> None:
         """After an invalid entry the field shows the max in force again."""
         if self._model is not None:
-            self.query_one("#max-input", Input).value = str(
-                self._model.context.max_context_messages
+            as_sent = self._model.as_sent is not None
+            self.query_one("#max-input", Input).value = (
+                "" if as_sent else str(self._model.context.max_context_messages)
             )
 
     @on(Select.Changed, "#strategy-select")
@@ -273,3 +404,32 @@ class ConfigSidebar(VerticalScroll):
         event.stop()
         if isinstance(event.value, str):
             self.post_message(self.StrategyChanged(event.value))
+
+
+BARS = "▁▂▃▄▅▆▇█"
+
+
+def hit_bars(rates: Sequence[float], width: int) -> str:
+    """Hit rates (0..1) as one line of bars on a fixed scale (a sparkline scales to its own
+    minimum, which would make 97% look like 0%): the lowest of each bucket, so that a break
+    shows as a blank (nothing read) wherever it falls."""
+    vals = list(rates)
+    if len(vals) > width > 0:
+        step = len(vals) / width
+        vals = [
+            min(part)
+            for k in range(width)
+            if (part := vals[int(k * step) : max(int(k * step) + 1, int((k + 1) * step))])
+        ]
+    return "".join(" " if v <= 0 else BARS[min(len(BARS) - 1, int(v * len(BARS)))] for v in vals)
+
+
+def _peaks(values: list[float], width: int) -> list[float]:
+    """``values`` bucketed to at most ``width`` (the highest of each bucket: a peak shows)."""
+    if len(values) <= width or width <= 0:
+        return values
+    step = len(values) / width
+    return [
+        max(values[int(k * step) : max(int(k * step) + 1, int((k + 1) * step))])
+        for k in range(width)
+    ]

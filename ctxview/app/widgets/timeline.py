@@ -365,10 +365,12 @@ class Timeline(ScrollView, can_focus=True):
         n = last - first + 1
         span = id_ranges(list(range(first, last + 1))) if n < 3 else f"#{first}–#{last}"
         plural = "s" if n != 1 else ""
+        # as sent, the run before a Claude Code compaction left the request: compacted
+        gone = "compacted" if last < self.model.compacted_before else "evicted"
         if self.model.show_evicted:
-            label = f" ┄┄ gap: {span} evicted ({n:,} message{plural}, dimmed below) ┄┄"
+            label = f" ┄┄ gap: {span} {gone} ({n:,} message{plural}, dimmed below) ┄┄"
         else:
-            label = f" ┄┄ gap: {span} evicted ({n:,} message{plural} hidden, press e to show) ┄┄"
+            label = f" ┄┄ gap: {span} {gone} ({n:,} message{plural} hidden, press e to show) ┄┄"
         return [(label.ljust(width, "┄")[:width], Style())]
 
     def _compaction_segments(self, mid: int, width: int) -> list[tuple[str, Style]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from ctxview.app.model import SessionModel
+from ctxview.app.model import SessionModel, as_sent_possible
 from ctxview.app.safe import one_line
 from ctxview.textfmt import fmt_tokens
 
@@ -19,13 +19,23 @@ class VerdictBar(Static):
     """
 
     def update_from(self, model: SessionModel) -> None:
-        state, short, first = model.verdict()
+        state, short, first = model.verdict(wait=False)
         ctx = model.context
-        window = f"window {len(ctx):,}/{ctx.max_context_messages:,}"
-        if ctx.edits_messages:  # context editing: max does not apply
-            window = f"window {len(ctx):,} ({ctx.strategy})"
-        if model.tokens_ready:
-            window += f" · ~{fmt_tokens(model.window_tokens)} tokens"
+        if model.as_sent is not None:
+            window = f"as sent · window {len(ctx):,}"
+            recorded = model.recorded_sizes()[1]
+            if recorded is not None:
+                window += f" · {recorded[1]:,} tokens recorded"
+            elif model.tokens_ready:
+                window += f" · ~{fmt_tokens(model.window_tokens)} tokens"
+        else:
+            window = f"window {len(ctx):,}/{ctx.max_context_messages:,}"
+            if ctx.edits_messages:  # context editing: max does not apply
+                window = f"window {len(ctx):,} ({ctx.strategy})"
+            if as_sent_possible(model):
+                window = f"{model.mode_label()} · {window}"  # a recorded session, simulated
+            if model.tokens_ready:
+                window += f" · ~{fmt_tokens(model.window_tokens)} tokens"
         text = Text(short)
         text.append(f" · {window}", style="not bold")
         if first:

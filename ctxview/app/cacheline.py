@@ -1,0 +1,144 @@
+"""The sidebar's cache figures: the request model (``ctxview.core.requests``) run on the open
+session, for the next request and the requests so far.
+
+The simulation is O(session): :func:`predict` runs in a worker thread (see
+``CtxviewApp._predict_cache``) on a snapshot taken on the UI thread by :func:`session_view`.
+No widgets here.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ctxview.app.model import SessionModel
+
+#: at most this many values per sparkline series (the sidebar buckets them to its width)
+SERIES_MAX = 512
+
+
+@dataclass
+class CachePrediction:
+    """What the request model predicts for the next request, and for the session so far."""
+
+    #: the next request (the window as it stands): estimated input tokens and their split
+    input_tokens: int
+    read: int
+    write: int
+    uncached: int
+    #: USD of the next request's input (None: the model has no price)
+    cost_usd: float | None
+    #: the requests so far: count, predicted hit rate (read / input) and cost (output included)
+    requests: int
+    hit_rate: float | None
+    cost_so_far: float | None
+    recorded_hit_rate: float | None
+    #: per request so far (bucketed to at most SERIES_MAX values): hit rate, estimated input
+    hit_series: list[float] = field(default_factory=list)
+    size_series: list[float] = field(default_factory=list)
+    model: str | None = None
+    #: the reason the next request breaks the cache, if it does (``ttl`` is never predicted
+    #: for it: it has no timestamp yet)
+    cache_break: str | None = None
+    seconds: float = 0.0
+
+
+def _bucket(values: list[float], n: int, pick: Any) -> list[float]:
+    """At most ``n`` values: ``pick`` (min or max) of each run of ``values``."""
+    if len(values) <= n:
+        return values
+    step = len(values) / n
+    return [
+        pick(values[int(k * step) : max(int(k * step) + 1, int((k + 1) * step))]) for k in range(n)
+    ]
+
+
+def session_view(model: SessionModel) -> tuple[Any, dict[str, Any]] | None:
+    """(session-like snapshot, simulate() settings) of the open session for the request model:
+    as sent (a recorded session) or under its max and strategy. Call on the UI thread; None when
+    there is nothing to send yet."""
+    from ctxview.app.request_inputs import context_settings
+    from ctxview.app.request_inputs import session_view as current_view
+
+    records = model.transcript.records
+    if not records:
+        return None
+    view = current_view(model)
+    settings = context_settings(model)
+    if model.as_sent is not None and model.as_sent != "proxy":
+        # as sent: the request model's own as-sent replay (compactions start it again)
+        view.format = model.as_sent
+        settings["max_context_messages"] = settings["strategy"] = None
+    elif model.as_sent == "proxy":
+        settings["max_context_messages"] = len(records) + 1
+        settings["strategy"] = "seed"
+    return view, settings
+
+
+def with_next_request(view: Any) -> Any:
+    """The view with a placeholder after its last message, so that the request model's last
+    request is the next one (the window as it stands): an empty assistant reply ends a request
+    in a transcript; a bare message list sends one per user message."""
+    if view.format == "request":
+        return view  # a request body is one request: the next one
+    msgs, metas = list(view.messages), list(view.metas)
+    if view.format == "messages":
+        if msgs[-1].get("role") != "user":
+            msgs.append({"role": "user", "content": ""})
+            metas.append({})
+    else:
+        msgs.append({"role": "assistant", "content": []})
+        metas.append({})
+    return SimpleNamespace(**{**vars(view), "messages": msgs, "metas": metas})
+
+
+def predict(view: Any, settings: dict[str, Any], prices: Any = None) -> CachePrediction | None:
+    """Run the request model on ``view`` (from :func:`session_view`); safe in a worker thread
+    (it only reads the snapshot). ``ValueError`` for settings the model refuses."""
+    from ctxview.core.pricing import PriceTable, cost
+    from ctxview.core.requests import simulate
+
+    t0 = time.perf_counter()
+    prices = prices or PriceTable()
+    log = simulate(with_next_request(view), prices=prices, redundancy=False, **settings)
+    if not log.requests:
+        return None
+    nxt = log.requests[-1]
+    past = log.requests[:-1]
+    price = prices.get(nxt.model)
+    next_cost = cost(
+        price,
+        uncached=nxt.uncached,
+        cache_read=nxt.cache_read,
+        cache_write_5m=nxt.cache_write if nxt.ttl == "5m" else 0,
+        cache_write_1h=nxt.cache_write if nxt.ttl == "1h" else 0,
+    )
+    inp = sum(r.input_tokens for r in past)
+    read = sum(r.cache_read for r in past)
+    costs = [r.cost_usd for r in past]
+    rec = [r for r in past if r.recorded is not None]
+    rec_total = sum(r.recorded_total or 0 for r in rec)
+    rec_read = sum(r.recorded["cache_read_input_tokens"] for r in rec if r.recorded)
+    hits = [r.cache_read / r.input_tokens if r.input_tokens else 0.0 for r in past]
+    sizes = [float(r.input_tokens) for r in past]
+    return CachePrediction(
+        input_tokens=nxt.input_tokens,
+        read=nxt.cache_read,
+        write=nxt.cache_write,
+        uncached=nxt.uncached,
+        cost_usd=next_cost,
+        requests=len(past),
+        hit_rate=read / inp if inp else None,
+        cost_so_far=sum(c for c in costs if c is not None)
+        if costs and all(c is not None for c in costs)
+        else None,
+        recorded_hit_rate=rec_read / rec_total if rec_total else None,
+        hit_series=_bucket(hits, SERIES_MAX, min),  # a break stays visible
+        size_series=_bucket(sizes, SERIES_MAX, max),  # a peak stays visible
+        model=nxt.model,
+        cache_break=nxt.cache_break.reason if nxt.cache_break and past else None,
+        seconds=time.perf_counter() - t0,
+    )
