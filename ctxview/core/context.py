@@ -18,7 +18,7 @@ from ctxview.core.strategies import Strategy, get_strategy
 from ctxview.core.tokens import estimate_message, estimate_window
 from ctxview.core.window import Entry, Window, json_copy
 
-EventKind = Literal["added", "evicted", "config", "edited"]
+EventKind = Literal["added", "evicted", "config", "edited", "pinned"]
 
 DEFAULT_MAX_CONTEXT_TOKENS = 200_000
 DEFAULT_LOW_WATER_FRACTION = 0.5
@@ -34,7 +34,8 @@ class ContextEvent:
     changed (``reason`` names it) and nothing was evicted. ``edited``: a window message was
     edited by hand or by a repair (``reason``: ``"replace"`` with the new ``message``,
     ``"remove"``: it left the window, ``"readmit"``: an undo put ``message`` back); ``ids`` holds
-    the one id.
+    the one id. ``pinned``: ``reason`` ``"pin"`` or ``"unpin"``, ``ids`` the messages pinned or
+    unpinned (a tool pair goes together); the window's messages do not change.
     """
 
     kind: EventKind
@@ -95,6 +96,23 @@ def block_to_dict(block: Any) -> dict[str, Any]:
     )
 
 
+def _blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return []
+    return [b for b in content if isinstance(b, dict)]
+
+
+def _answers(message: Mapping[str, Any], uses: set[str]) -> bool:
+    """True when a user ``message`` holds a tool_result answering one of ``uses``."""
+    if not uses or message.get("role") != "user":
+        return False
+    return any(
+        b.get("type") == "tool_result" and str(b.get("tool_use_id")) in uses
+        for b in _blocks(message)
+    )
+
+
 class ConversationContext:
     """The agent loop's memory: messages in the Anthropic format, truncated by a strategy."""
 
@@ -119,6 +137,8 @@ class ConversationContext:
         self._subscribers: list[Subscriber] = []
         #: ids of messages holding a ``compaction`` block (the API ignores what precedes one)
         self._compaction_ids: set[int] = set()
+        #: tool_use ids of pinned assistant messages (their results are pinned when added)
+        self._pinned_uses: set[str] = set()
 
     # -- observation ---------------------------------------------------------------------------
     def subscribe(self, callback: Subscriber) -> Callable[[], None]:
@@ -144,12 +164,17 @@ class ConversationContext:
         window = self._window
         if message.get("role") == "assistant" and has_compaction(message):
             self._compaction_ids.add(mid)
+        auto_pin = bool(window.pins) and self._pinned_with(message)
+        if auto_pin:
+            window.pins.add(mid)  # the results of a pinned tool_use are pinned with it
         if window.first is None or window._tail_tokens is not None:
             window.append((mid, message))
         else:
             window.tail.append((mid, message))
         if self._subscribers:
             self._emit(ContextEvent("added", self._step, (mid,), "add", message, meta))
+            if auto_pin:
+                self._emit(ContextEvent("pinned", self._step, (mid,), "pin"))
         self._strategy.truncate(window)
         if window.evicted:
             if self._subscribers:
@@ -231,6 +256,8 @@ class ConversationContext:
         for entry in entries:
             window.append(entry)
         window.cut = cut or reason == "remove"
+        if window.pins:
+            self._pins_changed()
         self._compaction_ids = {
             e[0] for e in entries if e[1].get("role") == "assistant" and has_compaction(e[1])
         }
@@ -265,6 +292,180 @@ class ConversationContext:
         k = next((k for k, e in enumerate(entries) if e[0] > mid), len(entries))
         entries.insert(k, (mid, stored))
         self._edit(entries, mid, "readmit", stored)
+
+    # -- pins ----------------------------------------------------------------------------------
+    # A pinned message is never evicted (see ctxview.core.window). Pinning one half of a tool pair
+    # pins the pair: the tool_use's assistant message and every message holding its results (a
+    # result added later is pinned as it arrives), so a pin never leaves half a pair behind. A
+    # pinned assistant message brings the user message after it (added later: pinned as it
+    # arrives), so a pinned run never ends inside an assistant turn.
+    # Unpinning releases the pair; the strategy may evict it at the next add or setting change
+    # (an unpin evicts nothing by itself, so it stays an instant, undoable edit).
+    @property
+    def pinned_ids(self) -> list[int]:
+        """Ids of the window messages a user pinned, increasing (the first message is always
+        kept and is not listed unless pinned explicitly)."""
+        pins = self._window.pins
+        return [e[0] for e in self._window if e[0] in pins] if pins else []
+
+    def is_pinned(self, mid: int) -> bool:
+        return mid in self._window.pins
+
+    def pin_group(self, mid: int) -> list[int]:
+        """``mid`` and the window messages of its tool pairs (transitively), and the user
+        message right after a pinned assistant message; increasing.
+
+        KeyError when ``mid`` is not in the window; ValueError when a tool_result of the group
+        answers a tool_use no longer in the window (pinning it would keep an orphan the API
+        rejects)."""
+        entries = list(self._window)
+        by_id = dict(entries)
+        if mid not in by_id:
+            raise KeyError(f"message #{mid} is not in the window")
+        uses: dict[str, int] = {}
+        results: dict[str, list[int]] = {}
+        for eid, msg in entries:
+            for b in _blocks(msg):
+                t = b.get("type")
+                if t == "tool_use" and msg.get("role") == "assistant" and "id" in b:
+                    uses.setdefault(str(b["id"]), eid)
+                elif t == "tool_result" and msg.get("role") == "user":
+                    results.setdefault(str(b.get("tool_use_id")), []).append(eid)
+        order = [e[0] for e in entries]
+        pos = {eid: k for k, eid in enumerate(order)}
+        group = {mid}
+        todo = [mid]
+        while True:
+            self._close_pairs(by_id, uses, results, group, todo)
+            # a pinned assistant message keeps the user message after it: the pinned run then
+            # ends with a user turn, and whatever the strategy keeps next cannot merge into an
+            # assistant turn (two assistant messages in a row are one turn to the API)
+            last = max(group)
+            k = pos[last] + 1
+            if (
+                by_id[last].get("role") == "assistant"
+                and k < len(order)
+                and by_id[order[k]].get("role") == "user"
+                and order[k] not in group
+            ):
+                group.add(order[k])
+                todo.append(order[k])
+                continue
+            return sorted(group)
+
+    @staticmethod
+    def _close_pairs(
+        by_id: dict[int, dict[str, Any]],
+        uses: dict[str, int],
+        results: dict[str, list[int]],
+        group: set[int],
+        todo: list[int],
+    ) -> None:
+        while todo:
+            cur = todo.pop()
+            msg = by_id[cur]
+            for b in _blocks(msg):
+                t = b.get("type")
+                linked: list[int] = []
+                if t == "tool_use" and msg.get("role") == "assistant":
+                    linked = results.get(str(b.get("id")), [])
+                elif t == "tool_result" and msg.get("role") == "user":
+                    tid = str(b.get("tool_use_id"))
+                    if tid not in uses:
+                        raise ValueError(
+                            f"#{cur} holds a tool_result whose tool_use ({tid}) is not in the "
+                            "window: pinning it would keep an orphan the API rejects"
+                        )
+                    linked = [uses[tid]]
+                for other in linked:
+                    if other not in group:
+                        group.add(other)
+                        todo.append(other)
+
+    def _pinned_with(self, message: dict[str, Any]) -> bool:
+        """A user message about to be added belongs to a pinned group: it answers a pinned
+        tool_use, or it follows a pinned assistant message directly."""
+        if message.get("role") != "user":
+            return False
+        window = self._window
+        prev = window.tail[-1] if window.tail else (window.held[-1] if window.held else None)
+        if prev is not None and prev[0] in window.pins and prev[1].get("role") == "assistant":
+            return True
+        return _answers(message, self._pinned_uses)
+
+    def pin(self, mid: int) -> list[int]:
+        """Pin window message ``mid`` with its tool pairs; returns the ids newly pinned (empty
+        when already pinned). Emits ``pinned`` (reason ``"pin"``)."""
+        group = self.pin_group(mid)
+        window = self._window
+        new = [i for i in group if i not in window.pins]
+        if not new:
+            return []
+        window.pins.update(new)
+        self._pins_changed()
+        self._step += 1
+        if self._subscribers:
+            self._emit(ContextEvent("pinned", self._step, tuple(new), "pin"))
+        return new
+
+    def unpin(self, mid: int) -> list[int]:
+        """Unpin ``mid`` and the pinned messages of its tool pairs; returns the ids unpinned.
+        Nothing is evicted now: the strategy may evict them at the next add. Emits ``pinned``
+        (reason ``"unpin"``)."""
+        window = self._window
+        if mid not in window.pins:
+            return []
+        group = self._unpin_group(mid)
+        gone = [i for i in group if i in window.pins]
+        window.pins.difference_update(gone)
+        self._pins_changed()
+        self._step += 1
+        if self._subscribers:
+            self._emit(ContextEvent("pinned", self._step, tuple(gone), "unpin"))
+        return gone
+
+    def _unpin_group(self, mid: int) -> list[int]:
+        """What :meth:`pin` would have pinned with ``mid``: its group, and the group of a pinned
+        assistant message it follows."""
+        window = self._window
+
+        def group_of(i: int) -> set[int]:
+            try:
+                return set(self.pin_group(i))
+            except (KeyError, ValueError):
+                return {i}
+
+        group = group_of(mid)
+        order = [e[0] for e in window]
+        by_id = dict(window)
+        pos = {eid: k for k, eid in enumerate(order)}
+        while True:
+            first = min(group)
+            k = pos.get(first, 0)
+            prev = order[k - 1] if k > 0 else None
+            if (
+                prev is None
+                or prev in group
+                or prev not in window.pins
+                or by_id[prev].get("role") != "assistant"
+                or by_id[first].get("role") != "user"
+            ):
+                return sorted(group)
+            group |= group_of(prev)
+
+    def _pins_changed(self) -> None:
+        window = self._window
+        if not window.pins and not window.held:
+            self._pinned_uses = set()
+            return
+        uses: set[str] = set()
+        for eid, msg in window:
+            if eid in window.pins and msg.get("role") == "assistant":
+                uses.update(
+                    str(b["id"]) for b in _blocks(msg) if b.get("type") == "tool_use" and "id" in b
+                )
+        self._pinned_uses = uses
+        window.settle()
 
     # -- truncation ----------------------------------------------------------------------------
     def _drain(self, reason: str) -> list[int]:
@@ -379,6 +580,8 @@ class ConversationContext:
     def window_ids(self) -> list[int]:
         window = self._window
         ids = [e[0] for e in window.tail]
+        if window.held:
+            ids[:0] = [e[0] for e in window.held]
         if window.first is not None:
             ids.insert(0, window.first[0])
         return ids
@@ -468,6 +671,8 @@ class ConversationContext:
         window = self._window
         if window.first is not None and window.first[0] == mid:
             return True
+        if window.held and window.held[-1][0] == mid:
+            return True
         return bool(window.tail) and window.tail[-1][0] == mid
 
     @property
@@ -487,12 +692,15 @@ class ConversationContext:
         next_id: int,
         cut: bool,
         step: int | None = None,
+        pinned: Iterable[int] = (),
     ) -> None:
-        """Set the window as saved (ids and messages), with no truncation; for session files.
+        """Set the window as saved (ids and messages, ``pinned`` ids), with no truncation; for
+        session files.
 
         The messages are taken as they are (not copied): the reader owns them.
         """
         self._window.clear()
+        self._window.pins = set(pinned)
         self._compaction_ids = set()
         for mid, msg in messages:
             self._window.append((mid, msg))
@@ -501,3 +709,4 @@ class ConversationContext:
         self._window.cut = cut
         self._next_id = next_id
         self._step = step if step is not None else next_id
+        self._pins_changed()

@@ -1,4 +1,12 @@
-"""The window a strategy works on: the pinned first message plus a deque of the newest."""
+"""The window a strategy works on: the pinned first message plus a deque of the newest.
+
+Pinned messages (``Window.pins``, ids a user pinned) are never evicted: when the eviction front
+reaches one, it moves from the front of ``tail`` to ``held`` (the pinned messages the strategy has
+passed, in id order) instead of leaving. The window reads ``first``, ``held``, ``tail``: the same
+order as before, so a request never changes shape because of a pin. Strategies count and cut
+``tail`` as before (``first`` + the newest max-1): the held pinned messages are kept on top of
+that, and their tokens count toward ``max_context_tokens``.
+"""
 
 from __future__ import annotations
 
@@ -21,15 +29,18 @@ class Window:
 
     __slots__ = (
         "_first_tokens",
+        "_held_tokens",
         "_system_tokens",
         "_tail_tok",
         "_tail_tokens",
         "cut",
         "evicted",
         "first",
+        "held",
         "low_water_fraction",
         "max_context_tokens",
         "max_messages",
+        "pins",
         "system_prompt",
         "tail",
     )
@@ -43,6 +54,11 @@ class Window:
     ) -> None:
         self.first: Entry | None = None
         self.tail: deque[Entry] = deque()
+        #: pinned messages the eviction front passed (older than every tail message), id order
+        self.held: list[Entry] = []
+        #: ids of pinned messages (the first message is pinned without being listed here)
+        self.pins: set[int] = set()
+        self._held_tokens: int | None = None
         self.max_messages = max_messages
         self.max_context_tokens = max_context_tokens
         self.low_water_fraction = low_water_fraction
@@ -59,6 +75,11 @@ class Window:
     # -- reading -------------------------------------------------------------------------------
     @property
     def size(self) -> int:
+        return len(self.tail) + (self.first is not None) + len(self.held)
+
+    @property
+    def counted(self) -> int:
+        """The messages the strategy counts against max: the first and the tail (not ``held``)."""
         return len(self.tail) + (self.first is not None)
 
     def __len__(self) -> int:
@@ -67,12 +88,15 @@ class Window:
     def __iter__(self) -> Iterator[Entry]:
         if self.first is not None:
             yield self.first
+        if self.held:
+            yield from self.held
         yield from self.tail
 
     @property
     def over_max(self) -> int:
-        """How many messages the window holds beyond max (a kept tool pair, or the newest at max 1)."""
-        return max(0, self.size - self.max_messages)
+        """How many counted messages the window holds beyond max (a kept tool pair, or the
+        newest at max 1); held pinned messages are not counted."""
+        return max(0, self.counted - self.max_messages)
 
     @property
     def over_token_budget(self) -> bool:
@@ -103,6 +127,10 @@ class Window:
         if self._system_tokens is None:
             self._system_tokens = estimate_system(self.system_prompt)
         tail = self._tail_tokens if self._tail_tokens is not None else self.tail_tokens
+        if self.held:
+            if self._held_tokens is None:
+                self._held_tokens = sum(estimate_message(e[1]) for e in self.held)
+            return self._system_tokens + self._first_tokens + self._held_tokens + tail
         return self._system_tokens + self._first_tokens + tail
 
     # -- changing ------------------------------------------------------------------------------
@@ -122,7 +150,11 @@ class Window:
             self._tail_tokens += value
 
     def evict(self, n: int = 1) -> None:
-        """Remove the ``n`` oldest messages after the pinned first; O(n)."""
+        """Remove the ``n`` oldest messages after the pinned first; O(n). A pinned one among
+        them moves to ``held`` instead (it stays in the window, and is not counted any more)."""
+        if self.pins:
+            self._evict_pinned(n)
+            return
         tail, out, toks = self.tail, self.evicted, self._tail_tok
         if n == 1 and tail:  # the common case (one add, one eviction), kept short
             out.append(tail.popleft())
@@ -140,6 +172,66 @@ class Window:
             for _ in range(k):
                 self._tail_tokens -= toks.popleft()
 
+    def _evict_pinned(self, n: int) -> None:
+        tail, out, toks, pins = self.tail, self.evicted, self._tail_tok, self.pins
+        k = min(n, len(tail))
+        for _ in range(k):
+            entry = tail.popleft()
+            value = toks.popleft() if toks is not None else None
+            if entry[0] in pins:
+                self.held.append(entry)
+                if self._held_tokens is not None:
+                    self._held_tokens += value if value is not None else estimate_message(entry[1])
+            else:
+                out.append(entry)
+            if value is not None and self._tail_tokens is not None:
+                self._tail_tokens -= value
+        if k > 0:
+            self.cut = True
+        self._settle_front()
+
+    def settle(self) -> None:
+        """Move pinned messages at the front of the tail to ``held``, and unpinned ones at the
+        end of ``held`` back to the tail (after a pin, an unpin or an edit). The window's order
+        does not change; what the strategy counts does."""
+        tail, held, pins = self.tail, self.held, self.pins
+        moved = False
+        while held and held[-1][0] not in pins:
+            tail.appendleft(held.pop())
+            if self._tail_tok is not None and self._tail_tokens is not None:
+                value = estimate_message(tail[0][1])
+                self._tail_tok.appendleft(value)
+                self._tail_tokens += value
+            moved = True
+        if held and any(e[0] not in pins for e in held):
+            # an unpinned message under a pinned one: everything from it on goes back
+            k = next(i for i, e in enumerate(held) if e[0] not in pins)
+            for entry in reversed(held[k:]):
+                tail.appendleft(entry)
+            del held[k:]
+            self._tail_tok = None
+            self._tail_tokens = None
+            moved = True
+        if moved:
+            self._held_tokens = None
+        self._settle_front()
+
+    def _settle_front(self) -> None:
+        """Pinned messages at the front of the tail join ``held`` (never the newest message:
+        strategies find it, and its tool pair, at the end of the tail)."""
+        tail, pins = self.tail, self.pins
+        toks = self._tail_tok
+        while len(tail) > 1 and tail[0][0] in pins:
+            entry = tail.popleft()
+            self.held.append(entry)
+            if toks is not None and self._tail_tokens is not None:
+                value = toks.popleft()
+                self._tail_tokens -= value
+                if self._held_tokens is not None:
+                    self._held_tokens += value
+            else:
+                self._held_tokens = None
+
     def evict_oldest(self) -> Entry:
         """Remove and return the oldest message after the pinned first."""
         self.evict(1)
@@ -153,6 +245,8 @@ class Window:
     def clear(self) -> None:
         self.first = None
         self.tail.clear()
+        self.held = []
+        self._held_tokens = None
         self.evicted = []
         self.cut = False
         self._tail_tok = None

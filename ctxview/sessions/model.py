@@ -57,6 +57,8 @@ class LoadedSession:
     saved_evicted_steps: dict[int, int] = field(default_factory=dict)
     saved_added_steps: dict[int, int] = field(default_factory=dict)
     saved_step: int | None = None
+    #: ids the user pinned (``window.pinned``): kept whatever the strategy evicts
+    saved_pinned: list[int] = field(default_factory=list)
 
     @property
     def system_text(self) -> str:
