@@ -67,7 +67,8 @@ KEYS_HELP: list[tuple[str, str]] = [
     ("+ / -", "raise / lower max messages (live; outside text inputs)"),
     ("s", "next eviction strategy"),
     ("e", "show / hide evicted rows"),
-    ("p", "jump to the pinned first message"),
+    ("p", "jump to the first message, then to each pinned message in turn"),
+    ("P", "pin / unpin the selected message (and its tool pair): never evicted (preview first)"),
     ("n", "jump to the next message with a protocol error"),
     ("t", "jump from a tool_result to its tool_use (and from a tool_use to its result)"),
     ("backspace", "jump back"),
@@ -135,6 +136,7 @@ class CtxviewApp(App[int]):
         Binding("e", "toggle_evicted", "Evicted"),
         Binding("s", "cycle_strategy", "Strategy", show=False),
         Binding("p", "jump_pinned", "Pinned", show=False),
+        Binding("P", "pin", "Pin", show=False),
         Binding("n", "next_problem", "Problem", show=False),
         Binding("t", "partner", "Tool pair", show=False),
         Binding("backspace", "jump_back", "Back", show=False),
@@ -164,6 +166,7 @@ class CtxviewApp(App[int]):
         "toggle_evicted",
         "cycle_strategy",
         "jump_pinned",
+        "pin",
         "next_problem",
         "partner",
         "jump_back",
@@ -654,8 +657,16 @@ class CtxviewApp(App[int]):
 
     def action_jump_pinned(self) -> None:
         pid = self.model.transcript.pinned_id
-        if pid is not None:
-            self._jump(pid)
+        if pid is None:
+            return
+        # the first message, then each pinned one in turn
+        targets = [pid, *(i for i in self.model.context.pinned_ids if i != pid)]
+        cur = self.timeline.selected_id
+        nxt = next((i for i in targets if cur is not None and i > cur), targets[0])
+        self._jump(nxt)
+
+    def action_pin(self) -> None:
+        self.editor.pin_selected()
 
     def _jump(self, mid: int) -> None:
         cur = self.timeline.selected_id

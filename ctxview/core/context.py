@@ -424,6 +424,26 @@ class ConversationContext:
             self._emit(ContextEvent("pinned", self._step, tuple(gone), "unpin"))
         return gone
 
+    def set_pinned(self, ids: Iterable[int], pinned: bool) -> list[int]:
+        """Pin (or unpin) exactly ``ids`` that are in the window, without the pair rules: for an
+        undo, which puts back a state :meth:`pin` / :meth:`unpin` made. Returns the ids changed."""
+        window = self._window
+        in_window = {e[0] for e in window}
+        changed = [i for i in ids if i in in_window and (i in window.pins) != pinned]
+        if not changed:
+            return []
+        if pinned:
+            window.pins.update(changed)
+        else:
+            window.pins.difference_update(changed)
+        self._pins_changed()
+        self._step += 1
+        if self._subscribers:
+            self._emit(
+                ContextEvent("pinned", self._step, tuple(changed), "pin" if pinned else "unpin")
+            )
+        return changed
+
     def _unpin_group(self, mid: int) -> list[int]:
         """What :meth:`pin` would have pinned with ``mid``: its group, and the group of a pinned
         assistant message it follows."""

@@ -11,8 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxview.core.pricing import PriceTable, cost, min_cacheable
 from ctxview.core.protocol import Problem, ProtocolChecker
 from ctxview.core.repair import Fix, next_version_key, repair
+from ctxview.core.requests import CacheBreak
 from ctxview.core.tokens import estimate_message, estimate_window
 from ctxview.core.window import Entry, json_copy
 
@@ -225,3 +227,162 @@ def repair_plan(
 
 def window_tokens(entries: Sequence[Entry], system: Any = None) -> int:
     return estimate_window([m for _, m in entries], system)
+
+
+@dataclass(frozen=True)
+class EditCost:
+    """The next request with an edit against the same request without it, priced with the
+    request model's cache rule (:mod:`ctxview.core.requests`): the window as it stands is the
+    cached prefix (the last request sent it, within the cache's lifetime); the next request reads
+    the longest prefix it shares with it and writes the rest, and nothing is read or written
+    below the model's minimum cacheable length. An edit inside the cached prefix is a cache
+    break (``edited``, at the window position of the first message it changes): everything from
+    there on is written again."""
+
+    model: str | None
+    #: window position of the first changed message (None: the window's messages do not change)
+    position: int | None
+    cache_break: CacheBreak | None
+    input_before: int
+    input_after: int
+    read_before: int
+    write_before: int
+    read_after: int
+    write_after: int
+    uncached_before: int
+    uncached_after: int
+    cost_before: float | None
+    cost_after: float | None
+    #: why the cost is unknown ("" when it is known)
+    unknown: str = ""
+    #: pin: tokens of the messages pinned, which stay in every later request
+    kept_tokens: int = 0
+    #: USD per million tokens later requests pay for what the edit saves or keeps: the cache-read
+    #: rate, or the input rate when the prompt is below the minimum cacheable length
+    later_rate: float | None = None
+
+    @property
+    def tokens_saved(self) -> int:
+        return self.input_before - self.input_after
+
+    @property
+    def rewritten(self) -> int:
+        """Tokens the next request writes to the cache because of the edit."""
+        return max(0, self.write_after - self.write_before)
+
+    @property
+    def cost_delta(self) -> float | None:
+        if self.cost_before is None or self.cost_after is None:
+            return None
+        return self.cost_after - self.cost_before
+
+    def lines(self) -> list[str]:
+        """What the preview says, one line each (no untrusted text but the model's name, which
+        the caller sanitises)."""
+        out: list[str] = []
+        if self.position is None:
+            out.append("prompt cache: the window does not change now: nothing written again")
+        elif self.cache_break is None:
+            out.append(
+                f"prompt cache: below the model's minimum cacheable length: nothing cached, "
+                f"~{self.input_after:,} tokens sent uncached"
+            )
+        else:
+            out.append(
+                f"prompt cache: break (edited) at window position {self.position}: "
+                f"~{self.read_after:,} tokens still read, ~{self.write_after:,} written again "
+                f"(was ~{self.read_before:,} read, ~{self.write_before:,} written)"
+            )
+        delta = self.cost_delta
+        if delta is None:
+            out.append(f"next request: cost unknown ({self.unknown})")
+        else:
+            sign = "+" if delta >= 0 else "-"
+            out.append(
+                f"next request: ${self.cost_after or 0:.4f} instead of ${self.cost_before or 0:.4f}"
+                f" ({sign}${abs(delta):.4f}, input side, at {self.model} prices)"
+            )
+            rate = self.later_rate or 0.0
+            how = "uncached" if self.position is not None and self.cache_break is None else "read"
+            if self.tokens_saved > 0:
+                out.append(
+                    f"later requests: ~{self.tokens_saved:,} fewer tokens each "
+                    f"(-${self.tokens_saved * rate / 1e6:.4f} a request, {how})"
+                )
+            if self.kept_tokens > 0:
+                out.append(
+                    f"later requests: ~{self.kept_tokens:,} pinned tokens stay in each once the "
+                    f"strategy would have evicted them (+${self.kept_tokens * rate / 1e6:.4f} a "
+                    "request as cache reads)"
+                )
+        return out
+
+
+def edit_cost(
+    entries: Sequence[Entry],
+    plan: EditPlan,
+    *,
+    static_tokens: int,
+    model: str | None,
+    prices: PriceTable | None = None,
+    tokens: Sequence[int] | None = None,
+    kept_tokens: int = 0,
+) -> EditCost:
+    """Price ``plan`` over the next request (see :class:`EditCost`). ``static_tokens``: tools +
+    system; ``tokens``: the entries' estimates when known (the TUI's), else estimated here. One
+    pass over the window: O(window), no replay of the session."""
+    toks = list(tokens) if tokens is not None else [estimate_message(m) for _, m in entries]
+    changes = plan.changes
+    position: int | None = None
+    prefix = 0
+    delta = 0
+    for k, ((mid, _), t) in enumerate(zip(entries, toks, strict=True)):
+        if mid in changes:
+            if position is None:
+                position = k
+                prefix = sum(toks[:k])
+            new = changes[mid]
+            delta += (estimate_message(new) if new is not None else 0) - t
+    total_before = static_tokens + sum(toks)
+    total_after = total_before + delta
+    minimum = min_cacheable(model)[0]
+
+    def split(total: int, read: int) -> tuple[int, int, int]:
+        if total < minimum:
+            return 0, 0, total
+        if read < minimum:
+            read = 0
+        return read, total - read, 0
+
+    rb, wb, ub = split(total_before, total_before)
+    ra, wa, ua = split(total_after, static_tokens + prefix if position is not None else total_after)
+    brk = (
+        CacheBreak("edited", position)
+        if position is not None and total_after >= minimum and total_before >= minimum
+        else None
+    )
+    table = prices if prices is not None else PriceTable()
+    price = table.get(model)
+    unknown = ""
+    if not model:
+        unknown = "no model named: set one in the config"
+    elif price is None:
+        unknown = f"no price for model {model!r}: config.toml [pricing] sets one"
+    return EditCost(
+        model,
+        position,
+        brk,
+        total_before,
+        total_after,
+        rb,
+        wb,
+        ra,
+        wa,
+        ub,
+        ua,
+        cost(price, uncached=ub, cache_read=rb, cache_write_5m=wb),
+        cost(price, uncached=ua, cache_read=ra, cache_write_5m=wa),
+        unknown,
+        kept_tokens,
+        None if price is None else price.input if total_after < minimum else price.cache_read,
+    )
