@@ -7,6 +7,7 @@ the Java ``_truncateIfNeeded``, exactly).
 
 from __future__ import annotations
 
+import bisect
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -103,6 +104,56 @@ def _blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [b for b in content if isinstance(b, dict)]
 
 
+def _partners(entries: Sequence[Entry], p: int) -> list[int]:
+    """Window positions of the other halves of the tool pairs of the message at ``p``: the
+    messages holding the results of its tool_uses (scanning forward through the user turn that
+    answers them), the message holding the tool_use of each of its tool_results (scanning back).
+    ValueError when a tool_result's tool_use is not in the window. O(1) for a well-formed loop."""
+    msg = entries[p][1]
+    role = msg.get("role")
+    out: list[int] = []
+    blocks = _blocks(msg)
+    if role == "assistant":
+        wanted = {str(b.get("id")) for b in blocks if b.get("type") == "tool_use"}
+        found = False
+        for q in range(p + 1, len(entries)) if wanted else ():
+            other = entries[q][1]
+            if other.get("role") != "user":
+                if found:
+                    break  # the user turn that answers them is over
+                continue
+            if any(
+                b.get("type") == "tool_result" and str(b.get("tool_use_id")) in wanted
+                for b in _blocks(other)
+            ):
+                out.append(q)
+                found = True
+    elif role == "user":
+        for b in blocks:
+            if b.get("type") != "tool_result":
+                continue
+            tid = str(b.get("tool_use_id"))
+            use_at = next(
+                (
+                    q
+                    for q in range(p - 1, -1, -1)
+                    if entries[q][1].get("role") == "assistant"
+                    and any(
+                        c.get("type") == "tool_use" and str(c.get("id")) == tid
+                        for c in _blocks(entries[q][1])
+                    )
+                ),
+                None,
+            )
+            if use_at is None:
+                raise ValueError(
+                    f"#{entries[p][0]} holds a tool_result whose tool_use ({tid}) is not in the "
+                    "window: pinning it would keep an orphan the API rejects"
+                )
+            out.append(use_at)
+    return out
+
+
 def _answers(message: Mapping[str, Any], uses: set[str]) -> bool:
     """True when a user ``message`` holds a tool_result answering one of ``uses``."""
     if not uses or message.get("role") != "user":
@@ -171,6 +222,8 @@ class ConversationContext:
             window.append((mid, message))
         else:
             window.tail.append((mid, message))
+        if window.released:
+            window.evict_released()  # unpinned since the last add: the strategy passed them
         if self._subscribers:
             self._emit(ContextEvent("added", self._step, (mid,), "add", message, meta))
             if auto_pin:
@@ -252,11 +305,16 @@ class ConversationContext:
     ) -> None:
         window = self._window
         cut = window.cut
+        # what the eviction front had passed stays held (the window's shape does not change)
+        held_to = window.held[-1][0] if window.held else -1
         window.clear()
-        for entry in entries:
-            window.append(entry)
+        for k, entry in enumerate(entries):
+            if k and entry[0] <= held_to:
+                window.held.append(entry)
+            else:
+                window.append(entry)
         window.cut = cut or reason == "remove"
-        if window.pins:
+        if window.pins or window.held:
             self._pins_changed()
         self._compaction_ids = {
             e[0] for e in entries if e[1].get("role") == "assistant" and has_compaction(e[1])
@@ -319,68 +377,32 @@ class ConversationContext:
         answers a tool_use no longer in the window (pinning it would keep an orphan the API
         rejects)."""
         entries = list(self._window)
-        by_id = dict(entries)
-        if mid not in by_id:
+        ids = [e[0] for e in entries]
+        k = bisect.bisect_left(ids, mid)
+        if k == len(ids) or ids[k] != mid:
             raise KeyError(f"message #{mid} is not in the window")
-        uses: dict[str, int] = {}
-        results: dict[str, list[int]] = {}
-        for eid, msg in entries:
-            for b in _blocks(msg):
-                t = b.get("type")
-                if t == "tool_use" and msg.get("role") == "assistant" and "id" in b:
-                    uses.setdefault(str(b["id"]), eid)
-                elif t == "tool_result" and msg.get("role") == "user":
-                    results.setdefault(str(b.get("tool_use_id")), []).append(eid)
-        order = [e[0] for e in entries]
-        pos = {eid: k for k, eid in enumerate(order)}
-        group = {mid}
-        todo = [mid]
+        group = {k}  # window positions
+        todo = [k]
         while True:
-            self._close_pairs(by_id, uses, results, group, todo)
+            while todo:
+                p = todo.pop()
+                for q in _partners(entries, p):
+                    if q not in group:
+                        group.add(q)
+                        todo.append(q)
             # a pinned assistant message keeps the user message after it: the pinned run then
             # ends with a user turn, and whatever the strategy keeps next cannot merge into an
             # assistant turn (two assistant messages in a row are one turn to the API)
-            last = max(group)
-            k = pos[last] + 1
+            q = max(group) + 1
             if (
-                by_id[last].get("role") == "assistant"
-                and k < len(order)
-                and by_id[order[k]].get("role") == "user"
-                and order[k] not in group
+                entries[q - 1][1].get("role") == "assistant"
+                and q < len(entries)
+                and entries[q][1].get("role") == "user"
             ):
-                group.add(order[k])
-                todo.append(order[k])
+                group.add(q)
+                todo.append(q)
                 continue
-            return sorted(group)
-
-    @staticmethod
-    def _close_pairs(
-        by_id: dict[int, dict[str, Any]],
-        uses: dict[str, int],
-        results: dict[str, list[int]],
-        group: set[int],
-        todo: list[int],
-    ) -> None:
-        while todo:
-            cur = todo.pop()
-            msg = by_id[cur]
-            for b in _blocks(msg):
-                t = b.get("type")
-                linked: list[int] = []
-                if t == "tool_use" and msg.get("role") == "assistant":
-                    linked = results.get(str(b.get("id")), [])
-                elif t == "tool_result" and msg.get("role") == "user":
-                    tid = str(b.get("tool_use_id"))
-                    if tid not in uses:
-                        raise ValueError(
-                            f"#{cur} holds a tool_result whose tool_use ({tid}) is not in the "
-                            "window: pinning it would keep an orphan the API rejects"
-                        )
-                    linked = [uses[tid]]
-                for other in linked:
-                    if other not in group:
-                        group.add(other)
-                        todo.append(other)
+            return [ids[p] for p in sorted(group)]
 
     def _pinned_with(self, message: dict[str, Any]) -> bool:
         """A user message about to be added belongs to a pinned group: it answers a pinned
@@ -456,22 +478,22 @@ class ConversationContext:
                 return {i}
 
         group = group_of(mid)
-        order = [e[0] for e in window]
-        by_id = dict(window)
-        pos = {eid: k for k, eid in enumerate(order)}
+        entries = list(window)
+        ids = [e[0] for e in entries]
         while True:
             first = min(group)
-            k = pos.get(first, 0)
-            prev = order[k - 1] if k > 0 else None
+            k = bisect.bisect_left(ids, first)
+            prev = entries[k - 1] if 0 < k <= len(ids) and ids[k - 1] < first else None
             if (
                 prev is None
-                or prev in group
-                or prev not in window.pins
-                or by_id[prev].get("role") != "assistant"
-                or by_id[first].get("role") != "user"
+                or prev[0] in group
+                or prev[0] not in window.pins
+                or prev[1].get("role") != "assistant"
+                or k >= len(ids)
+                or entries[k][1].get("role") != "user"
             ):
                 return sorted(group)
-            group |= group_of(prev)
+            group |= group_of(prev[0])
 
     def _pins_changed(self) -> None:
         window = self._window
@@ -502,6 +524,8 @@ class ConversationContext:
         return list(ids_t)
 
     def _truncate(self, reason: str) -> list[int]:
+        if self._window.released:
+            self._window.evict_released()
         self._strategy.truncate(self._window)
         return self._drain(reason) if self._window.evicted else []
 

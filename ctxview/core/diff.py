@@ -10,6 +10,7 @@ Headless: no Textual, no SDK.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -445,7 +446,16 @@ def diff_logged_requests(session: Any, log: Any, a: int, b: int) -> RequestDiff:
     windows = dict(log.windows)
     missing = [i for i in (a, b) if i not in windows]
     if missing:
-        windows.update(simulate(session, keep_windows=missing, **log.settings).windows)
+        # the replay is causal: the session up to the later request's response gives the same
+        # windows, and the repeated-content count is not needed for them
+        resp = log.requests[max(missing)].response_id
+        part = session
+        if resp is not None and resp + 1 < len(session.messages):
+            part = copy.copy(session)
+            part.messages = session.messages[: resp + 1]
+            part.metas = session.metas[: resp + 1]
+        again = simulate(part, keep_windows=missing, redundancy=False, **log.settings)
+        windows.update(again.windows)
     return diff_requests(
         request_body(session, log, a, windows[a]), request_body(session, log, b, windows[b])
     )

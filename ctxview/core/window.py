@@ -2,7 +2,8 @@
 
 Pinned messages (``Window.pins``, ids a user pinned) are never evicted: when the eviction front
 reaches one, it moves from the front of ``tail`` to ``held`` (the pinned messages the strategy has
-passed, in id order) instead of leaving. The window reads ``first``, ``held``, ``tail``: the same
+passed, in id order) instead of leaving. A message unpinned while in ``held`` is released: it
+leaves before the strategy's next truncation (it had already passed it), never earlier. The window reads ``first``, ``held``, ``tail``: the same
 order as before, so a request never changes shape because of a pin. Strategies count and cut
 ``tail`` as before (``first`` + the newest max-1): the held pinned messages are kept on top of
 that, and their tokens count toward ``max_context_tokens``.
@@ -41,6 +42,7 @@ class Window:
         "max_context_tokens",
         "max_messages",
         "pins",
+        "released",
         "system_prompt",
         "tail",
     )
@@ -58,6 +60,8 @@ class Window:
         self.held: list[Entry] = []
         #: ids of pinned messages (the first message is pinned without being listed here)
         self.pins: set[int] = set()
+        #: ``held`` holds a message unpinned since: evicted before the next truncation
+        self.released = False
         self._held_tokens: int | None = None
         self.max_messages = max_messages
         self.max_context_tokens = max_context_tokens
@@ -152,15 +156,19 @@ class Window:
     def evict(self, n: int = 1) -> None:
         """Remove the ``n`` oldest messages after the pinned first; O(n). A pinned one among
         them moves to ``held`` instead (it stays in the window, and is not counted any more)."""
-        if self.pins:
-            self._evict_pinned(n)
-            return
-        tail, out, toks = self.tail, self.evicted, self._tail_tok
-        if n == 1 and tail:  # the common case (one add, one eviction), kept short
+        tail, out, toks, pins = self.tail, self.evicted, self._tail_tok, self.pins
+        if n == 1 and tail and (not pins or tail[0][0] not in pins):
+            # the common case (one add, one eviction), kept short; with pins, the front of the
+            # tail is never pinned once settled (the newest message aside)
             out.append(tail.popleft())
             self.cut = True
             if toks is not None and self._tail_tokens is not None:
                 self._tail_tokens -= toks.popleft()
+            if pins and len(tail) > 1 and tail[0][0] in pins:
+                self._settle_front()
+            return
+        if pins:
+            self._evict_pinned(n)
             return
         k = min(n, len(tail))
         if k <= 0:
@@ -191,30 +199,22 @@ class Window:
         self._settle_front()
 
     def settle(self) -> None:
-        """Move pinned messages at the front of the tail to ``held``, and unpinned ones at the
-        end of ``held`` back to the tail (after a pin, an unpin or an edit). The window's order
-        does not change; what the strategy counts does."""
-        tail, held, pins = self.tail, self.held, self.pins
-        moved = False
-        while held and held[-1][0] not in pins:
-            tail.appendleft(held.pop())
-            if self._tail_tok is not None and self._tail_tokens is not None:
-                value = estimate_message(tail[0][1])
-                self._tail_tok.appendleft(value)
-                self._tail_tokens += value
-            moved = True
-        if held and any(e[0] not in pins for e in held):
-            # an unpinned message under a pinned one: everything from it on goes back
-            k = next(i for i, e in enumerate(held) if e[0] not in pins)
-            for entry in reversed(held[k:]):
-                tail.appendleft(entry)
-            del held[k:]
-            self._tail_tok = None
-            self._tail_tokens = None
-            moved = True
-        if moved:
-            self._held_tokens = None
+        """After a pin, an unpin or an edit: pinned messages at the front of the tail join
+        ``held``; an unpinned message left in ``held`` is *released*: it stays where it is (the
+        window's order never changes) until :meth:`evict_released`, which the context calls
+        before the strategy's next truncation (the strategy had already passed it)."""
+        self.released = any(e[0] not in self.pins for e in self.held)
         self._settle_front()
+
+    def evict_released(self) -> None:
+        """Evict the released (unpinned) messages of ``held``, in id order."""
+        pins = self.pins
+        kept: list[Entry] = []
+        for entry in self.held:
+            (kept if entry[0] in pins else self.evicted).append(entry)
+        self.held = kept
+        self._held_tokens = None
+        self.released = False
 
     def _settle_front(self) -> None:
         """Pinned messages at the front of the tail join ``held`` (never the newest message:
@@ -246,6 +246,7 @@ class Window:
         self.first = None
         self.tail.clear()
         self.held = []
+        self.released = False
         self._held_tokens = None
         self.evicted = []
         self.cut = False
