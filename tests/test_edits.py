@@ -231,3 +231,14 @@ def test_edit_cost_of_a_pin_changes_nothing_now() -> None:
     assert c.position is None and c.cache_break is None and c.cost_delta == 0
     text = "\n".join(c.lines())
     assert "nothing written again" in text and "~900 pinned tokens stay" in text
+
+
+def test_edit_cost_short_line() -> None:
+    from ctxview.core.edits import edit_cost
+
+    entries = _big_window()
+    c = edit_cost(entries, stub_plan(entries, 30), static_tokens=0, model="claude-sonnet-5-5")
+    assert c.short().startswith("cache break at window position 30: ~")
+    assert "next request +$" in c.short()
+    unknown = edit_cost(entries, stub_plan(entries, 30), static_tokens=0, model=None)
+    assert unknown.short().endswith("next request: cost unknown")

@@ -185,10 +185,12 @@ class Editor:
                 f"cannot repair here: {visible(plan.reason)}", severity="warning", markup=False
             )
             return
+        price = self.price(plan)  # before the window changes
         self.apply(plan)
         n = len(plan.fixes)
         self.app.notify(
-            f"repaired ({n} fix{'es' if n != 1 else ''}): {visible(plan.what)} · u undoes",
+            f"repaired ({n} fix{'es' if n != 1 else ''}): {visible(plan.what)} · "
+            f"{visible(price.short())} · u undoes",
             title="repair",
             markup=False,
             timeout=6,

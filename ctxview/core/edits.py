@@ -276,6 +276,25 @@ class EditCost:
             return None
         return self.cost_after - self.cost_before
 
+    def short(self) -> str:
+        """One line for a notice: the break and the next request's cost difference."""
+        if self.position is None:
+            cache = "no cache write"
+        elif self.cache_break is None:
+            cache = "below the minimum cacheable length"
+        else:
+            cache = (
+                f"cache break at window position {self.position}: "
+                f"~{self.write_after:,} tokens written again"
+            )
+        delta = self.cost_delta
+        money = (
+            "next request: cost unknown"
+            if delta is None
+            else f"next request {'+' if delta >= 0 else '-'}${abs(delta):.4f}"
+        )
+        return f"{cache} · {money}"
+
     def lines(self) -> list[str]:
         """What the preview says, one line each (no untrusted text but the model's name, which
         the caller sanitises)."""

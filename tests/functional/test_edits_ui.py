@@ -42,6 +42,9 @@ async def test_r_repairs_the_selected_problem_and_u_undoes(tmp_path: Path) -> No
         await pilot.press("r")
         await settle(pilot)
         assert errors(check_protocol(app.model.context.messages)) == []
+        notice = [n.message for n in app._notifications][-1]
+        assert notice.startswith("repaired (2 fixes)") and "next request -$" in notice
+        assert "below the minimum cacheable length" in notice  # a small session
         assert 14 not in app.model.context.window_ids
         assert app.model.status(14) == "dropped"
         assert app.model.error_ids() == []
