@@ -315,25 +315,37 @@ class EditCost:
         delta = self.cost_delta
         if delta is None:
             out.append(f"next request: cost unknown ({self.unknown})")
+        elif self.position is None:
+            out.append(
+                f"next request: unchanged (${self.cost_after or 0:.4f}, input side, at "
+                f"{self.model} prices)"
+            )
         else:
             sign = "+" if delta >= 0 else "-"
             out.append(
                 f"next request: ${self.cost_after or 0:.4f} instead of ${self.cost_before or 0:.4f}"
                 f" ({sign}${abs(delta):.4f}, input side, at {self.model} prices)"
             )
-            rate = self.later_rate or 0.0
-            how = "uncached" if self.position is not None and self.cache_break is None else "read"
-            if self.tokens_saved > 0:
-                out.append(
-                    f"later requests: ~{self.tokens_saved:,} fewer tokens each "
-                    f"(-${self.tokens_saved * rate / 1e6:.4f} a request, {how})"
-                )
-            if self.kept_tokens > 0:
-                out.append(
-                    f"later requests: ~{self.kept_tokens:,} pinned tokens stay in each once the "
-                    f"strategy would have evicted them (+${self.kept_tokens * rate / 1e6:.4f} a "
-                    "request as cache reads)"
-                )
+        rate = self.later_rate or 0.0
+        below = self.input_after > 0 and self.read_after == 0 and self.write_after == 0
+        how = "uncached" if below else "as cache reads"
+        if self.tokens_saved > 0:
+            money = (
+                f" (-${self.tokens_saved * rate / 1e6:.4f} a request {how})"
+                if delta is not None
+                else ""
+            )
+            out.append(f"later requests: ~{self.tokens_saved:,} fewer tokens each{money}")
+        if self.kept_tokens > 0:
+            money = (
+                f" (+${self.kept_tokens * rate / 1e6:.4f} a request {how})"
+                if delta is not None
+                else ""
+            )
+            out.append(
+                f"later requests: ~{self.kept_tokens:,} pinned tokens stay in each once the "
+                f"strategy would have evicted them{money}"
+            )
         return out
 
 
