@@ -266,3 +266,24 @@ def test_a_bad_pinned_list_is_one_line_naming_the_path(tmp_path: Path) -> None:
     path.write_text(json.dumps(doc))
     with pytest.raises(Exception, match=r"window\.pinned\[0\]: 99 is not the id of a window"):
         load_session(str(path))
+
+
+def test_unpinning_a_pair_whose_result_is_still_in_the_tail_leaves_no_orphan() -> None:
+    """Found by the property test: the tool_use was held, its result (then the newest) still in
+    the tail; after the unpin the next add evicts the tool_use, and pair-safe the result."""
+    for strategy in ("pair-safe", "token-budget", "low-water"):
+        ctx = ConversationContext(max_context_messages=4, strategy=strategy)
+        ctx.add_user_message("go")
+        ctx.add_message(
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t0", "name": "read", "input": {}}],
+            }
+        )
+        ctx.add_tool_results([{"tool_use_id": "t0", "content": "ok"}])
+        assert ctx.pin(1) == [1, 2]
+        ctx.add_message({"role": "assistant", "content": [{"type": "text", "text": "done"}]})
+        assert ctx.unpin(1) == [1, 2]
+        ctx.add_user_message("next")
+        assert errors(check_protocol(ctx.messages)) == [], (strategy, ctx.window_ids)
+        assert 1 not in ctx.window_ids and 2 not in ctx.window_ids

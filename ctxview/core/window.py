@@ -212,6 +212,8 @@ class Window:
         kept: list[Entry] = []
         for entry in self.held:
             (kept if entry[0] in pins else self.evicted).append(entry)
+        if len(kept) != len(self.held):
+            self.cut = True  # an eviction: pair-safe strategies check the tail's front again
         self.held = kept
         self._held_tokens = None
         self.released = False

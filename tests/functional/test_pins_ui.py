@@ -56,6 +56,7 @@ async def test_pin_keeps_a_tool_pair_through_evictions_and_u_undoes(tmp_path: Pa
         await settle(pilot)
         assert ctx.max_context_messages == 4
         assert ctx.window_ids == [0, 17, 18, 24, 25, 26]
+        assert "6 / 4 messages · 2 pinned" in str(app.query_one("#window", Static).render())
         # p visits the first message, then each pinned one
         await pilot.press("home")
         await settle(pilot)

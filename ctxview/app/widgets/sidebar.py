@@ -131,8 +131,9 @@ class ConfigSidebar(VerticalScroll):
         evicted = model.evicted_count()
         self.query_one("#window", Static).update(
             Text(
-                f"{n:,} / {ctx.max_context_messages:,} messages\n"
-                f"transcript {len(model.transcript):,} · evicted {evicted:,}"
+                f"{n:,} / {ctx.max_context_messages:,} messages"
+                + (f" · {len(ctx.pinned_ids):,} pinned" if ctx.pinned_ids else "")
+                + f"\ntranscript {len(model.transcript):,} · evicted {evicted:,}"
             )
         )
         size = context_size(model.model)
