@@ -287,3 +287,22 @@ def test_unpinning_a_pair_whose_result_is_still_in_the_tail_leaves_no_orphan() -
         ctx.add_user_message("next")
         assert errors(check_protocol(ctx.messages)) == [], (strategy, ctx.window_ids)
         assert 1 not in ctx.window_ids and 2 not in ctx.window_ids
+
+
+def test_repair_keeps_the_pins_of_a_session(tmp_path: Path) -> None:
+    from ctxview.cli import main
+
+    ctx = ConversationContext(max_context_messages=3, strategy="seed")
+    transcript = Transcript(ctx)
+    ctx.add_user_message("go")
+    ctx.add_user_message("keep me")
+    ctx.pin(1)
+    _tool_loop(ctx, 2)  # seed orphans a tool_result: repair has work to do
+    assert errors(check_protocol(ctx.messages))
+    path = tmp_path / "s.ctxview.json"
+    save_session(path, session_document(ctx, transcript))
+    out = tmp_path / "fixed.ctxview.json"
+    assert main(["repair", str(path), "-o", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["window"]["pinned"] == [1]
+    assert replay(load_session(str(out))).context.pinned_ids == [1]
