@@ -112,7 +112,12 @@ def main() -> None:
     toks = [estimate_message(m) for _, m in entries]
     target = next(i for i, m in entries[n // 2 :] if m["role"] == "user" and i % 4 == 2)
     plan = stub_plan(entries, target)
-    t_prev = best(lambda: preview(entries, plan, None, checker=checker, tokens_before=sum(toks)))
+    errs = sum(1 for p in checker.check(entries) if p.severity == "error")
+    t_prev = best(
+        lambda: preview(
+            entries, plan, None, checker=checker, tokens_before=sum(toks), errors_before=errs
+        )
+    )
     t_cost = best(
         lambda: edit_cost(entries, plan, static_tokens=500, model="claude-sonnet-5-5", tokens=toks)
     )

@@ -219,6 +219,7 @@ class Editor:
             checker=model.checker,
             tokens_before=model.sum_ids(model.window_ids),
             keys=model.check_keys(entries),
+            errors_before=sum(1 for p in model.problems if p.severity == "error"),
         )
 
         def answered(ok: bool | None) -> None:
@@ -265,6 +266,7 @@ class Editor:
             checker=model.checker,
             tokens_before=model.sum_ids(model.window_ids),
             keys=model.check_keys(entries),
+            errors_before=sum(1 for p in model.problems if p.severity == "error"),
         )
         kept = 0 if unpin else sum(model.tokens(i) for i in ids)
         note = (

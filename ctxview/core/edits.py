@@ -89,15 +89,21 @@ def preview(
     checker: ProtocolChecker | None = None,
     tokens_before: int | None = None,
     keys: Sequence[int] | None = None,
+    errors_before: int | None = None,
 ) -> Preview:
     """The verdict and the tokens after ``plan``. With ``checker`` memoised on the entries' ids
     (the TUI's; ``keys``: the keys it knows them by, when not their ids) and ``tokens_before``
-    (the window's messages), only the changed messages cost more than a look-up."""
+    (the window's messages), only the changed messages cost more than a look-up;
+    ``errors_before`` (the window's error count, when the caller has it) saves a check."""
     chk = checker if checker is not None else ProtocolChecker(memo=False)
     keyed = (
         list(entries) if keys is None else [(k, e[1]) for k, e in zip(keys, entries, strict=True)]
     )
-    errs_before = sum(1 for p in chk.check(keyed, system) if p.severity == "error")
+    errs_before = (
+        errors_before
+        if errors_before is not None
+        else sum(1 for p in chk.check(keyed, system) if p.severity == "error")
+    )
     after: list[Entry] = []
     delta = 0
     for (mid, msg), (key, _) in zip(entries, keyed, strict=True):
