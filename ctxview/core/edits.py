@@ -104,17 +104,24 @@ def preview(
         if errors_before is not None
         else sum(1 for p in chk.check(keyed, system) if p.severity == "error")
     )
-    after: list[Entry] = []
+    changes = plan.changes
+    # the window with the plan applied: a copy, with the few changed positions replaced
+    at = sorted(k for k, e in enumerate(entries) if e[0] in changes)
+    after: list[Entry] = list(keyed)
     delta = 0
-    for (mid, msg), (key, _) in zip(entries, keyed, strict=True):
-        if mid in plan.changes:
-            new = plan.changes[mid]
-            delta -= estimate_message(msg)
-            if new is not None:
-                delta += estimate_message(new)
-                after.append((next_version_key(), new))
+    removed: set[int] = set()
+    for k in at:
+        new = changes[entries[k][0]]
+        delta -= estimate_message(entries[k][1])
+        if new is None:
+            removed.add(k)
         else:
-            after.append((key, msg))
+            delta += estimate_message(new)
+            after[k] = (next_version_key(), new)
+    if len(removed) == 1:
+        del after[removed.pop()]
+    elif removed:
+        after = [e for k, e in enumerate(after) if k not in removed]
     errs = [p for p in chk.check(after, system) if p.severity == "error"]
     if tokens_before is None:
         tokens_before = sum(estimate_message(m) for _, m in entries)
