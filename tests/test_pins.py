@@ -256,7 +256,9 @@ def test_pins_are_saved_reopened_and_kept_under_other_settings(
     assert "#0, #5, #6" in capsys.readouterr().out
 
 
-def test_a_bad_pinned_list_is_one_line_naming_the_path(tmp_path: Path) -> None:
+def test_a_bad_pinned_list_is_one_line_naming_the_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     ctx = ConversationContext(max_context_messages=4)
     transcript = Transcript(ctx)
     _tool_loop(ctx, 2)
@@ -266,6 +268,14 @@ def test_a_bad_pinned_list_is_one_line_naming_the_path(tmp_path: Path) -> None:
     path.write_text(json.dumps(doc))
     with pytest.raises(Exception, match=r"window\.pinned\[0\]: 99 is not the id of a window"):
         load_session(str(path))
+    from ctxview.cli import main
+
+    for bad, where in [("\x1b[31mx", "window.pinned: expected an array"), ([True], "[0]: True")]:
+        doc["window"]["pinned"] = bad
+        path.write_text(json.dumps(doc))
+        assert main(["inspect", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert where in err and "\x1b" not in err and len(err.strip().splitlines()) == 1
 
 
 def test_unpinning_a_pair_whose_result_is_still_in_the_tail_leaves_no_orphan() -> None:
