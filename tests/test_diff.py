@@ -357,3 +357,17 @@ def test_requests_that_differ_by_an_edit_agree_with_its_preview() -> None:
         0,
     )
     assert price.cache_break is not None and price.cache_break.position == d.cache.index
+
+
+def test_logged_request_diff_of_hostile_text_is_visible_text() -> None:
+    from ctxview.core.diff import diff_logged_requests
+    from ctxview.core.requests import simulate
+    from ctxview.sessions.diffio import render
+
+    hostile = [{"type": "text", "text": "You are \x1b[2J\x1b]0;title\x07 \u202eevil\x9b"}]
+    session = _session(3, r2={"system": hostile})
+    log = simulate(session, max_context_messages=100)
+    lines = render(diff_logged_requests(session, log, 1, 2))
+    text = "\n".join(lines)
+    assert "system: changed at character 8" in text
+    assert not any(c in text for c in ("\x1b", "\x07", "\u202e", "\x9b"))
