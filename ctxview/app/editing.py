@@ -63,11 +63,12 @@ class EditPreviewScreen(ModalScreen[bool]):
     DEFAULT_CSS = """
     EditPreviewScreen { align: center middle; }
     EditPreviewScreen > Vertical {
-        width: 80%; max-width: 100; height: auto;
+        width: 80%; max-width: 100; height: auto; max-height: 100%; overflow-y: auto;
         background: $panel; border: thick $primary; padding: 1 2;
     }
     EditPreviewScreen .ok { color: $success; }
     EditPreviewScreen .bad { color: $error; }
+    EditPreviewScreen .problem { text-wrap: nowrap; text-overflow: ellipsis; }
     EditPreviewScreen .hint { color: $text-muted; margin-top: 1; }
     """
 
@@ -86,7 +87,7 @@ class EditPreviewScreen(ModalScreen[bool]):
                 yield Static(Text(visible(self.note)))
             yield Static(Text(pv.verdict()), classes="ok" if not pv.errors_after else "bad")
             for p in pv.errors_after[:3]:
-                yield Static(Text(f"  {p.code}: {visible(p.message)}"), classes="bad")
+                yield Static(Text(f"  {p.code}: {visible(p.message)}"), classes="bad problem")
             yield Static(
                 Text(
                     f"tokens: ~{fmt_tokens(pv.tokens_before)} → ~{fmt_tokens(pv.tokens_after)} "
