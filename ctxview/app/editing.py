@@ -313,8 +313,16 @@ class Editor:
         group = self.undo_stack.pop()
         ctx = self.app.model.context
         if group.pinned is not None:
-            ctx.set_pinned(group.pins, not group.pinned)
+            done = ctx.set_pinned(group.pins, not group.pinned)
             self._changed(list(group.pins))
+            if len(done) < len(group.pins):
+                gone = ", ".join(f"#{i}" for i in group.pins if i not in done)
+                self.app.notify(
+                    f"undone in part: {visible(group.what)} ({gone} left the window since)",
+                    severity="warning",
+                    markup=False,
+                )
+                return
             self.app.notify(f"undone: {visible(group.what)}", markup=False, timeout=4)
             return
         try:

@@ -114,6 +114,19 @@ async def test_unpin_previews_and_the_first_message_needs_no_pin(tmp_path: Path)
         await pilot.press("u")  # undo the unpin
         await settle(pilot)
         assert ctx.pinned_ids == [21, 22]
+        # unpin again, and let the strategy evict them before the undo: it says so
+        await pilot.press("P")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        for _ in range(12):
+            await pilot.press("minus")
+        await settle(pilot)
+        assert 21 not in ctx.window_ids
+        await pilot.press("u")
+        await settle(pilot)
+        assert ctx.pinned_ids == []
+        assert any("undone in part" in n.message for n in app._notifications)
 
 
 async def test_the_palette_offers_pin(tmp_path: Path) -> None:
