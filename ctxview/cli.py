@@ -242,6 +242,7 @@ def inspect_summary(rep: Any, model: str | None = None) -> dict[str, Any]:
             "token_breakdown": breakdown,
         },
         "pinned_id": ctx.pinned_id,
+        "pinned_ids": ctx.pinned_ids,
         "evicted": [
             {"id": r.id, "evicted_at_step": r.evicted_step}
             for r in rep.transcript.records
@@ -303,7 +304,12 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
             f" · ~{summary['window']['estimated_tokens']:,} request tokens "
             f"({breakdown_text(summary['window']['token_breakdown'])})",
         ),
-        ("pinned", "none" if summary["pinned_id"] is None else f"#{summary['pinned_id']}"),
+        (
+            "pinned",
+            "none"
+            if summary["pinned_id"] is None
+            else ", ".join(f"#{i}" for i in [summary["pinned_id"], *summary.get("pinned_ids", [])]),
+        ),
         (
             "evicted",
             f"{len(summary['evicted']):,}: {id_ranges([e['id'] for e in summary['evicted']]) or 'none'}",

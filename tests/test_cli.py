@@ -44,6 +44,7 @@ def test_inspect_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
         "strategy",
         "window",
         "pinned_id",
+        "pinned_ids",
         "evicted",
         "problems",
         "fixes",
@@ -54,7 +55,7 @@ def test_inspect_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
     assert set(d["window"]["token_breakdown"]) == {"system", "tools", "messages"}
     assert d["format"] == "ctxview" and d["messages_total"] == 62
     assert d["max_context_messages"] == 20 and d["window"]["size"] == 20
-    assert d["pinned_id"] == 0 and d["window"]["ids"][0] == 0
+    assert d["pinned_id"] == 0 and d["window"]["ids"][0] == 0 and d["pinned_ids"] == []
     assert len(d["evicted"]) == 42 and all(
         set(e) == {"id", "evicted_at_step"} for e in d["evicted"]
     )

@@ -219,3 +219,155 @@ def test_a_sliding_window_aligns_by_content() -> None:
     ]
     assert [m.b_index for m in d.messages if m.op == "added"] == list(range(290, 300))
     assert not [m for m in d.messages if m.op == "changed"]
+
+
+# -- requests of a simulated session (the request model and the diff agree) ---------------------
+
+
+def _session(n_turns: int, **meta_at: dict[str, Any]) -> Any:
+    """A ctxview-format session of tool rounds; ``meta_at["r<i>"]`` is merged into the meta of
+    the i-th assistant response (a proxy recording's per-request system / tools)."""
+    from types import SimpleNamespace
+
+    msgs: list[dict[str, Any]] = []
+    metas: list[dict[str, Any]] = []
+    replies = 0
+    for k in range(n_turns):
+        msgs.append({"role": "user", "content": f"question {k} " + "w " * 400})
+        metas.append({})
+        for m in (
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": f"reading {k}"},
+                    {"type": "tool_use", "id": f"t{k}", "name": "read_file", "input": {}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": f"t{k}", "content": "r " * 500}],
+            },
+            {"role": "assistant", "content": [{"type": "text", "text": f"answer {k}"}]},
+        ):
+            msgs.append(m)
+            meta: dict[str, Any] = {}
+            if m["role"] == "assistant":
+                meta = {"model": "claude-sonnet-5-5", **meta_at.get(f"r{replies}", {})}
+                replies += 1
+            metas.append(meta)
+    return SimpleNamespace(
+        path="s.json",
+        format="ctxview",
+        messages=msgs,
+        metas=metas,
+        system=[{"type": "text", "text": "You are careful. " * 200}],
+        tools=[TOOL_A, TOOL_B],
+        model="claude-sonnet-5-5",
+    )
+
+
+def test_logged_requests_that_differ_by_an_eviction() -> None:
+    from ctxview.core.diff import diff_logged_requests
+    from ctxview.core.requests import simulate
+
+    session = _session(6)
+    log = simulate(session, max_context_messages=6, strategy="pair-safe")
+    assert not log.windows.keys() - {len(log.requests) - 1}  # windows are not kept by default
+    k = next(r.index for r in log.requests if r.cache_break and r.cache_break.reason == "evicted")
+    d = diff_logged_requests(session, log, k - 1, k)
+    removed = [m for m in d.messages if m.op == "removed"]
+    assert removed and all(m.a_index is not None and m.a_index >= 1 for m in removed)
+    assert d.system is None and d.tools == {"added": [], "removed": [], "changed": []}
+    assert d.cache is not None and d.cache.section == "messages"
+    # where the diff says the prefixes part is where the request model puts the break
+    brk = log.requests[k].cache_break
+    assert brk is not None and d.cache.index == brk.position
+    # B is A without the removed messages, plus the added ones (windows kept by a simulate)
+    kept = simulate(session, max_context_messages=6, strategy="pair-safe", keep_windows=[k - 1, k])
+    wa = [session.messages[t] for t in kept.windows[k - 1]]
+    wb = [session.messages[t] for t in kept.windows[k]]
+    gone = {m.a_index for m in removed}
+    added = [m.b_index for m in d.messages if m.op == "added"]
+    assert not [m for m in d.messages if m.op == "changed"]
+    assert [m for i, m in enumerate(wa) if i not in gone] + [wb[j] for j in added] == wb
+
+
+def test_logged_requests_that_differ_by_a_system_change() -> None:
+    from ctxview.core.diff import diff_logged_requests
+    from ctxview.core.requests import simulate
+
+    system_b = [{"type": "text", "text": "You are careless. " * 200}]
+    session = _session(3, r3={"system": system_b}, r4={"system": system_b})
+    log = simulate(session, max_context_messages=100)
+    assert log.requests[3].cache_break is not None
+    assert log.requests[3].cache_break.reason == "system"
+    d = diff_logged_requests(session, log, 2, 3)
+    assert d.system is not None and d.system["at"] == len("You are care")
+    assert (d.cache.section, d.cache.index) == ("system", 0) if d.cache else False
+    assert [m.op for m in d.messages] == ["added", "added"]  # the turn in between
+    assert diff_logged_requests(session, log, 3, 4).system is None  # same system on both
+
+
+def test_logged_requests_that_differ_by_a_tool_change() -> None:
+    from ctxview.core.diff import diff_logged_requests
+    from ctxview.core.requests import simulate
+
+    tools_b = [TOOL_A, {**TOOL_B, "description": "Search files"}]
+    session = _session(3, r2={"tools": tools_b})
+    log = simulate(session, max_context_messages=100)
+    assert log.requests[2].cache_break is not None
+    assert log.requests[2].cache_break.reason == "tools"
+    d = diff_logged_requests(session, log, 1, 2)
+    assert [c["name"] for c in d.tools["changed"]] == ["grep"]
+    assert d.cache is not None and (d.cache.section, d.cache.index) == ("tools", 1)
+    assert d.system is None
+    # back to the session's tools at request 3: changed again, the other way
+    back = diff_logged_requests(session, log, 2, 3)
+    assert [c["name"] for c in back.tools["changed"]] == ["grep"]
+
+
+def test_requests_that_differ_by_an_edit_agree_with_its_preview() -> None:
+    """A stub through the core edit API: the diff of the request bodies before and after names
+    the block and its first differing character, and parts the cache where ``edit_cost`` puts
+    the break."""
+    from ctxview import ConversationContext
+    from ctxview.core.edits import edit_cost, stub_plan
+    from ctxview.sessions.request import build_request
+
+    session = _session(4)
+    ctx = ConversationContext(max_context_messages=100)
+    for m in session.messages:
+        ctx.add_message(m)
+    before = build_request(ctx, model="claude-sonnet-5-5", max_tokens=100, tools=session.tools)
+    plan = stub_plan(ctx.entries(), 6)
+    price = edit_cost(ctx.entries(), plan, static_tokens=0, model="claude-sonnet-5-5")
+    new = plan.changes[6]
+    assert new is not None
+    ctx.replace_message(6, new)
+    after = build_request(ctx, model="claude-sonnet-5-5", max_tokens=100, tools=session.tools)
+    d = diff_requests(before, after)
+    (m,) = d.messages
+    assert (m.op, m.a_index, m.b_index, m.role) == ("changed", 6, 6, "user")
+    (blk,) = m.blocks
+    assert (blk.op, blk.type, blk.at) == ("changed", "tool_result", 0)
+    assert blk.b.startswith("[stubbed by ctxview")
+    assert d.cache is not None and (d.cache.section, d.cache.index, d.cache.block) == (
+        "messages",
+        6,
+        0,
+    )
+    assert price.cache_break is not None and price.cache_break.position == d.cache.index
+
+
+def test_logged_request_diff_of_hostile_text_is_visible_text() -> None:
+    from ctxview.core.diff import diff_logged_requests
+    from ctxview.core.requests import simulate
+    from ctxview.sessions.diffio import render
+
+    hostile = [{"type": "text", "text": "You are \x1b[2J\x1b]0;title\x07 \u202eevil\x9b"}]
+    session = _session(3, r2={"system": hostile})
+    log = simulate(session, max_context_messages=100)
+    lines = render(diff_logged_requests(session, log, 1, 2))
+    text = "\n".join(lines)
+    assert "system: changed at character 8" in text
+    assert not any(c in text for c in ("\x1b", "\x07", "\u202e", "\x9b"))

@@ -159,3 +159,86 @@ def test_model_problems_follow_every_edit() -> None:
             ctx.replace_message(mid, msgs[mid])
         model.after_change()
         assert model.problems == check_protocol(ctx.messages), (op, mid)
+
+
+def _big_window(n: int = 40) -> list[tuple[int, dict[str, Any]]]:
+    """A window well above the minimum cacheable length: each message ~250 tokens."""
+    out: list[tuple[int, dict[str, Any]]] = []
+    for i in range(n):
+        role = "user" if i % 2 == 0 else "assistant"
+        text = f"message {i} " + "word " * 200
+        content: Any = text if role == "user" else [{"type": "text", "text": text}]
+        out.append((i, {"role": role, "content": content}))
+    return out
+
+
+def test_edit_cost_prices_the_cache_break_with_the_request_model() -> None:
+    from ctxview.core.edits import edit_cost
+    from ctxview.core.pricing import PRICES, cost
+    from ctxview.core.tokens import estimate_message
+
+    entries = _big_window()
+    toks = [estimate_message(m) for _, m in entries]
+    model = "claude-sonnet-5-5"
+    price = PRICES["claude-sonnet-5-5"]
+    plan = stub_plan(entries, 30)
+    c = edit_cost(entries, plan, static_tokens=500, model=model)
+    total = 500 + sum(toks)
+    assert c.position == 30 and c.cache_break is not None
+    assert (c.cache_break.reason, c.cache_break.position) == ("edited", 30)
+    # without the edit the whole window is read; with it, the prefix before #30 is read and
+    # everything from #30 on is written again
+    assert (c.read_before, c.write_before) == (total, 0)
+    assert c.read_after == 500 + sum(toks[:30])
+    assert c.write_after == c.input_after - c.read_after
+    assert c.input_after == total - toks[30] + estimate_message(plan.changes[30] or {})
+    assert c.rewritten == c.write_after > 0
+    assert c.cost_before == cost(price, uncached=0, cache_read=total)
+    assert c.cost_after == cost(
+        price, uncached=0, cache_read=c.read_after, cache_write_5m=c.write_after
+    )
+    assert c.cost_delta is not None and c.cost_delta > 0  # the write costs more than it saves
+    lines = "\n".join(c.lines())
+    assert "break (edited) at window position 30" in lines
+    assert f"at {model} prices" in lines
+    # an edit near the end rewrites less than one near the start
+    early = edit_cost(entries, stub_plan(entries, 2), static_tokens=500, model=model)
+    assert early.rewritten > c.rewritten
+    assert early.cost_delta is not None and early.cost_delta > c.cost_delta
+
+
+def test_edit_cost_of_an_unknown_model_is_unknown_never_guessed() -> None:
+    from ctxview.core.edits import edit_cost
+
+    entries = _big_window()
+    plan = drop_plan(entries, 10)
+    for model, why in [("claude-nonexistent-9", "no price for model"), (None, "no model named")]:
+        c = edit_cost(entries, plan, static_tokens=0, model=model)
+        assert c.cost_before is None and c.cost_after is None and c.cost_delta is None
+        text = "\n".join(c.lines())
+        assert f"next request: cost unknown ({why}" in text
+        assert "$" not in text
+        assert c.cache_break is not None and c.tokens_saved > 0  # the tokens are still known
+
+
+def test_edit_cost_of_a_pin_changes_nothing_now() -> None:
+    from ctxview.core.edits import edit_cost
+
+    entries = _big_window()
+    c = edit_cost(
+        entries, EditPlan("pin #5"), static_tokens=0, model="claude-sonnet-5-5", kept_tokens=900
+    )
+    assert c.position is None and c.cache_break is None and c.cost_delta == 0
+    text = "\n".join(c.lines())
+    assert "nothing written again" in text and "~900 pinned tokens stay" in text
+
+
+def test_edit_cost_short_line() -> None:
+    from ctxview.core.edits import edit_cost
+
+    entries = _big_window()
+    c = edit_cost(entries, stub_plan(entries, 30), static_tokens=0, model="claude-sonnet-5-5")
+    assert c.short().startswith("cache break at window position 30: ~")
+    assert "next request +$" in c.short()
+    unknown = edit_cost(entries, stub_plan(entries, 30), static_tokens=0, model=None)
+    assert unknown.short().endswith("next request: cost unknown")

@@ -68,7 +68,8 @@ KEYS_HELP: list[tuple[str, str]] = [
     ("s", "next eviction strategy (a recorded session: as sent → each strategy → as sent)"),
     ("a", "a recorded session as it was sent (back from a simulation under max / strategy)"),
     ("e", "show / hide evicted rows"),
-    ("p", "jump to the pinned first message"),
+    ("p", "jump to the first message, then to each pinned message in turn"),
+    ("P", "pin / unpin the selected message (and its tool pair): never evicted (preview first)"),
     ("n", "jump to the next message with a protocol error"),
     ("t", "jump from a tool_result to its tool_use (and from a tool_use to its result)"),
     ("backspace", "jump back"),
@@ -137,6 +138,7 @@ class CtxviewApp(App[int]):
         Binding("e", "toggle_evicted", "Evicted"),
         Binding("s", "cycle_strategy", "Strategy", show=False),
         Binding("p", "jump_pinned", "Pinned", show=False),
+        Binding("P", "pin", "Pin", show=False),
         Binding("n", "next_problem", "Problem", show=False),
         Binding("t", "partner", "Tool pair", show=False),
         Binding("backspace", "jump_back", "Back", show=False),
@@ -169,6 +171,7 @@ class CtxviewApp(App[int]):
         "cycle_strategy",
         "as_sent",
         "jump_pinned",
+        "pin",
         "next_problem",
         "partner",
         "jump_back",
@@ -919,8 +922,16 @@ class CtxviewApp(App[int]):
 
     def action_jump_pinned(self) -> None:
         pid = self.model.transcript.pinned_id
-        if pid is not None:
-            self._jump(pid)
+        if pid is None:
+            return
+        # the first message, then each pinned one in turn
+        targets = [pid, *(i for i in self.model.context.pinned_ids if i != pid)]
+        cur = self.timeline.selected_id
+        nxt = next((i for i in targets if cur is not None and i > cur), targets[0])
+        self._jump(nxt)
+
+    def action_pin(self) -> None:
+        self.editor.pin_selected()
 
     def _jump(self, mid: int) -> None:
         cur = self.timeline.selected_id

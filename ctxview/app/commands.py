@@ -38,8 +38,13 @@ class CtxviewCommands(Provider):
             ),
             (
                 "Jump to pinned message",
-                "select the pinned first message (p)",
+                "select the first message, then each pinned one in turn (p)",
                 app.action_jump_pinned,
+            ),
+            (
+                "Pin / unpin message",
+                "keep the selected message (and its tool pair) whatever the strategy evicts (P)",
+                app.action_pin,
             ),
             (
                 "Jump to next problem",

@@ -1,10 +1,11 @@
-"""Editing the window in the TUI: repair a problem (``r``), repair everything (``R``), drop a
-message pair-safely (``delete``), stub its content (``c``), undo (``u``).
+"""Editing the window in the TUI: repair a problem (``r``), repair everything (``A``), drop a
+message pair-safely (``delete``), stub its content (``c``), pin / unpin it (``P``), undo (``u``).
 
 Every edit goes through ConversationContext's edit API (``replace_message``, ``remove_message``,
-``readmit_message``), so the transcript, the model and a saved session agree. Drops and stubs are
-previewed first: the protocol verdict after the edit, the tokens it saves and the tokens the
-prompt cache must write again from the first changed message.
+``readmit_message``, ``pin`` / ``unpin``), so the transcript, the model and a saved session agree.
+Drops, stubs and pins are previewed first (``ctxview.core.edits``: ``preview`` and
+``edit_cost``): the protocol verdict after the edit, the tokens it saves, the cache break it
+causes with the tokens written again, and the cost difference over the next request.
 """
 
 from __future__ import annotations
@@ -20,8 +21,16 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ctxview.app.safe import visible
-from ctxview.core.edits import EditPlan, Preview, drop_plan, preview, repair_plan, stub_plan
-from ctxview.core.tokens import estimate_message
+from ctxview.core.edits import (
+    EditCost,
+    EditPlan,
+    Preview,
+    drop_plan,
+    edit_cost,
+    preview,
+    repair_plan,
+    stub_plan,
+)
 from ctxview.textfmt import fmt_tokens
 
 if TYPE_CHECKING:
@@ -39,6 +48,9 @@ class Change:
 class EditGroup:
     what: str
     changes: list[Change]
+    #: a pin (True) or unpin (False) of ``pins``; None for message edits
+    pinned: bool | None = None
+    pins: tuple[int, ...] = ()
 
 
 class EditPreviewScreen(ModalScreen[bool]):
@@ -51,42 +63,39 @@ class EditPreviewScreen(ModalScreen[bool]):
     DEFAULT_CSS = """
     EditPreviewScreen { align: center middle; }
     EditPreviewScreen > Vertical {
-        width: 80%; max-width: 100; height: auto;
+        width: 80%; max-width: 100; height: auto; max-height: 100%; overflow-y: auto;
         background: $panel; border: thick $primary; padding: 1 2;
     }
     EditPreviewScreen .ok { color: $success; }
     EditPreviewScreen .bad { color: $error; }
+    EditPreviewScreen .problem { text-wrap: nowrap; text-overflow: ellipsis; }
     EditPreviewScreen .hint { color: $text-muted; margin-top: 1; }
     """
 
-    def __init__(self, what: str, pv: Preview, cache_write: int, price_note: str = "") -> None:
+    def __init__(self, what: str, pv: Preview, price: EditCost, note: str = "") -> None:
         super().__init__()
         self.what = what
         self.pv = pv
-        self.cache_write = cache_write
-        self.price_note = price_note
+        self.price = price
+        self.note = note
 
     def compose(self) -> ComposeResult:
         pv = self.pv
         with Vertical(id="edit-preview"):
             yield Static(Text(f"Edit: {visible(self.what)}", style="bold"))
+            if self.note:
+                yield Static(Text(visible(self.note)))
             yield Static(Text(pv.verdict()), classes="ok" if not pv.errors_after else "bad")
             for p in pv.errors_after[:3]:
-                yield Static(Text(f"  {p.code}: {visible(p.message)}"), classes="bad")
+                yield Static(Text(f"  {p.code}: {visible(p.message)}"), classes="bad problem")
             yield Static(
                 Text(
                     f"tokens: ~{fmt_tokens(pv.tokens_before)} → ~{fmt_tokens(pv.tokens_after)} "
                     f"(saves ~{fmt_tokens(pv.tokens_saved)})"
                 )
             )
-            yield Static(
-                Text(
-                    f"prompt cache: ~{fmt_tokens(self.cache_write)} tokens written again "
-                    "(everything from the first changed message on)"
-                )
-            )
-            if self.price_note:
-                yield Static(Text(self.price_note))
+            for line in self.price.lines():
+                yield Static(Text(visible(line)))
             yield Static(Text("enter: apply · escape: cancel · u undoes it later"), classes="hint")
 
     def action_answer(self, value: bool) -> None:
@@ -117,21 +126,27 @@ class Editor:
             return None
         return mid
 
-    def cache_write(self, plan: EditPlan) -> int:
-        """Estimated tokens from the first message the plan changes to the end of the window:
-        what the prompt cache must write again after the edit."""
+    def price(self, plan: EditPlan, kept_tokens: int = 0) -> EditCost:
+        """The plan over the next request (``ctxview.core.edits.edit_cost``), at the session's
+        model's prices (config.toml [pricing] on top of the list prices)."""
+        from ctxview.config import price_overrides
+        from ctxview.core.pricing import PriceTable
+
         model = self.app.model
-        first = min(plan.changes)
-        total = 0
-        for i in model.window_ids:
-            if i < first:
-                continue
-            if i in plan.changes:
-                new = plan.changes[i]
-                total += estimate_message(new) if new is not None else 0
-            else:
-                total += model.tokens(i)
-        return total
+        try:
+            table = PriceTable(price_overrides(self.app.config))
+        except ValueError:
+            table = PriceTable()
+        entries = model.context.entries()
+        return edit_cost(
+            entries,
+            plan,
+            static_tokens=model.overhead_tokens,
+            model=model.model,
+            prices=table,
+            tokens=[model.tokens(i) for i, _ in entries],
+            kept_tokens=kept_tokens,
+        )
 
     # -- actions --------------------------------------------------------------------------------
     def repair_selected(self) -> None:
@@ -171,10 +186,12 @@ class Editor:
                 f"cannot repair here: {visible(plan.reason)}", severity="warning", markup=False
             )
             return
+        price = self.price(plan)  # before the window changes
         self.apply(plan)
         n = len(plan.fixes)
         self.app.notify(
-            f"repaired ({n} fix{'es' if n != 1 else ''}): {visible(plan.what)} · u undoes",
+            f"repaired ({n} fix{'es' if n != 1 else ''}): {visible(plan.what)} · "
+            f"{visible(price.short())} · u undoes",
             title="repair",
             markup=False,
             timeout=6,
@@ -203,6 +220,7 @@ class Editor:
             checker=model.checker,
             tokens_before=model.sum_ids(model.window_ids),
             keys=model.check_keys(entries),
+            errors_before=sum(1 for p in model.problems if p.severity == "error"),
         )
 
         def answered(ok: bool | None) -> None:
@@ -214,32 +232,63 @@ class Editor:
                     timeout=5,
                 )
 
-        write = self.cache_write(plan)
-        self.app.push_screen(
-            EditPreviewScreen(plan.what, pv, write, self.price_note(write, pv.tokens_saved)),
-            answered,
+        self.app.push_screen(EditPreviewScreen(plan.what, pv, self.price(plan)), answered)
+
+    def pin_selected(self) -> None:
+        """Pin the selected message (with its tool pair) or unpin it, after a preview."""
+        mid = self._selected()
+        if mid is None:
+            return
+        model = self.app.model
+        ctx = model.context
+        if mid == model.transcript.pinned_id and not ctx.is_pinned(mid):
+            self.app.notify("the first message is always kept: nothing to pin", markup=False)
+            return
+        unpin = ctx.is_pinned(mid)
+        if unpin:
+            ids = [i for i in ctx._unpin_group(mid) if ctx.is_pinned(i)]
+        else:
+            try:
+                ids = [i for i in ctx.pin_group(mid) if not ctx.is_pinned(i)]
+            except (KeyError, ValueError) as exc:
+                self.app.notify(
+                    f"cannot pin #{mid}: {visible(str(exc.args[0]))}",
+                    severity="warning",
+                    markup=False,
+                )
+                return
+        label = ", ".join(f"#{i}" for i in ids)
+        what = f"{'unpin' if unpin else 'pin'} {label}"
+        entries = ctx.entries()
+        pv = preview(
+            entries,
+            EditPlan(what),
+            model.system,
+            checker=model.checker,
+            tokens_before=model.sum_ids(model.window_ids),
+            keys=model.check_keys(entries),
+            errors_before=sum(1 for p in model.problems if p.severity == "error"),
+        )
+        kept = 0 if unpin else sum(model.tokens(i) for i in ids)
+        note = (
+            "unpinned messages stay until the strategy evicts them at the next add"
+            if unpin
+            else "pinned messages stay in the window whatever the strategy evicts; a tool "
+            "pair, and the user turn after a pinned reply, are pinned together"
         )
 
-    def price_note(self, write: int, saved: int) -> str:
-        """The edit's price on the next request (core/pricing.py): the rewritten suffix is a
-        5-minute cache write instead of a cache read, and the saved tokens are not sent."""
-        from ctxview.config import price_overrides
-        from ctxview.core.pricing import PriceTable
+        def answered(ok: bool | None) -> None:
+            if not ok:
+                return
+            done = ctx.unpin(mid) if unpin else ctx.pin(mid)
+            if not done:
+                return
+            self.undo_stack.append(EditGroup(what, [], not unpin, tuple(done)))
+            self._changed(list(done))
+            self.app.notify(f"{what} · u undoes", markup=False, timeout=4)
 
-        model = self.app.model.model
-        try:
-            price = PriceTable(price_overrides(self.app.config)).get(model)
-        except ValueError:
-            price = PriceTable().get(model)
-        if price is None:
-            return f"price: no price known for {visible(model)} (config.toml [pricing] sets one)"
-        kept = max(0, write)
-        extra = kept * (price.cache_write_5m - price.cache_read) - max(0, saved) * price.cache_read
-        return (
-            f"next request: ~{fmt_tokens(kept)} tokens written to the cache instead of read "
-            f"(${kept * price.cache_write_5m / 1e6:.4f} vs ${kept * price.cache_read / 1e6:.4f}"
-            f"): {'+' if extra >= 0 else '-'}${abs(extra) / 1e6:.4f} at {visible(model)} prices; "
-            "later requests read the shorter prefix"
+        self.app.push_screen(
+            EditPreviewScreen(what, pv, self.price(EditPlan(what), kept), note), answered
         )
 
     # -- applying and undoing -------------------------------------------------------------------
@@ -263,6 +312,19 @@ class Editor:
             return
         group = self.undo_stack.pop()
         ctx = self.app.model.context
+        if group.pinned is not None:
+            done = ctx.set_pinned(group.pins, not group.pinned)
+            self._changed(list(group.pins))
+            if len(done) < len(group.pins):
+                gone = ", ".join(f"#{i}" for i in group.pins if i not in done)
+                self.app.notify(
+                    f"undone in part: {visible(group.what)} ({gone} left the window since)",
+                    severity="warning",
+                    markup=False,
+                )
+                return
+            self.app.notify(f"undone: {visible(group.what)}", markup=False, timeout=4)
+            return
         try:
             for c in reversed(group.changes):
                 if c.after is None:

@@ -7,6 +7,7 @@ the Java ``_truncateIfNeeded``, exactly).
 
 from __future__ import annotations
 
+import bisect
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from ctxview.core.strategies import Strategy, get_strategy
 from ctxview.core.tokens import estimate_message, estimate_window
 from ctxview.core.window import Entry, Window, json_copy
 
-EventKind = Literal["added", "evicted", "config", "edited"]
+EventKind = Literal["added", "evicted", "config", "edited", "pinned"]
 
 DEFAULT_MAX_CONTEXT_TOKENS = 200_000
 DEFAULT_LOW_WATER_FRACTION = 0.5
@@ -35,7 +36,8 @@ class ContextEvent:
     changed (``reason`` names it) and nothing was evicted. ``edited``: a window message was
     edited by hand or by a repair (``reason``: ``"replace"`` with the new ``message``,
     ``"remove"``: it left the window, ``"readmit"``: an undo put ``message`` back); ``ids`` holds
-    the one id.
+    the one id. ``pinned``: ``reason`` ``"pin"`` or ``"unpin"``, ``ids`` the messages pinned or
+    unpinned (a tool pair goes together); the window's messages do not change.
     """
 
     kind: EventKind
@@ -96,6 +98,73 @@ def block_to_dict(block: Any) -> dict[str, Any]:
     )
 
 
+def _blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return []
+    return [b for b in content if isinstance(b, dict)]
+
+
+def _partners(entries: Sequence[Entry], p: int) -> list[int]:
+    """Window positions of the other halves of the tool pairs of the message at ``p``: the
+    messages holding the results of its tool_uses (scanning forward through the user turn that
+    answers them), the message holding the tool_use of each of its tool_results (scanning back).
+    ValueError when a tool_result's tool_use is not in the window. O(1) for a well-formed loop."""
+    msg = entries[p][1]
+    role = msg.get("role")
+    out: list[int] = []
+    blocks = _blocks(msg)
+    if role == "assistant":
+        wanted = {str(b.get("id")) for b in blocks if b.get("type") == "tool_use"}
+        found = False
+        for q in range(p + 1, len(entries)) if wanted else ():
+            other = entries[q][1]
+            if other.get("role") != "user":
+                if found:
+                    break  # the user turn that answers them is over
+                continue
+            if any(
+                b.get("type") == "tool_result" and str(b.get("tool_use_id")) in wanted
+                for b in _blocks(other)
+            ):
+                out.append(q)
+                found = True
+    elif role == "user":
+        for b in blocks:
+            if b.get("type") != "tool_result":
+                continue
+            tid = str(b.get("tool_use_id"))
+            use_at = next(
+                (
+                    q
+                    for q in range(p - 1, -1, -1)
+                    if entries[q][1].get("role") == "assistant"
+                    and any(
+                        c.get("type") == "tool_use" and str(c.get("id")) == tid
+                        for c in _blocks(entries[q][1])
+                    )
+                ),
+                None,
+            )
+            if use_at is None:
+                raise ValueError(
+                    f"#{entries[p][0]} holds a tool_result whose tool_use ({tid}) is not in the "
+                    "window: pinning it would keep an orphan the API rejects"
+                )
+            out.append(use_at)
+    return out
+
+
+def _answers(message: Mapping[str, Any], uses: set[str]) -> bool:
+    """True when a user ``message`` holds a tool_result answering one of ``uses``."""
+    if not uses or message.get("role") != "user":
+        return False
+    return any(
+        b.get("type") == "tool_result" and str(b.get("tool_use_id")) in uses
+        for b in _blocks(message)
+    )
+
+
 class ConversationContext:
     """The agent loop's memory: messages in the Anthropic format, truncated by a strategy."""
 
@@ -124,6 +193,8 @@ class ConversationContext:
         #: the context-editing strategies' parameters, and their edited copy of the window
         self._editing = context_editing if context_editing is not None else DEFAULT_EDITING
         self._sent: SentForm | None = None
+        #: tool_use ids of pinned assistant messages (their results are pinned when added)
+        self._pinned_uses: set[str] = set()
 
     # -- observation ---------------------------------------------------------------------------
     def subscribe(self, callback: Subscriber) -> Callable[[], None]:
@@ -149,12 +220,19 @@ class ConversationContext:
         window = self._window
         if message.get("role") == "assistant" and has_compaction(message):
             self._compaction_ids.add(mid)
+        auto_pin = bool(window.pins) and self._pinned_with(message)
+        if auto_pin:
+            window.pins.add(mid)  # the results of a pinned tool_use are pinned with it
         if window.first is None or window._tail_tokens is not None:
             window.append((mid, message))
         else:
             window.tail.append((mid, message))
+        if window.released:
+            window.evict_released()  # unpinned since the last add: the strategy passed them
         if self._subscribers:
             self._emit(ContextEvent("added", self._step, (mid,), "add", message, meta))
+            if auto_pin:
+                self._emit(ContextEvent("pinned", self._step, (mid,), "pin"))
         self._strategy.truncate(window)
         if window.evicted:
             if self._subscribers:
@@ -233,10 +311,17 @@ class ConversationContext:
         window = self._window
         cut = window.cut
         self._sent = None
+        # what the eviction front had passed stays held (the window's shape does not change)
+        held_to = window.held[-1][0] if window.held else -1
         window.clear()
-        for entry in entries:
-            window.append(entry)
+        for k, entry in enumerate(entries):
+            if k and entry[0] <= held_to:
+                window.held.append(entry)
+            else:
+                window.append(entry)
         window.cut = cut or reason == "remove"
+        if window.pins or window.held:
+            self._pins_changed()
         self._compaction_ids = {
             e[0] for e in entries if e[1].get("role") == "assistant" and has_compaction(e[1])
         }
@@ -272,6 +357,164 @@ class ConversationContext:
         entries.insert(k, (mid, stored))
         self._edit(entries, mid, "readmit", stored)
 
+    # -- pins ----------------------------------------------------------------------------------
+    # A pinned message is never evicted (see ctxview.core.window). Pinning one half of a tool pair
+    # pins the pair: the tool_use's assistant message and every message holding its results (a
+    # result added later is pinned as it arrives), so a pin never leaves half a pair behind. A
+    # pinned assistant message brings the user message after it (added later: pinned as it
+    # arrives), so a pinned run never ends inside an assistant turn.
+    # Unpinning releases the pair; the strategy may evict it at the next add or setting change
+    # (an unpin evicts nothing by itself, so it stays an instant, undoable edit).
+    @property
+    def pinned_ids(self) -> list[int]:
+        """Ids of the window messages a user pinned, increasing (the first message is always
+        kept and is not listed unless pinned explicitly)."""
+        pins = self._window.pins
+        return [e[0] for e in self._window if e[0] in pins] if pins else []
+
+    def is_pinned(self, mid: int) -> bool:
+        return mid in self._window.pins
+
+    def pin_group(self, mid: int) -> list[int]:
+        """``mid`` and the window messages of its tool pairs (transitively), and the user
+        message right after a pinned assistant message; increasing.
+
+        KeyError when ``mid`` is not in the window; ValueError when a tool_result of the group
+        answers a tool_use no longer in the window (pinning it would keep an orphan the API
+        rejects)."""
+        entries = list(self._window)
+        ids = [e[0] for e in entries]
+        k = bisect.bisect_left(ids, mid)
+        if k == len(ids) or ids[k] != mid:
+            raise KeyError(f"message #{mid} is not in the window")
+        group = {k}  # window positions
+        todo = [k]
+        while True:
+            while todo:
+                p = todo.pop()
+                for q in _partners(entries, p):
+                    if q not in group:
+                        group.add(q)
+                        todo.append(q)
+            # a pinned assistant message keeps the user message after it: the pinned run then
+            # ends with a user turn, and whatever the strategy keeps next cannot merge into an
+            # assistant turn (two assistant messages in a row are one turn to the API)
+            q = max(group) + 1
+            if (
+                entries[q - 1][1].get("role") == "assistant"
+                and q < len(entries)
+                and entries[q][1].get("role") == "user"
+            ):
+                group.add(q)
+                todo.append(q)
+                continue
+            return [ids[p] for p in sorted(group)]
+
+    def _pinned_with(self, message: dict[str, Any]) -> bool:
+        """A user message about to be added belongs to a pinned group: it answers a pinned
+        tool_use, or it follows a pinned assistant message directly."""
+        if message.get("role") != "user":
+            return False
+        window = self._window
+        prev = window.tail[-1] if window.tail else (window.held[-1] if window.held else None)
+        if prev is not None and prev[0] in window.pins and prev[1].get("role") == "assistant":
+            return True
+        return _answers(message, self._pinned_uses)
+
+    def pin(self, mid: int) -> list[int]:
+        """Pin window message ``mid`` with its tool pairs; returns the ids newly pinned (empty
+        when already pinned). Emits ``pinned`` (reason ``"pin"``)."""
+        group = self.pin_group(mid)
+        window = self._window
+        new = [i for i in group if i not in window.pins]
+        if not new:
+            return []
+        window.pins.update(new)
+        self._pins_changed()
+        self._step += 1
+        if self._subscribers:
+            self._emit(ContextEvent("pinned", self._step, tuple(new), "pin"))
+        return new
+
+    def unpin(self, mid: int) -> list[int]:
+        """Unpin ``mid`` and the pinned messages of its tool pairs; returns the ids unpinned.
+        Nothing is evicted now: the strategy may evict them at the next add. Emits ``pinned``
+        (reason ``"unpin"``)."""
+        window = self._window
+        if mid not in window.pins:
+            return []
+        group = self._unpin_group(mid)
+        gone = [i for i in group if i in window.pins]
+        window.pins.difference_update(gone)
+        self._pins_changed()
+        self._step += 1
+        if self._subscribers:
+            self._emit(ContextEvent("pinned", self._step, tuple(gone), "unpin"))
+        return gone
+
+    def set_pinned(self, ids: Iterable[int], pinned: bool) -> list[int]:
+        """Pin (or unpin) exactly ``ids`` that are in the window, without the pair rules: for an
+        undo, which puts back a state :meth:`pin` / :meth:`unpin` made. Returns the ids changed."""
+        window = self._window
+        in_window = {e[0] for e in window}
+        changed = [i for i in ids if i in in_window and (i in window.pins) != pinned]
+        if not changed:
+            return []
+        if pinned:
+            window.pins.update(changed)
+        else:
+            window.pins.difference_update(changed)
+        self._pins_changed()
+        self._step += 1
+        if self._subscribers:
+            self._emit(
+                ContextEvent("pinned", self._step, tuple(changed), "pin" if pinned else "unpin")
+            )
+        return changed
+
+    def _unpin_group(self, mid: int) -> list[int]:
+        """What :meth:`pin` would have pinned with ``mid``: its group, and the group of a pinned
+        assistant message it follows."""
+        window = self._window
+
+        def group_of(i: int) -> set[int]:
+            try:
+                return set(self.pin_group(i))
+            except (KeyError, ValueError):
+                return {i}
+
+        group = group_of(mid)
+        entries = list(window)
+        ids = [e[0] for e in entries]
+        while True:
+            first = min(group)
+            k = bisect.bisect_left(ids, first)
+            prev = entries[k - 1] if 0 < k <= len(ids) and ids[k - 1] < first else None
+            if (
+                prev is None
+                or prev[0] in group
+                or prev[0] not in window.pins
+                or prev[1].get("role") != "assistant"
+                or k >= len(ids)
+                or entries[k][1].get("role") != "user"
+            ):
+                return sorted(group)
+            group |= group_of(prev[0])
+
+    def _pins_changed(self) -> None:
+        window = self._window
+        if not window.pins and not window.held:
+            self._pinned_uses = set()
+            return
+        uses: set[str] = set()
+        for eid, msg in window:
+            if eid in window.pins and msg.get("role") == "assistant":
+                uses.update(
+                    str(b["id"]) for b in _blocks(msg) if b.get("type") == "tool_use" and "id" in b
+                )
+        self._pinned_uses = uses
+        window.settle()
+
     # -- truncation ----------------------------------------------------------------------------
     def _drain(self, reason: str) -> list[int]:
         """Report what the last truncation evicted; returns the ids."""
@@ -287,6 +530,8 @@ class ConversationContext:
         return list(ids_t)
 
     def _truncate(self, reason: str) -> list[int]:
+        if self._window.released:
+            self._window.evict_released()
         self._strategy.truncate(self._window)
         return self._drain(reason) if self._window.evicted else []
 
@@ -443,6 +688,8 @@ class ConversationContext:
     def window_ids(self) -> list[int]:
         window = self._window
         ids = [e[0] for e in window.tail]
+        if window.held:
+            ids[:0] = [e[0] for e in window.held]
         if window.first is not None:
             ids.insert(0, window.first[0])
         return ids
@@ -533,6 +780,8 @@ class ConversationContext:
         window = self._window
         if window.first is not None and window.first[0] == mid:
             return True
+        if window.held and window.held[-1][0] == mid:
+            return True
         return bool(window.tail) and window.tail[-1][0] == mid
 
     @property
@@ -552,12 +801,15 @@ class ConversationContext:
         next_id: int,
         cut: bool,
         step: int | None = None,
+        pinned: Iterable[int] = (),
     ) -> None:
-        """Set the window as saved (ids and messages), with no truncation; for session files.
+        """Set the window as saved (ids and messages, ``pinned`` ids), with no truncation; for
+        session files.
 
         The messages are taken as they are (not copied): the reader owns them.
         """
         self._window.clear()
+        self._window.pins = set(pinned)
         self._compaction_ids = set()
         self._sent = None
         for mid, msg in messages:
@@ -567,3 +819,4 @@ class ConversationContext:
         self._window.cut = cut
         self._next_id = next_id
         self._step = step if step is not None else next_id
+        self._pins_changed()

@@ -10,6 +10,7 @@ Headless: no Textual, no SDK.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -413,3 +414,48 @@ def diff_requests(a: Mapping[str, Any], b: Mapping[str, Any]) -> RequestDiff:
     cache = cache_part(a, b, keys)
     identical = not fields and cache is None
     return RequestDiff(fields, tools, system, messages, cache, identical)
+
+
+def request_body(session: Any, log: Any, index: int, window: Sequence[int]) -> dict[str, Any]:
+    """The request ``index`` of a :class:`~ctxview.core.requests.RequestLog` as a body: the
+    messages of ``window`` (transcript ids), and the model, system and tools it was sent with
+    (its response's meta where the file recorded them per request, else the session's)."""
+    r = log.requests[index]
+    meta = session.metas[r.response_id] if r.response_id is not None else {}
+    body: dict[str, Any] = {"model": r.model or session.model}
+    system = meta.get("system", session.system)
+    if system:
+        body["system"] = system
+    tools = meta.get("tools", session.tools)
+    if tools:
+        body["tools"] = tools
+    body["messages"] = [session.messages[t] for t in window]
+    return body
+
+
+def diff_logged_requests(session: Any, log: Any, a: int, b: int) -> RequestDiff:
+    """Request ``a`` against request ``b`` of ``log`` (a RequestLog of ``session``), as
+    ``ctxview diff`` compares two bodies. A request does not keep its window: the windows the log
+    did not keep are rebuilt by simulating the session again with ``keep_windows``."""
+    from ctxview.core.requests import simulate
+
+    n = len(log.requests)
+    for i in (a, b):
+        if not 0 <= i < n:
+            raise IndexError(f"no request #{i} (the log has {n})")
+    windows = dict(log.windows)
+    missing = [i for i in (a, b) if i not in windows]
+    if missing:
+        # the replay is causal: the session up to the later request's response gives the same
+        # windows, and the repeated-content count is not needed for them
+        resp = log.requests[max(missing)].response_id
+        part = session
+        if resp is not None and resp + 1 < len(session.messages):
+            part = copy.copy(session)
+            part.messages = session.messages[: resp + 1]
+            part.metas = session.metas[: resp + 1]
+        again = simulate(part, keep_windows=missing, redundancy=False, **log.settings)
+        windows.update(again.windows)
+    return diff_requests(
+        request_body(session, log, a, windows[a]), request_body(session, log, b, windows[b])
+    )

@@ -11,8 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxview.core.pricing import PriceTable, cost, min_cacheable
 from ctxview.core.protocol import Problem, ProtocolChecker
 from ctxview.core.repair import Fix, next_version_key, repair
+from ctxview.core.requests import CacheBreak
 from ctxview.core.tokens import estimate_message, estimate_window
 from ctxview.core.window import Entry, json_copy
 
@@ -87,26 +89,39 @@ def preview(
     checker: ProtocolChecker | None = None,
     tokens_before: int | None = None,
     keys: Sequence[int] | None = None,
+    errors_before: int | None = None,
 ) -> Preview:
     """The verdict and the tokens after ``plan``. With ``checker`` memoised on the entries' ids
     (the TUI's; ``keys``: the keys it knows them by, when not their ids) and ``tokens_before``
-    (the window's messages), only the changed messages cost more than a look-up."""
+    (the window's messages), only the changed messages cost more than a look-up;
+    ``errors_before`` (the window's error count, when the caller has it) saves a check."""
     chk = checker if checker is not None else ProtocolChecker(memo=False)
     keyed = (
         list(entries) if keys is None else [(k, e[1]) for k, e in zip(keys, entries, strict=True)]
     )
-    errs_before = sum(1 for p in chk.check(keyed, system) if p.severity == "error")
-    after: list[Entry] = []
+    errs_before = (
+        errors_before
+        if errors_before is not None
+        else sum(1 for p in chk.check(keyed, system) if p.severity == "error")
+    )
+    changes = plan.changes
+    # the window with the plan applied: a copy, with the few changed positions replaced
+    at = sorted(k for k, e in enumerate(entries) if e[0] in changes)
+    after: list[Entry] = list(keyed)
     delta = 0
-    for (mid, msg), (key, _) in zip(entries, keyed, strict=True):
-        if mid in plan.changes:
-            new = plan.changes[mid]
-            delta -= estimate_message(msg)
-            if new is not None:
-                delta += estimate_message(new)
-                after.append((next_version_key(), new))
+    removed: set[int] = set()
+    for k in at:
+        new = changes[entries[k][0]]
+        delta -= estimate_message(entries[k][1])
+        if new is None:
+            removed.add(k)
         else:
-            after.append((key, msg))
+            delta += estimate_message(new)
+            after[k] = (next_version_key(), new)
+    if len(removed) == 1:
+        del after[removed.pop()]
+    elif removed:
+        after = [e for k, e in enumerate(after) if k not in removed]
     errs = [p for p in chk.check(after, system) if p.severity == "error"]
     if tokens_before is None:
         tokens_before = sum(estimate_message(m) for _, m in entries)
@@ -225,3 +240,193 @@ def repair_plan(
 
 def window_tokens(entries: Sequence[Entry], system: Any = None) -> int:
     return estimate_window([m for _, m in entries], system)
+
+
+@dataclass(frozen=True)
+class EditCost:
+    """The next request with an edit against the same request without it, priced with the
+    request model's cache rule (:mod:`ctxview.core.requests`): the window as it stands is the
+    cached prefix (the last request sent it, within the cache's lifetime); the next request reads
+    the longest prefix it shares with it and writes the rest, and nothing is read or written
+    below the model's minimum cacheable length. An edit inside the cached prefix is a cache
+    break (``edited``, at the window position of the first message it changes): everything from
+    there on is written again."""
+
+    model: str | None
+    #: window position of the first changed message (None: the window's messages do not change)
+    position: int | None
+    cache_break: CacheBreak | None
+    input_before: int
+    input_after: int
+    read_before: int
+    write_before: int
+    read_after: int
+    write_after: int
+    uncached_before: int
+    uncached_after: int
+    cost_before: float | None
+    cost_after: float | None
+    #: why the cost is unknown ("" when it is known)
+    unknown: str = ""
+    #: pin: tokens of the messages pinned, which stay in every later request
+    kept_tokens: int = 0
+    #: USD per million tokens later requests pay for what the edit saves or keeps: the cache-read
+    #: rate, or the input rate when the prompt is below the minimum cacheable length
+    later_rate: float | None = None
+
+    @property
+    def tokens_saved(self) -> int:
+        return self.input_before - self.input_after
+
+    @property
+    def rewritten(self) -> int:
+        """Tokens the next request writes to the cache because of the edit."""
+        return max(0, self.write_after - self.write_before)
+
+    @property
+    def cost_delta(self) -> float | None:
+        if self.cost_before is None or self.cost_after is None:
+            return None
+        return self.cost_after - self.cost_before
+
+    def short(self) -> str:
+        """One line for a notice: the break and the next request's cost difference."""
+        if self.position is None:
+            cache = "no cache write"
+        elif self.cache_break is None:
+            cache = "below the minimum cacheable length"
+        else:
+            cache = (
+                f"cache break at window position {self.position}: "
+                f"~{self.write_after:,} tokens written again"
+            )
+        delta = self.cost_delta
+        money = (
+            "next request: cost unknown"
+            if delta is None
+            else f"next request {'+' if delta >= 0 else '-'}${abs(delta):.4f}"
+        )
+        return f"{cache} · {money}"
+
+    def lines(self) -> list[str]:
+        """What the preview says, one line each (no untrusted text but the model's name, which
+        the caller sanitises)."""
+        out: list[str] = []
+        if self.position is None:
+            out.append("prompt cache: the window does not change now: nothing written again")
+        elif self.cache_break is None:
+            out.append(
+                f"prompt cache: below the model's minimum cacheable length: nothing cached, "
+                f"~{self.input_after:,} tokens sent uncached"
+            )
+        else:
+            out.append(
+                f"prompt cache: break (edited) at window position {self.position}: "
+                f"~{self.read_after:,} tokens still read, ~{self.write_after:,} written again "
+                f"(was ~{self.read_before:,} read, ~{self.write_before:,} written)"
+            )
+        delta = self.cost_delta
+        if delta is None:
+            out.append(f"next request: cost unknown ({self.unknown})")
+        elif self.position is None:
+            out.append(
+                f"next request: unchanged (${self.cost_after or 0:.4f}, input side, at "
+                f"{self.model} prices)"
+            )
+        else:
+            sign = "+" if delta >= 0 else "-"
+            out.append(
+                f"next request: ${self.cost_after or 0:.4f} instead of ${self.cost_before or 0:.4f}"
+                f" ({sign}${abs(delta):.4f}, input side, at {self.model} prices)"
+            )
+        rate = self.later_rate or 0.0
+        below = self.input_after > 0 and self.read_after == 0 and self.write_after == 0
+        how = "uncached" if below else "as cache reads"
+        if self.tokens_saved > 0:
+            money = (
+                f" (-${self.tokens_saved * rate / 1e6:.4f} a request {how})"
+                if delta is not None
+                else ""
+            )
+            out.append(f"later requests: ~{self.tokens_saved:,} fewer tokens each{money}")
+        if self.kept_tokens > 0:
+            money = (
+                f" (+${self.kept_tokens * rate / 1e6:.4f} a request {how})"
+                if delta is not None
+                else ""
+            )
+            out.append(
+                f"later requests: ~{self.kept_tokens:,} pinned tokens stay in each once the "
+                f"strategy would have evicted them{money}"
+            )
+        return out
+
+
+def edit_cost(
+    entries: Sequence[Entry],
+    plan: EditPlan,
+    *,
+    static_tokens: int,
+    model: str | None,
+    prices: PriceTable | None = None,
+    tokens: Sequence[int] | None = None,
+    kept_tokens: int = 0,
+) -> EditCost:
+    """Price ``plan`` over the next request (see :class:`EditCost`). ``static_tokens``: tools +
+    system; ``tokens``: the entries' estimates when known (the TUI's), else estimated here. One
+    pass over the window: O(window), no replay of the session."""
+    toks = list(tokens) if tokens is not None else [estimate_message(m) for _, m in entries]
+    changes = plan.changes
+    position: int | None = None
+    prefix = 0
+    delta = 0
+    for k, ((mid, _), t) in enumerate(zip(entries, toks, strict=True)):
+        if mid in changes:
+            if position is None:
+                position = k
+                prefix = sum(toks[:k])
+            new = changes[mid]
+            delta += (estimate_message(new) if new is not None else 0) - t
+    total_before = static_tokens + sum(toks)
+    total_after = total_before + delta
+    minimum = min_cacheable(model)[0]
+
+    def split(total: int, read: int) -> tuple[int, int, int]:
+        if total < minimum:
+            return 0, 0, total
+        if read < minimum:
+            read = 0
+        return read, total - read, 0
+
+    rb, wb, ub = split(total_before, total_before)
+    ra, wa, ua = split(total_after, static_tokens + prefix if position is not None else total_after)
+    brk = (
+        CacheBreak("edited", position)
+        if position is not None and total_after >= minimum and total_before >= minimum
+        else None
+    )
+    table = prices if prices is not None else PriceTable()
+    price = table.get(model)
+    unknown = ""
+    if not model:
+        unknown = "no model named: set one in the config"
+    elif price is None:
+        unknown = f"no price for model {model!r}: config.toml [pricing] sets one"
+    return EditCost(
+        model,
+        position,
+        brk,
+        total_before,
+        total_after,
+        rb,
+        wb,
+        ra,
+        wa,
+        ub,
+        ua,
+        cost(price, uncached=ub, cache_read=rb, cache_write_5m=wb),
+        cost(price, uncached=ua, cache_read=ra, cache_write_5m=wa),
+        unknown,
+        kept_tokens,
+        None if price is None else price.input if total_after < minimum else price.cache_read,
+    )

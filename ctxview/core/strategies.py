@@ -147,7 +147,7 @@ class LowWaterStrategy:
     description = "on crossing max, trim to a fraction of max at once (prefix cache survives)"
 
     def truncate(self, window: Window) -> None:
-        if window.size > window.max_messages:
+        if window.counted > window.max_messages:
             target = max(2, math.floor(window.max_messages * window.low_water_fraction))
             safe_cut(window, target - 1)
         elif window.cut:

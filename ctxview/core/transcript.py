@@ -32,6 +32,8 @@ class Transcript:
         self._by_id: dict[int, Record] = {}
         self.pinned_id: int | None = None
         self._window: set[int] = set()
+        #: ids a user pinned (``ConversationContext.pin``); the first message is always pinned
+        self.pins: set[int] = set()
         self.listeners: list[Callable[[ContextEvent], None]] = []
         self._unsubscribe: Callable[[], None] | None = None
         if context is not None:
@@ -57,6 +59,11 @@ class Transcript:
                 self._window.discard(mid)
         elif event.kind == "edited":
             self._edited(event)
+        elif event.kind == "pinned":
+            if event.reason == "pin":
+                self.pins.update(event.ids)
+            else:
+                self.pins.difference_update(event.ids)
         for listener in self.listeners:
             listener(event)
 
@@ -91,8 +98,12 @@ class Transcript:
         rec = self._by_id.get(mid)
         return rec is not None and "original" in rec.meta
 
-    def restore(self, records: list[Record], window_ids: list[int]) -> None:
+    def restore(
+        self, records: list[Record], window_ids: list[int], pinned: list[int] | None = None
+    ) -> None:
         """Take a saved history at once (C-speed bulk updates; for 100,000 records)."""
+        if pinned:
+            self.pins.update(pinned)
         self.records.extend(records)
         self._by_id.update((r.id, r) for r in records)
         self._window.update(window_ids)
@@ -112,7 +123,7 @@ class Transcript:
         return mid in self._window
 
     def status(self, mid: int) -> Status:
-        if mid == self.pinned_id and mid in self._window:
+        if (mid == self.pinned_id or mid in self.pins) and mid in self._window:
             return "pinned"
         return "kept" if mid in self._window else "evicted"
 

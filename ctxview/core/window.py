@@ -1,4 +1,13 @@
-"""The window a strategy works on: the pinned first message plus a deque of the newest."""
+"""The window a strategy works on: the pinned first message plus a deque of the newest.
+
+Pinned messages (``Window.pins``, ids a user pinned) are never evicted: when the eviction front
+reaches one, it moves from the front of ``tail`` to ``held`` (the pinned messages the strategy has
+passed, in id order) instead of leaving. A message unpinned while in ``held`` is released: it
+leaves before the strategy's next truncation (it had already passed it), never earlier. The window reads ``first``, ``held``, ``tail``: the same
+order as before, so a request never changes shape because of a pin. Strategies count and cut
+``tail`` as before (``first`` + the newest max-1): the held pinned messages are kept on top of
+that, and their tokens count toward ``max_context_tokens``.
+"""
 
 from __future__ import annotations
 
@@ -21,15 +30,19 @@ class Window:
 
     __slots__ = (
         "_first_tokens",
+        "_held_tokens",
         "_system_tokens",
         "_tail_tok",
         "_tail_tokens",
         "cut",
         "evicted",
         "first",
+        "held",
         "low_water_fraction",
         "max_context_tokens",
         "max_messages",
+        "pins",
+        "released",
         "system_prompt",
         "tail",
     )
@@ -43,6 +56,13 @@ class Window:
     ) -> None:
         self.first: Entry | None = None
         self.tail: deque[Entry] = deque()
+        #: pinned messages the eviction front passed (older than every tail message), id order
+        self.held: list[Entry] = []
+        #: ids of pinned messages (the first message is pinned without being listed here)
+        self.pins: set[int] = set()
+        #: ``held`` holds a message unpinned since: evicted before the next truncation
+        self.released = False
+        self._held_tokens: int | None = None
         self.max_messages = max_messages
         self.max_context_tokens = max_context_tokens
         self.low_water_fraction = low_water_fraction
@@ -59,6 +79,11 @@ class Window:
     # -- reading -------------------------------------------------------------------------------
     @property
     def size(self) -> int:
+        return len(self.tail) + (self.first is not None) + len(self.held)
+
+    @property
+    def counted(self) -> int:
+        """The messages the strategy counts against max: the first and the tail (not ``held``)."""
         return len(self.tail) + (self.first is not None)
 
     def __len__(self) -> int:
@@ -67,12 +92,15 @@ class Window:
     def __iter__(self) -> Iterator[Entry]:
         if self.first is not None:
             yield self.first
+        if self.held:
+            yield from self.held
         yield from self.tail
 
     @property
     def over_max(self) -> int:
-        """How many messages the window holds beyond max (a kept tool pair, or the newest at max 1)."""
-        return max(0, self.size - self.max_messages)
+        """How many counted messages the window holds beyond max (a kept tool pair, or the
+        newest at max 1); held pinned messages are not counted."""
+        return max(0, self.counted - self.max_messages)
 
     @property
     def over_token_budget(self) -> bool:
@@ -103,6 +131,10 @@ class Window:
         if self._system_tokens is None:
             self._system_tokens = estimate_system(self.system_prompt)
         tail = self._tail_tokens if self._tail_tokens is not None else self.tail_tokens
+        if self.held:
+            if self._held_tokens is None:
+                self._held_tokens = sum(estimate_message(e[1]) for e in self.held)
+            return self._system_tokens + self._first_tokens + self._held_tokens + tail
         return self._system_tokens + self._first_tokens + tail
 
     # -- changing ------------------------------------------------------------------------------
@@ -122,13 +154,21 @@ class Window:
             self._tail_tokens += value
 
     def evict(self, n: int = 1) -> None:
-        """Remove the ``n`` oldest messages after the pinned first; O(n)."""
-        tail, out, toks = self.tail, self.evicted, self._tail_tok
-        if n == 1 and tail:  # the common case (one add, one eviction), kept short
+        """Remove the ``n`` oldest messages after the pinned first; O(n). A pinned one among
+        them moves to ``held`` instead (it stays in the window, and is not counted any more)."""
+        tail, out, toks, pins = self.tail, self.evicted, self._tail_tok, self.pins
+        if n == 1 and tail and (not pins or tail[0][0] not in pins):
+            # the common case (one add, one eviction), kept short; with pins, the front of the
+            # tail is never pinned once settled (the newest message aside)
             out.append(tail.popleft())
             self.cut = True
             if toks is not None and self._tail_tokens is not None:
                 self._tail_tokens -= toks.popleft()
+            if pins and len(tail) > 1 and tail[0][0] in pins:
+                self._settle_front()
+            return
+        if pins:
+            self._evict_pinned(n)
             return
         k = min(n, len(tail))
         if k <= 0:
@@ -139,6 +179,60 @@ class Window:
         if toks is not None and self._tail_tokens is not None:
             for _ in range(k):
                 self._tail_tokens -= toks.popleft()
+
+    def _evict_pinned(self, n: int) -> None:
+        tail, out, toks, pins = self.tail, self.evicted, self._tail_tok, self.pins
+        k = min(n, len(tail))
+        for _ in range(k):
+            entry = tail.popleft()
+            value = toks.popleft() if toks is not None else None
+            if entry[0] in pins:
+                self.held.append(entry)
+                if self._held_tokens is not None:
+                    self._held_tokens += value if value is not None else estimate_message(entry[1])
+            else:
+                out.append(entry)
+            if value is not None and self._tail_tokens is not None:
+                self._tail_tokens -= value
+        if k > 0:
+            self.cut = True
+        self._settle_front()
+
+    def settle(self) -> None:
+        """After a pin, an unpin or an edit: pinned messages at the front of the tail join
+        ``held``; an unpinned message left in ``held`` is *released*: it stays where it is (the
+        window's order never changes) until :meth:`evict_released`, which the context calls
+        before the strategy's next truncation (the strategy had already passed it)."""
+        self.released = any(e[0] not in self.pins for e in self.held)
+        self._settle_front()
+
+    def evict_released(self) -> None:
+        """Evict the released (unpinned) messages of ``held``, in id order."""
+        pins = self.pins
+        kept: list[Entry] = []
+        for entry in self.held:
+            (kept if entry[0] in pins else self.evicted).append(entry)
+        if len(kept) != len(self.held):
+            self.cut = True  # an eviction: pair-safe strategies check the tail's front again
+        self.held = kept
+        self._held_tokens = None
+        self.released = False
+
+    def _settle_front(self) -> None:
+        """Pinned messages at the front of the tail join ``held`` (never the newest message:
+        strategies find it, and its tool pair, at the end of the tail)."""
+        tail, pins = self.tail, self.pins
+        toks = self._tail_tok
+        while len(tail) > 1 and tail[0][0] in pins:
+            entry = tail.popleft()
+            self.held.append(entry)
+            if toks is not None and self._tail_tokens is not None:
+                value = toks.popleft()
+                self._tail_tokens -= value
+                if self._held_tokens is not None:
+                    self._held_tokens += value
+            else:
+                self._held_tokens = None
 
     def evict_oldest(self) -> Entry:
         """Remove and return the oldest message after the pinned first."""
@@ -153,6 +247,9 @@ class Window:
     def clear(self) -> None:
         self.first = None
         self.tail.clear()
+        self.held = []
+        self.released = False
+        self._held_tokens = None
         self.evicted = []
         self.cut = False
         self._tail_tok = None

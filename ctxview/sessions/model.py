@@ -65,6 +65,8 @@ class LoadedSession:
     #: ctxview sessions only: saved from an "as sent" view of a recorded session (the format it
     #: was recorded in); reopened as sent
     as_sent_format: str | None = None
+    #: ids the user pinned (``window.pinned``): kept whatever the strategy evicts
+    saved_pinned: list[int] = field(default_factory=list)
 
     @property
     def system_text(self) -> str:

@@ -443,6 +443,7 @@ def _read_ctxview(path: str, text: str, data: Any) -> LoadedSession:
             added[i] = rec["added_at_step"]
     window = data.get("window")
     saved_window: list[int] | None = None
+    saved_pinned: list[int] = []
     cut = False
     if window is not None:
         if not isinstance(window, dict) or not isinstance(window.get("ids"), list):
@@ -455,6 +456,16 @@ def _read_ctxview(path: str, text: str, data: Any) -> LoadedSession:
             raise ValueError("window.ids: ids must be increasing and unique")
         saved_window = ids
         cut = bool(window.get("cut", False))
+        pinned = window.get("pinned", [])
+        if not isinstance(pinned, list):
+            raise ValueError(f"window.pinned: expected an array of ids, got {_kind(pinned)}")
+        in_window = set(ids)
+        for k, mid in enumerate(pinned):
+            if not isinstance(mid, int) or isinstance(mid, bool) or mid not in in_window:
+                raise ValueError(
+                    f"window.pinned[{k}]: {mid!r} is not the id of a window message"[:160]
+                )
+        saved_pinned = sorted(set(pinned))
 
     def opt_int(key: str) -> int | None:
         v = settings.get(key)
@@ -524,6 +535,7 @@ def _read_ctxview(path: str, text: str, data: Any) -> LoadedSession:
         saved_added_steps=added,
         saved_step=step if isinstance(step, int) else None,
         as_sent_format=as_sent,
+        saved_pinned=saved_pinned,
     )
 
 

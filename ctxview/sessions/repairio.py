@@ -131,7 +131,10 @@ def _edited_session(rep: Replay, result: RepairResult) -> dict[str, Any]:
     it = iter(inserted)
     ids = [next(it) if o is None else new_id[window_ids[o]] for o in result.origin]
     doc["transcript"] = records
+    pinned = [new_id[i] for i in doc["window"].get("pinned", []) if i in new_id]
     doc["window"] = {"ids": ids, "cut": bool(doc["window"]["cut"]) or bool(result.removed)}
+    if kept_pins := [i for i in pinned if i in set(ids)]:
+        doc["window"]["pinned"] = kept_pins  # pins survive a repair (a dropped one is unpinned)
     doc["step"] = step
     return doc
 

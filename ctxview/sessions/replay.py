@@ -3,6 +3,7 @@ ctxview session exactly, evictions included)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -208,19 +209,25 @@ def _replay(
                 for i, (msg, meta) in enumerate(zip(session.messages, session.metas, strict=True))
             ],
             session.saved_window,
+            session.saved_pinned,
         )
         ctx.restore(
             [(i, session.messages[i]) for i in session.saved_window],
             next_id=len(session.messages),
             cut=session.saved_cut or len(window) < len(session.messages),
             step=session.saved_step,
+            pinned=session.saved_pinned,
         )
         transcript.attach(ctx)
         return Replay(session, ctx, transcript, True)
     transcript.attach(ctx)
     add = ctx.add_message
+    pinned = set(session.saved_pinned)
     for msg, meta in zip(session.messages, session.metas, strict=True):
-        add(msg, meta=meta, copy=False)
+        mid = add(msg, meta=meta, copy=False)
+        if mid in pinned:  # pinned from the start under the new settings too
+            with contextlib.suppress(KeyError, ValueError):
+                ctx.pin(mid)
     return Replay(session, ctx, transcript, False)
 
 

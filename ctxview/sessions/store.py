@@ -76,7 +76,11 @@ def session_document(
         "settings": settings,
         "step": context.step,
         "transcript": records,
-        "window": {"ids": context.window_ids, "cut": context._window.cut},
+        "window": {
+            "ids": context.window_ids,
+            "cut": context._window.cut,
+            **({"pinned": context.pinned_ids} if context.pinned_ids else {}),
+        },
     }
 
 

@@ -42,6 +42,9 @@ async def test_r_repairs_the_selected_problem_and_u_undoes(tmp_path: Path) -> No
         await pilot.press("r")
         await settle(pilot)
         assert errors(check_protocol(app.model.context.messages)) == []
+        notice = [n.message for n in app._notifications][-1]
+        assert notice.startswith("repaired (2 fixes)") and "next request -$" in notice
+        assert "below the minimum cacheable length" in notice  # a small session
         assert 14 not in app.model.context.window_ids
         assert app.model.status(14) == "dropped"
         assert app.model.error_ids() == []
@@ -69,8 +72,10 @@ async def test_drop_pair_safely_with_preview_and_cancel(tmp_path: Path) -> None:
         shown = "\n".join(str(w.render()) for w in app.screen.query(Static))
         assert "drop #17 with 1 paired block(s) in 1 other message(s)" in shown
         assert "rejected after this edit: orphan_tool_result" in shown  # #14 is still orphaned
-        assert "saves ~" in shown and "written again" in shown
-        assert "next request: ~" in shown and "written to the cache instead of read" in shown
+        assert "saves ~49" in shown
+        # a small session: below the minimum cacheable length, priced as uncached input
+        assert "prompt cache: below the model's minimum cacheable length" in shown
+        assert "next request: $0.0008 instead of $0.0009 (-$0.0001" in shown
         await pilot.press("escape")
         await settle(pilot)
         assert 17 in app.model.context.window_ids

@@ -47,3 +47,66 @@ async def test_requests_view_on_a_transcript_shows_recorded_usage() -> None:
         await pilot.press("escape")
         await settle(pilot)
         assert not isinstance(app.screen, RequestsScreen)
+
+
+async def test_space_marks_two_requests_and_shows_their_diff() -> None:
+    """The diff of two requests in the Requests view is ``ctxview diff``'s: checked against
+    windows rebuilt independently (the messages before each request's response, replayed)."""
+    from textual.widgets import Static
+
+    from ctxview import ConversationContext
+    from ctxview.app.screens.requests import RequestDiffScreen
+    from ctxview.core.diff import diff_requests
+    from ctxview.sessions.diffio import render
+    from ctxview.sessions.readers import load_session
+
+    app = make_app(AGENT)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        await pilot.press("R")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, RequestsScreen)
+        lst = screen.query_one(RequestList)
+        reqs = lst.reqlog.requests
+        last = len(reqs) - 1
+        await pilot.press("space")  # mark the last request
+        await settle(pilot)
+        assert (
+            lst.marked == last and lst.render_line(lst.cursor - lst.scroll_offset.y).text[0] == "●"
+        )
+        await pilot.press("up", "up", "up", "up", "up")  # five requests back: evictions between
+        await pilot.press("space")
+        await settle(pilot, 6)
+        assert isinstance(app.screen, RequestDiffScreen)
+        shown = [str(w.render()) for w in app.screen.query("#diff-lines Static")]
+        assert lst.marked is None
+
+        session = load_session(AGENT)
+
+        def body(index: int) -> dict[str, object]:
+            ctx = ConversationContext(
+                max_context_messages=app.model.context.max_context_messages,
+                strategy=app.model.context.strategy,
+            )
+            resp = reqs[index].response_id
+            assert resp is not None
+            for m in session.messages[:resp]:
+                ctx.add_message(m)
+            out: dict[str, object] = {"model": reqs[index].model or session.model}
+            if session.system:
+                out["system"] = session.system
+            if session.tools:
+                out["tools"] = session.tools
+            out["messages"] = ctx.messages
+            return out
+
+        diff = diff_requests(body(last - 5), body(last))
+        assert shown == render(diff)
+        assert any(line.startswith("- A messages[") for line in shown)  # evicted between them
+        assert shown[-1].startswith("prompt cache: the prefixes part at messages[")
+        title = str(app.screen.query_one(".title", Static).render())
+        assert f"#{last - 5} (A)" in title and f"#{last} (B)" in title
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, RequestsScreen)

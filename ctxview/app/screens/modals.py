@@ -146,7 +146,8 @@ class HelpScreen(ModalScreen[None]):
             yield Static(table)
             yield Static(
                 Text(
-                    "Status words: pinned = the first message, always kept · kept = in the window · "
+                    "Status words: pinned = the first message, or one you pinned (P): always kept · "
+                    "kept = in the window · "
                     "evicted = dropped by the strategy (the API never sees it again) · "
                     "edited = sent as edited (the detail pane shows the original) · "
                     "dropped = taken out by an edit or a repair (u undoes).\n"

@@ -2,7 +2,8 @@
 ``ctxview.core.requests``), with bars for read / written / uncached tokens, the recorded usage
 beside the prediction, the cache break and the cost. Rows are drawn with the Line API, so a
 session of 50,000 requests scrolls like one of 10. Enter selects the request's newest message in
-the timeline.
+the timeline. Space marks a request; space on another one compares the two (the diff of
+``ctxview diff``: ``ctxview.core.diff.diff_logged_requests``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from rich.text import Text
 from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.geometry import Size
 from textual.reactive import reactive
 from textual.screen import ModalScreen
@@ -78,6 +79,8 @@ class RequestList(ScrollView, can_focus=True):
         self.reqlog = log
         self.scale = max((r.input_tokens for r in log.requests), default=1) or 1
         self.virtual_size = Size(120, len(log.requests))
+        #: the request marked with space (compared with the next one marked)
+        self.marked: int | None = None
 
     def render_line(self, y: int) -> Strip:
         idx = self.scroll_offset.y + y
@@ -86,7 +89,11 @@ class RequestList(ScrollView, can_focus=True):
             return Strip.blank(self.size.width)
         r = reqs[idx]
         base = Style(reverse=True) if idx == self.cursor else Style()
-        segs = [Segment(request_row(r, self.scale) + "  ", base)]
+        text = request_row(r, self.scale)
+        if idx == self.marked:
+            text = "●" + text[1:]
+            base += Style(bold=True)
+        segs = [Segment(text + "  ", base)]
         n_read = round(BAR * r.cache_read / self.scale)
         n_write = round(BAR * r.cache_write / self.scale)
         n_unc = round(BAR * r.uncached / self.scale)
@@ -134,6 +141,7 @@ class RequestsScreen(ModalScreen[int | None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "close", "Close"),
         Binding("enter", "choose", "Show in timeline"),
+        Binding("space", "mark", "Mark / compare"),
     ]
     DEFAULT_CSS = """
     RequestsScreen { align: center middle; }
@@ -157,7 +165,10 @@ class RequestsScreen(ModalScreen[int | None]):
             yield Static(Text("computing the requests…"), id="summary")
             yield Static(Text(header_row(), no_wrap=True, overflow="crop"), classes="head")
             yield Static(
-                Text("enter: show in the timeline · escape: close · j/k PgUp/PgDn g/G"),
+                Text(
+                    "enter: show in the timeline · space: mark, then space on another: diff · "
+                    "escape: close · j/k PgUp/PgDn g/G"
+                ),
                 classes="hint",
             )
 
@@ -216,3 +227,85 @@ class RequestsScreen(ModalScreen[int | None]):
         r = self.reqlog.requests[self.query_one(RequestList).cursor]
         target = r.message_ids[-1] if r.message_ids else r.response_id
         self.dismiss(target)
+
+    def action_mark(self) -> None:
+        if self.reqlog is None or not self.reqlog.requests:
+            return
+        lst = self.query_one(RequestList)
+        cur = lst.cursor
+        if lst.marked is None or lst.marked == cur:
+            lst.marked = None if lst.marked == cur else cur
+            lst.refresh()
+            if lst.marked is not None:
+                self.notify(
+                    f"request #{cur} marked: space on another request compares them",
+                    markup=False,
+                    timeout=4,
+                )
+            return
+        a, b = sorted((lst.marked, cur))
+        lst.marked = None
+        lst.refresh()
+        self.compare(a, b)
+
+    @work(thread=True, exclusive=True, group="diff")
+    def compare(self, a: int, b: int) -> None:
+        from ctxview.core.diff import diff_logged_requests
+        from ctxview.sessions.diffio import render
+
+        assert self.reqlog is not None
+        try:
+            diff = diff_logged_requests(self.session, self.reqlog, a, b)
+        except (ValueError, IndexError) as exc:
+            self.app.call_from_thread(self._failed, str(exc))
+            return
+        lines = render(diff)
+        self.app.call_from_thread(self.app.push_screen, RequestDiffScreen(a, b, lines))
+
+
+class RequestDiffScreen(ModalScreen[None]):
+    """Two requests compared, as ``ctxview diff`` prints them."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,space", "close", "Close")]
+    DEFAULT_CSS = """
+    RequestDiffScreen { align: center middle; }
+    RequestDiffScreen > Vertical {
+        width: 94%; height: 86%; background: $panel; border: thick $accent; padding: 0 1;
+    }
+    RequestDiffScreen .title { text-style: bold; }
+    RequestDiffScreen .hint { color: $text-muted; }
+    RequestDiffScreen .add { color: $success; }
+    RequestDiffScreen .del { color: $error; }
+    RequestDiffScreen .chg { color: $warning; }
+    RequestDiffScreen .cache { text-style: bold; }
+    """
+
+    def __init__(self, a: int, b: int, lines: list[str]) -> None:
+        super().__init__()
+        self.a, self.b, self.lines = a, b, lines
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Text(f"Request #{self.a} (A) → request #{self.b} (B)"), classes="title")
+            with VerticalScroll(id="diff-lines"):
+                for line in self.lines:
+                    stripped = line.lstrip()
+                    cls = (
+                        "add"
+                        if stripped.startswith("+") or "added" in stripped[:40]
+                        else "del"
+                        if stripped.startswith("-")
+                        else "chg"
+                        if stripped.startswith("~")
+                        else "cache"
+                        if stripped.startswith("prompt cache")
+                        else ""
+                    )
+                    yield Static(Text(line, no_wrap=True, overflow="ellipsis"), classes=cls)
+            yield Static(Text("escape: back to the requests · ↑/↓ scroll"), classes="hint")
+
+    def on_mount(self) -> None:
+        self.query_one("#diff-lines", VerticalScroll).focus()
+
+    def action_close(self) -> None:
+        self.dismiss(None)

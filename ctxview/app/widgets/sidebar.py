@@ -178,8 +178,9 @@ class ConfigSidebar(VerticalScroll):
             )
         else:
             window = (
-                f"{n:,} / {ctx.max_context_messages:,} messages\n"
-                f"transcript {len(model.transcript):,} · evicted {evicted:,}"
+                f"{n:,} / {ctx.max_context_messages:,} messages"
+                + (f" · {len(ctx.pinned_ids):,} pinned" if ctx.pinned_ids else "")
+                + f"\ntranscript {len(model.transcript):,} · evicted {evicted:,}"
             )
         self.query_one("#window", Static).update(Text(window))
         size = context_size(model.model)
