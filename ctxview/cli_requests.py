@@ -53,15 +53,32 @@ def add_parsers(sub: Any, positive_int: Any) -> None:
 
 def _load(args: argparse.Namespace) -> tuple[Any, Any, Any] | int:
     """(session, config, price table) or an exit code after printing why (``inspect``'s
-    reading step: one line, never a traceback)."""
+    reading step: one line on stderr, never a traceback; with ``--json`` also inspect's
+    ``{"file", "error", "exit"}`` object on stdout, so scripts always get one object)."""
     from ctxview.cli import load_file
     from ctxview.config import price_overrides
     from ctxview.core.pricing import PriceTable
 
-    session, cfg = load_file(args)
+    failures: list[str] = []
+    session, cfg = load_file(args, failures)
     if isinstance(session, int):
+        if args.json:
+            _json_error(args, failures[0] if failures else "", session)
         return session
     return session, cfg, PriceTable(price_overrides(cfg))
+
+
+def _json_error(args: argparse.Namespace, error: str, code: int) -> None:
+    """``inspect --json``'s object for a file that cannot be read or replayed."""
+    sys.stdout.write(json_text({"file": args.file, "error": error, "exit": code}) + "\n")
+
+
+def _fail(args: argparse.Namespace, msg: str) -> int:
+    """One line on stderr (and the JSON error object with ``--json``); exit 2."""
+    _err(msg)
+    if args.json:
+        _json_error(args, msg, EXIT_UNREADABLE)
+    return EXIT_UNREADABLE
 
 
 def requests_report(log: Any, session: Any) -> dict[str, Any]:
@@ -94,8 +111,7 @@ def cmd_requests(args: argparse.Namespace) -> int:
             prices=prices,
         )
     except ValueError as exc:
-        _err(f"{args.file}: {exc}")
-        return EXIT_UNREADABLE
+        return _fail(args, f"{args.file}: {exc}")
     report = requests_report(log, session)
     # exit 1 as inspect: the last request (the window the session would send) is rejected
     rejected = False
@@ -220,8 +236,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     try:
         rows = compare(session, names, max_context_messages=max_, defaults=defaults, prices=prices)
     except ValueError as exc:
-        _err(f"{args.file}: {exc}")
-        return EXIT_UNREADABLE
+        return _fail(args, f"{args.file}: {exc}")
     report = {"file": session.path, "max_context_messages": max_, "strategies": rows}
     if args.json:
         sys.stdout.write(json_text(report) + "\n")
