@@ -14,12 +14,13 @@ request; ``compare``: any request under any strategy), 2 the file cannot be read
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from typing import Any
 
 from ctxview.cli import _err
 from ctxview.core.strategies import STRATEGIES
-from ctxview.textfmt import fmt_tokens, json_text, one_line, visible
+from ctxview.textfmt import escape_controls, fmt_tokens, json_text, one_line, visible
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_UNREADABLE = 0, 1, 2
 
@@ -94,6 +95,103 @@ def requests_report(log: Any, session: Any) -> dict[str, Any]:
     }
 
 
+#: the keys of ``Request.to_dict()`` that :func:`requests_json` writes itself, in order
+_REQUEST_KEYS = (
+    "index",
+    "message_ids",
+    "window_size",
+    "input_tokens",
+    "cache_read",
+    "cache_write",
+    "uncached",
+    "cache_break",
+    "recorded",
+    "timestamp",
+    "cost_usd",
+    "model",
+    "response_id",
+    "redundancy",
+)
+
+
+def requests_json(log: Any, session: Any) -> str:
+    """``json_text(requests_report(log, session))``, the same text, without building a dict per
+    request: each request is one f-string (50,000 requests: a tenth of the time of
+    ``to_dict`` + ``json.dumps``). Falls back to the dicts when ``Request.to_dict`` holds other
+    keys than these. ``tests/test_requests_fast.py`` holds the two against each other."""
+    import json
+    from json.encoder import encode_basestring
+
+    reqs = log.requests
+    if reqs and tuple(reqs[0].to_dict()) != _REQUEST_KEYS:
+        return json_text(requests_report(log, session))
+    enc = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+    strs: dict[Any, str] = {}
+
+    def text(v: Any) -> str:
+        if v is None:
+            return "null"
+        found = strs.get(v)
+        if found is None:
+            found = encode_basestring(v) if type(v) is str else enc(v)
+            if len(strs) < 10_000:
+                strs[v] = found
+        return found
+
+    def num(v: Any) -> str:
+        if type(v) is int:
+            return str(v)
+        return enc(v)
+
+    def money(v: float | None) -> str:
+        if v is None:
+            return "null"
+        v = round(v, 6)
+        return repr(v) if type(v) is float and math.isfinite(v) else enc(v)
+
+    rows: list[str] = []
+    append = rows.append
+    for r in reqs:
+        b = r.cache_break
+        red = r.redundancy
+        append(
+            f'{{"index": {num(r.index)}, "message_ids": '
+            f"[{', '.join(map(num, r.message_ids))}], "
+            f'"window_size": {num(r.window_size)}, "input_tokens": {num(r.input_tokens)}, '
+            f'"cache_read": {num(r.cache_read)}, "cache_write": {num(r.cache_write)}, '
+            f'"uncached": {num(r.uncached)}, "cache_break": '
+            + (
+                "null"
+                if b is None
+                else f'{{"reason": {text(b.reason)}, "position": {num(b.position)}}}'
+            )
+            + f', "recorded": {"null" if r.recorded is None else enc(r.recorded)}, '
+            f'"timestamp": {text(r.timestamp)}, "cost_usd": {money(r.cost_usd)}, '
+            f'"model": {text(r.model)}, "response_id": '
+            f'{"null" if r.response_id is None else num(r.response_id)}, "redundancy": '
+            + (
+                "null"
+                if red is None
+                else f'{{"items": {num(red.items)}, "tokens": {num(red.tokens)}, '
+                f'"cost_usd": {money(red.cost_usd)}}}'
+            )
+            + "}"
+        )
+    head = enc(
+        {
+            "file": session.path,
+            "format": session.format,
+            "strategy": log.strategy,
+            "max_context_messages": log.max_context_messages,
+            "model": log.model,
+        }
+    )
+    return escape_controls(
+        f'{head[:-1]}, "requests": [{", ".join(rows)}], "totals": {enc(log.totals())}, '
+        f'"notes": {enc(log.notes)}}}'
+    )
+
+
 def cmd_requests(args: argparse.Namespace) -> int:
     from ctxview.core.protocol import check_protocol
     from ctxview.core.requests import simulate
@@ -112,7 +210,6 @@ def cmd_requests(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         return _fail(args, f"{args.file}: {exc}")
-    report = requests_report(log, session)
     # exit 1 as inspect: the last request (the window the session would send) is rejected
     rejected = False
     if log.requests:
@@ -121,9 +218,9 @@ def cmd_requests(args: argparse.Namespace) -> int:
         window = [session.messages[i] for i in ids]
         rejected = any(p.severity == "error" for p in check_protocol(window, session.system))
     if args.json:
-        sys.stdout.write(json_text(report) + "\n")
+        sys.stdout.write(requests_json(log, session) + "\n")
     else:
-        _print_requests(report, log, rejected)
+        _print_requests(requests_report(log, session), log, rejected)
     return EXIT_PROBLEMS if rejected else EXIT_OK
 
 

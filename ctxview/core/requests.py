@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from ctxview.core import requests_fast
 from ctxview.core.calibrate import (
     DEFAULT_RATES,
     Delta,
@@ -533,6 +534,8 @@ def simulate(
     redundancy: bool = True,
     _calibration: tuple[Rates, int | None, int] | None = None,
     _feats: Sequence[Features] | None = None,
+    _shared: Any = None,
+    _reference: bool = False,
 ) -> RequestLog:
     """The session's requests under a max and a strategy (see the module docstring).
 
@@ -543,6 +546,9 @@ def simulate(
     ``redundancy=False`` skips the repeated-content count (``Request.redundancy`` stays None).
     ``keep_windows``: indices of requests whose window ids to keep in ``RequestLog.windows``
     (the last request's always is).
+
+    The built-in strategies are replayed by :mod:`ctxview.core.requests_fast` (same results,
+    without a ConversationContext); ``_reference=True`` forces the replay below.
     """
     settings = {
         "max_context_messages": max_context_messages,
@@ -613,7 +619,55 @@ def simulate(
     hints = [h for m in metas if "usage" in m and (h := _recorded(m)[2]) is not None]
     default_ttl = TTL_1H if hints and hints.count("1h") * 2 >= len(hints) else TTL_5M
 
-    # -- state of the replay
+    kind = None if _reference else requests_fast.strategy_kind(strat)
+    shared = _shared if _shared is not None else requests_fast.Shared(msgs)
+    if kind is not None and shared.valid_roles() and not (check and shared.has_compaction()):
+        # the settings are checked as a context would check them
+        ConversationContext(
+            max_context_messages=max_,
+            system_prompt=sys_text,
+            strategy=strat,
+            max_context_tokens=max_tok,
+            low_water_fraction=frac,
+        )
+        f_out, f_evicted, f_windows, f_min, f_price = requests_fast.replay(
+            session,
+            shared,
+            kind=kind,
+            points=points,
+            starts=starts,
+            tok=tok,
+            rates=rates,
+            static=static,
+            prices=prices,
+            session_model=session_model,
+            default_ttl=default_ttl,
+            tools_fp=tools_fp,
+            system_fp=system_fp,
+            sys_text=sys_text,
+            max_=max_,
+            max_tok=max_tok,
+            frac=frac,
+            check=check,
+            keep=keep,
+            redundancy=redundancy,
+        )
+        _price_notes(notes, f_price, f_min)
+        return RequestLog(
+            f_out,
+            None if as_sent else strat,
+            None if as_sent else max_,
+            as_sent,
+            session_model,
+            rates,
+            static,
+            notes,
+            f_evicted,
+            f_windows,
+            settings,
+        )
+
+    # -- state of the replay (the reference: a ConversationContext, message by message)
     win: list[int] = []  # transcript ids of the window
     wtok = 0  # tokens of the window's messages
     dirty: int | None = None  # first window position changed since the last request
@@ -879,6 +933,21 @@ def simulate(
     )
 
 
+def _price_notes(notes: list[str], price_notes: set[str], min_notes: set[str]) -> None:
+    """The notes of the fast replay's models without a price or a known minimum (as the
+    reference replay words them)."""
+    if "" in price_notes:
+        price_notes.discard("")
+        notes.append("no model named: cost is null (pass a model in the config)")
+    for m in sorted(price_notes):
+        notes.append(
+            f'no price for model {m!r}: cost is null (add [pricing."{m}"] with input and '
+            "output in USD per million tokens to config.toml)"
+        )
+    for m in sorted(min_notes):
+        notes.append(f"minimum cacheable length of model {m!r} unknown: assumed 1,024 tokens")
+
+
 def window_of(session: SessionLike, log: RequestLog, index: int) -> list[int]:
     """Transcript ids of request ``index``'s window (replays the session again if the log did
     not keep it)."""
@@ -1042,6 +1111,9 @@ def compare(
     names = list(strategies) if strategies is not None else list(STRATEGIES)
     feats = [message_features(m) for m in session.messages]
     cal = calibrate(session, feats)
+    # what does not depend on the strategy (tokens, request points, the conversation's own
+    # protocol check) is computed once for all of them
+    shared = requests_fast.Shared(session.messages)
     rows = []
     for name in names:
         log = simulate(
@@ -1054,6 +1126,7 @@ def compare(
             redundancy=False,
             _calibration=cal,
             _feats=feats,
+            _shared=shared,
         )
         t = log.totals()
         reqs = log.requests
