@@ -193,6 +193,13 @@ def requests_json(log: Any, session: Any) -> str:
 
 
 def cmd_requests(args: argparse.Namespace) -> int:
+    from ctxview.sessions.model import gc_paused
+
+    with gc_paused():  # nothing here is a cycle: no collection walks the loaded session
+        return _requests(args)
+
+
+def _requests(args: argparse.Namespace) -> int:
     from ctxview.core.protocol import check_protocol
     from ctxview.core.requests import simulate
 
@@ -309,6 +316,13 @@ def _print_requests(report: dict[str, Any], log: Any, rejected: bool) -> None:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    from ctxview.sessions.model import gc_paused
+
+    with gc_paused():  # nothing here is a cycle: no collection walks the loaded session
+        return _compare(args)
+
+
+def _compare(args: argparse.Namespace) -> int:
     from ctxview.core.requests import compare
 
     loaded = _load(args)

@@ -226,3 +226,59 @@ def test_a_strategy_registered_under_a_builtin_name_is_replayed_the_reference_wa
         assert strategy_kind("seed") is None
     finally:
         STRATEGIES["seed"] = original
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=60),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_texts = st.one_of(
+    st.text(max_size=80), st.just("def f(x):\n    return {x[0]: y_1 for y in z}; " * 3)
+)
+_blocks = st.one_of(
+    st.fixed_dictionaries({"type": st.just("text"), "text": st.one_of(_texts, _json_values)}),
+    st.fixed_dictionaries(
+        {"type": st.just("tool_use"), "id": st.just("t"), "name": st.text(max_size=8)},
+        optional={"input": _json_values},
+    ),
+    st.fixed_dictionaries(
+        {"type": st.just("tool_result"), "tool_use_id": st.just("t")},
+        optional={
+            "content": st.one_of(
+                _texts, st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": _texts}))
+            )
+        },
+    ),
+    st.fixed_dictionaries({"type": st.sampled_from(["thinking", "compaction", "other"])}),
+    _texts,
+    _json_values,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(content=st.one_of(_texts, st.lists(_blocks, max_size=4), _json_values))
+def test_message_features_fast_shapes_match_the_block_walk(content: Any) -> None:
+    from ctxview.core.calibrate import (
+        DEFAULT_RATES,
+        Rates,
+        _block_features,
+        _text_features,
+        message_features,
+    )
+    from ctxview.core.tokens import _json_len
+
+    acc = [0.0] * 6
+    if isinstance(content, str):
+        _text_features(content, acc, False)
+    elif isinstance(content, list):
+        for b in content:
+            _block_features(b, acc)
+    else:
+        acc[2] += _json_len(content)
+    got = message_features({"role": "user", "content": content})
+    assert got == tuple(acc) and all(type(x) is float for x in got)
+    for rates in (DEFAULT_RATES, Rates((0.3, 0.21, 0.33, 0.27, 0.19), 3.7)):
+        assert rates.tokens_many([got, got]) == [rates.tokens(got)] * 2

@@ -92,13 +92,36 @@ def _block_features(block: Any, acc: list[float], in_result: bool = False) -> No
 
 
 def message_features(message: Mapping[str, Any]) -> Features:
-    acc = [0.0] * 6
     content = message.get("content", "")
-    if isinstance(content, str):
-        _text_features(content, acc, False)
-    elif isinstance(content, list):
+    if type(content) is str:  # the common shapes first, without a call per block
+        n = len(content)
+        if n >= 40 and looks_like_code(content):
+            return (0.0, float(n), 0.0, 0.0, 0.0, 0.0)
+        return (float(n), 0.0, 0.0, 0.0, 0.0, 0.0)
+    acc = [0.0] * 6
+    if isinstance(content, list):
         for b in content:
+            if type(b) is dict:
+                btype = b.get("type")
+                if btype == "text":
+                    text = b.get("text")
+                    if type(text) is str:
+                        if len(text) >= 40 and looks_like_code(text):
+                            acc[1] += len(text)
+                        else:
+                            acc[0] += len(text)
+                        continue
+                elif btype == "tool_result":
+                    c = b.get("content", "")
+                    if type(c) is str:
+                        acc[3] += len(c)
+                        continue
+                elif btype == "tool_use":
+                    acc[2] += len(str(b.get("name", ""))) + _json_len(b.get("input", {}))
+                    continue
             _block_features(b, acc)
+    elif isinstance(content, str):
+        _text_features(content, acc, False)
     else:
         acc[2] += _json_len(content)
     return (acc[0], acc[1], acc[2], acc[3], acc[4], acc[5])
@@ -126,6 +149,15 @@ class Rates:
             + f[4] * p[4]
             + f[5]
         )
+
+    def tokens_many(self, feats: Sequence[Features]) -> list[int]:
+        """``[self.tokens(f) for f in feats]``, the same sums in the same order, in one pass."""
+        ov = self.overhead
+        p0, p1, p2, p3, p4 = self.per_char
+        ceil = math.ceil
+        return [
+            ceil(ov + a * p0 + b * p1 + c * p2 + d * p3 + e * p4 + g) for a, b, c, d, e, g in feats
+        ]
 
     def chars_per_token(self) -> dict[str, float | None]:
         return {

@@ -52,7 +52,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from ctxview.core import requests_fast
 from ctxview.core.calibrate import (
@@ -269,8 +269,7 @@ def _quantile(sorted_vals: Sequence[float], q: float) -> float:
 
 
 # -- where the requests are ------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class _Point:
+class _Point(NamedTuple):  # a tuple: 50,000 of them are built per replay
     n: int  # the request holds messages [segment start, n)
     response: int | None
 
@@ -289,11 +288,11 @@ def request_points(session: SessionLike) -> list[_Point]:
                 )
                 pts.append(_Point(i + 1, nxt))
         return pts
-    pts = []
-    for i, m in enumerate(msgs):
-        if i > 0 and m.get("role") == "assistant" and metas[i].get("model") != "<synthetic>":
-            pts.append(_Point(i, i))
-    return pts
+    return [
+        _Point(i, i)
+        for i, m in enumerate(msgs)
+        if i > 0 and m.get("role") == "assistant" and metas[i].get("model") != "<synthetic>"
+    ]
 
 
 def segment_starts(session: SessionLike) -> set[int]:
@@ -302,16 +301,17 @@ def segment_starts(session: SessionLike) -> set[int]:
     for i, (m, meta) in enumerate(zip(session.messages, session.metas, strict=False)):
         if i == 0:
             continue
-        if meta.get("compact_boundary") is not None or meta.get("compact_summary"):
+        if meta and (meta.get("compact_boundary") is not None or meta.get("compact_summary")):
             starts.add(i)
             continue
+        if m.get("role") != "assistant":
+            continue
         content = m.get("content")
-        if (
-            m.get("role") == "assistant"
-            and isinstance(content, list)
-            and any(isinstance(b, dict) and b.get("type") == "compaction" for b in content)
-        ):
-            starts.add(i)
+        if isinstance(content, list):
+            for b in content:
+                if isinstance(b, dict) and b.get("type") == "compaction":
+                    starts.add(i)
+                    break
     return starts
 
 
@@ -421,7 +421,7 @@ def calibrate(
     if not recs:
         return DEFAULT_RATES, None, 0
     rates = fit_rates(deltas)
-    tok = [rates.tokens(f) for f in feats]
+    tok = rates.tokens_many(feats)
     seg_start = _segment_start_of(len(session.messages), starts)
     residuals = sorted(total - sum(tok[seg_start[p.n - 1] : p.n]) for p, total in recs if p.n > 0)
     static = max(0, int(_quantile(residuals, 0.5)))
@@ -610,7 +610,7 @@ def simulate(
     else:
         static = _static_tokens(session, rates)
     session_model = session.model or d.get("model")
-    tok = [rates.tokens(f) for f in feats]
+    tok = rates.tokens_many(feats)
     points = request_points(session)
     starts = segment_starts(session)
     tools_fp = _fingerprint(session.tools)

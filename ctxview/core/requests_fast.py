@@ -399,6 +399,7 @@ def replay(
     min_notes: set[str] = set()
     price_notes: set[str] = set()
     low_target = max(2, math.floor(max_ * frac)) - 1
+    breaks: dict[tuple[str, int], Any] = {}
     pi = 0
     n_points = len(points)
     for i in range(n_msgs + 1):
@@ -428,8 +429,12 @@ def replay(
                 for e in entries:
                     if e.length > dirty:
                         e.length = dirty
-            live = [e for e in entries if e.key == key and (now is None or e.expires >= now)]
-            best = max(live, key=lambda e: e.length, default=None)
+            if len(entries) == 1:  # the usual case
+                e = entries[0]
+                best = e if e.key == key and (now is None or e.expires >= now) else None
+            else:
+                live = [e for e in entries if e.key == key and (now is None or e.expires >= now)]
+                best = max(live, key=lambda e: e.length, default=None)
             read = 0
             if best is not None:
                 q = best.length if best.length < n else n
@@ -464,7 +469,10 @@ def replay(
                     )
                     brk = CacheBreak(what, 0)
                 elif dirty is not None and dirty < prev_len:
-                    brk = CacheBreak(dirty_reason or "edited", dirty)
+                    bkey = (dirty_reason or "edited", dirty)
+                    brk = breaks.get(bkey)
+                    if brk is None:  # frozen: one object per (reason, position) is shared
+                        brk = breaks[bkey] = CacheBreak(*bkey)
                 elif prev_written and (best is None or best.length < prev_len):
                     brk = CacheBreak("ttl", best.length if best else 0)
             # -- the cache after this request
@@ -472,9 +480,15 @@ def replay(
                 best.expires = max(best.expires, now + best.ttl)
             if total >= minimum:
                 new = _Entry(key, n, (now if now is not None else 0.0) + ttl, ttl)
-                if all(
-                    e.key == key and e.length <= n and e.expires <= new.expires for e in entries
-                ):
+                if len(entries) == 1:
+                    e = entries[0]
+                    outlives = e.key == key and e.length <= n and e.expires <= new.expires
+                else:
+                    outlives = all(
+                        e.key == key and e.length <= n and e.expires <= new.expires
+                        for e in entries
+                    )
+                if outlives:
                     entries = [new]
                 else:
                     entries.append(new)
