@@ -397,3 +397,25 @@ def test_fuzz_random_jsonl(tmp_path: Path, lines: list[Any]) -> None:
         replay(s)
     except SessionError as exc:
         assert str(exc)
+
+
+@pytest.mark.parametrize("levels", [150, 201, 202, 260, 5000])
+def test_big_files_refuse_the_same_nesting_as_small_ones(tmp_path: Path, levels: int) -> None:
+    """A big file is parsed under a recursion limit instead of walked for its depth afterwards
+    (readers._loads_bounded): the same files open, the same are refused, with the same path."""
+    from ctxview.sessions import readers
+
+    def outcome(pad: int) -> str:
+        inner = "[" * (levels - 3) + " " * pad + "]" * (levels - 3)  # levels in all
+        body = '{"messages": [{"role": "user", "content": "hi", "x": ' + inner + "}]}"
+        p = write(tmp_path, f"n{pad}.json", body.encode())
+        try:
+            load_session(p)
+        except SessionError as exc:
+            return str(exc).replace(str(p), "F")
+        return "ok"
+
+    small = outcome(0)
+    big = outcome(readers.BOUNDED_MIN_CHARS)
+    assert big == small
+    assert (small == "ok") == (levels <= readers.MAX_DEPTH + 1), small

@@ -485,8 +485,7 @@ def replay(
                     outlives = e.key == key and e.length <= n and e.expires <= new.expires
                 else:
                     outlives = all(
-                        e.key == key and e.length <= n and e.expires <= new.expires
-                        for e in entries
+                        e.key == key and e.length <= n and e.expires <= new.expires for e in entries
                     )
                 if outlives:
                     entries = [new]
