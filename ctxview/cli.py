@@ -322,6 +322,13 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
+    from ctxview.sessions.model import gc_paused
+
+    with gc_paused():  # nothing here is a cycle: no collection walks the loaded session
+        return _inspect(args)
+
+
+def _inspect(args: argparse.Namespace) -> int:
     failures: list[str] = []
     rep, cfg = _load(args, failures)
     if isinstance(rep, int):

@@ -419,3 +419,60 @@ def test_big_files_refuse_the_same_nesting_as_small_ones(tmp_path: Path, levels:
     big = outcome(readers.BOUNDED_MIN_CHARS)
     assert big == small
     assert (small == "ok") == (levels <= readers.MAX_DEPTH + 1), small
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    message=st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=4),
+        lambda inner: (
+            st.lists(inner, max_size=3)
+            | st.dictionaries(
+                st.sampled_from(["role", "content", "type", "text", "id", "name", "tool_use_id"]),
+                inner | st.sampled_from(["user", "assistant", "system", "text", "tool_use"]),
+                max_size=4,
+            )
+        ),
+        max_leaves=10,
+    )
+    | st.fixed_dictionaries(
+        {
+            "role": st.sampled_from(["user", "assistant", "system", "x"]),
+            "content": st.lists(
+                st.fixed_dictionaries(
+                    {
+                        "type": st.sampled_from(
+                            ["text", "tool_use", "tool_result", "thinking", "image", "zzz"]
+                        )
+                    },
+                    optional={
+                        "text": st.none() | st.text(max_size=3) | st.integers(),
+                        "id": st.none() | st.text(max_size=3),
+                        "name": st.none() | st.text(max_size=3),
+                        "tool_use_id": st.none() | st.text(max_size=3),
+                        "source": st.none() | st.just({}),
+                    },
+                )
+                | st.text(max_size=3),
+                max_size=3,
+            )
+            | st.text(max_size=3),
+        }
+    )
+)
+def test_message_problem_fast_yes_agrees_with_the_block_checks(message: Any) -> None:
+    """The quick pass for usual messages never passes one the block-by-block check refuses."""
+    from ctxview.sessions.validate import block_problem, message_problem
+
+    found = message_problem(message)
+    slow: Any = None
+    if (
+        not isinstance(message, dict)
+        or message.get("role") not in ("user", "assistant", "system")
+        or "content" not in message
+        or not isinstance(message["content"], (str, list))
+    ):
+        slow = "bad"
+    elif isinstance(message["content"], list):
+        slow = next((p for b in message["content"] if (p := block_problem(b))), None)
+    assert (found is None) == (slow is None), (message, found, slow)

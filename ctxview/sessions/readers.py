@@ -487,29 +487,34 @@ def _read_ctxview(path: str, text: str, data: Any) -> LoadedSession:
     metas: list[dict[str, Any]] = []
     evicted: dict[int, int] = {}
     added: dict[int, int] = {}
+    add_message, add_meta = messages.append, metas.append
     for i, rec in enumerate(transcript):
         if not isinstance(rec, dict):
             raise ValueError(f"transcript[{i}]: expected an object, got {_kind(rec)}")
-        if rec.get("id") != i:
-            raise ValueError(f"transcript[{i}].id: expected {i}, got {rec.get('id')!r}")
-        msg = rec.get("message")
+        get = rec.get
+        if get("id") != i:
+            raise ValueError(f"transcript[{i}].id: expected {i}, got {get('id')!r}")
+        msg = get("message")
         found = message_problem(msg)
         if found is not None:
             raise ValueError(f"transcript[{i}].message{found[0]}: {found[1]}")
         assert isinstance(msg, dict)
-        messages.append(msg)
-        meta: dict[str, Any] = (
-            dict(rec.get("meta") or {}) if isinstance(rec.get("meta"), dict) else {}
-        )
-        if isinstance(rec.get("timestamp"), str):
-            meta["timestamp"] = rec["timestamp"]
-        if isinstance(rec.get("usage"), dict):
-            meta["usage"] = rec["usage"]
-        metas.append(meta)
-        if isinstance(rec.get("evicted_at_step"), int):
-            evicted[i] = rec["evicted_at_step"]
-        if isinstance(rec.get("added_at_step"), int):
-            added[i] = rec["added_at_step"]
+        add_message(msg)
+        raw_meta = get("meta")
+        meta: dict[str, Any] = dict(raw_meta) if isinstance(raw_meta, dict) else {}
+        ts = get("timestamp")
+        if isinstance(ts, str):
+            meta["timestamp"] = ts
+        usage = get("usage")
+        if isinstance(usage, dict):
+            meta["usage"] = usage
+        add_meta(meta)
+        step = get("evicted_at_step")
+        if isinstance(step, int):
+            evicted[i] = step
+        step = get("added_at_step")
+        if isinstance(step, int):
+            added[i] = step
     window = data.get("window")
     saved_window: list[int] | None = None
     cut = False
