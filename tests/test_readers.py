@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from conftest import FIXTURES, ROOT
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ctxview import check_protocol
@@ -460,6 +460,11 @@ def test_big_files_refuse_the_same_nesting_as_small_ones(tmp_path: Path, levels:
         }
     )
 )
+@example({"role": "user", "content": [{"type": "tool_result", "tool_use_id": ""}]})
+@example({"role": "user", "content": [{"type": "text", "text": None}]})
+@example({"role": "assistant", "content": [{"type": "tool_use", "id": "a"}]})
+@example({"role": "assistant", "content": [{"type": "image"}]})
+@example({"role": "user", "content": [{"text": "no type"}]})
 def test_message_problem_fast_yes_agrees_with_the_block_checks(message: Any) -> None:
     """The quick pass for usual messages never passes one the block-by-block check refuses."""
     from ctxview.sessions.validate import block_problem, message_problem
