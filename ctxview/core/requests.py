@@ -610,17 +610,15 @@ def simulate(
     else:
         static = _static_tokens(session, rates)
     session_model = session.model or d.get("model")
-    tok = rates.tokens_many(feats)
-    points = request_points(session)
-    starts = segment_starts(session)
+    # what does not depend on the strategy: computed once per session in compare
+    shared = _shared if _shared is not None else requests_fast.Shared(msgs)
+    tok = shared.tokens_of(rates, feats)
+    points, starts, default_ttl = shared.layout(session)
     tools_fp = _fingerprint(session.tools)
     system_fp = _fingerprint(session.system)
     sys_text = session.system if isinstance(session.system, str) else ""
-    hints = [h for m in metas if "usage" in m and (h := _recorded(m)[2]) is not None]
-    default_ttl = TTL_1H if hints and hints.count("1h") * 2 >= len(hints) else TTL_5M
 
     kind = None if _reference else requests_fast.strategy_kind(strat)
-    shared = _shared if _shared is not None else requests_fast.Shared(msgs)
     if kind is not None and shared.valid_roles() and not (check and shared.has_compaction()):
         # the settings are checked as a context would check them
         ConversationContext(
@@ -931,6 +929,13 @@ def simulate(
         windows,
         settings,
     )
+
+
+def _layout(session: SessionLike) -> tuple[list[_Point], set[int], float]:
+    """(request points, compaction starts, default TTL) of a session."""
+    hints = [h for m in session.metas if "usage" in m and (h := _recorded(m)[2]) is not None]
+    default_ttl = TTL_1H if hints and hints.count("1h") * 2 >= len(hints) else TTL_5M
+    return request_points(session), segment_starts(session), default_ttl
 
 
 def _price_notes(notes: list[str], price_notes: set[str], min_notes: set[str]) -> None:

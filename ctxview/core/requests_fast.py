@@ -81,6 +81,7 @@ class Shared:
         self._points: tuple[Any, list[tuple[Any, ...]]] | None = None
         self._errors: dict[Any, WindowErrors] = {}
         self._compaction: bool | None = None
+        self._layout: tuple[list[Any], set[int], float] | None = None
 
     @property
     def roles(self) -> list[Any]:
@@ -105,11 +106,26 @@ class Shared:
             self._est_prefix = _prefix([estimate_message(m) for m in self.msgs])
         return self._est_prefix
 
+    def tokens_of(self, rates: Rates, feats: Sequence[Any]) -> list[int]:
+        """Tokens per message under ``rates`` (kept for the next strategy)."""
+        if self._tok is None or self._tok[0] is not rates or len(self._tok[1]) != len(feats):
+            tok = rates.tokens_many(feats)
+            self._tok = (rates, tok, _prefix(tok))
+        return self._tok[1]
+
     def token_prefix(self, rates: Rates, tok: list[int]) -> list[int]:
         """Prefix sums of ``tok`` (the tokens per message under ``rates``)."""
-        if self._tok is None or self._tok[0] is not rates or len(self._tok[1]) != len(tok):
+        if self._tok is None or self._tok[1] is not tok:
             self._tok = (rates, tok, _prefix(tok))
         return self._tok[2]
+
+    def layout(self, session: Any) -> tuple[list[Any], set[int], float]:
+        """(request points, compaction starts, default TTL): ``requests._layout``, once."""
+        from ctxview.core.requests import _layout
+
+        if self._layout is None:
+            self._layout = _layout(session)
+        return self._layout
 
     def content_keys(self, rates: Rates) -> list[Any]:
         from ctxview.core.requests import _content_keys
@@ -197,8 +213,9 @@ class WindowErrors:
                 errs[t] = sum(1 for r in rels if r[2] == "error")
         self.prefix = _prefix(errs)
         self.errs = errs
-        self._last: dict[int, int] = {}
         self._memo: dict[tuple[Any, ...], int] = {}
+        self._front: dict[tuple[int, int], int] = {}
+        self._back: dict[int, int] = {}
 
     def _messages(self, d: tuple[Any, ...]) -> list[Any]:
         msgs = self.msgs
@@ -212,6 +229,9 @@ class WindowErrors:
             return [msgs[d[1]], *msgs[d[2] : d[3]]]
         return [msgs[d[1]]]
 
+    def _role(self, d: tuple[Any, ...]) -> Any:
+        return self.roles[self.turns[d[1]][0] if d[0] == "g" else d[1]]
+
     def _count(
         self,
         prev: tuple[Any, ...] | None,
@@ -220,23 +240,52 @@ class WindowErrors:
         is_first: bool,
         is_last: bool,
     ) -> int:
-        if cur[0] == "g" and prev is not None and prev[0] == "g" and prev[1] == cur[1] - 1:
-            t = cur[1]
-            if not is_last and nxt is not None and nxt[0] == "g" and nxt[1] == t + 1:
-                own: int = self.errs[t]
-                return own  # the conversation's own turn, with its own neighbours
-            if is_last and nxt is None:
-                found = self._last.get(t)
-                if found is None:
-                    found = self._last[t] = self._check(prev, cur, None, is_first, True)
-                return found
-        key = (prev, cur, nxt, is_first, is_last)
+        """Errors of the window turn ``cur`` between ``prev`` and ``nxt``.
+
+        A turn's errors depend on less than its neighbours (``protocol._check_turn``): a user
+        turn's on the previous turn only when that is an assistant turn (the tool_use ids it
+        answers), an assistant turn's on the next turn (the results: none when there is no next
+        turn, none answered when it is not a user turn) and on being last; a system turn's on
+        neither (its placement rules are warnings); being first decides only warnings. The memo
+        is keyed by what matters, so the same turn is checked once whatever else the window
+        holds."""
+        role = self._role(cur)
+        if role == "user":
+            ctx: Any = prev if prev is not None and self._role(prev) == "assistant" else None
+        elif role == "assistant":
+            if nxt is None:
+                ctx = (None, is_last)
+            elif self._role(nxt) == "user":
+                ctx = (nxt, is_last)
+            else:
+                ctx = ("x", is_last)
+        else:
+            ctx = None
+        if cur[0] == "g" and ctx == self._own_context(cur[1], role):
+            own: int = self.errs[cur[1]]
+            return own  # the conversation's own turn, in the same context
+        key = (cur, ctx)
         found = self._memo.get(key)
         if found is None:
             if len(self._memo) > 1_000_000:
                 self._memo.clear()
             found = self._memo[key] = self._check(prev, cur, nxt, is_first, is_last)
         return found
+
+    def _own_context(self, t: int, role: Any) -> Any:
+        """The context (as :meth:`_count` keys it) of turn ``t`` in the whole conversation."""
+        last = len(self.turns) - 1
+        if role == "user":
+            if t > 0 and self.roles[self.turns[t - 1][0]] == "assistant":
+                return ("g", t - 1)
+            return None
+        if role == "assistant":
+            if t == last:
+                return (None, True)
+            if self.roles[self.turns[t + 1][0]] == "user":
+                return (("g", t + 1), False)
+            return ("x", False)
+        return None
 
     def _check(
         self,
@@ -286,16 +335,27 @@ class WindowErrors:
             seq.extend(("g", t) for t in range(ta + 1, tb))
             seq.append(end)
             return self._sum(seq)
-        # the front turns, the turns inside (their own errors), the two last turns
-        seq.append(("g", ta + 1))
-        total = self.prefix[tb - 1] - self.prefix[ta + 2]
-        last = len(seq) - 1
-        for j, d in enumerate(seq):
-            nxt = seq[j + 1] if j < last else ("g", ta + 2)
-            total += self._count(seq[j - 1] if j else None, d, nxt, j == 0, False)
-        total += self._count(("g", tb - 2), ("g", tb - 1), end, False, False)
-        total += self._count(("g", tb - 1), end, None, False, True)
-        return total
+        # the front turns (they depend on first and lo only), the turns inside (their own
+        # errors), the two last turns (they depend on hi only)
+        front = self._front.get((first, lo))
+        if front is None:
+            seq.append(("g", ta + 1))
+            front = 0
+            last = len(seq) - 1
+            for j, d in enumerate(seq):
+                nxt = seq[j + 1] if j < last else ("g", ta + 2)
+                front += self._count(seq[j - 1] if j else None, d, nxt, j == 0, False)
+            if len(self._front) > 1_000_000:
+                self._front.clear()
+            self._front[(first, lo)] = front
+        back = self._back.get(hi)
+        if back is None:
+            back = self._count(("g", tb - 2), ("g", tb - 1), end, False, False)
+            back += self._count(("g", tb - 1), end, None, False, True)
+            if len(self._back) > 1_000_000:
+                self._back.clear()
+            self._back[hi] = back
+        return front + self.prefix[tb - 1] - self.prefix[ta + 2] + back
 
     def rejected(self, first: int, lo: int, hi: int) -> bool:
         if first < 0:
