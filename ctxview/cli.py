@@ -99,6 +99,12 @@ def build_sub_parser() -> argparse.ArgumentParser:
     exp.add_argument(
         "-o", "--output", metavar="OUT", help="write here (atomically) instead of stdout"
     )
+    exp.add_argument(
+        "--context-management",
+        action="store_true",
+        help="with --strategy clear-tool-uses or clear-thinking: the full messages plus the "
+        "context_management block (the API edits them) instead of the edited messages",
+    )
     rep = sub.add_parser(
         "repair",
         help="apply the minimal fix of every protocol error and write the repaired file "
@@ -216,8 +222,10 @@ def inspect_summary(rep: Any, model: str | None = None) -> dict[str, Any]:
     # the API's rules, then what ctxview notes about the window itself (max+1, budget, newest)
     problems = check_protocol(window, rep.session.system) + ctx.window_notes()
     system = rep.session.system if isinstance(rep.session.system, list) else ctx.system_prompt
-    # messages as the API reads them (from the last compaction block on)
-    breakdown = token_breakdown(system, rep.session.tools, estimate_window(window))
+    # messages as the API reads them (from the last compaction block on; as sent, under a
+    # context-editing strategy)
+    sent = [m for _, m in ctx.sent_entries()] if ctx.edits_messages else window
+    breakdown = token_breakdown(system, rep.session.tools, estimate_window(sent))
     # the sidebar's rule: system + tools + window against the model's context
     over = context_problem(sum(breakdown.values()), model or rep.session.model)
     if over is not None:
@@ -245,6 +253,22 @@ def inspect_summary(rep: Any, model: str | None = None) -> dict[str, Any]:
         "fixes": _fixes(window, rep.session.system, problems),
         "skipped_lines": rep.session.skipped_lines,
         "subagents": rep.session.subagents,
+        **_editing_summary(ctx),
+    }
+
+
+def _editing_summary(ctx: Any) -> dict[str, Any]:
+    """``context_editing``: what a context-editing strategy sends edited (ids, and the API's
+    ``applied_edits`` as estimated); nothing for the other strategies."""
+    sf = ctx.sent_form() if ctx.edits_messages else None
+    if sf is None:
+        return {}
+    return {
+        "context_editing": {
+            "cleared_ids": sorted(sf.edited),
+            "applied_edits": sf.applied_edits(),
+            "context_management": ctx.context_editing.context_management(ctx.strategy),
+        }
     }
 
 
@@ -349,8 +373,12 @@ def _inspect(args: argparse.Namespace) -> int:
     return EXIT_PROBLEMS if has_error else EXIT_OK
 
 
-def request_body(rep: Any, cfg: Any, model: str | None = None) -> dict[str, Any]:
-    """The Messages API request ctxview would send next for this context."""
+def request_body(
+    rep: Any, cfg: Any, model: str | None = None, context_management: bool = False
+) -> dict[str, Any]:
+    """The Messages API request ctxview would send next for this context (under a
+    context-editing strategy: the edited messages, or with ``context_management`` the full ones
+    plus the ``context_management`` block)."""
     from ctxview.sessions.request import build_request
 
     session = rep.session
@@ -361,6 +389,7 @@ def request_body(rep: Any, cfg: Any, model: str | None = None) -> dict[str, Any]
         system=session.system if isinstance(session.system, list) else None,
         tools=session.tools,
         params=session.request_params,
+        context_management=context_management,
     )
 
 
@@ -370,7 +399,13 @@ def cmd_export(args: argparse.Namespace) -> int:
         return rep
     from ctxview.sessions.store import check_no_api_key, save_request
 
-    body = request_body(rep, cfg, args.model)
+    if args.context_management and not rep.context.edits_messages:
+        _err(
+            f"{args.file}: --context-management needs a context-editing strategy "
+            f"(--strategy clear-tool-uses or clear-thinking; this one is {rep.context.strategy})"
+        )
+        return EXIT_UNREADABLE
+    body = request_body(rep, cfg, args.model, args.context_management)
     try:
         if args.output:
             save_request(args.output, body)

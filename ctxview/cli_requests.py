@@ -111,6 +111,7 @@ _REQUEST_KEYS = (
     "model",
     "response_id",
     "redundancy",
+    "off_branch",
 )
 
 
@@ -126,7 +127,11 @@ def _plain(r: Any) -> bool:
         ints += [r.redundancy.items, r.redundancy.tokens]
     if r.response_id is not None:
         ints.append(r.response_id)
-    return all(type(v) is int for v in ints) and type(r.message_ids) is list
+    return (
+        all(type(v) is int for v in ints)
+        and type(r.message_ids) is list
+        and type(r.off_branch) is bool
+    )
 
 
 def requests_json(log: Any, session: Any) -> str:
@@ -183,7 +188,7 @@ def requests_json(log: Any, session: Any) -> str:
                 else f'{{"items": {red.items}, "tokens": {red.tokens}, '
                 f'"cost_usd": {money(red.cost_usd)}}}'
             )
-            + "}"
+            + (', "off_branch": true}' if r.off_branch is True else ', "off_branch": false}')
         )
     head = enc(
         {
@@ -288,6 +293,8 @@ def _print_requests(report: dict[str, Any], log: Any, rejected: bool) -> None:
             if r.redundancy
             else ""
         )
+        if r.off_branch:
+            red = f"{red} off-branch".lstrip()
         out.write(
             f"{r.index:>5} {visible(ts):8} {r.window_size:>6} {fmt_tokens(r.input_tokens):>7} "
             f"{fmt_tokens(r.cache_read):>7} {fmt_tokens(r.cache_write):>7} "

@@ -51,6 +51,20 @@ DEFAULTS: dict[str, Any] = {
     "file_tools": False,
     "file_tool_max_bytes": 65536,
     "request_timeout": 120.0,
+    # the clear-tool-uses / clear-thinking strategies (Anthropic's context editing); the API's
+    # defaults. server_side: the chat sends the full messages plus a context_management block
+    # (beta API) instead of the edited messages
+    "context_editing": {
+        "server_side": False,
+        "clear_tool_uses": {
+            "trigger": {"type": "input_tokens", "value": 100_000},
+            "keep": {"type": "tool_uses", "value": 3},
+            "clear_at_least": {"type": "input_tokens", "value": 0},
+            "exclude_tools": [],
+            "clear_tool_inputs": False,
+        },
+        "clear_thinking": {"keep": {"type": "thinking_turns", "value": 1}},
+    },
 }
 
 ANIMATIONS = ("full", "basic", "none")
@@ -82,6 +96,14 @@ def _check(key: str, value: Any) -> Any:
         raise ConfigError(f"{key}: the API key is never kept in the config; use ANTHROPIC_API_KEY")
     if key == "pricing":
         return _check_pricing(value)
+    if key == "context_editing":
+        from ctxview.core.clearing import parse_context_editing
+
+        try:
+            parse_context_editing(value, key)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        return value
     if key not in DEFAULTS:
         raise ConfigError(f"{one_line(key, 60)}: unknown key (known: {', '.join(DEFAULTS)})")
     default = DEFAULTS[key]
@@ -141,6 +163,13 @@ def _check_pricing(value: Any) -> dict[str, Any]:
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
     return value
+
+
+def context_editing(cfg: Config) -> Any:
+    """The config's ``context_editing`` as a :class:`ctxview.core.clearing.ContextEditing`."""
+    from ctxview.core.clearing import parse_context_editing
+
+    return parse_context_editing(cfg.values.get("context_editing"))
 
 
 def price_overrides(cfg: Config) -> dict[str, Any]:
@@ -231,6 +260,14 @@ def parse_value(key: str, text: str) -> Any:
             raise ConfigError(f"{key}: expected a number, got {quote(text)}") from None
     if isinstance(default, list):
         return [t.strip() for t in text.split(",") if t.strip()]
+    if isinstance(default, dict):  # a TOML inline table: '{clear_tool_uses = {keep = 5}}'
+        try:
+            return tomllib.loads(f"v = {text}")["v"]
+        except (ValueError, RecursionError):
+            raise ConfigError(
+                f"{key}: expected a TOML inline table like {{clear_tool_uses = {{keep = 5}}}}, "
+                f"got {quote(text)}"
+            ) from None
     return text
 
 

@@ -72,6 +72,19 @@ def test_lists_newest_first_with_subagents(home: Path, capsys: pytest.CaptureFix
     assert "\x1b" not in out and "fix ␛[31mthe" in out and "└ agent-a1.jsonl" in out
 
 
+def test_limit(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    proj = home / ".claude" / "projects" / "-work-proj"
+    write_session(proj / "old.jsonl", "the old one", "2026-01-01T10:00:00Z")
+    write_session(proj / "new.jsonl", "the new one", "2026-03-01T10:00:00Z")
+    assert main(["sessions", "--json", "--limit", "1"]) == 0
+    assert [d["first_prompt"] for d in json.loads(capsys.readouterr().out)] == ["the new one"]
+    for bad in ("0", "-1", "x"):
+        with pytest.raises(SystemExit) as e:
+            main(["sessions", "--limit", bad])
+        assert e.value.code == 2
+        assert "expected an integer >= 1" in capsys.readouterr().err
+
+
 def test_claude_config_dir(tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     other = tmp_path / "cfg"
     write_session(

@@ -94,6 +94,7 @@ KEYS_HELP: list[tuple[str, str]] = [
     ("S", "save as… (a new name)"),
     ("x", "export the request body ctxview would send next"),
     ("R", "requests: every API request with its predicted cache, breaks and cost"),
+    ("C", "compare: every strategy on this session (errors, context kept, cost); enter applies"),
     ("ctrl+e", "edit the system prompt (works in the chat input too)"),
     ("ctrl+b", "show / hide the config sidebar"),
     ("d", "show / hide the block detail pane"),
@@ -145,6 +146,7 @@ class CtxviewApp(App[int]):
         Binding("u", "undo", "Undo", show=False),
         Binding("x", "export", "Export", show=False),
         Binding("R", "requests", "Requests", show=False),
+        Binding("C", "compare", "Compare", show=False),
         Binding("d", "toggle_detail", "Detail", show=False),
         Binding("i", "focus_chat", "Chat", show=False),
         Binding("ctrl+b", "toggle_sidebar", "Sidebar", show=False),
@@ -178,6 +180,7 @@ class CtxviewApp(App[int]):
         "focus_chat",
         "help",
         "follow",
+        "compare",
     }
 
     #: priority-bound actions: everywhere on the main screen, the chat input included
@@ -622,6 +625,13 @@ class CtxviewApp(App[int]):
             return
         mid = self.timeline.selected_id
         model = self.model
+        marked = self.timeline.selected_marker
+        if marked is not None:  # a compaction ledger marker: what the compaction did
+            key_m = (id(model), "ledger", marked, len(model.transcript))
+            if key_m != self._detail_key:
+                self._detail_key = key_m
+                self.detail.show_compaction(model.compaction_at(marked))
+            return
         # rebuilding the pane costs a remount: skip it when what it shows has not changed
         key = (
             id(model),
@@ -724,45 +734,33 @@ class CtxviewApp(App[int]):
 
     def action_requests(self) -> None:
         """The Requests view of the open session, under the current max and strategy."""
-        from types import SimpleNamespace
-
+        from ctxview.app.request_inputs import context_settings, price_table, session_view
         from ctxview.app.screens.requests import RequestsScreen
-        from ctxview.config import price_overrides
-        from ctxview.core.pricing import PriceTable
 
         m = self.model
-        records = m.transcript.records
-        loaded = m.session
-        same = len(records) == len(loaded.messages)
-        view = SimpleNamespace(
-            path=loaded.path,
-            format=loaded.format if same else "ctxview",
-            messages=[r.message for r in records],
-            metas=[r.meta for r in records],
-            system=loaded.system if same and loaded.system else m.context.system_prompt,
-            tools=m.tools,
-            model=m.model,
-        )
         ctx = m.context
-        try:
-            prices = PriceTable(price_overrides(self.config))
-        except ValueError:
-            prices = PriceTable()
-        settings = {
-            "max_context_messages": ctx.max_context_messages,
-            "strategy": ctx.strategy,
-            "max_context_tokens": ctx.max_context_tokens,
-            "low_water_fraction": ctx.low_water_fraction,
-            "prices": prices,
-        }
-        label = f"simulated: {ctx.strategy}, max {ctx.max_context_messages}"
+        settings = {**context_settings(m), "prices": price_table(self.config)}
+        label = f"simulated: {ctx.strategy}" + (
+            "" if ctx.edits_messages else f", max {ctx.max_context_messages}"
+        )
 
         def chosen(mid: int | None) -> None:
             if mid is not None:
                 self.timeline.select_id(mid)
                 self.timeline.focus()
 
-        self.push_screen(RequestsScreen(view, settings, label), chosen)
+        self.push_screen(RequestsScreen(session_view(m), settings, label), chosen)
+
+    def action_compare(self) -> None:
+        """The Compare screen: every strategy replayed on this session at the current max;
+        enter applies the chosen one to the live context."""
+        from ctxview.app.screens.compare import CompareScreen
+
+        def chosen(name: str | None) -> None:
+            if name is not None and name != self.model.context.strategy:
+                self.set_strategy(name)
+
+        self.push_screen(CompareScreen.for_app(self), chosen)
 
     def action_help(self) -> None:
         from ctxview.app.screens.modals import HelpScreen

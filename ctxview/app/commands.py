@@ -64,6 +64,11 @@ class CtxviewCommands(Provider):
                 app.action_requests,
             ),
             (
+                "Compare strategies…",
+                "every strategy on this session: rejected requests, context kept, cost (C)",
+                app.action_compare,
+            ),
+            (
                 "Follow this transcript",
                 "apply new lines of the open Claude Code transcript as the agent writes them (f)",
                 app.action_follow,

@@ -17,6 +17,7 @@ from typing import Any
 
 from ctxview.app.safe import one_line
 from ctxview.core.context import ContextEvent, ConversationContext
+from ctxview.core.ledger import Compaction, LedgerScanner
 from ctxview.core.limits import MODEL_CONTEXT as MODEL_CONTEXT  # the rule lives in core.limits
 from ctxview.core.limits import context_size as context_size
 from ctxview.core.protocol import Problem, ProtocolChecker
@@ -30,6 +31,19 @@ from ctxview.textfmt import fmt_tokens, id_ranges
 GAP = -1  #: the row id of the gap marker
 DRAFT = -2  #: the row id of a reply being streamed (or cut), which is not in the context
 SYNC_TOKEN_LIMIT = 20_000  #: sessions up to this size get token estimates before first paint
+#: row ids at or below this are compaction ledger markers: ``MARK_BASE - id`` stands before the
+#: message ``id`` the compaction starts the conversation again at (see ctxview.core.ledger)
+MARK_BASE = -10
+
+
+def marker_row(mid: int) -> int:
+    """The row id of the ledger marker before message ``mid``."""
+    return MARK_BASE - mid
+
+
+def marker_id(row_id: int) -> int | None:
+    """The message a ledger marker row stands before (None for any other row id)."""
+    return MARK_BASE - row_id if row_id <= MARK_BASE else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +181,7 @@ class SessionModel:
         #: edited ids -> the key their current version is checked under
         self._versions: dict[int, int] = {}
         self._window_total = 0
+        self._ledger = LedgerScanner()
         self.transcript.listeners.append(self._on_event)
         if len(self.transcript) <= SYNC_TOKEN_LIMIT:
             self.install_tokens(compute_tokens([r.message for r in self.transcript.records]))
@@ -218,6 +233,7 @@ class SessionModel:
                 self._append_tokens(event.ids[0], estimate_message(event.message))
         elif event.kind == "edited":
             self._edited(event)
+            self._ledger.reset()  # an edit may add or remove a compaction block
 
     def _edited(self, event: ContextEvent) -> None:
         """A message changed under its id: its row, estimate, pairs and the memoised checks
@@ -255,12 +271,63 @@ class SessionModel:
         with C-speed range extends, not a Python loop over 100,000 ids.
         """
         self._build_rows()
+        self._insert_markers()
         if self.draft is not None:
             self.rows.append(DRAFT)
 
+    # -- the compaction ledger -------------------------------------------------------------------
+    def ledger(self) -> list[Compaction]:
+        """Every compaction of the session (``ctxview.core.ledger``); new messages are scanned
+        once, as they are added."""
+        scanner = self._ledger
+        records = self.transcript.records
+        if scanner.scanned >= len(records):
+            return scanner.entries
+        return scanner.feed((r.message, r.meta) for r in records[scanner.scanned :])
+
+    def compaction_at(self, mid: int) -> Compaction | None:
+        """The compaction whose marker stands before message ``mid``."""
+        for c in self.ledger():
+            if c.id == mid:
+                return c
+        return None
+
+    def _insert_markers(self) -> None:
+        """A marker row before each compaction's first message (after the gap marker when that
+        message is hidden among the evicted ones)."""
+        entries = self.ledger()
+        if not entries:
+            return
+        rows = self.rows
+        for c in entries:
+            pos = bisect.bisect_left(_KeyView(rows), c.id)
+            if pos < len(rows) and rows[pos] == GAP:
+                pos += 1
+            rows.insert(pos, marker_row(c.id))
+
+    def claude_code_compaction_of(self, mid: int) -> Compaction | None:
+        """The Claude Code compaction that replaced message ``mid`` (None if none did; a
+        ``compaction`` block's messages are compacted by the context itself)."""
+        if mid in self._compacted():
+            return None
+        for c in self.ledger():
+            if c.kind == "claude-code" and mid < c.id:
+                return c
+        return None
+
+    def _claude_code_compacted_before(self) -> int:
+        """Ids below this were replaced by Claude Code's last compaction (0: none)."""
+        for c in reversed(self.ledger()):
+            if c.kind == "claude-code":
+                return c.id
+        return 0
+
     def gap_run(self, row: int) -> tuple[int, int]:
         """(first, last) ids of the evicted run that the GAP row ``row`` stands for; O(log n)."""
-        prev = self.rows[row - 1] if row > 0 else -1  # the window message before the gap
+        k = row - 1
+        while k >= 0 and self.rows[k] <= MARK_BASE:
+            k -= 1  # (a ledger marker is not a message)
+        prev = self.rows[k] if k >= 0 else -1  # the window message before the gap
         window = self._window_ids
         k = bisect.bisect_right(window, prev)
         nxt = window[k] if k < len(window) else len(self.transcript)
@@ -382,14 +449,38 @@ class SessionModel:
             self._info[mid] = info
         return info
 
+    def sent_message(self, mid: int) -> dict[str, Any] | None:
+        """The message as a context-editing strategy sends it, when that differs from the
+        message recorded (None otherwise)."""
+        if not self.context.edits_messages:
+            return None
+        sf = self.context.sent_form()
+        return sf.edited.get(mid) if sf is not None else None
+
     def status(self, mid: int) -> str:
         status = self.transcript.status(mid)
         if status != "evicted" and mid in self._compacted():
             return "compacted"  # before the last compaction block: the API ignores it
+        if status == "kept" and mid < self._claude_code_compacted_before():
+            # replaced by Claude Code's summary: later requests lacked it (the pinned message
+            # stays pinned: ctxview's window sends it)
+            return "compacted"
+        if status == "kept" and self.sent_message(mid) is not None:
+            return "cleared"  # context editing sends it with tool results / thinking cleared
         if status == "kept" and self.transcript.edited(mid):
             return "edited"  # what is sent differs from what was recorded
         if status == "evicted" and self.transcript[mid].meta.get("removed"):
             return "dropped"  # an edit (or a repair) took it out of the window
+        return status
+
+    def row_status(self, mid: int) -> str:
+        """The status word of a timeline row: :meth:`status`, and ``summary`` for the summary
+        of the last compaction while it is in the window."""
+        status = self.status(mid)
+        if status == "kept":
+            entries = self.ledger()
+            if entries and entries[-1].summary_id == mid:
+                return "summary"
         return status
 
     def _compacted(self) -> set[int]:
@@ -514,8 +605,9 @@ class SessionModel:
         if self._compacted():
             from ctxview.core.tokens import estimate_window
 
-            return estimate_window([m for _, m in self.context.entries()])
-        return self.sum_ids(self.window_ids)
+            return estimate_window([m for _, m in self.context.sent_entries()])
+        sf = self.context.sent_form() if self.context.edits_messages else None
+        return self.sum_ids(self.window_ids) - (sf.cleared_tokens if sf is not None else 0)
 
     def token_breakdown(self) -> dict[str, int]:
         from ctxview.sessions.request import token_breakdown
@@ -572,5 +664,7 @@ class _KeyView:
         if v == DRAFT:
             return 1 << 60
         if v == GAP:
-            return self.rows[i + 1] if i + 1 < len(self.rows) else 1 << 60
+            return self[i + 1] if i + 1 < len(self.rows) else 1 << 60
+        if v <= MARK_BASE:
+            return MARK_BASE - v  # a ledger marker sorts as the message it stands before
         return v

@@ -36,6 +36,8 @@ class Reply:
     usage: dict[str, Any] | None = None
     model: str | None = None
     id: str | None = None
+    #: what the API's context editing did (``applied_edits``), when the request asked for it
+    context_management: dict[str, Any] | None = None
 
     @property
     def complete(self) -> bool:
@@ -308,7 +310,14 @@ class AnthropicBackend:
         client = await self.client()
         partial: list[str] = []
         try:
-            async with client.messages.stream(**body) as stream:
+            if "context_management" in body:
+                # server-side context editing: the beta messages API, with its beta flag
+                from ctxview.core.clearing import BETA
+
+                opener = client.beta.messages.stream(**body, betas=[BETA])
+            else:
+                opener = client.messages.stream(**body)
+            async with opener as stream:
                 async for event in stream:
                     kind = getattr(event, "type", None)
                     if kind == "text":
@@ -326,12 +335,14 @@ class AnthropicBackend:
             if getattr(msg, "usage", None)
             else None
         )
+        cm = getattr(msg, "context_management", None)
         return Reply(
             list(msg.content),
             msg.stop_reason,
             usage,
             getattr(msg, "model", None),
             getattr(msg, "id", None),
+            cm.model_dump(mode="json", exclude_none=True) if cm is not None else None,
         )
 
     async def count_tokens(self, body: dict[str, Any]) -> int:

@@ -462,6 +462,8 @@ class AgentLoop:
                     meta["usage"] = reply.usage
                 if reply.model:
                     meta["model"] = reply.model
+                if getattr(reply, "context_management", None):
+                    meta["context_management"] = reply.context_management
                 blocks = [block_to_dict(b) for b in reply.content]
                 reply_id = ctx.add_assistant_message(blocks, meta=meta)
                 stop_reason = reply.stop_reason

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ctxview.core.clearing import DEFAULT_EDITING, STRATEGY_EDITS, ContextEditing, SentForm
 from ctxview.core.compaction import effective_messages, has_compaction
 from ctxview.core.protocol import Problem
 from ctxview.core.strategies import Strategy, get_strategy
@@ -106,6 +107,7 @@ class ConversationContext:
         *,
         max_context_tokens: int = DEFAULT_MAX_CONTEXT_TOKENS,
         low_water_fraction: float = DEFAULT_LOW_WATER_FRACTION,
+        context_editing: ContextEditing | None = None,
     ) -> None:
         self._window = Window(
             _check_max(max_context_messages),
@@ -119,6 +121,9 @@ class ConversationContext:
         self._subscribers: list[Subscriber] = []
         #: ids of messages holding a ``compaction`` block (the API ignores what precedes one)
         self._compaction_ids: set[int] = set()
+        #: the context-editing strategies' parameters, and their edited copy of the window
+        self._editing = context_editing if context_editing is not None else DEFAULT_EDITING
+        self._sent: SentForm | None = None
 
     # -- observation ---------------------------------------------------------------------------
     def subscribe(self, callback: Subscriber) -> Callable[[], None]:
@@ -227,6 +232,7 @@ class ConversationContext:
     ) -> None:
         window = self._window
         cut = window.cut
+        self._sent = None
         window.clear()
         for entry in entries:
             window.append(entry)
@@ -318,6 +324,53 @@ class ConversationContext:
         return self._config_changed("strategy")
 
     @property
+    def context_editing(self) -> ContextEditing:
+        """The parameters of the context-editing strategies (``clear-tool-uses``,
+        ``clear-thinking``)."""
+        return self._editing
+
+    def set_context_editing(self, value: ContextEditing) -> None:
+        if not isinstance(value, ContextEditing):
+            raise ValueError(
+                f"context_editing must be a ContextEditing, got {type(value).__name__}"
+            )
+        self._editing = value
+        self._sent = None
+        self._config_changed("context_editing")
+
+    @property
+    def edits_messages(self) -> bool:
+        """True when the strategy sends an edited copy of the window (context editing)."""
+        return self._strategy.name in STRATEGY_EDITS
+
+    def sent_form(self, prompt_tokens: int | None = None) -> SentForm | None:
+        """The edited copy of the window the strategy sends (None: the window is sent as it is).
+
+        Kept up to date incrementally (appends cost what they add); ``prompt_tokens`` is the
+        original prompt's size for the ``input_tokens`` trigger (default: the window's estimate,
+        system prompt included).
+        """
+        name = self._strategy.name
+        if name not in STRATEGY_EDITS:
+            return None
+        sf = self._sent
+        if sf is None or sf.strategy != name:
+            sf = self._sent = SentForm(name, self._editing)
+        window = self._window
+        sf.update(
+            window.first, window.tail, window.tokens if prompt_tokens is None else prompt_tokens
+        )
+        return sf
+
+    def sent_entries(self) -> list[Entry]:
+        """The window's ``(id, message as sent)`` entries; do not mutate the messages."""
+        sf = self.sent_form()
+        if sf is None:
+            return list(self._window)
+        ed = sf.edited
+        return [(e[0], ed.get(e[0], e[1])) for e in self._window]
+
+    @property
     def max_context_tokens(self) -> int:
         return self._window.max_context_tokens
 
@@ -372,7 +425,18 @@ class ConversationContext:
     # -- reading -------------------------------------------------------------------------------
     @property
     def messages(self) -> list[dict[str, Any]]:
-        """The window as plain dicts (a deep copy: changing it does not change the context)."""
+        """The window as sent, as plain dicts (a deep copy: changing it does not change the
+        context). Under a context-editing strategy, the edited copy (:meth:`sent_form`); the
+        originals are :meth:`entries`."""
+        sf = self.sent_form() if self._strategy.name in STRATEGY_EDITS else None
+        if sf is None or not sf.edited:
+            return [json_copy(e[1]) for e in self._window]
+        ed = sf.edited
+        return [json_copy(ed.get(e[0], e[1])) for e in self._window]
+
+    @property
+    def original_messages(self) -> list[dict[str, Any]]:
+        """The window's messages as recorded (before context editing), deep-copied."""
         return [json_copy(e[1]) for e in self._window]
 
     @property
@@ -402,8 +466,9 @@ class ConversationContext:
         window = self._window
         cids = self._compaction_ids
         if cids and any(e[0] in cids for e in window):
-            return estimate_window([e[1] for e in window], window.system_prompt)
-        return window.tokens
+            return estimate_window([e[1] for e in self.sent_entries()], window.system_prompt)
+        sf = self.sent_form()
+        return window.tokens - (sf.cleared_tokens if sf is not None else 0)
 
     @property
     def compacted_ids(self) -> list[int]:
@@ -437,7 +502,7 @@ class ConversationContext:
                     f"{window.max_messages} with {self._strategy.name} evicted it",
                 )
             )
-        over = window.over_max
+        over = window.over_max if not self.edits_messages else 0  # editing never evicts
         if over:
             tail = window.tail
             pair = (
@@ -494,6 +559,7 @@ class ConversationContext:
         """
         self._window.clear()
         self._compaction_ids = set()
+        self._sent = None
         for mid, msg in messages:
             self._window.append((mid, msg))
             if msg.get("role") == "assistant" and has_compaction(msg):

@@ -27,6 +27,17 @@ What a request is:
 A compaction (a Claude Code ``compact_boundary`` / compact summary, or a ``compaction`` block)
 starts the conversation again: the next request holds only the summary and what followed.
 
+A rewind: the session's ``off_branch`` list (Claude Code: the responses on branches the user
+left, see ``ctxview.sessions.claude_code.off_branch_responses``) adds their requests, in the order
+they were sent: each holds the first ``fork`` messages of the current branch's window and then
+the abandoned branch's own (``Request.off_branch``). The first request that does not extend the
+previous abandoned one breaks with ``rewind`` at the first message that differs.
+
+An edit (a ctxview session: the meta of an edited message holds ``original`` and
+``edited_at_step``, of a dropped one ``removed``): the requests before it send the message as
+recorded; it is applied before the first request whose response was added after that step
+(``saved_added_steps``), which breaks with ``edited`` when the edit is inside the cached prefix.
+
 The predicted prompt cache (the model, in order of the prompt: tools → system → messages):
 
 * the first request reads nothing, unless its recorded usage shows a read (a prefix cached by an
@@ -48,10 +59,11 @@ The predicted prompt cache (the model, in order of the prompt: tools → system 
 
 from __future__ import annotations
 
+import bisect
 import functools
 import gc
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple, Protocol, TypeVar, cast
@@ -65,6 +77,7 @@ from ctxview.core.calibrate import (
     fit_rates,
     message_features,
 )
+from ctxview.core.clearing import STRATEGY_EDITS, ContextEditing, parse_context_editing
 from ctxview.core.compaction import has_compaction
 from ctxview.core.context import ContextEvent, ConversationContext
 from ctxview.core.pricing import Price, PriceTable, cost, min_cacheable
@@ -151,6 +164,10 @@ class Request:
     #: the newest message of the conversation was not in the window
     newest_dropped: bool = False
     redundancy: Redundancy | None = None
+    #: a request sent on a branch the conversation later left (a Claude Code rewind): its
+    #: window is ``window_size`` messages, the first ones of the current branch's window and
+    #: then messages that are not in the session any more
+    off_branch: bool = False
 
     @property
     def recorded_total(self) -> int | None:
@@ -188,6 +205,7 @@ class Request:
             "model": self.model,
             "response_id": self.response_id,
             "redundancy": self.redundancy.to_dict() if self.redundancy else None,
+            "off_branch": self.off_branch,
         }
 
 
@@ -276,6 +294,8 @@ def _quantile(sorted_vals: Sequence[float], q: float) -> float:
 class _Point(NamedTuple):  # a tuple: 50,000 of them are built per replay
     n: int  # the request holds messages [segment start, n)
     response: int | None
+    #: a request off the current branch: its index in the session's ``off_branch`` list
+    off: int | None = None
 
 
 def request_points(session: SessionLike) -> list[_Point]:
@@ -459,6 +479,9 @@ class _Entry:
     length: int
     expires: float
     ttl: float
+    #: a request off the current branch: the uuids of its messages after the ``length`` window
+    #: messages it shares with the branch
+    path: tuple[Any, ...] = ()
 
 
 def _content_keys(message: Mapping[str, Any], rates: Rates) -> list[tuple[Any, int]]:
@@ -555,6 +578,7 @@ def simulate(
     check: bool = False,
     keep_windows: Iterable[int] = (),
     redundancy: bool = True,
+    context_editing: ContextEditing | None = None,
     _calibration: tuple[Rates, int | None, int] | None = None,
     _feats: Sequence[Features] | None = None,
     _shared: Any = None,
@@ -570,8 +594,14 @@ def simulate(
     ``keep_windows``: indices of requests whose window ids to keep in ``RequestLog.windows``
     (the last request's always is).
 
-    The built-in strategies are replayed by :mod:`ctxview.core.requests_fast` (same results,
-    without a ConversationContext); ``_reference=True`` forces the replay below.
+    Under a context-editing strategy (``clear-tool-uses``, ``clear-thinking``; parameters:
+    ``context_editing``, else the session's, else ``defaults["context_editing"]``) nothing is
+    evicted; each request is priced as sent (cleared content at its edited size), and a request
+    whose edits changed a message the previous one sent breaks the cache there (``edited``).
+
+    The built-in eviction strategies, on a session without rewinds or timed edits, are replayed
+    by :mod:`ctxview.core.requests_fast` (same results, without a ConversationContext);
+    ``_reference=True`` forces the replay below.
     """
     settings = {
         "max_context_messages": max_context_messages,
@@ -581,6 +611,7 @@ def simulate(
         "defaults": defaults,
         "prices": prices,
         "rates": rates,
+        "context_editing": context_editing,
     }
     keep = set(keep_windows)
     windows: dict[int, list[int]] = {}
@@ -614,6 +645,15 @@ def simulate(
     )
     feats = list(_feats) if _feats is not None else [message_features(m) for m in msgs]
     notes: list[str] = []
+    clearing = strat in STRATEGY_EDITS
+    if context_editing is None:
+        own_ed = getattr(session, "context_editing", None)
+        context_editing = parse_context_editing(
+            own_ed if own_ed is not None else d.get("context_editing")
+        )
+    if clearing:
+        cm = context_editing.context_management(strat)
+        notes.append(f"context editing ({strat}): nothing is evicted; sent as edited by {cm}")
     cal = _calibration if _calibration is not None else calibrate(session, feats)
     fitted, cal_static, n_rec = cal
     rates = rates or fitted
@@ -641,7 +681,11 @@ def simulate(
     system_fp = _fingerprint(session.system)
     sys_text = session.system if isinstance(session.system, str) else ""
 
-    kind = None if _reference else requests_fast.strategy_kind(strat)
+    # -- requests off the current branch (a Claude Code rewind) and edits placed in time
+    off = _off_branch_points(session, rates)
+    edits, first_versions = _timed_edits(session, rates)
+
+    kind = None if _reference or off or edits else requests_fast.strategy_kind(strat)
     if kind is not None and shared.valid_roles() and not (check and shared.has_compaction()):
         # the settings are checked as a context would check them
         ConversationContext(
@@ -699,9 +743,45 @@ def simulate(
     dup_tokens = 0
     keys_of: dict[int, list[tuple[Any, int]]] = {}
     offset = 0
+    tok = list(tok)  # edits change it below: the shared list stays as computed
+    if off:
+        points = _merge_points(points, off, metas)
+    added_steps: Mapping[int, Any] = getattr(session, "saved_added_steps", None) or {}
+    for tid, original in first_versions.items():
+        tok[tid] = rates.tokens(message_features(original))  # sent as recorded until the edit
+    edit_i = 0
+    prev_path: tuple[Any, ...] = ()
+    prev_nw = 0
 
     def on_event(ev: ContextEvent) -> None:
         nonlocal wtok, dirty, dirty_reason, evicted_total, dup_items, dup_tokens
+        if ev.kind == "edited":
+            # an edit of a message inside the window: the cache is rewritten from it
+            tid = offset + ev.ids[0]
+            if tid not in win:
+                return
+            pos = win.index(tid)
+            if dirty is None or pos <= dirty:
+                dirty, dirty_reason = pos, "edited"
+            if ev.reason != "remove" and ev.message is not None:
+                new = rates.tokens(message_features(ev.message))
+                wtok += new - tok[tid]
+                tok[tid] = new
+            if ev.reason == "remove":
+                del win[pos]
+                wtok -= tok[tid]
+                if rejections is not None:
+                    rejections.drop(tid)
+                for k, t in keys_of.pop(tid, ()):
+                    c = counts[k]
+                    if c >= 2:
+                        dup_items -= 1
+                        dup_tokens -= t
+                    if c <= 1:
+                        del counts[k]
+                    else:
+                        counts[k] = c - 1
+            return
         if ev.kind == "added":
             tid = offset + ev.ids[0]
             win.append(tid)
@@ -752,11 +832,17 @@ def simulate(
             strategy=strat,
             max_context_tokens=max_tok,
             low_water_fraction=frac,
+            context_editing=context_editing,
         )
         ctx.subscribe(on_event)
         return ctx
 
     ctx = new_context()
+    # context editing: the sent size of edited messages replaces their size in ``tok``
+    orig_tok = list(tok) if clearing else tok
+    saved = 0  # tokens the edits of this segment save (the trigger reads the original size)
+    sf_gen: int | None = None
+    sf_pos = 0
     rejections = _Rejections(msgs, session.system) if check else None
     entries: list[_Entry] = []
     ever_cached = False
@@ -775,7 +861,22 @@ def simulate(
         while pi < len(points) and points[pi].n == i:
             p = points[pi]
             pi += 1
-            meta = metas[p.response] if p.response is not None else {}
+            ob = off[p.off] if p.off is not None else None
+            meta = (
+                ob.meta if ob is not None else metas[p.response] if p.response is not None else {}
+            )
+            if edit_i < len(edits) and p.response is not None:
+                # the edits made before this request was sent
+                step = added_steps.get(p.response)
+                if isinstance(step, int):
+                    edit_i = _apply_edits(edits, edit_i, step, ctx, offset, msgs, tok)
+            nw = len(win)
+            path = ob.path if ob is not None else ()
+            if prev_path and not (nw == prev_nw and path[: len(prev_path)] == prev_path):
+                # the previous request was on a branch this one is not on: a rewind
+                pos = prev_nw + (_common(prev_path, path) if nw == prev_nw else 0)
+                if dirty is None or pos <= dirty:
+                    dirty, dirty_reason = pos, "rewind"
             model = meta.get("model") if isinstance(meta.get("model"), str) else session_model
             rec, out_tok, hint = (
                 _recorded(meta) if session.format != "messages" else (None, None, None)
@@ -788,14 +889,41 @@ def simulate(
                 _fingerprint(meta["tools"]) if "tools" in meta else tools_fp,
                 _fingerprint(meta["system"]) if "system" in meta else system_fp,
             )
-            n = len(win)
-            total = static + wtok
+            n = nw + len(path)
+            total = static + wtok + (ob.tokens if ob is not None else 0)
             looked = by_model.get(model)
             if looked is None:
                 looked = by_model[model] = (*min_cacheable(model), prices.get(model))
             minimum, known_min, price = looked
             if not known_min and model:
                 min_notes.add(model)
+            # the protocol is checked on the original messages: context editing alone changes
+            # none of them, so only evictions, edits, rewinds and compactions send it back
+            check_front = dirty
+            if clearing:
+                sf = ctx.sent_form(static + wtok + saved)
+                if sf is not None:
+                    if sf.generation != sf_gen:
+                        sf_gen, sf_pos = sf.generation, 0
+                    changed = sf.changes[sf_pos:]
+                    sf_pos = len(sf.changes)
+                    for cid in changed:
+                        tid = offset + cid
+                        sent_msg = sf.edited.get(cid)
+                        new_t = (
+                            rates.tokens(message_features(sent_msg))
+                            if sent_msg is not None
+                            else orig_tok[tid]
+                        )
+                        if new_t != tok[tid]:
+                            wtok += new_t - tok[tid]
+                            saved += tok[tid] - new_t
+                            tok[tid] = new_t
+                        pos = bisect.bisect_left(win, tid)
+                        if pos < len(win) and win[pos] == tid and (dirty is None or pos < dirty):
+                            dirty = pos
+                            dirty_reason = dirty_reason or "edited"
+                    total = static + wtok
             # -- what of the previous prompt survives
             brk: CacheBreak | None = None
             if dirty is not None:
@@ -805,8 +933,17 @@ def simulate(
             live = [e for e in entries if e.key == key and (now is None or e.expires >= now)]
             best = max(live, key=lambda e: e.length, default=None)
             read = 0
+            reach = 0  # leading units (window messages, then off-branch ones) cached
             if best is not None:
-                read = static + _prefix_tokens(win, tok, min(best.length, n), wtok)
+                reach = min(best.length, nw)
+                read = static + _prefix_tokens(win, tok, reach, wtok)
+                if ob is not None and reach == nw:
+                    ext = max(
+                        (_common(e.path, path) for e in live if e.path and e.length == nw),
+                        default=0,
+                    )
+                    reach += ext
+                    read += sum(ob.path_tokens[:ext])
                 if read < minimum:
                     read = 0
             if not out and rec is not None and rec["cache_read_input_tokens"] >= minimum:
@@ -836,14 +973,14 @@ def simulate(
                     brk = CacheBreak(what, 0)
                 elif dirty is not None and dirty < prev_len:
                     brk = CacheBreak(dirty_reason or "edited", dirty)
-                elif prev_written and (best is None or best.length < prev_len):
-                    brk = CacheBreak("ttl", best.length if best else 0)
+                elif prev_written and (best is None or reach < prev_len):
+                    brk = CacheBreak("ttl", reach)
             # -- the cache after this request
             if read and best is not None and now is not None:
                 best.expires = max(best.expires, now + best.ttl)
             if total >= minimum:
-                new = _Entry(key, n, (now if now is not None else 0.0) + ttl, ttl)
-                if all(
+                new = _Entry(key, nw, (now if now is not None else 0.0) + ttl, ttl, path)
+                if not path and all(
                     e.key == key and e.length <= n and e.expires <= new.expires for e in entries
                 ):
                     entries = [new]  # the usual case: the new entry outreaches and outlives all
@@ -855,7 +992,8 @@ def simulate(
             else:
                 prev_written = False
             prev_key, prev_len = key, n
-            front = dirty
+            prev_path, prev_nw = path, nw
+            front = check_front
             dirty, dirty_reason = None, ""
             # -- price
             if price is None:
@@ -885,7 +1023,7 @@ def simulate(
             req = Request(
                 index=len(out),
                 message_ids=new_ids,
-                window_size=n,
+                window_size=n if ob is None else nw + ob.messages,
                 input_tokens=total,
                 cache_read=read,
                 cache_write=write,
@@ -900,15 +1038,16 @@ def simulate(
                 ttl="1h" if ttl == TTL_1H else "5m",
                 newest_dropped=i > 0 and (not win or win[-1] != i - 1),
                 redundancy=red,
+                off_branch=ob is not None,
             )
             if rejections is not None:
-                tail_from = n - len(new_ids) - 1
-                ranges = [(tail_from, n - 1)]
+                tail_from = nw - len(new_ids) - 1
+                ranges = [(tail_from, nw - 1)]
                 if front is not None:
                     ranges.append((0, 1))
                     ranges.append((front - 1, front + 1))
                 rejections.update(win, ranges)
-                req.rejected = rejections.rejected(n)
+                req.rejected = rejections.rejected(nw)
             if req.index in keep or pi == len(points):
                 windows[req.index] = list(win)
             out.append(req)
@@ -923,12 +1062,19 @@ def simulate(
                 keys_of.pop(tid, None)
             win.clear()
             counts.clear()
-            wtok = dup_items = dup_tokens = 0
+            wtok = dup_items = dup_tokens = saved = 0
             offset = i
             ctx = new_context()
+            sf_gen = None
             if rejections is not None:
                 rejections.clear()
-        ctx.add_message(msgs[i], copy=False)
+        ctx.add_message(first_versions.get(i, msgs[i]), copy=False)
+    n_off = sum(1 for r in out if r.off_branch)
+    if n_off:
+        notes.append(
+            f"{n_off} request{'s' if n_off != 1 else ''} sent on branches the conversation left "
+            "(a rewind or an edited prompt): included, marked off-branch"
+        )
     if "" in price_notes:
         price_notes.discard("")
         notes.append("no model named: cost is null (pass a model in the config)")
@@ -974,6 +1120,143 @@ def _price_notes(notes: list[str], price_notes: set[str], min_notes: set[str]) -
         )
     for m in sorted(min_notes):
         notes.append(f"minimum cacheable length of model {m!r} unknown: assumed 1,024 tokens")
+
+
+# -- rewinds and edits ----------------------------------------------------------------------
+@dataclass(slots=True)
+class _OffBranch:
+    """A request off the current branch (``LoadedSession.off_branch``), ready to simulate."""
+
+    fork: int
+    meta: dict[str, Any]
+    #: the lines of the abandoned branch after the fork (the unit its cache prefix is measured in)
+    path: tuple[Any, ...]
+    path_tokens: list[int]
+    tokens: int
+    #: the messages those lines make (consecutive lines of one role are one message)
+    messages: int
+
+
+def _off_branch_points(session: SessionLike, rates: Rates) -> list[_OffBranch]:
+    """The session's requests off the current branch (Claude Code transcripts only)."""
+    if session.format not in ("claude-code", "claude-code-web"):
+        return []
+    raw = getattr(session, "off_branch", None)
+    if not isinstance(raw, list):
+        return []
+    out = []
+    n = len(session.messages)
+    for k, ob in enumerate(raw):
+        if not isinstance(ob, Mapping):
+            continue
+        fork = ob.get("fork")
+        if not isinstance(fork, int) or isinstance(fork, bool) or not 0 <= fork <= n:
+            continue
+        msgs = [m for m in ob.get("messages") or [] if isinstance(m, Mapping)]
+        path = tuple(ob.get("path") or ())
+        if len(path) != len(msgs):
+            path = tuple((k, j) for j in range(len(msgs)))
+        ptok = [rates.tokens(message_features(m)) for m in msgs]
+        meta = {key: ob[key] for key in ("usage", "timestamp", "model") if ob.get(key) is not None}
+        roles = [m.get("role") for m in msgs]
+        runs = sum(1 for j, r in enumerate(roles) if j == 0 or r != roles[j - 1])
+        out.append(_OffBranch(fork, meta, path, ptok, sum(ptok), runs))
+    return out
+
+
+def _merge_points(
+    points: list[_Point], off: list[_OffBranch], metas: Sequence[Mapping[str, Any]]
+) -> list[_Point]:
+    """The current branch's requests and those off it, in the order they were sent: by the
+    messages they share with the branch, then by time."""
+
+    def when(p: _Point) -> float:
+        meta = (
+            off[p.off].meta
+            if p.off is not None
+            else metas[p.response]
+            if p.response is not None
+            else {}
+        )
+        t = parse_timestamp(meta.get("timestamp"))
+        return t if t is not None else -1.0
+
+    merged = [*points, *(_Point(ob.fork, None, k) for k, ob in enumerate(off))]
+    merged.sort(key=lambda p: (p.n, when(p)))
+    return merged
+
+
+def _common(a: tuple[Any, ...], b: tuple[Any, ...]) -> int:
+    k = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        k += 1
+    return k
+
+
+@dataclass(frozen=True, slots=True)
+class _Edit:
+    step: int
+    tid: int
+    remove: bool
+    tokens: int
+
+
+def _timed_edits(
+    session: SessionLike, rates: Rates
+) -> tuple[list[_Edit], dict[int, dict[str, Any]]]:
+    """(edits with the step they were made at, in order; the recorded version of each message an
+    edit replaced) of a ctxview session: messages whose meta holds ``edited_at_step`` and
+    ``original`` (replaced) or ``removed``. Each response's step is ``saved_added_steps``."""
+    added = getattr(session, "saved_added_steps", None)
+    if not isinstance(added, Mapping) or not added:
+        return [], {}
+    edits: list[_Edit] = []
+    originals: dict[int, dict[str, Any]] = {}
+    for tid, meta in enumerate(session.metas):
+        step = meta.get("edited_at_step")
+        if not isinstance(step, int) or isinstance(step, bool):
+            continue
+        original = meta.get("original")
+        removed = bool(meta.get("removed"))
+        if not removed and not isinstance(original, Mapping):
+            continue
+        if isinstance(original, Mapping):
+            originals[tid] = dict(original)
+        edits.append(
+            _Edit(step, tid, removed, rates.tokens(message_features(session.messages[tid])))
+        )
+    edits.sort(key=lambda e: e.step)
+    return edits, originals
+
+
+def _apply_edits(
+    edits: list[_Edit],
+    k: int,
+    before_step: int,
+    ctx: ConversationContext,
+    offset: int,
+    msgs: Sequence[Mapping[str, Any]],
+    tok: list[int],
+) -> int:
+    """Apply to the replay's context the edits made before ``before_step`` (the step a
+    response was added at); returns the index of the first edit not applied yet. The context
+    reports each as an ``edited`` event (see ``on_event`` in :func:`simulate`)."""
+    while k < len(edits) and edits[k].step < before_step:
+        e = edits[k]
+        k += 1
+        local = e.tid - offset
+        try:
+            if local < 0:
+                raise KeyError(local)
+            if e.remove:
+                ctx.remove_message(local)
+            else:
+                ctx.replace_message(local, msgs[e.tid])
+        except KeyError:
+            tok[e.tid] = e.tokens  # not in the window any more: nothing sent changes
+    return k
 
 
 def window_of(session: SessionLike, log: RequestLog, index: int) -> list[int]:
@@ -1134,16 +1417,39 @@ def compare(
     max_context_messages: int | None = None,
     defaults: Mapping[str, Any] | None = None,
     prices: PriceTable | None = None,
+    context_editing: ContextEditing | None = None,
 ) -> list[dict[str, Any]]:
     """One row per strategy: the same session's requests replayed under each (the
     ``compare --json`` rows)."""
+    return list(
+        iter_compare(
+            session,
+            strategies,
+            max_context_messages=max_context_messages,
+            defaults=defaults,
+            prices=prices,
+            context_editing=context_editing,
+        )
+    )
+
+
+def iter_compare(
+    session: SessionLike,
+    strategies: Iterable[str] | None = None,
+    *,
+    max_context_messages: int | None = None,
+    defaults: Mapping[str, Any] | None = None,
+    prices: PriceTable | None = None,
+    context_editing: ContextEditing | None = None,
+) -> Iterator[dict[str, Any]]:
+    """The rows of :func:`compare`, one at a time, as each strategy's replay ends (the TUI's
+    Compare screen shows its progress and can stop between strategies)."""
     names = list(strategies) if strategies is not None else list(STRATEGIES)
     feats = [message_features(m) for m in session.messages]
     cal = calibrate(session, feats)
     # what does not depend on the strategy (tokens, request points, the conversation's own
     # protocol check) is computed once for all of them
     shared = requests_fast.Shared(session.messages)
-    rows = []
     for name in names:
         log = simulate(
             session,
@@ -1151,6 +1457,7 @@ def compare(
             strategy=name,
             defaults=defaults,
             prices=prices,
+            context_editing=context_editing,
             check=True,
             redundancy=False,
             _calibration=cal,
@@ -1160,7 +1467,7 @@ def compare(
         t = log.totals()
         reqs = log.requests
         rejected = [r.index for r in reqs if r.rejected]
-        rows.append(
+        yield (
             {
                 "name": name,
                 "requests": len(reqs),
@@ -1178,4 +1485,3 @@ def compare(
                 "evicted_messages": log.evicted_messages,
             }
         )
-    return rows

@@ -154,6 +154,32 @@ class LowWaterStrategy:
             safe_cut(window, len(window.tail))
 
 
+class ClearToolUsesStrategy:
+    """Anthropic's ``clear_tool_uses_20250919`` context edit, as a strategy: nothing is ever
+    evicted (so no pair breaks); what is sent is an edited copy in which the results of old tool
+    uses are a placeholder (:mod:`ctxview.core.clearing`; parameters: ``context_editing``). The
+    context recognises it by name (``clearing.STRATEGY_EDITS``) and keeps the edited copy."""
+
+    name = "clear-tool-uses"
+    description = (
+        "Anthropic's context editing: never evicts; old tool results sent as a placeholder"
+    )
+
+    def truncate(self, window: Window) -> None:
+        return None
+
+
+class ClearThinkingStrategy:
+    """Anthropic's ``clear_thinking_20251015`` context edit, as a strategy: nothing is evicted;
+    the thinking blocks of older assistant turns are left out of what is sent."""
+
+    name = "clear-thinking"
+    description = "Anthropic's context editing: never evicts; thinking of older turns not sent"
+
+    def truncate(self, window: Window) -> None:
+        return None
+
+
 STRATEGIES: dict[str, Strategy] = {}
 
 
@@ -162,7 +188,14 @@ def register_strategy(strategy: Strategy) -> Strategy:
     return strategy
 
 
-for _s in (SeedStrategy(), PairSafeStrategy(), TokenBudgetStrategy(), LowWaterStrategy()):
+for _s in (
+    SeedStrategy(),
+    PairSafeStrategy(),
+    TokenBudgetStrategy(),
+    LowWaterStrategy(),
+    ClearToolUsesStrategy(),
+    ClearThinkingStrategy(),
+):
     register_strategy(_s)
 
 

@@ -69,6 +69,7 @@ class Transcript:
         if event.reason == "remove":
             rec.evicted_step = event.step
             meta["removed"] = True
+            meta["edited_at_step"] = event.step  # the request model places the edit in time
             self._window.discard(rec.id)
             return
         if event.reason == "readmit":
@@ -79,8 +80,10 @@ class Transcript:
         original = meta.get("original", rec.message)
         if event.message == original:
             meta.pop("original", None)
+            meta.pop("edited_at_step", None)
         else:
             meta["original"] = original
+            meta["edited_at_step"] = event.step
         rec.message = event.message
 
     def edited(self, mid: int) -> bool:

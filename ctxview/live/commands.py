@@ -52,8 +52,18 @@ def add_parsers(sub: Any) -> None:
     ss = sub.add_parser("sessions", help="list Claude Code sessions, newest first")
     ss.add_argument("--json", action="store_true", help="print one JSON array")
     ss.add_argument(
-        "--limit", type=int, default=0, metavar="N", help="show only the newest N (default all)"
+        "--limit",
+        type=_limit,
+        default=None,
+        metavar="N",
+        help="show only the newest N, N >= 1 (default all)",
     )
+
+
+def _limit(text: str) -> int:
+    from ctxview.cli import _positive_int
+
+    return _positive_int(text)
 
 
 def _err(msg: str) -> None:
@@ -127,7 +137,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
 
     roots = projects_roots()
     infos = list_sessions(roots)
-    if args.limit and args.limit > 0:
+    if args.limit is not None:
         infos = infos[: args.limit]
     if args.json:
         sys.stdout.write(json.dumps([i.to_dict() for i in infos], ensure_ascii=False) + "\n")

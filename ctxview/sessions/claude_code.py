@@ -16,6 +16,7 @@ Rebuilds the message sequence that was actually sent to the API:
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -187,6 +188,20 @@ def _select(lines: list[Line]) -> list[Line]:
     return selected
 
 
+def _type_of(line: Line | None) -> Any:
+    return line.type if line is not None else None
+
+
+def _only_results(line: Line) -> bool:
+    msg = line.record.get("message")
+    content = msg.get("content") if isinstance(msg, dict) else None
+    return (
+        isinstance(content, list)
+        and bool(content)
+        and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+    )
+
+
 def _only_results_for(line: Line, tool_ids: set[str]) -> bool:
     msg = line.record.get("message")
     content = msg.get("content") if isinstance(msg, dict) else None
@@ -200,8 +215,13 @@ def _only_results_for(line: Line, tool_ids: set[str]) -> bool:
 
 def rebuild(
     lines: list[Line],
+    off_branch: list[dict[str, Any]] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[int], list[str]]:
-    """(messages, metas, unusable line numbers, warnings) from the records of a transcript."""
+    """(messages, metas, unusable line numbers, warnings) from the records of a transcript.
+
+    ``off_branch``: a list to fill with the API responses written on abandoned branches (a
+    rewind, an edited prompt): see :func:`off_branch_responses`.
+    """
     skipped: list[int] = []
     usable: list[Line] = []
     for ln in lines:
@@ -327,7 +347,172 @@ def rebuild(
         messages.append({"role": b.role, "content": content})
         b.meta["source_lines"] = b.lines
         metas.append(b.meta)
+    if off_branch is not None:
+        off_branch.extend(off_branch_responses(usable, selected, metas))
     return messages, metas, skipped, warnings
+
+
+def off_branch_responses(
+    usable: list[Line], selected: list[Line], metas: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The API responses off the current branch: requests sent before the user rewound (or
+    edited a prompt), with the usage they recorded.
+
+    Each is ``{"message_id", "timestamp", "model", "usage", "uuid", "parent_uuid", "fork",
+    "path", "messages"}``: its request held the first ``fork`` messages of the rebuilt sequence,
+    then ``messages`` (one per line of the abandoned branch between the fork and the response,
+    their uuids in ``path``). In file order.
+    """
+    chosen = {id(ln) for ln in selected}
+    on_branch_ids: set[Any] = set()
+    for ln in selected:
+        if ln.record.get("type") == "assistant":
+            on_branch_ids.add(ln.record["message"].get("id"))
+    # one pass over the lines off the branch: their uuids, the responses among them (grouped by
+    # message.id, which several lines of one response share), the tool-result lines under each
+    off_by_uuid: dict[str, Line] = {}
+    responses: dict[str, list[Line]] = {}
+    results_of: dict[str, list[Line]] = {}
+    for ln in usable:
+        if id(ln) in chosen:
+            continue
+        rec = ln.record
+        if rec.get("isSidechain"):
+            continue
+        u = rec.get("uuid")
+        if isinstance(u, str):
+            off_by_uuid[u] = ln
+        kind = rec.get("type")
+        if kind == "assistant":
+            msg = rec.get("message")
+            mid = msg.get("id") if isinstance(msg, dict) else None
+            if isinstance(mid, str) and mid not in on_branch_ids:
+                responses.setdefault(mid, []).append(ln)
+        elif kind == "user" and ln.parent and _only_results(ln):
+            results_of.setdefault(ln.parent, []).append(ln)
+    lines_of_response = responses  # (every line of a response off the branch)
+    responses = {
+        mid: group
+        for mid, group in responses.items()
+        if group[0].record["message"].get("model") != "<synthetic>"  # no API request
+    }
+    if not responses:
+        return []
+    # walk each response's ancestors off the branch up to the line it left the branch at
+    walks: list[tuple[str, list[Line], list[Line], str | None]] = []
+    for mid, group in responses.items():
+        first = group[0]
+        path: list[Line] = []
+        seen: set[str] = set()
+        parent = first.parent
+        while parent is not None and parent in off_by_uuid and parent not in seen:
+            seen.add(parent)
+            ln = off_by_uuid[parent]
+            if ln.type in MESSAGE_TYPES:
+                path.append(ln)
+            parent = ln.parent
+        if parent is not None and parent in seen:
+            continue  # a loop of parents
+        walks.append((mid, group, path, parent))
+    # the fork lines (on the branch) those walks ended at, and the messages they are part of
+    wanted = {parent for *_, parent in walks if parent is not None}
+    fork_line: dict[str, Line] = {}
+    for ln in selected:
+        u = ln.record.get("uuid")
+        if isinstance(u, str) and u in wanted:
+            fork_line[u] = ln
+    wanted_numbers = {ln.number for ln in fork_line.values()}
+    #: line number -> index of the rebuilt message it is part of; and for a line that is part
+    #: of none (a compaction boundary), how many messages start before it
+    message_of: dict[int, int] = {}
+    before: dict[int, int] = dict.fromkeys(wanted_numbers, 0)
+    for k, meta in enumerate(metas):
+        sl = meta.get("source_lines", ())
+        if not sl:
+            continue
+        for n in sl:
+            if n in wanted_numbers:
+                message_of[n] = k
+        for n in before:
+            if sl[0] < n:
+                before[n] = k + 1
+
+    def line_at(number: int) -> Line | None:
+        j = bisect.bisect_left(selected, number, key=lambda ln: ln.number)
+        return selected[j] if j < len(selected) and selected[j].number == number else None
+
+    out: list[dict[str, Any]] = []
+    for mid, group, path, parent in walks:
+        first = group[0]
+        cursor = fork_line.get(parent) if parent is not None else None
+        if parent is not None and cursor is None:
+            continue  # its parent is neither off the branch nor on it: not connected
+        # the other lines of the responses on the path, and the tool results hanging off them,
+        # written before this response (parallel tool calls branch off one response's lines)
+        on_path = {id(ln) for ln in path}
+        extra: list[Line] = []
+        for mid_on in {m for ln in path if ln.type == "assistant" if (m := _message_id(ln))}:
+            extra.extend(lines_of_response.get(mid_on, ()))
+        todo = [ln.uuid for ln in path if ln.uuid] + [ln.uuid for ln in extra if ln.uuid]
+        while todo:
+            extra.extend(results_of.get(todo.pop(), ()))
+        for ln in extra:
+            if id(ln) not in on_path and ln.number < first.number:
+                path.append(ln)
+                on_path.add(id(ln))
+        # the fork line: the last line the request shares with the current branch (None: it
+        # shares no message, it went back to the start)
+        if cursor is None:
+            fork = 0
+        elif cursor.number in message_of:
+            fork = message_of[cursor.number] + 1
+        else:
+            fork = before.get(cursor.number, 0)
+        k = fork - 1
+        head = min(path, key=lambda ln: ln.number) if path else first
+        if cursor is not None and k >= 0:
+            lines_k = metas[k].get("source_lines", ())
+            last_k = max(lines_k, default=cursor.number)
+            if last_k > cursor.number or (
+                head.type == "user" and _type_of(line_at(last_k)) == "user"
+            ):
+                # the branch changed the message the fork line is part of: its lines up to
+                # the fork line were sent with the branch's
+                fork = k
+                for n in lines_k:
+                    if n <= cursor.number:
+                        shared = line_at(n)
+                        if shared is not None:
+                            path.append(shared)
+        path.sort(key=lambda ln: ln.number)
+        usage = next(
+            (
+                u
+                for ln in reversed(group)
+                if isinstance(ln.record.get("message"), dict)
+                and isinstance(u := ln.record["message"].get("usage"), dict)
+            ),
+            None,
+        )
+        msg = first.record["message"]
+        out.append(
+            {
+                "message_id": mid,
+                "timestamp": first.record.get("timestamp")
+                if isinstance(first.record.get("timestamp"), str)
+                else None,
+                "model": msg.get("model") if isinstance(msg.get("model"), str) else None,
+                "usage": usage,
+                "uuid": first.uuid,
+                "parent_uuid": first.parent,
+                "fork": fork,
+                "path": [ln.uuid for ln in path],
+                "messages": [
+                    {"role": ln.type, "content": ln.record["message"]["content"]} for ln in path
+                ],
+            }
+        )
+    return out
 
 
 def title_of(lines: list[Line]) -> str | None:

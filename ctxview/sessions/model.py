@@ -42,6 +42,8 @@ class LoadedSession:
     strategy: str | None = None
     max_context_tokens: int | None = None
     low_water_fraction: float | None = None
+    #: the context-editing parameters saved with a ctxview session (their config/session form)
+    context_editing: dict[str, Any] | None = None
     title: str | None = None
     #: request bodies: every other top-level field (thinking, tool_choice, temperature, metadata,
     #: context_management, unknown ones...), kept verbatim and written back by ``export``
@@ -57,6 +59,9 @@ class LoadedSession:
     saved_evicted_steps: dict[int, int] = field(default_factory=dict)
     saved_added_steps: dict[int, int] = field(default_factory=dict)
     saved_step: int | None = None
+    #: Claude Code: API responses off the current branch (a rewind or an edited prompt), with
+    #: where their requests left it (``ctxview.sessions.claude_code.off_branch_responses``)
+    off_branch: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def system_text(self) -> str:

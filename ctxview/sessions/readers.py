@@ -449,7 +449,8 @@ def subagent_paths(path: str) -> list[str]:
 
 
 def _from_lines(path: str, fmt: str, lines: list[Line], bad: list[int]) -> LoadedSession:
-    messages, metas, unusable, warnings = rebuild(lines)
+    off_branch: list[dict[str, Any]] = []
+    messages, metas, unusable, warnings = rebuild(lines, off_branch)
     if not messages:
         raise SessionError(f"{path}: no user or assistant messages found in this transcript")
     model = next((m.get("model") for m in reversed(metas) if isinstance(m.get("model"), str)), None)
@@ -463,6 +464,7 @@ def _from_lines(path: str, fmt: str, lines: list[Line], bad: list[int]) -> Loade
         skipped_lines=sorted(set(bad) | set(unusable)),
         warnings=warnings,
         subagents=subagent_paths(path),
+        off_branch=off_branch,
     )
 
 
@@ -555,6 +557,11 @@ def _read_ctxview(path: str, text: str, data: Any) -> LoadedSession:
                 :200
             ]
         )
+    editing = settings.get("context_editing")
+    if editing is not None:
+        from ctxview.core.clearing import parse_context_editing
+
+        parse_context_editing(editing, "settings.context_editing")  # ValueError naming the path
     model = settings.get("model")
     step = data.get("step")
     params = settings.get("request_params") or {}
@@ -575,6 +582,7 @@ def _read_ctxview(path: str, text: str, data: Any) -> LoadedSession:
         low_water_fraction=float(frac)
         if isinstance(frac, (int, float)) and not isinstance(frac, bool)
         else None,
+        context_editing=editing,
         title=data.get("title") if isinstance(data.get("title"), str) else None,
         request_params=params,
         saved_window=saved_window,

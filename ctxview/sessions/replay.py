@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ctxview.core.clearing import parse_context_editing
 from ctxview.core.context import (
     DEFAULT_LOW_WATER_FRACTION,
     DEFAULT_MAX_CONTEXT_TOKENS,
@@ -73,12 +74,16 @@ def _replay(
     system = _pick(
         system_prompt, session.system_text if session.system else None, d.get("system_prompt"), ""
     )
+    editing = session.context_editing
     ctx = ConversationContext(
         max_context_messages=max_,
         system_prompt=system,
         strategy=strat,
         max_context_tokens=max_tokens,
         low_water_fraction=frac,
+        context_editing=parse_context_editing(
+            editing if editing is not None else d.get("context_editing")
+        ),
     )
     if isinstance(session.system, list):
         # keep the blocks (cache_control and all) for the token estimate; text is what is shown

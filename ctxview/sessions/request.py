@@ -15,18 +15,31 @@ def build_request(
     system: Any = None,
     tools: list[Any] | None = None,
     params: dict[str, Any] | None = None,
+    context_management: bool | None = None,
 ) -> dict[str, Any]:
     """``model``, ``max_tokens``, ``system`` (when set), the window's ``messages``, ``tools``
     (when any), and every other field of an opened request body (``params``: thinking,
     tool_choice, temperature, metadata, context_management, ... verbatim): ready for curl or
-    ``client.messages.create(**body)``."""
+    ``client.messages.create(**body)``.
+
+    Under a context-editing strategy the messages are the edited copy ctxview computes, unless
+    ``context_management`` (default: the context's ``server_side`` setting): then the full
+    messages and the ``context_management`` block that asks the API to edit them (beta
+    ``context-management-2025-06-27``; ``client.beta.messages.create(**body, betas=[...])``)."""
     body: dict[str, Any] = {"model": model, "max_tokens": max_tokens}
     if params:
         body.update(params)
     sys_value = system if system is not None else context.system_prompt
     if sys_value:
         body["system"] = sys_value
-    body["messages"] = context.messages
+    if context_management is None:
+        context_management = context.context_editing.server_side
+    cm = context.context_editing.context_management(context.strategy)
+    if context_management and cm is not None:
+        body["messages"] = context.original_messages
+        body["context_management"] = cm
+    else:
+        body["messages"] = context.messages
     if tools:
         body["tools"] = tools
     return body

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ctxview.core.clearing import DEFAULT_EDITING
 from ctxview.core.context import ConversationContext
 from ctxview.core.transcript import Transcript
 from ctxview.sessions.fileio import file_kind
@@ -49,22 +50,25 @@ def session_document(
         if meta:
             item["meta"] = meta
         records.append(item)
+    settings: dict[str, Any] = {
+        "model": model,
+        "max_tokens": max_tokens,
+        "max_context_messages": context.max_context_messages,
+        "strategy": context.strategy,
+        "max_context_tokens": context.max_context_tokens,
+        "low_water_fraction": context.low_water_fraction,
+        "system_prompt": system if system is not None else context.system_prompt,
+        "tools": tools or [],
+        "request_params": request_params or {},
+    }
+    if context.edits_messages or context.context_editing != DEFAULT_EDITING:
+        settings["context_editing"] = context.context_editing.to_dict()
     return {
         "format": SESSION_FORMAT,
         "version": SESSION_VERSION,
         "saved_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "title": title,
-        "settings": {
-            "model": model,
-            "max_tokens": max_tokens,
-            "max_context_messages": context.max_context_messages,
-            "strategy": context.strategy,
-            "max_context_tokens": context.max_context_tokens,
-            "low_water_fraction": context.low_water_fraction,
-            "system_prompt": system if system is not None else context.system_prompt,
-            "tools": tools or [],
-            "request_params": request_params or {},
-        },
+        "settings": settings,
         "step": context.step,
         "transcript": records,
         "window": {"ids": context.window_ids, "cut": context._window.cut},

@@ -58,8 +58,12 @@ async def test_compacted_rows_and_window_notes(tmp_path: Path) -> None:
         await pilot.press("home")
         await pilot.pause()
         rows = row_texts(app)
-        status = [r.split()[-1] for r in rows[:5]]
-        assert status == ["compacted", "compacted", "compacted", "kept", "kept"]
+        status = [r.split()[-1] for r in rows[:6]]
+        # the compaction ledger's marker row stands before the message holding the block, whose
+        # row says it is the summary
+        assert status[:3] == ["compacted", "compacted", "compacted"]
+        assert "compaction block (server)" in rows[3]
+        assert status[4:] == ["summary", "kept"]
         # the gauge counts what the API reads: the compaction block and what follows
         from ctxview.core.tokens import estimate_window
 

@@ -40,6 +40,8 @@ def request_row(r: Request, scale: int) -> str:
         else "—"
     )
     brk = f"{r.cache_break.reason}@{r.cache_break.position}" if r.cache_break else ""
+    if r.off_branch:
+        brk = f"⎇ {brk}".rstrip()  # sent on a branch the conversation left (a rewind)
     cost = "—" if r.cost_usd is None else f"${r.cost_usd:.4f}"
     return (
         f"{r.index:>6} {ts:8} {r.window_size:>6} {fmt_tokens(r.input_tokens):>6} "

@@ -15,8 +15,31 @@ from textual.widgets import Collapsible, Static
 
 from ctxview.app.model import GAP, Draft, SessionModel
 from ctxview.app.safe import literal, visible
-from ctxview.core.tokens import block_tokens, image_info
-from ctxview.textfmt import tokens_text
+from ctxview.core.ledger import Compaction
+from ctxview.core.tokens import block_tokens, estimate_message, image_info
+from ctxview.textfmt import fmt_tokens, tokens_text
+
+
+def compaction_text(c: Compaction) -> Text:
+    """The ledger entry of one compaction, in words (session text made visible)."""
+    what = "Claude Code compaction" if c.kind == "claude-code" else "compaction block"
+    trigger = f" · trigger: {visible(c.trigger)}" if c.trigger else ""
+    before = "not recorded" if c.tokens_before is None else f"{fmt_tokens(c.tokens_before)}"
+    after = "not recorded" if c.tokens_after is None else f"{fmt_tokens(c.tokens_after)}"
+    gone = c.replaced
+    n = len(gone)
+    replaced = (
+        f"replaced #{gone[0]}–#{gone[-1]} ({n:,} message{'s' if n != 1 else ''})"
+        if n
+        else "replaced nothing in this file"
+    )
+    summary = f" · summary: #{c.summary_id}" if c.summary_id is not None else ""
+    return Text(
+        f"{what} before #{c.id}{trigger}\n"
+        f"tokens before: {before} · after (the next request's recorded input): {after}\n"
+        f"{replaced}{summary}"
+    )
+
 
 MAX_SHOWN_CHARS = 50_000  #: longer text is cut in the pane (the session keeps it all)
 
@@ -81,6 +104,31 @@ class BlockDetail(VerticalScroll, can_focus=True):
         self.mount_all(list(self._widgets(model, mid)))
         self.scroll_home(animate=False)
 
+    def show_compaction(self, c: Compaction | None) -> None:
+        """A compaction ledger marker: trigger, tokens before and after, what it replaced."""
+        self.model = None
+        self.mid = None
+        self._draft_view = None
+        self.remove_children()
+        if c is None:
+            self.mount(Static(Text("No message selected."), classes="hint"))
+            return
+        out: list[Widget] = [Static(compaction_text(c), classes="head")]
+        if c.kind == "claude-code":
+            hint = (
+                "Claude Code summarised the conversation and started again from the summary: "
+                "the requests after it hold the summary and what followed, not the messages it "
+                "replaced (marked compacted)."
+            )
+        else:
+            hint = (
+                "A compaction block (server-side compaction, context_management): the API "
+                "ignores everything before the last one (those messages are marked compacted)."
+            )
+        out.append(Static(Text(hint), classes="hint"))
+        self.mount_all(out)
+        self.scroll_home(animate=False)
+
     def show_draft(self, draft: Draft) -> None:
         """The reply in flight (or the one that did not complete).
 
@@ -136,7 +184,12 @@ class BlockDetail(VerticalScroll, can_focus=True):
             " · ",
             (
                 status,
-                {"pinned": "bold", "evicted": "italic", "compacted": "italic"}.get(status, ""),
+                {
+                    "pinned": "bold",
+                    "evicted": "italic",
+                    "compacted": "italic",
+                    "cleared": "bold",
+                }.get(status, ""),
             ),
             f" · {tokens_text(model.tokens(mid))}",
         )
@@ -146,8 +199,13 @@ class BlockDetail(VerticalScroll, can_focus=True):
         if status == "evicted" and rec.evicted_step is not None:
             head.append(f" · evicted at step {rec.evicted_step}", style="italic")
         if status == "compacted":
+            cc = model.claude_code_compaction_of(mid)
             head.append(
-                " · before the last compaction block: the API ignores it (not checked, not billed)",
+                f" · replaced by Claude Code's compaction at #{cc.id}: the requests after it "
+                "held its summary instead"
+                if cc is not None
+                else " · before the last compaction block: the API ignores it (not checked, "
+                "not billed)",
                 style="italic",
             )
         out.append(Static(head, classes="head"))
@@ -163,7 +221,23 @@ class BlockDetail(VerticalScroll, can_focus=True):
         if any(p.severity == "error" for p in problems):
             out.append(self._fix(model, mid))
         original = rec.meta.get("original")
-        if original is not None:
+        original_title = "original (as recorded, not sent)"
+        sent = model.sent_message(mid)
+        if sent is not None:
+            # context editing: what is sent is an edited copy; the record keeps the original
+            out.append(
+                Static(
+                    Text(
+                        f"cleared by context editing ({model.context.strategy}): the blocks below "
+                        f"are what is sent ({tokens_text(estimate_message(sent))}); the original "
+                        f"as recorded ({tokens_text(model.tokens(mid))}) is underneath"
+                    ),
+                    classes="hint",
+                )
+            )
+            original, msg = msg, sent
+            original_title = "original (as recorded; context editing does not send it)"
+        elif original is not None:
             out.append(
                 Static(
                     Text(
@@ -204,7 +278,7 @@ class BlockDetail(VerticalScroll, can_focus=True):
             out.append(Static(Text("text", style="bold"), classes="block-title"))
             out.append(Static(literal(_cut(content)), classes="body"))
             if original is not None:
-                out.append(self._original(original))
+                out.append(self._original(original, original_title, sent is None))
             return out
         if not isinstance(content, list):
             out.append(Static(Text("(no content)"), classes="hint"))
@@ -212,7 +286,7 @@ class BlockDetail(VerticalScroll, can_focus=True):
         for j, block in enumerate(content):
             out.extend(self._block(model, mid, j, block))
         if original is not None:
-            out.append(self._original(original))
+            out.append(self._original(original, original_title, sent is None))
         return out
 
     @staticmethod
@@ -228,9 +302,13 @@ class BlockDetail(VerticalScroll, can_focus=True):
         return Static(Text("\n".join(lines)), classes="fix")
 
     @staticmethod
-    def _original(original: Any) -> Widget:
-        label: Any = Content("original (as recorded, not sent)")
-        return Collapsible(Static(_json(original), classes="body"), title=label, collapsed=True)
+    def _original(
+        original: Any, title: str = "original (as recorded, not sent)", collapsed: bool = True
+    ) -> Widget:
+        label: Any = Content(title)
+        return Collapsible(
+            Static(_json(original), classes="body"), title=label, collapsed=collapsed
+        )
 
     @staticmethod
     def _usage(u: Mapping[str, Any]) -> str:

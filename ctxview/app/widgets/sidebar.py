@@ -129,10 +129,15 @@ class ConfigSidebar(VerticalScroll):
         self.query_one("#system", Static).update(Text(one_line(sp, 160) if sp else "(none)"))
         n = len(ctx)
         evicted = model.evicted_count()
+        sf = ctx.sent_form() if ctx.edits_messages else None
         self.query_one("#window", Static).update(
             Text(
-                f"{n:,} / {ctx.max_context_messages:,} messages\n"
-                f"transcript {len(model.transcript):,} · evicted {evicted:,}"
+                (
+                    f"{n:,} messages · {sf.cleared_units:,} cleared\n"
+                    if sf is not None  # context editing: max does not apply, nothing is evicted
+                    else f"{n:,} / {ctx.max_context_messages:,} messages\n"
+                )
+                + f"transcript {len(model.transcript):,} · evicted {evicted:,}"
             )
         )
         size = context_size(model.model)

@@ -25,7 +25,7 @@ from textual.strip import Strip
 from textual.widgets import Static
 
 from ctxview.app.colours import dim_colour, legible
-from ctxview.app.model import DRAFT, GAP, SessionModel
+from ctxview.app.model import DRAFT, GAP, SessionModel, marker_id
 from ctxview.app.safe import one_line
 from ctxview.textfmt import fmt_tokens, id_ranges
 
@@ -80,6 +80,7 @@ class Timeline(ScrollView, can_focus=True):
         "timeline--pinned",
         "timeline--evicted",
         "timeline--gap",
+        "timeline--compaction",
         "timeline--flash",
         "timeline--status-pinned",
         "timeline--status-kept",
@@ -87,6 +88,8 @@ class Timeline(ScrollView, can_focus=True):
         "timeline--status-compacted",
         "timeline--status-edited",
         "timeline--status-dropped",
+        "timeline--status-cleared",
+        "timeline--status-summary",
         "timeline--user",
         "timeline--assistant",
         "timeline--error",
@@ -106,6 +109,7 @@ class Timeline(ScrollView, can_focus=True):
     Timeline > .timeline--pinned { background: $accent 25%; text-style: bold; }
     Timeline > .timeline--evicted { color: $text-disabled; }
     Timeline > .timeline--gap { color: $warning; background: $warning 10%; }
+    Timeline > .timeline--compaction { color: $text; background: $accent 20%; text-style: bold; }
     Timeline > .timeline--flash { background: $error 70%; color: $text; }
     Timeline > .timeline--status-pinned { color: $accent; text-style: bold; }
     Timeline > .timeline--status-kept { color: $success; }
@@ -113,6 +117,8 @@ class Timeline(ScrollView, can_focus=True):
     Timeline > .timeline--status-compacted { color: $warning; text-style: italic; }
     Timeline > .timeline--status-edited { color: $secondary; text-style: bold; }
     Timeline > .timeline--status-dropped { color: $text-disabled; text-style: italic strike; }
+    Timeline > .timeline--status-cleared { color: $warning; }
+    Timeline > .timeline--status-summary { color: $accent; text-style: bold; }
     Timeline > .timeline--user { color: $secondary; }
     Timeline > .timeline--assistant { color: $primary; }
     Timeline > .timeline--error { color: $error; text-style: bold; }
@@ -164,6 +170,13 @@ class Timeline(ScrollView, can_focus=True):
             return None
         mid = self.model.rows[min(self.cursor, len(self.model.rows) - 1)]
         return None if mid < 0 else mid
+
+    @property
+    def selected_marker(self) -> int | None:
+        """On a compaction ledger marker: the id of the message it stands before."""
+        if self.model is None or not self.model.rows:
+            return None
+        return marker_id(self.model.rows[min(self.cursor, len(self.model.rows) - 1)])
 
     @property
     def on_draft(self) -> bool:
@@ -330,9 +343,16 @@ class Timeline(ScrollView, can_focus=True):
         cursor = row == self.cursor
         if mid == DRAFT:
             return self._draft_strip(cursor, width, base)
-        if mid == GAP:
-            segs = self._gap_segments(row, width)
-            style = base + self._bg_style("timeline--gap")
+        marked = marker_id(mid)
+        if mid == GAP or marked is not None:
+            segs = (
+                self._gap_segments(row, width)
+                if marked is None
+                else self._compaction_segments(marked, width)
+            )
+            style = base + self._bg_style(
+                "timeline--gap" if marked is None else "timeline--compaction"
+            )
             if cursor:
                 style += self._style("timeline--cursor")
             style = self._readable(style, style)
@@ -351,10 +371,34 @@ class Timeline(ScrollView, can_focus=True):
             label = f" ┄┄ gap: {span} evicted ({n:,} message{plural} hidden, press e to show) ┄┄"
         return [(label.ljust(width, "┄")[:width], Style())]
 
+    def _compaction_segments(self, mid: int, width: int) -> list[tuple[str, Style]]:
+        """The ledger marker before message ``mid``: trigger, tokens before → after (where
+        recorded) and the messages the compaction replaced."""
+        assert self.model is not None
+        c = self.model.compaction_at(mid)
+        if c is None:
+            return [("".ljust(width, "━"), Style())]
+        what = "compaction" if c.kind == "claude-code" else "compaction block"
+        trigger = f" ({one_line(c.trigger, 20)})" if c.trigger else ""
+        parts = [f" ━━ {what}{trigger}"]
+        if c.tokens_before is not None or c.tokens_after is not None:
+            before = "?" if c.tokens_before is None else fmt_tokens(c.tokens_before)
+            after = "?" if c.tokens_after is None else fmt_tokens(c.tokens_after)
+            parts.append(f"{before} → {after} tokens")
+        gone = c.replaced
+        if len(gone):
+            n = len(gone)
+            span = f"#{gone[0]}" if n == 1 else f"#{gone[0]}–#{gone[-1]}"
+            parts.append(f"replaced {span} ({n:,} message{'s' if n != 1 else ''})")
+        if c.summary_id is not None:
+            parts.append(f"summary #{c.summary_id}")
+        label = " · ".join(parts) + " ━━"
+        return [(label.ljust(width, "━")[:width], Style())]
+
     def _row_strip(self, mid: int, cursor: bool, width: int, base: Style) -> Strip:
         assert self.model is not None
         info = self.model.info(mid)
-        status = self.model.status(mid)
+        status = self.model.row_status(mid)
         out = status in ("evicted", "dropped")
         problems = self.model.problems_for(mid) if not out else []
         has_error = any(p.severity == "error" for p in problems)

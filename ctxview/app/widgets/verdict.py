@@ -22,6 +22,8 @@ class VerdictBar(Static):
         state, short, first = model.verdict()
         ctx = model.context
         window = f"window {len(ctx):,}/{ctx.max_context_messages:,}"
+        if ctx.edits_messages:  # context editing: max does not apply
+            window = f"window {len(ctx):,} ({ctx.strategy})"
         if model.tokens_ready:
             window += f" · ~{fmt_tokens(model.window_tokens)} tokens"
         text = Text(short)

@@ -1,0 +1,159 @@
+"""Pilot tests of the compaction ledger in the timeline: a marker row before each compaction
+(trigger, tokens before → after, what it replaced), the summary's row says ``summary``, the
+messages it replaced say ``compacted``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from apphelp import assert_clean, make_app, settle
+from conftest import ROOT
+
+from ctxview.app.model import GAP, marker_row
+
+ACCEPT = ROOT / "tests" / "acceptance" / "claude_code"
+MANUAL = ACCEPT / "spotter_ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"  # compacted at #276
+BLOCK = ROOT / "tests" / "acceptance" / "anthropic_requests" / "pai_compaction_end_to_end_req2.json"
+
+
+def _row_text(app: object, row: int) -> str:
+    tl = app.timeline  # type: ignore[attr-defined]
+    tl.scroll_to(y=max(0, row - 2), animate=False)
+    return str(tl.render_line(row - int(tl.scroll_offset.y)).text)
+
+
+async def test_claude_code_compaction_marker_summary_and_compacted_rows() -> None:
+    app = make_app(str(MANUAL), max_=1000)  # nothing evicted: the file as recorded
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        m = app.model
+        rows = m.rows
+        mark = rows.index(marker_row(276))
+        assert rows[mark + 1] == 276 and rows[mark - 1] == 275
+        assert sum(1 for r in rows if r < 0) == 1  # one compaction, no gap
+        line = _row_text(app, mark)
+        assert "compaction (manual)" in line
+        assert "142k → 45k tokens" in line
+        assert "replaced #0–#275 (276 messages)" in line
+        assert "summary #276" in line
+        await pilot.pause()
+        assert _row_text(app, mark + 1).rstrip().endswith("summary")
+        assert "compaction summary" in _row_text(app, mark + 1)
+        assert _row_text(app, mark - 1).rstrip().endswith("compacted")
+        assert _row_text(app, mark + 2).rstrip().endswith("kept")
+        assert m.status(10) == "compacted" and m.status(300) == "kept"
+        assert m.status(0) == "pinned"  # ctxview's window sends its pinned message
+        # the cursor moves over the marker like any row; the detail pane shows the entry
+        app.timeline.select_id(276)
+        await pilot.press("k")
+        await settle(pilot)
+        assert app.timeline.selected_id is None
+        assert app.timeline.selected_marker == 276
+        text = assert_clean(app, "ledger detail")
+        assert "Claude Code compaction before #276 · trigger: manual" in text
+        assert "tokens before: 142k" in text and "after (the next request's recorded" in text
+        # a compacted message's detail says what replaced it
+        app.timeline.select_id(275)
+        await settle(pilot)
+        assert_clean(app, "compacted")
+        head = str(app.detail.query(".head").first().render())
+        assert "#275 assistant · compacted" in head
+        assert "replaced by Claude Code's compaction at #276" in head
+
+
+async def test_marker_with_evicted_rows_hidden_and_shown() -> None:
+    app = make_app(str(MANUAL), max_=20)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        m = app.model
+        window = m.window_ids
+        assert window[0] == 0 and window[1] > 276  # the compaction is among the evicted
+        # shown: the marker sits among the dimmed evicted rows, before #276
+        assert m.rows[:2] == [0, GAP]
+        k = m.rows.index(marker_row(276))
+        assert m.rows[k + 1] == 276 and m.status(276) == "evicted"
+        assert m.row_status(276) == "evicted"  # a summary out of the window is not "summary"
+        assert "gap: #1–#" + str(window[1] - 1) in _row_text(app, 1)
+        await pilot.press("e")  # hide evicted rows: the marker stays, after the gap
+        await settle(pilot)
+        assert m.rows[:4] == [0, GAP, marker_row(276), window[1]]
+        assert f"#1–#{window[1] - 1} evicted" in _row_text(app, 1)
+        assert "compaction (manual)" in _row_text(app, 2)
+        assert m.row_of(window[1]) == 3 and m.row_of(276) is None
+        assert app.timeline.select_id(window[-1])
+        assert_clean(app, "80x24 hidden")
+        await pilot.press("e")
+        await settle(pilot)
+        assert m.row_of(276) == m.rows.index(marker_row(276)) + 1
+        assert app.timeline.select_id(276)
+
+
+async def test_compaction_block_marker() -> None:
+    app = make_app(str(BLOCK))
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        m = app.model
+        assert m.rows[:3] == [0, marker_row(1), 1]
+        line = _row_text(app, 1)
+        assert "compaction block (server)" in line and "replaced #0 (1 message)" in line
+        assert "tokens" not in line  # a request body records no usage: no sizes shown
+        assert m.row_status(0) == "compacted"
+        assert m.row_status(1) == "summary"
+
+
+async def test_a_compaction_added_live_gets_its_marker() -> None:
+    app = make_app(str(ROOT / "sample_sessions" / "agent_loop.json"), max_=100)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        m = app.model
+        n = len(m.transcript)
+        assert not m.ledger()
+        ctx = m.context
+        ctx.add_message({"role": "user", "content": "compact please"})
+        ctx.add_message(
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "compaction", "content": "what happened so far"},
+                    {"type": "text", "text": "done"},
+                ],
+            },
+            meta={"usage": {"input_tokens": 9000, "output_tokens": 3}},
+        )
+        app.context_changed()
+        await settle(pilot)
+        assert marker_row(n + 1) in m.rows
+        ctx.add_message({"role": "user", "content": "next"})
+        ctx.add_message(
+            {"role": "assistant", "content": "ok"},
+            meta={"usage": {"input_tokens": 700, "output_tokens": 3}},
+        )
+        app.context_changed()
+        await settle(pilot)
+        (c,) = m.ledger()
+        assert (c.tokens_before, c.tokens_after) == (9000, 700)
+        assert m.rows.count(marker_row(n + 1)) == 1
+        assert "9.0k → 700 tokens" in _row_text(app, m.rows.index(marker_row(n + 1)))
+        assert m.row_status(n) == "compacted" and m.row_status(n + 1) == "summary"
+
+
+async def test_hostile_compact_metadata_is_drawn_as_visible_text(tmp_path: Path) -> None:
+    lines = MANUAL.read_text().splitlines()
+    out = []
+    for s in lines:
+        rec = json.loads(s)
+        if rec.get("subtype") == "compact_boundary":
+            rec["compactMetadata"]["trigger"] = "\x1b]0;pwned\x07auto\u202e[bold red]x[/]"
+        out.append(json.dumps(rec))
+    path = tmp_path / "hostile.jsonl"
+    path.write_text("\n".join(out) + "\n")
+    app = make_app(str(path), max_=1000)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        mark = app.model.rows.index(marker_row(276))
+        app.timeline.cursor = mark
+        app.timeline.scroll_to(y=mark - 3, animate=False)
+        await settle(pilot)
+        text = assert_clean(app, "hostile trigger")
+        assert "[bold red]x[/]" in text  # shown as text, never parsed as markup
