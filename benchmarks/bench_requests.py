@@ -1,12 +1,14 @@
-"""`ctxview requests --json` and `ctxview compare` (all strategies) on the 100,000-message
-session of bench_inspect.py, against `json.load` of the same file.
+"""`ctxview requests --json` and `ctxview compare --json` (all strategies) on the
+100,000-message session of bench_inspect.py, against `json.load` of the same file.
 
     python benchmarks/bench_requests.py [--messages 100000] [--keep]
 
 Targets (issue 11): requests --json <= 2x json.load; compare of all strategies <= 5x.
-Each is a fresh subprocess (wall time, peak RSS), best of 3. The session is a ctxview session
-whose own settings say max 5000 / seed, so `requests` replays it under those (50,000 requests,
-windows up to 5,000 messages); compare runs at the config's default max (20) unless --max.
+Each is a fresh subprocess (wall time from its first line, imports included; peak RSS), best
+of 3. The session is a ctxview session whose own settings say max 5000 / seed, so both replay
+it under max 5000 (50,000 requests, windows up to 5,000 messages); compare checks every
+request of every strategy against the protocol (rejected requests) as well.
+Figures, before and after, and the machine's load: benchmarks/README.md.
 """
 
 from __future__ import annotations

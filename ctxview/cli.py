@@ -167,11 +167,13 @@ def load_file(args: argparse.Namespace, failures: list[str] | None = None) -> An
             failures.append(str(exc))
         return EXIT_UNREADABLE, cfg
     except (RecursionError, MemoryError) as exc:
-        _err(f"{args.file}: cannot read the file ({type(exc).__name__})")
-        return EXIT_UNREADABLE, cfg
+        msg = f"{args.file}: cannot read the file ({type(exc).__name__})"
     except Exception as exc:  # a reader bug must not become a traceback: one line, exit 2
-        _err(f"{args.file}: cannot read the file (internal error: {type(exc).__name__}: {exc})")
-        return EXIT_UNREADABLE, cfg
+        msg = f"{args.file}: cannot read the file (internal error: {type(exc).__name__}: {exc})"
+    _err(msg)
+    if failures is not None:
+        failures.append(msg)
+    return EXIT_UNREADABLE, cfg
 
 
 def _load(args: argparse.Namespace, failures: list[str] | None = None) -> Any:
@@ -350,6 +352,13 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
+    from ctxview.sessions.model import gc_paused
+
+    with gc_paused():  # nothing here is a cycle: no collection walks the loaded session
+        return _inspect(args)
+
+
+def _inspect(args: argparse.Namespace) -> int:
     failures: list[str] = []
     rep, cfg = _load(args, failures)
     if isinstance(rep, int):

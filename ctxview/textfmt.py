@@ -8,6 +8,7 @@ sequence in a message is shown, never executed.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 
@@ -92,8 +93,15 @@ _JSON_ESCAPES: dict[int, str] = {
 }
 
 
+_JSON_ESCAPED = re.compile("[" + "".join(re.escape(chr(c)) for c in _JSON_ESCAPES) + "]")
+
+
 def escape_controls(text: str) -> str:
     """C1 controls, DEL and bidi overrides in serialised JSON/TOML as ``\\uXXXX`` escapes."""
+    if text.isascii():
+        return text.replace("\x7f", "\\u007f") if "\x7f" in text else text
+    if _JSON_ESCAPED.search(text) is None:
+        return text  # str.translate walks non-ASCII text a character at a time: megabytes
     return text.translate(_JSON_ESCAPES)
 
 

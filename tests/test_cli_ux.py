@@ -111,3 +111,23 @@ def test_export_of_a_rejected_window_warns_and_exits_1(
         capsys, "export", str(SAMPLES / "agent_loop.json"), "--strategy", "pair-safe"
     )
     assert code == 0 and "reject" not in err and json.loads(out)["messages"]
+
+
+@pytest.mark.parametrize("command", ["requests", "compare"])
+def test_requests_and_compare_json_on_an_unreadable_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+) -> None:
+    """As ``inspect --json``: one ``{"file", "error", "exit"}`` object on stdout, exit 2."""
+    missing = str(tmp_path / "missing.json")
+    code, out, err = run(capsys, command, missing, "--json")
+    assert code == 2 and "missing.json" in err
+    obj = json.loads(out)
+    assert obj == {"file": missing, "error": obj["error"], "exit": 2}
+    assert "missing.json" in obj["error"]
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"messages": [1, }')
+    code, out, err = run(capsys, command, str(bad), "--json")
+    assert code == 2 and "line 1" in json.loads(out)["error"] and err
+    # without --json: nothing on stdout
+    code, out, _ = run(capsys, command, missing)
+    assert code == 2 and out == ""

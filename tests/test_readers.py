@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from conftest import FIXTURES, ROOT
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ctxview import check_protocol
@@ -397,3 +397,87 @@ def test_fuzz_random_jsonl(tmp_path: Path, lines: list[Any]) -> None:
         replay(s)
     except SessionError as exc:
         assert str(exc)
+
+
+@pytest.mark.parametrize("levels", [150, 201, 202, 260, 5000])
+def test_big_files_refuse_the_same_nesting_as_small_ones(tmp_path: Path, levels: int) -> None:
+    """A big file is parsed under a recursion limit instead of walked for its depth afterwards
+    (readers._loads_bounded): the same files open, the same are refused, with the same path."""
+    from ctxview.sessions import readers
+
+    def outcome(pad: int) -> str:
+        inner = "[" * (levels - 3) + " " * pad + "]" * (levels - 3)  # levels in all
+        body = '{"messages": [{"role": "user", "content": "hi", "x": ' + inner + "}]}"
+        p = write(tmp_path, f"n{pad}.json", body.encode())
+        try:
+            load_session(p)
+        except SessionError as exc:
+            return str(exc).replace(str(p), "F")
+        return "ok"
+
+    small = outcome(0)
+    big = outcome(readers.BOUNDED_MIN_CHARS)
+    assert big == small
+    assert (small == "ok") == (levels <= readers.MAX_DEPTH + 1), small
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    message=st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=4),
+        lambda inner: (
+            st.lists(inner, max_size=3)
+            | st.dictionaries(
+                st.sampled_from(["role", "content", "type", "text", "id", "name", "tool_use_id"]),
+                inner | st.sampled_from(["user", "assistant", "system", "text", "tool_use"]),
+                max_size=4,
+            )
+        ),
+        max_leaves=10,
+    )
+    | st.fixed_dictionaries(
+        {
+            "role": st.sampled_from(["user", "assistant", "system", "x"]),
+            "content": st.lists(
+                st.fixed_dictionaries(
+                    {
+                        "type": st.sampled_from(
+                            ["text", "tool_use", "tool_result", "thinking", "image", "zzz"]
+                        )
+                    },
+                    optional={
+                        "text": st.none() | st.text(max_size=3) | st.integers(),
+                        "id": st.none() | st.text(max_size=3),
+                        "name": st.none() | st.text(max_size=3),
+                        "tool_use_id": st.none() | st.text(max_size=3),
+                        "source": st.none() | st.just({}),
+                    },
+                )
+                | st.text(max_size=3),
+                max_size=3,
+            )
+            | st.text(max_size=3),
+        }
+    )
+)
+@example({"role": "user", "content": [{"type": "tool_result", "tool_use_id": ""}]})
+@example({"role": "user", "content": [{"type": "text", "text": None}]})
+@example({"role": "assistant", "content": [{"type": "tool_use", "id": "a"}]})
+@example({"role": "assistant", "content": [{"type": "image"}]})
+@example({"role": "user", "content": [{"text": "no type"}]})
+def test_message_problem_fast_yes_agrees_with_the_block_checks(message: Any) -> None:
+    """The quick pass for usual messages never passes one the block-by-block check refuses."""
+    from ctxview.sessions.validate import block_problem, message_problem
+
+    found = message_problem(message)
+    slow: Any = None
+    if (
+        not isinstance(message, dict)
+        or message.get("role") not in ("user", "assistant", "system")
+        or "content" not in message
+        or not isinstance(message["content"], (str, list))
+    ):
+        slow = "bad"
+    elif isinstance(message["content"], list):
+        slow = next((p for b in message["content"] if (p := block_problem(b))), None)
+    assert (found is None) == (slow is None), (message, found, slow)

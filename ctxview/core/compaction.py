@@ -12,22 +12,33 @@ from typing import Any
 
 
 def has_compaction(message: Any) -> bool:
-    content = message.get("content") if isinstance(message, Mapping) else None
-    return isinstance(content, list) and any(
-        isinstance(b, Mapping) and b.get("type") == "compaction" for b in content
+    content = (
+        message.get("content") if type(message) is dict or isinstance(message, Mapping) else None
     )
+    if type(content) is not list and not isinstance(content, list):
+        return False
+    for b in content:  # a loop, not any(genexpr): this runs for every message of a replay
+        if (type(b) is dict or isinstance(b, Mapping)) and b.get("type") == "compaction":
+            return True
+    return False
 
 
 def last_compaction(messages: Sequence[Any]) -> tuple[int, int] | None:
     """``(message index, block index)`` of the last ``compaction`` block, or None."""
     for i in range(len(messages) - 1, -1, -1):
         message = messages[i]
-        content = message.get("content") if isinstance(message, Mapping) else None
+        content = (
+            message.get("content")
+            if (type(message) is dict or isinstance(message, Mapping))
+            else None
+        )
         if not isinstance(content, list):
             continue
         for j in range(len(content) - 1, -1, -1):
             block = content[j]
-            if isinstance(block, Mapping) and block.get("type") == "compaction":
+            if (type(block) is dict or isinstance(block, Mapping)) and block.get(
+                "type"
+            ) == "compaction":
                 return i, j
     return None
 

@@ -92,14 +92,16 @@ _THINKING = ("thinking", "redacted_thinking")
 
 
 def _blocks(message: Any) -> list[Any]:
-    content = message.get("content") if isinstance(message, Mapping) else None
+    content = (
+        message.get("content") if (type(message) is dict or isinstance(message, Mapping)) else None
+    )
     if isinstance(content, list):
         return content
     return []
 
 
 def _btype(block: Any) -> Any:
-    return block.get("type") if isinstance(block, Mapping) else None
+    return block.get("type") if (type(block) is dict or isinstance(block, Mapping)) else None
 
 
 def _is_empty(content: Any) -> bool:
@@ -113,7 +115,7 @@ def _is_empty(content: Any) -> bool:
 
 
 def _role(message: Any) -> Any:
-    return message.get("role") if isinstance(message, Mapping) else None
+    return message.get("role") if (type(message) is dict or isinstance(message, Mapping)) else None
 
 
 # -- turns ---------------------------------------------------------------------------------------

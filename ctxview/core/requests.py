@@ -60,13 +60,16 @@ The predicted prompt cache (the model, in order of the prompt: tools → system 
 from __future__ import annotations
 
 import bisect
+import functools
+import gc
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import accumulate
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol, TypeVar, cast
 
+from ctxview.core import requests_fast
 from ctxview.core.calibrate import (
     DEFAULT_RATES,
     Delta,
@@ -82,6 +85,8 @@ from ctxview.core.pricing import Price, PriceTable, cost, min_cacheable
 from ctxview.core.protocol import check_protocol
 from ctxview.core.strategies import STRATEGIES
 from ctxview.core.tokens import _json_len
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 TTL_5M = 300.0
 TTL_1H = 3600.0
@@ -287,8 +292,7 @@ def _quantile(sorted_vals: Sequence[float], q: float) -> float:
 
 
 # -- where the requests are ------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class _Point:
+class _Point(NamedTuple):  # a tuple: 50,000 of them are built per replay
     n: int  # the request holds messages [segment start, n)
     response: int | None
     #: a request off the current branch: its index in the session's ``off_branch`` list
@@ -309,11 +313,11 @@ def request_points(session: SessionLike) -> list[_Point]:
                 )
                 pts.append(_Point(i + 1, nxt))
         return pts
-    pts = []
-    for i, m in enumerate(msgs):
-        if i > 0 and m.get("role") == "assistant" and metas[i].get("model") != "<synthetic>":
-            pts.append(_Point(i, i))
-    return pts
+    return [
+        _Point(i, i)
+        for i, m in enumerate(msgs)
+        if i > 0 and m.get("role") == "assistant" and metas[i].get("model") != "<synthetic>"
+    ]
 
 
 def segment_starts(session: SessionLike) -> set[int]:
@@ -322,16 +326,17 @@ def segment_starts(session: SessionLike) -> set[int]:
     for i, (m, meta) in enumerate(zip(session.messages, session.metas, strict=False)):
         if i == 0:
             continue
-        if meta.get("compact_boundary") is not None or meta.get("compact_summary"):
+        if meta and (meta.get("compact_boundary") is not None or meta.get("compact_summary")):
             starts.add(i)
             continue
+        if m.get("role") != "assistant":
+            continue
         content = m.get("content")
-        if (
-            m.get("role") == "assistant"
-            and isinstance(content, list)
-            and any(isinstance(b, dict) and b.get("type") == "compaction" for b in content)
-        ):
-            starts.add(i)
+        if isinstance(content, list):
+            for b in content:
+                if isinstance(b, dict) and b.get("type") == "compaction":
+                    starts.add(i)
+                    break
     return starts
 
 
@@ -443,7 +448,7 @@ def calibrate(
     rates = fit_rates(deltas)
     # prefix sums: each request's messages cost O(1), not O(window) (a 100,000-message
     # transcript has 50,000 requests)
-    pre = list(accumulate((rates.tokens(f) for f in feats), initial=0))
+    pre = list(accumulate(rates.tokens_many(feats), initial=0))
     seg_start = _segment_start_of(len(session.messages), starts)
     residuals = sorted(total - (pre[p.n] - pre[seg_start[p.n - 1]]) for p, total in recs if p.n > 0)
     static = max(0, int(_quantile(residuals, 0.5)))
@@ -544,6 +549,25 @@ def _json_key(value: Any) -> Any:
     return value
 
 
+def _gc_paused(fn: _F) -> _F:
+    """Run ``fn`` without cyclic garbage collection: a replay allocates ~10 objects per request
+    and builds no cycles, and with GC on (an app that froze its loaded session makes full
+    collections frequent) a 50,000-request replay took twice as long."""
+
+    @functools.wraps(fn)
+    def paused(*args: Any, **kwargs: Any) -> Any:
+        was = gc.isenabled()
+        gc.disable()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if was:
+                gc.enable()
+
+    return cast(_F, paused)
+
+
+@_gc_paused
 def simulate(
     session: SessionLike,
     *,
@@ -560,6 +584,8 @@ def simulate(
     context_editing: ContextEditing | None = None,
     _calibration: tuple[Rates, int | None, int] | None = None,
     _feats: Sequence[Features] | None = None,
+    _shared: Any = None,
+    _reference: bool = False,
 ) -> RequestLog:
     """The session's requests under a max and a strategy (see the module docstring).
 
@@ -575,6 +601,10 @@ def simulate(
     ``context_editing``, else the session's, else ``defaults["context_editing"]``) nothing is
     evicted; each request is priced as sent (cleared content at its edited size), and a request
     whose edits changed a message the previous one sent breaks the cache there (``edited``).
+
+    The built-in eviction strategies, on a session without rewinds or timed edits, are replayed
+    by :mod:`ctxview.core.requests_fast` (same results, without a ConversationContext);
+    ``_reference=True`` forces the replay below.
     """
     settings = {
         "max_context_messages": max_context_messages,
@@ -646,16 +676,66 @@ def simulate(
     else:
         static = _static_tokens(session, rates)
     session_model = session.model or d.get("model")
-    tok = [rates.tokens(f) for f in feats]
-    points = request_points(session)
-    starts = segment_starts(session)
+    # what does not depend on the strategy: computed once per session in compare
+    shared = _shared if _shared is not None else requests_fast.Shared(msgs)
+    tok = shared.tokens_of(rates, feats)
+    points, starts, default_ttl = shared.layout(session)
     tools_fp = _fingerprint(session.tools)
     system_fp = _fingerprint(session.system)
     sys_text = session.system if isinstance(session.system, str) else ""
-    hints = [h for m in metas if "usage" in m and (h := _recorded(m)[2]) is not None]
-    default_ttl = TTL_1H if hints and hints.count("1h") * 2 >= len(hints) else TTL_5M
 
-    # -- state of the replay
+    # -- requests off the current branch (a Claude Code rewind) and edits placed in time
+    off = _off_branch_points(session, rates)
+    edits, first_versions = _timed_edits(session, rates)
+
+    kind = None if _reference or off or edits else requests_fast.strategy_kind(strat)
+    if kind is not None and shared.valid_roles() and not (check and shared.has_compaction()):
+        # the settings are checked as a context would check them
+        ConversationContext(
+            max_context_messages=max_,
+            system_prompt=sys_text,
+            strategy=strat,
+            max_context_tokens=max_tok,
+            low_water_fraction=frac,
+        )
+        f_out, f_evicted, f_windows, f_min, f_price = requests_fast.replay(
+            session,
+            shared,
+            kind=kind,
+            points=points,
+            starts=starts,
+            tok=tok,
+            rates=rates,
+            static=static,
+            prices=prices,
+            session_model=session_model,
+            default_ttl=default_ttl,
+            tools_fp=tools_fp,
+            system_fp=system_fp,
+            sys_text=sys_text,
+            max_=max_,
+            max_tok=max_tok,
+            frac=frac,
+            check=check,
+            keep=keep,
+            redundancy=redundancy,
+        )
+        _price_notes(notes, f_price, f_min)
+        return RequestLog(
+            f_out,
+            None if as_sent else strat,
+            None if as_sent else max_,
+            as_sent,
+            session_model,
+            rates,
+            static,
+            notes,
+            f_evicted,
+            f_windows,
+            settings,
+        )
+
+    # -- state of the replay (the reference: a ConversationContext, message by message)
     win: list[int] = []  # transcript ids of the window
     wtok = 0  # tokens of the window's messages
     dirty: int | None = None  # first window position changed since the last request
@@ -666,11 +746,9 @@ def simulate(
     dup_tokens = 0
     keys_of: dict[int, list[tuple[Any, int]]] = {}
     offset = 0
-    # -- requests off the current branch (a Claude Code rewind) and edits placed in time
-    off = _off_branch_points(session, rates)
+    tok = list(tok)  # edits change it below: the shared list stays as computed
     if off:
         points = _merge_points(points, off, metas)
-    edits, first_versions = _timed_edits(session, rates)
     added_steps: Mapping[int, Any] = getattr(session, "saved_added_steps", None) or {}
     for tid, original in first_versions.items():
         tok[tid] = rates.tokens(message_features(original))  # sent as recorded until the edit
@@ -1025,6 +1103,28 @@ def simulate(
     )
 
 
+def _layout(session: SessionLike) -> tuple[list[_Point], set[int], float]:
+    """(request points, compaction starts, default TTL) of a session."""
+    hints = [h for m in session.metas if "usage" in m and (h := _recorded(m)[2]) is not None]
+    default_ttl = TTL_1H if hints and hints.count("1h") * 2 >= len(hints) else TTL_5M
+    return request_points(session), segment_starts(session), default_ttl
+
+
+def _price_notes(notes: list[str], price_notes: set[str], min_notes: set[str]) -> None:
+    """The notes of the fast replay's models without a price or a known minimum (as the
+    reference replay words them)."""
+    if "" in price_notes:
+        price_notes.discard("")
+        notes.append("no model named: cost is null (pass a model in the config)")
+    for m in sorted(price_notes):
+        notes.append(
+            f'no price for model {m!r}: cost is null (add [pricing."{m}"] with input and '
+            "output in USD per million tokens to config.toml)"
+        )
+    for m in sorted(min_notes):
+        notes.append(f"minimum cacheable length of model {m!r} unknown: assumed 1,024 tokens")
+
+
 # -- rewinds and edits ----------------------------------------------------------------------
 @dataclass(slots=True)
 class _OffBranch:
@@ -1312,6 +1412,7 @@ _TURN_ROLES = ("user", "assistant", "system")
 
 
 # -- compare ---------------------------------------------------------------------------------
+@_gc_paused
 def compare(
     session: SessionLike,
     strategies: Iterable[str] | None = None,
@@ -1349,6 +1450,9 @@ def iter_compare(
     names = list(strategies) if strategies is not None else list(STRATEGIES)
     feats = [message_features(m) for m in session.messages]
     cal = calibrate(session, feats)
+    # what does not depend on the strategy (tokens, request points, the conversation's own
+    # protocol check) is computed once for all of them
+    shared = requests_fast.Shared(session.messages)
     for name in names:
         log = simulate(
             session,
@@ -1361,6 +1465,7 @@ def iter_compare(
             redundancy=False,
             _calibration=cal,
             _feats=feats,
+            _shared=shared,
         )
         t = log.totals()
         reqs = log.requests

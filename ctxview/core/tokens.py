@@ -38,11 +38,16 @@ def _chars(n: int) -> int:
     return math.ceil(n / CHARS_PER_TOKEN) if n > 0 else 0
 
 
+#: ``json.dumps(value, ensure_ascii=False, separators=(",", ":"))`` without building an encoder
+#: per call (a token estimate measures every tool input this way)
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def _json_len(value: Any) -> int:
     if isinstance(value, str):
         return len(value)
     try:
-        return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+        return len(_COMPACT.encode(value))
     except (TypeError, ValueError):
         return len(repr(value))
 

@@ -44,8 +44,32 @@ def block_problem(block: Any) -> str | None:
     return None
 
 
+def _plain_block(block: Any) -> bool:
+    """The usual well-formed blocks, told apart without building a reason (a fast yes; any
+    other block goes through :func:`block_problem`)."""
+    if type(block) is not dict:
+        return False
+    btype = block.get("type")
+    if btype == "text":
+        return type(block.get("text")) is str
+    if btype == "tool_result":
+        tid = block.get("tool_use_id")
+        return type(tid) is str and tid != ""
+    if btype == "tool_use":
+        return type(block.get("id")) is str and type(block.get("name")) is str
+    return btype in ("thinking", "redacted_thinking")
+
+
 def message_problem(message: Any) -> tuple[str, str] | None:
     """(sub-path, reason) of the first problem in a message, or None."""
+    if type(message) is dict:  # the usual message, checked without a call per block
+        role = message.get("role")
+        content = message.get("content")
+        if (role == "user" or role == "assistant") and (
+            type(content) is str
+            or (type(content) is list and all([_plain_block(b) for b in content]))
+        ):
+            return None
     if not isinstance(message, dict):
         return "", f"expected a message object, got {_kind(message)}"
     role = message.get("role")

@@ -1,0 +1,284 @@
+"""The fast replay (ctxview.core.requests_fast) and the fast `requests --json` writer give exactly
+what the reference paths give: every field of every request, on generated sessions."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from agentgen import agent_events
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ctxview.cli_requests import requests_json, requests_report
+from ctxview.core.requests import compare, simulate
+from ctxview.core.requests_fast import Shared, WindowErrors
+from ctxview.core.strategies import STRATEGIES
+from ctxview.sessions.model import LoadedSession
+from ctxview.textfmt import json_text
+
+LONG = "the same long tool output, read again and again " * 4
+MODELS = ["claude-sonnet-4-5", "claude-opus-4-5", "claude-haiku-4-5", "mystery-model", None]
+
+
+def _ts(seconds: int) -> str:
+    h, rest = divmod(seconds, 3600)
+    return f"2026-01-01T{10 + h:02d}:{rest // 60:02d}:{rest % 60:02d}.000Z"
+
+
+@st.composite
+def sessions(draw: Any) -> LoadedSession:
+    """A generated agent loop, damaged here and there (empty texts, orphaned results, doubled
+    turns, system messages, compactions), with timestamps, models and usage on its responses."""
+    msgs = [m for kind, m in draw(agent_events(live_changes=False)) if kind == "msg"]
+    msgs = [json.loads(json.dumps(m)) for m in msgs]
+    n_tools = 0
+    for k in range(len(msgs)):
+        roll = draw(st.integers(0, 11))
+        m = msgs[k]
+        if roll == 0:
+            m["content"] = [{"type": "text", "text": ""}]
+        elif roll == 1:
+            m["content"] = LONG + ("!" if draw(st.booleans()) else "")
+        elif roll == 2 and m["role"] == "user":
+            n_tools += 1
+            m["content"] = [
+                {"type": "tool_result", "tool_use_id": f"gone_{n_tools}", "content": LONG}
+            ]
+        elif roll == 3:
+            msgs[k] = {"role": "system", "content": "be brief"}
+        elif roll == 4 and m["role"] == "assistant":
+            m["content"] = [{"type": "compaction", "content": "summary so far"}]
+        elif roll == 5:
+            m["content"] = "x" * draw(st.integers(0, 3000))
+    if draw(st.booleans()) and msgs:
+        del msgs[draw(st.integers(0, len(msgs) - 1))]
+    if not msgs:
+        msgs = [{"role": "user", "content": "hi"}]
+    metas: list[dict[str, Any]] = []
+    t = 0
+    for m in msgs:
+        meta: dict[str, Any] = {}
+        t += draw(st.sampled_from([1, 30, 200, 400, 4000]))
+        if draw(st.integers(0, 3)):
+            meta["timestamp"] = _ts(t)
+        if m["role"] == "assistant":
+            model = draw(st.sampled_from(MODELS))
+            if model is not None:
+                meta["model"] = model
+            if draw(st.booleans()):
+                h = draw(st.integers(0, 3000))
+                meta["usage"] = {
+                    "input_tokens": draw(st.integers(0, 50)),
+                    "cache_read_input_tokens": draw(st.integers(0, 40_000)),
+                    "cache_creation_input_tokens": draw(st.integers(0, 40_000)),
+                    "output_tokens": draw(st.integers(0, 500)),
+                    "cache_creation": {
+                        "ephemeral_1h_input_tokens": h,
+                        "ephemeral_5m_input_tokens": draw(st.integers(0, 3000)),
+                    },
+                }
+            roll = draw(st.integers(0, 11))
+            if roll == 0:
+                meta["model"] = "<synthetic>"
+            elif roll == 1:
+                meta["system"] = "another system prompt"
+            elif roll == 2:
+                meta["tools"] = [{"name": "t", "input_schema": {"type": "object"}}]
+        elif draw(st.integers(0, 14)) == 0:
+            meta["compact_boundary"] = {"trigger": "auto"}
+        metas.append(meta)
+    fmt = draw(st.sampled_from(["claude-code", "messages", "ctxview", "request"]))
+    system: Any = draw(
+        st.sampled_from(["", "You are terse. " * 30, [{"type": "text", "text": ""}]])
+    )
+    return LoadedSession(
+        "gen.json",
+        fmt,
+        msgs,
+        metas,
+        system=system,
+        tools=draw(st.sampled_from([[], [{"name": "read_file", "input_schema": {}}]])),
+        model=draw(st.sampled_from(MODELS)),
+        max_context_messages=draw(st.sampled_from([None, 3, 50])),
+    )
+
+
+def _both(session: LoadedSession, **kw: Any) -> None:
+    fast = simulate(session, **kw)
+    ref = simulate(session, _reference=True, **kw)
+    assert fast.requests == ref.requests
+    assert asdict(fast) == asdict(ref)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    s=sessions(),
+    strategy=st.sampled_from(["seed", "pair-safe", "token-budget", "low-water", None]),
+    max_=st.one_of(st.none(), st.integers(1, 12)),
+    budget=st.sampled_from([None, 40, 120, 400, 5000]),
+    frac=st.sampled_from([None, 0.25, 0.5, 1.0]),
+    check=st.booleans(),
+    redundancy=st.booleans(),
+    keep=st.lists(st.integers(0, 40), max_size=4),
+)
+def test_fast_replay_matches_the_reference(
+    s: LoadedSession,
+    strategy: str | None,
+    max_: int | None,
+    budget: int | None,
+    frac: float | None,
+    check: bool,
+    redundancy: bool,
+    keep: list[int],
+) -> None:
+    _both(
+        s,
+        max_context_messages=max_,
+        strategy=strategy,
+        max_context_tokens=budget,
+        low_water_fraction=frac,
+        check=check,
+        redundancy=redundancy,
+        keep_windows=keep,
+        defaults={"model": "claude-sonnet-4-5"} if s.model is None else None,
+    )
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(s=sessions(), max_=st.integers(1, 9))
+def test_compare_shares_its_work_without_changing_a_row(s: LoadedSession, max_: int) -> None:
+    import ctxview.core.requests as R
+
+    rows = compare(s, max_context_messages=max_)
+    # the same rows, each strategy simulated alone by the reference replay
+    for row in rows:
+        ref = R.simulate(
+            s,
+            max_context_messages=max_,
+            strategy=row["name"],
+            check=True,
+            redundancy=False,
+            _reference=True,
+        )
+        assert row["requests"] == len(ref.requests)
+        assert row["rejected_requests"] == sum(r.rejected for r in ref.requests)
+        assert row["evicted_messages"] == ref.evicted_messages
+        assert row["cache_read"] == ref.totals()["cache_read"]
+        assert row["cost_usd"] == ref.totals()["cost_usd"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    s=sessions(),
+    strategy=st.sampled_from([None, "seed", "pair-safe"]),
+    path=st.sampled_from(["a.json", 'we"ird\\\u202e\x85\x7f名.json']),
+)
+def test_requests_json_is_the_reports_json(
+    s: LoadedSession, strategy: str | None, path: str
+) -> None:
+    s.path = path
+    log = simulate(s, strategy=strategy)
+    for r in log.requests[::3]:
+        r.timestamp = (r.timestamp or "") + '\u2066"\x9b'
+        r.cost_usd = None if r.cost_usd is None else r.cost_usd / 3
+    assert requests_json(log, s) == json_text(requests_report(log, s))
+
+
+def test_window_errors_match_a_full_check_on_every_window() -> None:
+    """Every window [first] + [lo, hi) of a damaged conversation: the turn-wise count is the
+    full check's."""
+    from agentgen import agent_loop
+
+    from ctxview.core.protocol import check_protocol
+
+    msgs = agent_loop([[1, 2], [3], [], [1, 1, 1], [2]], seed=3)
+    msgs[5]["content"] = [{"type": "text", "text": ""}]
+    msgs.insert(9, {"role": "user", "content": "again"})
+    msgs.insert(14, {"role": "system", "content": "note"})
+    msgs.append({"role": "assistant", "content": [{"type": "text", "text": "end  "}]})
+    werr = WindowErrors(msgs, Shared(msgs).roles, None)
+    n = len(msgs)
+    for first in range(n):
+        for lo in range(first + 1, n + 1):
+            for hi in range(lo, n + 1):
+                window = [msgs[first], *msgs[lo:hi]]
+                full = sum(1 for p in check_protocol(window) if p.severity == "error")
+                assert werr.errors(first, lo, hi) == full, (first, lo, hi)
+
+
+def test_a_strategy_registered_under_a_builtin_name_is_replayed_the_reference_way() -> None:
+    from ctxview.core.requests_fast import strategy_kind
+
+    assert strategy_kind("seed") == 0 and strategy_kind("nope") is None
+    original = STRATEGIES["seed"]
+
+    class Other:
+        name = "seed"
+        description = "not the seed"
+
+        def truncate(self, window: Any) -> None:
+            original.truncate(window)
+
+    STRATEGIES["seed"] = Other()  # type: ignore[assignment]
+    try:
+        assert strategy_kind("seed") is None
+    finally:
+        STRATEGIES["seed"] = original
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=60),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_texts = st.one_of(
+    st.text(max_size=80), st.just("def f(x):\n    return {x[0]: y_1 for y in z}; " * 3)
+)
+_blocks = st.one_of(
+    st.fixed_dictionaries({"type": st.just("text"), "text": st.one_of(_texts, _json_values)}),
+    st.fixed_dictionaries(
+        {"type": st.just("tool_use"), "id": st.just("t"), "name": st.text(max_size=8)},
+        optional={"input": _json_values},
+    ),
+    st.fixed_dictionaries(
+        {"type": st.just("tool_result"), "tool_use_id": st.just("t")},
+        optional={
+            "content": st.one_of(
+                _texts, st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": _texts}))
+            )
+        },
+    ),
+    st.fixed_dictionaries({"type": st.sampled_from(["thinking", "compaction", "other"])}),
+    _texts,
+    _json_values,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(content=st.one_of(_texts, st.lists(_blocks, max_size=4), _json_values))
+def test_message_features_fast_shapes_match_the_block_walk(content: Any) -> None:
+    from ctxview.core.calibrate import (
+        DEFAULT_RATES,
+        Rates,
+        _block_features,
+        _text_features,
+        message_features,
+    )
+    from ctxview.core.tokens import _json_len
+
+    acc = [0.0] * 6
+    if isinstance(content, str):
+        _text_features(content, acc, False)
+    elif isinstance(content, list):
+        for b in content:
+            _block_features(b, acc)
+    else:
+        acc[2] += _json_len(content)
+    got = message_features({"role": "user", "content": content})
+    assert got == tuple(acc) and all(type(x) is float for x in got)
+    for rates in (DEFAULT_RATES, Rates((0.3, 0.21, 0.33, 0.27, 0.19), 3.7)):
+        assert rates.tokens_many([got, got]) == [rates.tokens(got)] * 2
