@@ -316,3 +316,64 @@ def test_repair_keeps_the_pins_of_a_session(tmp_path: Path) -> None:
     doc = json.loads(out.read_text())
     assert doc["window"]["pinned"] == [1]
     assert replay(load_session(str(out))).context.pinned_ids == [1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    events=agent_events(live_changes=False),
+    strategy=st.sampled_from(ALL),
+    max_=st.integers(min_value=2, max_value=8),
+    data=st.data(),
+)
+def test_the_request_model_keeps_what_the_pinned_window_keeps(
+    events: list[tuple[str, Any]], strategy: str, max_: int, data: Any
+) -> None:
+    """The request model, given the pins, ends on the window the live context keeps when the
+    same messages are pinned as they are added (as opening a session with pins replays it)."""
+    from types import SimpleNamespace
+
+    from ctxview.core.requests import simulate
+
+    msgs = [v for k, v in events if k == "msg"]
+    if len(msgs) < 2:
+        return
+    want_pins = set(data.draw(st.sets(st.integers(0, len(msgs) - 1), max_size=3)))
+    ctx = ConversationContext(max_context_messages=max_, strategy=strategy)
+    pinned: list[int] = []
+    for m in msgs:
+        mid = ctx.add_message(m)
+        if mid in want_pins:
+            try:
+                ctx.pin(mid)
+                pinned.append(mid)
+            except (KeyError, ValueError):
+                pass
+    view = SimpleNamespace(
+        path="p",
+        format="ctxview",
+        messages=msgs,
+        metas=[{} for _ in msgs],
+        system="",
+        tools=[],
+        model="claude-sonnet-4-5",
+        pinned=pinned,
+    )
+    log = simulate(view, max_context_messages=max_, strategy=strategy)
+    # the last request's window is the context after the last response was added: replay up
+    # to it and compare
+    if not log.requests:
+        return
+    last = log.requests[-1]
+    upto = last.response_id if last.response_id is not None else len(msgs)
+    ref = ConversationContext(max_context_messages=max_, strategy=strategy)
+    for m in msgs[:upto]:
+        mid = ref.add_message(m)
+        if mid in pinned:
+            try:
+                ref.pin(mid)
+            except (KeyError, ValueError):
+                pass
+    assert log.windows[last.index] == ref.window_ids
+    for mid in pinned:
+        if mid < upto:
+            assert mid in log.windows[last.index]

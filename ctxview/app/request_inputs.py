@@ -31,6 +31,8 @@ def session_view(m: SessionModel) -> SimpleNamespace:
         # the request model places edits (``edited_at_step``) between the requests
         off_branch=loaded.off_branch if same else [],
         saved_added_steps={r.id: r.added_step for r in records},
+        # pinned messages are never evicted (the request model pins them as they are added)
+        pinned=sorted(m.context.pinned_ids),
     )
 
 

@@ -60,6 +60,7 @@ The predicted prompt cache (the model, in order of the prompt: tools → system 
 from __future__ import annotations
 
 import bisect
+import contextlib
 import functools
 import gc
 import math
@@ -688,7 +689,12 @@ def simulate(
     off = _off_branch_points(session, rates)
     edits, first_versions = _timed_edits(session, rates)
 
-    kind = None if _reference or off or edits else requests_fast.strategy_kind(strat)
+    # pinned messages (``pinned``: transcript ids the user pinned; a ctxview session's
+    # ``saved_pinned``) are never evicted: the window is no longer first + one run
+    pinned: set[int] = set(
+        getattr(session, "pinned", None) or getattr(session, "saved_pinned", None) or ()
+    )
+    kind = None if _reference or off or edits or pinned else requests_fast.strategy_kind(strat)
     if kind is not None and shared.valid_roles() and not (check and shared.has_compaction()):
         # the settings are checked as a context would check them
         ConversationContext(
@@ -1071,7 +1077,10 @@ def simulate(
             sf_gen = None
             if rejections is not None:
                 rejections.clear()
-        ctx.add_message(first_versions.get(i, msgs[i]), copy=False)
+        cid = ctx.add_message(first_versions.get(i, msgs[i]), copy=False)
+        if i in pinned:  # pinned from the start, as opening the file replays it
+            with contextlib.suppress(KeyError, ValueError):
+                ctx.pin(cid)
     n_off = sum(1 for r in out if r.off_branch)
     if n_off:
         notes.append(
