@@ -3,6 +3,7 @@ invariants kept; saved, reopened and replayed under other settings."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -369,10 +370,8 @@ def test_the_request_model_keeps_what_the_pinned_window_keeps(
     for m in msgs[:upto]:
         mid = ref.add_message(m)
         if mid in pinned:
-            try:
+            with contextlib.suppress(KeyError, ValueError):
                 ref.pin(mid)
-            except (KeyError, ValueError):
-                pass
     assert log.windows[last.index] == ref.window_ids
     for mid in pinned:
         if mid < upto:

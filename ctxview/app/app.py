@@ -1027,7 +1027,10 @@ class CtxviewApp(App[int]):
         from ctxview.app.screens.compare import CompareScreen
 
         def chosen(name: str | None) -> None:
-            if name is not None and name != self.model.context.strategy:
+            # as sent, any choice (seed too) switches to a simulation under it
+            if name is not None and (
+                name != self.model.context.strategy or self.model.as_sent is not None
+            ):
                 self.set_strategy(name)
 
         self.push_screen(CompareScreen.for_app(self), chosen)

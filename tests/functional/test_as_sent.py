@@ -291,3 +291,33 @@ async def test_a_big_window_is_checked_in_a_worker() -> None:
         assert not model.problems_pending and app.model is model
         assert model.verdict()[0] == "bad" and model.error_ids() == [2]
         assert "✗ 1 problem" in text_of(app, "#protocol")
+
+
+async def test_compare_as_sent_compares_at_the_configs_max_and_enter_simulates() -> None:
+    from textual.widgets import DataTable
+
+    from ctxview.app.screens.compare import CompareScreen
+
+    app = make_app(BIG, as_sent=True)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        assert app.model.as_sent == "claude-code"
+        await pilot.press("C")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        for _ in range(100):
+            if screen.done:
+                break
+            await pilot.pause(0.1)
+        assert screen.done and screen.max_context_messages == 20
+        assert "max 20 (the config's; shown as sent)" in screen.label
+        table = screen.query_one(DataTable)
+        cells = [str(c) for c in table.get_row_at(0)]
+        assert not cells[0].startswith("●")  # as sent is none of the strategies
+        seed = screen.rows[0]
+        assert seed["name"] == "seed" and seed["evicted_messages"] > 0  # a real max, not len + 1
+        await pilot.press("enter")  # seed: leaves as sent for a simulation under it
+        await settle(pilot)
+        assert app.model.as_sent is None
+        assert app.model.mode_label() == "simulated: seed, max 20"

@@ -114,10 +114,16 @@ class CompareScreen(ModalScreen[str | None]):
         m = app.model
         settings = context_settings(m)
         n = len(m.transcript)
+        how = f"max {settings['max_context_messages']:,} (simulated)"
+        if m.as_sent is not None:
+            # shown as sent (max = every message): compare the strategies at the max a
+            # simulation would start from, the config's
+            settings["max_context_messages"] = int(app._default("max_context_messages", 20))
+            how = f"max {settings['max_context_messages']:,} (the config's; shown as sent)"
         return cls(
             session_view(m),
             strategies=list(STRATEGIES),
-            current=settings["strategy"],
+            current="" if m.as_sent is not None else settings["strategy"],
             max_context_messages=settings["max_context_messages"],
             defaults={
                 "max_context_tokens": settings["max_context_tokens"],
@@ -126,10 +132,7 @@ class CompareScreen(ModalScreen[str | None]):
             },
             prices=price_table(app.config),
             context_editing=settings["context_editing"],
-            label=(
-                f"{one_line(m.name, 60)} · {n:,} message{'s' if n != 1 else ''} · "
-                f"max {settings['max_context_messages']} (simulated)"
-            ),
+            label=(f"{one_line(m.name, 60)} · {n:,} message{'s' if n != 1 else ''} · {how}"),
         )
 
     def compose(self) -> ComposeResult:
