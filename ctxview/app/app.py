@@ -707,6 +707,7 @@ class CtxviewApp(App[int]):
             max_context_messages=None,
             strategy=None,
             saved_window=None,
+            saved_pinned=list(old.context.pinned_ids),  # pins stay pinned in the other view
         )
         self._switch(old, session, as_sent, max_messages, strategy, edited, note)
 

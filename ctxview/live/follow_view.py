@@ -93,6 +93,8 @@ class Following:
             subagents=list(old.session.subagents),
             skipped_lines=list(update.skipped_lines),
             warnings=list(update.warnings),
+            # the user's pins are kept across the replay (pinned again as they are added)
+            saved_pinned=list(old.context.pinned_ids),
         )
         ctx = old.context
         simulated = old.as_sent is None  # as sent stays as sent; a simulation keeps its settings

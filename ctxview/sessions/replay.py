@@ -130,14 +130,25 @@ def _replay_as_sent(
                 for i, (msg, meta) in enumerate(zip(msgs, metas, strict=True))
             ],
             list(range(start, n)),
+            [i for i in session.saved_pinned if start <= i < n],
         )
-        ctx.restore([(i, msgs[i]) for i in range(start, n)], next_id=n, cut=True, step=n)
+        ctx.restore(
+            [(i, msgs[i]) for i in range(start, n)],
+            next_id=n,
+            cut=True,
+            step=n,
+            pinned=[i for i in session.saved_pinned if start <= i < n],
+        )
         transcript.attach(ctx)
     else:
         transcript.attach(ctx)
         add = ctx.add_message
+        pinned = set(session.saved_pinned)
         for msg, meta in zip(session.messages, session.metas, strict=True):
-            add(msg, meta=meta, copy=False)
+            mid = add(msg, meta=meta, copy=False)
+            if mid in pinned:  # the user's pins (kept across a switch from a simulation)
+                with contextlib.suppress(KeyError, ValueError):
+                    ctx.pin(mid)
     return Replay(session, ctx, transcript, False, fmt, start)
 
 

@@ -321,3 +321,22 @@ async def test_compare_as_sent_compares_at_the_configs_max_and_enter_simulates()
         await settle(pilot)
         assert app.model.as_sent is None
         assert app.model.mode_label() == "simulated: seed, max 20"
+
+
+async def test_pins_stay_pinned_across_the_switch_to_a_simulation_and_back() -> None:
+    app = make_app(BIG, as_sent=True)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        ctx = app.model.context
+        target = ctx.window_ids[5]
+        pinned = app.model.context.pin(target)
+        assert pinned
+        app.set_max(6)  # a simulation under max 6: the pinned messages are kept
+        await settle(pilot)
+        assert app.model.as_sent is None and app.model.context.max_context_messages == 6
+        assert set(pinned) <= set(app.model.context.pinned_ids)
+        assert set(pinned) <= set(app.model.context.window_ids)
+        await pilot.press("a")
+        await settle(pilot)
+        assert app.model.as_sent == "claude-code"
+        assert set(pinned) <= set(app.model.context.pinned_ids)
