@@ -3,7 +3,9 @@ request row.
 
     python benchmarks/bench_requests_view.py [--messages 100000] [--runs 3] [--file F]
 
-Target (issue 11): the view draws in under 0.5 s. The session is bench_inspect.py's (a ctxview
+Target (issue 11): the view draws in under 0.5 s. The sidebar's cache line has computed the
+session's requests in its worker by then (the view takes them when they are current); the
+seconds that worker took are printed too. The session is bench_inspect.py's (a ctxview
 session: 100,000 messages, max 5000 / seed, 50,000 requests). The app is made as the tests make
 it, plus ``gc.freeze()`` as ``launch`` does; the time runs from the key press to the first
 ``render_line`` of a request row (the rows are drawn with the Line API: only the visible ones).
@@ -24,8 +26,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
-def open_view(path: str) -> tuple[float, int]:
-    """(seconds from the key to the first drawn request row, requests listed)."""
+def open_view(path: str) -> tuple[float, int, float]:
+    """(seconds from the key to the first drawn request row, requests listed, seconds of the
+    cache line's worker before the key)."""
     from apphelp_bench import make_app
 
     import ctxview.app.screens.requests as rq
@@ -41,7 +44,7 @@ def open_view(path: str) -> tuple[float, int]:
 
     rq.RequestList.render_line = render_line  # type: ignore[method-assign]
     app = make_app(path)
-    result: list[tuple[float, int]] = []
+    result: list[tuple[float, int, float]] = []
 
     async def go() -> None:
         async with app.run_test(size=(140, 45)) as pilot:
@@ -54,7 +57,7 @@ def open_view(path: str) -> tuple[float, int]:
                 await asyncio.sleep(0.005)
             screen = app.screen
             assert isinstance(screen, rq.RequestsScreen) and screen.reqlog is not None
-            result.append((drawn[0] - t0, len(screen.reqlog.requests)))
+            result.append((drawn[0] - t0, len(screen.reqlog.requests), app.last_prediction_seconds))
 
     asyncio.run(go())
     rq.RequestList.render_line = orig  # type: ignore[method-assign]
@@ -77,9 +80,12 @@ def main() -> None:
         make_session(path, args.messages)
     times = []
     for _ in range(args.runs):
-        secs, n = open_view(str(path))
+        secs, n, worker = open_view(str(path))
         times.append(secs)
-        print(f"R to the first request row: {secs:.3f} s ({n:,} requests)")
+        print(
+            f"R to the first request row: {secs:.3f} s ({n:,} requests; "
+            f"the cache line's worker took {worker:.3f} s before)"
+        )
     print(f"best of {args.runs}: {min(times):.3f} s (target < 0.5 s)")
     if not args.file:
         path.unlink()

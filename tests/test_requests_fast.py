@@ -282,3 +282,47 @@ def test_message_features_fast_shapes_match_the_block_walk(content: Any) -> None
     assert got == tuple(acc) and all(type(x) is float for x in got)
     for rates in (DEFAULT_RATES, Rates((0.3, 0.21, 0.33, 0.27, 0.19), 3.7)):
         assert rates.tokens_many([got, got]) == [rates.tokens(got)] * 2
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    s=sessions(),
+    strategy=st.sampled_from(["clear-tool-uses", "clear-thinking"]),
+    max_=st.one_of(st.none(), st.integers(1, 12)),
+    trigger=st.sampled_from([1, 60, 400, 100_000]),
+    keep=st.integers(0, 3),
+    least=st.sampled_from([0, 50]),
+    check=st.booleans(),
+    pins=st.lists(st.integers(0, 30), max_size=2),
+)
+def test_context_editing_replay_matches_the_reference(
+    s: LoadedSession,
+    strategy: str,
+    max_: int | None,
+    trigger: int,
+    keep: int,
+    least: int,
+    check: bool,
+    pins: list[int],
+) -> None:
+    """The context-editing strategies check each window (all of its segment's messages) with
+    the shared window check: the same rejections as the reference's incremental check."""
+    from ctxview.core.clearing import parse_context_editing
+
+    editing = parse_context_editing(
+        {
+            "clear_tool_uses": {"trigger": trigger, "keep": keep, "clear_at_least": least},
+            "clear_thinking": {"keep": max(1, keep)},
+        }
+    )
+    s.saved_pinned = [p for p in pins if p < len(s.messages)]
+    _both(
+        s,
+        max_context_messages=max_,
+        strategy=strategy,
+        context_editing=editing,
+        check=check,
+        redundancy=check,
+        keep_windows=[0, 3],
+        defaults={"model": "claude-sonnet-4-5"} if s.model is None else None,
+    )

@@ -1012,7 +1012,11 @@ class CtxviewApp(App[int]):
             self.notify("no requests yet: nothing has been sent", markup=False)
             return
         view, settings = found
-        settings["prices"] = price_table(self.config)
+        prices = price_table(self.config)
+        # the cache line's worker ran the same request model: its log, if still current
+        saved = m.cache_prediction.so_far if m.cache_prediction is not None else None
+        log = saved.log_for(view, settings, prices) if saved is not None else None
+        settings["prices"] = prices
         label = m.mode_label()
 
         def chosen(mid: int | None) -> None:
@@ -1020,7 +1024,7 @@ class CtxviewApp(App[int]):
                 self.timeline.select_id(mid)
                 self.timeline.focus()
 
-        self.push_screen(RequestsScreen(view, settings, label), chosen)
+        self.push_screen(RequestsScreen(view, settings, label, log), chosen)
 
     def action_compare(self) -> None:
         """The Compare screen: every strategy replayed on this session at the current max;

@@ -9,12 +9,13 @@ No widgets here.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ctxview.app.model import SessionModel
+    from ctxview.core.requests import RequestLog
 
 #: at most this many values per sparkline series (the sidebar buckets them to its width)
 SERIES_MAX = 512
@@ -44,6 +45,58 @@ class CachePrediction:
     #: for it: it has no timestamp yet)
     cache_break: str | None = None
     seconds: float = 0.0
+    #: the requests so far as the Requests view shows them, and what they were computed from
+    #: (the Requests view takes them when the open session still gives the same inputs)
+    so_far: SavedRequests | None = None
+
+
+@dataclass
+class SavedRequests:
+    """The request model's log of a session view (the requests so far: the placeholder "next
+    request" dropped), with the inputs it was computed from."""
+
+    view: Any
+    settings: dict[str, Any]
+    prices: Any
+    log: RequestLog
+
+    def log_for(self, view: Any, settings: dict[str, Any], prices: Any) -> RequestLog | None:
+        """The saved log if ``simulate(view, prices=prices, **settings)`` would give it (same
+        messages and metas, by identity: the transcript replaces a message it edits; same
+        settings, prices and session fields), else None."""
+        mine = self.view
+        if (
+            settings != self.settings
+            or vars(prices) != vars(self.prices)
+            or len(view.messages) != len(mine.messages)
+            or len(view.metas) != len(mine.metas)
+        ):
+            return None
+        a, b = vars(view), vars(mine)
+        if a.keys() != b.keys() or any(a[k] != b[k] for k in a if k not in ("messages", "metas")):
+            return None
+        if any(x is not y for x, y in zip(view.messages, mine.messages, strict=True)):
+            return None
+        if any(x is not y for x, y in zip(view.metas, mine.metas, strict=True)):
+            return None
+        return self.log
+
+
+def requests_so_far(log: RequestLog, placeholder: bool) -> RequestLog:
+    """The log of the view without the placeholder that :func:`with_next_request` appended (if
+    it appended one): its last request dropped, the windows of the others kept. The requests
+    and their totals are the same as a replay of the view alone (the replay is causal:
+    ``tests/test_cacheline.py`` holds it to one); ``evicted_messages`` (not shown by the
+    Requests view) also counts what the placeholder's arrival evicted."""
+    if not placeholder or not log.requests:
+        return log
+    n = len(log.requests) - 1
+    return replace(
+        log,
+        requests=log.requests[:n],
+        windows={k: w for k, w in log.windows.items() if k < n},
+        notes=list(log.notes),
+    )
 
 
 def _bucket(values: list[float], n: int, pick: Any) -> list[float]:
@@ -103,9 +156,12 @@ def predict(view: Any, settings: dict[str, Any], prices: Any = None) -> CachePre
 
     t0 = time.perf_counter()
     prices = prices or PriceTable()
-    log = simulate(with_next_request(view), prices=prices, redundancy=False, **settings)
+    sent = with_next_request(view)
+    # with the repeated-content count: the Requests view shows it (and reuses this log)
+    log = simulate(sent, prices=prices, **settings)
     if not log.requests:
         return None
+    so_far = SavedRequests(view, dict(settings), prices, requests_so_far(log, sent is not view))
     nxt = log.requests[-1]
     past = log.requests[:-1]
     price = prices.get(nxt.model)
@@ -141,4 +197,5 @@ def predict(view: Any, settings: dict[str, Any], prices: Any = None) -> CachePre
         model=nxt.model,
         cache_break=nxt.cache_break.reason if nxt.cache_break and past else None,
         seconds=time.perf_counter() - t0,
+        so_far=so_far,
     )

@@ -852,7 +852,21 @@ def simulate(
     saved = 0  # tokens the edits of this segment save (the trigger reads the original size)
     sf_gen: int | None = None
     sf_pos = 0
-    rejections = _Rejections(msgs, session.system) if check else None
+    # context editing evicts nothing: without edits placed in time or rewinds, each window is
+    # its segment's messages [offset, i), checked as the fast replay checks a window (a
+    # prefix-sum look-up over one check of the whole conversation) instead of incrementally
+    werr = (
+        shared.window_errors(session.system)
+        if check
+        and clearing
+        and not _reference
+        and not off
+        and not edits
+        and shared.valid_roles()
+        and not shared.has_compaction()
+        else None
+    )
+    rejections = _Rejections(msgs, session.system) if check and werr is None else None
     entries: list[_Entry] = []
     ever_cached = False
     prev_key: tuple[Any, ...] | None = None
@@ -1049,7 +1063,13 @@ def simulate(
                 redundancy=red,
                 off_branch=ob is not None,
             )
-            if rejections is not None:
+            if werr is not None:
+                req.rejected = (
+                    werr.rejected(offset, offset + 1, offset + nw)
+                    if nw
+                    else werr.rejected(-1, 0, 0)
+                )
+            elif rejections is not None:
                 tail_from = nw - len(new_ids) - 1
                 ranges = [(tail_from, nw - 1)]
                 if front is not None:

@@ -110,3 +110,41 @@ async def test_space_marks_two_requests_and_shows_their_diff() -> None:
         await pilot.press("escape")
         await settle(pilot)
         assert isinstance(app.screen, RequestsScreen)
+
+
+async def test_requests_view_takes_the_cache_lines_requests_when_they_are_current() -> None:
+    """The sidebar's cache line computed the same requests: R shows them at once; after a
+    change it has not caught up with yet, R replays the session itself (same rows as a
+    replay of the view alone)."""
+    from ctxview.app.cacheline import session_view
+    from ctxview.core.requests import simulate
+
+    app = make_app(AGENT)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        pred = app.model.cache_prediction
+        assert pred is not None and pred.so_far is not None
+        await pilot.press("R")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, RequestsScreen)
+        assert screen.reqlog is pred.so_far.log
+        assert len(screen.reqlog.requests) == 13
+        await pilot.press("escape")
+        await settle(pilot)
+
+        await pilot.press("minus")  # the cache line recomputes after a quiet spell
+        await pilot.press("R")
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, RequestsScreen) and screen.reqlog is not None
+        assert screen._ready is None  # replayed by the screen's own worker
+        assert screen.reqlog is not pred.so_far.log
+        found = session_view(app.model)
+        assert found is not None
+        view, cfg = found
+        assert screen.reqlog.requests == simulate(view, **cfg).requests
+        assert screen.reqlog.max_context_messages == app.model.context.max_context_messages

@@ -152,12 +152,21 @@ class RequestsScreen(ModalScreen[int | None]):
     RequestsScreen .hint { color: $text-muted; }
     """
 
-    def __init__(self, session: Any, settings: dict[str, Any], label: str) -> None:
+    def __init__(
+        self,
+        session: Any,
+        settings: dict[str, Any],
+        label: str,
+        log: RequestLog | None = None,
+    ) -> None:
+        """``log``: the requests already computed for these inputs (the sidebar's cache line
+        runs the same request model), shown at once instead of replaying the session."""
         super().__init__()
         self.session = session
         self.settings = settings
         self.label = label
         self.reqlog: RequestLog | None = None
+        self._ready = log
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -173,7 +182,10 @@ class RequestsScreen(ModalScreen[int | None]):
             )
 
     def on_mount(self) -> None:
-        self.compute()
+        if self._ready is not None:
+            self._show(self._ready)
+        else:
+            self.compute()
 
     @work(thread=True, exclusive=True)
     def compute(self) -> None:
