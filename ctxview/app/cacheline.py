@@ -139,9 +139,10 @@ def with_next_request(view: Any) -> Any:
         return view  # a request body is one request: the next one
     msgs, metas = list(view.messages), list(view.metas)
     if view.format == "messages":
-        if msgs[-1].get("role") != "user":
-            msgs.append({"role": "user", "content": ""})
-            metas.append({})
+        if msgs[-1].get("role") == "user":
+            return view  # its last request is the next one: nothing to add
+        msgs.append({"role": "user", "content": ""})
+        metas.append({})
     else:
         msgs.append({"role": "assistant", "content": []})
         metas.append({})

@@ -122,9 +122,13 @@ async def test_requests_view_takes_the_cache_lines_requests_when_they_are_curren
     app = make_app(AGENT)
     async with app.run_test(size=(140, 45)) as pilot:
         await settle(pilot)
-        await app.workers.wait_for_complete()
-        await settle(pilot)
-        pred = app.model.cache_prediction
+        for _ in range(200):  # the cache line runs after a quiet spell, in a worker
+            await app.workers.wait_for_complete()
+            await settle(pilot)
+            pred = app.model.cache_prediction
+            if pred is not None and pred.so_far is not None:
+                break
+            await pilot.pause(0.05)
         assert pred is not None and pred.so_far is not None
         await pilot.press("R")
         await settle(pilot)
@@ -141,7 +145,8 @@ async def test_requests_view_takes_the_cache_lines_requests_when_they_are_curren
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, RequestsScreen) and screen.reqlog is not None
-        assert screen._ready is None  # replayed by the screen's own worker
+        # the old log is never shown for the new max (replayed by the screen's own worker, or
+        # the cache line's new log if it caught up first on a loaded machine)
         assert screen.reqlog is not pred.so_far.log
         found = session_view(app.model)
         assert found is not None
