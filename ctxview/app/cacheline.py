@@ -44,6 +44,10 @@ class CachePrediction:
     #: for it: it has no timestamp yet)
     cache_break: str | None = None
     seconds: float = 0.0
+    #: how the request model estimated: its (calibrated) rates and the tools + system tokens
+    #: (a recorded transcript has neither in it: calibrated from its usage)
+    rates: Any = None
+    static_tokens: int = 0
 
 
 def _bucket(values: list[float], n: int, pick: Any) -> list[float]:
@@ -141,4 +145,6 @@ def predict(view: Any, settings: dict[str, Any], prices: Any = None) -> CachePre
         model=nxt.model,
         cache_break=nxt.cache_break.reason if nxt.cache_break and past else None,
         seconds=time.perf_counter() - t0,
+        rates=log.rates,
+        static_tokens=log.static_tokens,
     )

@@ -10,6 +10,7 @@ causes with the tokens written again, and the cost difference over the next requ
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -138,6 +139,26 @@ class Editor:
         except ValueError:
             table = PriceTable()
         entries = model.context.entries()
+        pred = model.cache_prediction
+        if pred is not None and getattr(pred.rates, "calibrated", False):
+            # the request model's estimates (calibrated on a recorded session), so the preview
+            # prices the next request as the sidebar's cache line does
+            from ctxview.core.calibrate import message_features
+
+            rates = pred.rates
+
+            def estimate(m: Mapping[str, Any]) -> int:
+                return int(rates.tokens(message_features(m)))
+
+            return edit_cost(
+                entries,
+                plan,
+                static_tokens=pred.static_tokens,
+                model=model.model,
+                prices=table,
+                kept_tokens=kept_tokens,
+                estimate=estimate,
+            )
         return edit_cost(
             entries,
             plan,

@@ -7,7 +7,7 @@ The plan is applied through :class:`~ctxview.core.context.ConversationContext`'s
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -371,11 +371,15 @@ def edit_cost(
     prices: PriceTable | None = None,
     tokens: Sequence[int] | None = None,
     kept_tokens: int = 0,
+    estimate: Callable[[Mapping[str, Any]], int] | None = None,
 ) -> EditCost:
     """Price ``plan`` over the next request (see :class:`EditCost`). ``static_tokens``: tools +
-    system; ``tokens``: the entries' estimates when known (the TUI's), else estimated here. One
-    pass over the window: O(window), no replay of the session."""
-    toks = list(tokens) if tokens is not None else [estimate_message(m) for _, m in entries]
+    system; ``tokens``: the entries' estimates when known (the TUI's), else estimated here with
+    ``estimate`` (default :func:`estimate_message`; the request model's calibrated rates where it
+    has them), which also prices the changed messages. One pass over the window: O(window), no
+    replay of the session."""
+    est = estimate or estimate_message
+    toks = list(tokens) if tokens is not None else [est(m) for _, m in entries]
     changes = plan.changes
     position: int | None = None
     prefix = 0
@@ -386,7 +390,7 @@ def edit_cost(
                 position = k
                 prefix = sum(toks[:k])
             new = changes[mid]
-            delta += (estimate_message(new) if new is not None else 0) - t
+            delta += (est(new) if new is not None else 0) - t
     total_before = static_tokens + sum(toks)
     total_after = total_before + delta
     minimum = min_cacheable(model)[0]

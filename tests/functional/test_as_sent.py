@@ -321,3 +321,27 @@ async def test_compare_as_sent_compares_at_the_configs_max_and_enter_simulates()
         await settle(pilot)
         assert app.model.as_sent is None
         assert app.model.mode_label() == "simulated: seed, max 20"
+
+
+async def test_edit_preview_prices_the_next_request_as_the_cache_line_does() -> None:
+    """On a recorded transcript (no system or tools in it) the preview of an edit uses the
+    request model's calibrated estimates: its next request is the cache line's, not a third of it."""
+    from ctxview.app.editing import EditPreviewScreen
+
+    app = make_app(BIG, as_sent=True)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_prediction(pilot)
+        pred = app.model.cache_prediction
+        app.timeline.select_id(313)
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        assert isinstance(app.screen, EditPreviewScreen)
+        price = app.screen.price
+        assert abs(price.input_before - pred.input_tokens) <= 0.02 * pred.input_tokens, (
+            price.input_before,
+            pred.input_tokens,
+        )
+        assert price.cost_before is not None and pred.cost_usd is not None
+        assert abs(price.cost_before - pred.cost_usd) <= 0.05 * pred.cost_usd
+        await pilot.press("escape")
