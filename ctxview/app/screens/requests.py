@@ -148,7 +148,9 @@ class RequestsScreen(ModalScreen[int | None]):
     RequestsScreen > Vertical {
         width: 96%; height: 90%; background: $panel; border: thick $primary; padding: 0 1;
     }
-    RequestsScreen .head { color: $text-muted; text-style: bold; }
+    RequestsScreen .head {
+        color: $text-muted; text-style: bold; text-wrap: nowrap; text-overflow: clip;
+    }
     RequestsScreen .hint { color: $text-muted; }
     """
 
@@ -167,7 +169,7 @@ class RequestsScreen(ModalScreen[int | None]):
             yield Static(
                 Text(
                     "enter: show in the timeline · space: mark, then space on another: diff · "
-                    "escape: close · j/k PgUp/PgDn g/G"
+                    "escape: close · j/k PgUp/PgDn g/G ←/→"
                 ),
                 classes="hint",
             )
@@ -204,7 +206,7 @@ class RequestsScreen(ModalScreen[int | None]):
             if r.cache_break:
                 breaks[r.cache_break.reason] = breaks.get(r.cache_break.reason, 0) + 1
         line = (
-            f"{t['requests']:,} requests · input {fmt_tokens(t['input_tokens'])} · hit rate "
+            f"{t['requests']:,} request{'' if t['requests'] == 1 else 's'} · input {fmt_tokens(t['input_tokens'])} · hit rate "
             f"{hit}{rec} · cost {cost} · breaks: "
             + (", ".join(f"{k} {v}" for k, v in breaks.items()) or "none")
         )
@@ -215,7 +217,14 @@ class RequestsScreen(ModalScreen[int | None]):
         lst = RequestList(log, id="requests")
         self.query_one(Vertical).mount(lst, before=self.query_one(".hint"))
         lst.focus()
+        # the column header scrolls sideways with the rows (a narrow terminal crops them)
+        self.watch(lst, "scroll_x", self._scroll_head)
         self.call_after_refresh(lst.action_jump, -1)
+
+    def _scroll_head(self, x: float) -> None:
+        self.query_one(".head", Static).update(
+            Text(header_row()[round(x) :], no_wrap=True, overflow="crop")
+        )
 
     def action_close(self) -> None:
         self.dismiss(None)
