@@ -211,6 +211,10 @@ class CtxviewApp(App[int]):
         self.save_config = save_config
         self._back: list[int] = []
         self._last_detail = 0.0
+        #: the switch (as sent or a simulation) being replayed: (as_sent, strategy, max), and a
+        #: counter so that only the newest switch is installed (keys pressed faster than a replay)
+        self._pending_view: tuple[bool, str | None, int | None] | None = None
+        self._switch_gen = 0
         self._detail_timer: Any = None
         self.exact_tokens: int | None = None
         self._user_sidebar: bool | None = None
@@ -708,7 +712,9 @@ class CtxviewApp(App[int]):
             strategy=None,
             saved_window=None,
         )
-        self._switch(old, session, as_sent, max_messages, strategy, edited, note)
+        self._switch_gen += 1
+        self._pending_view = (as_sent, strategy, max_messages)
+        self._switch(old, session, as_sent, max_messages, strategy, edited, note, self._switch_gen)
 
     @work(thread=True, exclusive=True, group="open")
     def _switch(
@@ -720,6 +726,7 @@ class CtxviewApp(App[int]):
         strategy: str | None,
         edited: bool,
         note: str | None,
+        gen: int = 0,
     ) -> None:
         from ctxview.sessions import replay
 
@@ -732,15 +739,28 @@ class CtxviewApp(App[int]):
                 as_sent=as_sent,
             )
         except ValueError as exc:
+            self.call_from_thread(self._switch_failed, gen)
             self.call_from_thread(self.notify, str(exc), severity="error", markup=False)
             return
         model = SessionModel(rep, old.path, old.model, tools=old.tools)
         model.show_evicted = old.show_evicted
-        self.call_from_thread(self._switched, old, model, edited, note)
+        self.call_from_thread(self._switched, old, model, edited, note, gen)
+
+    def _switch_failed(self, gen: int) -> None:
+        if gen == self._switch_gen:
+            self._pending_view = None
 
     def _switched(
-        self, old: SessionModel, model: SessionModel, edited: bool, note: str | None
+        self,
+        old: SessionModel,
+        model: SessionModel,
+        edited: bool,
+        note: str | None,
+        gen: int | None = None,
     ) -> None:
+        if gen is not None and gen != self._switch_gen:
+            return  # a newer switch was asked for meanwhile: it installs its own replay
+        self._pending_view = None
         if self.model is not old:
             return  # another file was opened meanwhile
         if len(old.transcript) != len(model.transcript):
@@ -848,6 +868,18 @@ class CtxviewApp(App[int]):
 
     def action_cycle_strategy(self) -> None:
         names = list(STRATEGIES)
+        pending = self._pending_view
+        if pending is not None:
+            # a switch is still being replayed: cycle on from where it goes, not from the
+            # view on screen (s pressed faster than the replay)
+            as_sent, cur_or_none, max_messages = pending
+            cur = "" if as_sent else (cur_or_none or "")
+            if cur == names[-1] and as_sent_possible(self.model):
+                self.replay_as(as_sent=True)
+            else:
+                nxt = names[(names.index(cur) + 1) % len(names)] if cur in names else names[0]
+                self.replay_as(as_sent=False, strategy=nxt, max_messages=max_messages)
+            return
         cur = self.model.context.strategy
         if self.model.as_sent is not None:
             cur = ""  # from as sent: the first strategy, simulated at the config's max

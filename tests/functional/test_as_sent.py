@@ -345,3 +345,30 @@ async def test_edit_preview_prices_the_next_request_as_the_cache_line_does() -> 
         assert price.cost_before is not None and pred.cost_usd is not None
         assert abs(price.cost_before - pred.cost_usd) <= 0.05 * pred.cost_usd
         await pilot.press("escape")
+
+
+async def test_s_pressed_faster_than_the_replay_still_steps_once_per_press() -> None:
+    """Each s moves one step (as sent → seed → pair-safe → ...) even when pressed again before
+    the previous switch's replay is installed; only the last one is installed."""
+    app = make_app(BIG, as_sent=True)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        assert app.model.as_sent is not None
+        # three presses of s before the first replay is installed (a big session in a real
+        # terminal): the key's action three times with no pause for the worker in between
+        for _ in range(3):
+            app.action_cycle_strategy()
+        await settle(pilot)
+        assert app.model.as_sent is None
+        assert app.model.context.strategy == "token-budget"
+        for _ in range(4):  # low-water, clear-tool-uses, clear-thinking, as sent
+            app.action_cycle_strategy()
+        await settle(pilot)
+        assert app.model.as_sent is not None
+        app.action_cycle_strategy()
+        app.action_cycle_strategy()
+        await settle(pilot)
+        assert app.model.as_sent is None and app.model.context.strategy == "pair-safe"
+        await pilot.press("s")  # the key itself, once settled
+        await settle(pilot)
+        assert app.model.context.strategy == "token-budget"
