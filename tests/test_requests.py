@@ -549,3 +549,35 @@ def test_request_points_per_format() -> None:
     assert sizes("request") == [5]  # the body: one
     metas[3] = {"model": "<synthetic>"}  # Claude Code's own error replies are not API calls
     assert sizes("claude-code") == [1]
+
+
+def test_compare_table_never_cuts_a_number_in_a_pipe(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Piped (80 columns), a long session's figures are printed whole, never as ``$1,2…``."""
+    msgs: list[dict[str, Any]] = [{"role": "user", "content": "start"}]
+    for i in range(400):
+        msgs.append(
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": f"t{i}", "name": "c", "input": {}}],
+            }
+        )
+        msgs.append(
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": "x" * 900}],
+            }
+        )
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps(msgs))
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = run(capsys, "compare", str(path), "--max", "40", "--json")
+    rows = {r["name"]: r for r in json.loads(out)["strategies"]}
+    code_table, out, _ = run(capsys, "compare", str(path), "--max", "40")
+    assert code_table == code
+    assert "…" not in out
+    line = next(ln for ln in out.splitlines() if ln.startswith("clear-tool-uses"))
+    cells = line.split()
+    assert cells[-1] == f"{rows['clear-tool-uses']['evicted_messages']:,}"
+    assert cells[-2] == f"${rows['clear-tool-uses']['cost_usd']:,.2f}"
