@@ -581,3 +581,35 @@ def test_compare_table_never_cuts_a_number_in_a_pipe(
     cells = line.split()
     assert cells[-1] == f"{rows['clear-tool-uses']['evicted_messages']:,}"
     assert cells[-2] == f"${rows['clear-tool-uses']['cost_usd']:,.2f}"
+
+
+def test_compare_counts_a_prompt_over_the_context_as_rejected(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A request the API would answer with ``prompt is too long`` is a rejection, as inspect
+    says: a strategy that evicts nothing is not shown as "0 rejected" for it."""
+    big = "lorem ipsum dolor sit amet " * 12_000  # ~80k tokens a message
+    msgs = [
+        {"role": "user", "content": "start"},
+        {"role": "assistant", "content": "ok"},
+    ]
+    for k in range(4):
+        msgs += [{"role": "user", "content": f"{k} {big}"}, {"role": "assistant", "content": "ok"}]
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps(msgs))
+    code, out, _ = run(
+        capsys,
+        "compare",
+        str(path),
+        "--max",
+        "4",
+        "--strategies",
+        "pair-safe,clear-thinking",
+        "--json",
+    )
+    rows = {r["name"]: r for r in json.loads(out)["strategies"]}
+    assert rows["pair-safe"]["rejected_requests"] == 0  # the window stays under 200k
+    assert rows["clear-thinking"]["rejected_requests"] >= 1  # everything is kept: over 200k
+    assert rows["clear-thinking"]["first_rejected"] is not None and code == 1
+    code, out, _ = run(capsys, "inspect", str(path), "--strategy", "clear-thinking", "--json")
+    assert code == 1 and "over_context_window" in {p["code"] for p in json.loads(out)["problems"]}
