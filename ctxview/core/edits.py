@@ -335,9 +335,15 @@ class EditCost:
             )
         else:
             sign = "+" if delta >= 0 else "-"
+            after, before = self.cost_after or 0.0, self.cost_before or 0.0
+            # enough decimals for the two figures to differ as they do ("$0.0009 instead of
+            # $0.0009 (-$0.0001)" read as a contradiction)
+            p = 4
+            while p < 6 and after != before and f"{after:.{p}f}" == f"{before:.{p}f}":
+                p += 1
             out.append(
-                f"next request: ${self.cost_after or 0:.4f} instead of ${self.cost_before or 0:.4f}"
-                f" ({sign}${abs(delta):.4f}, input side, at {self.model} prices)"
+                f"next request: ${after:.{p}f} instead of ${before:.{p}f}"
+                f" ({sign}${abs(delta):.{p}f}, input side, at {self.model} prices)"
             )
         rate = self.later_rate or 0.0
         below = self.input_after > 0 and self.read_after == 0 and self.write_after == 0
