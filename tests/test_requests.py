@@ -224,6 +224,12 @@ def test_cost_arithmetic() -> None:
     assert cost(None, uncached=10, cache_read=0) is None
     std = PRICES["claude-opus-4-6"]
     assert (std.cache_write_5m, std.cache_write_1h, std.cache_read) == (6.25, 10, 0.5)
+    # Sonnet 4.6 (the model of Anthropic's own request fixtures) is priced, dated ids too
+    from ctxview.core.pricing import PriceTable
+
+    s46 = PriceTable().get("claude-sonnet-4-6-20260217")
+    assert s46 is not None and (s46.input, s46.output) == (3, 15)
+    assert s46.cache_read == pytest.approx(0.3)
 
 
 def test_request_cost_uses_the_right_rates() -> None:
