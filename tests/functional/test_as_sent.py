@@ -372,3 +372,21 @@ async def test_s_pressed_faster_than_the_replay_still_steps_once_per_press() -> 
         await pilot.press("s")  # the key itself, once settled
         await settle(pilot)
         assert app.model.context.strategy == "token-budget"
+
+
+async def test_request_model_line_says_calibrated_only_when_it_is() -> None:
+    """A request body with no recorded usage: the request model's estimate is not calibrated,
+    and the sidebar does not say it is; a transcript with usage says so."""
+    from conftest import FIXTURES
+
+    path = FIXTURES / "anthropic_requests" / "anthropic_test_anthropic_tool_with_thinking_req2.json"
+    app = make_app(str(path), as_sent=True)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_prediction(pilot)
+        assert not app.model.cache_prediction.rates.calibrated
+        tokens = text_of(app, "#tokens")
+        assert "request model: ~" in tokens and "calibrated" not in tokens
+    app = make_app(BIG, as_sent=True)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_prediction(pilot)
+        assert "(calibrated)" in text_of(app, "#tokens")
