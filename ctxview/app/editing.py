@@ -54,6 +54,14 @@ class EditGroup:
     pins: tuple[int, ...] = ()
 
 
+def saved_words(saved: int, *, past: bool = False) -> str:
+    """``saves ~31`` / ``adds ~1`` (a stub longer than a tiny result) / ``same size``."""
+    if saved == 0:
+        return "same size" if not past else "same size in tokens"
+    verb = ("saved" if saved > 0 else "added") if past else ("saves" if saved > 0 else "adds")
+    return f"{verb} ~{fmt_tokens(abs(saved))}" + (" tokens" if past else "")
+
+
 class EditPreviewScreen(ModalScreen[bool]):
     """What an edit would do: enter applies it, escape cancels."""
 
@@ -92,7 +100,7 @@ class EditPreviewScreen(ModalScreen[bool]):
             yield Static(
                 Text(
                     f"tokens: ~{fmt_tokens(pv.tokens_before)} → ~{fmt_tokens(pv.tokens_after)} "
-                    f"(saves ~{fmt_tokens(pv.tokens_saved)})"
+                    f"({saved_words(pv.tokens_saved)})"
                 )
             )
             for line in self.price.lines():
@@ -248,7 +256,7 @@ class Editor:
             if ok:
                 self.apply(plan)
                 self.app.notify(
-                    f"{visible(plan.what)} · saved ~{fmt_tokens(pv.tokens_saved)} tokens · u undoes",
+                    f"{visible(plan.what)} · {saved_words(pv.tokens_saved, past=True)} · u undoes",
                     markup=False,
                     timeout=5,
                 )
