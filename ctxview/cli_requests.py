@@ -263,9 +263,14 @@ def _pct(v: float | None) -> str:
 
 def _print_requests(report: dict[str, Any], log: Any, rejected: bool) -> None:
     out = sys.stdout
+    from ctxview.core.clearing import STRATEGY_EDITS
+
     mode = (
         "as sent (no ctxview truncation)"
         if log.as_sent
+        # context editing evicts nothing: max does not apply (the TUI's label says the same)
+        else f"simulated: {log.strategy}"
+        if log.strategy in STRATEGY_EDITS
         else f"simulated: {log.strategy}, max {log.max_context_messages}"
     )
     out.write(

@@ -619,3 +619,16 @@ def test_compare_counts_a_prompt_over_the_context_as_rejected(
     assert rows["clear-thinking"]["first_rejected"] is not None and code == 1
     code, out, _ = run(capsys, "inspect", str(path), "--strategy", "clear-thinking", "--json")
     assert code == 1 and "over_context_window" in {p["code"] for p in json.loads(out)["problems"]}
+
+
+def test_requests_table_header_names_no_max_under_context_editing(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from conftest import ROOT
+
+    path = str(ROOT / "sample_sessions" / "agent_loop.json")
+    _, out, _ = run(capsys, "requests", path, "--strategy", "clear-tool-uses")
+    head = out.splitlines()[0]
+    assert "simulated: clear-tool-uses ·" in head and "max" not in head, head
+    _, out, _ = run(capsys, "requests", path, "--strategy", "pair-safe", "--max", "9")
+    assert "simulated: pair-safe, max 9 ·" in out.splitlines()[0]
