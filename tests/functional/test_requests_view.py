@@ -137,3 +137,21 @@ async def test_the_header_stays_one_line_and_scrolls_with_the_rows_at_80x24() ->
         # the "input" column is under its title
         col = header_row().index("input") - x
         assert row[col : col + 8].strip() and head.render().plain[col : col + 5] == "input"
+
+
+async def test_rows_take_the_themes_colours_in_a_light_theme() -> None:
+    """Rows are drawn in the theme's colours, not the terminal's defaults (a dark terminal's
+    background showed through the light panel)."""
+    app = make_app(AGENT)
+    async with app.run_test(size=(140, 45)) as pilot:
+        app.theme = "textual-light"
+        await settle(pilot)
+        await pilot.press("R")
+        await settle(pilot)
+        lst = app.screen.query_one(RequestList)
+        bg = lst.rich_style.bgcolor
+        assert bg is not None
+        for y in (0, lst.cursor - lst.scroll_offset.y, lst.size.height - 1):
+            segs = list(lst.render_line(y))
+            assert segs and all(s.style is not None and s.style.bgcolor for s in segs), y
+        assert lst.render_line(0).cell_length == lst.size.width

@@ -85,10 +85,12 @@ class RequestList(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         idx = self.scroll_offset.y + y
         reqs = self.reqlog.requests
+        # the theme's colours (a light theme too), not the terminal's defaults
+        themed = self.rich_style
         if idx >= len(reqs):
-            return Strip.blank(self.size.width)
+            return Strip.blank(self.size.width, themed)
         r = reqs[idx]
-        base = Style(reverse=True) if idx == self.cursor else Style()
+        base = themed + (Style(reverse=True) if idx == self.cursor else Style())
         text = request_row(r, self.scale)
         if idx == self.marked:
             text = "●" + text[1:]
@@ -102,7 +104,7 @@ class RequestList(ScrollView, can_focus=True):
         segs.append(Segment("█" * n_unc, base + Style(color="red")))
         if r.redundancy:
             segs.append(Segment(f" ⟳{r.redundancy.items}", base + Style(dim=True)))
-        strip = Strip(segs)
+        strip = Strip(segs).extend_cell_length(self.scroll_offset.x + self.size.width, themed)
         return strip.crop(self.scroll_offset.x, self.scroll_offset.x + self.size.width)
 
     def watch_cursor(self, old: int, new: int) -> None:
