@@ -856,6 +856,13 @@ class CtxviewApp(App[int]):
             self.set_strategy(event.name)
 
     def action_max_delta(self, delta: int) -> None:
+        pending = self._pending_view
+        if pending is not None and not pending[0] and pending[2] is not None:
+            # a simulation is still being replayed: step on from its max (keys faster than it)
+            self.replay_as(
+                as_sent=False, strategy=pending[1], max_messages=max(1, pending[2] + delta)
+            )
+            return
         if self.model.as_sent is not None:
             # as sent has no max of ctxview's: + / - start a simulation at the config's max
             self.replay_as(as_sent=False)

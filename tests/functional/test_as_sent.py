@@ -390,3 +390,17 @@ async def test_request_model_line_says_calibrated_only_when_it_is() -> None:
     async with app.run_test(size=(140, 45)) as pilot:
         await wait_prediction(pilot)
         assert "(calibrated)" in text_of(app, "#tokens")
+
+
+async def test_plus_pressed_faster_than_the_replay_still_counts_every_press() -> None:
+    app = make_app(BIG, as_sent=True)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        for _ in range(3):  # the first starts the simulation at the config's max, then +1, +1
+            app.action_max_delta(1)
+        await settle(pilot)
+        assert app.model.as_sent is None
+        assert app.model.context.max_context_messages == 22
+        await pilot.press("minus")
+        await settle(pilot)
+        assert app.model.context.max_context_messages == 21
