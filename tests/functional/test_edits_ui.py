@@ -172,3 +172,9 @@ async def test_a_stub_longer_than_a_tiny_result_says_it_adds_tokens() -> None:
         await settle(pilot)
         notice = [n.message for n in app._notifications][-1]
         assert "~-" not in notice and "added ~" in notice, notice
+        # let the debounced cache prediction the edit started finish before the app exits
+        for _ in range(40):
+            await settle(pilot)
+            if app._predict_timer is None:
+                break
+            await pilot.pause(0.05)
