@@ -445,8 +445,12 @@ def cmd_repair(args: argparse.Namespace) -> int:
     from ctxview.core.repair import describe_unfixable
     from ctxview.sessions.repairio import repair_replay
 
-    rep, cfg = _load(args)
+    failures: list[str] = []
+    rep, cfg = _load(args, failures)
     if isinstance(rep, int):
+        if args.json:  # scripts parse stdout: one object there too, as inspect --json
+            obj = {"file": args.file, "error": failures[0] if failures else "", "exit": rep}
+            sys.stdout.write(json_text(obj) + "\n")
         return rep
     repaired = repair_replay(rep, cfg.as_defaults())
     result = repaired.result
@@ -515,11 +519,12 @@ def cmd_diff(args: argparse.Namespace) -> int:
     for path in (args.a, args.b):
         try:
             bodies.append(request_of(path, args.format, cfg.as_defaults()))
-        except SessionError as exc:
-            _err(str(exc))
-            return EXIT_UNREADABLE
-        except ValueError as exc:
-            _err(f"{path}: {exc}")
+        except (SessionError, ValueError) as exc:
+            msg = str(exc) if isinstance(exc, SessionError) else f"{path}: {exc}"
+            _err(msg)
+            if args.json:  # one object on stdout, as inspect --json
+                obj = {"a": args.a, "b": args.b, "error": msg, "exit": EXIT_UNREADABLE}
+                sys.stdout.write(json_text(obj) + "\n")
             return EXIT_UNREADABLE
     diff = diff_requests(bodies[0], bodies[1])
     if args.json:

@@ -263,9 +263,14 @@ def _pct(v: float | None) -> str:
 
 def _print_requests(report: dict[str, Any], log: Any, rejected: bool) -> None:
     out = sys.stdout
+    from ctxview.core.clearing import STRATEGY_EDITS
+
     mode = (
         "as sent (no ctxview truncation)"
         if log.as_sent
+        # context editing evicts nothing: max does not apply (the TUI's label says the same)
+        else f"simulated: {log.strategy}"
+        if log.strategy in STRATEGY_EDITS
         else f"simulated: {log.strategy}, max {log.max_context_messages}"
     )
     out.write(
@@ -384,36 +389,48 @@ def _print_compare(report: dict[str, Any]) -> None:
             f"{report['strategies'][0]['requests'] if report['strategies'] else 0:,} requests"
         )
     )
-    t = Table(box=None, pad_edge=False, padding=(0, 1))
-    for col, just in (
-        ("strategy", "left"),
-        ("rej", "right"),
-        ("1st", "right"),
-        ("new↓", "right"),
-        ("win", "right"),
-        ("input", "right"),
-        ("read", "right"),
-        ("write", "right"),
-        ("hit", "right"),
-        ("cost", "right"),
-        ("evict", "right"),
-    ):
-        t.add_column(col, justify=just, no_wrap=True)  # type: ignore[arg-type]
+    rows: list[list[Text]] = []
     for r in report["strategies"]:
-        t.add_row(
-            Text(r["name"]),
-            Text(str(r["rejected_requests"]), style="bold red" if r["rejected_requests"] else ""),
-            "—" if r["first_rejected"] is None else f"#{r['first_rejected']}",
-            str(r["newest_dropped"]),
-            f"{r['mean_window']:.1f}",
-            fmt_tokens(r["input_tokens"]),
-            fmt_tokens(r["cache_read"]),
-            fmt_tokens(r["cache_write"]),
-            _pct(r["hit_rate"]),
-            _money(r["cost_usd"]),
-            f"{r['evicted_messages']:,}",
+        rows.append(
+            [
+                Text(r["name"]),
+                Text(
+                    str(r["rejected_requests"]), style="bold red" if r["rejected_requests"] else ""
+                ),
+                Text("—" if r["first_rejected"] is None else f"#{r['first_rejected']}"),
+                Text(str(r["newest_dropped"])),
+                Text(f"{r['mean_window']:.1f}"),
+                Text(fmt_tokens(r["input_tokens"])),
+                Text(fmt_tokens(r["cache_read"])),
+                Text(fmt_tokens(r["cache_write"])),
+                Text(_pct(r["hit_rate"])),
+                Text(_money(r["cost_usd"])),
+                Text(f"{r['evicted_messages']:,}"),
+            ]
         )
-    console.print(t)
+    t = Table(box=None, pad_edge=False, padding=(0, 1))
+    for k, (col, just) in enumerate(
+        (
+            ("strategy", "left"),
+            ("rej", "right"),
+            ("1st", "right"),
+            ("new↓", "right"),
+            ("win", "right"),
+            ("input", "right"),
+            ("read", "right"),
+            ("write", "right"),
+            ("hit", "right"),
+            ("cost", "right"),
+            ("evict", "right"),
+        )
+    ):
+        # nothing is cut (a narrow terminal, or a pipe's 80 columns): a number with an
+        # ellipsis reads as another number
+        widest = max([len(col), *(row[k].cell_len for row in rows)])
+        t.add_column(col, justify=just, no_wrap=True, min_width=widest)  # type: ignore[arg-type]
+    for row in rows:
+        t.add_row(*row)
+    console.print(t, crop=False)  # wider than the terminal: wrapped by it, never cut
     console.print(
         Text(
             "rej: requests the API would answer with 400 (1st: the first) · new↓: requests "

@@ -261,3 +261,20 @@ def test_inserted_answer_in_a_ctxview_session_renumbers_the_transcript(
     recs = json.loads(dst.read_text())["transcript"]
     assert recs[2]["message"]["content"][0]["content"] == INTERRUPTED
     assert recs[3]["message"]["role"] == "system"
+
+
+def test_repair_and_diff_json_on_an_unreadable_file_print_one_error_object(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """As ``inspect --json``: scripts parse stdout, so a file that cannot be read gives
+    ``{"file", "error", "exit": 2}`` there (the one line on stderr too)."""
+    missing = tmp_path / "missing.json"
+    code, out, err = run(capsys, "repair", str(missing), "--json")
+    assert code == 2
+    obj = json.loads(out)
+    assert obj["exit"] == 2 and obj["file"] == str(missing) and "no such file" in obj["error"]
+    assert "no such file" in err
+    code, out, err = run(capsys, "diff", str(SAMPLES / "agent_loop.json"), str(missing), "--json")
+    assert code == 2
+    obj = json.loads(out)
+    assert obj["exit"] == 2 and obj["b"] == str(missing) and "no such file" in obj["error"]

@@ -371,3 +371,24 @@ def test_logged_request_diff_of_hostile_text_is_visible_text() -> None:
     text = "\n".join(lines)
     assert "system: changed at character 8" in text
     assert not any(c in text for c in ("\x1b", "\x07", "\u202e", "\x9b"))
+
+
+def test_logged_diff_shares_the_prefix_the_requests_view_prices() -> None:
+    """On a Claude Code transcript (no system or tools in the file, calibrated rates), the shared
+    prefix of two requests where B only adds messages is A's whole prompt as the log prices it."""
+    from pathlib import Path
+
+    from ctxview.core.diff import diff_logged_requests
+    from ctxview.core.requests import simulate
+    from ctxview.sessions import load_session
+
+    path = Path(__file__).parent / "acceptance" / "claude_code"
+    session = load_session(path / "spotter_fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl")
+    log = simulate(session)
+    b = len(log.requests) - 1
+    a = b - 11
+    d = diff_logged_requests(session, log, a, b)
+    assert not [m for m in d.messages if m.op != "added"]
+    assert d.cache is not None and d.cache.section == "messages"
+    want = log.requests[a].input_tokens
+    assert abs(d.cache.shared_tokens - want) <= 0.02 * want, (d.cache.shared_tokens, want)

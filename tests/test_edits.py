@@ -242,3 +242,25 @@ def test_edit_cost_short_line() -> None:
     assert "next request +$" in c.short()
     unknown = edit_cost(entries, stub_plan(entries, 30), static_tokens=0, model=None)
     assert unknown.short().endswith("next request: cost unknown")
+
+
+def test_edit_cost_line_never_shows_two_equal_figures_for_different_costs() -> None:
+    """A small window: the two costs differ in the fifth decimal; the line shows enough
+    decimals that "$A instead of $B" reads as the difference it states."""
+    import re
+
+    from ctxview.core.edits import edit_cost
+
+    msgs = [
+        {"role": "user", "content": "The test suite fails, please look"},
+        {"role": "assistant", "content": "Looking at it now, one moment please."},
+        {"role": "user", "content": "Thanks. " * 6},
+        {"role": "assistant", "content": "Done."},
+    ]
+    entries = list(enumerate(msgs))
+    c = edit_cost(entries, drop_plan(entries, 2), static_tokens=0, model="claude-sonnet-5-5")
+    assert c.cost_before is not None and c.cost_after is not None
+    assert c.cost_before != c.cost_after
+    line = next(ln for ln in c.lines() if ln.startswith("next request:"))
+    after, before = re.findall(r"\$(\d+\.\d+) instead of \$(\d+\.\d+)", line)[0]
+    assert after != before, line

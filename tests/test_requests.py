@@ -224,6 +224,12 @@ def test_cost_arithmetic() -> None:
     assert cost(None, uncached=10, cache_read=0) is None
     std = PRICES["claude-opus-4-6"]
     assert (std.cache_write_5m, std.cache_write_1h, std.cache_read) == (6.25, 10, 0.5)
+    # Sonnet 4.6 (the model of Anthropic's own request fixtures) is priced, dated ids too
+    from ctxview.core.pricing import PriceTable
+
+    s46 = PriceTable().get("claude-sonnet-4-6-20260217")
+    assert s46 is not None and (s46.input, s46.output) == (3, 15)
+    assert s46.cache_read == pytest.approx(0.3)
 
 
 def test_request_cost_uses_the_right_rates() -> None:
@@ -549,3 +555,80 @@ def test_request_points_per_format() -> None:
     assert sizes("request") == [5]  # the body: one
     metas[3] = {"model": "<synthetic>"}  # Claude Code's own error replies are not API calls
     assert sizes("claude-code") == [1]
+
+
+def test_compare_table_never_cuts_a_number_in_a_pipe(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Piped (80 columns), a long session's figures are printed whole, never as ``$1,2…``."""
+    msgs: list[dict[str, Any]] = [{"role": "user", "content": "start"}]
+    for i in range(400):
+        msgs.append(
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": f"t{i}", "name": "c", "input": {}}],
+            }
+        )
+        msgs.append(
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": "x" * 900}],
+            }
+        )
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps(msgs))
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = run(capsys, "compare", str(path), "--max", "40", "--json")
+    rows = {r["name"]: r for r in json.loads(out)["strategies"]}
+    code_table, out, _ = run(capsys, "compare", str(path), "--max", "40")
+    assert code_table == code
+    assert "…" not in out
+    line = next(ln for ln in out.splitlines() if ln.startswith("clear-tool-uses"))
+    cells = line.split()
+    assert cells[-1] == f"{rows['clear-tool-uses']['evicted_messages']:,}"
+    assert cells[-2] == f"${rows['clear-tool-uses']['cost_usd']:,.2f}"
+
+
+def test_compare_counts_a_prompt_over_the_context_as_rejected(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A request the API would answer with ``prompt is too long`` is a rejection, as inspect
+    says: a strategy that evicts nothing is not shown as "0 rejected" for it."""
+    big = "lorem ipsum dolor sit amet " * 12_000  # ~80k tokens a message
+    msgs = [
+        {"role": "user", "content": "start"},
+        {"role": "assistant", "content": "ok"},
+    ]
+    for k in range(4):
+        msgs += [{"role": "user", "content": f"{k} {big}"}, {"role": "assistant", "content": "ok"}]
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps(msgs))
+    code, out, _ = run(
+        capsys,
+        "compare",
+        str(path),
+        "--max",
+        "4",
+        "--strategies",
+        "pair-safe,clear-thinking",
+        "--json",
+    )
+    rows = {r["name"]: r for r in json.loads(out)["strategies"]}
+    assert rows["pair-safe"]["rejected_requests"] == 0  # the window stays under 200k
+    assert rows["clear-thinking"]["rejected_requests"] >= 1  # everything is kept: over 200k
+    assert rows["clear-thinking"]["first_rejected"] is not None and code == 1
+    code, out, _ = run(capsys, "inspect", str(path), "--strategy", "clear-thinking", "--json")
+    assert code == 1 and "over_context_window" in {p["code"] for p in json.loads(out)["problems"]}
+
+
+def test_requests_table_header_names_no_max_under_context_editing(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from conftest import ROOT
+
+    path = str(ROOT / "sample_sessions" / "agent_loop.json")
+    _, out, _ = run(capsys, "requests", path, "--strategy", "clear-tool-uses")
+    head = out.splitlines()[0]
+    assert "simulated: clear-tool-uses ·" in head and "max" not in head, head
+    _, out, _ = run(capsys, "requests", path, "--strategy", "pair-safe", "--max", "9")
+    assert "simulated: pair-safe, max 9 ·" in out.splitlines()[0]

@@ -211,6 +211,10 @@ class CtxviewApp(App[int]):
         self.save_config = save_config
         self._back: list[int] = []
         self._last_detail = 0.0
+        #: the switch (as sent or a simulation) being replayed: (as_sent, strategy, max), and a
+        #: counter so that only the newest switch is installed (keys pressed faster than a replay)
+        self._pending_view: tuple[bool, str | None, int | None] | None = None
+        self._switch_gen = 0
         self._detail_timer: Any = None
         self.exact_tokens: int | None = None
         self._user_sidebar: bool | None = None
@@ -371,12 +375,19 @@ class CtxviewApp(App[int]):
         self.call_from_thread(self._predicted, model, key, pred)
 
     def _predicted(self, model: SessionModel, key: Any, pred: Any) -> None:
-        if model is not self.model:
-            return
+        if model is not self.model or not self.is_running or self._is_exiting():
+            return  # another session, or the app is closing (its panes may be gone)
         model.cache_prediction = pred
         self.last_prediction_seconds = pred.seconds if pred is not None else 0.0
         if self._panes_ready:
-            self.sidebar.update_from(model, self.exact_tokens)
+            try:
+                self.sidebar.update_from(model, self.exact_tokens)
+            except NoMatches:
+                return  # the panes are being torn down (the app is closing)
+
+    def _is_exiting(self) -> bool:
+        """True once the app has begun to exit (a worker's late result is dropped)."""
+        return bool(getattr(self, "_exit", False))
 
     @property
     def timeline(self) -> Timeline:
@@ -709,7 +720,9 @@ class CtxviewApp(App[int]):
             saved_window=None,
             saved_pinned=list(old.context.pinned_ids),  # pins stay pinned in the other view
         )
-        self._switch(old, session, as_sent, max_messages, strategy, edited, note)
+        self._switch_gen += 1
+        self._pending_view = (as_sent, strategy, max_messages)
+        self._switch(old, session, as_sent, max_messages, strategy, edited, note, self._switch_gen)
 
     @work(thread=True, exclusive=True, group="open")
     def _switch(
@@ -721,6 +734,7 @@ class CtxviewApp(App[int]):
         strategy: str | None,
         edited: bool,
         note: str | None,
+        gen: int = 0,
     ) -> None:
         from ctxview.sessions import replay
 
@@ -733,15 +747,28 @@ class CtxviewApp(App[int]):
                 as_sent=as_sent,
             )
         except ValueError as exc:
+            self.call_from_thread(self._switch_failed, gen)
             self.call_from_thread(self.notify, str(exc), severity="error", markup=False)
             return
         model = SessionModel(rep, old.path, old.model, tools=old.tools)
         model.show_evicted = old.show_evicted
-        self.call_from_thread(self._switched, old, model, edited, note)
+        self.call_from_thread(self._switched, old, model, edited, note, gen)
+
+    def _switch_failed(self, gen: int) -> None:
+        if gen == self._switch_gen:
+            self._pending_view = None
 
     def _switched(
-        self, old: SessionModel, model: SessionModel, edited: bool, note: str | None
+        self,
+        old: SessionModel,
+        model: SessionModel,
+        edited: bool,
+        note: str | None,
+        gen: int | None = None,
     ) -> None:
+        if gen is not None and gen != self._switch_gen:
+            return  # a newer switch was asked for meanwhile: it installs its own replay
+        self._pending_view = None
         if self.model is not old:
             return  # another file was opened meanwhile
         if len(old.transcript) != len(model.transcript):
@@ -837,6 +864,13 @@ class CtxviewApp(App[int]):
             self.set_strategy(event.name)
 
     def action_max_delta(self, delta: int) -> None:
+        pending = self._pending_view
+        if pending is not None and not pending[0] and pending[2] is not None:
+            # a simulation is still being replayed: step on from its max (keys faster than it)
+            self.replay_as(
+                as_sent=False, strategy=pending[1], max_messages=max(1, pending[2] + delta)
+            )
+            return
         if self.model.as_sent is not None:
             # as sent has no max of ctxview's: + / - start a simulation at the config's max
             self.replay_as(as_sent=False)
@@ -849,6 +883,18 @@ class CtxviewApp(App[int]):
 
     def action_cycle_strategy(self) -> None:
         names = list(STRATEGIES)
+        pending = self._pending_view
+        if pending is not None:
+            # a switch is still being replayed: cycle on from where it goes, not from the
+            # view on screen (s pressed faster than the replay)
+            as_sent, cur_or_none, max_messages = pending
+            cur = "" if as_sent else (cur_or_none or "")
+            if cur == names[-1] and as_sent_possible(self.model):
+                self.replay_as(as_sent=True)
+            else:
+                nxt = names[(names.index(cur) + 1) % len(names)] if cur in names else names[0]
+                self.replay_as(as_sent=False, strategy=nxt, max_messages=max_messages)
+            return
         cur = self.model.context.strategy
         if self.model.as_sent is not None:
             cur = ""  # from as sent: the first strategy, simulated at the config's max

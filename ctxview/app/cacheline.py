@@ -49,6 +49,11 @@ class CachePrediction:
     #: (the Requests view takes them when the open session still gives the same inputs)
     so_far: SavedRequests | None = None
 
+    #: how the request model estimated: its (calibrated) rates and the tools + system tokens
+    #: (a recorded transcript has neither in it: calibrated from its usage)
+    rates: Any = None
+    static_tokens: int = 0
+
 
 @dataclass
 class SavedRequests:
@@ -199,4 +204,6 @@ def predict(view: Any, settings: dict[str, Any], prices: Any = None) -> CachePre
         cache_break=nxt.cache_break.reason if nxt.cache_break and past else None,
         seconds=time.perf_counter() - t0,
         so_far=so_far,
+        rates=log.rates,
+        static_tokens=log.static_tokens,
     )

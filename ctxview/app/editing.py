@@ -10,6 +10,7 @@ causes with the tokens written again, and the cost difference over the next requ
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -53,6 +54,14 @@ class EditGroup:
     pins: tuple[int, ...] = ()
 
 
+def saved_words(saved: int, *, past: bool = False) -> str:
+    """``saves ~31`` / ``adds ~1`` (a stub longer than a tiny result) / ``same size``."""
+    if saved == 0:
+        return "same size" if not past else "same size in tokens"
+    verb = ("saved" if saved > 0 else "added") if past else ("saves" if saved > 0 else "adds")
+    return f"{verb} ~{fmt_tokens(abs(saved))}" + (" tokens" if past else "")
+
+
 class EditPreviewScreen(ModalScreen[bool]):
     """What an edit would do: enter applies it, escape cancels."""
 
@@ -91,7 +100,7 @@ class EditPreviewScreen(ModalScreen[bool]):
             yield Static(
                 Text(
                     f"tokens: ~{fmt_tokens(pv.tokens_before)} → ~{fmt_tokens(pv.tokens_after)} "
-                    f"(saves ~{fmt_tokens(pv.tokens_saved)})"
+                    f"({saved_words(pv.tokens_saved)})"
                 )
             )
             for line in self.price.lines():
@@ -138,6 +147,26 @@ class Editor:
         except ValueError:
             table = PriceTable()
         entries = model.context.entries()
+        pred = model.cache_prediction
+        if pred is not None and getattr(pred.rates, "calibrated", False):
+            # the request model's estimates (calibrated on a recorded session), so the preview
+            # prices the next request as the sidebar's cache line does
+            from ctxview.core.calibrate import message_features
+
+            rates = pred.rates
+
+            def estimate(m: Mapping[str, Any]) -> int:
+                return int(rates.tokens(message_features(m)))
+
+            return edit_cost(
+                entries,
+                plan,
+                static_tokens=pred.static_tokens,
+                model=model.model,
+                prices=table,
+                kept_tokens=kept_tokens,
+                estimate=estimate,
+            )
         return edit_cost(
             entries,
             plan,
@@ -227,7 +256,7 @@ class Editor:
             if ok:
                 self.apply(plan)
                 self.app.notify(
-                    f"{visible(plan.what)} · saved ~{fmt_tokens(pv.tokens_saved)} tokens · u undoes",
+                    f"{visible(plan.what)} · {saved_words(pv.tokens_saved, past=True)} · u undoes",
                     markup=False,
                     timeout=5,
                 )

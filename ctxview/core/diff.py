@@ -456,6 +456,16 @@ def diff_logged_requests(session: Any, log: Any, a: int, b: int) -> RequestDiff:
             part.metas = session.metas[: resp + 1]
         again = simulate(part, keep_windows=missing, redundancy=False, **log.settings)
         windows.update(again.windows)
-    return diff_requests(
-        request_body(session, log, a, windows[a]), request_body(session, log, b, windows[b])
-    )
+    body_a = request_body(session, log, a, windows[a])
+    out = diff_requests(body_a, request_body(session, log, b, windows[b]))
+    part = out.cache
+    if part is not None and part.section == "messages":
+        # priced as the log prices its requests (calibrated rates, and the tools + system a
+        # Claude Code transcript does not hold), so the shared prefix matches the view's input
+        from ctxview.core.calibrate import message_features
+
+        msgs = body_a.get("messages") or []
+        part.shared_tokens = log.static_tokens + sum(
+            log.rates.tokens(message_features(m)) for m in msgs[: part.index]
+        )
+    return out

@@ -7,7 +7,7 @@ The plan is applied through :class:`~ctxview.core.context.ConversationContext`'s
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -335,9 +335,15 @@ class EditCost:
             )
         else:
             sign = "+" if delta >= 0 else "-"
+            after, before = self.cost_after or 0.0, self.cost_before or 0.0
+            # enough decimals for the two figures to differ as they do ("$0.0009 instead of
+            # $0.0009 (-$0.0001)" read as a contradiction)
+            p = 4
+            while p < 6 and after != before and f"{after:.{p}f}" == f"{before:.{p}f}":
+                p += 1
             out.append(
-                f"next request: ${self.cost_after or 0:.4f} instead of ${self.cost_before or 0:.4f}"
-                f" ({sign}${abs(delta):.4f}, input side, at {self.model} prices)"
+                f"next request: ${after:.{p}f} instead of ${before:.{p}f}"
+                f" ({sign}${abs(delta):.{p}f}, input side, at {self.model} prices)"
             )
         rate = self.later_rate or 0.0
         below = self.input_after > 0 and self.read_after == 0 and self.write_after == 0
@@ -371,11 +377,15 @@ def edit_cost(
     prices: PriceTable | None = None,
     tokens: Sequence[int] | None = None,
     kept_tokens: int = 0,
+    estimate: Callable[[Mapping[str, Any]], int] | None = None,
 ) -> EditCost:
     """Price ``plan`` over the next request (see :class:`EditCost`). ``static_tokens``: tools +
-    system; ``tokens``: the entries' estimates when known (the TUI's), else estimated here. One
-    pass over the window: O(window), no replay of the session."""
-    toks = list(tokens) if tokens is not None else [estimate_message(m) for _, m in entries]
+    system; ``tokens``: the entries' estimates when known (the TUI's), else estimated here with
+    ``estimate`` (default :func:`estimate_message`; the request model's calibrated rates where it
+    has them), which also prices the changed messages. One pass over the window: O(window), no
+    replay of the session."""
+    est = estimate or estimate_message
+    toks = list(tokens) if tokens is not None else [est(m) for _, m in entries]
     changes = plan.changes
     position: int | None = None
     prefix = 0
@@ -386,7 +396,7 @@ def edit_cost(
                 position = k
                 prefix = sum(toks[:k])
             new = changes[mid]
-            delta += (estimate_message(new) if new is not None else 0) - t
+            delta += (est(new) if new is not None else 0) - t
     total_before = static_tokens + sum(toks)
     total_after = total_before + delta
     minimum = min_cacheable(model)[0]

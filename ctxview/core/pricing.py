@@ -66,6 +66,7 @@ PRICES: dict[str, Price] = {
     "claude-opus-4": _std(15, 75),
     "claude-sonnet-5-5": Price(2, 2.5, 4, 0.2, 10),
     "claude-sonnet-5": Price(2, 2.5, 4, 0.2, 10),
+    "claude-sonnet-4-6": _std(3, 15),  # models/sonnet-4-6/overview: $3 / $15 per MTok
     "claude-sonnet-4-5": _std(3, 15),
     "claude-sonnet-4": _std(3, 15),
     "claude-3-7-sonnet": _std(3, 15),

@@ -82,6 +82,7 @@ from ctxview.core.calibrate import (
 from ctxview.core.clearing import STRATEGY_EDITS, ContextEditing, parse_context_editing
 from ctxview.core.compaction import has_compaction
 from ctxview.core.context import ContextEvent, ConversationContext
+from ctxview.core.limits import context_size
 from ctxview.core.pricing import Price, PriceTable, cost, min_cacheable
 from ctxview.core.protocol import check_protocol
 from ctxview.core.strategies import STRATEGIES
@@ -593,7 +594,8 @@ def simulate(
     With neither ``max_context_messages`` nor ``strategy``, a recorded session (Claude Code
     transcript, request body) is simulated as it was sent: no truncation. Other formats use
     the session's own settings, then ``defaults`` (the config), like opening the file does.
-    ``check=True`` also runs the protocol check on every request (``Request.rejected``).
+    ``check=True`` also runs the protocol check on every request (``Request.rejected``: a
+    protocol error, or an estimated prompt over the model's context).
     ``redundancy=False`` skips the repeated-content count (``Request.redundancy`` stays None).
     ``keep_windows``: indices of requests whose window ids to keep in ``RequestLog.windows``
     (the last request's always is).
@@ -1068,7 +1070,7 @@ def simulate(
                     werr.rejected(offset, offset + 1, offset + nw)
                     if nw
                     else werr.rejected(-1, 0, 0)
-                )
+                ) or req.input_tokens > context_size(model)
             elif rejections is not None:
                 tail_from = nw - len(new_ids) - 1
                 ranges = [(tail_from, nw - 1)]
@@ -1076,7 +1078,9 @@ def simulate(
                     ranges.append((0, 1))
                     ranges.append((front - 1, front + 1))
                 rejections.update(win, ranges)
-                req.rejected = rejections.rejected(nw)
+                # the API's 400s: a protocol error, or a prompt over the model's context
+                # (``prompt is too long``, the rule inspect and the sidebar apply)
+                req.rejected = rejections.rejected(nw) or req.input_tokens > context_size(model)
             if req.index in keep or pi == len(points):
                 windows[req.index] = list(win)
             out.append(req)

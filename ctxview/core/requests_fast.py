@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ctxview.core.compaction import has_compaction
+from ctxview.core.limits import context_size
 from ctxview.core.protocol import _ROLES, _check_turn, _turns, check_protocol
 from ctxview.core.strategies import (
     STRATEGIES,
@@ -605,7 +606,10 @@ def replay(
                 redundancy=red,
             )
             if werr is not None:
-                req.rejected = werr.rejected(first, lo, hi)
+                # a protocol error, or a prompt over the model's context (``prompt is too long``)
+                req.rejected = werr.rejected(first, lo, hi) or req.input_tokens > context_size(
+                    model
+                )
             if index in keep or pi == n_points:
                 windows[index] = [first, *range(lo, hi)] if first >= 0 else []
             out.append(req)

@@ -340,3 +340,86 @@ async def test_pins_stay_pinned_across_the_switch_to_a_simulation_and_back() -> 
         await settle(pilot)
         assert app.model.as_sent == "claude-code"
         assert set(pinned) <= set(app.model.context.pinned_ids)
+
+
+async def test_edit_preview_prices_the_next_request_as_the_cache_line_does() -> None:
+    """On a recorded transcript (no system or tools in it) the preview of an edit uses the
+    request model's calibrated estimates: its next request is the cache line's, not a third of it."""
+    from ctxview.app.editing import EditPreviewScreen
+
+    app = make_app(BIG, as_sent=True)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_prediction(pilot)
+        pred = app.model.cache_prediction
+        app.timeline.select_id(313)
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        assert isinstance(app.screen, EditPreviewScreen)
+        price = app.screen.price
+        assert abs(price.input_before - pred.input_tokens) <= 0.02 * pred.input_tokens, (
+            price.input_before,
+            pred.input_tokens,
+        )
+        assert price.cost_before is not None and pred.cost_usd is not None
+        assert abs(price.cost_before - pred.cost_usd) <= 0.05 * pred.cost_usd
+        await pilot.press("escape")
+
+
+async def test_s_pressed_faster_than_the_replay_still_steps_once_per_press() -> None:
+    """Each s moves one step (as sent → seed → pair-safe → ...) even when pressed again before
+    the previous switch's replay is installed; only the last one is installed."""
+    app = make_app(BIG, as_sent=True)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        assert app.model.as_sent is not None
+        # three presses of s before the first replay is installed (a big session in a real
+        # terminal): the key's action three times with no pause for the worker in between
+        for _ in range(3):
+            app.action_cycle_strategy()
+        await settle(pilot)
+        assert app.model.as_sent is None
+        assert app.model.context.strategy == "token-budget"
+        for _ in range(4):  # low-water, clear-tool-uses, clear-thinking, as sent
+            app.action_cycle_strategy()
+        await settle(pilot)
+        assert app.model.as_sent is not None
+        app.action_cycle_strategy()
+        app.action_cycle_strategy()
+        await settle(pilot)
+        assert app.model.as_sent is None and app.model.context.strategy == "pair-safe"
+        await pilot.press("s")  # the key itself, once settled
+        await settle(pilot)
+        assert app.model.context.strategy == "token-budget"
+
+
+async def test_request_model_line_says_calibrated_only_when_it_is() -> None:
+    """A request body with no recorded usage: the request model's estimate is not calibrated,
+    and the sidebar does not say it is; a transcript with usage says so."""
+    from conftest import FIXTURES
+
+    path = FIXTURES / "anthropic_requests" / "anthropic_test_anthropic_tool_with_thinking_req2.json"
+    app = make_app(str(path), as_sent=True)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_prediction(pilot)
+        assert not app.model.cache_prediction.rates.calibrated
+        tokens = text_of(app, "#tokens")
+        assert "request model: ~" in tokens and "calibrated" not in tokens
+    app = make_app(BIG, as_sent=True)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_prediction(pilot)
+        assert "(calibrated)" in text_of(app, "#tokens")
+
+
+async def test_plus_pressed_faster_than_the_replay_still_counts_every_press() -> None:
+    app = make_app(BIG, as_sent=True)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        for _ in range(3):  # the first starts the simulation at the config's max, then +1, +1
+            app.action_max_delta(1)
+        await settle(pilot)
+        assert app.model.as_sent is None
+        assert app.model.context.max_context_messages == 22
+        await pilot.press("minus")
+        await settle(pilot)
+        assert app.model.context.max_context_messages == 21

@@ -155,3 +155,26 @@ async def test_repair_all_answers_an_interrupted_tool_call(tmp_path: Path) -> No
         await pilot.press("u")
         await settle(pilot)
         assert app.model.error_ids() == [1] and app.model.status(2) == "kept"
+
+
+async def test_a_stub_longer_than_a_tiny_result_says_it_adds_tokens() -> None:
+    app = make_app(str(AGENT))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.timeline.select_id(24)  # a 14-token tool_result: the placeholder is longer
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        assert isinstance(app.screen, EditPreviewScreen)
+        shown = "\n".join(str(w.render()) for w in app.screen.query(Static))
+        assert "~-" not in shown and "(adds ~" in shown, shown
+        await pilot.press("enter")
+        await settle(pilot)
+        notice = [n.message for n in app._notifications][-1]
+        assert "~-" not in notice and "added ~" in notice, notice
+        # let the debounced cache prediction the edit started finish before the app exits
+        for _ in range(40):
+            await settle(pilot)
+            if app._predict_timer is None:
+                break
+            await pilot.pause(0.05)

@@ -43,7 +43,7 @@ async def test_requests_view_on_a_transcript_shows_recorded_usage() -> None:
         screen = app.screen
         assert isinstance(screen, RequestsScreen)
         text = str(screen.query_one("#summary").render())
-        assert "1 requests" in text and "recorded" in text
+        assert "1 request ·" in text and "recorded" in text
         await pilot.press("escape")
         await settle(pilot)
         assert not isinstance(app.screen, RequestsScreen)
@@ -153,3 +153,48 @@ async def test_requests_view_takes_the_cache_lines_requests_when_they_are_curren
         view, cfg = found
         assert screen.reqlog.requests == simulate(view, **cfg).requests
         assert screen.reqlog.max_context_messages == app.model.context.max_context_messages
+
+
+async def test_the_header_stays_one_line_and_scrolls_with_the_rows_at_80x24() -> None:
+    from textual.widgets import Static
+
+    from ctxview.app.screens.requests import header_row
+
+    app = make_app(AGENT)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("R")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, RequestsScreen)
+        head = screen.query_one(".head", Static)
+        assert head.size.height == 1  # cropped, never wrapped onto a second line
+        lst = screen.query_one(RequestList)
+        assert lst.virtual_size.width > lst.size.width  # the cost and the bars are off-screen
+        await pilot.press("right", "right", "right", "right")
+        await settle(pilot)
+        x = round(lst.scroll_offset.x)
+        assert x > 0
+        assert str(head.render()).startswith(header_row()[x : x + 20])
+        row = lst.render_line(lst.cursor - lst.scroll_offset.y).text
+        # the "input" column is under its title
+        col = header_row().index("input") - x
+        assert row[col : col + 8].strip() and head.render().plain[col : col + 5] == "input"
+
+
+async def test_rows_take_the_themes_colours_in_a_light_theme() -> None:
+    """Rows are drawn in the theme's colours, not the terminal's defaults (a dark terminal's
+    background showed through the light panel)."""
+    app = make_app(AGENT)
+    async with app.run_test(size=(140, 45)) as pilot:
+        app.theme = "textual-light"
+        await settle(pilot)
+        await pilot.press("R")
+        await settle(pilot)
+        lst = app.screen.query_one(RequestList)
+        bg = lst.rich_style.bgcolor
+        assert bg is not None
+        for y in (0, lst.cursor - lst.scroll_offset.y, lst.size.height - 1):
+            segs = list(lst.render_line(y))
+            assert segs and all(s.style is not None and s.style.bgcolor for s in segs), y
+        assert lst.render_line(0).cell_length == lst.size.width

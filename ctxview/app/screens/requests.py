@@ -85,10 +85,12 @@ class RequestList(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         idx = self.scroll_offset.y + y
         reqs = self.reqlog.requests
+        # the theme's colours (a light theme too), not the terminal's defaults
+        themed = self.rich_style
         if idx >= len(reqs):
-            return Strip.blank(self.size.width)
+            return Strip.blank(self.size.width, themed)
         r = reqs[idx]
-        base = Style(reverse=True) if idx == self.cursor else Style()
+        base = themed + (Style(reverse=True) if idx == self.cursor else Style())
         text = request_row(r, self.scale)
         if idx == self.marked:
             text = "●" + text[1:]
@@ -102,7 +104,7 @@ class RequestList(ScrollView, can_focus=True):
         segs.append(Segment("█" * n_unc, base + Style(color="red")))
         if r.redundancy:
             segs.append(Segment(f" ⟳{r.redundancy.items}", base + Style(dim=True)))
-        strip = Strip(segs)
+        strip = Strip(segs).extend_cell_length(self.scroll_offset.x + self.size.width, themed)
         return strip.crop(self.scroll_offset.x, self.scroll_offset.x + self.size.width)
 
     def watch_cursor(self, old: int, new: int) -> None:
@@ -148,7 +150,9 @@ class RequestsScreen(ModalScreen[int | None]):
     RequestsScreen > Vertical {
         width: 96%; height: 90%; background: $panel; border: thick $primary; padding: 0 1;
     }
-    RequestsScreen .head { color: $text-muted; text-style: bold; }
+    RequestsScreen .head {
+        color: $text-muted; text-style: bold; text-wrap: nowrap; text-overflow: clip;
+    }
     RequestsScreen .hint { color: $text-muted; }
     """
 
@@ -176,7 +180,7 @@ class RequestsScreen(ModalScreen[int | None]):
             yield Static(
                 Text(
                     "enter: show in the timeline · space: mark, then space on another: diff · "
-                    "escape: close · j/k PgUp/PgDn g/G"
+                    "escape: close · j/k PgUp/PgDn g/G ←/→"
                 ),
                 classes="hint",
             )
@@ -216,7 +220,7 @@ class RequestsScreen(ModalScreen[int | None]):
             if r.cache_break:
                 breaks[r.cache_break.reason] = breaks.get(r.cache_break.reason, 0) + 1
         line = (
-            f"{t['requests']:,} requests · input {fmt_tokens(t['input_tokens'])} · hit rate "
+            f"{t['requests']:,} request{'' if t['requests'] == 1 else 's'} · input {fmt_tokens(t['input_tokens'])} · hit rate "
             f"{hit}{rec} · cost {cost} · breaks: "
             + (", ".join(f"{k} {v}" for k, v in breaks.items()) or "none")
         )
@@ -227,7 +231,14 @@ class RequestsScreen(ModalScreen[int | None]):
         lst = RequestList(log, id="requests")
         self.query_one(Vertical).mount(lst, before=self.query_one(".hint"))
         lst.focus()
+        # the column header scrolls sideways with the rows (a narrow terminal crops them)
+        self.watch(lst, "scroll_x", self._scroll_head)
         self.call_after_refresh(lst.action_jump, -1)
+
+    def _scroll_head(self, x: float) -> None:
+        self.query_one(".head", Static).update(
+            Text(header_row()[round(x) :], no_wrap=True, overflow="crop")
+        )
 
     def action_close(self) -> None:
         self.dismiss(None)

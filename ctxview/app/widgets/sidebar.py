@@ -202,7 +202,8 @@ class ConfigSidebar(VerticalScroll):
             if pred is not None and with_as_sent:
                 # a recorded session has no system prompt or tools in it: the request model
                 # calibrates them from the recorded usage
-                line += f"\nrequest model: ~{fmt_tokens(pred.input_tokens)} (calibrated)"
+                how = " (calibrated)" if getattr(pred.rates, "calibrated", False) else ""
+                line += f"\nrequest model: ~{fmt_tokens(pred.input_tokens)}{how}"
             if exact_tokens is not None:
                 line += f"\nexact (count_tokens): {exact_tokens:,}"
             over = (
@@ -259,7 +260,8 @@ class ConfigSidebar(VerticalScroll):
         line = f"{total:,} / {fmt_tokens(size)} recorded ({100 * total / size:.1f}%)\nat #{mid:,}"
         pred = model.cache_prediction
         if pred is not None:
-            line += f" · next ~{fmt_tokens(pred.input_tokens)} (calibrated)"
+            how = " (calibrated)" if getattr(pred.rates, "calibrated", False) else ""
+            line += f" · next ~{fmt_tokens(pred.input_tokens)}{how}"
         if exact is not None:
             line += f"\nexact (count_tokens): {exact:,}"
         over = context_problem(exact if exact is not None else total, model.model, exact=True)
