@@ -261,8 +261,11 @@ def test_repair_makes_any_broken_loop_valid_touching_only_named_messages(
     msgs: list[dict[str, Any]],
 ) -> None:
     r = repair(msgs)
-    if not r.valid:  # only a lone message that a drop would remove has no safe fix here
-        assert len(msgs) == 1 and len(r.messages) == 1 and len(r.unfixable) == 1
+    if not r.valid:
+        # only a lone message left that a drop would remove has no safe fix here (the input's
+        # only message, or the last one standing after the others' fixes dropped them:
+        # [orphaned tool_result], [empty assistant text] — found by hypothesis)
+        assert len(r.messages) == 1 and len(r.unfixable) == 1
         return
     _assert_repaired(msgs)
     # with a checker already memoised on the messages' ids (the TUI's), the same repair
@@ -311,3 +314,16 @@ def test_fix_summary_names_every_fixable_code() -> None:
         "no safe fix: " + NO_SAFE_FIX["tool_use_in_user"]
     )
     assert fix_summary(Problem(1, "consecutive_same_role", "warning", "m")) == ""
+
+
+def test_a_window_whose_fixes_would_drop_every_message_keeps_one_and_says_so() -> None:
+    """[orphaned tool_result], [empty assistant text]: each fix drops a whole message, and the
+    last would leave no messages at all: that one is reported as having no safe fix."""
+    msgs = [
+        user({"type": "tool_result", "tool_use_id": "toolu_0000", "content": "ok"}),
+        asst(text("")),
+    ]
+    r = repair(msgs)
+    assert not r.valid
+    assert len(r.messages) == 1 and [p.code for p in r.unfixable] == ["orphan_tool_result"]
+    assert [f.code for f in r.fixes] == ["empty_text_block"]
