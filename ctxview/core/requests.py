@@ -1111,16 +1111,7 @@ def simulate(
             f"{n_off} request{'s' if n_off != 1 else ''} sent on branches the conversation left "
             "(a rewind or an edited prompt): included, marked off-branch"
         )
-    if "" in price_notes:
-        price_notes.discard("")
-        notes.append("no model named: cost is null (pass a model in the config)")
-    for m in sorted(price_notes):
-        notes.append(
-            f'no price for model {m!r}: cost is null (add [pricing."{m}"] with input and '
-            "output in USD per million tokens to config.toml)"
-        )
-    for m in sorted(min_notes):
-        notes.append(f"minimum cacheable length of model {m!r} unknown: assumed 1,024 tokens")
+    _price_notes(notes, price_notes, min_notes)
     return RequestLog(
         out,
         None if as_sent else strat,
@@ -1144,8 +1135,7 @@ def _layout(session: SessionLike) -> tuple[list[_Point], set[int], float]:
 
 
 def _price_notes(notes: list[str], price_notes: set[str], min_notes: set[str]) -> None:
-    """The notes of the fast replay's models without a price or a known minimum (as the
-    reference replay words them)."""
+    """The notes of the models without a price or a known minimum (both replays)."""
     if "" in price_notes:
         price_notes.discard("")
         notes.append("no model named: cost is null (pass a model in the config)")
