@@ -282,6 +282,62 @@ def test_message_features_fast_shapes_match_the_block_walk(content: Any) -> None
     assert got == tuple(acc) and all(type(x) is float for x in got)
     for rates in (DEFAULT_RATES, Rates((0.3, 0.21, 0.33, 0.27, 0.19), 3.7)):
         assert rates.tokens_many([got, got]) == [rates.tokens(got)] * 2
+    # without telling code from prose (what the replay does under uniform rates): the same
+    # tokens, code counted as prose
+    plain = message_features({"role": "user", "content": content}, classify=False)
+    assert plain[1] == 0.0 and plain[0] == got[0] + got[1] and plain[2:] == got[2:]
+    for rates in (DEFAULT_RATES, Rates((0.5,) * 5, 2.0), Rates((0.125,) * 5, 4.0)):
+        assert rates.uniform
+        assert rates.tokens_many([plain]) == rates.tokens_many([got])
+    assert not Rates((0.3, 0.21, 0.33, 0.27, 0.19), 3.7).uniform
+    assert not Rates((0.3,) * 5, 4.0).uniform  # 0.3 * n is rounded: the split could matter
+
+
+def test_session_features_classify_only_where_the_rates_can_tell() -> None:
+    from ctxview.core.calibrate import Rates, message_features
+    from ctxview.core.requests import session_features
+
+    code = "def f(x):\n    return {'a': [x, x]}  # " + "(x) = [y]; " * 10
+    msgs = [{"role": "user", "content": code}, {"role": "assistant", "content": "fine " * 20}]
+    s = LoadedSession("x.json", "messages", msgs, [{}, {}])
+    full = [message_features(m) for m in msgs]
+    assert full[0][1] > 0  # it is code
+    plain = session_features(s)
+    assert plain[0][1] == 0.0 and plain[0][0] == full[0][1]
+    assert session_features(s, Rates((0.3, 0.21, 0.33, 0.27, 0.19), 3.7)) == full
+    s.format = "claude-code"  # calibrated from recorded usage: per kind
+    assert session_features(s) == full
+
+
+def test_gc_paused_ages_what_it_built_and_freezes_nothing() -> None:
+    import gc
+
+    from ctxview.sessions.model import gc_paused
+
+    class Node:
+        pass
+
+    assert gc.isenabled()
+    with gc_paused():
+        kept = [[k] for k in range(50_000)]
+        a, b = Node(), Node()
+        a.other, b.other = b, a  # type: ignore[attr-defined]
+    # all of it went to the oldest generation at once: no young collection walks it
+    assert gc.get_count()[0] < 1000
+    assert gc.get_freeze_count() == 0
+    assert gc.isenabled()
+    del a, b
+    assert gc.collect() >= 2  # the cycle is still garbage to a full collection
+    # something frozen on purpose (the app's loaded session) stays frozen
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with gc_paused():
+            more = [[k] for k in range(1000)]
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
+    assert len(kept) == 50_000 and len(more) == 1000
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -41,18 +41,20 @@ def looks_like_code(text: str) -> bool:
     return marks / len(sample) > 0.035 or sample.count("\n    ") * 40 > len(sample)
 
 
-def _text_features(text: str, acc: list[float], result: bool) -> None:
+def _text_features(text: str, acc: list[float], result: bool, classify: bool = True) -> None:
     if result:
         acc[3] += len(text)
-    elif looks_like_code(text):
+    elif classify and looks_like_code(text):
         acc[1] += len(text)
     else:
         acc[0] += len(text)
 
 
-def _block_features(block: Any, acc: list[float], in_result: bool = False) -> None:
+def _block_features(
+    block: Any, acc: list[float], in_result: bool = False, classify: bool = True
+) -> None:
     if isinstance(block, str):
-        _text_features(block, acc, in_result)
+        _text_features(block, acc, in_result, classify)
         return
     if type(block) is not dict and not isinstance(block, Mapping):
         acc[2] += _json_len(block)
@@ -61,7 +63,7 @@ def _block_features(block: Any, acc: list[float], in_result: bool = False) -> No
     if btype == "text":
         text = block.get("text")
         if isinstance(text, str):
-            _text_features(text, acc, in_result)
+            _text_features(text, acc, in_result, classify)
     elif btype == "thinking":
         text = block.get("thinking")
         if isinstance(text, str):
@@ -76,7 +78,7 @@ def _block_features(block: Any, acc: list[float], in_result: bool = False) -> No
         content = block.get("content", "")
         if isinstance(content, list):
             for b in content:
-                _block_features(b, acc, True)
+                _block_features(b, acc, True, classify)
         elif isinstance(content, str):
             acc[3] += len(content)
         else:
@@ -91,11 +93,14 @@ def _block_features(block: Any, acc: list[float], in_result: bool = False) -> No
         acc[2] += _json_len(block)
 
 
-def message_features(message: Mapping[str, Any]) -> Features:
+def message_features(message: Mapping[str, Any], classify: bool = True) -> Features:
+    """Characters per kind of ``message`` (and its fixed tokens). ``classify=False`` counts code
+    as prose (no :func:`looks_like_code`): the same total, for rates that price every kind
+    alike (:attr:`Rates.uniform`: the tokens are then the same)."""
     content = message.get("content", "")
     if type(content) is str:  # the common shapes first, without a call per block
         n = len(content)
-        if n >= 40 and looks_like_code(content):
+        if classify and n >= 40 and looks_like_code(content):
             return (0.0, float(n), 0.0, 0.0, 0.0, 0.0)
         return (float(n), 0.0, 0.0, 0.0, 0.0, 0.0)
     acc = [0.0] * 6
@@ -106,7 +111,7 @@ def message_features(message: Mapping[str, Any]) -> Features:
                 if btype == "text":
                     text = b.get("text")
                     if type(text) is str:
-                        if len(text) >= 40 and looks_like_code(text):
+                        if classify and len(text) >= 40 and looks_like_code(text):
                             acc[1] += len(text)
                         else:
                             acc[0] += len(text)
@@ -119,9 +124,9 @@ def message_features(message: Mapping[str, Any]) -> Features:
                 elif btype == "tool_use":
                     acc[2] += len(str(b.get("name", ""))) + _json_len(b.get("input", {}))
                     continue
-            _block_features(b, acc)
+            _block_features(b, acc, False, classify)
     elif isinstance(content, str):
-        _text_features(content, acc, False)
+        _text_features(content, acc, False, classify)
     else:
         acc[2] += _json_len(content)
     return (acc[0], acc[1], acc[2], acc[3], acc[4], acc[5])
@@ -137,6 +142,14 @@ class Rates:
     calibrated: bool = False
     #: how many request-to-request deltas the fit used
     samples: int = 0
+
+    @property
+    def uniform(self) -> bool:
+        """Every kind has the same rate: the split between prose and code does not matter (each
+        ``f[k] * p`` is then exact for the character counts a session has, so the sums are the
+        same whichever kind holds the characters)."""
+        p = self.per_char
+        return p[0] == p[1] == p[2] == p[3] == p[4] and p[0] in (0.25, 0.5, 0.125, 1.0)
 
     def tokens(self, f: Features) -> int:
         p = self.per_char

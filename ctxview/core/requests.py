@@ -457,6 +457,19 @@ def calibrate(
     return rates, static, len(recs)
 
 
+def session_features(session: SessionLike, rates: Rates | None = None) -> list[Features]:
+    """``message_features`` of every message, for :func:`calibrate` and the replay under
+    ``rates`` (None: the calibrated or default rates). Only a Claude Code transcript is
+    calibrated; elsewhere the default rates price every kind alike, so code is not told from
+    prose (the tokens are the same, the classification is a third of the time)."""
+    classify = session.format in ("claude-code", "claude-code-web") or (
+        rates is not None and not rates.uniform
+    )
+    if not classify and not DEFAULT_RATES.uniform:
+        classify = True
+    return [message_features(m, classify) for m in session.messages]
+
+
 def _segment_index(n: int, starts: set[int]) -> list[int]:
     seg, out = 0, []
     for i in range(n):
@@ -649,7 +662,7 @@ def simulate(
         d.get("low_water_fraction"),
         0.5,
     )
-    feats = list(_feats) if _feats is not None else [message_features(m) for m in msgs]
+    feats = list(_feats) if _feats is not None else session_features(session, rates)
     notes: list[str] = []
     clearing = strat in STRATEGY_EDITS
     if context_editing is None:
@@ -1471,7 +1484,7 @@ def iter_compare(
     """The rows of :func:`compare`, one at a time, as each strategy's replay ends (the TUI's
     Compare screen shows its progress and can stop between strategies)."""
     names = list(strategies) if strategies is not None else list(STRATEGIES)
-    feats = [message_features(m) for m in session.messages]
+    feats = session_features(session)
     cal = calibrate(session, feats)
     # what does not depend on the strategy (tokens, request points, the conversation's own
     # protocol check) is computed once for all of them

@@ -389,14 +389,13 @@ def replay(
 ) -> tuple[list[Any], int, dict[int, list[int]], set[str], set[str]]:
     """(requests, evicted messages, kept windows, models of unknown minimum, models without a
     price): the reference replay's results, computed on ``[first] + [lo, hi)`` windows."""
-    from ctxview.core.pricing import cost, min_cacheable
+    from ctxview.core.pricing import min_cacheable
     from ctxview.core.requests import (
         TTL_1H,
         TTL_5M,
         CacheBreak,
         Redundancy,
         Request,
-        _blended,
         _Entry,
         _prune,
     )
@@ -540,18 +539,19 @@ def replay(
             if read and best is not None and now is not None:
                 best.expires = max(best.expires, now + best.ttl)
             if total >= minimum:
-                new = _Entry(key, n, (now if now is not None else 0.0) + ttl, ttl)
+                expires = (now if now is not None else 0.0) + ttl
                 if len(entries) == 1:
                     e = entries[0]
-                    outlives = e.key == key and e.length <= n and e.expires <= new.expires
+                    if e.key == key and e.length <= n and e.expires <= expires:
+                        # the new entry replaces the only one: updated in place (the usual
+                        # case; nothing else holds it)
+                        e.length, e.expires, e.ttl = n, expires, ttl
+                    else:
+                        entries = _prune([e, _Entry(key, n, expires, ttl)], now)
+                elif all(e.key == key and e.length <= n and e.expires <= expires for e in entries):
+                    entries = [_Entry(key, n, expires, ttl)]
                 else:
-                    outlives = all(
-                        e.key == key and e.length <= n and e.expires <= new.expires for e in entries
-                    )
-                if outlives:
-                    entries = [new]
-                else:
-                    entries.append(new)
+                    entries.append(_Entry(key, n, expires, ttl))
                     entries = _prune(entries, now)
                 ever_cached = True
                 prev_written = True
@@ -560,23 +560,26 @@ def replay(
             prev_key, prev_len = key, n
             dirty, dirty_reason = None, ""
             # -- price
-            if price is None:
-                price_notes.add(model or "")
             if out_tok is None:
                 out_tok = tok[p.response] if p.response is not None else 0
-            c = cost(
-                price,
-                uncached=uncached,
-                cache_read=read,
-                cache_write_5m=write if ttl == TTL_5M else 0,
-                cache_write_1h=write if ttl == TTL_1H else 0,
-                output=out_tok,
-            )
-            red = None
-            if dup_items:
-                red = Redundancy(
-                    dup_items, dup_tokens, _blended(price, read, write, uncached, ttl, dup_tokens)
+            # ``pricing.cost`` and ``requests._blended``, inline: the same terms in the same
+            # order, so the same floats (``tests/test_requests_fast.py``)
+            if price is None:
+                price_notes.add(model or "")
+                c = None
+                red_cost = None
+            else:
+                s4 = (
+                    uncached * price.input
+                    + read * price.cache_read
+                    + (write if ttl == TTL_5M else 0) * price.cache_write_5m
+                    + (write if ttl == TTL_1H else 0) * price.cache_write_1h
                 )
+                c = (s4 + out_tok * price.output) / 1_000_000
+                red_cost = (
+                    (s4 + 0 * price.output) / 1_000_000 * dup_tokens / total if total > 0 else None
+                )
+            red = Redundancy(dup_items, dup_tokens, red_cost) if dup_items else None
             if first < 0:
                 new_ids: list[int] = []
             else:
@@ -586,24 +589,25 @@ def replay(
             if i > last_sent:
                 last_sent = i
             index = len(out)
-            req = Request(
-                index=index,
-                message_ids=new_ids,
-                window_size=n,
-                input_tokens=total,
-                cache_read=read,
-                cache_write=write,
-                uncached=uncached,
-                cache_break=brk,
-                recorded=rec,
-                timestamp=ts_raw,
-                cost_usd=c,
-                model=model,
-                response_id=p.response,
-                output_tokens=out_tok,
-                ttl="1h" if ttl == TTL_1H else "5m",
-                newest_dropped=i > 0 and (first < 0 or (hi - 1 if hi > lo else first) != i - 1),
-                redundancy=red,
+            req = Request(  # positional (the field order), 50,000 times
+                index,
+                new_ids,
+                n,
+                total,
+                read,
+                write,
+                uncached,
+                brk,
+                rec,
+                ts_raw,
+                c,
+                model,
+                p.response,
+                out_tok,
+                "1h" if ttl == TTL_1H else "5m",
+                False,
+                i > 0 and (first < 0 or (hi - 1 if hi > lo else first) != i - 1),
+                red,
             )
             if werr is not None:
                 # a protocol error, or a prompt over the model's context (``prompt is too long``)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -35,12 +36,18 @@ FORMATS = ("ctxview", "request", "messages", "claude-code", "claude-code-web")
 MAX_BYTES = 2 * 1024**3
 
 
+_BLANK_BYTES = re.compile(rb"\s*\Z")
+_BLANK_STR = re.compile(r"\s*\Z")
+#: the first line holding something (``text.lstrip().split("\n", 1)[0]`` without a copy)
+_FIRST_LINE = re.compile(r"\s*([^\n]*)")
+
+
 def _read_text(path: str) -> str:
     try:
         data = read_regular(path, MAX_BYTES, what="session file")
     except FileRefused as exc:
         raise SessionError(str(exc)) from None
-    if not data.strip():
+    if _BLANK_BYTES.match(data):  # (data.strip() would copy a 100 MB file to find one byte)
         raise SessionError(f"{path}: file is empty")
     if b"\x00" in data[:8192]:
         raise SessionError(f"{path}: is a binary file, not a JSON or JSONL session")
@@ -281,8 +288,12 @@ def _parse_json(path: str, text: str) -> Any:
 
 
 def _looks_jsonl(text: str) -> bool:
-    first = text.lstrip().split("\n", 1)[0].strip()
-    if not first.startswith("{") or "\n" not in text.strip():
+    # JSONL: the first line holding something is an object, and something follows it
+    m = _FIRST_LINE.match(text)
+    if m is None or _BLANK_STR.match(text, m.end()):
+        return False
+    first = m.group(1).strip()
+    if not first.startswith("{"):
         return False
     try:
         return isinstance(json.loads(first), dict)
