@@ -136,6 +136,16 @@ def _plain(r: Any) -> bool:
 _NOT_FINITE = frozenset({"inf", "-inf", "nan"})
 
 
+def money_text(v: float) -> str:
+    """``repr(round(v, 6))`` for ``1e-4 <= v < 1e9``, in one conversion instead of three:
+    ``round`` and ``%.6f`` round the same exact binary value to the same 6 decimals, and with at
+    most 15 significant digits that decimal, without its trailing zeros, is the shortest text
+    that reads back as the rounded float (``repr``'s choice); outside that range ``repr`` may
+    switch to an exponent or need fewer digits. Held to ``repr(round(v, 6))`` by a test."""
+    text = f"{v:.6f}".rstrip("0")
+    return text + "0" if text[-1] == "." else text
+
+
 def _redundancy(red: Any, money: Any) -> str:
     return f'{{"items": {red.items}, "tokens": {red.tokens}, "cost_usd": {money(red.cost_usd)}}}'
 
@@ -159,6 +169,8 @@ def requests_json(log: Any, session: Any) -> str:
     def money(v: float | None) -> str:
         if v is None:
             return "null"
+        if 1e-4 <= v < 1e9:
+            return money_text(v)
         text = repr(round(v, 6))
         if text in _NOT_FINITE:
             return enc(v)  # raises, as json.dumps(allow_nan=False) does

@@ -394,3 +394,17 @@ def test_context_editing_replay_matches_the_reference(
         keep_windows=[0, 3],
         defaults={"model": "claude-sonnet-4-5"} if s.model is None else None,
     )
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    v=st.one_of(
+        st.floats(min_value=1e-4, max_value=1e9, exclude_max=True),
+        st.integers(1, 999_999_999).map(lambda n: n / 1_000_000),
+        st.integers(1, 10**15).map(lambda n: n / 1e6 + 5e-7),
+    ).filter(lambda v: 1e-4 <= v < 1e9)
+)
+def test_money_text_is_repr_of_round(v: float) -> None:
+    from ctxview.cli_requests import money_text
+
+    assert money_text(v) == repr(round(v, 6))

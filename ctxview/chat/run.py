@@ -8,7 +8,6 @@ or by the pre-send check unless ``--send-anyway``) or did not complete, 2 on unr
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import sys
@@ -174,6 +173,8 @@ def _run(args: argparse.Namespace, cfg: Any, rep: Any) -> int:
             return await loop.submit(args.prompt)
         finally:
             await loop.wait_saved()
+
+    import asyncio  # here: every command's parser imports this module
 
     result = asyncio.run(turn())
 

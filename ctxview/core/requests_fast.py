@@ -462,9 +462,13 @@ def replay(
     breaks: dict[tuple[str, int], Any] = {}
     pi = 0
     n_points = len(points)
+    # where each request is (a sentinel past the end: no bound check per message)
+    at = [p.n for p in points]
+    at.append(-1)
+    any_starts = bool(starts)
     for i in range(n_msgs + 1):
         # requests that hold messages [.., i)
-        while pi < n_points and points[pi].n == i:
+        while at[pi] == i:
             p = points[pi]
             model, rec, out_tok, hint, ts_raw, now, key = pdata[pi]
             pi += 1
@@ -619,7 +623,7 @@ def replay(
             out.append(req)
         if i == n_msgs:
             break
-        if i in starts:
+        if any_starts and i in starts:
             # a compaction: the conversation starts again from here
             if first >= 0:
                 dirty = 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import json
 import os
@@ -85,6 +84,8 @@ def cmd_proxy(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     if args.no_tui:
+        import asyncio  # here, not at the top: every command's parser imports this module
+
         try:
             return asyncio.run(_run_headless(args, upstream))
         except KeyboardInterrupt:
@@ -100,6 +101,8 @@ def cmd_proxy(args: argparse.Namespace) -> int:
 
 
 async def _run_headless(args: argparse.Namespace, upstream: str) -> int:
+    import asyncio
+
     from ctxview.live.proxy import Proxy
     from ctxview.live.recording import summarise, summary_line
 
