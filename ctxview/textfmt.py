@@ -13,10 +13,13 @@ from typing import Any
 
 
 def fmt_tokens(n: int) -> str:
-    """1234 -> "1.2k", 45678 -> "46k", 2_500_000 -> "2.5M"."""
-    if n >= 1_000_000:
+    """1234 -> "1.2k", 45678 -> "46k", 2_500_000 -> "2.5M", 6_296_200_000 -> "6.3B" (each unit
+    from where the smaller one would round up to 1000: 999_999 -> "1.0M", not "1000k")."""
+    if n >= 999_950_000:
+        return f"{n / 1_000_000_000:.1f}B"
+    if n >= 999_500:
         return f"{n / 1_000_000:.1f}M"
-    if n >= 10_000:
+    if n >= 9_950:
         return f"{n / 1000:.0f}k"
     if n >= 1000:
         return f"{n / 1000:.1f}k"

@@ -217,6 +217,10 @@ def test_id_ranges() -> None:
     assert id_ranges([1, 3, 5, 7, 9, 11], 4) == "#1, #3, #5, …, #11"
     assert id_ranges([]) == ""
     assert [fmt_tokens(n) for n in (999, 1234, 45678, 2_500_000)] == ["999", "1.2k", "46k", "2.5M"]
+    # no "1000k", "10.0k" or "6296.2M": each unit starts where the smaller would round to 1000
+    cases = {9_949: "9.9k", 9_950: "10k", 999_499: "999k", 999_500: "1.0M", 46_230_000: "46.2M"}
+    cases |= {999_949_999: "999.9M", 999_950_000: "1.0B", 6_296_200_000: "6.3B"}
+    assert {n: fmt_tokens(n) for n in cases} == cases
 
 
 def test_inspect_output_never_carries_control_sequences(
