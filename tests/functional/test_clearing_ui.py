@@ -64,6 +64,15 @@ async def test_cleared_status_and_original_vs_sent(tmp_path: Path) -> None:
         assert "context_management" not in body
         # the gauge counts what is sent
         assert model.message_tokens() < model.sum_ids(model.window_ids)
+        # the sidebar says the max does not apply (nothing is evicted), and says so no more
+        # under an eviction strategy
+        from textual.widgets import Label
+
+        label = app.query_one("#max-label", Label)
+        assert "not used: context editing" in str(label.render())
+        app.set_strategy("seed")
+        await settle(pilot)
+        assert str(label.render()) == "Max messages (+/-)"
 
 
 async def test_server_side_form_in_the_request_body(tmp_path: Path) -> None:

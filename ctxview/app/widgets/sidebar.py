@@ -82,7 +82,7 @@ class ConfigSidebar(VerticalScroll):
         yield Label("Window", id="window-label")
         yield Static(id="mode", classes="value")
         yield Static(id="window", classes="value")
-        yield Label("Max messages (+/-)")
+        yield Label("Max messages (+/-)", id="max-label")
         max_input = Input(
             placeholder="max",
             type="integer",
@@ -162,6 +162,10 @@ class ConfigSidebar(VerticalScroll):
         n = len(ctx)
         evicted = model.evicted_count()
         sf = ctx.sent_form() if ctx.edits_messages else None
+        # context editing evicts nothing: the max is kept for the other strategies
+        self.query_one("#max-label", Label).update(
+            "Max messages (not used: context editing)" if sf is not None else "Max messages (+/-)"
+        )
         mode = self.query_one("#mode", Static)
         mode.update(Text(model.mode_label()))
         mode.display = with_as_sent  # a recorded session: as sent, or a labelled simulation
