@@ -196,5 +196,7 @@ def test_hostile_or_odd_metadata_is_not_trusted() -> None:
     assert c.trigger is None and c.tokens_before is None and c.tokens_after is None
     assert c.summary_id is None  # the message after the boundary is not marked as a summary
     assert recorded_input({"usage": "x"}) is None
-    # a boundary on the very first message replaces nothing: not a ledger entry
-    assert compaction_ledger(msgs[:1], [{"compact_boundary": {}}]) == []
+    # a boundary on the very first message (a session continued after a compaction) is an
+    # entry that replaces nothing in this file; the summary after it is its summary
+    (first,) = compaction_ledger(msgs[:1], [{"compact_boundary": {}, "compact_summary": True}])
+    assert (first.id, first.summary_id, list(first.replaced)) == (0, 0, [])

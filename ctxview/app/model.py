@@ -537,9 +537,11 @@ class SessionModel:
 
     def row_status(self, mid: int) -> str:
         """The status word of a timeline row: :meth:`status`, and ``summary`` for the summary
-        of the last compaction while it is in the window."""
+        of the last compaction while it is in the window (also when it is the pinned first
+        message: a session continued from a summary starts with it; the row keeps the pinned
+        colour)."""
         status = self.status(mid)
-        if status == "kept":
+        if status in ("kept", "pinned"):
             entries = self.ledger()
             if entries and entries[-1].summary_id == mid:
                 return "summary"

@@ -150,7 +150,7 @@ class LedgerScanner:
             waiting.tokens_after = recorded_input(meta)
             self._waiting = None
         cb = meta.get("compact_boundary")
-        if cb is not None and i > 0:
+        if cb is not None:
             cm = cb if isinstance(cb, Mapping) else {}
             trigger = cm.get("trigger")
             entries.append(

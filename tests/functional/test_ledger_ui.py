@@ -157,3 +157,57 @@ async def test_hostile_compact_metadata_is_drawn_as_visible_text(tmp_path: Path)
         await settle(pilot)
         text = assert_clean(app, "hostile trigger")
         assert "[bold red]x[/]" in text  # shown as text, never parsed as markup
+
+
+async def test_a_session_continued_from_a_summary_starts_with_it(tmp_path: Path) -> None:
+    """A Claude Code session continued after a compaction starts with the summary: its row
+    says ``summary`` (not ``pinned``) and keeps the pin mark of the first message."""
+
+    def line(**rec: object) -> str:
+        return json.dumps({"sessionId": "s", "timestamp": "2026-01-01T10:00:00.000Z", **rec})
+
+    usage = {"input_tokens": 10, "cache_read_input_tokens": 0, "output_tokens": 5}
+    lines = [
+        line(
+            type="system",
+            subtype="compact_boundary",
+            uuid="b1",
+            parentUuid=None,
+            content="Conversation compacted",
+            compactMetadata={"trigger": "auto", "preTokens": 150000},
+        ),
+        line(
+            type="user",
+            uuid="u1",
+            parentUuid="b1",
+            isCompactSummary=True,
+            message={"role": "user", "content": "Continued from a previous conversation: ..."},
+        ),
+        line(
+            type="assistant",
+            uuid="a1",
+            parentUuid="u1",
+            message={
+                "id": "msg_1",
+                "role": "assistant",
+                "model": "claude-sonnet-4-5",
+                "content": [{"type": "text", "text": "Continuing."}],
+                "usage": {**usage, "cache_creation_input_tokens": 3000},
+            },
+        ),
+    ]
+    path = tmp_path / "continued.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    app = make_app(str(path))
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        m = app.model
+        assert m.status(0) == "pinned"
+        assert m.row_status(0) == "summary"
+        text = _row_text(app, m.rows.index(0))
+        assert "summary" in text and "⚑" in text and "pinned" not in text
+        # the compaction that started it has its marker: trigger, sizes, nothing replaced here
+        assert m.rows[:2] == [marker_row(0), 0]
+        marker = _row_text(app, 0)
+        assert "compaction (auto) · 150k → 3.0k tokens · summary #0" in marker
+        assert "replaced" not in marker

@@ -401,11 +401,13 @@ class Timeline(ScrollView, can_focus=True):
         assert self.model is not None
         info = self.model.info(mid)
         status = self.model.row_status(mid)
+        # a compaction summary that is the first message reads "summary" and stays pinned
+        pinned = status == "pinned" or (status == "summary" and self.model.status(mid) == "pinned")
         out = status in ("evicted", "dropped")
         problems = self.model.problems_for(mid) if not out else []
         has_error = any(p.severity == "error" for p in problems)
         row_style = base
-        if status == "pinned":
+        if pinned:
             row_style += self._bg_style("timeline--pinned")
         elif out:
             row_style += self.evicted_style()
@@ -425,7 +427,7 @@ class Timeline(ScrollView, can_focus=True):
         )
         over = row_style + top
         role_style = self._readable(role_style, over)
-        mark = "⚑" if status == "pinned" else ("!" if has_error else " ")
+        mark = "⚑" if pinned else ("!" if has_error else " ")
         mark_style = self._style("timeline--error") if has_error and not dim else Style()
         status_style = (
             Style(italic=True)
