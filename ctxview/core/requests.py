@@ -502,35 +502,45 @@ class _Entry:
     path: tuple[Any, ...] = ()
 
 
-def _content_keys(message: Mapping[str, Any], rates: Rates) -> list[tuple[Any, int]]:
-    """(key, tokens) of each sizeable tool result or text in a message (for redundancy)."""
-    out: list[tuple[Any, int]] = []
+_NO_KEYS: tuple[tuple[Any, int], ...] = ()
+
+
+def _content_keys(message: Mapping[str, Any], rates: Rates) -> Sequence[tuple[Any, int]]:
+    """(key, tokens) of each sizeable tool result or text in a message (for redundancy); the
+    shared empty tuple when there is none (most messages: nothing is allocated for them)."""
     content = message.get("content")
-    if not isinstance(content, list):
-        return out
+    if type(content) is not list and not isinstance(content, list):
+        return _NO_KEYS
+    out: list[tuple[Any, int]] | None = None
+    least = REDUNDANT_MIN_CHARS
     for b in content:
-        if not isinstance(b, dict):
+        if type(b) is not dict and not isinstance(b, dict):
             continue
         t = b.get("type")
         if t == "tool_result":
             c = b.get("content", "")
-            if isinstance(c, list):
+            key: tuple[str, Any]
+            if type(c) is str or isinstance(c, str):
+                n, key = len(c), ("r", c)
+            elif isinstance(c, list):
                 texts = tuple(
                     x.get("text", "") for x in c if isinstance(x, dict) and x.get("type") == "text"
                 )
                 n = sum(len(x) for x in texts if isinstance(x, str))
-                key: Any = ("r", texts)
-            elif isinstance(c, str):
-                n, key = len(c), ("r", c)
+                key = ("r", texts)
             else:
                 continue
-            if n >= REDUNDANT_MIN_CHARS:
+            if n >= least:
+                if out is None:
+                    out = []
                 out.append((key, math.ceil(n * rates.per_char[3])))
         elif t == "text":
-            s = b.get("text")
-            if isinstance(s, str) and len(s) >= REDUNDANT_MIN_CHARS:
-                out.append((("t", s), math.ceil(len(s) * rates.per_char[0])))
-    return out
+            text = b.get("text")
+            if isinstance(text, str) and len(text) >= least:
+                if out is None:
+                    out = []
+                out.append((("t", text), math.ceil(len(text) * rates.per_char[0])))
+    return _NO_KEYS if out is None else out
 
 
 def _static_tokens(session: SessionLike, rates: Rates) -> int:
@@ -765,7 +775,7 @@ def simulate(
     counts: dict[Any, int] = {}
     dup_items = 0
     dup_tokens = 0
-    keys_of: dict[int, list[tuple[Any, int]]] = {}
+    keys_of: dict[int, Sequence[tuple[Any, int]]] = {}
     offset = 0
     tok = list(tok)  # edits change it below: the shared list stays as computed
     if off:

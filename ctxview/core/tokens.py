@@ -23,6 +23,7 @@ import json
 import math
 import struct
 from collections.abc import Mapping, Sequence
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any
 
 from ctxview.core.compaction import effective_messages, has_compaction
@@ -43,12 +44,23 @@ def _chars(n: int) -> int:
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
+#: the C encoder ``_COMPACT.encode`` builds per call, built once (no circular check: parsed
+#: JSON has no cycles, and a cyclic value fails with RecursionError and is measured by repr)
+_C_COMPACT = (
+    c_make_encoder(None, _COMPACT.default, encode_basestring, None, ":", ",", False, False, True)
+    if c_make_encoder is not None
+    else None
+)
+
+
 def _json_len(value: Any) -> int:
     if isinstance(value, str):
         return len(value)
     try:
+        if _C_COMPACT is not None:
+            return len("".join(_C_COMPACT(value, 0)))
         return len(_COMPACT.encode(value))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return len(repr(value))
 
 
