@@ -20,7 +20,13 @@ from ctxview.core.strategies import STRATEGIES
 from ctxview.sessions.claude_code import Line, rebuild, title_of
 from ctxview.sessions.fileio import FileRefused, read_regular
 from ctxview.sessions.model import LoadedSession, SessionError, gc_paused
-from ctxview.sessions.validate import _kind, message_problem, validate_messages, validate_system
+from ctxview.sessions.validate import (
+    _kind,
+    _plain_block,
+    message_problem,
+    validate_messages,
+    validate_system,
+)
 
 SESSION_FORMAT = "ctxview.session"
 SESSION_VERSION = 1
@@ -506,20 +512,31 @@ def _read_ctxview(path: str, text: str, data: Any) -> LoadedSession:
     evicted: dict[int, int] = {}
     added: dict[int, int] = {}
     add_message, add_meta = messages.append, metas.append
+    plain = _plain_block
     for i, rec in enumerate(transcript):
-        if not isinstance(rec, dict):
+        if type(rec) is not dict and not isinstance(rec, dict):
             raise ValueError(f"transcript[{i}]: expected an object, got {_kind(rec)}")
         get = rec.get
         if get("id") != i:
             raise ValueError(f"transcript[{i}].id: expected {i}, got {get('id')!r}")
-        msg = get("message")
-        found = message_problem(msg)
-        if found is not None:
-            raise ValueError(f"transcript[{i}].message{found[0]}: {found[1]}")
-        assert isinstance(msg, dict)
+        msg: Any = get("message")
+        # message_problem's fast yes, inline (100,000 calls); anything else is asked properly
+        content = msg.get("content") if type(msg) is dict else None
+        if not (
+            type(content) is str or (type(content) is list and all([plain(b) for b in content]))
+        ) or msg.get("role") not in ("user", "assistant"):
+            found = message_problem(msg)
+            if found is not None:
+                raise ValueError(f"transcript[{i}].message{found[0]}: {found[1]}")
         add_message(msg)
         raw_meta = get("meta")
-        meta: dict[str, Any] = dict(raw_meta) if isinstance(raw_meta, dict) else {}
+        meta: dict[str, Any] = (
+            raw_meta.copy()
+            if type(raw_meta) is dict
+            else dict(raw_meta)
+            if isinstance(raw_meta, dict)
+            else {}
+        )
         ts = get("timestamp")
         if isinstance(ts, str):
             meta["timestamp"] = ts
