@@ -314,19 +314,40 @@ def test_config_values_quoted_at_most_80_chars(capsys: pytest.CaptureFixture[str
 def test_inspect_flags_a_window_over_the_context(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # ~250k tokens: over a 200k model's context, inside a 1M model's
+    body = {"model": "claude-haiku-4-5", "max_tokens": 100, "messages": []}
+    body["messages"] = [{"role": "user", "content": "word " * 200_000}]
     p = tmp_path / "huge.json"
-    p.write_text(json.dumps([{"role": "user", "content": "word " * 200_000}]))
+    p.write_text(json.dumps(body))
     code, out, _ = run(capsys, "inspect", str(p), "--json")
     problems = json.loads(out)["problems"]
     assert code == 1
     assert [(q["code"], q["severity"]) for q in problems] == [("over_context_window", "error")]
     assert "prompt is too long" in problems[0]["message"]
+    assert "> 200,000 maximum" in problems[0]["message"]
+    p.write_text(json.dumps({**body, "model": "claude-sonnet-5-5"}))
+    code, out, _ = run(capsys, "inspect", str(p), "--json")
+    assert code == 0 and json.loads(out)["problems"] == []
     code, out, _ = run(capsys, "inspect", str(AGENT), "--max", "40", "--strategy", "pair-safe")
     assert code == 0
 
 
 def test_sidebar_and_inspect_share_the_rule() -> None:
     from ctxview.core.limits import context_problem, context_size
+
+    # the table, by the names sessions carry (dated ids, Claude Code's [1m] variant)
+    sizes = {
+        "claude-sonnet-5-5": 1_000_000,
+        "claude-opus-4-6": 1_000_000,
+        "claude-opus-4-8-20260528": 1_000_000,
+        "claude-haiku-4-5-20251001": 200_000,
+        "claude-sonnet-4-5": 200_000,
+        "claude-sonnet-4-5[1m]": 1_000_000,
+        "claude-opus-4-0": 200_000,
+        "some-new-model": 200_000,
+        None: 200_000,
+    }
+    assert {m: context_size(m) for m in sizes} == sizes
 
     size = context_size("claude-sonnet-5-5")
     assert context_problem(size, "claude-sonnet-5-5") is None

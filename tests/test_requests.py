@@ -590,10 +590,13 @@ def test_compare_table_never_cuts_a_number_in_a_pipe(
 
 
 def test_compare_counts_a_prompt_over_the_context_as_rejected(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A request the API would answer with ``prompt is too long`` is a rejection, as inspect
     says: a strategy that evicts nothing is not shown as "0 rejected" for it."""
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('model = "claude-haiku-4-5"\n')  # a 200k model (the 5.x models have 1M)
+    monkeypatch.setenv("CTXVIEW_CONFIG", str(cfg))
     big = "lorem ipsum dolor sit amet " * 12_000  # ~80k tokens a message
     msgs = [
         {"role": "user", "content": "start"},

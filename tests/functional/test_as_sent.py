@@ -83,7 +83,7 @@ async def test_real_transcript_opens_as_sent_with_the_recorded_gauge() -> None:
         assert "compacted 253" in text_of(app, "#window")
         assert "Request tokens (rec.)" in str(app.query_one("#tokens-label").render())
         tokens = text_of(app, "#tokens")
-        assert "76,350 / 200k recorded" in tokens and "(38.2%)" in tokens
+        assert "76,350 / 1.0M recorded" in tokens and "(7.6%)" in tokens
         assert app.query_one("#gauge").progress == 76_350
         # the window-size line: the recorded input of each request, its peak included
         sizes, last = model.recorded_sizes()
@@ -139,7 +139,7 @@ async def test_a_max_switches_to_a_labelled_simulation_and_a_goes_back() -> None
         await pilot.press("a")
         await wait_prediction(pilot)
         assert app.model.as_sent == "claude-code" and len(app.model.context) == 62
-        assert "76,350 / 200k recorded" in text_of(app, "#tokens")
+        assert "76,350 / 1.0M recorded" in text_of(app, "#tokens")
         await pilot.press("R")
         await settle(pilot)
         assert "Requests · as sent" in text_of(app.screen, "#title")
@@ -182,7 +182,7 @@ async def test_a_session_saved_as_sent_reopens_as_sent(tmp_path: Path) -> None:
         model = again.model
         assert model.as_sent == "claude-code" and model.context.window_ids == window
         assert model.status(0) == "compacted"
-        assert "76,350 / 200k recorded" in text_of(again, "#tokens")
+        assert "76,350 / 1.0M recorded" in text_of(again, "#tokens")
         await pilot.press("R")
         await settle(pilot)
         assert "Requests · as sent" in text_of(again.screen, "#title")
