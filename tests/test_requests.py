@@ -257,6 +257,20 @@ def test_unknown_model_costs_null_with_a_note() -> None:
     assert all(r.cost_usd is not None for r in log.requests)
 
 
+def test_published_rates_that_are_not_the_standard_multipliers() -> None:
+    # models/opus-5-5/overview: cache reads at 0.05x input, writes at 1.25x / 2x
+    p = PriceTable().get("claude-opus-5-5-20260922")
+    assert p is not None
+    assert (p.input, p.cache_write_5m, p.cache_write_1h, p.cache_read, p.output) == (
+        4,
+        5,
+        8,
+        0.2,
+        20,
+    )
+    assert PriceTable().get("claude-haiku-5-5") is None  # tiered by prompt size: not guessed
+
+
 def test_model_names_normalise() -> None:
     assert normalise_model("claude-opus-4-6[1m]") == "claude-opus-4-6"
     assert normalise_model("claude-sonnet-4-20250514") == "claude-sonnet-4"

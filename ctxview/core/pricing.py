@@ -57,6 +57,8 @@ def _std(input_: float, output: float) -> Price:
 
 #: Published list prices (USD / MTok). Only models whose rates were read from Anthropic's pages.
 PRICES: dict[str, Price] = {
+    # models/opus-5-5/overview: $4 / $20, cache writes $5 (5m) / $8 (1h), reads $0.20 (0.05x)
+    "claude-opus-5-5": Price(4, 5, 8, 0.2, 20),
     "claude-opus-5": _std(5, 25),
     "claude-opus-4-8": _std(5, 25),
     "claude-opus-4-7": _std(5, 25),
