@@ -7,6 +7,9 @@ from the real foreground and background.
 
 from __future__ import annotations
 
+from typing import Any
+
+from rich.style import Style
 from textual.color import Color
 
 MIN_DIM_CONTRAST = 2.5  #: dimmed text stays at least this readable (WCAG ratio)
@@ -65,3 +68,24 @@ def legible(fg: Color, bg: Color, text: Color, minimum: float = MIN_LEGIBLE) -> 
         if contrast_ratio(c, bg) >= minimum:
             return c
     return text
+
+
+def readable_style(style: Style, over: Style, base: Style, cache: dict[Any, Any]) -> Style:
+    """``style`` with its colour made legible (:func:`legible`) on ``over``'s background (else
+    ``base``'s), against ``base``'s text colour; ``cache`` keeps the computed colours of one
+    widget (a render_line runs per visible row)."""
+    bgc = over.bgcolor or base.bgcolor
+    if style.color is None or bgc is None or base.color is None:
+        return style
+    key = (style.color, bgc, base.color)
+    cached = cache.get(key)
+    if cached is None:
+        fg, bg, text = (Color.from_rich_color(c) for c in key)
+        if fg.ansi is not None or bg.ansi is not None or text.ansi is not None:
+            cached = style.color  # the terminal's own palette: nothing to compute
+        else:
+            cached = legible(fg, bg, text).rich_color
+        if len(cache) > 256:
+            cache.clear()
+        cache[key] = cached
+    return style + Style(color=cached)

@@ -198,3 +198,26 @@ async def test_rows_take_the_themes_colours_in_a_light_theme() -> None:
             segs = list(lst.render_line(y))
             assert segs and all(s.style is not None and s.style.bgcolor for s in segs), y
         assert lst.render_line(0).cell_length == lst.size.width
+        # the bars take the theme's colours, legible on its background (a plain yellow on a
+        # light panel hardly showed): at least 3:1 wherever a bar is drawn
+        from textual.color import Color
+
+        from ctxview.app.colours import contrast_ratio
+
+        seen = set()
+        for y in range(lst.size.height):
+            if lst.scroll_offset.y + y == lst.cursor:
+                continue  # the cursor row is drawn reversed
+            for seg in lst.render_line(y):
+                if "█" in seg.text and seg.style is not None and seg.style.color is not None:
+                    fg = Color.from_rich_color(seg.style.color)
+                    back = Color.from_rich_color(seg.style.bgcolor or bg)
+                    assert contrast_ratio(fg, back) >= 3.0, (y, fg, back)
+                    seen.add(seg.style.color)
+        assert seen
+        parts = {lst.bar_style(p, lst.rich_style).color for p in ("read", "write", "uncached")}
+        assert len(parts) == 3  # three colours, each legible
+        for c in parts:
+            assert c is not None
+            back = Color.from_rich_color(bg)
+            assert contrast_ratio(Color.from_rich_color(c), back) >= 3.0

@@ -24,6 +24,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Static
 
+from ctxview.app.colours import readable_style
 from ctxview.app.safe import one_line
 from ctxview.core.requests import Request, RequestLog
 from ctxview.textfmt import fmt_tokens
@@ -69,8 +70,16 @@ class RequestList(ScrollView, can_focus=True):
         Binding("home,g", "jump(0)", "First", show=False),
         Binding("end,G", "jump(-1)", "Last", show=False),
     ]
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "requests--read",
+        "requests--write",
+        "requests--uncached",
+    }
     DEFAULT_CSS = """
     RequestList { height: 1fr; }
+    RequestList > .requests--read { color: $success; }
+    RequestList > .requests--write { color: $warning; }
+    RequestList > .requests--uncached { color: $error; }
     """
     cursor: reactive[int] = reactive(0)
 
@@ -81,6 +90,13 @@ class RequestList(ScrollView, can_focus=True):
         self.virtual_size = Size(120, len(log.requests))
         #: the request marked with space (compared with the next one marked)
         self.marked: int | None = None
+        self._legible_cache: dict[Any, Any] = {}
+
+    def bar_style(self, part: str, over: Style) -> Style:
+        """The theme's colour of a bar part (read: success, write: warning, uncached: error),
+        made legible on the row's background (yellow on a light theme would hardly show)."""
+        own = self.get_component_rich_style(f"requests--{part}", partial=True)
+        return readable_style(own, over, self.rich_style, self._legible_cache)
 
     def render_line(self, y: int) -> Strip:
         idx = self.scroll_offset.y + y
@@ -99,9 +115,9 @@ class RequestList(ScrollView, can_focus=True):
         n_read = round(BAR * r.cache_read / self.scale)
         n_write = round(BAR * r.cache_write / self.scale)
         n_unc = round(BAR * r.uncached / self.scale)
-        segs.append(Segment("█" * n_read, base + Style(color="green")))
-        segs.append(Segment("█" * n_write, base + Style(color="yellow")))
-        segs.append(Segment("█" * n_unc, base + Style(color="red")))
+        segs.append(Segment("█" * n_read, base + self.bar_style("read", base)))
+        segs.append(Segment("█" * n_write, base + self.bar_style("write", base)))
+        segs.append(Segment("█" * n_unc, base + self.bar_style("uncached", base)))
         if r.redundancy:
             segs.append(Segment(f" ⟳{r.redundancy.items}", base + Style(dim=True)))
         strip = Strip(segs).extend_cell_length(self.scroll_offset.x + self.size.width, themed)

@@ -24,7 +24,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Static
 
-from ctxview.app.colours import dim_colour, legible
+from ctxview.app.colours import dim_colour, readable_style
 from ctxview.app.model import DRAFT, GAP, SessionModel, marker_id
 from ctxview.app.safe import one_line
 from ctxview.textfmt import fmt_tokens, id_ranges
@@ -315,22 +315,7 @@ class Timeline(ScrollView, can_focus=True):
 
     def _readable(self, style: Style, over: Style) -> Style:
         """``style`` with its colour made legible on ``over``'s background (see ``legible``)."""
-        base = self.rich_style
-        bgc = over.bgcolor or base.bgcolor
-        if style.color is None or bgc is None or base.color is None:
-            return style
-        key = (style.color, bgc, base.color)
-        cached = self._legible_cache.get(key)
-        if cached is None:
-            fg, bg, text = (Color.from_rich_color(c) for c in key)
-            if fg.ansi is not None or bg.ansi is not None or text.ansi is not None:
-                cached = style.color  # the terminal's own palette: nothing to compute
-            else:
-                cached = legible(fg, bg, text).rich_color
-            if len(self._legible_cache) > 256:
-                self._legible_cache.clear()
-            self._legible_cache[key] = cached
-        return style + Style(color=cached)
+        return readable_style(style, over, self.rich_style, self._legible_cache)
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
