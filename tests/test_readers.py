@@ -481,3 +481,54 @@ def test_message_problem_fast_yes_agrees_with_the_block_checks(message: Any) -> 
     elif isinstance(message["content"], list):
         slow = next((p for b in message["content"] if (p := block_problem(b))), None)
     assert (found is None) == (slow is None), (message, found, slow)
+
+
+def _outcome(fn: Any, raw: str) -> Any:
+    try:
+        return ("ok", fn(raw))
+    except Exception as exc:
+        return ("error", type(exc).__name__, str(exc))
+
+
+_leaf = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**20), 10**20),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=20),
+)
+_json_trees = st.recursive(
+    _leaf,
+    lambda kids: st.one_of(
+        st.lists(kids, max_size=4), st.dictionaries(st.text(max_size=6), kids, max_size=4)
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    value=_json_trees,
+    depth=st.sampled_from([0, 3, 199, 200, 201, 250, 1500]),
+    damage=st.sampled_from(["", "nan", "inf", "bigint", "extra", "cut"]),
+)
+@example(value={"a": 1}, depth=5000, damage="")
+def test_a_jsonl_line_parses_as_the_careful_parser_says(
+    value: Any, depth: int, damage: str
+) -> None:
+    """The per-line fast path (a shared decoder, the depth walk only for lines with enough
+    brackets) gives what ``_loads_checked`` gives: the same value, or the same error."""
+    from ctxview.sessions.readers import _loads_checked, _loads_line
+
+    raw = "[" * depth + json.dumps(value) + "]" * depth
+    if damage == "nan":
+        raw = raw.replace("null", "NaN", 1) if "null" in raw else "[" + raw + ", NaN]"
+    elif damage == "inf":
+        raw = '{"x": -Infinity, "y": ' + raw + "}"
+    elif damage == "bigint":
+        raw = "[" + raw + ", " + "9" * 5000 + "]"
+    elif damage == "extra":
+        raw += " {}"
+    elif damage == "cut":
+        raw = raw[: len(raw) // 2]
+    assert _outcome(_loads_line, raw) == _outcome(_loads_checked, raw)

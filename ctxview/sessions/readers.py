@@ -307,6 +307,33 @@ def _looks_jsonl(text: str) -> bool:
         return False
 
 
+class _Constant(Exception):
+    """NaN / Infinity met by :data:`_LINE_DECODER` (the line is parsed again, the careful way)."""
+
+
+def _refuse_constant(literal: str) -> float:
+    raise _Constant(literal)
+
+
+#: one decoder for every line (``json.loads(raw, parse_constant=...)`` builds one per call)
+_LINE_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+
+
+def _loads_line(raw: str) -> Any:
+    """:func:`_loads_checked` of one JSONL line, the usual line without its per-call set-up:
+    parsed by a shared decoder under the interpreter's own recursion limit, and walked for its
+    depth only when it has more than MAX_DEPTH opening brackets (fewer cannot nest deeper).
+    Anything unusual (NaN, a huge integer, deep nesting, bad JSON) is parsed again by
+    :func:`_loads_checked`, which names the problem."""
+    try:
+        data = _LINE_DECODER.decode(raw)
+    except (_Constant, ValueError, RecursionError):
+        return _loads_checked(raw)
+    if raw.count("{") + raw.count("[") > MAX_DEPTH and _too_deep(data):
+        return _loads_checked(raw)
+    return data
+
+
 def _jsonl_records(path: str, text: str) -> tuple[list[Line], list[int]]:
     lines: list[Line] = []
     skipped: list[int] = []
@@ -315,7 +342,7 @@ def _jsonl_records(path: str, text: str) -> tuple[list[Line], list[int]]:
         if not raw:
             continue
         try:
-            record = _loads_checked(raw)
+            record = _loads_line(raw)
         except (ValueError, RecursionError):  # bad JSON, NaN, a huge integer, too deep
             skipped.append(number)
             continue

@@ -172,9 +172,24 @@ async def test_one_token_total_everywhere_and_gauge_without_rounding(
         assert app.model.window_tokens == window["estimated_tokens"]
         assert app.model.token_breakdown() == breakdown
         text = str(app.query_one("#tokens", Static).render())
-        assert f"~{window['estimated_tokens']}" in text and "(0.2%)" in text
+        # 466 tokens of a 1M context: not rounded down to 0.0%
+        assert f"~{window['estimated_tokens']}" in text and "(<0.1%)" in text
         assert f"tools {breakdown['tools']}" in text and f"messages {breakdown['messages']}" in text
         assert not app.query_one("#gauge", ProgressBar).show_percentage
+
+
+def test_share_never_rounds_something_to_nothing() -> None:
+    from ctxview.app.widgets.sidebar import share
+
+    assert [share(n, 1_000_000) for n in (0, 1, 466, 499, 500, 76_350)] == [
+        "0.0%",
+        "<0.1%",
+        "<0.1%",
+        "<0.1%",
+        "0.1%",
+        "7.6%",
+    ]
+    assert share(5, 0) == "0.0%"
 
 
 def test_plurals() -> None:

@@ -199,7 +199,7 @@ class ConfigSidebar(VerticalScroll):
             from ctxview.sessions.request import breakdown_text
 
             line = (
-                f"~{fmt_tokens(total)} / {fmt_tokens(size)} ({100 * total / size:.1f}%)\n"
+                f"~{fmt_tokens(total)} / {fmt_tokens(size)} ({share(total, size)})\n"
                 f"{breakdown_text(model.token_breakdown())}"
             )
             pred = model.cache_prediction
@@ -261,7 +261,7 @@ class ConfigSidebar(VerticalScroll):
     ) -> None:
         """As sent: the gauge is what the API billed for the newest request with usage."""
         mid, total = recorded
-        line = f"{total:,} / {fmt_tokens(size)} recorded ({100 * total / size:.1f}%)\nat #{mid:,}"
+        line = f"{total:,} / {fmt_tokens(size)} recorded ({share(total, size)})\nat #{mid:,}"
         pred = model.cache_prediction
         if pred is not None:
             how = " (calibrated)" if getattr(pred.rates, "calibrated", False) else ""
@@ -414,6 +414,15 @@ class ConfigSidebar(VerticalScroll):
 
 
 BARS = "▁▂▃▄▅▆▇█"
+
+
+def share(part: int, whole: int) -> str:
+    """``part`` of ``whole`` in percent, one decimal; ``<0.1%`` for a share that would round to
+    0.0% (466 tokens of a 1M context are not nothing)."""
+    pct = 100 * part / whole if whole else 0.0
+    if 0 < pct < 0.05:
+        return "<0.1%"
+    return f"{pct:.1f}%"
 
 
 def hit_bars(rates: Sequence[float], width: int) -> str:
