@@ -25,26 +25,33 @@ from ctxview.sessions.validate import block_problem
 MESSAGE_TYPES = ("user", "assistant")
 
 
-@dataclass
 class Line:
-    number: int  # 1-based line number (or logline index + 1)
-    record: dict[str, Any]
+    """One record of a transcript, with the fields the branch selection reads again and again
+    (uuid, parent, type) read once, when the line is made (a record is not changed after)."""
 
-    @property
-    def uuid(self) -> str | None:
-        u = self.record.get("uuid")
-        return u if isinstance(u, str) else None
+    __slots__ = ("number", "parent", "record", "type", "uuid")
 
-    @property
-    def parent(self) -> str | None:
-        p = self.record.get("parentUuid")
+    def __init__(self, number: int, record: dict[str, Any]) -> None:
+        self.number = number  # 1-based line number (or logline index + 1)
+        self.record = record
+        get = record.get
+        u = get("uuid")
+        self.uuid: str | None = u if type(u) is str or isinstance(u, str) else None
+        p = get("parentUuid")
         if not isinstance(p, str):
-            p = self.record.get("logicalParentUuid")
-        return p if isinstance(p, str) else None
+            p = get("logicalParentUuid")
+        self.parent: str | None = p if isinstance(p, str) else None
+        self.type: Any = get("type")
 
-    @property
-    def type(self) -> Any:
-        return self.record.get("type")
+    def __repr__(self) -> str:
+        return f"Line(number={self.number!r}, record={self.record!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Line):
+            return NotImplemented
+        return self.number == other.number and self.record == other.record
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
 
 
 @dataclass
