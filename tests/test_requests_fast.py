@@ -309,47 +309,54 @@ def test_session_features_classify_only_where_the_rates_can_tell() -> None:
     assert session_features(s) == full
 
 
+_GC_CHECK = """
+import gc
+from ctxview.sessions.model import gc_paused
+
+class Node:
+    pass
+
+assert gc.isenabled() and gc.get_freeze_count() == 0
+started = []
+
+def seen(phase, info):
+    if phase == "start":
+        started.append(info["generation"])
+
+gc.callbacks.append(seen)
+try:
+    with gc_paused():
+        kept = [[k] for k in range(50_000)]
+        a, b = Node(), Node()
+        a.other, b.other = b, a
+    # all of it went to the oldest generation at once: the allocations that follow do not
+    # start a young collection over the 50,000 lists (without the ageing, the first did)
+    after = [[k] for k in range(max(1, gc.get_threshold()[0] // 2))]
+finally:
+    gc.callbacks.remove(seen)
+assert started == [] and after, started
+assert gc.get_freeze_count() == 0
+assert gc.isenabled()
+del a, b
+assert gc.collect() >= 2  # the cycle is still garbage to a full collection
+# something frozen on purpose (the app's loaded session) stays frozen
+gc.freeze()
+frozen = gc.get_freeze_count()
+with gc_paused():
+    more = [[k] for k in range(1000)]
+assert gc.get_freeze_count() == frozen
+print("ok", len(kept), len(more))
+"""
+
+
 def test_gc_paused_ages_what_it_built_and_freezes_nothing() -> None:
-    import gc
+    """In a fresh interpreter: the test process's own GC state (an app test froze its session)
+    must not decide it."""
+    import subprocess
+    import sys
 
-    from ctxview.sessions.model import gc_paused
-
-    class Node:
-        pass
-
-    assert gc.isenabled()
-    started: list[int] = []
-
-    def seen(phase: str, info: dict[str, int]) -> None:
-        if phase == "start":
-            started.append(info["generation"])
-
-    gc.callbacks.append(seen)
-    try:
-        with gc_paused():
-            kept = [[k] for k in range(50_000)]
-            a, b = Node(), Node()
-            a.other, b.other = b, a  # type: ignore[attr-defined]
-        # all of it went to the oldest generation at once: the allocations that follow do not
-        # start a young collection over the 50,000 lists (without the ageing, the first did)
-        after = [[k] for k in range(max(1, gc.get_threshold()[0] // 2))]
-    finally:
-        gc.callbacks.remove(seen)
-    assert started == [] and after
-    assert gc.get_freeze_count() == 0
-    assert gc.isenabled()
-    del a, b
-    assert gc.collect() >= 2  # the cycle is still garbage to a full collection
-    # something frozen on purpose (the app's loaded session) stays frozen
-    gc.freeze()
-    try:
-        frozen = gc.get_freeze_count()
-        with gc_paused():
-            more = [[k] for k in range(1000)]
-        assert gc.get_freeze_count() == frozen
-    finally:
-        gc.unfreeze()
-    assert len(kept) == 50_000 and len(more) == 1000
+    r = subprocess.run([sys.executable, "-c", _GC_CHECK], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.split() == ["ok", "50000", "1000"], r.stderr
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
