@@ -195,6 +195,12 @@ def _select(lines: list[Line]) -> list[Line]:
     return selected
 
 
+def _blank(value: Any) -> bool:
+    """``not str(value).strip()`` without copying a long text to strip it."""
+    text = value if type(value) is str else str(value)
+    return not text or text.isspace()
+
+
 def _type_of(line: Line | None) -> Any:
     return line.type if line is not None else None
 
@@ -264,7 +270,7 @@ def rebuild(
                     if not (
                         isinstance(b, dict)
                         and b.get("type") == "text"
-                        and not str(b.get("text", "")).strip()
+                        and _blank(b.get("text", ""))
                     )
                 ]
                 if isinstance(content, list)
