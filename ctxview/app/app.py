@@ -296,7 +296,7 @@ class CtxviewApp(App[int]):
             self._checking = model
             self._check_window(model, model.check_entries(), model.system, model.context.step)
 
-    @work(thread=True, exclusive=True, group="check")
+    @work(thread=True, exclusive=True, group="check", description="protocol check")
     def _check_window(self, model: SessionModel, entries: Any, system: Any, step: int) -> None:
         from ctxview.core.protocol import ProtocolChecker
 
@@ -359,7 +359,7 @@ class CtxviewApp(App[int]):
             return
         self._predict(model, self._predict_key, *found, price_table(self.config))
 
-    @work(thread=True, exclusive=True, group="cache")
+    @work(thread=True, exclusive=True, group="cache", description="cache line")
     def _predict(
         self, model: SessionModel, key: Any, view: Any, settings: dict[str, Any], prices: Any
     ) -> None:
@@ -527,7 +527,7 @@ class CtxviewApp(App[int]):
         mode = "offline" if self.offline else "online"
         self.sub_title = f"{self.model.model} · {mode}"
 
-    @work(thread=True, exclusive=True, group="tokens")
+    @work(thread=True, exclusive=True, group="tokens", description="count tokens")
     def _estimate_tokens(self, model: SessionModel) -> None:
         toks = compute_tokens([r.message for r in model.transcript.records])
         self.call_from_thread(self._tokens_done, model, toks)
@@ -724,7 +724,7 @@ class CtxviewApp(App[int]):
         self._pending_view = (as_sent, strategy, max_messages)
         self._switch(old, session, as_sent, max_messages, strategy, edited, note, self._switch_gen)
 
-    @work(thread=True, exclusive=True, group="open")
+    @work(thread=True, exclusive=True, group="open", description="replay")
     def _switch(
         self,
         old: SessionModel,
@@ -1128,7 +1128,7 @@ class CtxviewApp(App[int]):
             chosen,
         )
 
-    @work(thread=True, exclusive=True, group="open")
+    @work(thread=True, exclusive=True, group="open", description="open a file")
     def open_path(self, path: str) -> None:
         from ctxview.sessions import SessionError, load_session, replay
 

@@ -151,7 +151,7 @@ class ProxyApp(App[int]):
         await proxy.close()
 
     # -- the reader: records in, frozen snapshots out ---------------------------------------------
-    @work(thread=True, exclusive=True, group="reader")
+    @work(thread=True, exclusive=True, group="reader", description="proxy reader")
     def _reader(self) -> None:
         while True:
             item = self._records.get()

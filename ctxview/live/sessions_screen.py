@@ -81,7 +81,7 @@ class SessionsTree(Vertical):
             self._loaded = True
             self._load()
 
-    @work(thread=True, exclusive=True)
+    @work(thread=True, exclusive=True, description="list sessions")
     def _load(self) -> None:
         roots = projects_roots()
         infos = list_sessions(roots)

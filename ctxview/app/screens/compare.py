@@ -172,7 +172,7 @@ class CompareScreen(ModalScreen[str | None]):
         name = one_line(self.strategies[k], 40) if k < total else ""
         return f"replaying {name} ({k + 1} of {total})… escape stops"
 
-    @work(thread=True, exclusive=True, group="compare")
+    @work(thread=True, exclusive=True, group="compare", description="compare")
     def compute(self) -> None:
         from ctxview.core.requests import iter_compare
 

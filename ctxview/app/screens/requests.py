@@ -207,7 +207,7 @@ class RequestsScreen(ModalScreen[int | None]):
         else:
             self.compute()
 
-    @work(thread=True, exclusive=True)
+    @work(thread=True, exclusive=True, description="requests")
     def compute(self) -> None:
         from ctxview.core.requests import simulate
 
@@ -287,7 +287,7 @@ class RequestsScreen(ModalScreen[int | None]):
         lst.refresh()
         self.compare(a, b)
 
-    @work(thread=True, exclusive=True, group="diff")
+    @work(thread=True, exclusive=True, group="diff", description="diff")
     def compare(self, a: int, b: int) -> None:
         from ctxview.core.diff import diff_logged_requests
         from ctxview.sessions.diffio import render
