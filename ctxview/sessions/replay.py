@@ -140,6 +140,22 @@ def _replay_as_sent(
             pinned=[i for i in session.saved_pinned if start <= i < n],
         )
         transcript.attach(ctx)
+    elif not session.saved_pinned and all(
+        m.get("role") in ("user", "assistant", "system") for m in session.messages
+    ):
+        # every message in the window, nothing evicted: taken at once, as the adds one by one
+        # below would leave it (message i added at step i + 1; meta copied as the transcript
+        # copies an added message's), without an event per message (100,000 of them)
+        msgs, metas = session.messages, session.metas
+        transcript.restore(
+            [
+                Record(i, msg, i + 1, None, dict(meta))
+                for i, (msg, meta) in enumerate(zip(msgs, metas, strict=True))
+            ],
+            list(range(n)),
+        )
+        ctx.restore(list(enumerate(msgs)), next_id=n, cut=False, step=n)
+        transcript.attach(ctx)
     else:
         transcript.attach(ctx)
         add = ctx.add_message
