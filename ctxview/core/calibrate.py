@@ -233,15 +233,23 @@ def fit_rates(deltas: Sequence[Delta], prior: Rates = DEFAULT_RATES) -> Rates:
     ata = [[0.0] * n for _ in range(n)]
     atb = [0.0] * n
     colsq = [0.0] * n
+    assert n == 6
     for x, y, wt in rows:
         w2 = wt * wt
-        for i in range(n):
-            xi = x[i] * w2
+        x0, x1, x2, x3, x4, x5 = x
+        for i in range(6):
+            xv = x[i]
+            xi = xv * w2
             if xi:
                 atb[i] += xi * y
-                for j in range(n):
-                    ata[i][j] += xi * x[j]
-            colsq[i] += x[i] * x[i] * w2
+                row = ata[i]  # the same products, added in the same order (a loop unrolled)
+                row[0] += xi * x0
+                row[1] += xi * x1
+                row[2] += xi * x2
+                row[3] += xi * x3
+                row[4] += xi * x4
+                row[5] += xi * x5
+            colsq[i] += xv * xv * w2
     for i in range(n):
         lam = 2.0 * colsq[i] / len(rows) + 1e-9
         ata[i][i] += lam

@@ -346,34 +346,38 @@ def segment_starts(session: SessionLike) -> set[int]:
     return starts
 
 
+def _count(v: Any) -> int:
+    """A recorded token count: a non-negative int (not a bool), else 0."""
+    if type(v) is int:
+        return v if v >= 0 else 0
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0
+
+
 def _recorded(meta: Mapping[str, Any]) -> tuple[dict[str, int] | None, int | None, str | None]:
     """(recorded input usage, output tokens, "1h"/"5m" when the usage shows which TTL its
     cache writes used) of a response's meta."""
     u = meta.get("usage")
-    if not isinstance(u, Mapping):
+    if type(u) is not dict and not isinstance(u, Mapping):
         return None, None, None
-
-    def num(key: str) -> int:
-        v = u.get(key)
-        return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0
-
-    if not isinstance(u.get("input_tokens"), int):
+    get = u.get
+    inp = get("input_tokens")
+    if not isinstance(inp, int):
         return None, None, None
     rec = {
-        "input_tokens": num("input_tokens"),
-        "cache_read_input_tokens": num("cache_read_input_tokens"),
-        "cache_creation_input_tokens": num("cache_creation_input_tokens"),
+        "input_tokens": _count(inp),
+        "cache_read_input_tokens": _count(get("cache_read_input_tokens")),
+        "cache_creation_input_tokens": _count(get("cache_creation_input_tokens")),
     }
-    cc = u.get("cache_creation")
+    cc = get("cache_creation")
     hint: str | None = None
-    if isinstance(cc, Mapping):
+    if cc is not None and isinstance(cc, Mapping):
         h = cc.get("ephemeral_1h_input_tokens")
         m5 = cc.get("ephemeral_5m_input_tokens")
         h = h if isinstance(h, int) else 0
         m5 = m5 if isinstance(m5, int) else 0
         if h or m5:
             hint = "1h" if h >= m5 else "5m"
-    out = u.get("output_tokens")
+    out = get("output_tokens")
     return rec, out if isinstance(out, int) and out >= 0 else None, hint
 
 
