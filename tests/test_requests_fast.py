@@ -7,7 +7,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from agentgen import agent_events
+from agentgen import agent_events, damaged_loops
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -206,6 +206,35 @@ def test_window_errors_match_a_full_check_on_every_window() -> None:
                 window = [msgs[first], *msgs[lo:hi]]
                 full = sum(1 for p in check_protocol(window) if p.severity == "error")
                 assert werr.errors(first, lo, hi) == full, (first, lo, hi)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(msgs=damaged_loops(compaction=False), data=st.data())
+def test_window_errors_match_a_full_check_on_damaged_loops(
+    msgs: list[dict[str, Any]], data: Any
+) -> None:
+    """Windows [first] + [lo, hi) of generated, damaged conversations (orphaned, doubled and
+    missing results, empty content, blank texts, thinking and server blocks, consecutive roles,
+    system and invalid roles): the count from the message summaries is the full check's. One
+    WindowErrors answers all of them (its memos carry over from window to window)."""
+    from ctxview.core.protocol import check_protocol
+
+    n = len(msgs)
+    werr = WindowErrors(msgs, Shared(msgs).roles, None)
+    if n <= 9:
+        windows = [
+            (f, lo, hi) for f in range(n) for lo in range(f + 1, n + 1) for hi in range(lo, n + 1)
+        ]
+    else:
+        windows = []
+        for _ in range(40):
+            f = data.draw(st.integers(0, n - 1))
+            lo = data.draw(st.integers(f + 1, n))
+            windows.append((f, lo, data.draw(st.integers(lo, n))))
+    for f, lo, hi in windows:
+        window = [msgs[f], *msgs[lo:hi]]
+        full = sum(1 for p in check_protocol(window) if p.severity == "error")
+        assert werr.errors(f, lo, hi) == full, (f, lo, hi)
 
 
 def test_a_strategy_registered_under_a_builtin_name_is_replayed_the_reference_way() -> None:

@@ -29,7 +29,13 @@ from typing import TYPE_CHECKING, Any
 
 from ctxview.core.compaction import has_compaction
 from ctxview.core.limits import context_size
-from ctxview.core.protocol import _ROLES, _check_turn, _turns, check_protocol
+from ctxview.core.protocol import (
+    _ROLES,
+    SERVER_RESULT_PARTNER,
+    _check_turn,
+    _turns,
+    check_protocol,
+)
 from ctxview.core.strategies import (
     STRATEGIES,
     LowWaterStrategy,
@@ -179,9 +185,38 @@ class Shared:
         return found
 
 
+#: assistant block types whose rules span the merged turn (thinking order, the final block,
+#: server tools pairing inside the turn): a message holding one is checked by ``_check_turn``
+_TURN_TYPES = frozenset(
+    ("thinking", "redacted_thinking", "server_tool_use", "mcp_tool_use", *SERVER_RESULT_PARTNER)
+)
+
+Piece = tuple[
+    int, int, int
+]  #: ``(head, a, b)``: ``[messages[head]] + messages[a:b]``, head -1: none
+
+
 class WindowErrors:
     """Whether the API would reject ``[first] + messages[lo:hi]`` (no ``compaction`` block in the
-    conversation: the caller checks), counted per merged turn (see the module docstring)."""
+    conversation: the caller checks), counted per merged turn (see the module docstring).
+
+    A window turn is a *piece*: ``(head, a, b)``, the messages ``[messages[head]] +
+    messages[a:b]`` of one role (``head`` is the window's first message when the API merges it
+    into the turn after it, else -1). Its errors are counted from a summary of each message made
+    once (``_summarise``), exactly as ``protocol._check_turn`` counts them:
+
+    * the errors that depend on nothing but the message and its role (empty content except an
+      assistant's, empty or blank text blocks except an assistant's, a tool_result outside a user
+      message, a tool_use outside an assistant message, an invalid role) add up (``cf``);
+    * a user turn after an assistant turn: its tool_results against the tool_use ids of that
+      turn (orphans, duplicates, and one error when a result does not lead); after anything
+      else, every tool_result is an orphan (one error each, so they add up too);
+    * an assistant turn with tool_uses: one error when the next turn (a user turn's results;
+      anything else answers none) leaves one unanswered, none when it is the window's last;
+    * an assistant message whose rules span its merged turn (thinking, server tool blocks,
+      blank text, a final text block ending in whitespace, empty content) or any block of a
+      shape the summary does not model: its piece is checked by ``_check_turn`` itself.
+    """
 
     def __init__(self, msgs: Sequence[Mapping[str, Any]], roles: list[Any], system: Any) -> None:
         self.msgs = msgs
@@ -189,6 +224,7 @@ class WindowErrors:
         self.system = system
         probe = check_protocol([{"role": "user", "content": "x"}], system)
         self.sys_errors = sum(1 for p in probe if p.severity == "error")
+        self._summarise()
         turns = _turns(roles)
         self.turns = turns
         turn_of = [0] * len(msgs)
@@ -199,164 +235,307 @@ class WindowErrors:
         last = len(turns) - 1
         # errors of each turn of the whole conversation, with its own neighbours
         errs = [0] * len(turns)
+        KP, CFP = self._kp, self._cfp
         for t, (a, b) in enumerate(turns):
-            pa, pb = turns[t - 1] if t > 0 else (0, 0)
-            na, nb = turns[t + 1] if t < last else (0, 0)
-            rels = _check_turn(
-                msgs[pa:pb] if t > 0 else None,
-                msgs[a:b],
-                msgs[na:nb] if t < last else None,
-                t == 0,
-                t == last,
-                False,
-            )
-            if rels:
-                errs[t] = sum(1 for r in rels if r[2] == "error")
+            if KP[b] == KP[a]:
+                errs[t] = CFP[b] - CFP[a]  # nothing in it depends on a neighbour
+            else:
+                errs[t] = self._eval(
+                    -1,
+                    a,
+                    b,
+                    (-1, *turns[t - 1]) if t > 0 else None,
+                    (-1, *turns[t + 1]) if t < last else None,
+                    t == last,
+                )
         self.prefix = _prefix(errs)
         self.errs = errs
-        self._memo: dict[tuple[Any, ...], int] = {}
-        self._front: dict[tuple[int, int], int] = {}
+        self._front: dict[int, int] = {}
         self._back: dict[int, int] = {}
 
-    def _messages(self, d: tuple[Any, ...]) -> list[Any]:
-        msgs = self.msgs
-        kind = d[0]
-        if kind == "g":
-            a, b = self.turns[d[1]]
-            return list(msgs[a:b])
-        if kind == "r":
-            return list(msgs[d[1] : d[2]])
-        if kind == "m":
-            return [msgs[d[1]], *msgs[d[2] : d[3]]]
-        return [msgs[d[1]]]
+    # -- the summary of each message -----------------------------------------------------------
+    def _summarise(self) -> None:
+        msgs, roles = self.msgs, self.roles
+        n = len(msgs)
+        cf = [0] * n  #: errors that add up
+        kind = [
+            0
+        ] * n  #: 0: nothing else; 1: tool_uses (assistant) or tool_results (user); 2: checked whole
+        nres = [0] * n  #: tool_result blocks of a user message
+        uses: dict[int, list[str]] = {}  #: tool_use ids of an assistant message
+        res: dict[int, list[tuple[str, bool]]] = {}  #: (tool_use_id, no other block before it)
+        other = [False] * n  #: a user message holds a block that is not a tool_result
+        slow = False
+        for i in range(n):
+            m = msgs[i]
+            role = roles[i]
+            if type(m) is not dict:
+                slow = True
+                continue
+            if role not in _ROLES:
+                cf[i] = 1  # invalid_role (a turn of its own)
+                continue
+            content = m.get("content")
+            if type(content) is str:
+                if not content:
+                    if role == "assistant":
+                        kind[i] = 2  # empty unless the window's last message
+                    else:
+                        cf[i] = 1
+                continue
+            if type(content) is not list:
+                if content is None:
+                    if role == "assistant":
+                        kind[i] = 2
+                    else:
+                        cf[i] = 1
+                elif isinstance(content, (str, list)):
+                    slow = True  # a subclass: leave it all to _check_turn
+                continue
+            if not content:
+                if role == "assistant":
+                    kind[i] = 2
+                else:
+                    cf[i] = 1
+                continue
+            c = 0
+            k = 0
+            if role == "assistant":
+                u: list[str] | None = None
+                for b in content:
+                    if type(b) is not dict:
+                        if isinstance(b, Mapping):
+                            slow = True
+                        k = 2
+                        continue
+                    t = b.get("type")
+                    if t == "text":
+                        tx = b.get("text")
+                        if tx == "" or tx is None:
+                            c += 1
+                        elif type(tx) is not str or not tx.strip():
+                            k = 2  # blank: an error unless the merged turn has a tool_use
+                    elif t == "tool_use":
+                        if u is None:
+                            u = []
+                        u.append(str(b.get("id")))
+                    elif t == "tool_result":
+                        c += 1
+                    elif type(t) is not str or t in _TURN_TYPES:
+                        k = 2
+                tail = content[-1]
+                if type(tail) is dict and tail.get("type") == "text":
+                    tx = tail.get("text")
+                    if type(tx) is not str or tx != tx.rstrip():
+                        k = 2  # trailing whitespace: an error in the window's final block
+                if u is not None:
+                    uses[i] = u
+                    if k == 0:
+                        k = 1
+            elif role == "user":
+                r: list[tuple[str, bool]] | None = None
+                seen_other = False
+                for b in content:
+                    if type(b) is not dict:
+                        if isinstance(b, Mapping):
+                            slow = True
+                        seen_other = True
+                        continue
+                    t = b.get("type")
+                    if t == "tool_result":
+                        if r is None:
+                            r = []
+                        r.append((str(b.get("tool_use_id")), not seen_other))
+                        continue
+                    seen_other = True
+                    if t == "text":
+                        tx = b.get("text")
+                        if tx == "" or tx is None or (isinstance(tx, str) and not tx.strip()):
+                            c += 1
+                    elif t == "tool_use":
+                        c += 1
+                    elif t is not None and type(t) is not str:
+                        k = 2
+                other[i] = seen_other
+                if r is not None:
+                    res[i] = r
+                    nres[i] = len(r)
+                    if k == 0:
+                        k = 1
+            else:  # system: its placement rules are warnings
+                for b in content:
+                    if type(b) is not dict:
+                        if isinstance(b, Mapping):
+                            slow = True
+                        continue
+                    t = b.get("type")
+                    if t == "text":
+                        tx = b.get("text")
+                        if tx == "" or tx is None or (isinstance(tx, str) and not tx.strip()):
+                            c += 1
+                    elif t == "tool_result" or t == "tool_use":
+                        c += 1
+                    elif t is not None and type(t) is not str:
+                        k = 2
+            cf[i] = c
+            kind[i] = k
+        self._cf, self._kind, self._nres = cf, kind, nres
+        self._uses, self._res, self._other = uses, res, other
+        self._cfp = _prefix(cf)
+        self._nresp = _prefix(nres)
+        self._kp = _prefix([1 if k else 0 for k in kind])
+        self._xp = _prefix([1 if k == 2 else 0 for k in kind])
+        self._slow = slow
 
-    def _role(self, d: tuple[Any, ...]) -> Any:
-        return self.roles[self.turns[d[1]][0] if d[0] == "g" else d[1]]
+    # -- one window turn -----------------------------------------------------------------------
+    def _list(self, p: Piece) -> list[Any]:
+        head, a, b = p
+        part = list(self.msgs[a:b])
+        return [self.msgs[head], *part] if head >= 0 else part
 
-    def _count(
-        self,
-        prev: tuple[Any, ...] | None,
-        cur: tuple[Any, ...],
-        nxt: tuple[Any, ...] | None,
-        is_first: bool,
-        is_last: bool,
+    def _role(self, p: Piece) -> Any:
+        return self.roles[p[0] if p[0] >= 0 else p[1]]
+
+    def _ids_of_uses(self, p: Piece) -> list[str]:
+        head, a, b = p
+        uses = self._uses
+        out: list[str] = list(uses.get(head, ())) if head >= 0 else []
+        if self._kp[b] > self._kp[a]:
+            for x in range(a, b):
+                u = uses.get(x)
+                if u is not None:
+                    out.extend(u)
+        return out
+
+    def _ids_of_results(self, p: Piece) -> set[str]:
+        head, a, b = p
+        res = self._res
+        out: set[str] = set()
+        if head >= 0 and head in res:
+            out.update(tid for tid, _ in res[head])
+        if self._kp[b] > self._kp[a]:
+            for x in range(a, b):
+                r = res.get(x)
+                if r is not None:
+                    out.update(tid for tid, _ in r)
+        return out
+
+    def _eval(
+        self, head: int, a: int, b: int, prev: Piece | None, nxt: Piece | None, is_last: bool
     ) -> int:
-        """Errors of the window turn ``cur`` between ``prev`` and ``nxt``.
-
-        A turn's errors depend on less than its neighbours (``protocol._check_turn``): a user
-        turn's on the previous turn only when that is an assistant turn (the tool_use ids it
-        answers), an assistant turn's on the next turn (the results: none when there is no next
-        turn, none answered when it is not a user turn) and on being last; a system turn's on
-        neither (its placement rules are warnings); being first decides only warnings. The memo
-        is keyed by what matters, so the same turn is checked once whatever else the window
-        holds."""
-        role = self._role(cur)
-        if role == "user":
-            ctx: Any = prev if prev is not None and self._role(prev) == "assistant" else None
-        elif role == "assistant":
-            if nxt is None:
-                ctx = (None, is_last)
-            elif self._role(nxt) == "user":
-                ctx = (nxt, is_last)
-            else:
-                ctx = ("x", is_last)
+        """Errors of the window turn ``(head, a, b)`` between ``prev`` and ``nxt`` (pieces, or
+        None at the window's ends)."""
+        kind, KP = self._kind, self._kp
+        if head >= 0:
+            np_ = (kind[head] != 0) + KP[b] - KP[a]
+            cfs = self._cf[head] + self._cfp[b] - self._cfp[a]
         else:
-            ctx = None
-        if cur[0] == "g" and ctx == self._own_context(cur[1], role):
-            own: int = self.errs[cur[1]]
-            return own  # the conversation's own turn, in the same context
-        key = (cur, ctx)
-        found = self._memo.get(key)
-        if found is None:
-            if len(self._memo) > 1_000_000:
-                self._memo.clear()
-            found = self._memo[key] = self._check(prev, cur, nxt, is_first, is_last)
-        return found
-
-    def _own_context(self, t: int, role: Any) -> Any:
-        """The context (as :meth:`_count` keys it) of turn ``t`` in the whole conversation."""
-        last = len(self.turns) - 1
+            np_ = KP[b] - KP[a]
+            cfs = self._cfp[b] - self._cfp[a]
+        if not np_:
+            return cfs
+        if self._slow or (head >= 0 and kind[head] == 2) or self._xp[b] > self._xp[a]:
+            rels = _check_turn(
+                self._list(prev) if prev is not None else None,
+                self._list((head, a, b)),
+                self._list(nxt) if nxt is not None else None,
+                prev is None,
+                is_last,
+                False,
+            )
+            return sum(1 for r in rels if r[2] == "error")
+        role = self.roles[head if head >= 0 else a]
         if role == "user":
-            if t > 0 and self.roles[self.turns[t - 1][0]] == "assistant":
-                return ("g", t - 1)
-            return None
+            expected = (
+                self._ids_of_uses(prev)
+                if prev is not None and self._role(prev) == "assistant"
+                else None
+            )
+            if not expected:  # every tool_result is an orphan
+                nr = self._nres
+                return cfs + (nr[head] if head >= 0 else 0) + self._nresp[b] - self._nresp[a]
+            exp = set(expected)
+            seen: set[str] = set()
+            leading = True
+            misplaced = False
+            errors = cfs
+            res, other = self._res, self._other
+            for x in ([head] if head >= 0 else []) + list(range(a, b)):
+                r = res.get(x)
+                if r is not None:
+                    for tid, first_blocks in r:
+                        if tid not in exp or tid in seen:
+                            errors += 1  # orphan_tool_result, duplicate_tool_result
+                        else:
+                            seen.add(tid)
+                            if not (leading and first_blocks):
+                                misplaced = True
+                if other[x]:
+                    leading = False
+            return errors + misplaced  # tool_result_not_first
         if role == "assistant":
-            if t == last:
-                return (None, True)
-            if self.roles[self.turns[t + 1][0]] == "user":
-                return (("g", t + 1), False)
-            return ("x", False)
-        return None
+            if nxt is None:
+                return cfs
+            used = self._ids_of_uses((head, a, b))
+            answered = self._ids_of_results(nxt) if self._role(nxt) == "user" else set()
+            return cfs + any(tid not in answered for tid in used)  # unanswered_tool_use
+        return cfs
 
-    def _check(
-        self,
-        prev: tuple[Any, ...] | None,
-        cur: tuple[Any, ...],
-        nxt: tuple[Any, ...] | None,
-        is_first: bool,
-        is_last: bool,
-    ) -> int:
-        rels = _check_turn(
-            self._messages(prev) if prev is not None else None,
-            self._messages(cur),
-            self._messages(nxt) if nxt is not None else None,
-            is_first,
-            is_last,
-            False,
-        )
-        return sum(1 for r in rels if r[2] == "error")
-
-    def _sum(self, seq: list[tuple[Any, ...]]) -> int:
+    def _sum(self, seq: list[Piece]) -> int:
         total = 0
         last = len(seq) - 1
-        for j, d in enumerate(seq):
-            total += self._count(
-                seq[j - 1] if j else None, d, seq[j + 1] if j < last else None, j == 0, j == last
-            )
+        ev = self._eval
+        for j, p in enumerate(seq):
+            total += ev(*p, seq[j - 1] if j else None, seq[j + 1] if j < last else None, j == last)
         return total
 
     def errors(self, first: int, lo: int, hi: int) -> int:
         """Error count of the window ``[first] + messages[lo:hi]`` (``first < lo``)."""
         if hi <= lo:
-            return self._count(None, ("s", first), None, True, True)
+            return self._eval(first, 0, 0, None, None, True)
         roles, turns, turn_of = self.roles, self.turns, self.turn_of
         ta, tb = turn_of[lo], turn_of[hi - 1]
-        ga, gb = turns[ta]
+        if tb - ta > 4:
+            # the front turns (they depend on first and lo only), the turns inside (their own
+            # errors), the two last turns (they depend on hi only)
+            key = first * (len(roles) + 1) + lo
+            front = self._front.get(key)
+            if front is None:
+                gb = turns[ta][1]
+                if roles[first] == roles[lo] and roles[lo] in _ROLES:
+                    seq: list[Piece] = [(first, lo, gb)]  # the API merges them into one turn
+                else:
+                    seq = [(first, 0, 0), (-1, lo, gb)]
+                seq.append((-1, *turns[ta + 1]))
+                seq.append((-1, *turns[ta + 2]))
+                front = 0
+                ev = self._eval
+                for j in range(len(seq) - 1):
+                    front += ev(*seq[j], seq[j - 1] if j else None, seq[j + 1], False)
+                if len(self._front) > 1_000_000:
+                    self._front.clear()
+                self._front[key] = front
+            back = self._back.get(hi)
+            if back is None:
+                a_end = turns[tb][0]
+                end = (-1, a_end, hi)
+                before = (-1, *turns[tb - 1])
+                back = self._eval(*before, (-1, *turns[tb - 2]), end, False)
+                back += self._eval(*end, before, None, True)
+                if len(self._back) > 1_000_000:
+                    self._back.clear()
+                self._back[hi] = back
+            return front + self.prefix[tb - 1] - self.prefix[ta + 2] + back
+        gb = turns[ta][1]
         b1 = gb if gb < hi else hi
-        seq: list[tuple[Any, ...]]
         if roles[first] == roles[lo] and roles[lo] in _ROLES:
-            seq = [("m", first, lo, b1)]  # the API merges the first message into lo's turn
+            seq = [(first, lo, b1)]
         else:
-            seq = [("s", first), ("g", ta) if lo == ga and b1 == gb else ("r", lo, b1)]
-        if tb == ta:
-            return self._sum(seq)
-        a_end, b_end = turns[tb]
-        end = ("g", tb) if b_end == hi else ("r", a_end, hi)
-        if tb - ta <= 4:
-            seq.extend(("g", t) for t in range(ta + 1, tb))
-            seq.append(end)
-            return self._sum(seq)
-        # the front turns (they depend on first and lo only), the turns inside (their own
-        # errors), the two last turns (they depend on hi only)
-        front = self._front.get((first, lo))
-        if front is None:
-            seq.append(("g", ta + 1))
-            front = 0
-            last = len(seq) - 1
-            for j, d in enumerate(seq):
-                nxt = seq[j + 1] if j < last else ("g", ta + 2)
-                front += self._count(seq[j - 1] if j else None, d, nxt, j == 0, False)
-            if len(self._front) > 1_000_000:
-                self._front.clear()
-            self._front[(first, lo)] = front
-        back = self._back.get(hi)
-        if back is None:
-            back = self._count(("g", tb - 2), ("g", tb - 1), end, False, False)
-            back += self._count(("g", tb - 1), end, None, False, True)
-            if len(self._back) > 1_000_000:
-                self._back.clear()
-            self._back[hi] = back
-        return front + self.prefix[tb - 1] - self.prefix[ta + 2] + back
+            seq = [(first, 0, 0), (-1, lo, b1)]
+        seq.extend((-1, *turns[t]) for t in range(ta + 1, tb))
+        if tb > ta:
+            seq.append((-1, turns[tb][0], hi))
+        return self._sum(seq)
 
     def rejected(self, first: int, lo: int, hi: int) -> bool:
         if first < 0:
