@@ -148,6 +148,7 @@ DAMAGE = (
     "system_message",
     "system_with_blocks",
     "invalid_role",
+    "user_blocks_before",
     "compaction",
 )
 
@@ -241,6 +242,8 @@ def damaged_loops(
             msgs.insert(k, {"role": "system", "content": [text(" "), tool_use("toolu_s")]})
         elif d == "invalid_role":
             msgs.insert(k, {"role": "tool", "content": "out of band"})
+        elif d == "user_blocks_before":
+            msgs.insert(k, {"role": "user", "content": [text("one more thing")]})
         elif d == "compaction" and m.get("role") == "assistant":
             m["content"] = [{"type": "compaction", "content": "summary so far"}, *blocks]
     return msgs
