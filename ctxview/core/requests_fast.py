@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from ctxview.core.compaction import has_compaction
@@ -67,12 +68,7 @@ def strategy_kind(name: str) -> int | None:
 
 
 def _prefix(values: Sequence[int]) -> list[int]:
-    out = [0] * (len(values) + 1)
-    acc = 0
-    for k, v in enumerate(values, 1):
-        acc += v
-        out[k] = acc
-    return out
+    return list(accumulate(values, initial=0))
 
 
 class Shared:
@@ -227,20 +223,55 @@ class WindowErrors:
         self._summarise()
         turns = _turns(roles)
         self.turns = turns
-        turn_of = [0] * len(msgs)
-        for t, (a, b) in enumerate(turns):
-            for x in range(a, b):
-                turn_of[x] = t
-        self.turn_of = turn_of
+        self.turn_of = [t for t, (a, b) in enumerate(turns) for _ in range(b - a)]
         last = len(turns) - 1
-        # errors of each turn of the whole conversation, with its own neighbours
-        errs = [0] * len(turns)
-        KP, CFP = self._kp, self._cfp
+        # errors of each turn of the whole conversation, with its own neighbours (the usual
+        # one-message turns inline, as _eval counts them)
+        errs: list[int] = []
+        append = errs.append
+        cf, kind, uses, res = self._cf, self._kind, self._uses, self._res
         for t, (a, b) in enumerate(turns):
-            if KP[b] == KP[a]:
-                errs[t] = CFP[b] - CFP[a]  # nothing in it depends on a neighbour
-            else:
-                errs[t] = self._eval(
+            if b - a == 1:
+                k = kind[a]
+                if k == 0:
+                    append(cf[a])  # nothing in it depends on a neighbour
+                    continue
+                if k == 1:
+                    role = roles[a]
+                    if role == "assistant":
+                        if t == last:
+                            append(cf[a])
+                            continue
+                        na, nb = turns[t + 1]
+                        if nb - na == 1:
+                            found = res.get(na) if roles[na] == "user" else None
+                            if found is None:
+                                append(cf[a] + 1)  # none answered
+                            else:
+                                answered = {tid for tid, _ in found}
+                                append(cf[a] + any(u not in answered for u in uses[a]))
+                            continue
+                    elif role == "user" and t > 0:
+                        pa, pb = turns[t - 1]
+                        if pb - pa == 1 and roles[pa] == "assistant":
+                            expected = uses.get(pa)
+                            e = cf[a]
+                            if expected is None:
+                                append(e + len(res[a]))  # all orphans
+                                continue
+                            seen: set[str] = set()
+                            misplaced = False
+                            for tid, leads in res[a]:
+                                if tid not in expected or tid in seen:
+                                    e += 1
+                                else:
+                                    seen.add(tid)
+                                    if not leads:
+                                        misplaced = True
+                            append(e + misplaced)
+                            continue
+            append(
+                self._eval(
                     -1,
                     a,
                     b,
@@ -248,6 +279,7 @@ class WindowErrors:
                     (-1, *turns[t + 1]) if t < last else None,
                     t == last,
                 )
+            )
         self.prefix = _prefix(errs)
         self.errs = errs
         self._front: dict[int, int] = {}
