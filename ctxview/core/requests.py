@@ -1066,11 +1066,11 @@ def simulate(
                 off_branch=ob is not None,
             )
             if werr is not None:
-                req.rejected = (
+                req.rejected = req.input_tokens > context_size(model) or (
                     werr.rejected(offset, offset + 1, offset + nw)
                     if nw
                     else werr.rejected(-1, 0, 0)
-                ) or req.input_tokens > context_size(model)
+                )
             elif rejections is not None:
                 tail_from = nw - len(new_ids) - 1
                 ranges = [(tail_from, nw - 1)]

@@ -530,10 +530,35 @@ class WindowErrors:
         if tb - ta > 4:
             # the front turns (they depend on first and lo only), the turns inside (their own
             # errors), the two last turns (they depend on hi only)
+            ga, gb = turns[ta]
+            errs = self.errs
+            front = -1
+            if not self._slow and self._kind[first] != 2 and self._xp[gb] == self._xp[lo]:
+                # the usual fronts, counted without a memo
+                rl = roles[lo]
+                cfp, nrp = self._cfp, self._nresp
+                if roles[first] == rl and rl in _ROLES:
+                    if rl != "assistant":  # merged into one turn, after none: orphans all
+                        front = (
+                            self._cf[first]
+                            + self._nres[first]
+                            + cfp[gb]
+                            - cfp[lo]
+                            + nrp[gb]
+                            - nrp[lo]
+                            + errs[ta + 1]
+                        )
+                elif lo == ga and self._kind[first] == 0:
+                    # a first message no neighbour changes, then lo's whole turn after it
+                    if rl == "user":  # after no tool_use: orphans all
+                        front = cfp[gb] - cfp[ga] + nrp[gb] - nrp[ga]
+                    else:
+                        front = errs[ta]
+                    front += self._cf[first] + errs[ta + 1]
             key = first * (len(roles) + 1) + lo
-            front = self._front.get(key)
-            if front is None:
-                gb = turns[ta][1]
+            if front < 0:
+                front = self._front.get(key, -1)
+            if front < 0:
                 if roles[first] == roles[lo] and roles[lo] in _ROLES:
                     seq: list[Piece] = [(first, lo, gb)]  # the API merges them into one turn
                 else:
@@ -547,9 +572,12 @@ class WindowErrors:
                 if len(self._front) > 1_000_000:
                     self._front.clear()
                 self._front[key] = front
+            a_end, b_end = turns[tb]
+            if hi == b_end and (roles[a_end] != "assistant" or self._kp[b_end] == self._kp[a_end]):
+                # the last turn whole, its errors not depending on being last
+                return front + self.prefix[tb + 1] - self.prefix[ta + 2]
             back = self._back.get(hi)
             if back is None:
-                a_end = turns[tb][0]
                 end = (-1, a_end, hi)
                 before = (-1, *turns[tb - 1])
                 back = self._eval(*before, (-1, *turns[tb - 2]), end, False)
@@ -817,10 +845,9 @@ def replay(
                 redundancy=red,
             )
             if werr is not None:
-                # a protocol error, or a prompt over the model's context (``prompt is too long``)
-                req.rejected = werr.rejected(first, lo, hi) or req.input_tokens > context_size(
-                    model
-                )
+                # a prompt over the model's context (``prompt is too long``: no need to count
+                # its protocol errors), or a protocol error
+                req.rejected = total > context_size(model) or werr.rejected(first, lo, hi)
             if index in keep or pi == n_points:
                 windows[index] = [first, *range(lo, hi)] if first >= 0 else []
             out.append(req)
