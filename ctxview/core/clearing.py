@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import gc
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
@@ -320,6 +320,28 @@ class SentForm:
             for entry in reversed(new):
                 self._take(*entry)
         self._n, self._last, self._first = n, last, first_id
+        self._decide(prompt_tokens)
+
+    def follow(
+        self, messages: Sequence[dict[str, Any]], offset: int, n: int, prompt_tokens: int
+    ) -> None:
+        """:meth:`update` for the window ``messages[offset:offset + n]`` with ids ``0 .. n-1``,
+        the first one pinned: a window that only grows (an editing strategy evicts nothing), so
+        no entries are built. The same steps and results as :meth:`update` on that window."""
+        if n == 0:
+            if self._n:
+                self._restart()
+            return
+        last = n - 1
+        if n == self._n and last == self._last and self._first == 0:
+            self._decide(prompt_tokens)
+            return
+        if not (self._n > 0 and n > self._n and self._first == 0 and self._last == self._n - 1):
+            self._restart()
+        take = self._take
+        for k in range(self._n, n):
+            take(k, messages[offset + k])
+        self._n, self._last, self._first = n, last, 0
         self._decide(prompt_tokens)
 
     def _restart(self) -> None:

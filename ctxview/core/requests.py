@@ -743,6 +743,57 @@ def simulate(
             settings,
         )
 
+    if (
+        clearing
+        and not _reference
+        and not off
+        and not edits
+        and shared.valid_roles()
+        and not (check and shared.has_compaction())
+    ):
+        # nothing is evicted: each window is its segment's messages (pins change nothing)
+        ConversationContext(
+            max_context_messages=max_,
+            system_prompt=sys_text,
+            strategy=strat,
+            max_context_tokens=max_tok,
+            low_water_fraction=frac,
+            context_editing=context_editing,
+        )
+        e_out, e_windows, e_min, e_price = requests_fast.replay_editing(
+            session,
+            shared,
+            strategy=strat,
+            editing=context_editing,
+            points=points,
+            starts=starts,
+            tok=tok,
+            rates=rates,
+            static=static,
+            prices=prices,
+            session_model=session_model,
+            default_ttl=default_ttl,
+            tools_fp=tools_fp,
+            system_fp=system_fp,
+            check=check,
+            keep=keep,
+            redundancy=redundancy,
+        )
+        _price_notes(notes, e_price, e_min)
+        return RequestLog(
+            e_out,
+            None if as_sent else strat,
+            None if as_sent else max_,
+            as_sent,
+            session_model,
+            rates,
+            static,
+            notes,
+            0,
+            e_windows,
+            settings,
+        )
+
     # -- state of the replay (the reference: a ConversationContext, message by message)
     win: list[int] = []  # transcript ids of the window
     wtok = 0  # tokens of the window's messages
@@ -854,21 +905,7 @@ def simulate(
     saved = 0  # tokens the edits of this segment save (the trigger reads the original size)
     sf_gen: int | None = None
     sf_pos = 0
-    # context editing evicts nothing: without edits placed in time or rewinds, each window is
-    # its segment's messages [offset, i), checked as the fast replay checks a window (a
-    # prefix-sum look-up over one check of the whole conversation) instead of incrementally
-    werr = (
-        shared.window_errors(session.system)
-        if check
-        and clearing
-        and not _reference
-        and not off
-        and not edits
-        and shared.valid_roles()
-        and not shared.has_compaction()
-        else None
-    )
-    rejections = _Rejections(msgs, session.system) if check and werr is None else None
+    rejections = _Rejections(msgs, session.system) if check else None
     entries: list[_Entry] = []
     ever_cached = False
     prev_key: tuple[Any, ...] | None = None
@@ -1065,13 +1102,7 @@ def simulate(
                 redundancy=red,
                 off_branch=ob is not None,
             )
-            if werr is not None:
-                req.rejected = req.input_tokens > context_size(model) or (
-                    werr.rejected(offset, offset + 1, offset + nw)
-                    if nw
-                    else werr.rejected(-1, 0, 0)
-                )
-            elif rejections is not None:
+            if rejections is not None:
                 tail_from = nw - len(new_ids) - 1
                 ranges = [(tail_from, nw - 1)]
                 if front is not None:

@@ -932,3 +932,284 @@ def replay(
                         else:
                             counts[k] = c0 - 1
     return out, evicted_total, windows, min_notes, price_notes
+
+
+def replay_editing(
+    session: Any,
+    shared: Shared,
+    *,
+    strategy: str,
+    editing: Any,
+    points: Sequence[Any],
+    starts: set[int],
+    tok: list[int],
+    rates: Rates,
+    static: int,
+    prices: Any,
+    session_model: str | None,
+    default_ttl: float,
+    tools_fp: int,
+    system_fp: int,
+    check: bool,
+    keep: set[int],
+    redundancy: bool,
+) -> tuple[list[Any], dict[int, list[int]], set[str], set[str]]:
+    """(requests, kept windows, models of unknown minimum, models without a price) under a
+    context-editing strategy (``clear-tool-uses``, ``clear-thinking``), as the reference replay
+    computes them, without a ConversationContext.
+
+    Nothing is evicted, so the window of a request at ``i`` is its segment's messages
+    ``[offset, i)`` (the caller sends sessions with rewinds or edits placed in time to the
+    reference replay). The edited copy is :class:`~ctxview.core.clearing.SentForm`'s, followed
+    with :meth:`~ctxview.core.clearing.SentForm.follow`; the window's tokens are prefix sums of
+    the original tokens less what the edits saved (a Fenwick tree of the savings per message
+    gives any prefix), and the first message an edit changed breaks the cache there."""
+    from ctxview.core.calibrate import message_features
+    from ctxview.core.clearing import SentForm
+    from ctxview.core.pricing import cost, min_cacheable
+    from ctxview.core.requests import (
+        TTL_1H,
+        TTL_5M,
+        CacheBreak,
+        Redundancy,
+        Request,
+        _blended,
+        _Entry,
+        _prune,
+    )
+
+    msgs = session.messages
+    n_msgs = len(msgs)
+    P = shared.token_prefix(rates, tok)
+    pdata = shared.point_data(session, points, (session_model, tools_fp, system_fp))
+    ckeys = shared.content_keys(rates) if redundancy else None
+    werr = shared.window_errors(session.system) if check else None
+    # what the edits saved: per message (sent = tok - saved), and as a Fenwick tree
+    cut: dict[int, int] = {}
+    tree = [0] * (n_msgs + 1)
+
+    def saved_before(x: int) -> int:
+        """Tokens the edits saved on messages [0, x)."""
+        total = 0
+        while x > 0:
+            total += tree[x]
+            x &= x - 1
+        return total
+
+    offset = 0
+    saved = 0  # tokens the edits of this segment save
+    sf = SentForm(strategy, editing)
+    sf_gen: int | None = None
+    sf_pos = 0
+    dirty: int | None = None
+    dirty_reason = ""
+    counts: dict[Any, int] = {}
+    dup_items = 0
+    dup_tokens = 0
+    entries: list[Any] = []
+    ever_cached = False
+    prev_key: tuple[Any, ...] | None = None
+    prev_len = 0
+    prev_written = False
+    last_sent = 0
+    out: list[Any] = []
+    windows: dict[int, list[int]] = {}
+    by_model: dict[str | None, tuple[int, bool, Any]] = {}
+    min_notes: set[str] = set()
+    price_notes: set[str] = set()
+    breaks: dict[tuple[str, int], Any] = {}
+    pi = 0
+    n_points = len(points)
+    for i in range(n_msgs + 1):
+        # requests that hold messages [offset, i)
+        while pi < n_points and points[pi].n == i:
+            p = points[pi]
+            model, rec, out_tok, hint, ts_raw, now, key = pdata[pi]
+            pi += 1
+            if key is None:
+                key = (model, tools_fp, system_fp)
+            ttl = TTL_1H if hint == "1h" else TTL_5M if hint == "5m" else default_ttl
+            nw = i - offset
+            original = P[i] - P[offset]
+            looked = by_model.get(model)
+            if looked is None:
+                looked = by_model[model] = (*min_cacheable(model), prices.get(model))
+            minimum, known_min, price = looked
+            if not known_min and model:
+                min_notes.add(model)
+            # -- the edits: the trigger reads the original prompt's size
+            sf.follow(msgs, offset, nw, static + original)
+            if sf.generation != sf_gen:
+                sf_gen, sf_pos = sf.generation, 0
+            changes = sf.changes
+            if sf_pos < len(changes):
+                edited = sf.edited
+                for cid in changes[sf_pos:]:
+                    tid = offset + cid
+                    sent_msg = edited.get(cid)
+                    was = cut.get(tid, 0)
+                    now_cut = (
+                        tok[tid] - rates.tokens(message_features(sent_msg))
+                        if sent_msg is not None
+                        else 0
+                    )
+                    if now_cut != was:
+                        saved += now_cut - was
+                        if now_cut:
+                            cut[tid] = now_cut
+                        else:
+                            del cut[tid]
+                        x = tid + 1
+                        d = now_cut - was
+                        while x <= n_msgs:
+                            tree[x] += d
+                            x += x & -x
+                    if cid < nw and (dirty is None or cid < dirty):
+                        dirty = cid
+                        dirty_reason = dirty_reason or "edited"
+                sf_pos = len(changes)
+            wtok = original - saved
+            total = static + wtok
+            # -- what of the previous prompt survives
+            brk = None
+            if dirty is not None:
+                for e in entries:
+                    if e.length > dirty:
+                        e.length = dirty
+            if len(entries) == 1:
+                e = entries[0]
+                best = e if e.key == key and (now is None or e.expires >= now) else None
+            else:
+                live = [e for e in entries if e.key == key and (now is None or e.expires >= now)]
+                best = max(live, key=lambda e: e.length, default=None)
+            read = 0
+            reach = 0
+            if best is not None:
+                reach = best.length if best.length < nw else nw
+                if reach >= nw:
+                    read = static + wtok
+                else:
+                    end = offset + reach
+                    read = static + P[end] - P[offset] - (saved_before(end) - saved_before(offset))
+                if read < minimum:
+                    read = 0
+            if not out and rec is not None and rec["cache_read_input_tokens"] >= minimum:
+                read = min(static, rec["cache_read_input_tokens"], total)
+            if total < minimum:
+                read = write = 0
+            else:
+                write = total - read
+            uncached = total - read - write
+            # -- why the previous prompt was not all read
+            if not out:
+                brk = CacheBreak("first", 0)
+            elif total >= minimum:
+                if not ever_cached:
+                    brk = CacheBreak("first", 0)
+                elif prev_key is not None and key != prev_key:
+                    what = (
+                        "model"
+                        if key[0] != prev_key[0]
+                        else "tools"
+                        if key[1] != prev_key[1]
+                        else "system"
+                    )
+                    brk = CacheBreak(what, 0)
+                elif dirty is not None and dirty < prev_len:
+                    bkey = (dirty_reason or "edited", dirty)
+                    brk = breaks.get(bkey)
+                    if brk is None:
+                        brk = breaks[bkey] = CacheBreak(*bkey)
+                elif prev_written and (best is None or reach < prev_len):
+                    brk = CacheBreak("ttl", reach)
+            # -- the cache after this request
+            if read and best is not None and now is not None:
+                best.expires = max(best.expires, now + best.ttl)
+            if total >= minimum:
+                new = _Entry(key, nw, (now if now is not None else 0.0) + ttl, ttl)
+                if all(
+                    e.key == key and e.length <= nw and e.expires <= new.expires for e in entries
+                ):
+                    entries = [new]
+                else:
+                    entries.append(new)
+                    entries = _prune(entries, now)
+                ever_cached = True
+                prev_written = True
+            else:
+                prev_written = False
+            prev_key, prev_len = key, nw
+            dirty, dirty_reason = None, ""
+            # -- price
+            if price is None:
+                price_notes.add(model or "")
+            if out_tok is None:
+                out_tok = tok[p.response] - cut.get(p.response, 0) if p.response is not None else 0
+            c = cost(
+                price,
+                uncached=uncached,
+                cache_read=read,
+                cache_write_5m=write if ttl == TTL_5M else 0,
+                cache_write_1h=write if ttl == TTL_1H else 0,
+                output=out_tok,
+            )
+            red = None
+            if dup_items:
+                red = Redundancy(
+                    dup_items, dup_tokens, _blended(price, read, write, uncached, ttl, dup_tokens)
+                )
+            new_ids = list(range(offset if offset > last_sent else last_sent, i))
+            if i > last_sent:
+                last_sent = i
+            index = len(out)
+            req = Request(
+                index=index,
+                message_ids=new_ids,
+                window_size=nw,
+                input_tokens=total,
+                cache_read=read,
+                cache_write=write,
+                uncached=uncached,
+                cache_break=brk,
+                recorded=rec,
+                timestamp=ts_raw,
+                cost_usd=c,
+                model=model,
+                response_id=p.response,
+                output_tokens=out_tok,
+                ttl="1h" if ttl == TTL_1H else "5m",
+                newest_dropped=i > 0 and (nw == 0 or offset + nw != i),
+                redundancy=red,
+            )
+            if werr is not None:
+                # a prompt over the model's context (``prompt is too long``), or a protocol
+                # error: the protocol is checked on the original messages (the edits alone
+                # change none of its rules' outcomes)
+                req.rejected = total > context_size(model) or (
+                    werr.rejected(offset, offset + 1, i) if nw else werr.rejected(-1, 0, 0)
+                )
+            if index in keep or pi == n_points:
+                windows[index] = list(range(offset, i))
+            out.append(req)
+        if i == n_msgs:
+            break
+        if i in starts:
+            # a compaction: the conversation starts again from here
+            if i > offset:
+                dirty = 0
+                dirty_reason = "compaction"
+            counts.clear()
+            dup_items = dup_tokens = saved = 0
+            offset = i
+            sf = SentForm(strategy, editing)
+            sf_gen = None
+        if ckeys is not None:
+            ks = ckeys[i]
+            if ks:
+                for k, t in ks:
+                    c0 = counts.get(k, 0)
+                    if c0:
+                        dup_items += 1
+                        dup_tokens += t
+                    counts[k] = c0 + 1
+    return out, windows, min_notes, price_notes
