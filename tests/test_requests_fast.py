@@ -28,11 +28,16 @@ def _ts(seconds: int) -> str:
 
 
 @st.composite
-def sessions(draw: Any) -> LoadedSession:
+def sessions(draw: Any, damaged: bool = False) -> LoadedSession:
     """A generated agent loop, damaged here and there (empty texts, orphaned results, doubled
-    turns, system messages, compactions), with timestamps, models and usage on its responses."""
-    msgs = [m for kind, m in draw(agent_events(live_changes=False)) if kind == "msg"]
-    msgs = [json.loads(json.dumps(m)) for m in msgs]
+    turns, system messages, compactions), with timestamps, models and usage on its responses.
+    ``damaged``: broken further by ``agentgen.damaged_loops`` (every rule of the protocol
+    check, thinking and server blocks, system messages)."""
+    if damaged:
+        msgs = draw(damaged_loops(invalid_roles=False))  # (a context refuses those)
+    else:
+        msgs = [m for kind, m in draw(agent_events(live_changes=False)) if kind == "msg"]
+        msgs = [json.loads(json.dumps(m)) for m in msgs]
     n_tools = 0
     for k in range(len(msgs)):
         roll = draw(st.integers(0, 11))
@@ -355,3 +360,85 @@ def test_context_editing_replay_matches_the_reference(
         keep_windows=[0, 3],
         defaults={"model": "claude-sonnet-4-5"} if s.model is None else None,
     )
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    s=sessions(damaged=True),
+    strategy=st.sampled_from(["clear-tool-uses", "clear-thinking"]),
+    max_=st.one_of(st.none(), st.integers(1, 12)),
+    trigger=st.sampled_from([("input_tokens", 1), ("input_tokens", 300), ("tool_uses", 2)]),
+    keep=st.integers(0, 3),
+    least=st.sampled_from([0, 50]),
+    inputs=st.sampled_from([False, True, ["read_file"]]),
+    exclude=st.sampled_from([[], ["read_file"], ["web_search"]]),
+    check=st.booleans(),
+    pins=st.lists(st.integers(0, 30), max_size=2),
+)
+def test_context_editing_fast_replay_matches_the_reference_on_damaged_sessions(
+    s: LoadedSession,
+    strategy: str,
+    max_: int | None,
+    trigger: tuple[str, int],
+    keep: int,
+    least: int,
+    inputs: Any,
+    exclude: list[str],
+    check: bool,
+    pins: list[int],
+) -> None:
+    """requests_fast.replay_editing (no ConversationContext; the shared window check) gives
+    every field of every request the reference replay gives, on sessions broken in every way
+    the protocol check knows, with compactions, thinking and server blocks."""
+    from ctxview.core.clearing import parse_context_editing
+
+    editing = parse_context_editing(
+        {
+            "clear_tool_uses": {
+                "trigger": {"type": trigger[0], "value": trigger[1]},
+                "keep": keep,
+                "clear_at_least": least,
+                "clear_tool_inputs": inputs,
+                "exclude_tools": exclude,
+            },
+            "clear_thinking": {"keep": "all" if keep == 3 else max(1, keep)},
+        }
+    )
+    s.saved_pinned = [p for p in pins if p < len(s.messages)]
+    _both(
+        s,
+        max_context_messages=max_,
+        strategy=strategy,
+        context_editing=editing,
+        check=check,
+        redundancy=not check,
+        keep_windows=[0, 2, 5],
+        defaults={"model": "claude-sonnet-4-5"} if s.model is None else None,
+    )
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(s=sessions(damaged=True), max_=st.integers(1, 9))
+def test_compare_matches_the_reference_on_damaged_sessions(s: LoadedSession, max_: int) -> None:
+    """compare's rows (the shared window check, the fast replays of all six strategies) are the
+    reference replay's, strategy by strategy, on damaged sessions."""
+    import ctxview.core.requests as R
+
+    rows = compare(s, max_context_messages=max_)
+    assert [r["name"] for r in rows] == list(STRATEGIES)
+    for row in rows:
+        ref = R.simulate(
+            s,
+            max_context_messages=max_,
+            strategy=row["name"],
+            check=True,
+            redundancy=False,
+            _reference=True,
+        )
+        assert row["requests"] == len(ref.requests)
+        assert row["rejected_requests"] == sum(r.rejected for r in ref.requests)
+        rejected = [r.index for r in ref.requests if r.rejected]
+        assert row["first_rejected"] == (rejected[0] if rejected else None)
+        assert row["evicted_messages"] == ref.evicted_messages
+        assert row["cache_read"] == ref.totals()["cache_read"]
+        assert row["cost_usd"] == ref.totals()["cost_usd"]
