@@ -57,6 +57,12 @@ def sessions(draw: Any, damaged: bool = False) -> LoadedSession:
             m["content"] = [{"type": "compaction", "content": "summary so far"}]
         elif roll == 5:
             m["content"] = "x" * draw(st.integers(0, 3000))
+        elif damaged and roll in (6, 7) and isinstance(m["content"], list):
+            for b in m["content"]:  # long tool results and inputs: worth clearing and caching
+                if isinstance(b, dict) and b.get("type") == "tool_result":
+                    b["content"] = LONG * 4
+                elif isinstance(b, dict) and b.get("type") == "tool_use":
+                    b["input"] = {"path": LONG}
     if draw(st.booleans()) and msgs:
         del msgs[draw(st.integers(0, len(msgs) - 1))]
     if not msgs:
