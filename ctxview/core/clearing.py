@@ -340,9 +340,17 @@ class SentForm:
             return
         if not (self._n > 0 and n > self._n and self._first == 0 and self._last == self._n - 1):
             self._restart()
-        take = self._take
-        for k in range(self._n, n):
-            take(k, messages[offset + k])
+        if self.strategy == "clear-tool-uses":  # _take, without a call per message
+            take_tools = self._take_tools
+            for k in range(self._n, n):
+                m = messages[offset + k]
+                content = m.get("content")
+                if isinstance(content, list):
+                    take_tools(k, m, content)
+        else:
+            take = self._take
+            for k in range(self._n, n):
+                take(k, messages[offset + k])
         self._n, self._last, self._first = n, last, 0
         self._decide(prompt_tokens)
 

@@ -998,6 +998,7 @@ def replay_editing(
 
     offset = 0
     saved = 0  # tokens the edits of this segment save
+    base: int | None = None  # saved_before(offset)
     sf = SentForm(strategy, editing)
     sf_gen: int | None = None
     sf_pos = 0
@@ -1090,7 +1091,9 @@ def replay_editing(
                     read = static + wtok
                 else:
                     end = offset + reach
-                    read = static + P[end] - P[offset] - (saved_before(end) - saved_before(offset))
+                    if base is None:  # (the savings before the segment stay as they are)
+                        base = saved_before(offset)
+                    read = static + P[end] - P[offset] - (saved_before(end) - base)
                 if read < minimum:
                     read = 0
             if not out and rec is not None and rec["cache_read_input_tokens"] >= minimum:
@@ -1201,6 +1204,7 @@ def replay_editing(
             counts.clear()
             dup_items = dup_tokens = saved = 0
             offset = i
+            base = None
             sf = SentForm(strategy, editing)
             sf_gen = None
         if ckeys is not None:
