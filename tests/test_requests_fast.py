@@ -448,3 +448,17 @@ def test_compare_matches_the_reference_on_damaged_sessions(s: LoadedSession, max
         assert row["evicted_messages"] == ref.evicted_messages
         assert row["cache_read"] == ref.totals()["cache_read"]
         assert row["cost_usd"] == ref.totals()["cost_usd"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(content=st.one_of(_texts, st.lists(_blocks, max_size=4), _json_values))
+def test_the_shared_estimate_is_estimate_message(content: Any) -> None:
+    """token-budget's per-message estimate (Shared.est_prefix, the usual shapes inline)."""
+    from ctxview.core.tokens import estimate_message
+
+    msgs = [{"role": "user", "content": content}, {"role": "assistant"}]
+    assert Shared(msgs).est_prefix == [
+        0,
+        estimate_message(msgs[0]),
+        estimate_message(msgs[0]) + estimate_message(msgs[1]),
+    ]

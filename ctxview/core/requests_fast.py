@@ -45,7 +45,13 @@ from ctxview.core.strategies import (
     TokenBudgetStrategy,
     _is_tool_result_message,
 )
-from ctxview.core.tokens import estimate_message, estimate_system
+from ctxview.core.tokens import (
+    CHARS_PER_TOKEN,
+    MESSAGE_OVERHEAD_TOKENS,
+    block_tokens,
+    estimate_message,
+    estimate_system,
+)
 
 if TYPE_CHECKING:
     from ctxview.core.calibrate import Rates
@@ -69,6 +75,35 @@ def strategy_kind(name: str) -> int | None:
 
 def _prefix(values: Sequence[int]) -> list[int]:
     return list(accumulate(values, initial=0))
+
+
+_C = CHARS_PER_TOKEN - 1  # ceil(n / c) == (n + c - 1) // c, as tokens._chars for n >= 0
+
+
+def _estimate(message: Mapping[str, Any]) -> int:
+    """``estimate_message``, with the usual shapes (text, text blocks, tool_results of text)
+    counted inline."""
+    content = message.get("content", "")
+    if type(content) is str:
+        return MESSAGE_OVERHEAD_TOKENS + (len(content) + _C) // CHARS_PER_TOKEN  # _chars
+    if type(content) is not list:
+        return estimate_message(message)
+    total = MESSAGE_OVERHEAD_TOKENS
+    for b in content:
+        if type(b) is dict:
+            t = b.get("type")
+            if t == "text":
+                text = b.get("text")
+                if type(text) is str:
+                    total += (len(text) + _C) // CHARS_PER_TOKEN
+                    continue
+            elif t == "tool_result":
+                inner = b.get("content", "")
+                if type(inner) is str:
+                    total += (len(inner) + _C) // CHARS_PER_TOKEN
+                    continue
+        total += block_tokens(b)
+    return total
 
 
 class Shared:
@@ -106,7 +141,7 @@ class Shared:
     def est_prefix(self) -> list[int]:
         """Prefix sums of the window's own estimate (``estimate_message``: token-budget's)."""
         if self._est_prefix is None:
-            self._est_prefix = _prefix([estimate_message(m) for m in self.msgs])
+            self._est_prefix = _prefix([_estimate(m) for m in self.msgs])
         return self._est_prefix
 
     def tokens_of(self, rates: Rates, feats: Sequence[Any]) -> list[int]:
