@@ -1034,6 +1034,7 @@ def replay_editing(
     offset = 0
     saved = 0  # tokens the edits of this segment save
     base: int | None = None  # saved_before(offset)
+    top = -1  # no saving of this segment is on a message after this one
     sf = SentForm(strategy, editing)
     sf_gen: int | None = None
     sf_pos = 0
@@ -1093,6 +1094,8 @@ def replay_editing(
                         saved += now_cut - was
                         if now_cut:
                             cut[tid] = now_cut
+                            if tid > top:
+                                top = tid
                         else:
                             del cut[tid]
                         x = tid + 1
@@ -1126,9 +1129,13 @@ def replay_editing(
                     read = static + wtok
                 else:
                     end = offset + reach
-                    if base is None:  # (the savings before the segment stay as they are)
-                        base = saved_before(offset)
-                    read = static + P[end] - P[offset] - (saved_before(end) - base)
+                    read = static + P[end] - P[offset]
+                    if end > top:  # every saving is before the end
+                        read -= saved
+                    else:  # (a saving may be negative: a placeholder longer than its result)
+                        if base is None:  # (the savings before the segment stay as they are)
+                            base = saved_before(offset)
+                        read -= saved_before(end) - base
                 if read < minimum:
                     read = 0
             if not out and rec is not None and rec["cache_read_input_tokens"] >= minimum:
@@ -1240,6 +1247,7 @@ def replay_editing(
             dup_items = dup_tokens = saved = 0
             offset = i
             base = None
+            top = -1
             sf = SentForm(strategy, editing)
             sf_gen = None
         if ckeys is not None:
