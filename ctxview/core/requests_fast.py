@@ -119,6 +119,7 @@ class Shared:
         self._points: tuple[Any, list[tuple[Any, ...]]] | None = None
         self._errors: dict[Any, WindowErrors] = {}
         self._compaction: bool | None = None
+        self._thinking: bool | None = None
         self._layout: tuple[list[Any], set[int], float] | None = None
 
     @property
@@ -202,6 +203,19 @@ class Shared:
             out.append((model, rec, out_tok, hint, ts_raw, parse_timestamp(ts_raw), key))
         self._points = (stamp, out)
         return out
+
+    def has_thinking(self) -> bool:
+        """Whether an assistant message holds a thinking block (else the thinking edit changes
+        nothing)."""
+        if self._thinking is None:
+            thinking = ("thinking", "redacted_thinking")
+            self._thinking = any(
+                r == "assistant"
+                and type(c := m.get("content")) is list
+                and any(isinstance(b, dict) and b.get("type") in thinking for b in c)
+                for m, r in zip(self.msgs, self.roles, strict=True)
+            )
+        return self._thinking
 
     def has_compaction(self) -> bool:
         if self._compaction is None:
@@ -1036,6 +1050,8 @@ def replay_editing(
     base: int | None = None  # saved_before(offset)
     top = -1  # no saving of this segment is on a message after this one
     sf = SentForm(strategy, editing)
+    # without a thinking block, the thinking edit never changes a message
+    follow = strategy != "clear-thinking" or shared.has_thinking()
     sf_gen: int | None = None
     sf_pos = 0
     dirty: int | None = None
@@ -1075,7 +1091,8 @@ def replay_editing(
             if not known_min and model:
                 min_notes.add(model)
             # -- the edits: the trigger reads the original prompt's size
-            sf.follow(msgs, offset, nw, static + original)
+            if follow:
+                sf.follow(msgs, offset, nw, static + original)
             if sf.generation != sf_gen:
                 sf_gen, sf_pos = sf.generation, 0
             changes = sf.changes
