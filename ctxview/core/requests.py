@@ -688,8 +688,7 @@ def simulate(
     sys_text = session.system if isinstance(session.system, str) else ""
 
     # -- requests off the current branch (a Claude Code rewind) and edits placed in time
-    off = _off_branch_points(session, rates)
-    edits, first_versions = _timed_edits(session, rates)
+    off, edits, first_versions = shared.branches_and_edits(session, rates)
 
     # pinned messages (``pinned``: transcript ids the user pinned; a ctxview session's
     # ``saved_pinned``) are never evicted: the window is no longer first + one run

@@ -120,6 +120,7 @@ class Shared:
         self._errors: dict[Any, WindowErrors] = {}
         self._compaction: bool | None = None
         self._thinking: bool | None = None
+        self._edits: tuple[Rates, list[Any], list[Any], dict[int, Any]] | None = None
         self._layout: tuple[list[Any], set[int], float] | None = None
 
     @property
@@ -165,6 +166,18 @@ class Shared:
         if self._layout is None:
             self._layout = _layout(session)
         return self._layout
+
+    def branches_and_edits(
+        self, session: Any, rates: Rates
+    ) -> tuple[list[Any], list[Any], dict[int, Any]]:
+        """(requests off the current branch, edits placed in time, the recorded versions those
+        replaced): ``requests._off_branch_points`` and ``_timed_edits``, once per rates (the
+        replays only read them)."""
+        from ctxview.core.requests import _off_branch_points, _timed_edits
+
+        if self._edits is None or self._edits[0] is not rates:
+            self._edits = (rates, _off_branch_points(session, rates), *_timed_edits(session, rates))
+        return self._edits[1], self._edits[2], self._edits[3]
 
     def content_keys(self, rates: Rates) -> list[Any]:
         from ctxview.core.requests import _content_keys
