@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
@@ -118,3 +119,131 @@ def agent_events(draw: Any, live_changes: bool = True) -> list[tuple[str, Any]]:
                 )
             )
     return events
+
+
+#: what :func:`damaged_loops` may do to a message (each an API rule broken, or a shape to model)
+DAMAGE = (
+    "orphan_result",
+    "duplicate_result",
+    "drop_result",
+    "empty_string",
+    "empty_list",
+    "none_content",
+    "empty_text",
+    "blank_text",
+    "trailing_space",
+    "thinking_last",
+    "thinking_after_text",
+    "redacted_thinking",
+    "server_tool",
+    "orphan_server_result",
+    "mcp_tool",
+    "text_before_result",
+    "tool_use_in_user",
+    "tool_result_in_assistant",
+    "not_a_block",
+    "unknown_block",
+    "no_type",
+    "duplicate_message",
+    "system_message",
+    "system_with_blocks",
+    "invalid_role",
+    "user_blocks_before",
+    "compaction",
+)
+
+
+@st.composite
+def damaged_loops(
+    draw: Any, compaction: bool = True, invalid_roles: bool = True, max_damage: int = 8
+) -> list[dict[str, Any]]:
+    """A generated agent loop (``agent_events``: thinking, parallel tool calls, consecutive
+    user messages) broken here and there by up to ``max_damage`` of :data:`DAMAGE`."""
+    msgs: list[dict[str, Any]] = [
+        json.loads(json.dumps(m))
+        for kind, m in draw(agent_events(live_changes=False))
+        if kind == "msg"
+    ]
+    kinds = [
+        d
+        for d in DAMAGE
+        if (compaction or d != "compaction") and (invalid_roles or d != "invalid_role")
+    ]
+    for _ in range(draw(st.integers(0, max_damage))):
+        if not msgs:
+            break
+        k = draw(st.integers(0, len(msgs) - 1))
+        m = msgs[k]
+        d = draw(st.sampled_from(kinds))
+        content = m.get("content")
+        blocks = content if isinstance(content, list) else [text(content or "x")]
+        results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
+        if d == "orphan_result":
+            msgs[k] = {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": f"gone_{k}", "content": "?"}],
+            }
+        elif d == "duplicate_result" and results:
+            m["content"] = [*blocks, dict(results[0])]
+        elif d == "drop_result" and results:
+            m["content"] = [b for b in blocks if b is not results[-1]] or [text("no results")]
+        elif d == "empty_string":
+            m["content"] = ""
+        elif d == "empty_list":
+            m["content"] = []
+        elif d == "none_content":
+            m["content"] = None
+        elif d == "empty_text":
+            m["content"] = [*blocks, text("")]
+        elif d == "blank_text":
+            m["content"] = [text(" \n"), *blocks]
+        elif d == "trailing_space":
+            m["content"] = [*blocks, text("ends in space ")]
+        elif d == "thinking_last":
+            m["content"] = [*blocks, thinking("late")]
+        elif d == "thinking_after_text":
+            m["content"] = [text("first"), thinking("second"), *blocks]
+        elif d == "redacted_thinking":
+            m["content"] = [{"type": "redacted_thinking", "data": "xx"}, *blocks]
+        elif d == "server_tool":
+            m["content"] = [
+                *blocks,
+                {"type": "server_tool_use", "id": f"srv_{k}", "name": "web_search", "input": {}},
+                {"type": "web_search_tool_result", "tool_use_id": f"srv_{k}", "content": []},
+            ]
+        elif d == "orphan_server_result":
+            m["content"] = [
+                {"type": "web_fetch_tool_result", "tool_use_id": f"srv_{k}", "content": {}},
+                *blocks,
+            ]
+        elif d == "mcp_tool":
+            m["content"] = [
+                {"type": "mcp_tool_use", "id": f"mcp_{k}", "name": "x", "server_name": "s"},
+                *blocks,
+                {"type": "mcp_tool_result", "tool_use_id": f"mcp_{k - 1}", "content": []},
+            ]
+        elif d == "text_before_result" and results:
+            m["content"] = [text("here you go"), *blocks]
+        elif d == "tool_use_in_user":
+            m["content"] = [*blocks, tool_use(f"toolu_u{k}")]
+        elif d == "tool_result_in_assistant":
+            m["content"] = [{"type": "tool_result", "tool_use_id": "toolu_0000"}, *blocks]
+        elif d == "not_a_block":
+            m["content"] = [*blocks, "just a string"]
+        elif d == "unknown_block":
+            m["content"] = [{"type": "hologram"}, *blocks]
+        elif d == "no_type":
+            m["content"] = [*blocks, {"text": "untyped"}]
+        elif d == "duplicate_message":
+            msgs.insert(k, json.loads(json.dumps(m)))
+        elif d == "system_message":
+            msgs.insert(k, {"role": "system", "content": draw(st.sampled_from(["note", ""]))})
+        elif d == "system_with_blocks":
+            msgs.insert(k, {"role": "system", "content": [text(" "), tool_use("toolu_s")]})
+        elif d == "invalid_role":
+            msgs.insert(k, {"role": "tool", "content": "out of band"})
+        elif d == "user_blocks_before":
+            msgs.insert(k, {"role": "user", "content": [text("one more thing")]})
+        elif d == "compaction" and m.get("role") == "assistant":
+            m["content"] = [{"type": "compaction", "content": "summary so far"}, *blocks]
+    return msgs

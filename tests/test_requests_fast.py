@@ -7,7 +7,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from agentgen import agent_events
+from agentgen import agent_events, damaged_loops
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -28,11 +28,16 @@ def _ts(seconds: int) -> str:
 
 
 @st.composite
-def sessions(draw: Any) -> LoadedSession:
+def sessions(draw: Any, damaged: bool = False) -> LoadedSession:
     """A generated agent loop, damaged here and there (empty texts, orphaned results, doubled
-    turns, system messages, compactions), with timestamps, models and usage on its responses."""
-    msgs = [m for kind, m in draw(agent_events(live_changes=False)) if kind == "msg"]
-    msgs = [json.loads(json.dumps(m)) for m in msgs]
+    turns, system messages, compactions), with timestamps, models and usage on its responses.
+    ``damaged``: broken further by ``agentgen.damaged_loops`` (every rule of the protocol
+    check, thinking and server blocks, system messages)."""
+    if damaged:
+        msgs = draw(damaged_loops(invalid_roles=False))  # (a context refuses those)
+    else:
+        msgs = [m for kind, m in draw(agent_events(live_changes=False)) if kind == "msg"]
+        msgs = [json.loads(json.dumps(m)) for m in msgs]
     n_tools = 0
     for k in range(len(msgs)):
         roll = draw(st.integers(0, 11))
@@ -52,6 +57,12 @@ def sessions(draw: Any) -> LoadedSession:
             m["content"] = [{"type": "compaction", "content": "summary so far"}]
         elif roll == 5:
             m["content"] = "x" * draw(st.integers(0, 3000))
+        elif damaged and roll in (6, 7) and isinstance(m["content"], list):
+            for b in m["content"]:  # long tool results and inputs: worth clearing and caching
+                if isinstance(b, dict) and b.get("type") == "tool_result":
+                    b["content"] = LONG * 4
+                elif isinstance(b, dict) and b.get("type") == "tool_use":
+                    b["input"] = {"path": LONG}
     if draw(st.booleans()) and msgs:
         del msgs[draw(st.integers(0, len(msgs) - 1))]
     if not msgs:
@@ -206,6 +217,35 @@ def test_window_errors_match_a_full_check_on_every_window() -> None:
                 window = [msgs[first], *msgs[lo:hi]]
                 full = sum(1 for p in check_protocol(window) if p.severity == "error")
                 assert werr.errors(first, lo, hi) == full, (first, lo, hi)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(msgs=damaged_loops(compaction=False), data=st.data())
+def test_window_errors_match_a_full_check_on_damaged_loops(
+    msgs: list[dict[str, Any]], data: Any
+) -> None:
+    """Windows [first] + [lo, hi) of generated, damaged conversations (orphaned, doubled and
+    missing results, empty content, blank texts, thinking and server blocks, consecutive roles,
+    system and invalid roles): the count from the message summaries is the full check's. One
+    WindowErrors answers all of them (its memos carry over from window to window)."""
+    from ctxview.core.protocol import check_protocol
+
+    n = len(msgs)
+    werr = WindowErrors(msgs, Shared(msgs).roles, None)
+    if n <= 9:
+        windows = [
+            (f, lo, hi) for f in range(n) for lo in range(f + 1, n + 1) for hi in range(lo, n + 1)
+        ]
+    else:
+        windows = []
+        for _ in range(40):
+            f = data.draw(st.integers(0, n - 1))
+            lo = data.draw(st.integers(f + 1, n))
+            windows.append((f, lo, data.draw(st.integers(lo, n))))
+    for f, lo, hi in windows:
+        window = [msgs[f], *msgs[lo:hi]]
+        full = sum(1 for p in check_protocol(window) if p.severity == "error")
+        assert werr.errors(f, lo, hi) == full, (f, lo, hi)
 
 
 def test_a_strategy_registered_under_a_builtin_name_is_replayed_the_reference_way() -> None:
@@ -415,3 +455,99 @@ def test_money_text_is_repr_of_round(v: float) -> None:
     from ctxview.cli_requests import money_text
 
     assert money_text(v) == repr(round(v, 6))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    s=sessions(damaged=True),
+    strategy=st.sampled_from(["clear-tool-uses", "clear-thinking"]),
+    max_=st.one_of(st.none(), st.integers(1, 12)),
+    trigger=st.sampled_from([("input_tokens", 1), ("input_tokens", 300), ("tool_uses", 2)]),
+    keep=st.integers(0, 3),
+    least=st.sampled_from([0, 50]),
+    inputs=st.sampled_from([False, True, ["read_file"]]),
+    exclude=st.sampled_from([[], ["read_file"], ["web_search"]]),
+    check=st.booleans(),
+    pins=st.lists(st.integers(0, 30), max_size=2),
+)
+def test_context_editing_fast_replay_matches_the_reference_on_damaged_sessions(
+    s: LoadedSession,
+    strategy: str,
+    max_: int | None,
+    trigger: tuple[str, int],
+    keep: int,
+    least: int,
+    inputs: Any,
+    exclude: list[str],
+    check: bool,
+    pins: list[int],
+) -> None:
+    """requests_fast.replay_editing (no ConversationContext; the shared window check) gives
+    every field of every request the reference replay gives, on sessions broken in every way
+    the protocol check knows, with compactions, thinking and server blocks."""
+    from ctxview.core.clearing import parse_context_editing
+
+    editing = parse_context_editing(
+        {
+            "clear_tool_uses": {
+                "trigger": {"type": trigger[0], "value": trigger[1]},
+                "keep": keep,
+                "clear_at_least": least,
+                "clear_tool_inputs": inputs,
+                "exclude_tools": exclude,
+            },
+            "clear_thinking": {"keep": "all" if keep == 3 else max(1, keep)},
+        }
+    )
+    s.saved_pinned = [p for p in pins if p < len(s.messages)]
+    _both(
+        s,
+        max_context_messages=max_,
+        strategy=strategy,
+        context_editing=editing,
+        check=check,
+        redundancy=not check,
+        keep_windows=[0, 2, 5],
+        defaults={"model": "claude-sonnet-4-5"} if s.model is None else None,
+    )
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(s=sessions(damaged=True), max_=st.integers(1, 9))
+def test_compare_matches_the_reference_on_damaged_sessions(s: LoadedSession, max_: int) -> None:
+    """compare's rows (the shared window check, the fast replays of all six strategies) are the
+    reference replay's, strategy by strategy, on damaged sessions."""
+    import ctxview.core.requests as R
+
+    rows = compare(s, max_context_messages=max_)
+    assert [r["name"] for r in rows] == list(STRATEGIES)
+    for row in rows:
+        ref = R.simulate(
+            s,
+            max_context_messages=max_,
+            strategy=row["name"],
+            check=True,
+            redundancy=False,
+            _reference=True,
+        )
+        assert row["requests"] == len(ref.requests)
+        assert row["rejected_requests"] == sum(r.rejected for r in ref.requests)
+        rejected = [r.index for r in ref.requests if r.rejected]
+        assert row["first_rejected"] == (rejected[0] if rejected else None)
+        assert row["evicted_messages"] == ref.evicted_messages
+        assert row["cache_read"] == ref.totals()["cache_read"]
+        assert row["cost_usd"] == ref.totals()["cost_usd"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(content=st.one_of(_texts, st.lists(_blocks, max_size=4), _json_values))
+def test_the_shared_estimate_is_estimate_message(content: Any) -> None:
+    """token-budget's per-message estimate (Shared.est_prefix, the usual shapes inline)."""
+    from ctxview.core.tokens import estimate_message
+
+    msgs = [{"role": "user", "content": content}, {"role": "assistant"}]
+    assert Shared(msgs).est_prefix == [
+        0,
+        estimate_message(msgs[0]),
+        estimate_message(msgs[0]) + estimate_message(msgs[1]),
+    ]

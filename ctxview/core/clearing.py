@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import gc
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
@@ -265,6 +265,8 @@ class SentForm:
         # tool uses
         self._uses: list[_Use] = []
         self._by_tool: dict[str, _Use] = {}
+        #: estimated tokens of the tool_result blocks taken, by (message id, block)
+        self._result_tokens: dict[tuple[int, int], int] = {}
         self._next = 0
         self._pending: list[_Use] = []
         self._pending_savings = 0
@@ -322,6 +324,36 @@ class SentForm:
         self._n, self._last, self._first = n, last, first_id
         self._decide(prompt_tokens)
 
+    def follow(
+        self, messages: Sequence[dict[str, Any]], offset: int, n: int, prompt_tokens: int
+    ) -> None:
+        """:meth:`update` for the window ``messages[offset:offset + n]`` with ids ``0 .. n-1``,
+        the first one pinned: a window that only grows (an editing strategy evicts nothing), so
+        no entries are built. The same steps and results as :meth:`update` on that window."""
+        if n == 0:
+            if self._n:
+                self._restart()
+            return
+        last = n - 1
+        if n == self._n and last == self._last and self._first == 0:
+            self._decide(prompt_tokens)
+            return
+        if not (self._n > 0 and n > self._n and self._first == 0 and self._last == self._n - 1):
+            self._restart()
+        if self.strategy == "clear-tool-uses":  # _take, without a call per message
+            take_tools = self._take_tools
+            for k in range(self._n, n):
+                m = messages[offset + k]
+                content = m.get("content")
+                if isinstance(content, list):
+                    take_tools(k, m, content)
+        else:
+            take = self._take
+            for k in range(self._n, n):
+                take(k, messages[offset + k])
+        self._n, self._last, self._first = n, last, 0
+        self._decide(prompt_tokens)
+
     def _restart(self) -> None:
         changed = list(self.edited)
         self._reset()
@@ -329,6 +361,10 @@ class SentForm:
 
     def _take(self, mid: int, message: dict[str, Any]) -> None:
         content = message.get("content")
+        if self.strategy == "clear-tool-uses":  # (turns matter to the thinking edit only)
+            if isinstance(content, list):
+                self._take_tools(mid, message, content)
+            return
         role = message.get("role")
         if role == "user" and not (
             isinstance(content, list)
@@ -337,9 +373,7 @@ class SentForm:
             self._turn_open = False  # a person's message: the next assistant turn is new
         if not isinstance(content, list):
             return
-        if self.strategy == "clear-tool-uses":
-            self._take_tools(mid, message, content)
-        elif role == "assistant":
+        if role == "assistant":
             if not self._turn_open:
                 self._turns.append([])
                 self._turn_open = True
@@ -360,24 +394,33 @@ class SentForm:
     def _take_tools(self, mid: int, message: dict[str, Any], content: list[Any]) -> None:
         s = self.settings.clear_tool_uses
         role = message.get("role")
+        if role == "assistant":
+            inputs = s.clear_tool_inputs is not False
+            for k, b in enumerate(content):
+                if type(b) is dict or isinstance(b, dict):
+                    tid = b.get("id")
+                    if b.get("type") == "tool_use" and isinstance(tid, str):
+                        self._orig[mid] = message
+                        u = _Use(b.get("name"), mid, k)
+                        if inputs and s.clears_input(u.name):
+                            u.savings += max(0, block_tokens(b) - block_tokens({**b, "input": {}}))
+                        self._uses.append(u)
+                        self._by_tool[tid] = u
+            return
+        if role != "user":
+            return
         for k, b in enumerate(content):
             if not isinstance(b, dict):
                 continue
-            t = b.get("type")
-            if role == "assistant" and t == "tool_use" and isinstance(b.get("id"), str):
-                self._orig[mid] = message
-                u = _Use(b.get("name"), mid, k)
-                if s.clears_input(u.name):
-                    u.savings += max(0, block_tokens(b) - block_tokens({**b, "input": {}}))
-                self._uses.append(u)
-                self._by_tool[b["id"]] = u
-            elif role == "user" and t == "tool_result":
+            if b.get("type") == "tool_result":
                 u2 = self._by_tool.get(str(b.get("tool_use_id")))
                 if u2 is None or u2.result_mid is not None:
                     continue
                 self._orig[mid] = message
                 u2.result_mid, u2.result_block = mid, k
-                saved = max(0, block_tokens(b) - _PLACEHOLDER_TOKENS)
+                tokens = block_tokens(b)
+                self._result_tokens[mid, k] = tokens
+                saved = max(0, tokens - _PLACEHOLDER_TOKENS)
                 u2.savings += saved
                 if u2.cleared:  # the result of a use cleared before it came
                     self._cleared_savings += saved
@@ -455,7 +498,8 @@ class SentForm:
             t = b.get("type")
             if t == "tool_result":
                 content[k] = {**b, "content": PLACEHOLDER}
-                delta += block_tokens(b) - _PLACEHOLDER_TOKENS
+                found = self._result_tokens.get((mid, k))
+                delta += (block_tokens(b) if found is None else found) - _PLACEHOLDER_TOKENS
             elif t == "tool_use":
                 content[k] = {**b, "input": {}}
                 delta += block_tokens(b) - block_tokens(content[k])

@@ -719,8 +719,7 @@ def simulate(
     sys_text = session.system if isinstance(session.system, str) else ""
 
     # -- requests off the current branch (a Claude Code rewind) and edits placed in time
-    off = _off_branch_points(session, rates)
-    edits, first_versions = _timed_edits(session, rates)
+    off, edits, first_versions = shared.branches_and_edits(session, rates)
 
     # pinned messages (``pinned``: transcript ids the user pinned; a ctxview session's
     # ``saved_pinned``) are never evicted: the window is no longer first + one run
@@ -771,6 +770,57 @@ def simulate(
             notes,
             f_evicted,
             f_windows,
+            settings,
+        )
+
+    if (
+        clearing
+        and not _reference
+        and not off
+        and not edits
+        and shared.valid_roles()
+        and not (check and shared.has_compaction())
+    ):
+        # nothing is evicted: each window is its segment's messages (pins change nothing)
+        ConversationContext(
+            max_context_messages=max_,
+            system_prompt=sys_text,
+            strategy=strat,
+            max_context_tokens=max_tok,
+            low_water_fraction=frac,
+            context_editing=context_editing,
+        )
+        e_out, e_windows, e_min, e_price = requests_fast.replay_editing(
+            session,
+            shared,
+            strategy=strat,
+            editing=context_editing,
+            points=points,
+            starts=starts,
+            tok=tok,
+            rates=rates,
+            static=static,
+            prices=prices,
+            session_model=session_model,
+            default_ttl=default_ttl,
+            tools_fp=tools_fp,
+            system_fp=system_fp,
+            check=check,
+            keep=keep,
+            redundancy=redundancy,
+        )
+        _price_notes(notes, e_price, e_min)
+        return RequestLog(
+            e_out,
+            None if as_sent else strat,
+            None if as_sent else max_,
+            as_sent,
+            session_model,
+            rates,
+            static,
+            notes,
+            0,
+            e_windows,
             settings,
         )
 
@@ -885,21 +935,7 @@ def simulate(
     saved = 0  # tokens the edits of this segment save (the trigger reads the original size)
     sf_gen: int | None = None
     sf_pos = 0
-    # context editing evicts nothing: without edits placed in time or rewinds, each window is
-    # its segment's messages [offset, i), checked as the fast replay checks a window (a
-    # prefix-sum look-up over one check of the whole conversation) instead of incrementally
-    werr = (
-        shared.window_errors(session.system)
-        if check
-        and clearing
-        and not _reference
-        and not off
-        and not edits
-        and shared.valid_roles()
-        and not shared.has_compaction()
-        else None
-    )
-    rejections = _Rejections(msgs, session.system) if check and werr is None else None
+    rejections = _Rejections(msgs, session.system) if check else None
     entries: list[_Entry] = []
     ever_cached = False
     prev_key: tuple[Any, ...] | None = None
@@ -1096,13 +1132,7 @@ def simulate(
                 redundancy=red,
                 off_branch=ob is not None,
             )
-            if werr is not None:
-                req.rejected = (
-                    werr.rejected(offset, offset + 1, offset + nw)
-                    if nw
-                    else werr.rejected(-1, 0, 0)
-                ) or req.input_tokens > context_size(model)
-            elif rejections is not None:
+            if rejections is not None:
                 tail_from = nw - len(new_ids) - 1
                 ranges = [(tail_from, nw - 1)]
                 if front is not None:

@@ -25,11 +25,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 from ctxview.core.compaction import has_compaction
 from ctxview.core.limits import context_size
-from ctxview.core.protocol import _ROLES, _check_turn, _turns, check_protocol
+from ctxview.core.protocol import (
+    _ROLES,
+    SERVER_RESULT_PARTNER,
+    _check_turn,
+    _turns,
+    check_protocol,
+)
 from ctxview.core.strategies import (
     STRATEGIES,
     LowWaterStrategy,
@@ -38,7 +45,13 @@ from ctxview.core.strategies import (
     TokenBudgetStrategy,
     _is_tool_result_message,
 )
-from ctxview.core.tokens import estimate_message, estimate_system
+from ctxview.core.tokens import (
+    CHARS_PER_TOKEN,
+    MESSAGE_OVERHEAD_TOKENS,
+    block_tokens,
+    estimate_message,
+    estimate_system,
+)
 
 if TYPE_CHECKING:
     from ctxview.core.calibrate import Rates
@@ -61,12 +74,36 @@ def strategy_kind(name: str) -> int | None:
 
 
 def _prefix(values: Sequence[int]) -> list[int]:
-    out = [0] * (len(values) + 1)
-    acc = 0
-    for k, v in enumerate(values, 1):
-        acc += v
-        out[k] = acc
-    return out
+    return list(accumulate(values, initial=0))
+
+
+_C = CHARS_PER_TOKEN - 1  # ceil(n / c) == (n + c - 1) // c, as tokens._chars for n >= 0
+
+
+def _estimate(message: Mapping[str, Any]) -> int:
+    """``estimate_message``, with the usual shapes (text, text blocks, tool_results of text)
+    counted inline."""
+    content = message.get("content", "")
+    if type(content) is str:
+        return MESSAGE_OVERHEAD_TOKENS + (len(content) + _C) // CHARS_PER_TOKEN  # _chars
+    if type(content) is not list:
+        return estimate_message(message)
+    total = MESSAGE_OVERHEAD_TOKENS
+    for b in content:
+        if type(b) is dict:
+            t = b.get("type")
+            if t == "text":
+                text = b.get("text")
+                if type(text) is str:
+                    total += (len(text) + _C) // CHARS_PER_TOKEN
+                    continue
+            elif t == "tool_result":
+                inner = b.get("content", "")
+                if type(inner) is str:
+                    total += (len(inner) + _C) // CHARS_PER_TOKEN
+                    continue
+        total += block_tokens(b)
+    return total
 
 
 class Shared:
@@ -82,6 +119,8 @@ class Shared:
         self._points: tuple[Any, list[tuple[Any, ...]]] | None = None
         self._errors: dict[Any, WindowErrors] = {}
         self._compaction: bool | None = None
+        self._thinking: bool | None = None
+        self._edits: tuple[Rates, list[Any], list[Any], dict[int, Any]] | None = None
         self._layout: tuple[list[Any], set[int], float] | None = None
 
     @property
@@ -104,7 +143,7 @@ class Shared:
     def est_prefix(self) -> list[int]:
         """Prefix sums of the window's own estimate (``estimate_message``: token-budget's)."""
         if self._est_prefix is None:
-            self._est_prefix = _prefix([estimate_message(m) for m in self.msgs])
+            self._est_prefix = _prefix([_estimate(m) for m in self.msgs])
         return self._est_prefix
 
     def tokens_of(self, rates: Rates, feats: Sequence[Any]) -> list[int]:
@@ -127,6 +166,18 @@ class Shared:
         if self._layout is None:
             self._layout = _layout(session)
         return self._layout
+
+    def branches_and_edits(
+        self, session: Any, rates: Rates
+    ) -> tuple[list[Any], list[Any], dict[int, Any]]:
+        """(requests off the current branch, edits placed in time, the recorded versions those
+        replaced): ``requests._off_branch_points`` and ``_timed_edits``, once per rates (the
+        replays only read them)."""
+        from ctxview.core.requests import _off_branch_points, _timed_edits
+
+        if self._edits is None or self._edits[0] is not rates:
+            self._edits = (rates, _off_branch_points(session, rates), *_timed_edits(session, rates))
+        return self._edits[1], self._edits[2], self._edits[3]
 
     def content_keys(self, rates: Rates) -> list[Any]:
         from ctxview.core.requests import _content_keys
@@ -166,6 +217,19 @@ class Shared:
         self._points = (stamp, out)
         return out
 
+    def has_thinking(self) -> bool:
+        """Whether an assistant message holds a thinking block (else the thinking edit changes
+        nothing)."""
+        if self._thinking is None:
+            thinking = ("thinking", "redacted_thinking")
+            self._thinking = any(
+                r == "assistant"
+                and type(c := m.get("content")) is list
+                and any(isinstance(b, dict) and b.get("type") in thinking for b in c)
+                for m, r in zip(self.msgs, self.roles, strict=True)
+            )
+        return self._thinking
+
     def has_compaction(self) -> bool:
         if self._compaction is None:
             self._compaction = any(has_compaction(m) for m in self.msgs)
@@ -179,9 +243,38 @@ class Shared:
         return found
 
 
+#: assistant block types whose rules span the merged turn (thinking order, the final block,
+#: server tools pairing inside the turn): a message holding one is checked by ``_check_turn``
+_TURN_TYPES = frozenset(
+    ("thinking", "redacted_thinking", "server_tool_use", "mcp_tool_use", *SERVER_RESULT_PARTNER)
+)
+
+Piece = tuple[
+    int, int, int
+]  #: ``(head, a, b)``: ``[messages[head]] + messages[a:b]``, head -1: none
+
+
 class WindowErrors:
     """Whether the API would reject ``[first] + messages[lo:hi]`` (no ``compaction`` block in the
-    conversation: the caller checks), counted per merged turn (see the module docstring)."""
+    conversation: the caller checks), counted per merged turn (see the module docstring).
+
+    A window turn is a *piece*: ``(head, a, b)``, the messages ``[messages[head]] +
+    messages[a:b]`` of one role (``head`` is the window's first message when the API merges it
+    into the turn after it, else -1). Its errors are counted from a summary of each message made
+    once (``_summarise``), exactly as ``protocol._check_turn`` counts them:
+
+    * the errors that depend on nothing but the message and its role (empty content except an
+      assistant's, empty or blank text blocks except an assistant's, a tool_result outside a user
+      message, a tool_use outside an assistant message, an invalid role) add up (``cf``);
+    * a user turn after an assistant turn: its tool_results against the tool_use ids of that
+      turn (orphans, duplicates, and one error when a result does not lead); after anything
+      else, every tool_result is an orphan (one error each, so they add up too);
+    * an assistant turn with tool_uses: one error when the next turn (a user turn's results;
+      anything else answers none) leaves one unanswered, none when it is the window's last;
+    * an assistant message whose rules span its merged turn (thinking, server tool blocks,
+      blank text, a final text block ending in whitespace, empty content) or any block of a
+      shape the summary does not model: its piece is checked by ``_check_turn`` itself.
+    """
 
     def __init__(self, msgs: Sequence[Mapping[str, Any]], roles: list[Any], system: Any) -> None:
         self.msgs = msgs
@@ -189,174 +282,382 @@ class WindowErrors:
         self.system = system
         probe = check_protocol([{"role": "user", "content": "x"}], system)
         self.sys_errors = sum(1 for p in probe if p.severity == "error")
+        self._summarise()
         turns = _turns(roles)
         self.turns = turns
-        turn_of = [0] * len(msgs)
-        for t, (a, b) in enumerate(turns):
-            for x in range(a, b):
-                turn_of[x] = t
-        self.turn_of = turn_of
+        self.turn_of = [t for t, (a, b) in enumerate(turns) for _ in range(b - a)]
         last = len(turns) - 1
-        # errors of each turn of the whole conversation, with its own neighbours
-        errs = [0] * len(turns)
+        # errors of each turn of the whole conversation, with its own neighbours (the usual
+        # one-message turns inline, as _eval counts them)
+        errs: list[int] = []
+        append = errs.append
+        cf, kind, uses, res = self._cf, self._kind, self._uses, self._res
         for t, (a, b) in enumerate(turns):
-            pa, pb = turns[t - 1] if t > 0 else (0, 0)
-            na, nb = turns[t + 1] if t < last else (0, 0)
-            rels = _check_turn(
-                msgs[pa:pb] if t > 0 else None,
-                msgs[a:b],
-                msgs[na:nb] if t < last else None,
-                t == 0,
-                t == last,
-                False,
+            if b - a == 1:
+                k = kind[a]
+                if k == 0:
+                    append(cf[a])  # nothing in it depends on a neighbour
+                    continue
+                if k == 1:
+                    role = roles[a]
+                    if role == "assistant":
+                        if t == last:
+                            append(cf[a])
+                            continue
+                        na, nb = turns[t + 1]
+                        if nb - na == 1:
+                            found = res.get(na) if roles[na] == "user" else None
+                            if found is None:
+                                append(cf[a] + 1)  # none answered
+                            else:
+                                answered = {tid for tid, _ in found}
+                                append(cf[a] + any(u not in answered for u in uses[a]))
+                            continue
+                    elif role == "user" and t > 0:
+                        pa, pb = turns[t - 1]
+                        if pb - pa == 1 and roles[pa] == "assistant":
+                            expected = uses.get(pa)
+                            e = cf[a]
+                            if expected is None:
+                                append(e + len(res[a]))  # all orphans
+                                continue
+                            seen: set[str] = set()
+                            misplaced = False
+                            for tid, leads in res[a]:
+                                if tid not in expected or tid in seen:
+                                    e += 1
+                                else:
+                                    seen.add(tid)
+                                    if not leads:
+                                        misplaced = True
+                            append(e + misplaced)
+                            continue
+            append(
+                self._eval(
+                    -1,
+                    a,
+                    b,
+                    (-1, *turns[t - 1]) if t > 0 else None,
+                    (-1, *turns[t + 1]) if t < last else None,
+                    t == last,
+                )
             )
-            if rels:
-                errs[t] = sum(1 for r in rels if r[2] == "error")
         self.prefix = _prefix(errs)
         self.errs = errs
-        self._memo: dict[tuple[Any, ...], int] = {}
-        self._front: dict[tuple[int, int], int] = {}
+        self._front: dict[int, int] = {}
         self._back: dict[int, int] = {}
 
-    def _messages(self, d: tuple[Any, ...]) -> list[Any]:
-        msgs = self.msgs
-        kind = d[0]
-        if kind == "g":
-            a, b = self.turns[d[1]]
-            return list(msgs[a:b])
-        if kind == "r":
-            return list(msgs[d[1] : d[2]])
-        if kind == "m":
-            return [msgs[d[1]], *msgs[d[2] : d[3]]]
-        return [msgs[d[1]]]
+    # -- the summary of each message -----------------------------------------------------------
+    def _summarise(self) -> None:
+        msgs, roles = self.msgs, self.roles
+        n = len(msgs)
+        cf = [0] * n  #: errors that add up
+        kind = [
+            0
+        ] * n  #: 0: nothing else; 1: tool_uses (assistant) or tool_results (user); 2: checked whole
+        nres = [0] * n  #: tool_result blocks of a user message
+        uses: dict[int, list[str]] = {}  #: tool_use ids of an assistant message
+        res: dict[int, list[tuple[str, bool]]] = {}  #: (tool_use_id, no other block before it)
+        other = [False] * n  #: a user message holds a block that is not a tool_result
+        slow = False
+        for i in range(n):
+            m = msgs[i]
+            role = roles[i]
+            if type(m) is not dict:
+                slow = True
+                continue
+            if role not in _ROLES:
+                cf[i] = 1  # invalid_role (a turn of its own)
+                continue
+            content = m.get("content")
+            if type(content) is str:
+                if not content:
+                    if role == "assistant":
+                        kind[i] = 2  # empty unless the window's last message
+                    else:
+                        cf[i] = 1
+                continue
+            if type(content) is not list:
+                if content is None:
+                    if role == "assistant":
+                        kind[i] = 2
+                    else:
+                        cf[i] = 1
+                elif isinstance(content, (str, list)):
+                    slow = True  # a subclass: leave it all to _check_turn
+                continue
+            if not content:
+                if role == "assistant":
+                    kind[i] = 2
+                else:
+                    cf[i] = 1
+                continue
+            c = 0
+            k = 0
+            if role == "assistant":
+                u: list[str] | None = None
+                for b in content:
+                    if type(b) is not dict:
+                        if isinstance(b, Mapping):
+                            slow = True
+                        k = 2
+                        continue
+                    t = b.get("type")
+                    if t == "text":
+                        tx = b.get("text")
+                        if tx == "" or tx is None:
+                            c += 1
+                        elif type(tx) is not str or not tx.strip():
+                            k = 2  # blank: an error unless the merged turn has a tool_use
+                    elif t == "tool_use":
+                        if u is None:
+                            u = []
+                        u.append(str(b.get("id")))
+                    elif t == "tool_result":
+                        c += 1
+                    elif type(t) is not str or t in _TURN_TYPES:
+                        k = 2
+                tail = content[-1]
+                if type(tail) is dict and tail.get("type") == "text":
+                    tx = tail.get("text")
+                    if type(tx) is not str or tx != tx.rstrip():
+                        k = 2  # trailing whitespace: an error in the window's final block
+                if u is not None:
+                    uses[i] = u
+                    if k == 0:
+                        k = 1
+            elif role == "user":
+                r: list[tuple[str, bool]] | None = None
+                seen_other = False
+                for b in content:
+                    if type(b) is not dict:
+                        if isinstance(b, Mapping):
+                            slow = True
+                        seen_other = True
+                        continue
+                    t = b.get("type")
+                    if t == "tool_result":
+                        if r is None:
+                            r = []
+                        r.append((str(b.get("tool_use_id")), not seen_other))
+                        continue
+                    seen_other = True
+                    if t == "text":
+                        tx = b.get("text")
+                        if tx == "" or tx is None or (isinstance(tx, str) and not tx.strip()):
+                            c += 1
+                    elif t == "tool_use":
+                        c += 1
+                    elif t is not None and type(t) is not str:
+                        k = 2
+                other[i] = seen_other
+                if r is not None:
+                    res[i] = r
+                    nres[i] = len(r)
+                    if k == 0:
+                        k = 1
+            else:  # system: its placement rules are warnings
+                for b in content:
+                    if type(b) is not dict:
+                        if isinstance(b, Mapping):
+                            slow = True
+                        continue
+                    t = b.get("type")
+                    if t == "text":
+                        tx = b.get("text")
+                        if tx == "" or tx is None or (isinstance(tx, str) and not tx.strip()):
+                            c += 1
+                    elif t == "tool_result" or t == "tool_use":
+                        c += 1
+                    elif t is not None and type(t) is not str:
+                        k = 2
+            cf[i] = c
+            kind[i] = k
+        self._cf, self._kind, self._nres = cf, kind, nres
+        self._uses, self._res, self._other = uses, res, other
+        self._cfp = _prefix(cf)
+        self._nresp = _prefix(nres)
+        self._kp = _prefix([1 if k else 0 for k in kind])
+        self._xp = _prefix([1 if k == 2 else 0 for k in kind])
+        self._slow = slow
 
-    def _role(self, d: tuple[Any, ...]) -> Any:
-        return self.roles[self.turns[d[1]][0] if d[0] == "g" else d[1]]
+    # -- one window turn -----------------------------------------------------------------------
+    def _list(self, p: Piece) -> list[Any]:
+        head, a, b = p
+        part = list(self.msgs[a:b])
+        return [self.msgs[head], *part] if head >= 0 else part
 
-    def _count(
-        self,
-        prev: tuple[Any, ...] | None,
-        cur: tuple[Any, ...],
-        nxt: tuple[Any, ...] | None,
-        is_first: bool,
-        is_last: bool,
+    def _role(self, p: Piece) -> Any:
+        return self.roles[p[0] if p[0] >= 0 else p[1]]
+
+    def _ids_of_uses(self, p: Piece) -> list[str]:
+        head, a, b = p
+        uses = self._uses
+        out: list[str] = list(uses.get(head, ())) if head >= 0 else []
+        if self._kp[b] > self._kp[a]:
+            for x in range(a, b):
+                u = uses.get(x)
+                if u is not None:
+                    out.extend(u)
+        return out
+
+    def _ids_of_results(self, p: Piece) -> set[str]:
+        head, a, b = p
+        res = self._res
+        out: set[str] = set()
+        if head >= 0 and head in res:
+            out.update(tid for tid, _ in res[head])
+        if self._kp[b] > self._kp[a]:
+            for x in range(a, b):
+                r = res.get(x)
+                if r is not None:
+                    out.update(tid for tid, _ in r)
+        return out
+
+    def _eval(
+        self, head: int, a: int, b: int, prev: Piece | None, nxt: Piece | None, is_last: bool
     ) -> int:
-        """Errors of the window turn ``cur`` between ``prev`` and ``nxt``.
-
-        A turn's errors depend on less than its neighbours (``protocol._check_turn``): a user
-        turn's on the previous turn only when that is an assistant turn (the tool_use ids it
-        answers), an assistant turn's on the next turn (the results: none when there is no next
-        turn, none answered when it is not a user turn) and on being last; a system turn's on
-        neither (its placement rules are warnings); being first decides only warnings. The memo
-        is keyed by what matters, so the same turn is checked once whatever else the window
-        holds."""
-        role = self._role(cur)
-        if role == "user":
-            ctx: Any = prev if prev is not None and self._role(prev) == "assistant" else None
-        elif role == "assistant":
-            if nxt is None:
-                ctx = (None, is_last)
-            elif self._role(nxt) == "user":
-                ctx = (nxt, is_last)
-            else:
-                ctx = ("x", is_last)
+        """Errors of the window turn ``(head, a, b)`` between ``prev`` and ``nxt`` (pieces, or
+        None at the window's ends)."""
+        kind, KP = self._kind, self._kp
+        if head >= 0:
+            np_ = (kind[head] != 0) + KP[b] - KP[a]
+            cfs = self._cf[head] + self._cfp[b] - self._cfp[a]
         else:
-            ctx = None
-        if cur[0] == "g" and ctx == self._own_context(cur[1], role):
-            own: int = self.errs[cur[1]]
-            return own  # the conversation's own turn, in the same context
-        key = (cur, ctx)
-        found = self._memo.get(key)
-        if found is None:
-            if len(self._memo) > 1_000_000:
-                self._memo.clear()
-            found = self._memo[key] = self._check(prev, cur, nxt, is_first, is_last)
-        return found
-
-    def _own_context(self, t: int, role: Any) -> Any:
-        """The context (as :meth:`_count` keys it) of turn ``t`` in the whole conversation."""
-        last = len(self.turns) - 1
+            np_ = KP[b] - KP[a]
+            cfs = self._cfp[b] - self._cfp[a]
+        if not np_:
+            return cfs
+        if self._slow or (head >= 0 and kind[head] == 2) or self._xp[b] > self._xp[a]:
+            rels = _check_turn(
+                self._list(prev) if prev is not None else None,
+                self._list((head, a, b)),
+                self._list(nxt) if nxt is not None else None,
+                prev is None,
+                is_last,
+                False,
+            )
+            return sum(1 for r in rels if r[2] == "error")
+        role = self.roles[head if head >= 0 else a]
         if role == "user":
-            if t > 0 and self.roles[self.turns[t - 1][0]] == "assistant":
-                return ("g", t - 1)
-            return None
+            expected = (
+                self._ids_of_uses(prev)
+                if prev is not None and self._role(prev) == "assistant"
+                else None
+            )
+            if not expected:  # every tool_result is an orphan
+                nr = self._nres
+                return cfs + (nr[head] if head >= 0 else 0) + self._nresp[b] - self._nresp[a]
+            exp = set(expected)
+            seen: set[str] = set()
+            leading = True
+            misplaced = False
+            errors = cfs
+            res, other = self._res, self._other
+            for x in ([head] if head >= 0 else []) + list(range(a, b)):
+                r = res.get(x)
+                if r is not None:
+                    for tid, first_blocks in r:
+                        if tid not in exp or tid in seen:
+                            errors += 1  # orphan_tool_result, duplicate_tool_result
+                        else:
+                            seen.add(tid)
+                            if not (leading and first_blocks):
+                                misplaced = True
+                if other[x]:
+                    leading = False
+            return errors + misplaced  # tool_result_not_first
         if role == "assistant":
-            if t == last:
-                return (None, True)
-            if self.roles[self.turns[t + 1][0]] == "user":
-                return (("g", t + 1), False)
-            return ("x", False)
-        return None
+            if nxt is None:
+                return cfs
+            used = self._ids_of_uses((head, a, b))
+            answered = self._ids_of_results(nxt) if self._role(nxt) == "user" else set()
+            return cfs + any(tid not in answered for tid in used)  # unanswered_tool_use
+        return cfs
 
-    def _check(
-        self,
-        prev: tuple[Any, ...] | None,
-        cur: tuple[Any, ...],
-        nxt: tuple[Any, ...] | None,
-        is_first: bool,
-        is_last: bool,
-    ) -> int:
-        rels = _check_turn(
-            self._messages(prev) if prev is not None else None,
-            self._messages(cur),
-            self._messages(nxt) if nxt is not None else None,
-            is_first,
-            is_last,
-            False,
-        )
-        return sum(1 for r in rels if r[2] == "error")
-
-    def _sum(self, seq: list[tuple[Any, ...]]) -> int:
+    def _sum(self, seq: list[Piece]) -> int:
         total = 0
         last = len(seq) - 1
-        for j, d in enumerate(seq):
-            total += self._count(
-                seq[j - 1] if j else None, d, seq[j + 1] if j < last else None, j == 0, j == last
-            )
+        ev = self._eval
+        for j, p in enumerate(seq):
+            total += ev(*p, seq[j - 1] if j else None, seq[j + 1] if j < last else None, j == last)
         return total
 
     def errors(self, first: int, lo: int, hi: int) -> int:
         """Error count of the window ``[first] + messages[lo:hi]`` (``first < lo``)."""
         if hi <= lo:
-            return self._count(None, ("s", first), None, True, True)
+            return self._eval(first, 0, 0, None, None, True)
         roles, turns, turn_of = self.roles, self.turns, self.turn_of
         ta, tb = turn_of[lo], turn_of[hi - 1]
-        ga, gb = turns[ta]
+        if tb - ta > 4:
+            # the front turns (they depend on first and lo only), the turns inside (their own
+            # errors), the two last turns (they depend on hi only)
+            ga, gb = turns[ta]
+            errs = self.errs
+            front = -1
+            if not self._slow and self._kind[first] != 2 and self._xp[gb] == self._xp[lo]:
+                # the usual fronts, counted without a memo
+                rl = roles[lo]
+                cfp, nrp = self._cfp, self._nresp
+                if roles[first] == rl and rl in _ROLES:
+                    if rl != "assistant":  # merged into one turn, after none: orphans all
+                        front = (
+                            self._cf[first]
+                            + self._nres[first]
+                            + cfp[gb]
+                            - cfp[lo]
+                            + nrp[gb]
+                            - nrp[lo]
+                            + errs[ta + 1]
+                        )
+                elif lo == ga and self._kind[first] == 0:
+                    # a first message no neighbour changes, then lo's whole turn after it
+                    if rl == "user":  # after no tool_use: orphans all
+                        front = cfp[gb] - cfp[ga] + nrp[gb] - nrp[ga]
+                    else:
+                        front = errs[ta]
+                    front += self._cf[first] + errs[ta + 1]
+            key = first * (len(roles) + 1) + lo
+            if front < 0:
+                front = self._front.get(key, -1)
+            if front < 0:
+                if roles[first] == roles[lo] and roles[lo] in _ROLES:
+                    seq: list[Piece] = [(first, lo, gb)]  # the API merges them into one turn
+                else:
+                    seq = [(first, 0, 0), (-1, lo, gb)]
+                seq.append((-1, *turns[ta + 1]))
+                seq.append((-1, *turns[ta + 2]))
+                front = 0
+                ev = self._eval
+                for j in range(len(seq) - 1):
+                    front += ev(*seq[j], seq[j - 1] if j else None, seq[j + 1], False)
+                if len(self._front) > 1_000_000:
+                    self._front.clear()
+                self._front[key] = front
+            a_end, b_end = turns[tb]
+            if hi == b_end and (roles[a_end] != "assistant" or self._kp[b_end] == self._kp[a_end]):
+                # the last turn whole, its errors not depending on being last
+                return front + self.prefix[tb + 1] - self.prefix[ta + 2]
+            back = self._back.get(hi)
+            if back is None:
+                end = (-1, a_end, hi)
+                before = (-1, *turns[tb - 1])
+                back = self._eval(*before, (-1, *turns[tb - 2]), end, False)
+                back += self._eval(*end, before, None, True)
+                if len(self._back) > 1_000_000:
+                    self._back.clear()
+                self._back[hi] = back
+            return front + self.prefix[tb - 1] - self.prefix[ta + 2] + back
+        gb = turns[ta][1]
         b1 = gb if gb < hi else hi
-        seq: list[tuple[Any, ...]]
         if roles[first] == roles[lo] and roles[lo] in _ROLES:
-            seq = [("m", first, lo, b1)]  # the API merges the first message into lo's turn
+            seq = [(first, lo, b1)]
         else:
-            seq = [("s", first), ("g", ta) if lo == ga and b1 == gb else ("r", lo, b1)]
-        if tb == ta:
-            return self._sum(seq)
-        a_end, b_end = turns[tb]
-        end = ("g", tb) if b_end == hi else ("r", a_end, hi)
-        if tb - ta <= 4:
-            seq.extend(("g", t) for t in range(ta + 1, tb))
-            seq.append(end)
-            return self._sum(seq)
-        # the front turns (they depend on first and lo only), the turns inside (their own
-        # errors), the two last turns (they depend on hi only)
-        front = self._front.get((first, lo))
-        if front is None:
-            seq.append(("g", ta + 1))
-            front = 0
-            last = len(seq) - 1
-            for j, d in enumerate(seq):
-                nxt = seq[j + 1] if j < last else ("g", ta + 2)
-                front += self._count(seq[j - 1] if j else None, d, nxt, j == 0, False)
-            if len(self._front) > 1_000_000:
-                self._front.clear()
-            self._front[(first, lo)] = front
-        back = self._back.get(hi)
-        if back is None:
-            back = self._count(("g", tb - 2), ("g", tb - 1), end, False, False)
-            back += self._count(("g", tb - 1), end, None, False, True)
-            if len(self._back) > 1_000_000:
-                self._back.clear()
-            self._back[hi] = back
-        return front + self.prefix[tb - 1] - self.prefix[ta + 2] + back
+            seq = [(first, 0, 0), (-1, lo, b1)]
+        seq.extend((-1, *turns[t]) for t in range(ta + 1, tb))
+        if tb > ta:
+            seq.append((-1, turns[tb][0], hi))
+        return self._sum(seq)
 
     def rejected(self, first: int, lo: int, hi: int) -> bool:
         if first < 0:
@@ -614,10 +915,9 @@ def replay(
                 red,
             )
             if werr is not None:
-                # a protocol error, or a prompt over the model's context (``prompt is too long``)
-                req.rejected = werr.rejected(first, lo, hi) or req.input_tokens > context_size(
-                    model
-                )
+                # a prompt over the model's context (``prompt is too long``: no need to count
+                # its protocol errors), or a protocol error
+                req.rejected = total > context_size(model) or werr.rejected(first, lo, hi)
             if index in keep or pi == n_points:
                 windows[index] = [first, *range(lo, hi)] if first >= 0 else []
             out.append(req)
@@ -702,3 +1002,299 @@ def replay(
                         else:
                             counts[k] = c0 - 1
     return out, evicted_total, windows, min_notes, price_notes
+
+
+def replay_editing(
+    session: Any,
+    shared: Shared,
+    *,
+    strategy: str,
+    editing: Any,
+    points: Sequence[Any],
+    starts: set[int],
+    tok: list[int],
+    rates: Rates,
+    static: int,
+    prices: Any,
+    session_model: str | None,
+    default_ttl: float,
+    tools_fp: int,
+    system_fp: int,
+    check: bool,
+    keep: set[int],
+    redundancy: bool,
+) -> tuple[list[Any], dict[int, list[int]], set[str], set[str]]:
+    """(requests, kept windows, models of unknown minimum, models without a price) under a
+    context-editing strategy (``clear-tool-uses``, ``clear-thinking``), as the reference replay
+    computes them, without a ConversationContext.
+
+    Nothing is evicted, so the window of a request at ``i`` is its segment's messages
+    ``[offset, i)`` (the caller sends sessions with rewinds or edits placed in time to the
+    reference replay). The edited copy is :class:`~ctxview.core.clearing.SentForm`'s, followed
+    with :meth:`~ctxview.core.clearing.SentForm.follow`; the window's tokens are prefix sums of
+    the original tokens less what the edits saved (a Fenwick tree of the savings per message
+    gives any prefix), and the first message an edit changed breaks the cache there."""
+    from ctxview.core.calibrate import message_features
+    from ctxview.core.clearing import SentForm
+    from ctxview.core.pricing import cost, min_cacheable
+    from ctxview.core.requests import (
+        TTL_1H,
+        TTL_5M,
+        CacheBreak,
+        Redundancy,
+        Request,
+        _blended,
+        _Entry,
+        _prune,
+    )
+
+    msgs = session.messages
+    n_msgs = len(msgs)
+    P = shared.token_prefix(rates, tok)
+    pdata = shared.point_data(session, points, (session_model, tools_fp, system_fp))
+    ckeys = shared.content_keys(rates) if redundancy else None
+    werr = shared.window_errors(session.system) if check else None
+    # what the edits saved: per message (sent = tok - saved), and as a Fenwick tree
+    cut: dict[int, int] = {}
+    tree = [0] * (n_msgs + 1)
+
+    def saved_before(x: int) -> int:
+        """Tokens the edits saved on messages [0, x)."""
+        total = 0
+        while x > 0:
+            total += tree[x]
+            x &= x - 1
+        return total
+
+    offset = 0
+    saved = 0  # tokens the edits of this segment save
+    base: int | None = None  # saved_before(offset)
+    top = -1  # no saving of this segment is on a message after this one
+    sf = SentForm(strategy, editing)
+    # without a thinking block, the thinking edit never changes a message
+    follow = strategy != "clear-thinking" or shared.has_thinking()
+    sf_gen: int | None = None
+    sf_pos = 0
+    dirty: int | None = None
+    dirty_reason = ""
+    counts: dict[Any, int] = {}
+    dup_items = 0
+    dup_tokens = 0
+    entries: list[Any] = []
+    ever_cached = False
+    prev_key: tuple[Any, ...] | None = None
+    prev_len = 0
+    prev_written = False
+    last_sent = 0
+    out: list[Any] = []
+    windows: dict[int, list[int]] = {}
+    by_model: dict[str | None, tuple[int, bool, Any]] = {}
+    min_notes: set[str] = set()
+    price_notes: set[str] = set()
+    breaks: dict[tuple[str, int], Any] = {}
+    pi = 0
+    n_points = len(points)
+    for i in range(n_msgs + 1):
+        # requests that hold messages [offset, i)
+        while pi < n_points and points[pi].n == i:
+            p = points[pi]
+            model, rec, out_tok, hint, ts_raw, now, key = pdata[pi]
+            pi += 1
+            if key is None:
+                key = (model, tools_fp, system_fp)
+            ttl = TTL_1H if hint == "1h" else TTL_5M if hint == "5m" else default_ttl
+            nw = i - offset
+            original = P[i] - P[offset]
+            looked = by_model.get(model)
+            if looked is None:
+                looked = by_model[model] = (*min_cacheable(model), prices.get(model))
+            minimum, known_min, price = looked
+            if not known_min and model:
+                min_notes.add(model)
+            # -- the edits: the trigger reads the original prompt's size
+            if follow:
+                sf.follow(msgs, offset, nw, static + original)
+            if sf.generation != sf_gen:
+                sf_gen, sf_pos = sf.generation, 0
+            changes = sf.changes
+            if sf_pos < len(changes):
+                edited = sf.edited
+                for cid in changes[sf_pos:]:
+                    tid = offset + cid
+                    sent_msg = edited.get(cid)
+                    was = cut.get(tid, 0)
+                    now_cut = (
+                        tok[tid] - rates.tokens(message_features(sent_msg))
+                        if sent_msg is not None
+                        else 0
+                    )
+                    if now_cut != was:
+                        saved += now_cut - was
+                        if now_cut:
+                            cut[tid] = now_cut
+                            if tid > top:
+                                top = tid
+                        else:
+                            del cut[tid]
+                        x = tid + 1
+                        d = now_cut - was
+                        while x <= n_msgs:
+                            tree[x] += d
+                            x += x & -x
+                    if cid < nw and (dirty is None or cid < dirty):
+                        dirty = cid
+                        dirty_reason = dirty_reason or "edited"
+                sf_pos = len(changes)
+            wtok = original - saved
+            total = static + wtok
+            # -- what of the previous prompt survives
+            brk = None
+            if dirty is not None:
+                for e in entries:
+                    if e.length > dirty:
+                        e.length = dirty
+            if len(entries) == 1:
+                e = entries[0]
+                best = e if e.key == key and (now is None or e.expires >= now) else None
+            else:
+                live = [e for e in entries if e.key == key and (now is None or e.expires >= now)]
+                best = max(live, key=lambda e: e.length, default=None)
+            read = 0
+            reach = 0
+            if best is not None:
+                reach = best.length if best.length < nw else nw
+                if reach >= nw:
+                    read = static + wtok
+                else:
+                    end = offset + reach
+                    read = static + P[end] - P[offset]
+                    if end > top:  # every saving is before the end
+                        read -= saved
+                    else:  # (a saving may be negative: a placeholder longer than its result)
+                        if base is None:  # (the savings before the segment stay as they are)
+                            base = saved_before(offset)
+                        read -= saved_before(end) - base
+                if read < minimum:
+                    read = 0
+            if not out and rec is not None and rec["cache_read_input_tokens"] >= minimum:
+                read = min(static, rec["cache_read_input_tokens"], total)
+            if total < minimum:
+                read = write = 0
+            else:
+                write = total - read
+            uncached = total - read - write
+            # -- why the previous prompt was not all read
+            if not out:
+                brk = CacheBreak("first", 0)
+            elif total >= minimum:
+                if not ever_cached:
+                    brk = CacheBreak("first", 0)
+                elif prev_key is not None and key != prev_key:
+                    what = (
+                        "model"
+                        if key[0] != prev_key[0]
+                        else "tools"
+                        if key[1] != prev_key[1]
+                        else "system"
+                    )
+                    brk = CacheBreak(what, 0)
+                elif dirty is not None and dirty < prev_len:
+                    bkey = (dirty_reason or "edited", dirty)
+                    brk = breaks.get(bkey)
+                    if brk is None:
+                        brk = breaks[bkey] = CacheBreak(*bkey)
+                elif prev_written and (best is None or reach < prev_len):
+                    brk = CacheBreak("ttl", reach)
+            # -- the cache after this request
+            if read and best is not None and now is not None:
+                best.expires = max(best.expires, now + best.ttl)
+            if total >= minimum:
+                new = _Entry(key, nw, (now if now is not None else 0.0) + ttl, ttl)
+                if all(
+                    e.key == key and e.length <= nw and e.expires <= new.expires for e in entries
+                ):
+                    entries = [new]
+                else:
+                    entries.append(new)
+                    entries = _prune(entries, now)
+                ever_cached = True
+                prev_written = True
+            else:
+                prev_written = False
+            prev_key, prev_len = key, nw
+            dirty, dirty_reason = None, ""
+            # -- price
+            if price is None:
+                price_notes.add(model or "")
+            if out_tok is None:
+                out_tok = tok[p.response] - cut.get(p.response, 0) if p.response is not None else 0
+            c = cost(
+                price,
+                uncached=uncached,
+                cache_read=read,
+                cache_write_5m=write if ttl == TTL_5M else 0,
+                cache_write_1h=write if ttl == TTL_1H else 0,
+                output=out_tok,
+            )
+            red = None
+            if dup_items:
+                red = Redundancy(
+                    dup_items, dup_tokens, _blended(price, read, write, uncached, ttl, dup_tokens)
+                )
+            new_ids = list(range(offset if offset > last_sent else last_sent, i))
+            if i > last_sent:
+                last_sent = i
+            index = len(out)
+            req = Request(
+                index=index,
+                message_ids=new_ids,
+                window_size=nw,
+                input_tokens=total,
+                cache_read=read,
+                cache_write=write,
+                uncached=uncached,
+                cache_break=brk,
+                recorded=rec,
+                timestamp=ts_raw,
+                cost_usd=c,
+                model=model,
+                response_id=p.response,
+                output_tokens=out_tok,
+                ttl="1h" if ttl == TTL_1H else "5m",
+                newest_dropped=i > 0 and (nw == 0 or offset + nw != i),
+                redundancy=red,
+            )
+            if werr is not None:
+                # a prompt over the model's context (``prompt is too long``), or a protocol
+                # error: the protocol is checked on the original messages (the edits alone
+                # change none of its rules' outcomes)
+                req.rejected = total > context_size(model) or (
+                    werr.rejected(offset, offset + 1, i) if nw else werr.rejected(-1, 0, 0)
+                )
+            if index in keep or pi == n_points:
+                windows[index] = list(range(offset, i))
+            out.append(req)
+        if i == n_msgs:
+            break
+        if i in starts:
+            # a compaction: the conversation starts again from here
+            if i > offset:
+                dirty = 0
+                dirty_reason = "compaction"
+            counts.clear()
+            dup_items = dup_tokens = saved = 0
+            offset = i
+            base = None
+            top = -1
+            sf = SentForm(strategy, editing)
+            sf_gen = None
+        if ckeys is not None:
+            ks = ckeys[i]
+            if ks:
+                for k, t in ks:
+                    c0 = counts.get(k, 0)
+                    if c0:
+                        dup_items += 1
+                        dup_tokens += t
+                    counts[k] = c0 + 1
+    return out, windows, min_notes, price_notes
