@@ -178,6 +178,43 @@ def test_compare_shares_its_work_without_changing_a_row(s: LoadedSession, max_: 
         assert row["evicted_messages"] == ref.evicted_messages
         assert row["cache_read"] == ref.totals()["cache_read"]
         assert row["cost_usd"] == ref.totals()["cost_usd"]
+        # every figure of the row, summed by the replay or counted from the requests
+        assert {k: v for k, v in row.items() if k != "name"} == {
+            **R._compare_row(ref),
+            "evicted_messages": ref.evicted_messages,
+        }
+        assert ref.summary is None
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    s=sessions(),
+    max_=st.integers(1, 9),
+    strategy=st.sampled_from(["seed", "pair-safe", "token-budget", "low-water"]),
+)
+def test_the_replays_sums_are_the_requests_figures(
+    s: LoadedSession, max_: int, strategy: str
+) -> None:
+    """compare's rows from the fast replay's sums (no Request built) equal the rows counted
+    from the requests of the same replay."""
+    import ctxview.core.requests as R
+    from ctxview.core.requests_fast import Totals
+
+    kw: dict[str, Any] = {
+        "max_context_messages": max_,
+        "strategy": strategy,
+        "check": True,
+        "redundancy": False,
+        "defaults": {"model": "claude-sonnet-4-5"} if s.model is None else None,
+    }
+    full = R.simulate(s, **kw)
+    summed = R.simulate(s, **kw, _totals=Totals())
+    if summed.summary is None:
+        return  # a session the fast replay does not take (the reference replay built requests)
+    assert summed.requests == [] and summed.summary.requests == len(full.requests)
+    assert R._compare_row(summed) == R._compare_row(full)
+    assert summed.evicted_messages == full.evicted_messages
+    assert summed.windows == full.windows  # the last window is kept either way
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -236,6 +236,9 @@ class RequestLog:
     windows: dict[int, list[int]] = field(default_factory=dict)
     #: the arguments that reproduce this log with :func:`simulate`
     settings: dict[str, Any] = field(default_factory=dict)
+    #: ``compare``'s sums (``requests_fast.Totals``) when the replay summed instead of building
+    #: ``requests`` (then empty); None otherwise
+    summary: Any = None
 
     def token_error(self) -> dict[str, float] | None:
         """Median and p90 of |predicted - recorded| / recorded over the requests with usage
@@ -619,6 +622,7 @@ def simulate(
     _feats: Sequence[Features] | None = None,
     _shared: Any = None,
     _reference: bool = False,
+    _totals: Any = None,
 ) -> RequestLog:
     """The session's requests under a max and a strategy (see the module docstring).
 
@@ -757,6 +761,7 @@ def simulate(
             check=check,
             keep=keep,
             redundancy=redundancy,
+            sums=_totals,
         )
         _price_notes(notes, f_price, f_min)
         return RequestLog(
@@ -771,6 +776,7 @@ def simulate(
             f_evicted,
             f_windows,
             settings,
+            _totals,
         )
 
     if (
@@ -1550,25 +1556,40 @@ def iter_compare(
             _calibration=cal,
             _feats=feats,
             _shared=shared,
+            _totals=requests_fast.Totals(),
         )
-        t = log.totals()
-        reqs = log.requests
-        rejected = [r.index for r in reqs if r.rejected]
-        yield (
-            {
-                "name": name,
-                "requests": len(reqs),
-                "rejected_requests": len(rejected),
-                "first_rejected": rejected[0] if rejected else None,
-                "newest_dropped": sum(1 for r in reqs if r.newest_dropped),
-                "mean_window": round(sum(r.window_size for r in reqs) / len(reqs), 2)
-                if reqs
-                else 0,
-                "input_tokens": t["input_tokens"],
-                "cache_read": t["cache_read"],
-                "cache_write": t["cache_write"],
-                "hit_rate": t["hit_rate"],
-                "cost_usd": t["cost_usd"],
-                "evicted_messages": log.evicted_messages,
-            }
-        )
+        yield {"name": name, **_compare_row(log), "evicted_messages": log.evicted_messages}
+
+
+def _compare_row(log: RequestLog) -> dict[str, Any]:
+    """A compare row's figures: from the replay's sums when it summed (the fast replay), else
+    from the requests (the same figures: ``tests/test_requests_fast.py``)."""
+    sums = log.summary
+    if sums is None:
+        sums = requests_fast.Totals()
+        for r in log.requests:
+            sums.requests += 1
+            sums.window_sum += r.window_size
+            sums.input_tokens += r.input_tokens
+            sums.cache_read += r.cache_read
+            sums.cache_write += r.cache_write
+            sums.costs.append(r.cost_usd)
+            sums.newest_dropped += r.newest_dropped
+            if r.rejected:
+                sums.rejected += 1
+                if sums.first_rejected is None:
+                    sums.first_rejected = r.index
+    n, inp, costs = sums.requests, sums.input_tokens, sums.costs
+    return {
+        "requests": n,
+        "rejected_requests": sums.rejected,
+        "first_rejected": sums.first_rejected,
+        "newest_dropped": sums.newest_dropped,
+        "mean_window": round(sums.window_sum / n, 2) if n else 0,
+        "input_tokens": inp,
+        "cache_read": sums.cache_read,
+        "cache_write": sums.cache_write,
+        # as RequestLog.totals computes them
+        "hit_rate": round(sums.cache_read / inp, 4) if inp else None,
+        "cost_usd": _round(sum(costs)) if costs and None not in costs else None,
+    }

@@ -665,6 +665,36 @@ class WindowErrors:
         return self.sys_errors > 0 or self.errors(first, lo, hi) > 0
 
 
+class Totals:
+    """What ``compare``'s row needs of a strategy's requests, summed as the replay goes (50,000
+    :class:`~ctxview.core.requests.Request` objects per strategy were most of its time): the
+    same figures as the requests give (``tests/test_requests_fast.py``)."""
+
+    __slots__ = (
+        "cache_read",
+        "cache_write",
+        "costs",
+        "first_rejected",
+        "input_tokens",
+        "newest_dropped",
+        "rejected",
+        "requests",
+        "window_sum",
+    )
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.rejected = 0
+        self.first_rejected: int | None = None
+        self.newest_dropped = 0
+        self.window_sum = 0
+        self.input_tokens = 0
+        self.cache_read = 0
+        self.cache_write = 0
+        #: each request's cost in order (summed as ``RequestLog.totals`` sums them)
+        self.costs: list[float | None] = []
+
+
 def replay(
     session: Any,
     shared: Shared,
@@ -687,9 +717,12 @@ def replay(
     check: bool,
     keep: set[int],
     redundancy: bool,
+    sums: Totals | None = None,
 ) -> tuple[list[Any], int, dict[int, list[int]], set[str], set[str]]:
     """(requests, evicted messages, kept windows, models of unknown minimum, models without a
-    price): the reference replay's results, computed on ``[first] + [lo, hi)`` windows."""
+    price): the reference replay's results, computed on ``[first] + [lo, hi)`` windows.
+
+    With ``sums``, no request is built: their row's sums go into it (and the list is empty)."""
     from ctxview.core.pricing import min_cacheable
     from ctxview.core.requests import (
         TTL_1H,
@@ -755,6 +788,7 @@ def replay(
     prev_written = False
     last_sent = 0
     out: list[Any] = []
+    made = 0  # requests made so far (built, or summed into ``sums``)
     windows: dict[int, list[int]] = {}
     by_model: dict[str | None, tuple[int, bool, Any]] = {}
     min_notes: set[str] = set()
@@ -811,7 +845,7 @@ def replay(
                     read = static
                 if read < minimum:
                     read = 0
-            if not out and rec is not None and rec["cache_read_input_tokens"] >= minimum:
+            if not made and rec is not None and rec["cache_read_input_tokens"] >= minimum:
                 read = min(static, rec["cache_read_input_tokens"], total)
             if total < minimum:
                 read = write = 0
@@ -819,7 +853,7 @@ def replay(
                 write = total - read
             uncached = total - read - write
             # -- why the previous prompt was not all read
-            if not out:
+            if not made:
                 brk = CacheBreak("first", 0)
             elif total >= minimum:
                 if not ever_cached:
@@ -884,6 +918,27 @@ def replay(
                 red_cost = (
                     (s4 + 0 * price.output) / 1_000_000 * dup_tokens / total if total > 0 else None
                 )
+            made += 1
+            if sums is not None:
+                # compare: the sums of its row instead of a Request (see :class:`Totals`)
+                index = sums.requests
+                sums.requests = index + 1
+                sums.window_sum += n
+                sums.input_tokens += total
+                sums.cache_read += read
+                sums.cache_write += write
+                sums.costs.append(c)
+                if i > 0 and (first < 0 or (hi - 1 if hi > lo else first) != i - 1):
+                    sums.newest_dropped += 1
+                if werr is not None and (
+                    total > context_size(model) or werr.rejected(first, lo, hi)
+                ):
+                    sums.rejected += 1
+                    if sums.first_rejected is None:
+                        sums.first_rejected = index
+                if index in keep or pi == n_points:
+                    windows[index] = [first, *range(lo, hi)] if first >= 0 else []
+                continue
             red = Redundancy(dup_items, dup_tokens, red_cost) if dup_items else None
             if first < 0:
                 new_ids: list[int] = []
