@@ -916,7 +916,9 @@ def replay(
                 )
                 c = (s4 + out_tok * price.output) / 1_000_000
                 red_cost = (
-                    (s4 + 0 * price.output) / 1_000_000 * dup_tokens / total if total > 0 else None
+                    (s4 + 0 * price.output) / 1_000_000 * dup_tokens / total
+                    if dup_items and total > 0
+                    else None
                 )
             made += 1
             if sums is not None:
