@@ -588,3 +588,29 @@ def test_the_shared_estimate_is_estimate_message(content: Any) -> None:
         estimate_message(msgs[0]),
         estimate_message(msgs[0]) + estimate_message(msgs[1]),
     ]
+
+
+def test_context_editing_with_a_pinned_tool_pair_is_the_references() -> None:
+    """A pinned message at the front of the window's tail is held apart from it, where the
+    edits do not see it (hypothesis found: the pinned tool_use's result was cleared by the fast
+    replay, not by the reference). Pinned sessions take the reference replay."""
+    from ctxview.core.clearing import parse_context_editing
+
+    msgs: list[dict[str, Any]] = [
+        {"role": "user", "content": [{"type": "text", "text": ""}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "calling"},
+                {"type": "tool_use", "id": "toolu_0000", "name": "read_file", "input": {}},
+            ],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_0000"}]},
+        {"role": "user", "content": [{"type": "text", "text": ""}]},
+        {"role": "assistant", "content": [{"type": "text", "text": ""}]},
+    ]
+    metas: list[dict[str, Any]] = [{}, {"model": "<synthetic>"}, {}, {}, {}]
+    s = LoadedSession("gen.json", "claude-code", msgs, metas, model="claude-sonnet-4-5")
+    s.saved_pinned = [2]
+    editing = parse_context_editing({"clear_tool_uses": {"trigger": 1, "keep": 0}})
+    _both(s, strategy="clear-tool-uses", context_editing=editing, keep_windows=[0])

@@ -784,10 +784,12 @@ def simulate(
         and not _reference
         and not off
         and not edits
+        and not pinned
         and shared.valid_roles()
         and not (check and shared.has_compaction())
     ):
-        # nothing is evicted: each window is its segment's messages (pins change nothing)
+        # nothing is evicted: each window is its segment's messages (a pinned message at the
+        # front of the tail is held apart from it, where the edits do not see it: the reference)
         ConversationContext(
             max_context_messages=max_,
             system_prompt=sys_text,

@@ -1146,6 +1146,7 @@ def replay_editing(
     out: list[Any] = []
     windows: dict[int, list[int]] = {}
     by_model: dict[str | None, tuple[int, bool, Any]] = {}
+    sizes: dict[str | None, int] = {}  # context_size per model
     min_notes: set[str] = set()
     price_notes: set[str] = set()
     breaks: dict[tuple[str, int], Any] = {}
@@ -1267,9 +1268,15 @@ def replay_editing(
                 best.expires = max(best.expires, now + best.ttl)
             if total >= minimum:
                 new = _Entry(key, nw, (now if now is not None else 0.0) + ttl, ttl)
-                if all(
-                    e.key == key and e.length <= nw and e.expires <= new.expires for e in entries
-                ):
+                if len(entries) == 1:  # the usual case
+                    e = entries[0]
+                    outlives = e.key == key and e.length <= nw and e.expires <= new.expires
+                else:
+                    outlives = all(
+                        e.key == key and e.length <= nw and e.expires <= new.expires
+                        for e in entries
+                    )
+                if outlives:
                     entries = [new]
                 else:
                     entries.append(new)
@@ -1325,7 +1332,10 @@ def replay_editing(
                 # a prompt over the model's context (``prompt is too long``), or a protocol
                 # error: the protocol is checked on the original messages (the edits alone
                 # change none of its rules' outcomes)
-                req.rejected = total > context_size(model) or (
+                size = sizes.get(model)
+                if size is None:
+                    size = sizes[model] = context_size(model)
+                req.rejected = total > size or (
                     werr.rejected(offset, offset + 1, i) if nw else werr.rejected(-1, 0, 0)
                 )
             if index in keep or pi == n_points:
