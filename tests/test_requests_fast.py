@@ -190,14 +190,18 @@ def test_compare_shares_its_work_without_changing_a_row(s: LoadedSession, max_: 
 @given(
     s=sessions(),
     max_=st.integers(1, 9),
-    strategy=st.sampled_from(["seed", "pair-safe", "token-budget", "low-water"]),
+    strategy=st.sampled_from(
+        ["seed", "pair-safe", "token-budget", "low-water", "clear-tool-uses", "clear-thinking"]
+    ),
+    trigger=st.sampled_from([1, 60, 100_000]),
 )
 def test_the_replays_sums_are_the_requests_figures(
-    s: LoadedSession, max_: int, strategy: str
+    s: LoadedSession, max_: int, strategy: str, trigger: int
 ) -> None:
     """compare's rows from the fast replay's sums (no Request built) equal the rows counted
     from the requests of the same replay."""
     import ctxview.core.requests as R
+    from ctxview.core.clearing import parse_context_editing
     from ctxview.core.requests_fast import Totals
 
     kw: dict[str, Any] = {
@@ -206,6 +210,12 @@ def test_the_replays_sums_are_the_requests_figures(
         "check": True,
         "redundancy": False,
         "defaults": {"model": "claude-sonnet-4-5"} if s.model is None else None,
+        "context_editing": parse_context_editing(
+            {
+                "clear_tool_uses": {"trigger": trigger, "keep": 1},
+                "clear_thinking": {"keep": 1},
+            }
+        ),
     }
     full = R.simulate(s, **kw)
     summed = R.simulate(s, **kw, _totals=Totals())

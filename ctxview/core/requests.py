@@ -816,6 +816,7 @@ def simulate(
             check=check,
             keep=keep,
             redundancy=redundancy,
+            sums=_totals,
         )
         _price_notes(notes, e_price, e_min)
         return RequestLog(
@@ -830,6 +831,7 @@ def simulate(
             0,
             e_windows,
             settings,
+            _totals,
         )
 
     # -- state of the replay (the reference: a ConversationContext, message by message)

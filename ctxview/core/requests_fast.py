@@ -1080,6 +1080,7 @@ def replay_editing(
     check: bool,
     keep: set[int],
     redundancy: bool,
+    sums: Totals | None = None,
 ) -> tuple[list[Any], dict[int, list[int]], set[str], set[str]]:
     """(requests, kept windows, models of unknown minimum, models without a price) under a
     context-editing strategy (``clear-tool-uses``, ``clear-thinking``), as the reference replay
@@ -1144,6 +1145,7 @@ def replay_editing(
     prev_written = False
     last_sent = 0
     out: list[Any] = []
+    made = 0  # requests made so far (built, or summed into ``sums``)
     windows: dict[int, list[int]] = {}
     by_model: dict[str | None, tuple[int, bool, Any]] = {}
     sizes: dict[str | None, int] = {}  # context_size per model
@@ -1234,7 +1236,7 @@ def replay_editing(
                         read -= saved_before(end) - base
                 if read < minimum:
                     read = 0
-            if not out and rec is not None and rec["cache_read_input_tokens"] >= minimum:
+            if not made and rec is not None and rec["cache_read_input_tokens"] >= minimum:
                 read = min(static, rec["cache_read_input_tokens"], total)
             if total < minimum:
                 read = write = 0
@@ -1242,7 +1244,7 @@ def replay_editing(
                 write = total - read
             uncached = total - read - write
             # -- why the previous prompt was not all read
-            if not out:
+            if not made:
                 brk = CacheBreak("first", 0)
             elif total >= minimum:
                 if not ever_cached:
@@ -1300,6 +1302,31 @@ def replay_editing(
                 cache_write_1h=write if ttl == TTL_1H else 0,
                 output=out_tok,
             )
+            made += 1
+            if sums is not None:
+                # compare: the sums of its row instead of a Request (see :class:`Totals`)
+                index = sums.requests
+                sums.requests = index + 1
+                sums.window_sum += nw
+                sums.input_tokens += total
+                sums.cache_read += read
+                sums.cache_write += write
+                sums.costs.append(c)
+                if i > 0 and (nw == 0 or offset + nw != i):
+                    sums.newest_dropped += 1
+                if werr is not None:
+                    size = sizes.get(model)
+                    if size is None:
+                        size = sizes[model] = context_size(model)
+                    if total > size or (
+                        werr.rejected(offset, offset + 1, i) if nw else werr.rejected(-1, 0, 0)
+                    ):
+                        sums.rejected += 1
+                        if sums.first_rejected is None:
+                            sums.first_rejected = index
+                if index in keep or pi == n_points:
+                    windows[index] = list(range(offset, i))
+                continue
             red = None
             if dup_items:
                 red = Redundancy(
