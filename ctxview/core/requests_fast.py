@@ -112,6 +112,8 @@ class Shared:
     def __init__(self, messages: Sequence[Mapping[str, Any]]) -> None:
         self.msgs = messages
         self._roles: list[Any] | None = None
+        self._valid_roles: bool | None = None
+        self._is_asst: list[bool] | None = None
         self._is_tr: list[bool] | None = None
         self._est_prefix: list[int] | None = None
         self._tok: tuple[Rates, list[int], list[int]] | None = None
@@ -131,7 +133,15 @@ class Shared:
 
     def valid_roles(self) -> bool:
         """Every message has a role a context accepts (else the reference replay raises)."""
-        return all(r in _ROLES for r in self.roles)
+        if self._valid_roles is None:
+            self._valid_roles = all(r in _ROLES for r in self.roles)
+        return self._valid_roles
+
+    @property
+    def is_assistant(self) -> list[bool]:
+        if self._is_asst is None:
+            self._is_asst = [r == "assistant" for r in self.roles]
+        return self._is_asst
 
     @property
     def is_tool_result(self) -> list[bool]:
@@ -740,7 +750,7 @@ def replay(
     pdata = shared.point_data(session, points, (session_model, tools_fp, system_fp))
     ckeys = shared.content_keys(rates) if redundancy else None
     is_tr = shared.is_tool_result if kind != _SEED else []
-    asst = [r == "assistant" for r in shared.roles] if kind != _SEED else []
+    asst = shared.is_assistant if kind != _SEED else []
     EP = shared.est_prefix if kind == _BUDGET else []
     sys_tokens = estimate_system(sys_text) if kind == _BUDGET else 0
     werr = shared.window_errors(session.system) if check else None
