@@ -1,0 +1,77 @@
+"""Interleaved rounds: json.load, `requests --json`, `compare --json` (and optionally `inspect
+--json`) on one file, each a fresh interpreter, N rounds; each command's ratio is taken against
+the json.load of its own round, so a machine whose speed drifts during the run (a shared box)
+moves both sides of every ratio alike.
+
+    python benchmarks/bench_rounds.py [--rounds 5] [--file F] [--commands json,req,cmp,ins]
+
+Without --file the 100,000-message agent loop of bench_inspect.py is generated (91 MB).
+Bytecode is cached, as an installed ctxview's is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_inspect import make_session  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--file")
+    ap.add_argument("--commands", default="json,req,cmp")
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp())
+    path = Path(args.file).resolve() if args.file else tmp / "big_session.json"
+    if not args.file:
+        make_session(path, 100_000)
+    f = str(path)
+    cli = "import io, contextlib\nfrom ctxview.cli import main\nbuf = io.StringIO()\n"
+    codes = {
+        "json": f"import json\nwith open({f!r}, 'rb') as fh: json.load(fh)",
+        "req": cli + f"with contextlib.redirect_stdout(buf): main(['requests', {f!r}, '--json'])",
+        "cmp": cli + f"with contextlib.redirect_stdout(buf): main(['compare', {f!r}, '--json'])",
+        "ins": cli + f"with contextlib.redirect_stdout(buf): main(['inspect', {f!r}, '--json'])",
+    }
+    which = args.commands.split(",")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["CTXVIEW_CONFIG"] = str(tmp / "none.toml")  # the defaults, not the user's config
+    res: dict[str, list[float]] = {k: [] for k in which}
+    for _ in range(args.rounds):
+        for k in which:
+            code = (
+                "import time\nt0 = time.perf_counter()\n"
+                + codes[k]
+                + "\nimport sys\nprint(time.perf_counter() - t0, file=sys.stderr)"
+            )
+            out = subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT
+            )
+            res[k].append(float(out.stderr.strip().splitlines()[-1]))
+    base = res.get("json")
+    for k, v in res.items():
+        line = f"{k:5s}: min {min(v):.3f} s, median {statistics.median(v):.3f} s"
+        if base and k != "json":
+            ratios = [a / b for a, b in zip(v, base, strict=True)]
+            line += (
+                f"; ratio to the round's json.load: median {statistics.median(ratios):.2f}x "
+                f"(range {min(ratios):.2f}-{max(ratios):.2f}x)"
+            )
+        print(line)
+    if not args.file:
+        path.unlink()
+
+
+if __name__ == "__main__":
+    main()
