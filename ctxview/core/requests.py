@@ -1572,17 +1572,15 @@ def _compare_row(log: RequestLog) -> dict[str, Any]:
     if sums is None:
         sums = requests_fast.Totals()
         for r in log.requests:
-            sums.requests += 1
-            sums.window_sum += r.window_size
-            sums.input_tokens += r.input_tokens
-            sums.cache_read += r.cache_read
-            sums.cache_write += r.cache_write
-            sums.costs.append(r.cost_usd)
-            sums.newest_dropped += r.newest_dropped
-            if r.rejected:
-                sums.rejected += 1
-                if sums.first_rejected is None:
-                    sums.first_rejected = r.index
+            sums.add(
+                r.window_size,
+                r.input_tokens,
+                r.cache_read,
+                r.cache_write,
+                r.cost_usd,
+                r.newest_dropped,
+                r.rejected,
+            )
     n, inp, costs = sums.requests, sums.input_tokens, sums.costs
     return {
         "requests": n,

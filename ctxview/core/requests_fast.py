@@ -704,6 +704,32 @@ class Totals:
         #: each request's cost in order (summed as ``RequestLog.totals`` sums them)
         self.costs: list[float | None] = []
 
+    def add(
+        self,
+        window: int,
+        total: int,
+        read: int,
+        write: int,
+        cost: float | None,
+        newest_dropped: bool,
+        rejected: bool,
+    ) -> int:
+        """Count one request (instead of building it); returns its index."""
+        index = self.requests
+        self.requests = index + 1
+        self.window_sum += window
+        self.input_tokens += total
+        self.cache_read += read
+        self.cache_write += write
+        self.costs.append(cost)
+        if newest_dropped:
+            self.newest_dropped += 1
+        if rejected:
+            self.rejected += 1
+            if self.first_rejected is None:
+                self.first_rejected = index
+        return index
+
 
 def replay(
     session: Any,
@@ -933,21 +959,16 @@ def replay(
             made += 1
             if sums is not None:
                 # compare: the sums of its row instead of a Request (see :class:`Totals`)
-                index = sums.requests
-                sums.requests = index + 1
-                sums.window_sum += n
-                sums.input_tokens += total
-                sums.cache_read += read
-                sums.cache_write += write
-                sums.costs.append(c)
-                if i > 0 and (first < 0 or (hi - 1 if hi > lo else first) != i - 1):
-                    sums.newest_dropped += 1
-                if werr is not None and (
-                    total > context_size(model) or werr.rejected(first, lo, hi)
-                ):
-                    sums.rejected += 1
-                    if sums.first_rejected is None:
-                        sums.first_rejected = index
+                index = sums.add(
+                    n,
+                    total,
+                    read,
+                    write,
+                    c,
+                    i > 0 and (first < 0 or (hi - 1 if hi > lo else first) != i - 1),
+                    werr is not None
+                    and (total > context_size(model) or werr.rejected(first, lo, hi)),
+                )
                 if index in keep or pi == n_points:
                     windows[index] = [first, *range(lo, hi)] if first >= 0 else []
                 continue
@@ -1315,25 +1336,17 @@ def replay_editing(
             made += 1
             if sums is not None:
                 # compare: the sums of its row instead of a Request (see :class:`Totals`)
-                index = sums.requests
-                sums.requests = index + 1
-                sums.window_sum += nw
-                sums.input_tokens += total
-                sums.cache_read += read
-                sums.cache_write += write
-                sums.costs.append(c)
-                if i > 0 and (nw == 0 or offset + nw != i):
-                    sums.newest_dropped += 1
+                rejected = False
                 if werr is not None:
                     size = sizes.get(model)
                     if size is None:
                         size = sizes[model] = context_size(model)
-                    if total > size or (
+                    rejected = total > size or (
                         werr.rejected(offset, offset + 1, i) if nw else werr.rejected(-1, 0, 0)
-                    ):
-                        sums.rejected += 1
-                        if sums.first_rejected is None:
-                            sums.first_rejected = index
+                    )
+                index = sums.add(
+                    nw, total, read, write, c, i > 0 and (nw == 0 or offset + nw != i), rejected
+                )
                 if index in keep or pi == n_points:
                     windows[index] = list(range(offset, i))
                 continue
