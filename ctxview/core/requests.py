@@ -730,6 +730,26 @@ def simulate(
     pinned: set[int] = set(
         getattr(session, "pinned", None) or getattr(session, "saved_pinned", None) or ()
     )
+
+    def log_of(
+        out: list[Request], evicted: int, windows: dict[int, list[int]], summary: Any
+    ) -> RequestLog:
+        """The log of this simulation, whichever replay made ``out`` (the three below)."""
+        return RequestLog(
+            out,
+            None if as_sent else strat,
+            None if as_sent else max_,
+            as_sent,
+            session_model,
+            rates,
+            static,
+            notes,
+            evicted,
+            windows,
+            settings,
+            summary,
+        )
+
     kind = None if _reference or off or edits or pinned else requests_fast.strategy_kind(strat)
     if kind is not None and shared.valid_roles() and not (check and shared.has_compaction()):
         # the settings are checked as a context would check them
@@ -764,20 +784,7 @@ def simulate(
             sums=_totals,
         )
         _price_notes(notes, f_price, f_min)
-        return RequestLog(
-            f_out,
-            None if as_sent else strat,
-            None if as_sent else max_,
-            as_sent,
-            session_model,
-            rates,
-            static,
-            notes,
-            f_evicted,
-            f_windows,
-            settings,
-            _totals,
-        )
+        return log_of(f_out, f_evicted, f_windows, _totals)
 
     if (
         clearing
@@ -819,20 +826,7 @@ def simulate(
             sums=_totals,
         )
         _price_notes(notes, e_price, e_min)
-        return RequestLog(
-            e_out,
-            None if as_sent else strat,
-            None if as_sent else max_,
-            as_sent,
-            session_model,
-            rates,
-            static,
-            notes,
-            0,
-            e_windows,
-            settings,
-            _totals,
-        )
+        return log_of(e_out, 0, e_windows, _totals)
 
     # -- state of the replay (the reference: a ConversationContext, message by message)
     win: list[int] = []  # transcript ids of the window
@@ -1183,19 +1177,7 @@ def simulate(
             "(a rewind or an edited prompt): included, marked off-branch"
         )
     _price_notes(notes, price_notes, min_notes)
-    return RequestLog(
-        out,
-        None if as_sent else strat,
-        None if as_sent else max_,
-        as_sent,
-        session_model,
-        rates,
-        static,
-        notes,
-        evicted_total,
-        windows,
-        settings,
-    )
+    return log_of(out, evicted_total, windows, None)
 
 
 def _layout(session: SessionLike) -> tuple[list[_Point], set[int], float]:
