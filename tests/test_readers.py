@@ -532,3 +532,77 @@ def test_a_jsonl_line_parses_as_the_careful_parser_says(
     elif damage == "cut":
         raw = raw[: len(raw) // 2]
     assert _outcome(_loads_line, raw) == _outcome(_loads_checked, raw)
+
+
+# -- the fast yes of message validation --------------------------------------------------------
+_loose = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=3), st.just([]))
+_loose_blocks = st.one_of(
+    _loose,
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "type": st.sampled_from(
+                ["text", "tool_use", "tool_result", "thinking", "redacted_thinking", "image", 3]
+            ),
+            "text": _loose,
+            "tool_use_id": _loose,
+            "id": _loose,
+            "name": _loose,
+            "source": st.one_of(_loose, st.just({})),
+        },
+    ),
+)
+
+
+@given(
+    st.one_of(
+        _loose,
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "role": st.sampled_from(["user", "assistant", "system", "", None]),
+                "content": st.one_of(_loose, st.lists(_loose_blocks, max_size=4)),
+            },
+        ),
+    )
+)
+def test_plain_message_is_a_fast_yes_of_the_full_check(message: Any) -> None:
+    """``plain_message`` (the readers' one-loop check) never passes a message the full check
+    (``block_problem`` per block) would refuse, and passes the usual shapes."""
+    from ctxview.sessions import validate
+
+    if validate.plain_message(message):
+        assert _full_problem(message) is None, message
+
+
+def _full_problem(message: Any) -> Any:
+    """``message_problem`` without its fast yes."""
+    from ctxview.sessions import validate
+
+    original = validate.plain_message
+    validate.plain_message = lambda m: False  # type: ignore[assignment]
+    try:
+        return validate.message_problem(message)
+    finally:
+        validate.plain_message = original
+
+
+def test_plain_message_usual_shapes() -> None:
+    from ctxview.sessions.validate import plain_message
+
+    assert plain_message({"role": "user", "content": "hi"})
+    assert plain_message(
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "x", "signature": "s"},
+                {"type": "text", "text": "a"},
+                {"type": "tool_use", "id": "t", "name": "n", "input": {}},
+            ],
+        }
+    )
+    assert plain_message({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t"}]})
+    assert not plain_message({"role": "user", "content": [{"type": "tool_result"}]})
+    assert not plain_message({"role": "system", "content": "x"})  # asked properly
+    assert not plain_message({"role": "user"})
+    assert not plain_message({"role": "user", "content": [{"type": "image"}]})

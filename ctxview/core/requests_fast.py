@@ -106,6 +106,9 @@ def _estimate(message: Mapping[str, Any]) -> int:
     return total
 
 
+_ROLE_SET = frozenset(_ROLES)
+
+
 class Shared:
     """Per-session work that does not depend on the strategy (each part computed on first use)."""
 
@@ -134,7 +137,10 @@ class Shared:
     def valid_roles(self) -> bool:
         """Every message has a role a context accepts (else the reference replay raises)."""
         if self._valid_roles is None:
-            self._valid_roles = all(r in _ROLES for r in self.roles)
+            try:  # one C-level pass (an unhashable role is not a role)
+                self._valid_roles = _ROLE_SET.issuperset(self.roles)
+            except TypeError:
+                self._valid_roles = False
         return self._valid_roles
 
     @property

@@ -44,32 +44,44 @@ def block_problem(block: Any) -> str | None:
     return None
 
 
-def _plain_block(block: Any) -> bool:
-    """The usual well-formed blocks, told apart without building a reason (a fast yes; any
-    other block goes through :func:`block_problem`)."""
-    if type(block) is not dict:
+def plain_message(message: Any) -> bool:
+    """A usual well-formed message (a role the API takes; string content, or a list of the
+    usual well-formed blocks: text with its text, tool_result with its tool_use_id, tool_use
+    with id and name, thinking), told apart in one loop without a call per block (a reader asks
+    it 100,000 times): a fast yes; anything else goes through :func:`message_problem`."""
+    if type(message) is not dict:
         return False
-    btype = block.get("type")
-    if btype == "text":
-        return type(block.get("text")) is str
-    if btype == "tool_result":
-        tid = block.get("tool_use_id")
-        return type(tid) is str and tid != ""
-    if btype == "tool_use":
-        return type(block.get("id")) is str and type(block.get("name")) is str
-    return btype in ("thinking", "redacted_thinking")
+    role = message.get("role")
+    if role != "user" and role != "assistant":
+        return False
+    content = message.get("content")
+    if type(content) is str:
+        return True
+    if type(content) is not list:
+        return False
+    for b in content:
+        if type(b) is not dict:
+            return False
+        btype = b.get("type")
+        if btype == "text":
+            if type(b.get("text")) is not str:
+                return False
+        elif btype == "tool_result":
+            tid = b.get("tool_use_id")
+            if type(tid) is not str or tid == "":
+                return False
+        elif btype == "tool_use":
+            if type(b.get("id")) is not str or type(b.get("name")) is not str:
+                return False
+        elif btype != "thinking" and btype != "redacted_thinking":
+            return False
+    return True
 
 
 def message_problem(message: Any) -> tuple[str, str] | None:
     """(sub-path, reason) of the first problem in a message, or None."""
-    if type(message) is dict:  # the usual message, checked without a call per block
-        role = message.get("role")
-        content = message.get("content")
-        if (role == "user" or role == "assistant") and (
-            type(content) is str
-            or (type(content) is list and all([_plain_block(b) for b in content]))
-        ):
-            return None
+    if plain_message(message):  # the usual message, checked without a call per block
+        return None
     if not isinstance(message, dict):
         return "", f"expected a message object, got {_kind(message)}"
     role = message.get("role")
