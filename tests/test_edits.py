@@ -207,6 +207,27 @@ def test_edit_cost_prices_the_cache_break_with_the_request_model() -> None:
     assert early.cost_delta is not None and early.cost_delta > c.cost_delta
 
 
+def test_edit_cost_writes_at_the_sessions_cache_lifetime() -> None:
+    """A session whose usage shows 1-hour cache writes pays 2x input for what an edit writes
+    again, not the 5-minute 1.25x."""
+    from ctxview.core.edits import edit_cost
+    from ctxview.core.pricing import PRICES, cost
+
+    entries = _big_window()
+    model = "claude-sonnet-5-5"
+    price = PRICES[model]
+    plan = stub_plan(entries, 30)
+    five = edit_cost(entries, plan, static_tokens=500, model=model)
+    hour = edit_cost(entries, plan, static_tokens=500, model=model, ttl="1h")
+    assert (hour.read_after, hour.write_after) == (five.read_after, five.write_after)
+    assert hour.cost_after == cost(
+        price, uncached=0, cache_read=hour.read_after, cache_write_1h=hour.write_after
+    )
+    assert five.cost_after is not None and hour.cost_after is not None
+    assert hour.cost_after > five.cost_after
+    assert hour.cost_before == five.cost_before  # nothing written without the edit
+
+
 def test_edit_cost_of_an_unknown_model_is_unknown_never_guessed() -> None:
     from ctxview.core.edits import edit_cost
 

@@ -53,6 +53,8 @@ class CachePrediction:
     #: (a recorded transcript has neither in it: calibrated from its usage)
     rates: Any = None
     static_tokens: int = 0
+    #: the cache lifetime the next request writes with ("5m" or "1h", from recorded usage)
+    ttl: str = "5m"
 
 
 @dataclass
@@ -206,4 +208,5 @@ def predict(view: Any, settings: dict[str, Any], prices: Any = None) -> CachePre
         so_far=so_far,
         rates=log.rates,
         static_tokens=log.static_tokens,
+        ttl=nxt.ttl,
     )

@@ -166,6 +166,7 @@ class Editor:
                 prices=table,
                 kept_tokens=kept_tokens,
                 estimate=estimate,
+                ttl=pred.ttl,
             )
         return edit_cost(
             entries,
@@ -175,6 +176,7 @@ class Editor:
             prices=table,
             tokens=[model.tokens(i) for i, _ in entries],
             kept_tokens=kept_tokens,
+            ttl=pred.ttl if pred is not None else "5m",
         )
 
     # -- actions --------------------------------------------------------------------------------

@@ -181,6 +181,10 @@ class SessionModel:
         self._checked = False  # the checker has checked this window once (memoised since)
         self._problem_ids: dict[int, list[Problem]] | None = None
         self._compacted_ids: set[int] | None = None
+        #: gap runs' (first, last) -> how they left (:meth:`gap_gone`); the steps of the
+        #: Claude Code compactions (:meth:`_compaction_steps`)
+        self._gone: dict[tuple[int, int], str] = {}
+        self._steps_of: tuple[int, set[int]] | None = None
         self._tool_index: dict[str, tuple[int, int]] | None = (
             None  # tool id -> (use msg, result msg)
         )
@@ -247,6 +251,7 @@ class SessionModel:
         self._problems = None
         self._problem_ids = None
         self._compacted_ids = None
+        self._gone.clear()
         if event.kind == "evicted":
             ids = list(event.ids)
             self.pending.append(Eviction(ids, self.sum_ids(ids), event.reason))
@@ -337,6 +342,57 @@ class SessionModel:
             if c.kind == "claude-code" and mid < c.id:
                 return c
         return None
+
+    def _compaction_steps(self) -> set[int]:
+        """The steps at which a Claude Code compaction's first message came: what left the
+        window at one of them was replaced by it (nothing else leaves then: the summary starts
+        the window again, ``ConversationContext.start_again``; as sent, the records before it
+        are restored as evicted at that step)."""
+        ledger = self.ledger()
+        if self._steps_of is None or self._steps_of[0] != len(ledger):
+            steps = set()
+            for c in ledger:
+                start = self.transcript.get(c.id) if c.kind == "claude-code" else None
+                if start is not None:
+                    steps.add(start.added_step)
+            self._steps_of = (len(ledger), steps)
+        return self._steps_of[1]
+
+    def left_at_compaction(self, mid: int) -> bool:
+        """Message ``mid`` left the window at a Claude Code compaction (as sent, or in a
+        simulation, which starts again at its summary). Steps are saved with a session, so a
+        reopened one tells the same."""
+        rec = self.transcript.get(mid)
+        if rec is None or rec.evicted_step is None:
+            return False
+        return mid < self.compacted_before or rec.evicted_step in self._compaction_steps()
+
+    def gap_gone(self, first: int, last: int) -> str:
+        """How the messages ``first..last`` (a gap row's run) left: ``compacted``, ``evicted``
+        or ``evicted or compacted`` (a run may hold both: what the strategy evicted before a
+        compaction, then what was in the window when it came). Cached until the next change."""
+        key = (first, last)
+        found = self._gone.get(key)
+        if found is None:
+            if last < self.compacted_before:
+                found = "compacted"
+            else:
+                steps = self._compaction_steps()
+                get = self.transcript.get
+                n = 0
+                if steps:
+                    for i in range(first, last + 1):
+                        rec = get(i)
+                        if rec is not None and (
+                            i < self.compacted_before or rec.evicted_step in steps
+                        ):
+                            n += 1
+                total = last - first + 1
+                found = (
+                    "compacted" if n == total else "evicted" if n == 0 else "evicted or compacted"
+                )
+            self._gone[key] = found
+        return found
 
     def _claude_code_compacted_before(self) -> int:
         """Ids below this were replaced by Claude Code's last compaction (0: none)."""
@@ -521,8 +577,8 @@ class SessionModel:
         status = self.transcript.status(mid)
         if status != "evicted" and mid in self._compacted():
             return "compacted"  # before the last compaction block: the API ignores it
-        if status == "evicted" and mid < self.compacted_before:
-            return "compacted"  # as sent: before the last Claude Code compaction
+        if status == "evicted" and self.left_at_compaction(mid):
+            return "compacted"  # in the window when a compaction replaced it
         if status == "kept" and mid < self._claude_code_compacted_before():
             # replaced by Claude Code's summary: later requests lacked it (the pinned message
             # stays pinned: ctxview's window sends it)

@@ -32,7 +32,8 @@ class ContextEvent:
 
     ``added``: ``ids`` holds the one new id, ``message`` the message, ``meta`` what the caller
     attached (timestamp, usage...). ``evicted``: ``ids`` in the order they left, ``reason`` is
-    ``"add"``, ``"max"``, ``"strategy"``, ``"tokens"`` or ``"system"``. ``config``: a setting
+    ``"add"``, ``"max"``, ``"strategy"``, ``"tokens"``, ``"system"`` or ``"compaction"``
+    (:meth:`ConversationContext.start_again`: the whole window left). ``config``: a setting
     changed (``reason`` names it) and nothing was evicted. ``edited``: a window message was
     edited by hand or by a repair (``reason``: ``"replace"`` with the new ``message``,
     ``"remove"``: it left the window, ``"readmit"``: an undo put ``message`` back); ``ids`` holds
@@ -301,6 +302,34 @@ class ConversationContext:
         if not isinstance(stored, dict):
             stored = dict(stored)
         return self._add(stored, meta)
+
+    def start_again(
+        self,
+        message: Mapping[str, Any],
+        *,
+        meta: Mapping[str, Any] | None = None,
+        copy: bool = True,
+    ) -> int:
+        """Add ``message`` as the start of the conversation again: a Claude Code compaction's
+        summary (:func:`~ctxview.core.compaction.claude_code_compaction`), whose next request
+        holds only it and what follows. Every window message leaves first (one ``evicted``
+        event, reason ``"compaction"``, at the step ``message`` is added; pins and context
+        edits go with them), then ``message`` is added as :meth:`add_message` adds one and
+        becomes the pinned first message, as ``requests.simulate`` starts a new segment
+        there."""
+        window = self._window
+        ids = tuple(e[0] for e in window)
+        msgs = tuple(e[1] for e in window)
+        window.clear()
+        window.pins = set()
+        self._pinned_uses = set()
+        self._compaction_ids = set()
+        self._sent = None
+        if ids and self._subscribers:
+            self._emit(
+                ContextEvent("evicted", self._step + 1, ids, "compaction", evicted_messages=msgs)
+            )
+        return self.add_message(message, meta=meta, copy=copy)
 
     # -- edits ---------------------------------------------------------------------------------
     # Edits change the window in place, outside the strategy: they never evict, and the window

@@ -368,6 +368,11 @@ class EditCost:
         return out
 
 
+def _writes(tokens: int, ttl: str) -> dict[str, int]:
+    """``pricing.cost``'s cache-write arguments for ``tokens`` written with ``ttl``."""
+    return {"cache_write_1h": tokens} if ttl == "1h" else {"cache_write_5m": tokens}
+
+
 def edit_cost(
     entries: Sequence[Entry],
     plan: EditPlan,
@@ -378,8 +383,11 @@ def edit_cost(
     tokens: Sequence[int] | None = None,
     kept_tokens: int = 0,
     estimate: Callable[[Mapping[str, Any]], int] | None = None,
+    ttl: str = "5m",
 ) -> EditCost:
-    """Price ``plan`` over the next request (see :class:`EditCost`). ``static_tokens``: tools +
+    """Price ``plan`` over the next request (see :class:`EditCost`). ``ttl``: the cache
+    lifetime its writes pay for (``"1h"``: twice the input price, ``"5m"``: 1.25 times; the
+    request model's, from the session's recorded usage). ``static_tokens``: tools +
     system; ``tokens``: the entries' estimates when known (the TUI's), else estimated here with
     ``estimate`` (default :func:`estimate_message`; the request model's calibrated rates where it
     has them), which also prices the changed messages. One pass over the window: O(window), no
@@ -434,8 +442,8 @@ def edit_cost(
         wa,
         ub,
         ua,
-        cost(price, uncached=ub, cache_read=rb, cache_write_5m=wb),
-        cost(price, uncached=ua, cache_read=ra, cache_write_5m=wa),
+        cost(price, uncached=ub, cache_read=rb, **_writes(wb, ttl)),
+        cost(price, uncached=ua, cache_read=ra, **_writes(wa, ttl)),
         unknown,
         kept_tokens,
         None if price is None else price.input if total_after < minimum else price.cache_read,

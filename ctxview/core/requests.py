@@ -80,7 +80,7 @@ from ctxview.core.calibrate import (
     message_features,
 )
 from ctxview.core.clearing import STRATEGY_EDITS, ContextEditing, parse_context_editing
-from ctxview.core.compaction import has_compaction
+from ctxview.core.compaction import has_compaction, starts_again
 from ctxview.core.context import ContextEvent, ConversationContext
 from ctxview.core.limits import context_size
 from ctxview.core.pricing import Price, PriceTable, cost, min_cacheable
@@ -330,23 +330,13 @@ def request_points(session: SessionLike) -> list[_Point]:
 
 
 def segment_starts(session: SessionLike) -> set[int]:
-    """Indices of messages a compaction starts the conversation again at."""
-    starts: set[int] = set()
-    for i, (m, meta) in enumerate(zip(session.messages, session.metas, strict=False)):
-        if i == 0:
-            continue
-        if meta and (meta.get("compact_boundary") is not None or meta.get("compact_summary")):
-            starts.add(i)
-            continue
-        content = m.get("content")
-        if type(content) is str or m.get("role") != "assistant":
-            continue
-        if isinstance(content, list):
-            for b in content:
-                if isinstance(b, dict) and b.get("type") == "compaction":
-                    starts.add(i)
-                    break
-    return starts
+    """Indices of messages a compaction starts the conversation again at
+    (:func:`~ctxview.core.compaction.starts_again`; never the first message)."""
+    return {
+        i
+        for i, (m, meta) in enumerate(zip(session.messages, session.metas, strict=False))
+        if i and starts_again(m, meta)
+    }
 
 
 def _count(v: Any) -> int:

@@ -57,6 +57,10 @@ class Transcript:
             for mid in event.ids:
                 self._by_id[mid].evicted_step = event.step
                 self._window.discard(mid)
+            if event.reason == "compaction":
+                # the conversation starts again: the next message added is the pinned first
+                self.pinned_id = None
+                self.pins.clear()
         elif event.kind == "edited":
             self._edited(event)
         elif event.kind == "pinned":

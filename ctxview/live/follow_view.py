@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
+from ctxview.core.compaction import claude_code_compaction
 from ctxview.live.follow import LATE_BLOCK, Backoff, Follower, Update
 from ctxview.textfmt import visible
 
@@ -124,15 +125,17 @@ class Following:
         if update.kind == "append":
             ctx = app.model.context
             last = None
+            simulated = app.model.as_sent is None
             for msg, meta in zip(update.messages, update.metas, strict=True):
-                last = ctx.add_message(msg, meta=dict(meta), copy=False)
+                if simulated and len(ctx) and claude_code_compaction(meta):
+                    # a compaction: the simulation starts again at its summary, as on opening
+                    last = ctx.start_again(msg, meta=dict(meta), copy=False)
+                else:
+                    last = ctx.add_message(msg, meta=dict(meta), copy=False)
             app.context_changed(keep=last if at_end else None)
             if at_end:
                 tl.action_jump_end()
-            if app.model.as_sent is not None and any(
-                m.get("compact_boundary") is not None or m.get("compact_summary")
-                for m in update.metas
-            ):
+            if not simulated and any(claude_code_compaction(m) for m in update.metas):
                 # as sent, a compaction starts the request again at its summary
                 app.replay_as(
                     as_sent=True,

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxview.core.clearing import parse_context_editing
+from ctxview.core.compaction import claude_code_compaction
 from ctxview.core.context import (
     DEFAULT_LOW_WATER_FRACTION,
     DEFAULT_MAX_CONTEXT_TOKENS,
@@ -50,8 +51,7 @@ def compaction_start(session: LoadedSession) -> int:
     only the summary and what followed (``ctxview.core.requests.segment_starts``)."""
     metas = session.metas
     for i in range(len(metas) - 1, 0, -1):
-        meta = metas[i]
-        if meta.get("compact_boundary") is not None or meta.get("compact_summary"):
+        if claude_code_compaction(metas[i]):
             return i
     return 0
 
@@ -251,7 +251,12 @@ def _replay(
     add = ctx.add_message
     pinned = set(session.saved_pinned)
     for msg, meta in zip(session.messages, session.metas, strict=True):
-        mid = add(msg, meta=meta, copy=False)
+        if len(ctx) and claude_code_compaction(meta):
+            # a Claude Code compaction: the conversation starts again at its summary (the
+            # request model's segments; ``compacted`` in the timeline)
+            mid = ctx.start_again(msg, meta=meta, copy=False)
+        else:
+            mid = add(msg, meta=meta, copy=False)
         if mid in pinned:  # pinned from the start under the new settings too
             with contextlib.suppress(KeyError, ValueError):
                 ctx.pin(mid)

@@ -24,14 +24,18 @@ def _row_text(app: object, row: int) -> str:
 
 
 async def test_claude_code_compaction_marker_summary_and_compacted_rows() -> None:
-    app = make_app(str(MANUAL), max_=1000)  # nothing evicted: the file as recorded
+    # nothing evicted by the strategy: the simulation starts again at the summary, as the
+    # agent did (and as ``requests --max 1000`` prices it)
+    app = make_app(str(MANUAL), max_=1000)
     async with app.run_test(size=(140, 45)) as pilot:
         await settle(pilot)
         m = app.model
         rows = m.rows
         mark = rows.index(marker_row(276))
         assert rows[mark + 1] == 276 and rows[mark - 1] == 275
-        assert sum(1 for r in rows if r < 0) == 1  # one compaction, no gap
+        # one compaction: its marker, and the gap of what it replaced
+        assert [r for r in rows if r < 0] == [GAP, marker_row(276)] and rows[0] == GAP
+        assert "gap: #0–#275 compacted (276 messages, dimmed below)" in _row_text(app, 0)
         line = _row_text(app, mark)
         assert "compaction (manual)" in line
         assert "142k → 45k tokens" in line
@@ -43,7 +47,8 @@ async def test_claude_code_compaction_marker_summary_and_compacted_rows() -> Non
         assert _row_text(app, mark - 1).rstrip().endswith("compacted")
         assert _row_text(app, mark + 2).rstrip().endswith("kept")
         assert m.status(10) == "compacted" and m.status(300) == "kept"
-        assert m.status(0) == "pinned"  # ctxview's window sends its pinned message
+        assert m.status(0) == "compacted"  # the summary replaced the first message too
+        assert m.window_ids[0] == 276 and m.status(276) == "pinned"
         # the cursor moves over the marker like any row; the detail pane shows the entry
         app.timeline.select_id(276)
         await pilot.press("k")
@@ -68,25 +73,35 @@ async def test_marker_with_evicted_rows_hidden_and_shown() -> None:
         await settle(pilot)
         m = app.model
         window = m.window_ids
-        assert window[0] == 0 and window[1] > 276  # the compaction is among the evicted
-        # shown: the marker sits among the dimmed evicted rows, before #276
-        assert m.rows[:2] == [0, GAP]
+        # the simulation starts again at the summary (pinned); seed evicted after it
+        assert window[0] == 276 and window[1] > 277
+        assert m.row_status(276) == "summary"
+        # shown: the compacted run, the marker, the summary, the run seed evicted since
+        assert m.rows[:2] == [GAP, 0]
         k = m.rows.index(marker_row(276))
-        assert m.rows[k + 1] == 276 and m.status(276) == "evicted"
-        assert m.row_status(276) == "evicted"  # a summary out of the window is not "summary"
-        assert "gap: #1–#" + str(window[1] - 1) in _row_text(app, 1)
+        assert m.rows[k - 1 : k + 3] == [275, marker_row(276), 276, GAP]
+        # seed had evicted most of #1–#275 before the compaction came; it replaced the rest
+        assert "gap: #0–#275 evicted or compacted" in _row_text(app, 0)
+        assert f"gap: #277–#{window[1] - 1} evicted" in _row_text(app, k + 2)
+        assert [m.status(i) for i in (0, 10, 275, 300)] == [
+            "compacted",
+            "evicted",
+            "compacted",
+            "evicted",
+        ]
         await pilot.press("e")  # hide evicted rows: the marker stays, after the gap
         await settle(pilot)
-        assert m.rows[:4] == [0, GAP, marker_row(276), window[1]]
-        assert f"#1–#{window[1] - 1} evicted" in _row_text(app, 1)
-        assert "compaction (manual)" in _row_text(app, 2)
-        assert m.row_of(window[1]) == 3 and m.row_of(276) is None
+        assert m.rows[:5] == [GAP, marker_row(276), 276, GAP, window[1]]
+        assert "#0–#275 evicted or compacted (276 messages hidden" in _row_text(app, 0)
+        assert "compaction (manual)" in _row_text(app, 1)
+        assert f"#277–#{window[1] - 1} evicted" in _row_text(app, 3)
+        assert m.row_of(window[1]) == 4 and m.row_of(10) is None
         assert app.timeline.select_id(window[-1])
         assert_clean(app, "80x24 hidden")
         await pilot.press("e")
         await settle(pilot)
         assert m.row_of(276) == m.rows.index(marker_row(276)) + 1
-        assert app.timeline.select_id(276)
+        assert app.timeline.select_id(10)
 
 
 async def test_compaction_block_marker() -> None:

@@ -350,8 +350,7 @@ class Timeline(ScrollView, can_focus=True):
         n = last - first + 1
         span = id_ranges(list(range(first, last + 1))) if n < 3 else f"#{first}–#{last}"
         plural = "s" if n != 1 else ""
-        # as sent, the run before a Claude Code compaction left the request: compacted
-        gone = "compacted" if last < self.model.compacted_before else "evicted"
+        gone = self.model.gap_gone(first, last)  # a compaction replaced it, or the strategy
         if self.model.show_evicted:
             label = f" ┄┄ gap: {span} {gone} ({n:,} message{plural}, dimmed below) ┄┄"
         else:
