@@ -34,19 +34,6 @@ def claude_code_compaction(meta: Mapping[str, Any] | None) -> bool:
     return meta.get("compact_boundary") is not None or bool(meta.get("compact_summary"))
 
 
-def starts_again(message: Any, meta: Mapping[str, Any] | None) -> bool:
-    """Does the request model start a new segment at this message? A Claude Code compaction
-    (:func:`claude_code_compaction`) or an assistant message holding a ``compaction`` block
-    (the API reads nothing before it: the tokens and the cached prefix start there)."""
-    if claude_code_compaction(meta):
-        return True
-    return (
-        (type(message) is dict or isinstance(message, Mapping))
-        and message.get("role") == "assistant"
-        and has_compaction(message)
-    )
-
-
 def last_compaction(messages: Sequence[Any]) -> tuple[int, int] | None:
     """``(message index, block index)`` of the last ``compaction`` block, or None."""
     for i in range(len(messages) - 1, -1, -1):

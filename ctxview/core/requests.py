@@ -80,7 +80,7 @@ from ctxview.core.calibrate import (
     message_features,
 )
 from ctxview.core.clearing import STRATEGY_EDITS, ContextEditing, parse_context_editing
-from ctxview.core.compaction import has_compaction, starts_again
+from ctxview.core.compaction import claude_code_compaction, has_compaction
 from ctxview.core.context import ContextEvent, ConversationContext
 from ctxview.core.limits import context_size
 from ctxview.core.pricing import Price, PriceTable, cost, min_cacheable
@@ -330,12 +330,18 @@ def request_points(session: SessionLike) -> list[_Point]:
 
 
 def segment_starts(session: SessionLike) -> set[int]:
-    """Indices of messages a compaction starts the conversation again at
-    (:func:`~ctxview.core.compaction.starts_again`; never the first message)."""
+    """Indices of messages a compaction starts the conversation again at (never the first): a
+    Claude Code compaction (:func:`~ctxview.core.compaction.claude_code_compaction`, where the
+    TUI's simulation starts again too) or an assistant message holding a ``compaction`` block
+    (the API reads nothing before it: the tokens and the cached prefix start there)."""
     return {
         i
         for i, (m, meta) in enumerate(zip(session.messages, session.metas, strict=False))
-        if i and starts_again(m, meta)
+        if i
+        and (
+            (meta and claude_code_compaction(meta))
+            or (m.get("role") == "assistant" and has_compaction(m))
+        )
     }
 
 

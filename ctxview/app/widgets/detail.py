@@ -96,7 +96,7 @@ class BlockDetail(VerticalScroll, can_focus=True):
             if model is not None and not model.rows:
                 hint = "No messages yet: type one below and press enter."
             elif model is not None and GAP in model.rows:
-                hint = "No message selected. The gap marker stands for evicted messages."
+                hint = "No message selected. A gap row stands for messages that left the window."
             else:
                 hint = "No message selected."
             self.mount(Static(Text(hint), classes="hint"))
