@@ -1,7 +1,9 @@
 """Interleaved rounds: json.load, `requests --json`, `compare --json` (and optionally `inspect
 --json`) on one file, each a fresh interpreter, N rounds; each command's ratio is taken against
 the json.load of its own round, so a machine whose speed drifts during the run (a shared box)
-moves both sides of every ratio alike.
+moves both sides of every ratio alike. Wall time and CPU time (``time.process_time``: what the
+process itself used, less moved by other work on the box) are both reported, with the ratio of
+the best runs (min/min) beside the median of the per-round ratios.
 
     python benchmarks/bench_rounds.py [--rounds 5] [--file F] [--commands json,req,cmp,ins]
 
@@ -48,27 +50,32 @@ def main() -> None:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["CTXVIEW_CONFIG"] = str(tmp / "none.toml")  # the defaults, not the user's config
     res: dict[str, list[float]] = {k: [] for k in which}
+    cpus: dict[str, list[float]] = {k: [] for k in which}
     for _ in range(args.rounds):
         for k in which:
             code = (
-                "import time\nt0 = time.perf_counter()\n"
+                "import time\nt0 = time.perf_counter()\nc0 = time.process_time()\n"
                 + codes[k]
-                + "\nimport sys\nprint(time.perf_counter() - t0, file=sys.stderr)"
+                + "\nimport sys\nprint(time.perf_counter() - t0, time.process_time() - c0,"
+                " file=sys.stderr)"
             )
             out = subprocess.run(
                 [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT
             )
-            res[k].append(float(out.stderr.strip().splitlines()[-1]))
-    base = res.get("json")
-    for k, v in res.items():
-        line = f"{k:5s}: min {min(v):.3f} s, median {statistics.median(v):.3f} s"
-        if base and k != "json":
-            ratios = [a / b for a, b in zip(v, base, strict=True)]
-            line += (
-                f"; ratio to the round's json.load: median {statistics.median(ratios):.2f}x "
-                f"(range {min(ratios):.2f}-{max(ratios):.2f}x)"
-            )
-        print(line)
+            wall, cpu = out.stderr.strip().splitlines()[-1].split()
+            res[k].append(float(wall))
+            cpus[k].append(float(cpu))
+    for label, table in (("wall", res), ("cpu", cpus)):
+        base = table.get("json")
+        for k, v in table.items():
+            line = f"{label} {k:5s}: min {min(v):.3f} s, median {statistics.median(v):.3f} s"
+            if base and k != "json":
+                ratios = [a / b for a, b in zip(v, base, strict=True)]
+                line += (
+                    f"; ratio to the round's json.load: median {statistics.median(ratios):.2f}x "
+                    f"(range {min(ratios):.2f}-{max(ratios):.2f}x; min/min {min(v) / min(base):.2f}x)"
+                )
+            print(line)
     if not args.file:
         path.unlink()
 

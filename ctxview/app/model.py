@@ -185,6 +185,7 @@ class SessionModel:
         #: Claude Code compactions (:meth:`_compaction_steps`)
         self._gone: dict[tuple[int, int], str] = {}
         self._steps_of: tuple[int, set[int]] | None = None
+        self._n_compacted: int | None = None
         self._tool_index: dict[str, tuple[int, int]] | None = (
             None  # tool id -> (use msg, result msg)
         )
@@ -252,6 +253,7 @@ class SessionModel:
         self._problem_ids = None
         self._compacted_ids = None
         self._gone.clear()
+        self._n_compacted = None
         if event.kind == "evicted":
             ids = list(event.ids)
             self.pending.append(Eviction(ids, self.sum_ids(ids), event.reason))
@@ -366,6 +368,16 @@ class SessionModel:
         if rec is None or rec.evicted_step is None:
             return False
         return mid < self.compacted_before or rec.evicted_step in self._compaction_steps()
+
+    def compacted_count(self) -> int:
+        """How many messages left the window at a Claude Code compaction (a simulation's
+        sidebar tells them apart from the strategy's evictions); cached until the next change."""
+        if self._n_compacted is None:
+            steps = self._compaction_steps()
+            self._n_compacted = (
+                sum(1 for r in self.transcript.records if r.evicted_step in steps) if steps else 0
+            )
+        return self._n_compacted
 
     def gap_gone(self, first: int, last: int) -> str:
         """How the messages ``first..last`` (a gap row's run) left: ``compacted``, ``evicted``

@@ -49,6 +49,9 @@ async def test_claude_code_compaction_marker_summary_and_compacted_rows() -> Non
         assert m.status(10) == "compacted" and m.status(300) == "kept"
         assert m.status(0) == "compacted"  # the summary replaced the first message too
         assert m.window_ids[0] == 276 and m.status(276) == "pinned"
+        # the sidebar tells what the compaction replaced from what the strategy evicted
+        window_text = str(app.query_one("#window").render())  # type: ignore[attr-defined]
+        assert "transcript 434 · evicted 0 · compacted 276" in window_text
         # the cursor moves over the marker like any row; the detail pane shows the entry
         app.timeline.select_id(276)
         await pilot.press("k")
@@ -83,6 +86,11 @@ async def test_marker_with_evicted_rows_hidden_and_shown() -> None:
         # seed had evicted most of #1–#275 before the compaction came; it replaced the rest
         assert "gap: #0–#275 evicted or compacted" in _row_text(app, 0)
         assert f"gap: #277–#{window[1] - 1} evicted" in _row_text(app, k + 2)
+        compacted = sum(m.status(i) == "compacted" for i in range(len(m.transcript)))
+        evicted = len(m.transcript) - len(window) - compacted
+        assert 0 < compacted < 276 and m.compacted_count() == compacted
+        window_text = str(app.query_one("#window").render())  # type: ignore[attr-defined]
+        assert f"evicted {evicted:,} · compacted {compacted:,}" in window_text
         assert [m.status(i) for i in (0, 10, 275, 300)] == [
             "compacted",
             "evicted",

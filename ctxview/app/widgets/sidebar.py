@@ -175,17 +175,20 @@ class ConfigSidebar(VerticalScroll):
         if as_sent:
             gone = f"compacted {evicted:,}" if evicted else "no ctxview truncation"
             window = f"{n:,} messages in the request\ntranscript {len(model.transcript):,} · {gone}"
-        elif sf is not None:  # context editing: max does not apply, nothing is evicted
-            window = (
-                f"{n:,} messages · {sf.cleared_units:,} cleared\n"
-                f"transcript {len(model.transcript):,} · evicted {evicted:,}"
-            )
         else:
-            window = (
-                f"{n:,} / {ctx.max_context_messages:,} messages"
-                + (f" · {len(ctx.pinned_ids):,} pinned" if ctx.pinned_ids else "")
-                + f"\ntranscript {len(model.transcript):,} · evicted {evicted:,}"
+            # a simulation starts again at each Claude Code compaction: what that replaced is
+            # told apart from what the strategy evicted
+            compacted = model.compacted_count()
+            gone = f"evicted {evicted - compacted:,}" + (
+                f" · compacted {compacted:,}" if compacted else ""
             )
+            if sf is not None:  # context editing: max does not apply, nothing is evicted
+                head = f"{n:,} messages · {sf.cleared_units:,} cleared"
+            else:
+                head = f"{n:,} / {ctx.max_context_messages:,} messages" + (
+                    f" · {len(ctx.pinned_ids):,} pinned" if ctx.pinned_ids else ""
+                )
+            window = f"{head}\ntranscript {len(model.transcript):,} · {gone}"
         self.query_one("#window", Static).update(Text(window))
         size = context_size(model.model)
         recorded = model.recorded_sizes()[1] if as_sent else None
