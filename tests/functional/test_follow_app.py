@@ -193,3 +193,56 @@ async def test_follow_as_sent_grows_untruncated_and_applies_a_compaction(tmp_pat
         assert model.context.window_ids == [32, 33]
         assert model.status(0) == "compacted" and model.status(31) == "compacted"
         assert app._following.model is model  # following goes on with the new view
+
+
+async def test_follow_simulated_starts_again_at_a_compaction(tmp_path: Path) -> None:
+    """In a simulation (max 4), a compaction arriving while following starts the window again
+    at its summary, as opening the file would: what it replaced is compacted, what seed had
+    evicted before stays evicted."""
+    import json
+
+    p = tmp_path / "live.jsonl"
+    p.write_text(rec("user", "u0", None, "first") + rec("assistant", "a0", "u0", text("ok")))
+    app = make_app(str(p), max_=4)
+    app.follow_on_start = True
+    async with app.run_test(size=(120, 36)) as pilot:
+        await _wait(pilot, lambda: getattr(app, "_following", None) is not None)
+        assert app.model.as_sent is None
+        parent = "a0"
+        with open(p, "a") as fh:
+            for k in range(1, 4):
+                fh.write(_turn(k, parent))
+                parent = f"a{k}"
+        await _wait(pilot, lambda: len(app.model.transcript) == 8)
+        assert app.model.context.window_ids == [0, 5, 6, 7]
+        boundary = {
+            "type": "system",
+            "subtype": "compact_boundary",
+            "uuid": "c1",
+            "parentUuid": None,
+            "logicalParentUuid": parent,
+            "sessionId": "s",
+            "timestamp": "2026-01-01T00:00:00Z",
+            "compactMetadata": {"trigger": "manual", "preTokens": 9000},
+        }
+        with open(p, "a") as fh:
+            fh.write(json.dumps(boundary) + "\n")
+            fh.write(rec("user", "s1", "c1", "Summary: ...", isCompactSummary=True))
+            fh.write(rec("assistant", "a99", "s1", text("continuing")))
+        await _wait(pilot, lambda: len(app.model.transcript) == 10)
+        model = app.model
+        assert model.as_sent is None  # still the simulation
+        assert model.context.window_ids == [8, 9] and model.context.pinned_id == 8
+        assert [model.status(i) for i in range(10)] == [
+            "compacted",
+            "evicted",
+            "evicted",
+            "evicted",
+            "evicted",
+            "compacted",
+            "compacted",
+            "compacted",
+            "pinned",
+            "kept",
+        ]
+        assert model.compacted_count() == 4
