@@ -27,6 +27,28 @@ def _turn(k: int, parent: str) -> str:
     )
 
 
+def _compaction(parent: str, trigger: str, pre: int) -> str:
+    """A Claude Code compact_boundary line after ``parent``, its summary and the next answer."""
+    import json
+
+    boundary = {
+        "type": "system",
+        "subtype": "compact_boundary",
+        "uuid": "c1",
+        "parentUuid": None,
+        "logicalParentUuid": parent,
+        "sessionId": "s",
+        "timestamp": "2026-01-01T00:00:00Z",
+        "compactMetadata": {"trigger": trigger, "preTokens": pre},
+    }
+    return (
+        json.dumps(boundary)
+        + "\n"
+        + rec("user", "s1", "c1", "Summary: ...", isCompactSummary=True)
+        + rec("assistant", "a99", "s1", text("continuing"))
+    )
+
+
 async def test_follow_appends_and_evicts(tmp_path: Path) -> None:
     p = tmp_path / "live.jsonl"
     p.write_text(rec("user", "u0", None, "first") + rec("assistant", "a0", "u0", text("ok")))
@@ -154,8 +176,6 @@ async def test_open_dialog_has_the_sessions_list_as_a_tab(tmp_path: Path, monkey
 async def test_follow_as_sent_grows_untruncated_and_applies_a_compaction(tmp_path: Path) -> None:
     """Opened as sent (the default for a transcript), following never truncates; a compaction
     arriving starts the request again at its summary (the rest is compacted)."""
-    import json
-
     p = tmp_path / "live.jsonl"
     p.write_text(rec("user", "u0", None, "first") + rec("assistant", "a0", "u0", text("ok")))
     app = make_app(str(p), as_sent=True)
@@ -170,20 +190,8 @@ async def test_follow_as_sent_grows_untruncated_and_applies_a_compaction(tmp_pat
                 parent = f"a{k}"
         await _wait(pilot, lambda: len(app.model.transcript) == 32)
         assert len(app.model.context) == 32 and app.model.evicted_count() == 0
-        boundary = {
-            "type": "system",
-            "subtype": "compact_boundary",
-            "uuid": "c1",
-            "parentUuid": None,
-            "logicalParentUuid": parent,
-            "sessionId": "s",
-            "timestamp": "2026-01-01T00:00:00Z",
-            "compactMetadata": {"trigger": "auto", "preTokens": 160000},
-        }
         with open(p, "a") as fh:
-            fh.write(json.dumps(boundary) + "\n")
-            fh.write(rec("user", "s1", "c1", "Summary: ...", isCompactSummary=True))
-            fh.write(rec("assistant", "a99", "s1", text("continuing")))
+            fh.write(_compaction(parent, "auto", 160000))
         await _wait(
             pilot,
             lambda: len(app.model.transcript) == 34 and app.model.compacted_before == 32,
@@ -199,8 +207,6 @@ async def test_follow_simulated_starts_again_at_a_compaction(tmp_path: Path) -> 
     """In a simulation (max 4), a compaction arriving while following starts the window again
     at its summary, as opening the file would: what it replaced is compacted, what seed had
     evicted before stays evicted."""
-    import json
-
     p = tmp_path / "live.jsonl"
     p.write_text(rec("user", "u0", None, "first") + rec("assistant", "a0", "u0", text("ok")))
     app = make_app(str(p), max_=4)
@@ -215,20 +221,8 @@ async def test_follow_simulated_starts_again_at_a_compaction(tmp_path: Path) -> 
                 parent = f"a{k}"
         await _wait(pilot, lambda: len(app.model.transcript) == 8)
         assert app.model.context.window_ids == [0, 5, 6, 7]
-        boundary = {
-            "type": "system",
-            "subtype": "compact_boundary",
-            "uuid": "c1",
-            "parentUuid": None,
-            "logicalParentUuid": parent,
-            "sessionId": "s",
-            "timestamp": "2026-01-01T00:00:00Z",
-            "compactMetadata": {"trigger": "manual", "preTokens": 9000},
-        }
         with open(p, "a") as fh:
-            fh.write(json.dumps(boundary) + "\n")
-            fh.write(rec("user", "s1", "c1", "Summary: ...", isCompactSummary=True))
-            fh.write(rec("assistant", "a99", "s1", text("continuing")))
+            fh.write(_compaction(parent, "manual", 9000))
         await _wait(pilot, lambda: len(app.model.transcript) == 10)
         model = app.model
         assert model.as_sent is None  # still the simulation
