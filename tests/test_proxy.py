@@ -151,6 +151,27 @@ async def test_stream_cut_before_message_stop_is_incomplete(
     assert [m["role"] for m in load_session(rec_path).messages] == ["user"]
 
 
+@pytest.mark.parametrize(
+    "reason", [None, "client disconnected mid-stream", "upstream stream broken (reset)"]
+)
+def test_an_error_event_is_the_reason_whoever_hangs_up_first(reason: str | None) -> None:
+    """The API's error event says why its stream ended; the client reading it hangs up at
+    once, and that disconnect can reach the proxy first (a race seen in CI): the record keeps
+    the error event as the reason either way."""
+    events = text_events("partial")[:3]
+    events.append(
+        sse("error", {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}})
+    )
+    rec = RequestRecord(0, "2026-11-30T00:00:00Z", "POST", "/v1/messages", status=200)
+    Proxy._record_stream(rec, events, reason)
+    assert not rec.complete and rec.incomplete == "error event: overloaded_error"
+    assert rec.error == {"type": "overloaded_error", "message": "busy"}
+    # without an error event, the disconnect is the reason
+    rec2 = RequestRecord(1, "2026-11-30T00:00:00Z", "POST", "/v1/messages", status=200)
+    Proxy._record_stream(rec2, text_events("partial")[:3], "client disconnected mid-stream")
+    assert not rec2.complete and rec2.incomplete == "client disconnected mid-stream"
+
+
 async def test_sse_error_event_is_recorded(
     proxied: tuple[Proxy, str, Path], fake_api: FakeAPI
 ) -> None:

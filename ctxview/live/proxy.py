@@ -353,10 +353,12 @@ class Proxy:
         rec.complete = got.complete and reason is None and rec.status is not None
         if rec.status is not None and rec.status >= 400:
             rec.complete = False
-        if reason is not None:
-            rec.incomplete = reason
-        elif got.error is not None:
+        if got.error is not None:
+            # the API's own reason the stream ended; a client that reads it hangs up at once,
+            # so its disconnect may reach the proxy before the stream's end does
             rec.incomplete = f"error event: {got.error.get('type', 'error')}"
+        elif reason is not None:
+            rec.incomplete = reason
         elif not got.complete:
             rec.incomplete = "stream ended before message_stop"
 
