@@ -746,8 +746,15 @@ def simulate(
             summary,
         )
 
-    kind = None if _reference or off or edits or pinned else requests_fast.strategy_kind(strat)
-    if kind is not None and shared.valid_roles() and not (check and shared.has_compaction()):
+    # the fast replays (no ConversationContext) serve the built-in strategies of a session
+    # without rewinds, timed edits or pins, whose roles a context takes
+    fast = (
+        not (_reference or off or edits or pinned)
+        and shared.valid_roles()
+        and not (check and shared.has_compaction())
+    )
+    kind = requests_fast.strategy_kind(strat) if fast else None
+    if kind is not None or (fast and clearing):
         # the settings are checked as a context would check them
         ConversationContext(
             max_context_messages=max_,
@@ -755,7 +762,9 @@ def simulate(
             strategy=strat,
             max_context_tokens=max_tok,
             low_water_fraction=frac,
+            context_editing=context_editing,
         )
+    if kind is not None:
         f_out, f_evicted, f_windows, f_min, f_price = requests_fast.replay(
             session,
             shared,
@@ -782,25 +791,9 @@ def simulate(
         _price_notes(notes, f_price, f_min)
         return log_of(f_out, f_evicted, f_windows, _totals)
 
-    if (
-        clearing
-        and not _reference
-        and not off
-        and not edits
-        and not pinned
-        and shared.valid_roles()
-        and not (check and shared.has_compaction())
-    ):
+    if fast and clearing:
         # nothing is evicted: each window is its segment's messages (a pinned message at the
         # front of the tail is held apart from it, where the edits do not see it: the reference)
-        ConversationContext(
-            max_context_messages=max_,
-            system_prompt=sys_text,
-            strategy=strat,
-            max_context_tokens=max_tok,
-            low_water_fraction=frac,
-            context_editing=context_editing,
-        )
         e_out, e_windows, e_min, e_price = requests_fast.replay_editing(
             session,
             shared,
