@@ -160,30 +160,8 @@ def test_fast_replay_matches_the_reference(
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(s=sessions(), max_=st.integers(1, 9))
 def test_compare_shares_its_work_without_changing_a_row(s: LoadedSession, max_: int) -> None:
-    import ctxview.core.requests as R
-
-    rows = compare(s, max_context_messages=max_)
     # the same rows, each strategy simulated alone by the reference replay
-    for row in rows:
-        ref = R.simulate(
-            s,
-            max_context_messages=max_,
-            strategy=row["name"],
-            check=True,
-            redundancy=False,
-            _reference=True,
-        )
-        assert row["requests"] == len(ref.requests)
-        assert row["rejected_requests"] == sum(r.rejected for r in ref.requests)
-        assert row["evicted_messages"] == ref.evicted_messages
-        assert row["cache_read"] == ref.totals()["cache_read"]
-        assert row["cost_usd"] == ref.totals()["cost_usd"]
-        # every figure of the row, summed by the replay or counted from the requests
-        assert {k: v for k, v in row.items() if k != "name"} == {
-            **R._compare_row(ref),
-            "evicted_messages": ref.evicted_messages,
-        }
-        assert ref.summary is None
+    _rows_match_the_reference(s, max_)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -564,26 +542,7 @@ def test_context_editing_fast_replay_matches_the_reference_on_damaged_sessions(
 def test_compare_matches_the_reference_on_damaged_sessions(s: LoadedSession, max_: int) -> None:
     """compare's rows (the shared window check, the fast replays of all six strategies) are the
     reference replay's, strategy by strategy, on damaged sessions."""
-    import ctxview.core.requests as R
-
-    rows = compare(s, max_context_messages=max_)
-    assert [r["name"] for r in rows] == list(STRATEGIES)
-    for row in rows:
-        ref = R.simulate(
-            s,
-            max_context_messages=max_,
-            strategy=row["name"],
-            check=True,
-            redundancy=False,
-            _reference=True,
-        )
-        assert row["requests"] == len(ref.requests)
-        assert row["rejected_requests"] == sum(r.rejected for r in ref.requests)
-        rejected = [r.index for r in ref.requests if r.rejected]
-        assert row["first_rejected"] == (rejected[0] if rejected else None)
-        assert row["evicted_messages"] == ref.evicted_messages
-        assert row["cache_read"] == ref.totals()["cache_read"]
-        assert row["cost_usd"] == ref.totals()["cost_usd"]
+    _rows_match_the_reference(s, max_)
 
 
 @settings(max_examples=300, deadline=None)
@@ -624,3 +583,33 @@ def test_context_editing_with_a_pinned_tool_pair_is_the_references() -> None:
     s.saved_pinned = [2]
     editing = parse_context_editing({"clear_tool_uses": {"trigger": 1, "keep": 0}})
     _both(s, strategy="clear-tool-uses", context_editing=editing, keep_windows=[0])
+
+
+def _rows_match_the_reference(s: LoadedSession, max_: int) -> None:
+    """compare's rows are the reference replay's, strategy by strategy: every figure of the
+    row, summed by the fast replays or counted from the reference's requests."""
+    import ctxview.core.requests as R
+
+    rows = compare(s, max_context_messages=max_)
+    assert [r["name"] for r in rows] == list(STRATEGIES)
+    for row in rows:
+        ref = R.simulate(
+            s,
+            max_context_messages=max_,
+            strategy=row["name"],
+            check=True,
+            redundancy=False,
+            _reference=True,
+        )
+        assert row["requests"] == len(ref.requests)
+        assert row["rejected_requests"] == sum(r.rejected for r in ref.requests)
+        rejected = [r.index for r in ref.requests if r.rejected]
+        assert row["first_rejected"] == (rejected[0] if rejected else None)
+        assert row["evicted_messages"] == ref.evicted_messages
+        assert row["cache_read"] == ref.totals()["cache_read"]
+        assert row["cost_usd"] == ref.totals()["cost_usd"]
+        assert {k: v for k, v in row.items() if k != "name"} == {
+            **R._compare_row(ref),
+            "evicted_messages": ref.evicted_messages,
+        }
+        assert ref.summary is None
