@@ -127,7 +127,7 @@ class Following:
             last = None
             simulated = app.model.as_sent is None
             for msg, meta in zip(update.messages, update.metas, strict=True):
-                if simulated and len(ctx) and claude_code_compaction(meta):
+                if simulated and claude_code_compaction(meta) and len(ctx):
                     # a compaction: the simulation starts again at its summary, as on opening
                     last = ctx.start_again(msg, meta=dict(meta), copy=False)
                 else:

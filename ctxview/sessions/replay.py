@@ -251,7 +251,7 @@ def _replay(
     add = ctx.add_message
     pinned = set(session.saved_pinned)
     for msg, meta in zip(session.messages, session.metas, strict=True):
-        if len(ctx) and claude_code_compaction(meta):
+        if claude_code_compaction(meta) and len(ctx):
             # a Claude Code compaction: the conversation starts again at its summary (the
             # request model's segments; ``compacted`` in the timeline)
             mid = ctx.start_again(msg, meta=meta, copy=False)
