@@ -7,6 +7,7 @@ import json
 from dataclasses import asdict
 from typing import Any
 
+import pytest
 from agentgen import agent_events, damaged_loops
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -356,6 +357,48 @@ def test_message_features_fast_shapes_match_the_block_walk(content: Any) -> None
         assert rates.tokens_many([plain]) == rates.tokens_many([got])
     assert not Rates((0.3, 0.21, 0.33, 0.27, 0.19), 3.7).uniform
     assert not Rates((0.3,) * 5, 4.0).uniform  # 0.3 * n is rounded: the split could matter
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    contents=st.lists(st.one_of(_texts, st.lists(_blocks, max_size=4), _json_values), max_size=4),
+    role=st.sampled_from(["user", "assistant", None]),
+)
+def test_the_uniform_walk_is_the_features_and_the_keys(contents: list[Any], role: Any) -> None:
+    """Shared.uniform_tokens (one walk: tokens, redundancy keys, roles, the messages that may
+    hold a compaction block) is what the features, the keys and the roles give, under every
+    uniform rate."""
+    from ctxview.core.calibrate import DEFAULT_RATES, Rates, message_features
+    from ctxview.core.compaction import has_compaction
+    from ctxview.core.requests import _content_keys
+
+    msgs: list[dict[str, Any]] = [{"role": role, "content": c} for c in contents]
+    msgs.append({"role": "assistant"})  # no content at all
+    msgs.append({"role": "assistant", "content": [{"type": "compaction", "content": "s"}]})
+    for rates in (DEFAULT_RATES, Rates((0.5,) * 5, 2.0), Rates((0.125,) * 5, 4.0)):
+        sh = Shared(msgs)
+        tok = sh.uniform_tokens(rates, keys=True)
+        assert tok == rates.tokens_many([message_features(m) for m in msgs])
+        assert sh.content_keys(rates) == [_content_keys(m, rates) for m in msgs]
+        assert sh.roles == [m.get("role") for m in msgs]
+        assert sh._unusual is not None
+        assert {i for i in range(len(msgs)) if has_compaction(msgs[i])} <= set(sh._unusual)
+        assert sh.has_compaction()
+    with pytest.raises(ValueError):
+        Shared(msgs).uniform_tokens(Rates((0.3, 0.21, 0.33, 0.27, 0.19), 3.7), keys=False)
+
+
+@settings(max_examples=100, deadline=None)
+@given(s=sessions(damaged=True))
+def test_the_layout_from_the_walk_is_the_full_layout(s: LoadedSession) -> None:
+    """Request points from the walk's roles and compaction starts from its unusual messages are
+    the ones found by walking every message."""
+    from ctxview.core.calibrate import DEFAULT_RATES
+    from ctxview.core.requests import _layout
+
+    sh = Shared(s.messages)
+    sh.uniform_tokens(DEFAULT_RATES, keys=False)
+    assert sh.layout(s) == _layout(s)
 
 
 def test_session_features_classify_only_where_the_rates_can_tell() -> None:

@@ -94,6 +94,8 @@ TTL_5M = 300.0
 TTL_1H = 3600.0
 #: formats whose requests are simulated as sent when neither max nor strategy is given
 RECORDED_FORMATS = ("claude-code", "claude-code-web", "request")
+#: the formats whose recorded usage calibrates the token estimates (:func:`calibrate`)
+CALIBRATED_FORMATS = ("claude-code", "claude-code-web")
 #: repeated tool results / texts shorter than this are not counted as redundancy
 REDUNDANT_MIN_CHARS = 100
 
@@ -307,8 +309,9 @@ class _Point(NamedTuple):  # a tuple: 50,000 of them are built per replay
     off: int | None = None
 
 
-def request_points(session: SessionLike) -> list[_Point]:
-    """Where a session sent its requests (see the module docstring)."""
+def request_points(session: SessionLike, roles: Sequence[Any] | None = None) -> list[_Point]:
+    """Where a session sent its requests (see the module docstring). ``roles``: each message's
+    role, where the caller has them already."""
     msgs, metas = session.messages, session.metas
     if session.format == "request":
         return [_Point(len(msgs), None)] if msgs else []
@@ -322,6 +325,12 @@ def request_points(session: SessionLike) -> list[_Point]:
                 pts.append(_Point(i + 1, nxt))
         return pts
     new = tuple.__new__  # _Point(i, i) without the named tuple's Python __new__ (50,000 times)
+    if roles is not None and len(roles) == len(msgs):
+        return [
+            new(_Point, (i, i, None))
+            for i, r in enumerate(roles)
+            if r == "assistant" and i > 0 and metas[i].get("model") != "<synthetic>"
+        ]
     return [
         new(_Point, (i, i, None))
         for i, m in enumerate(msgs)
@@ -329,11 +338,24 @@ def request_points(session: SessionLike) -> list[_Point]:
     ]
 
 
-def segment_starts(session: SessionLike) -> set[int]:
+def segment_starts(session: SessionLike, blocks_in: Iterable[int] | None = None) -> set[int]:
     """Indices of messages a compaction starts the conversation again at (never the first): a
     Claude Code compaction (:func:`~ctxview.core.compaction.claude_code_compaction`, where the
     TUI's simulation starts again too) or an assistant message holding a ``compaction`` block
-    (the API reads nothing before it: the tokens and the cached prefix start there)."""
+    (the API reads nothing before it: the tokens and the cached prefix start there).
+    ``blocks_in``: the only messages that may hold a ``compaction`` block, where the caller
+    knows them (the others are not walked)."""
+    if blocks_in is not None:
+        msgs = session.messages
+        found = {
+            i for i, meta in enumerate(session.metas) if i and meta and claude_code_compaction(meta)
+        }
+        found.update(
+            i
+            for i in blocks_in
+            if i and msgs[i].get("role") == "assistant" and has_compaction(msgs[i])
+        )
+        return found
     return {
         i
         for i, (m, meta) in enumerate(zip(session.messages, session.metas, strict=False))
@@ -412,7 +434,7 @@ def calibrate(
     Code transcript does not contain) is then the median of recorded total minus the estimated
     messages, over the recorded requests.
     """
-    if session.format not in ("claude-code", "claude-code-web"):
+    if session.format not in CALIBRATED_FORMATS:
         # only a transcript's usage belongs to windows that grew by appending (a ctxview chat
         # sent truncated windows): the deltas would not measure the added messages
         return DEFAULT_RATES, None, 0
@@ -469,9 +491,7 @@ def session_features(session: SessionLike, rates: Rates | None = None) -> list[F
     ``rates`` (None: the calibrated or default rates). Only a Claude Code transcript is
     calibrated; elsewhere the default rates price every kind alike, so code is not told from
     prose (the tokens are the same, the classification is a third of the time)."""
-    classify = session.format in ("claude-code", "claude-code-web") or (
-        rates is not None and not rates.uniform
-    )
+    classify = session.format in CALIBRATED_FORMATS or (rates is not None and not rates.uniform)
     if not classify and not DEFAULT_RATES.uniform:
         classify = True
     return [message_features(m, classify) for m in session.messages]
@@ -680,7 +700,16 @@ def simulate(
         d.get("low_water_fraction"),
         0.5,
     )
-    feats = list(_feats) if _feats is not None else session_features(session, rates)
+    # features (characters per kind) are built where something tells the kinds apart: the
+    # calibration of a Claude Code transcript, or rates that price kinds differently; under
+    # uniform rates the shared walk below measures each message without them
+    feats: list[Features] | None = (
+        list(_feats)
+        if _feats is not None
+        else session_features(session, rates)
+        if session.format in CALIBRATED_FORMATS or (rates is not None and not rates.uniform)
+        else None
+    )
     notes: list[str] = []
     clearing = strat in STRATEGY_EDITS
     if context_editing is None:
@@ -712,7 +741,13 @@ def simulate(
     session_model = session.model or d.get("model")
     # what does not depend on the strategy: computed once per session in compare
     shared = _shared if _shared is not None else requests_fast.Shared(msgs)
-    tok = shared.tokens_of(rates, feats)
+    if feats is None and not rates.uniform:  # calibrated elsewhere (``_calibration``)
+        feats = session_features(session, rates)
+    tok = (
+        shared.tokens_of(rates, feats)
+        if feats is not None
+        else shared.uniform_tokens(rates, keys=redundancy)
+    )
     points, starts, default_ttl = shared.layout(session)
     tools_fp = _fingerprint(session.tools)
     system_fp = _fingerprint(session.system)
@@ -1169,11 +1204,16 @@ def simulate(
     return log_of(out, evicted_total, windows, None)
 
 
-def _layout(session: SessionLike) -> tuple[list[_Point], set[int], float]:
-    """(request points, compaction starts, default TTL) of a session."""
+def _layout(
+    session: SessionLike,
+    roles: Sequence[Any] | None = None,
+    blocks_in: Iterable[int] | None = None,
+) -> tuple[list[_Point], set[int], float]:
+    """(request points, compaction starts, default TTL) of a session (``roles``, ``blocks_in``:
+    see :func:`request_points`, :func:`segment_starts`)."""
     hints = [h for m in session.metas if "usage" in m and (h := _recorded(m)[2]) is not None]
     default_ttl = TTL_1H if hints and hints.count("1h") * 2 >= len(hints) else TTL_5M
-    return request_points(session), segment_starts(session), default_ttl
+    return request_points(session, roles), segment_starts(session, blocks_in), default_ttl
 
 
 def _price_notes(notes: list[str], price_notes: set[str], min_notes: set[str]) -> None:
@@ -1513,7 +1553,9 @@ def iter_compare(
     """The rows of :func:`compare`, one at a time, as each strategy's replay ends (the TUI's
     Compare screen shows its progress and can stop between strategies)."""
     names = list(strategies) if strategies is not None else list(STRATEGIES)
-    feats = session_features(session)
+    # the features only where the calibration reads them (elsewhere the default rates are
+    # uniform: the shared walk measures the messages once for every strategy)
+    feats = session_features(session) if session.format in CALIBRATED_FORMATS else None
     cal = calibrate(session, feats)
     # what does not depend on the strategy (tokens, request points, the conversation's own
     # protocol check) is computed once for all of them

@@ -48,6 +48,7 @@ from ctxview.core.strategies import (
 from ctxview.core.tokens import (
     CHARS_PER_TOKEN,
     MESSAGE_OVERHEAD_TOKENS,
+    _json_len,
     block_tokens,
     estimate_message,
     estimate_system,
@@ -127,6 +128,9 @@ class Shared:
         self._thinking: bool | None = None
         self._edits: tuple[Rates, list[Any], list[Any], dict[int, Any]] | None = None
         self._layout: tuple[list[Any], set[int], float] | None = None
+        #: after :meth:`uniform_tokens`: the messages whose content it did not recognise (only
+        #: they can hold a ``compaction`` block)
+        self._unusual: list[int] | None = None
 
     @property
     def roles(self) -> list[Any]:
@@ -169,6 +173,93 @@ class Shared:
             self._tok = (rates, tok, _prefix(tok))
         return self._tok[1]
 
+    def uniform_tokens(self, rates: Rates, keys: bool) -> list[int]:
+        """Tokens per message under uniform ``rates`` (:attr:`Rates.uniform`), and with ``keys``
+        the redundancy keys (:meth:`content_keys`) too, in one walk of the blocks: under those
+        rates a message's tokens depend only on its characters and fixed tokens, so no
+        :data:`~ctxview.core.calibrate.Features` tuple is built (the same tokens as
+        ``rates.tokens_many(session_features(...))``: each term is a multiple of 1/8, so the
+        float sums are exact in any order; ``tests/test_requests_fast.py`` holds them equal).
+        Messages of other shapes are measured by ``message_features`` and ``_content_keys``."""
+        from ctxview.core.calibrate import message_features
+        from ctxview.core.requests import _NO_KEYS, REDUNDANT_MIN_CHARS, _content_keys
+
+        if not rates.uniform:
+            raise ValueError("uniform_tokens: the rates tell kinds apart")
+        if (
+            self._tok is not None
+            and self._tok[0] is rates
+            and len(self._tok[1]) == len(self.msgs)
+            and (not keys or (self._keys is not None and self._keys[0] is rates))
+        ):
+            return self._tok[1]
+        ov = rates.overhead
+        p = rates.per_char[0]
+        least = REDUNDANT_MIN_CHARS
+        ceil = math.ceil
+        tok: list[int] = []
+        add = tok.append
+        found: list[Any] = []
+        add_keys = found.append
+        roles: list[Any] = []
+        add_role = roles.append
+        unusual: list[int] = []
+        for i, m in enumerate(self.msgs):
+            add_role(m.get("role"))
+            content = m.get("content", "")
+            if type(content) is str:  # no keys: only blocks are keyed
+                add(ceil(ov + len(content) * p))
+                if keys:
+                    add_keys(_NO_KEYS)
+                continue
+            if type(content) is list:
+                n = 0
+                out: list[tuple[Any, int]] | None = None
+                for b in content:
+                    if type(b) is not dict:
+                        break
+                    t = b.get("type")
+                    if t == "text":
+                        x = b.get("text")
+                        if type(x) is not str:
+                            break
+                        k = len(x)
+                        n += k
+                        if k >= least and keys:
+                            if out is None:
+                                out = []
+                            out.append((("t", x), ceil(k * p)))
+                    elif t == "tool_result":
+                        x = b.get("content", "")
+                        if type(x) is not str:
+                            break
+                        k = len(x)
+                        n += k
+                        if k >= least and keys:
+                            if out is None:
+                                out = []
+                            out.append((("r", x), ceil(k * p)))
+                    elif t == "tool_use":
+                        n += len(str(b.get("name", ""))) + _json_len(b.get("input", {}))
+                    else:
+                        break
+                else:  # every block of a usual shape
+                    add(ceil(ov + n * p))
+                    if keys:
+                        add_keys(_NO_KEYS if out is None else out)
+                    continue
+            unusual.append(i)
+            add(rates.tokens(message_features(m, False)))
+            if keys:
+                add_keys(_content_keys(m, rates))
+        self._tok = (rates, tok, _prefix(tok))
+        if self._roles is None:
+            self._roles = roles
+        self._unusual = unusual
+        if keys:
+            self._keys = (rates, found)
+        return tok
+
     def token_prefix(self, rates: Rates, tok: list[int]) -> list[int]:
         """Prefix sums of ``tok`` (the tokens per message under ``rates``)."""
         if self._tok is None or self._tok[1] is not tok:
@@ -180,7 +271,8 @@ class Shared:
         from ctxview.core.requests import _layout
 
         if self._layout is None:
-            self._layout = _layout(session)
+            # with the walk's roles, and only its unusual messages asked for compaction blocks
+            self._layout = _layout(session, self._roles, self._unusual)
         return self._layout
 
     def branches_and_edits(
@@ -248,7 +340,12 @@ class Shared:
 
     def has_compaction(self) -> bool:
         if self._compaction is None:
-            self._compaction = any(has_compaction(m) for m in self.msgs)
+            msgs, unusual = self.msgs, self._unusual
+            self._compaction = (
+                any(has_compaction(m) for m in msgs)
+                if unusual is None
+                else any(has_compaction(msgs[i]) for i in unusual)
+            )
         return self._compaction
 
     def window_errors(self, system: Any) -> WindowErrors:
