@@ -606,3 +606,83 @@ def test_plain_message_usual_shapes() -> None:
     assert not plain_message({"role": "system", "content": "x"})  # asked properly
     assert not plain_message({"role": "user"})
     assert not plain_message({"role": "user", "content": [{"type": "image"}]})
+
+
+def test_ctxview_records_of_every_shape_read_as_the_general_path(tmp_path: Path) -> None:
+    """The usual record (exactly the six keys ctxview writes) is read with one look-up; records
+    with a meta, missing keys, extra keys or of another type take the general path, with the
+    same results and the same errors."""
+    msg = {"role": "user", "content": "hi"}
+    usage = {"input_tokens": 3, "output_tokens": 1}
+    records: list[Any] = [
+        {
+            "id": 0,
+            "message": msg,
+            "timestamp": "2026-01-01T00:00:00Z",
+            "usage": usage,
+            "added_at_step": 1,
+            "evicted_at_step": 4,
+        },
+        {
+            "id": 1,
+            "message": {"role": "assistant", "content": "ok"},
+            "meta": {"model": "m"},
+            "timestamp": None,
+            "usage": None,
+            "added_at_step": 2,
+            "evicted_at_step": None,
+        },
+        {"id": 2, "message": msg},  # an older or hand-written record: no steps, no usage
+        {
+            "id": 3,
+            "message": msg,
+            "timestamp": 5,
+            "usage": [1],
+            "added_at_step": "x",
+            "evicted_at_step": None,
+            "note": "an unknown key",
+        },
+    ]
+    doc = {"format": "ctxview.session", "version": 1, "settings": {}, "transcript": records}
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps(doc))
+    s = load_session(str(f))
+    assert s.messages == [r["message"] for r in records]
+    assert s.metas == [
+        {"timestamp": "2026-01-01T00:00:00Z", "usage": usage},
+        {"model": "m"},
+        {},
+        {},
+    ]
+    assert s.saved_evicted_steps == {0: 4}
+    assert s.saved_added_steps == {0: 1, 1: 2}
+    for bad, error in (
+        ([1, 2, 3, 4, 5, 6], "transcript[0]: expected an object, got an array"),
+        (7, "transcript[0]: expected an object, got a number"),
+        (
+            {
+                "id": 1,
+                "message": msg,
+                "timestamp": None,
+                "usage": None,
+                "added_at_step": 1,
+                "evicted_at_step": None,
+            },
+            "transcript[0].id: expected 0, got 1",
+        ),
+        (
+            {
+                "id": 0,
+                "message": {"role": "user"},
+                "timestamp": None,
+                "usage": None,
+                "added_at_step": 1,
+                "evicted_at_step": None,
+            },
+            "transcript[0].message: message without content",
+        ),
+    ):
+        f.write_text(json.dumps({**doc, "transcript": [bad]}))
+        with pytest.raises(SessionError) as exc:
+            load_session(str(f))
+        assert error in str(exc.value)

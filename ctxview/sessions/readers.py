@@ -13,6 +13,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -517,6 +518,12 @@ def _from_lines(path: str, fmt: str, lines: list[Line], bad: list[int]) -> Loade
     )
 
 
+#: the keys of a transcript record as ctxview writes it (``store.session_document``)
+_USUAL_RECORD = itemgetter(
+    "id", "message", "timestamp", "usage", "added_at_step", "evicted_at_step"
+)
+
+
 def _read_ctxview(path: str, text: str, data: Any) -> LoadedSession:
     if not isinstance(data, dict) or data.get("format") != SESSION_FORMAT:
         raise ValueError(f'format: expected "{SESSION_FORMAT}"')
@@ -540,40 +547,47 @@ def _read_ctxview(path: str, text: str, data: Any) -> LoadedSession:
     added: dict[int, int] = {}
     add_message, add_meta = messages.append, metas.append
     plain = plain_message
+    usual = _USUAL_RECORD
     for i, rec in enumerate(transcript):
-        if type(rec) is not dict and not isinstance(rec, dict):
-            raise ValueError(f"transcript[{i}]: expected an object, got {_kind(rec)}")
-        get = rec.get
-        if get("id") != i:
-            raise ValueError(f"transcript[{i}].id: expected {i}, got {get('id')!r}")
-        msg: Any = get("message")
+        raw_meta: Any = None
+        try:
+            # the record ctxview writes: these six keys and no other (one look-up, not six)
+            if len(rec) != 6 or type(rec) is not dict:
+                raise KeyError
+            rid, msg, ts, usage, added_step, evicted_step = usual(rec)
+        except (KeyError, TypeError):
+            if type(rec) is not dict and not isinstance(rec, dict):
+                raise ValueError(f"transcript[{i}]: expected an object, got {_kind(rec)}") from None
+            get = rec.get
+            rid, msg, ts, usage = get("id"), get("message"), get("timestamp"), get("usage")
+            added_step, evicted_step = get("added_at_step"), get("evicted_at_step")
+            raw_meta = get("meta")
+        if rid != i:
+            raise ValueError(f"transcript[{i}].id: expected {i}, got {rid!r}")
         # message_problem's fast yes first (100,000 calls); anything else is asked properly
         if not plain(msg):
             found = message_problem(msg)
             if found is not None:
                 raise ValueError(f"transcript[{i}].message{found[0]}: {found[1]}")
         add_message(msg)
-        raw_meta = get("meta")
         meta: dict[str, Any] = (
-            raw_meta.copy()
+            {}
+            if raw_meta is None
+            else raw_meta.copy()
             if type(raw_meta) is dict
             else dict(raw_meta)
             if isinstance(raw_meta, dict)
             else {}
         )
-        ts = get("timestamp")
         if isinstance(ts, str):
             meta["timestamp"] = ts
-        usage = get("usage")
         if isinstance(usage, dict):
             meta["usage"] = usage
         add_meta(meta)
-        step = get("evicted_at_step")
-        if isinstance(step, int):
-            evicted[i] = step
-        step = get("added_at_step")
-        if isinstance(step, int):
-            added[i] = step
+        if isinstance(evicted_step, int):
+            evicted[i] = evicted_step
+        if isinstance(added_step, int):
+            added[i] = added_step
     window = data.get("window")
     saved_window: list[int] | None = None
     saved_pinned: list[int] = []
