@@ -649,3 +649,32 @@ def test_requests_table_header_names_no_max_under_context_editing(
     assert "simulated: clear-tool-uses ·" in head and "max" not in head, head
     _, out, _ = run(capsys, "requests", path, "--strategy", "pair-safe", "--max", "9")
     assert "simulated: pair-safe, max 9 ·" in out.splitlines()[0]
+
+
+def test_a_tool_result_text_that_is_not_a_string_is_counted_not_a_crash(capsys: Any) -> None:
+    """A damaged tool_result whose inner text block holds an object: its redundancy key was a
+    tuple holding a dict, and ``requests --max 2`` died with ``unhashable type: 'dict'``."""
+    long = "a" * 120
+    inner = [{"type": "text", "text": long}, {"type": "text", "text": {"a": 1}}]
+    msgs: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    for k in range(3):
+        msgs.append(
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": f"t{k}", "name": "x", "input": {}}],
+            }
+        )
+        msgs.append(
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": f"t{k}", "content": inner}],
+            }
+        )
+    s = LoadedSession("d.json", "messages", msgs, [{} for _ in msgs])
+    for reference in (False, True):
+        log = simulate(s, max_context_messages=4, _reference=reference)
+        red = log.requests[-1].redundancy
+        assert red is not None and red.items == 1  # the same result twice in the last window
+    fast = simulate(s, max_context_messages=4)
+    ref = simulate(s, max_context_messages=4, _reference=True)
+    assert [r.redundancy for r in fast.requests] == [r.redundancy for r in ref.requests]

@@ -374,12 +374,28 @@ def test_the_uniform_walk_is_the_features_and_the_keys(contents: list[Any], role
 
     msgs: list[dict[str, Any]] = [{"role": role, "content": c} for c in contents]
     msgs.append({"role": "assistant"})  # no content at all
+    long = "the same result " * 10
+    for _ in range(2):  # repeated results; one whose text is not a string (unhashable as is)
+        msgs.append({"role": "user", "content": [{"type": "tool_result", "content": long}]})
+        msgs.append({"role": "user", "content": [{"type": "text", "text": long}]})
+        inner = [{"type": "text", "text": long}, {"type": "text", "text": {"a": [1]}}]
+        msgs.append({"role": "user", "content": [{"type": "tool_result", "content": inner}]})
     msgs.append({"role": "assistant", "content": [{"type": "compaction", "content": "s"}]})
     for rates in (DEFAULT_RATES, Rates((0.5,) * 5, 2.0), Rates((0.125,) * 5, 4.0)):
         sh = Shared(msgs)
         tok = sh.uniform_tokens(rates, keys=True)
         assert tok == rates.tokens_many([message_features(m) for m in msgs])
-        assert sh.content_keys(rates) == [_content_keys(m, rates) for m in msgs]
+        want = [_content_keys(m, rates) for m in msgs]
+        for got in (sh.content_keys(rates), Shared(msgs).content_keys(rates)):
+            # the same keys, each as an int: equal keys get equal ints, distinct ones distinct
+            assert [[t for _, t in ks] for ks in got] == [[t for _, t in ks] for ks in want]
+            pairs = [
+                (k, g)
+                for ks, gs in zip(want, got, strict=True)
+                for (k, _), (g, _) in zip(ks, gs, strict=True)
+            ]
+            assert all(type(g) is int for _, g in pairs)
+            assert len({k for k, _ in pairs}) == len({g for _, g in pairs}) == len(set(pairs))
         assert sh.roles == [m.get("role") for m in msgs]
         assert sh._unusual is not None
         assert {i for i in range(len(msgs)) if has_compaction(msgs[i])} <= set(sh._unusual)

@@ -532,6 +532,19 @@ class _Entry:
 _NO_KEYS: tuple[tuple[Any, int], ...] = ()
 
 
+def _text_key(text: Any) -> Any:
+    """A text, or a hashable stand-in for a ``text`` that is not a string (a damaged session's
+    object or array: it cannot be a dict key as it is)."""
+    if type(text) is str:
+        return text
+    try:
+        key = ("json", _json_key(text))
+        hash(key)
+        return key
+    except (TypeError, RecursionError):
+        return ("repr", repr(text))
+
+
 def _content_keys(message: Mapping[str, Any], rates: Rates) -> Sequence[tuple[Any, int]]:
     """(key, tokens) of each sizeable tool result or text in a message (for redundancy); the
     shared empty tuple when there is none (most messages: nothing is allocated for them)."""
@@ -551,7 +564,9 @@ def _content_keys(message: Mapping[str, Any], rates: Rates) -> Sequence[tuple[An
                 n, key = len(c), ("r", c)
             elif isinstance(c, list):
                 texts = tuple(
-                    x.get("text", "") for x in c if isinstance(x, dict) and x.get("type") == "text"
+                    _text_key(x.get("text", ""))
+                    for x in c
+                    if isinstance(x, dict) and x.get("type") == "text"
                 )
                 n = sum(len(x) for x in texts if isinstance(x, str))
                 key = ("r", texts)

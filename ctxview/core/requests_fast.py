@@ -110,6 +110,23 @@ def _estimate(message: Mapping[str, Any]) -> int:
 _ROLE_SET = frozenset(_ROLES)
 
 
+def _intern(
+    keys: Sequence[tuple[Any, int]], texts: dict[Any, int], results: dict[Any, int]
+) -> Sequence[tuple[int, int]]:
+    """``requests._content_keys``' ``((kind, value), tokens)`` pairs as ``(int, tokens)``: one
+    int per distinct key of the session (``texts`` and ``results`` number the values so far)."""
+    if not keys:
+        return keys  # the shared empty tuple
+    out = []
+    for (kind, value), t in keys:
+        ids = texts if kind == "t" else results
+        kid = ids.get(value)
+        if kid is None:
+            kid = ids[value] = len(texts) + len(results)
+        out.append((kid, t))
+    return out
+
+
 class Shared:
     """Per-session work that does not depend on the strategy (each part computed on first use)."""
 
@@ -204,6 +221,8 @@ class Shared:
         roles: list[Any] = []
         add_role = roles.append
         unusual: list[int] = []
+        texts: dict[Any, int] = {}  # the keys as small ints (see :meth:`content_keys`)
+        results: dict[Any, int] = {}
         for i, m in enumerate(self.msgs):
             add_role(m.get("role"))
             content = m.get("content", "")
@@ -228,7 +247,10 @@ class Shared:
                         if k >= least and keys:
                             if out is None:
                                 out = []
-                            out.append((("t", x), ceil(k * p)))
+                            kid = texts.get(x)
+                            if kid is None:
+                                kid = texts[x] = len(texts) + len(results)
+                            out.append((kid, ceil(k * p)))
                     elif t == "tool_result":
                         x = b.get("content", "")
                         if type(x) is not str:
@@ -238,7 +260,10 @@ class Shared:
                         if k >= least and keys:
                             if out is None:
                                 out = []
-                            out.append((("r", x), ceil(k * p)))
+                            kid = results.get(x)
+                            if kid is None:
+                                kid = results[x] = len(texts) + len(results)
+                            out.append((kid, ceil(k * p)))
                     elif t == "tool_use":
                         n += len(str(b.get("name", ""))) + _json_len(b.get("input", {}))
                     else:
@@ -251,7 +276,7 @@ class Shared:
             unusual.append(i)
             add(rates.tokens(message_features(m, False)))
             if keys:
-                add_keys(_content_keys(m, rates))
+                add_keys(_intern(_content_keys(m, rates), texts, results))
         self._tok = (rates, tok, _prefix(tok))
         if self._roles is None:
             self._roles = roles
@@ -288,10 +313,18 @@ class Shared:
         return self._edits[1], self._edits[2], self._edits[3]
 
     def content_keys(self, rates: Rates) -> list[Any]:
+        """Per message, ``requests._content_keys`` with each key replaced by a small int (the
+        same int for equal keys): the replay counts them in a dict of ints, hashing no tuple of
+        a long text twice per message."""
         from ctxview.core.requests import _content_keys
 
         if self._keys is None or self._keys[0] is not rates:
-            self._keys = (rates, [_content_keys(m, rates) for m in self.msgs])
+            texts: dict[Any, int] = {}
+            results: dict[Any, int] = {}
+            self._keys = (
+                rates,
+                [_intern(_content_keys(m, rates), texts, results) for m in self.msgs],
+            )
         return self._keys[1]
 
     def point_data(self, session: Any, points: Sequence[Any], stamp: Any) -> list[tuple[Any, ...]]:
