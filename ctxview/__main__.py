@@ -1,5 +1,3 @@
-import sys
+from ctxview.cli import run
 
-from ctxview.cli import main
-
-sys.exit(main())
+run()

@@ -17,7 +17,7 @@ import argparse
 import sys
 from typing import Any
 
-from ctxview.cli import _err
+from ctxview.cli import _err, retain
 from ctxview.core.strategies import STRATEGIES
 from ctxview.textfmt import escape_controls, fmt_tokens, json_text, one_line, visible
 
@@ -255,6 +255,7 @@ def _requests(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         return _fail(args, f"{args.file}: {exc}")
+    retain(log)
     # exit 1 as inspect: the last request (the window the session would send) is rejected
     rejected = False
     if log.requests:

@@ -249,3 +249,77 @@ def test_inspect_output_never_carries_control_sequences(
     code, out, _ = run(capsys, "inspect", str(p), "--json")
     assert "\x1b" not in out  # JSON escapes it: \u001b
     assert json.loads(out)["problems"][0]["message"].count("\x1b") == 2
+
+
+def _console(args: list[str], tmp_path: Path, **kw: Any) -> subprocess.CompletedProcess[str]:
+    """``python -m ctxview ARGS`` (the console script's path: ``cli.run``), config isolated."""
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    return subprocess.run(
+        [sys.executable, "-m", "ctxview", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        **kw,
+    )
+
+
+def test_the_console_script_exits_without_freeing_and_loses_nothing(tmp_path: Path) -> None:
+    """``run`` ends a headless command that retained its session with ``os._exit``: the whole
+    output is there, the exit codes are the commands' (0, 1 for a rejected window, 2 for an
+    unreadable file), and a reader that leaves early is not a traceback."""
+    sample = str(ROOT / "sample_sessions" / "long_chat.json")
+    out = _console(["requests", sample, "--json"], tmp_path)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)  # all of it, flushed before the exit
+    assert doc["totals"]["requests"] == len(doc["requests"]) > 0
+    assert out.stdout.endswith("}\n")
+    orphan = tmp_path / "orphan.json"
+    orphan.write_text(
+        json.dumps(
+            [
+                {"role": "user", "content": "go"},
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": "gone", "content": "x"}],
+                },
+            ]
+        )
+    )
+    for cmd in (["requests", str(orphan), "--json"], ["inspect", str(orphan), "--json"]):
+        out = _console(cmd, tmp_path)
+        assert out.returncode == 1, (cmd, out.stderr)
+        json.loads(out.stdout)
+    out = _console(["inspect", str(tmp_path / "missing.json")], tmp_path)
+    assert out.returncode == 2 and "no such file" in out.stderr
+    # a reader that stops after the first bytes (``| head -c 1``) of an output longer than
+    # the pipe holds (the write fails)
+    chat = tmp_path / "chat.json"
+    turns = [
+        {"role": r, "content": f"turn {k}"} for k in range(1500) for r in ("user", "assistant")
+    ]
+    chat.write_text(json.dumps(turns))
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ctxview", "requests", str(chat), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.read(1)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=60)
+    assert err == "" and proc.returncode == 0
+
+
+def test_main_called_from_python_retains_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    """Only the console script keeps what a command built until its exit: ``main`` called by
+    a test or another tool frees it as usual."""
+    import ctxview.cli as cli
+
+    sample = str(ROOT / "sample_sessions" / "long_chat.json")
+    assert main(["requests", sample, "--json"]) == 0
+    assert cli._RETAINED is None
+    capsys.readouterr()
