@@ -6,6 +6,13 @@ process itself used, less moved by other work on the box) are both reported, wit
 the best runs (min/min) beside the median of the per-round ratios.
 
     python benchmarks/bench_rounds.py [--rounds 5] [--file F] [--commands json,req,cmp,ins]
+                                      [--whole]
+
+By default each command is timed inside its interpreter (imports included, `main()` called from
+Python, so what it built is freed before the clock stops). ``--whole`` times whole processes
+from the parent, as a user's shell does: ``python -m ctxview CMD F --json > /dev/null`` against
+``python -c "json.load(...)"`` (interpreter start and exit included on both sides; the console
+script exits without freeing the loaded session: ``cli.run``).
 
 Without --file the 100,000-message agent loop of bench_inspect.py is generated (91 MB).
 Bytecode is cached, as an installed ctxview's is.
@@ -15,10 +22,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,6 +42,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--file")
     ap.add_argument("--commands", default="json,req,cmp")
+    ap.add_argument("--whole", action="store_true", help="time whole processes from the parent")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp())
     path = Path(args.file).resolve() if args.file else tmp / "big_session.json"
@@ -51,8 +61,22 @@ def main() -> None:
     env["CTXVIEW_CONFIG"] = str(tmp / "none.toml")  # the defaults, not the user's config
     res: dict[str, list[float]] = {k: [] for k in which}
     cpus: dict[str, list[float]] = {k: [] for k in which}
+    argvs = {
+        "json": [sys.executable, "-c", codes["json"]],
+        "req": [sys.executable, "-m", "ctxview", "requests", f, "--json"],
+        "cmp": [sys.executable, "-m", "ctxview", "compare", f, "--json"],
+        "ins": [sys.executable, "-m", "ctxview", "inspect", f, "--json"],
+    }
     for _ in range(args.rounds):
         for k in which:
+            if args.whole:
+                r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                t0 = time.perf_counter()
+                subprocess.run(argvs[k], stdout=subprocess.DEVNULL, env=env, cwd=ROOT)
+                res[k].append(time.perf_counter() - t0)
+                r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpus[k].append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
+                continue
             code = (
                 "import time\nt0 = time.perf_counter()\nc0 = time.process_time()\n"
                 + codes[k]

@@ -195,14 +195,24 @@ def requests_json(log: Any, session: Any) -> str:
         rid = r.response_id
         red = r.redundancy
         c = r.cost_usd
+        # money_text inline (two calls a request): "%.6f" without its trailing zeros
+        if c is not None and 1e-4 <= c < 1e9:
+            cs = f"{c:.6f}".rstrip("0")
+            if cs[-1] == ".":
+                cs += "0"
+        else:
+            cs = money(c)
         if red is None:
             rs = "null"
         else:
             rc = red.cost_usd
-            rs = (
-                f'{{"items": {red.items}, "tokens": {red.tokens}, "cost_usd": '
-                f"{money_text(rc) if rc is not None and 1e-4 <= rc < 1e9 else money(rc)}}}"
-            )
+            if rc is not None and 1e-4 <= rc < 1e9:
+                rcs = f"{rc:.6f}".rstrip("0")
+                if rcs[-1] == ".":
+                    rcs += "0"
+            else:
+                rcs = money(rc)
+            rs = f'{{"items": {red.items}, "tokens": {red.tokens}, "cost_usd": {rcs}}}'
         append(
             f'{{"index": {r.index}, "message_ids": {r.message_ids}, '
             f'"window_size": {r.window_size}, "input_tokens": {r.input_tokens}, '
@@ -210,7 +220,7 @@ def requests_json(log: Any, session: Any) -> str:
             f'"uncached": {r.uncached}, "cache_break": {bs}, '
             f'"recorded": {"null" if rec is None else enc(rec)}, '
             f'"timestamp": {"null" if ts is None else encode_basestring(ts) if type(ts) is str else enc(ts)}, '
-            f'"cost_usd": {money_text(c) if c is not None and 1e-4 <= c < 1e9 else money(c)}, '
+            f'"cost_usd": {cs}, '
             f'"model": {ms}, "response_id": {"null" if rid is None else rid}, '
             f'"redundancy": {rs}, '
             f'"off_branch": {"true" if r.off_branch is True else "false"}}}'
