@@ -83,7 +83,9 @@ def build_app_parser() -> argparse.ArgumentParser:
     return p
 
 
-def build_sub_parser() -> argparse.ArgumentParser:
+def build_sub_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The headless commands' parser; with ``command``, the modules that define the other
+    commands' arguments (chat, live, requests) are not imported for it."""
     p = argparse.ArgumentParser(prog="ctxview")
     sub = p.add_subparsers(dest="command", required=True)
     ins = sub.add_parser(
@@ -128,9 +130,10 @@ def build_sub_parser() -> argparse.ArgumentParser:
     dif.add_argument("b", metavar="B")
     dif.add_argument("--format", choices=_formats(), help="force the files' format")
     dif.add_argument("--json", action="store_true", help="print exactly one JSON object")
-    from ctxview.cli_requests import add_parsers as add_request_parsers
+    if command is None or command in ("requests", "compare"):
+        from ctxview.cli_requests import add_parsers as add_request_parsers
 
-    add_request_parsers(sub, _positive_int)
+        add_request_parsers(sub, _positive_int)
     cfg = sub.add_parser("config", help="show or change config.toml")
     csub = cfg.add_subparsers(dest="action", required=True)
     csub.add_parser("path", help="print the config file's path")
@@ -138,12 +141,14 @@ def build_sub_parser() -> argparse.ArgumentParser:
     st = csub.add_parser("set", help="set KEY to VALUE in the config file")
     st.add_argument("key")
     st.add_argument("value")
-    from ctxview.live.commands import add_parsers as add_live_parsers
+    if command is None or command in ("proxy", "sessions"):
+        from ctxview.live.commands import add_parsers as add_live_parsers
 
-    add_live_parsers(sub)
-    from ctxview.chat.run import add_parser as add_chat_parser
+        add_live_parsers(sub)
+    if command is None or command == "chat":
+        from ctxview.chat.run import add_parser as add_chat_parser
 
-    add_chat_parser(sub, _positive_int)
+        add_chat_parser(sub, _positive_int)
     return p
 
 
@@ -647,7 +652,7 @@ def run() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] in SUBCOMMANDS:
-        args = build_sub_parser().parse_args(args_list)
+        args = build_sub_parser(args_list[0]).parse_args(args_list)
         handler = _handler(args.command)
         try:
             return handler(args)

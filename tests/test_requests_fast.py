@@ -383,8 +383,9 @@ def test_the_uniform_walk_is_the_features_and_the_keys(contents: list[Any], role
     msgs.append({"role": "assistant", "content": [{"type": "compaction", "content": "s"}]})
     for rates in (DEFAULT_RATES, Rates((0.5,) * 5, 2.0), Rates((0.125,) * 5, 4.0)):
         sh = Shared(msgs)
-        tok = sh.uniform_tokens(rates, keys=True)
+        tok = sh.uniform_tokens(rates, keys=True, estimates=True)
         assert tok == rates.tokens_many([message_features(m) for m in msgs])
+        assert sh.est_prefix == Shared(msgs).est_prefix  # token-budget's, from the same walk
         want = [_content_keys(m, rates) for m in msgs]
         for got in (sh.content_keys(rates), Shared(msgs).content_keys(rates)):
             # the same keys, each as an int: equal keys get equal ints, distinct ones distinct

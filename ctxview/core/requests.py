@@ -761,7 +761,8 @@ def simulate(
     tok = (
         shared.tokens_of(rates, feats)
         if feats is not None
-        else shared.uniform_tokens(rates, keys=redundancy)
+        # (compare, which checks, replays token-budget too: its estimates from the same walk)
+        else shared.uniform_tokens(rates, keys=redundancy, estimates=check)
     )
     points, starts, default_ttl = shared.layout(session)
     tools_fp = _fingerprint(session.tools)

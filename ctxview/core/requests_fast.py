@@ -190,14 +190,16 @@ class Shared:
             self._tok = (rates, tok, _prefix(tok))
         return self._tok[1]
 
-    def uniform_tokens(self, rates: Rates, keys: bool) -> list[int]:
+    def uniform_tokens(self, rates: Rates, keys: bool, estimates: bool = False) -> list[int]:
         """Tokens per message under uniform ``rates`` (:attr:`Rates.uniform`), and with ``keys``
         the redundancy keys (:meth:`content_keys`) too, in one walk of the blocks: under those
         rates a message's tokens depend only on its characters and fixed tokens, so no
         :data:`~ctxview.core.calibrate.Features` tuple is built (the same tokens as
         ``rates.tokens_many(session_features(...))``: each term is a multiple of 1/8, so the
         float sums are exact in any order; ``tests/test_requests_fast.py`` holds them equal).
-        Messages of other shapes are measured by ``message_features`` and ``_content_keys``."""
+        Messages of other shapes are measured by ``message_features`` and ``_content_keys``.
+        With ``estimates``, token-budget's own estimate (:attr:`est_prefix`) comes from the same
+        walk."""
         from ctxview.core.calibrate import message_features
         from ctxview.core.requests import _NO_KEYS, REDUNDANT_MIN_CHARS, _content_keys
 
@@ -208,6 +210,7 @@ class Shared:
             and self._tok[0] is rates
             and len(self._tok[1]) == len(self.msgs)
             and (not keys or (self._keys is not None and self._keys[0] is rates))
+            and (not estimates or self._est_prefix is not None)
         ):
             return self._tok[1]
         ov = rates.overhead
@@ -223,16 +226,23 @@ class Shared:
         unusual: list[int] = []
         texts: dict[Any, int] = {}  # the keys as small ints (see :meth:`content_keys`)
         results: dict[Any, int] = {}
+        est: list[int] = []  # estimate_message of each (``_estimate``)
+        add_est = est.append
+        cpt = CHARS_PER_TOKEN
         for i, m in enumerate(self.msgs):
             add_role(m.get("role"))
             content = m.get("content", "")
             if type(content) is str:  # no keys: only blocks are keyed
-                add(ceil(ov + len(content) * p))
+                k = len(content)
+                add(ceil(ov + k * p))
                 if keys:
                     add_keys(_NO_KEYS)
+                if estimates:
+                    add_est(MESSAGE_OVERHEAD_TOKENS + (k + _C) // cpt)
                 continue
             if type(content) is list:
                 n = 0
+                e = MESSAGE_OVERHEAD_TOKENS  # each block's characters rounded up apart
                 out: list[tuple[Any, int]] | None = None
                 for b in content:
                     if type(b) is not dict:
@@ -244,6 +254,7 @@ class Shared:
                             break
                         k = len(x)
                         n += k
+                        e += (k + _C) // cpt
                         if k >= least and keys:
                             if out is None:
                                 out = []
@@ -257,6 +268,7 @@ class Shared:
                             break
                         k = len(x)
                         n += k
+                        e += (k + _C) // cpt
                         if k >= least and keys:
                             if out is None:
                                 out = []
@@ -265,24 +277,32 @@ class Shared:
                                 kid = results[x] = len(texts) + len(results)
                             out.append((kid, ceil(k * p)))
                     elif t == "tool_use":
-                        n += len(str(b.get("name", ""))) + _json_len(b.get("input", {}))
+                        k = len(str(b.get("name", ""))) + _json_len(b.get("input", {}))
+                        n += k
+                        e += (k + _C) // cpt
                     else:
                         break
                 else:  # every block of a usual shape
                     add(ceil(ov + n * p))
                     if keys:
                         add_keys(_NO_KEYS if out is None else out)
+                    if estimates:
+                        add_est(e)
                     continue
             unusual.append(i)
             add(rates.tokens(message_features(m, False)))
             if keys:
                 add_keys(_intern(_content_keys(m, rates), texts, results))
+            if estimates:
+                add_est(_estimate(m))
         self._tok = (rates, tok, _prefix(tok))
         if self._roles is None:
             self._roles = roles
         self._unusual = unusual
         if keys:
             self._keys = (rates, found)
+        if estimates:
+            self._est_prefix = _prefix(est)
         return tok
 
     def token_prefix(self, rates: Rates, tok: list[int]) -> list[int]:
@@ -973,14 +993,15 @@ def replay(
     at = [p.n for p in points]
     at.append(-1)
     any_starts = bool(starts)
+    default_key = (session_model, tools_fp, system_fp)
     for i in range(n_msgs + 1):
         # requests that hold messages [.., i)
         while at[pi] == i:
             p = points[pi]
             model, rec, out_tok, hint, ts_raw, now, key = pdata[pi]
             pi += 1
-            if key is None:
-                key = (model, tools_fp, system_fp)
+            if key is None:  # a response without its own meta: one tuple for all of them
+                key = default_key if model is session_model else (model, tools_fp, system_fp)
             ttl = TTL_1H if hint == "1h" else TTL_5M if hint == "5m" else default_ttl
             if first >= 0:
                 n = 1 + hi - lo
@@ -1112,7 +1133,9 @@ def replay(
             if first < 0:
                 new_ids: list[int] = []
             else:
-                new_ids = list(range(lo if lo > last_sent else last_sent, hi))
+                a = lo if lo > last_sent else last_sent
+                # the usual one or two new messages without a range object
+                new_ids = [a, a + 1] if hi - a == 2 else [a] if hi - a == 1 else list(range(a, hi))
                 if first >= last_sent:
                     new_ids.insert(0, first)
             if i > last_sent:
@@ -1261,7 +1284,7 @@ def replay_editing(
     gives any prefix), and the first message an edit changed breaks the cache there."""
     from ctxview.core.calibrate import message_features
     from ctxview.core.clearing import SentForm
-    from ctxview.core.pricing import cost, min_cacheable
+    from ctxview.core.pricing import min_cacheable
     from ctxview.core.requests import (
         TTL_1H,
         TTL_5M,
@@ -1320,6 +1343,7 @@ def replay_editing(
     price_notes: set[str] = set()
     breaks: dict[tuple[str, int], Any] = {}
     pi = 0
+    default_key = (session_model, tools_fp, system_fp)
     n_points = len(points)
     for i in range(n_msgs + 1):
         # requests that hold messages [offset, i)
@@ -1327,8 +1351,8 @@ def replay_editing(
             p = points[pi]
             model, rec, out_tok, hint, ts_raw, now, key = pdata[pi]
             pi += 1
-            if key is None:
-                key = (model, tools_fp, system_fp)
+            if key is None:  # a response without its own meta: one tuple for all of them
+                key = default_key if model is session_model else (model, tools_fp, system_fp)
             ttl = TTL_1H if hint == "1h" else TTL_5M if hint == "5m" else default_ttl
             nw = i - offset
             original = P[i] - P[offset]
@@ -1436,19 +1460,19 @@ def replay_editing(
             if read and best is not None and now is not None:
                 best.expires = max(best.expires, now + best.ttl)
             if total >= minimum:
-                new = _Entry(key, nw, (now if now is not None else 0.0) + ttl, ttl)
+                expires = (now if now is not None else 0.0) + ttl
                 if len(entries) == 1:  # the usual case
                     e = entries[0]
-                    outlives = e.key == key and e.length <= nw and e.expires <= new.expires
+                    if e.key == key and e.length <= nw and e.expires <= expires:
+                        # the new entry replaces the only one: updated in place (nothing else
+                        # holds it), as in ``replay``
+                        e.length, e.expires, e.ttl = nw, expires, ttl
+                    else:
+                        entries = _prune([e, _Entry(key, nw, expires, ttl)], now)
+                elif all(e.key == key and e.length <= nw and e.expires <= expires for e in entries):
+                    entries = [_Entry(key, nw, expires, ttl)]
                 else:
-                    outlives = all(
-                        e.key == key and e.length <= nw and e.expires <= new.expires
-                        for e in entries
-                    )
-                if outlives:
-                    entries = [new]
-                else:
-                    entries.append(new)
+                    entries.append(_Entry(key, nw, expires, ttl))
                     entries = _prune(entries, now)
                 ever_cached = True
                 prev_written = True
@@ -1461,13 +1485,18 @@ def replay_editing(
                 price_notes.add(model or "")
             if out_tok is None:
                 out_tok = tok[p.response] - cut.get(p.response, 0) if p.response is not None else 0
-            c = cost(
-                price,
-                uncached=uncached,
-                cache_read=read,
-                cache_write_5m=write if ttl == TTL_5M else 0,
-                cache_write_1h=write if ttl == TTL_1H else 0,
-                output=out_tok,
+            # ``pricing.cost`` inline: the same terms in the same order, so the same float
+            c = (
+                None
+                if price is None
+                else (
+                    uncached * price.input
+                    + read * price.cache_read
+                    + (write if ttl == TTL_5M else 0) * price.cache_write_5m
+                    + (write if ttl == TTL_1H else 0) * price.cache_write_1h
+                    + out_tok * price.output
+                )
+                / 1_000_000
             )
             made += 1
             if sums is not None:
