@@ -61,11 +61,26 @@ def main() -> None:
     fmt = R.detect(f, "", data)
     best(f"records ({fmt} reader)", lambda: R.READERS[fmt](f, "", data), n)
     s = best("load_session (all of the above)", lambda: load_session(f), 1)
-    feats = best("per-message features", lambda: rq.session_features(s), n)
-    best("tokens from the features", lambda: DEFAULT_RATES.tokens_many(feats), n)
-    best("roles", lambda: rf.Shared(s.messages).valid_roles(), n)
-    best("request points + compaction starts", lambda: rq._layout(s), n)
-    best("redundancy keys", lambda: rf.Shared(s.messages).content_keys(DEFAULT_RATES), n)
+    if s.format in rq.CALIBRATED_FORMATS:  # calibrated: features per kind, then the rest
+        feats = best("per-message features", lambda: rq.session_features(s), n)
+        best("tokens from the features", lambda: DEFAULT_RATES.tokens_many(feats), n)
+        best("roles", lambda: rf.Shared(s.messages).valid_roles(), n)
+        best("request points + compaction starts", lambda: rq._layout(s), n)
+        best("redundancy keys", lambda: rf.Shared(s.messages).content_keys(DEFAULT_RATES), n)
+    else:  # uniform rates: one walk gives tokens, keys, roles, the unusual messages
+        walked = rf.Shared(s.messages)
+
+        def walk() -> None:
+            nonlocal walked
+            walked = rf.Shared(s.messages)
+            walked.uniform_tokens(DEFAULT_RATES, keys=True)
+
+        best("the walk (tokens, keys, roles)", walk, n)
+        best(
+            "request points + compaction starts",
+            lambda: rq._layout(s, walked.roles, walked._unusual),
+            n,
+        )
     log = best("simulate (all of the request model)", lambda: rq.simulate(s), n)
     best("write the JSON (requests_json)", lambda: requests_json(log, s), n)
     best("totals", lambda: log.totals(), n)

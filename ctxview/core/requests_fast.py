@@ -1302,6 +1302,7 @@ def replay_editing(
     pdata = shared.point_data(session, points, (session_model, tools_fp, system_fp))
     ckeys = shared.content_keys(rates) if redundancy else None
     werr = shared.window_errors(session.system) if check else None
+    classify = not rates.uniform
     # what the edits saved: per message (sent = tok - saved), and as a Fenwick tree
     cut: dict[int, int] = {}
     tree = [0] * (n_msgs + 1)
@@ -1375,7 +1376,8 @@ def replay_editing(
                     sent_msg = edited.get(cid)
                     was = cut.get(tid, 0)
                     now_cut = (
-                        tok[tid] - rates.tokens(message_features(sent_msg))
+                        # (uniform rates: code need not be told from prose, the same tokens)
+                        tok[tid] - rates.tokens(message_features(sent_msg, classify))
                         if sent_msg is not None
                         else 0
                     )
