@@ -325,16 +325,12 @@ def request_points(session: SessionLike, roles: Sequence[Any] | None = None) -> 
                 pts.append(_Point(i + 1, nxt))
         return pts
     new = tuple.__new__  # _Point(i, i) without the named tuple's Python __new__ (50,000 times)
-    if roles is not None and len(roles) == len(msgs):
-        return [
-            new(_Point, (i, i, None))
-            for i, r in enumerate(roles)
-            if r == "assistant" and i > 0 and metas[i].get("model") != "<synthetic>"
-        ]
+    if roles is None or len(roles) != len(msgs):
+        roles = [m.get("role") for m in msgs]
     return [
         new(_Point, (i, i, None))
-        for i, m in enumerate(msgs)
-        if i > 0 and m.get("role") == "assistant" and metas[i].get("model") != "<synthetic>"
+        for i, r in enumerate(roles)
+        if r == "assistant" and i > 0 and metas[i].get("model") != "<synthetic>"
     ]
 
 
@@ -345,26 +341,15 @@ def segment_starts(session: SessionLike, blocks_in: Iterable[int] | None = None)
     (the API reads nothing before it: the tokens and the cached prefix start there).
     ``blocks_in``: the only messages that may hold a ``compaction`` block, where the caller
     knows them (the others are not walked)."""
-    if blocks_in is not None:
-        msgs = session.messages
-        found = {
-            i for i, meta in enumerate(session.metas) if i and meta and claude_code_compaction(meta)
-        }
-        found.update(
-            i
-            for i in blocks_in
-            if i and msgs[i].get("role") == "assistant" and has_compaction(msgs[i])
-        )
-        return found
-    return {
+    msgs, metas = session.messages, session.metas
+    n = min(len(msgs), len(metas))
+    found = {i for i in range(1, n) if (meta := metas[i]) and claude_code_compaction(meta)}
+    found.update(
         i
-        for i, (m, meta) in enumerate(zip(session.messages, session.metas, strict=False))
-        if i
-        and (
-            (meta and claude_code_compaction(meta))
-            or (m.get("role") == "assistant" and has_compaction(m))
-        )
-    }
+        for i in (range(n) if blocks_in is None else blocks_in)
+        if 0 < i < n and msgs[i].get("role") == "assistant" and has_compaction(msgs[i])
+    )
+    return found
 
 
 def _count(v: Any) -> int:

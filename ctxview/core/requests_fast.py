@@ -317,7 +317,7 @@ class Shared:
 
         if self._layout is None:
             # with the walk's roles, and only its unusual messages asked for compaction blocks
-            self._layout = _layout(session, self._roles, self._unusual)
+            self._layout = _layout(session, self.roles, self._unusual)
         return self._layout
 
     def branches_and_edits(
