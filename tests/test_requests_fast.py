@@ -673,3 +673,24 @@ def _rows_match_the_reference(s: LoadedSession, max_: int) -> None:
             "evicted_messages": ref.evicted_messages,
         }
         assert ref.summary is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    roles=st.lists(
+        st.sampled_from(["user", "assistant", "system", "tool", None, 3, ("x",), ["x"]]),
+        max_size=12,
+    ),
+    alternate=st.booleans(),
+)
+def test_window_errors_turns_are_protocol_turns(roles: list[Any], alternate: bool) -> None:
+    """The one-message-turns shortcut gives what ``protocol._turns`` gives, on any roles."""
+    from ctxview.core.protocol import _turns
+
+    if alternate:  # the usual conversation (the shortcut's case)
+        roles = ["user" if k % 2 == 0 else "assistant" for k in range(len(roles))]
+    msgs = [{"role": r, "content": "x"} for r in roles]
+    w = WindowErrors(msgs, roles, None)
+    turns = _turns(roles)
+    assert w.turns == turns
+    assert w.turn_of == [t for t, (a, b) in enumerate(turns) for _ in range(b - a)]

@@ -24,8 +24,9 @@ replay on generated sessions (every field of every request).
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Mapping, Sequence
-from itertools import accumulate
+from itertools import accumulate, islice
 from typing import TYPE_CHECKING, Any
 
 from ctxview.core.compaction import has_compaction
@@ -449,9 +450,20 @@ class WindowErrors:
         probe = check_protocol([{"role": "user", "content": "x"}], system)
         self.sys_errors = sum(1 for p in probe if p.severity == "error")
         self._summarise()
-        turns = _turns(roles)
+        n = len(roles)
+        try:  # the usual conversation: valid roles, alternating: each message is a turn
+            single = _ROLE_SET.issuperset(roles) and not any(
+                map(operator.eq, roles, islice(roles, 1, None))
+            )
+        except TypeError:  # an unhashable role
+            single = False
+        if single:  # (what _turns gives then, without a loop in Python)
+            turns = list(zip(range(n), range(1, n + 1), strict=True))
+            self.turn_of = list(range(n))
+        else:
+            turns = _turns(roles)
+            self.turn_of = [t for t, (a, b) in enumerate(turns) for _ in range(b - a)]
         self.turns = turns
-        self.turn_of = [t for t, (a, b) in enumerate(turns) for _ in range(b - a)]
         last = len(turns) - 1
         # errors of each turn of the whole conversation, with its own neighbours (the usual
         # one-message turns inline, as _eval counts them)
