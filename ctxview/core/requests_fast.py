@@ -487,9 +487,13 @@ class WindowErrors:
                             found = res.get(na) if roles[na] == "user" else None
                             if found is None:
                                 append(cf[a] + 1)  # none answered
-                            else:
-                                answered = {tid for tid, _ in found}
-                                append(cf[a] + any(u not in answered for u in uses[a]))
+                                continue
+                            ua = uses[a]
+                            if len(ua) == 1 and len(found) == 1:  # one use, one result
+                                append(cf[a] + (ua[0] != found[0][0]))
+                                continue
+                            answered = {tid for tid, _ in found}
+                            append(cf[a] + any(u not in answered for u in ua))
                             continue
                     elif role == "user" and t > 0:
                         pa, pb = turns[t - 1]
@@ -498,6 +502,11 @@ class WindowErrors:
                             e = cf[a]
                             if expected is None:
                                 append(e + len(res[a]))  # all orphans
+                                continue
+                            ra = res[a]
+                            if len(ra) == 1:  # one result: an orphan, or misplaced, or right
+                                tid, leads = ra[0]
+                                append(e + (1 if tid not in expected else not leads))
                                 continue
                             seen: set[str] = set()
                             misplaced = False
