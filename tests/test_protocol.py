@@ -182,3 +182,68 @@ def test_memoised_checker_reindexes_texts() -> None:
         *[(i + 20, m) for i, m in entries[1:]],
     ]
     assert checker.check(shifted) == check_protocol([m for _, m in shifted])
+
+
+def _full_check(messages: list[Any], system: Any = None) -> list[Any]:
+    """check_protocol with the plain-turn shortcut switched off (every turn checked in full)."""
+    from ctxview.core import protocol
+
+    original = protocol._plain_turn
+    protocol._plain_turn = lambda *a: False  # type: ignore[assignment]
+    try:
+        return check_protocol(messages, system)
+    finally:
+        protocol._plain_turn = original
+
+
+def test_plain_turn_shortcut_agrees_with_the_full_check_on_damaged_loops() -> None:
+    """``_plain_turn`` (a one-message turn of the usual shape with nothing wrong, told without
+    building problems) never hides a problem: on generated loops broken by every kind of damage,
+    on every window of them, the check with it is the check without it."""
+    from agentgen import damaged_loops
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(msgs=damaged_loops(), data=st.data())
+    def run(msgs: list[Any], data: Any) -> None:
+        n = len(msgs)
+        lo = data.draw(st.integers(0, n))
+        hi = data.draw(st.integers(lo, n))
+        # the random window, and every window ending at each message (the last turn has
+        # rules of its own)
+        for window in (msgs[lo:hi], *(msgs[:k] for k in range(1, n + 1))):
+            assert check_protocol(window) == _full_check(window)
+
+    run()
+
+
+def test_plain_turn_shortcut_covers_the_usual_loop() -> None:
+    """The shortcut serves the usual turns (else it is not worth its code): every turn of a
+    clean tool loop but the first (a warning rule applies to the first turn only when it is an
+    assistant's) is told plain."""
+    from ctxview.core.protocol import _plain_turn
+
+    msgs: list[Any] = [{"role": "user", "content": "go"}]
+    for k in range(3):
+        msgs.append(
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "reading"},
+                    {"type": "tool_use", "id": f"t{k}", "name": "read", "input": {}},
+                ],
+            }
+        )
+        msgs.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{k}"}]})
+    msgs.append({"role": "assistant", "content": [{"type": "text", "text": "done"}]})
+    n = len(msgs)
+    for i in range(n):
+        prev = msgs[i - 1 : i] if i else None
+        nxt = msgs[i + 1 : i + 2] if i < n - 1 else None
+        assert _plain_turn(prev, msgs[i : i + 1], nxt, i == 0, i == n - 1)
+    assert check_protocol(msgs) == []
+    # and not a tool_use left unanswered, nor trailing whitespace at the end
+    assert not _plain_turn(None, msgs[1:2], [{"role": "user", "content": "hi"}], False, False)
+    tail = [{"role": "assistant", "content": [{"type": "text", "text": "done "}]}]
+    assert not _plain_turn(msgs[-2:-1], tail, None, False, True)

@@ -143,6 +143,103 @@ def _turns(roles: Sequence[Any]) -> list[tuple[int, int]]:
     return turns
 
 
+def _tool_use_ids(turn: Sequence[Any]) -> list[str] | None:
+    """The tool_use ids of a one-message assistant turn of plain blocks, else None (unknown)."""
+    if len(turn) != 1 or type(turn[0]) is not dict:
+        return None
+    content = turn[0].get("content")
+    if type(content) is str:
+        return []
+    if type(content) is not list:
+        return None
+    ids = []
+    for b in content:
+        if type(b) is not dict:
+            return None
+        if b.get("type") == "tool_use":
+            ids.append(str(b.get("id")))
+    return ids
+
+
+def _plain_turn(
+    prev: Sequence[Any] | None,
+    turn: Sequence[Any],
+    nxt: Sequence[Any] | None,
+    is_first: bool,
+    is_last: bool,
+) -> bool:
+    """A one-message turn of the usual shape that :func:`_check_turn_full` finds nothing in,
+    told without building its problems (the last window of every ``requests`` and each check
+    of the app walk thousands of them): a user message of non-empty text, or of tool_results
+    answering each of the previous assistant message's tool_uses once; an assistant message of
+    non-blank text and tool_use blocks whose uses the next message answers. Anything else (and
+    any doubt) is checked in full; ``tests/test_protocol.py`` holds the two equal."""
+    if len(turn) != 1:
+        return False
+    m = turn[0]
+    if type(m) is not dict:
+        return False
+    role = m.get("role")
+    content = m.get("content")
+    if role == "user":
+        if type(content) is str:
+            return content != ""
+        if type(content) is not list or not content:
+            return False
+        if prev is None or len(prev) != 1 or type(prev[0]) is not dict:
+            return False
+        if prev[0].get("role") != "assistant":
+            return False
+        expected = _tool_use_ids(prev)
+        if expected is None:
+            return False
+        seen: set[str] = set()
+        for b in content:
+            if type(b) is not dict or b.get("type") != "tool_result":
+                return False
+            key = str(b.get("tool_use_id"))
+            if key in seen or key not in expected:
+                return False
+            seen.add(key)
+        return True
+    if role != "assistant" or is_first:
+        return False
+    if type(content) is str:
+        return content != ""
+    if type(content) is not list or not content:
+        return False
+    uses: list[str] = []
+    for b in content:
+        if type(b) is not dict:
+            return False
+        t = b.get("type")
+        if t == "text":
+            text = b.get("text")
+            if type(text) is not str or not text.strip():
+                return False
+        elif t == "tool_use":
+            uses.append(str(b.get("id")))
+        else:
+            return False
+    if is_last:
+        tail = content[-1]
+        if tail.get("type") == "text" and tail["text"] != tail["text"].rstrip():
+            return False
+    if uses and nxt is not None:
+        if len(nxt) != 1 or type(nxt[0]) is not dict or nxt[0].get("role") != "user":
+            return False
+        answers = nxt[0].get("content")
+        if type(answers) is not list:
+            return False
+        answered = {
+            str(b.get("tool_use_id"))
+            for b in answers
+            if type(b) is dict and b.get("type") == "tool_result"
+        }
+        return all(u in answered for u in uses)
+    return True
+
+
 def _check_turn(
     prev: Sequence[Any] | None,
     turn: Sequence[Any],
@@ -152,6 +249,20 @@ def _check_turn(
     compacted: bool,
 ) -> list[_Rel]:
     """The problems of one merged turn, with message indices relative to its first message."""
+    if _plain_turn(prev, turn, nxt, is_first, is_last):
+        return []
+    return _check_turn_full(prev, turn, nxt, is_first, is_last, compacted)
+
+
+def _check_turn_full(
+    prev: Sequence[Any] | None,
+    turn: Sequence[Any],
+    nxt: Sequence[Any] | None,
+    is_first: bool,
+    is_last: bool,
+    compacted: bool,
+) -> list[_Rel]:
+    """:func:`_check_turn` for any turn: every rule, block by block."""
     out: list[_Rel] = []
 
     def add(
@@ -562,12 +673,16 @@ class ProtocolChecker:
                 self._has_compaction.clear()
         # one key per turn (an id for the usual one-message turn), with sentinels at both ends
         tkeys: list[Any] = [None]
-        tkeys.extend(ids[a] if b - a == 1 else tuple(ids[a:b]) for a, b in turns)
-        tkeys.append(None)
+        if memo:
+            tkeys.extend(ids[a] if b - a == 1 else tuple(ids[a:b]) for a, b in turns)
+            tkeys.append(None)
         last = nt - 1
+        key: tuple[Any, ...] = ()
         for t in range(nt):
-            key = (tkeys[t], tkeys[t + 1], tkeys[t + 2], t == 0, t == last)
-            found = cache.get(key) if memo else None
+            found = None
+            if memo:
+                key = (tkeys[t], tkeys[t + 1], tkeys[t + 2], t == 0, t == last)
+                found = cache.get(key)
             if found is None:
                 a, b = turns[t]
                 pa, pb = turns[t - 1] if t > 0 else (0, 0)
