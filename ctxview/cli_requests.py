@@ -195,23 +195,12 @@ def requests_json(log: Any, session: Any) -> str:
         rid = r.response_id
         red = r.redundancy
         c = r.cost_usd
-        # money_text inline (two calls a request): "%.6f" without its trailing zeros
-        if c is not None and 1e-4 <= c < 1e9:
-            cs = f"{c:.6f}".rstrip("0")
-            if cs[-1] == ".":
-                cs += "0"
-        else:
-            cs = money(c)
+        cs = money(c)
         if red is None:
             rs = "null"
         else:
             rc = red.cost_usd
-            if rc is not None and 1e-4 <= rc < 1e9:
-                rcs = f"{rc:.6f}".rstrip("0")
-                if rcs[-1] == ".":
-                    rcs += "0"
-            else:
-                rcs = money(rc)
+            rcs = money(rc)
             rs = f'{{"items": {red.items}, "tokens": {red.tokens}, "cost_usd": {rcs}}}'
         append(
             f'{{"index": {r.index}, "message_ids": {r.message_ids}, '

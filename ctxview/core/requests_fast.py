@@ -249,8 +249,11 @@ class Shared:
                     if type(b) is not dict:
                         break
                     t = b.get("type")
-                    if t == "text":
-                        x = b.get("text")
+                    if t == "text" or t == "tool_result":  # keyed apart: a text, a result
+                        if t == "text":
+                            x, ids = b.get("text"), texts
+                        else:
+                            x, ids = b.get("content", ""), results
                         if type(x) is not str:
                             break
                         k = len(x)
@@ -259,23 +262,9 @@ class Shared:
                         if k >= least and keys:
                             if out is None:
                                 out = []
-                            kid = texts.get(x)
+                            kid = ids.get(x)
                             if kid is None:
-                                kid = texts[x] = len(texts) + len(results)
-                            out.append((kid, ceil(k * p)))
-                    elif t == "tool_result":
-                        x = b.get("content", "")
-                        if type(x) is not str:
-                            break
-                        k = len(x)
-                        n += k
-                        e += (k + _C) // cpt
-                        if k >= least and keys:
-                            if out is None:
-                                out = []
-                            kid = results.get(x)
-                            if kid is None:
-                                kid = results[x] = len(texts) + len(results)
+                                kid = ids[x] = len(texts) + len(results)
                             out.append((kid, ceil(k * p)))
                     elif t == "tool_use":
                         k = len(str(b.get("name", ""))) + _json_len(b.get("input", {}))
@@ -1305,7 +1294,7 @@ def replay_editing(
     gives any prefix), and the first message an edit changed breaks the cache there."""
     from ctxview.core.calibrate import message_features
     from ctxview.core.clearing import SentForm
-    from ctxview.core.pricing import min_cacheable
+    from ctxview.core.pricing import cost, min_cacheable
     from ctxview.core.requests import (
         TTL_1H,
         TTL_5M,
@@ -1508,18 +1497,13 @@ def replay_editing(
                 price_notes.add(model or "")
             if out_tok is None:
                 out_tok = tok[p.response] - cut.get(p.response, 0) if p.response is not None else 0
-            # ``pricing.cost`` inline: the same terms in the same order, so the same float
-            c = (
-                None
-                if price is None
-                else (
-                    uncached * price.input
-                    + read * price.cache_read
-                    + (write if ttl == TTL_5M else 0) * price.cache_write_5m
-                    + (write if ttl == TTL_1H else 0) * price.cache_write_1h
-                    + out_tok * price.output
-                )
-                / 1_000_000
+            c = cost(
+                price,
+                uncached=uncached,
+                cache_read=read,
+                cache_write_5m=write if ttl == TTL_5M else 0,
+                cache_write_1h=write if ttl == TTL_1H else 0,
+                output=out_tok,
             )
             made += 1
             if sums is not None:
