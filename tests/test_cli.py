@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES, ROOT, cli
 
 from ctxview.cli import main
 
@@ -251,25 +251,13 @@ def test_inspect_output_never_carries_control_sequences(
     assert json.loads(out)["problems"][0]["message"].count("\x1b") == 2
 
 
-def _console(args: list[str], tmp_path: Path, **kw: Any) -> subprocess.CompletedProcess[str]:
-    """``python -m ctxview ARGS`` (the console script's path: ``cli.run``), config isolated."""
-    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
-    return subprocess.run(
-        [sys.executable, "-m", "ctxview", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        **kw,
-    )
-
-
 def test_the_console_script_exits_without_freeing_and_loses_nothing(tmp_path: Path) -> None:
     """``run`` ends a headless command that retained its session with ``os._exit``: the whole
     output is there, the exit codes are the commands' (0, 1 for a rejected window, 2 for an
     unreadable file), and a reader that leaves early is not a traceback."""
     sample = str(ROOT / "sample_sessions" / "long_chat.json")
-    out = _console(["requests", sample, "--json"], tmp_path)
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "cfg")}  # config isolated
+    out = cli("requests", sample, "--json", env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)  # all of it, flushed before the exit
     assert doc["totals"]["requests"] == len(doc["requests"]) > 0
@@ -287,10 +275,10 @@ def test_the_console_script_exits_without_freeing_and_loses_nothing(tmp_path: Pa
         )
     )
     for cmd in (["requests", str(orphan), "--json"], ["inspect", str(orphan), "--json"]):
-        out = _console(cmd, tmp_path)
+        out = cli(*cmd, env=env, timeout=120)
         assert out.returncode == 1, (cmd, out.stderr)
         json.loads(out.stdout)
-    out = _console(["inspect", str(tmp_path / "missing.json")], tmp_path)
+    out = cli("inspect", str(tmp_path / "missing.json"), env=env, timeout=120)
     assert out.returncode == 2 and "no such file" in out.stderr
     # a reader that stops after the first bytes (``| head -c 1``) of an output longer than
     # the pipe holds (the write fails)
@@ -299,7 +287,6 @@ def test_the_console_script_exits_without_freeing_and_loses_nothing(tmp_path: Pa
         {"role": r, "content": f"turn {k}"} for k in range(1500) for r in ("user", "assistant")
     ]
     chat.write_text(json.dumps(turns))
-    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
     proc = subprocess.Popen(
         [sys.executable, "-m", "ctxview", "requests", str(chat), "--json"],
         stdout=subprocess.PIPE,

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import cli
 
 from ctxview.chat.tools import ToolSettings, calculate, run_tool
 from ctxview.cli import main
@@ -28,18 +29,6 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
-
-
-def cli(*argv: str, timeout: float = 10, **kw: object) -> subprocess.CompletedProcess[str]:
-    """ctxview in a subprocess, as a user runs it (the timeout proves it never hangs)."""
-    return subprocess.run(
-        [sys.executable, "-m", "ctxview", *argv],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=ROOT,
-        **kw,  # type: ignore[arg-type]
-    )
 
 
 def one_line_error(err: str) -> str:
