@@ -26,6 +26,7 @@ from ctxview.core.requests import compare, simulate, window_of
 from ctxview.sessions.model import LoadedSession
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "claude_code"
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_sessions"
 T0 = "2026-01-01T10:00:00.000Z"
 
 
@@ -484,6 +485,29 @@ def test_config_pricing_override(
     monkeypatch.setenv("CTXVIEW_CONFIG", str(cfg))
     code, _, err = run(capsys, "requests", f, "--json")
     assert code == 0 and 'pricing."x".input' in err
+
+
+@pytest.mark.parametrize("value", ["inf", "1e308", "nan", "-0.5"])
+def test_a_price_past_any_real_one_is_refused_not_priced(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    value: str,
+) -> None:
+    """TOML reads ``inf`` and ``1e308``: such a price made every cost infinite, and
+    ``requests --json`` died with a traceback ("Out of range float values"); the table said
+    ``$nan``. It is refused like any bad price (named, the default used)."""
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'[pricing."claude-sonnet-5-5"]\ninput = {value}\noutput = 15\n')
+    monkeypatch.setenv("CTXVIEW_CONFIG", str(cfg))
+    f = str(SAMPLES / "agent_loop.json")
+    code, out, err = run(capsys, "requests", f, "--json")
+    assert code == 1, err  # as without a config: the sample's last request is rejected
+    assert 'pricing."claude-sonnet-5-5".input: expected a number from 0 to 1,000,000' in err
+    cost = json.loads(out)["totals"]["cost_usd"]
+    assert isinstance(cost, float) and 0 < cost < 1
+    _, table, _ = run(capsys, "requests", f)
+    assert "nan" not in table and "inf" not in table
 
 
 def test_hostile_model_name_is_made_visible(

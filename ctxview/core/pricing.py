@@ -12,6 +12,7 @@ Model names are matched after dropping a date suffix (``-20250514``) and a brack
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -126,6 +127,9 @@ _SONNET_4_OR_5 = re.compile(r"^claude-sonnet-[45](-\d+)?$")
 
 
 _PRICE_KEYS = ("input", "cache_write_5m", "cache_write_1h", "cache_read", "output")
+#: the highest price a config may set (USD per million tokens): far above any model's, and low
+#: enough that no request's cost overflows to infinity (TOML reads ``inf`` and ``1e308``)
+MAX_PRICE = 1_000_000.0
 
 
 def parse_price(value: Any, where: str) -> Price:
@@ -144,8 +148,15 @@ def parse_price(value: Any, where: str) -> Price:
         v = value.get(key)
         if v is None:
             continue
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0 or v != v:
-            raise ValueError(f"{where}.{key}: expected a number >= 0, got {v!r}")
+        if (
+            isinstance(v, bool)
+            or not isinstance(v, (int, float))
+            or not (0 <= v <= MAX_PRICE)  # NaN fails both
+            or not math.isfinite(v)
+        ):
+            raise ValueError(
+                f"{where}.{key}: expected a number from 0 to {MAX_PRICE:,.0f}, got {v!r}"[:200]
+            )
         nums[key] = float(v)
     if "input" not in nums or "output" not in nums:
         raise ValueError(f"{where}: 'input' and 'output' are required")
