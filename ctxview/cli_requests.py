@@ -151,12 +151,24 @@ def requests_json(log: Any, session: Any) -> str:
     request: each request is one f-string (50,000 requests: a tenth of the time of
     ``to_dict`` + ``json.dumps``). Falls back to the dicts when ``Request.to_dict`` holds other
     keys than these, or a count is not an int. ``tests/test_requests_fast.py`` holds the two against each other."""
+    return "".join(requests_json_parts(log, session))
+
+
+#: requests joined per piece of :func:`requests_json_parts`
+_PIECE = 1024
+
+
+def requests_json_parts(log: Any, session: Any) -> list[str]:
+    """:func:`requests_json`'s text in pieces of :data:`_PIECE` requests, to be written one after
+    the other: 50,000 requests are not held as 50,000 strings, then 20 MB joined, then 20 MB
+    encoded at once (each a fresh allocation the process pays page faults for). Everything is
+    formatted before anything is written: an error leaves no half object on stdout."""
     import json
     from json.encoder import encode_basestring
 
     reqs = log.requests
     if reqs and not all(_plain(r) for r in (reqs[0], reqs[-1])):
-        return json_text(requests_report(log, session))
+        return [json_text(requests_report(log, session))]
     enc = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
     # the pieces that repeat (break reasons and positions, models) are formatted once
     breaks: dict[int, str] = {}
@@ -173,6 +185,17 @@ def requests_json(log: Any, session: Any) -> str:
             return enc(v)  # raises, as json.dumps(allow_nan=False) does
         return text
 
+    head = enc(
+        {
+            "file": session.path,
+            "format": session.format,
+            "strategy": log.strategy,
+            "max_context_messages": log.max_context_messages,
+            "model": log.model,
+        }
+    )
+    # escaping is character by character: the pieces escaped apart are the whole escaped
+    parts = [escape_controls(f'{head[:-1]}, "requests": [')]
     rows: list[str] = []
     append = rows.append
     for r in reqs:
@@ -195,12 +218,13 @@ def requests_json(log: Any, session: Any) -> str:
         rid = r.response_id
         red = r.redundancy
         c = r.cost_usd
-        cs = money(c)
+        # money_text directly for the usual amounts (100,000 calls), money() for the rest
+        cs = money_text(c) if c is not None and 1e-4 <= c < 1e9 else money(c)
         if red is None:
             rs = "null"
         else:
             rc = red.cost_usd
-            rcs = money(rc)
+            rcs = money_text(rc) if rc is not None and 1e-4 <= rc < 1e9 else money(rc)
             rs = f'{{"items": {red.items}, "tokens": {red.tokens}, "cost_usd": {rcs}}}'
         append(
             f'{{"index": {r.index}, "message_ids": {r.message_ids}, '
@@ -214,19 +238,13 @@ def requests_json(log: Any, session: Any) -> str:
             f'"redundancy": {rs}, '
             f'"off_branch": {"true" if r.off_branch is True else "false"}}}'
         )
-    head = enc(
-        {
-            "file": session.path,
-            "format": session.format,
-            "strategy": log.strategy,
-            "max_context_messages": log.max_context_messages,
-            "model": log.model,
-        }
-    )
-    return escape_controls(
-        f'{head[:-1]}, "requests": [{", ".join(rows)}], "totals": {enc(log.totals())}, '
-        f'"notes": {enc(log.notes)}}}'
-    )
+        if len(rows) == _PIECE:
+            parts.append(escape_controls(("" if len(parts) == 1 else ", ") + ", ".join(rows)))
+            rows.clear()
+    if rows:
+        parts.append(escape_controls(("" if len(parts) == 1 else ", ") + ", ".join(rows)))
+    parts.append(escape_controls(f'], "totals": {enc(log.totals())}, "notes": {enc(log.notes)}}}'))
+    return parts
 
 
 def cmd_requests(args: argparse.Namespace) -> int:
@@ -263,7 +281,10 @@ def _requests(args: argparse.Namespace) -> int:
         window = [session.messages[i] for i in ids]
         rejected = any(p.severity == "error" for p in check_protocol(window, session.system))
     if args.json:
-        sys.stdout.write(requests_json(log, session) + "\n")
+        out = sys.stdout
+        for part in requests_json_parts(log, session):
+            out.write(part)
+        out.write("\n")
     else:
         _print_requests(requests_report(log, session), log, rejected)
     return EXIT_PROBLEMS if rejected else EXIT_OK

@@ -12,6 +12,7 @@ from agentgen import agent_events, damaged_loops
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ctxview import cli_requests
 from ctxview.cli_requests import requests_json, requests_report
 from ctxview.core.requests import compare, simulate
 from ctxview.core.requests_fast import Shared, WindowErrors
@@ -211,16 +212,23 @@ def test_the_replays_sums_are_the_requests_figures(
     s=sessions(),
     strategy=st.sampled_from([None, "seed", "pair-safe"]),
     path=st.sampled_from(["a.json", 'we"ird\\\u202e\x85\x7f名.json']),
+    piece=st.sampled_from([1, 2, 3, 1024]),
 )
 def test_requests_json_is_the_reports_json(
-    s: LoadedSession, strategy: str | None, path: str
+    s: LoadedSession, strategy: str | None, path: str, piece: int
 ) -> None:
+    """The requests written a piece at a time (``_PIECE`` requests each, here also 1 to 3 so
+    the sessions of a test cross the pieces' bounds) are the report's JSON."""
     s.path = path
+    cli_requests._PIECE = piece
     log = simulate(s, strategy=strategy)
     for r in log.requests[::3]:
         r.timestamp = (r.timestamp or "") + '\u2066"\x9b'
         r.cost_usd = None if r.cost_usd is None else r.cost_usd / 3
-    assert requests_json(log, s) == json_text(requests_report(log, s))
+    try:
+        assert requests_json(log, s) == json_text(requests_report(log, s))
+    finally:
+        cli_requests._PIECE = 1024
 
 
 def test_window_errors_match_a_full_check_on_every_window() -> None:

@@ -68,6 +68,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import accumulate
+from operator import attrgetter
 from typing import Any, NamedTuple, Protocol, TypeVar, cast
 
 from ctxview.core import requests_fast
@@ -258,38 +259,40 @@ class RequestLog:
 
     def totals(self) -> dict[str, Any]:
         reqs = self.requests
-        # list comprehensions, not generators (50,000 requests); the floats are summed in the
-        # same order as ever
-        inp = sum([r.input_tokens for r in reqs])
-        read = sum([r.cache_read for r in reqs])
-        write = sum([r.cache_write for r in reqs])
-        costs = [r.cost_usd for r in reqs]
+        # attribute getters mapped in C, not comprehensions (50,000 requests); the floats are
+        # summed in the same order as ever
+        inp = sum(map(_INPUT_TOKENS, reqs))
+        read = sum(map(_CACHE_READ, reqs))
+        write = sum(map(_CACHE_WRITE, reqs))
+        costs = list(map(_COST, reqs))
         rec = [r for r in reqs if r.recorded is not None]
         rec_total = sum(r.recorded_total or 0 for r in rec)
         rec_read = sum(r.recorded["cache_read_input_tokens"] for r in rec if r.recorded)
-        reds = [r.redundancy for r in reqs if r.redundancy]
-        red_tok = sum([d.tokens for d in reds])
-        red_cost = [d.cost_usd for d in reds]
+        reds = [d for d in map(_REDUNDANCY, reqs) if d]
+        red_tok = sum(map(_TOKENS, reds))
+        red_cost = list(map(_COST, reds))
         out: dict[str, Any] = {
             "requests": len(reqs),
             "input_tokens": inp,
             "cache_read": read,
             "cache_write": write,
             "hit_rate": round(read / inp, 4) if inp else None,
-            "cost_usd": _round(sum(costs))  # type: ignore[arg-type]
-            if costs and None not in costs
-            else None,
+            "cost_usd": _round(sum(costs)) if costs and None not in costs else None,
             "recorded_hit_rate": round(rec_read / rec_total, 4) if rec_total else None,
         }
         if rec:
             out["token_error"] = self.token_error()
         out["redundant_tokens"] = red_tok
-        out["redundant_cost_usd"] = (
-            _round(sum(red_cost))  # type: ignore[arg-type]
-            if None not in red_cost
-            else None
-        )
+        out["redundant_cost_usd"] = _round(sum(red_cost)) if None not in red_cost else None
         return out
+
+
+_INPUT_TOKENS = attrgetter("input_tokens")
+_CACHE_READ = attrgetter("cache_read")
+_CACHE_WRITE = attrgetter("cache_write")
+_COST = attrgetter("cost_usd")
+_REDUNDANCY = attrgetter("redundancy")
+_TOKENS = attrgetter("tokens")
 
 
 def _quantile(sorted_vals: Sequence[float], q: float) -> float:
@@ -1323,7 +1326,10 @@ def _timed_edits(
         return [], {}
     edits: list[_Edit] = []
     originals: dict[int, dict[str, Any]] = {}
-    for tid, meta in enumerate(session.metas):
+    metas = session.metas
+    # the few edited messages found first (a session of 100,000 messages has a handful)
+    for tid in [t for t, m in enumerate(metas) if "edited_at_step" in m]:
+        meta = metas[tid]
         step = meta.get("edited_at_step")
         if not isinstance(step, int) or isinstance(step, bool):
             continue
