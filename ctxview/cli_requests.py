@@ -226,8 +226,13 @@ def requests_json_parts(log: Any, session: Any) -> list[str]:
             rc = red.cost_usd
             rcs = money_text(rc) if rc is not None and 1e-4 <= rc < 1e9 else money(rc)
             rs = f'{{"items": {red.items}, "tokens": {red.tokens}, "cost_usd": {rcs}}}'
+        ids = r.message_ids
+        # the usual one or two new messages without list.__repr__ (its recursion guard costs
+        # more than the two numbers): the same text, as the ids are ints
+        n_ids = len(ids)
+        ids_s = f"[{ids[0]}, {ids[1]}]" if n_ids == 2 else f"[{ids[0]}]" if n_ids == 1 else ids
         append(
-            f'{{"index": {r.index}, "message_ids": {r.message_ids}, '
+            f'{{"index": {r.index}, "message_ids": {ids_s}, '
             f'"window_size": {r.window_size}, "input_tokens": {r.input_tokens}, '
             f'"cache_read": {r.cache_read}, "cache_write": {r.cache_write}, '
             f'"uncached": {r.uncached}, "cache_break": {bs}, '
