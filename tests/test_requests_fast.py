@@ -702,3 +702,60 @@ def test_window_errors_turns_are_protocol_turns(roles: list[Any], alternate: boo
     turns = _turns(roles)
     assert w.turns == turns
     assert w.turn_of == [t for t, (a, b) in enumerate(turns) for _ in range(b - a)]
+
+
+@pytest.mark.parametrize("least", [0, 300, 1500])
+@pytest.mark.parametrize("keep", [0, 1, 3])
+@pytest.mark.parametrize("two_models", [False, True])
+def test_clearing_replay_reads_a_prefix_inside_the_savings_as_the_reference(
+    least: int, keep: int, two_models: bool
+) -> None:
+    """A session long enough to be cached (the generated ones stay under the model's minimum,
+    where every read is 0). With ``clear_at_least`` holding back uses until several results
+    clear at once, the cache breaks at the oldest of them, a prefix that ends before the
+    newest saving; with two models taking turns, each reads its own entry, written two
+    requests ago, again a prefix inside the savings. The fast replay asks its tree of
+    savings what such a prefix saved."""
+    from ctxview.core.clearing import parse_context_editing
+
+    msgs: list[dict[str, Any]] = [{"role": "user", "content": "read every file"}]
+    for k in range(24):
+        tid = f"toolu_{k:04d}"
+        msgs.append(
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": f"reading f{k}"},
+                    {"type": "tool_use", "id": tid, "name": "read_file", "input": {"p": k}},
+                ],
+            }
+        )
+        body = f"line {k} of the file " * (40 + 7 * (k % 5))
+        msgs.append(
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": tid, "content": body}],
+            }
+        )
+    msgs.append({"role": "assistant", "content": "done"})
+    metas: list[dict[str, Any]] = [{} for _ in msgs]
+    if two_models:  # a Claude Code transcript: a request per response, of its model
+        for i in range(1, len(msgs), 2):
+            metas[i]["model"] = "claude-opus-4-1" if i % 4 == 1 else "claude-sonnet-4-5"
+    s = LoadedSession(
+        "long.json",
+        "claude-code" if two_models else "messages",
+        msgs,
+        metas,
+        system="Read what is asked and report. " * 200,  # past the minimum: a prefix is read
+        model="claude-sonnet-4-5",
+    )
+    editing = parse_context_editing(
+        {"clear_tool_uses": {"trigger": 1, "keep": keep, "clear_at_least": least}}
+    )
+    _both(s, strategy="clear-tool-uses", context_editing=editing, keep_windows=[0, 5, 9])
+    log = simulate(s, strategy="clear-tool-uses", context_editing=editing)
+    # the rule under test is reached: prefixes are read, and they end at an edit or a switch
+    assert any(r.cache_read for r in log.requests)
+    reason = "model" if two_models else "edited"
+    assert any(r.cache_break and r.cache_break.reason == reason for r in log.requests)

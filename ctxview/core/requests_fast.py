@@ -1313,12 +1313,22 @@ def replay_editing(
     ckeys = shared.content_keys(rates) if redundancy else None
     werr = shared.window_errors(session.system) if check else None
     classify = not rates.uniform
-    # what the edits saved: per message (sent = tok - saved), and as a Fenwick tree
+    # what the edits saved: per message (sent = tok - saved), and as a Fenwick tree, brought up
+    # to date only when a prefix inside the savings is asked for (a usual replay never does:
+    # the cache breaks at the newest saving, whose prefix is ``saved`` less that saving)
     cut: dict[int, int] = {}
     tree = [0] * (n_msgs + 1)
+    unsummed: list[tuple[int, int]] = []  # (message, change) not in the tree yet
 
     def saved_before(x: int) -> int:
         """Tokens the edits saved on messages [0, x)."""
+        if unsummed:
+            for tid, d in unsummed:
+                y = tid + 1
+                while y <= n_msgs:
+                    tree[y] += d
+                    y += y & -y
+            unsummed.clear()
         total = 0
         while x > 0:
             total += tree[x]
@@ -1399,11 +1409,7 @@ def replay_editing(
                                 top = tid
                         else:
                             del cut[tid]
-                        x = tid + 1
-                        d = now_cut - was
-                        while x <= n_msgs:
-                            tree[x] += d
-                            x += x & -x
+                        unsummed.append((tid, now_cut - was))
                     if cid < nw and (dirty is None or cid < dirty):
                         dirty = cid
                         dirty_reason = dirty_reason or "edited"
@@ -1433,6 +1439,8 @@ def replay_editing(
                     read = static + P[end] - P[offset]
                     if end > top:  # every saving is before the end
                         read -= saved
+                    elif end == top:  # every saving but the one at the end is before it
+                        read -= saved - cut.get(top, 0)
                     else:  # (a saving may be negative: a placeholder longer than its result)
                         if base is None:  # (the savings before the segment stay as they are)
                             base = saved_before(offset)
