@@ -183,10 +183,11 @@ def image_info(block: Mapping[str, Any]) -> dict[str, Any]:
 
 def block_tokens(block: Any) -> int:
     """Estimated tokens of one content block (a dict; anything else is measured as JSON)."""
-    if isinstance(block, str):
-        return _chars(len(block))
-    if not isinstance(block, Mapping):
-        return _chars(_json_len(block))
+    if type(block) is not dict:  # (a dict, the usual block: no ABC check)
+        if isinstance(block, str):
+            return _chars(len(block))
+        if not isinstance(block, Mapping):
+            return _chars(_json_len(block))
     btype = block.get("type")
     if btype == "text":
         text = block.get("text")
