@@ -19,7 +19,7 @@ from typing import Any
 
 from ctxview.cli import _err, retain
 from ctxview.core.strategies import STRATEGIES
-from ctxview.textfmt import escape_controls, fmt_tokens, json_text, one_line, visible
+from ctxview.textfmt import escape_controls, fmt_tokens, fmt_usd, json_text, one_line, visible
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_UNREADABLE = 0, 1, 2
 
@@ -303,9 +303,7 @@ def _window_ids(log: Any, req: Any, session: Any) -> list[int]:
 
 
 def _money(v: float | None) -> str:
-    if v is None:
-        return "—"
-    return f"${v:.4f}" if v < 1 else f"${v:,.2f}"
+    return fmt_usd(v)
 
 
 def _pct(v: float | None) -> str:

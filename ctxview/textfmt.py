@@ -12,6 +12,13 @@ import re
 from typing import Any
 
 
+def fmt_usd(v: float | None, none: str = "—") -> str:
+    """Money as every view shows it: ``$0.0225`` under a dollar, ``$15,606.00`` from one."""
+    if v is None:
+        return none
+    return f"${v:.4f}" if v < 1 else f"${v:,.2f}"
+
+
 def fmt_tokens(n: int) -> str:
     """1234 -> "1.2k", 45678 -> "46k", 2_500_000 -> "2.5M", 6_296_200_000 -> "6.3B" (each unit
     from where the smaller one would round up to 1000: 999_999 -> "1.0M", not "1000k")."""

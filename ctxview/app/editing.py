@@ -75,8 +75,8 @@ class EditPreviewScreen(ModalScreen[bool]):
         width: 80%; max-width: 100; height: auto; max-height: 100%; overflow-y: auto;
         background: $panel; border: thick $primary; padding: 1 2;
     }
-    EditPreviewScreen .ok { color: $success; }
-    EditPreviewScreen .bad { color: $error; }
+    EditPreviewScreen .ok { color: $text-success; }
+    EditPreviewScreen .bad { color: $text-error; }
     EditPreviewScreen .problem { text-wrap: nowrap; text-overflow: ellipsis; }
     EditPreviewScreen .hint { color: $text-muted; margin-top: 1; }
     """

@@ -190,3 +190,41 @@ async def test_compare_on_hostile_text_and_file_name(tmp_path: Any) -> None:
         assert isinstance(app.screen, CompareScreen)
         text = assert_clean(app, "compare hostile")
         assert "[red]x[bold]" in text  # the name is shown as text, never parsed as markup
+
+
+async def test_compare_moves_with_j_and_k_and_its_progress_never_counts_past_the_total() -> None:
+    """A newcomer pressed j to reach pair-safe, then enter, and re-applied seed: the table binds
+    only the arrows. And with every row in but the worker not ended, the line read
+    "replaying  (7 of 6)…"."""
+    app = make_app(AGENT)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        await pilot.press("C")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        table = screen.query_one(DataTable)
+        assert table.cursor_row == 0
+        await pilot.press("j", "j")
+        assert table.cursor_row == 2
+        await pilot.press("k")
+        assert table.cursor_row == 1
+        # the moment between the last row and the worker's end
+        screen.done = False
+        total = len(screen.strategies)
+        assert len(screen.rows) == total
+        assert screen._progress_text() == f"{total} of {total} replayed…"
+        screen.done = True
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.model.context.strategy == list(STRATEGIES)[1]
+
+
+def test_money_is_written_alike_everywhere() -> None:
+    from ctxview.app.screens.compare import cell_text
+    from ctxview.cli_requests import _money
+    from ctxview.textfmt import fmt_usd
+
+    assert fmt_usd(15606.0019) == "$15,606.00" == cell_text("cost_usd", 15606.0019)
+    assert fmt_usd(0.0225) == "$0.0225" == _money(0.0225)
+    assert fmt_usd(None) == "—" and fmt_usd(None, "n/a") == "n/a"

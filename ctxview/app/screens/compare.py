@@ -21,7 +21,7 @@ from textual.widgets import DataTable, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from ctxview.app.safe import one_line
-from ctxview.textfmt import fmt_tokens
+from ctxview.textfmt import fmt_tokens, fmt_usd
 
 if TYPE_CHECKING:
     from ctxview.app.app import CtxviewApp
@@ -58,7 +58,7 @@ def cell_text(key: str, value: Any) -> str:
     if key == "hit_rate":
         return f"{100 * value:.1f}%"
     if key == "cost_usd":
-        return f"${value:.4f}"
+        return fmt_usd(value)
     return f"{value:,}"
 
 
@@ -67,6 +67,9 @@ class CompareScreen(ModalScreen[str | None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "close", "Close"),
+        # as in the timeline and the Requests view (the table binds only the arrows)
+        Binding("j", "move(1)", "Down", show=False),
+        Binding("k", "move(-1)", "Up", show=False),
     ]
     DEFAULT_CSS = """
     CompareScreen { align: center middle; }
@@ -169,8 +172,9 @@ class CompareScreen(ModalScreen[str | None]):
                 "the context kept and the money spent"
             )
         k = len(self.rows)
-        name = one_line(self.strategies[k], 40) if k < total else ""
-        return f"replaying {name} ({k + 1} of {total})… escape stops"
+        if k >= total:  # every row is in; the worker is ending
+            return f"{total} of {total} replayed…"
+        return f"replaying {one_line(self.strategies[k], 40)} ({k + 1} of {total})… escape stops"
 
     @work(thread=True, exclusive=True, group="compare", description="compare")
     def compute(self) -> None:
@@ -236,6 +240,13 @@ class CompareScreen(ModalScreen[str | None]):
         name = event.row_key.value
         self.workers.cancel_group(self, "compare")
         self.dismiss(name)
+
+    def action_move(self, step: int) -> None:
+        table = self.query_one(DataTable)
+        if step > 0:
+            table.action_cursor_down()
+        else:
+            table.action_cursor_up()
 
     def action_close(self) -> None:
         self.workers.cancel_group(self, "compare")

@@ -69,8 +69,8 @@ class ConfirmSendScreen(ModalScreen[str]):
         width: 80%; max-width: 100; height: auto;
         background: $panel; border: thick $error; padding: 1 2;
     }
-    ConfirmSendScreen .error { color: $error; margin-bottom: 1; }
-    ConfirmSendScreen .missing { color: $warning; text-style: bold; margin-bottom: 1; }
+    ConfirmSendScreen .error { color: $text-error; margin-bottom: 1; }
+    ConfirmSendScreen .missing { color: $text-warning; text-style: bold; margin-bottom: 1; }
     """
 
     def __init__(

@@ -27,7 +27,7 @@ from textual.widgets import Static
 from ctxview.app.colours import readable_style
 from ctxview.app.safe import one_line
 from ctxview.core.requests import Request, RequestLog
-from ctxview.textfmt import fmt_tokens
+from ctxview.textfmt import fmt_tokens, fmt_usd
 
 BAR = 20
 
@@ -224,7 +224,7 @@ class RequestsScreen(ModalScreen[int | None]):
     def _show(self, log: RequestLog) -> None:
         self.reqlog = log
         t = log.totals()
-        cost = "—" if t["cost_usd"] is None else f"${t['cost_usd']:.2f}"
+        cost = fmt_usd(t["cost_usd"])
         hit = "—" if t["hit_rate"] is None else f"{100 * t['hit_rate']:.1f}%"
         rec = (
             ""
@@ -313,9 +313,9 @@ class RequestDiffScreen(ModalScreen[None]):
     }
     RequestDiffScreen .title { text-style: bold; }
     RequestDiffScreen .hint { color: $text-muted; }
-    RequestDiffScreen .add { color: $success; }
-    RequestDiffScreen .del { color: $error; }
-    RequestDiffScreen .chg { color: $warning; }
+    RequestDiffScreen .add { color: $text-success; }
+    RequestDiffScreen .del { color: $text-error; }
+    RequestDiffScreen .chg { color: $text-warning; }
     RequestDiffScreen .cache { text-style: bold; }
     """
 

@@ -18,7 +18,7 @@ from ctxview.app.model import AS_SENT, SessionModel, as_sent_possible, context_s
 from ctxview.app.safe import one_line
 from ctxview.core.limits import context_problem
 from ctxview.core.strategies import STRATEGIES
-from ctxview.textfmt import fmt_tokens
+from ctxview.textfmt import fmt_tokens, fmt_usd
 
 
 class ConfigSidebar(VerticalScroll):
@@ -42,9 +42,9 @@ class ConfigSidebar(VerticalScroll):
     ConfigSidebar .caption { color: $text-muted; }
     ConfigSidebar #mode { text-style: bold; }
     ConfigSidebar .value { color: $text; }
-    ConfigSidebar #protocol.-ok { color: $success; }
-    ConfigSidebar #tokens.-over { color: $error; }
-    ConfigSidebar #protocol.-bad { color: $error; }
+    ConfigSidebar #protocol.-ok { color: $text-success; }
+    ConfigSidebar #tokens.-over { color: $text-error; }
+    ConfigSidebar #protocol.-bad { color: $text-error; }
     ConfigSidebar #system { color: $text-muted; max-height: 4; }
     ConfigSidebar #hint { color: $text-muted; text-style: italic; margin-top: 1; }
     """
@@ -294,9 +294,7 @@ class ConfigSidebar(VerticalScroll):
             return
 
         def usd(v: float | None) -> str:
-            if v is None:
-                return "n/a"
-            return f"${v:.4f}" if v < 0.1 else f"${v:,.2f}"
+            return fmt_usd(v, "n/a")
 
         def tok(v: int) -> str:
             return f"~{fmt_tokens(v)}" if v else "0"

@@ -14,8 +14,8 @@ from ctxview.textfmt import fmt_tokens
 class VerdictBar(Static):
     DEFAULT_CSS = """
     VerdictBar { height: 1; background: $surface; padding: 0 1; color: $text-muted; }
-    VerdictBar.-ok { color: $success; }
-    VerdictBar.-bad { color: $error; text-style: bold; }
+    VerdictBar.-ok { color: $text-success; }
+    VerdictBar.-bad { color: $text-error; text-style: bold; }
     """
 
     def update_from(self, model: SessionModel) -> None:
