@@ -69,6 +69,9 @@ class RequestList(ScrollView, can_focus=True):
         Binding("pagedown", "page(1)", "Page down", show=False),
         Binding("home,g", "jump(0)", "First", show=False),
         Binding("end,G", "jump(-1)", "Last", show=False),
+        # a column at a time took 20 presses to reach the cost at 80 columns
+        Binding("left,h", "sideways(-10)", "Left", show=False),
+        Binding("right,l", "sideways(10)", "Right", show=False),
     ]
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "requests--read",
@@ -127,9 +130,15 @@ class RequestList(ScrollView, can_focus=True):
         self.scroll_to_region_cursor()
         self.refresh()
 
+    @property
+    def rows_shown(self) -> int:
+        """Rows in view: the height less a horizontal scrollbar's row (at 80 columns the rows
+        are wider than the view, and the last one sat under the scrollbar)."""
+        return max(1, self.scrollable_content_region.height)
+
     def scroll_to_region_cursor(self) -> None:
         top = self.scroll_offset.y
-        h = max(1, self.size.height)
+        h = self.rows_shown
         if self.cursor < top:
             self.scroll_to(y=self.cursor, animate=False)
         elif self.cursor >= top + h:
@@ -144,7 +153,10 @@ class RequestList(ScrollView, can_focus=True):
         self._move(self.cursor + delta)
 
     def action_page(self, direction: int) -> None:
-        self._move(self.cursor + direction * max(1, self.size.height - 1))
+        self._move(self.cursor + direction * max(1, self.rows_shown - 1))
+
+    def action_sideways(self, columns: int) -> None:
+        self.scroll_to(x=max(0, self.scroll_offset.x + columns), animate=False)
 
     def action_jump(self, where: int) -> None:
         self._move(where if where >= 0 else len(self.reqlog.requests) - 1)
@@ -196,7 +208,7 @@ class RequestsScreen(ModalScreen[int | None]):
             yield Static(
                 Text(
                     "enter: show in the timeline · space: mark, then space on another: diff · "
-                    "escape: close · j/k PgUp/PgDn g/G ←/→"
+                    "escape: close · j/k PgUp/PgDn g/G ←/→ (h/l)"
                 ),
                 classes="hint",
             )
