@@ -438,3 +438,21 @@ async def test_draft_row_shows_thinking_then_text() -> None:
         app.timeline.refresh()
         await pilot.pause()
         assert "streaming ▍" in row_texts(app)[-1] and "the answer" in row_texts(app)[-1]
+
+
+async def test_opening_a_long_file_from_a_short_one_shows_its_newest_row() -> None:
+    """From a session without a scrollbar, opening a long one left the timeline at its top
+    while the newest row (selected) was off screen (a newcomer's report)."""
+    app = make_app(str(SAMPLES / "untrusted_text.json"))
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        tl = app.timeline
+        assert tl.max_scroll_y == 0  # the short session fits
+        app.open_path(str(SAMPLES / "long_chat.json"))
+        await settle(pilot)
+        assert app.model.name == "long_chat.json"
+        n = len(app.model.rows)
+        h = tl.scrollable_content_region.height
+        assert n > h and tl.cursor == n - 1
+        top = round(tl.scroll_offset.y)
+        assert top <= tl.cursor < top + h, (top, tl.cursor, h)

@@ -155,7 +155,17 @@ class Timeline(ScrollView, can_focus=True):
             self.cursor = row if row is not None else max(0, n - 1)
         else:
             self.cursor = max(0, n - 1)
-        self.call_after_refresh(self._scroll_to_cursor, True)
+        self.call_after_refresh(self._bring_cursor_into_view, 3)
+
+    def _bring_cursor_into_view(self, tries: int) -> None:
+        """The cursor's row on screen after a new model: where the previous one fitted without a
+        scrollbar, the first scroll is clamped to the old layout's range (0), so try again after
+        the layout has caught up."""
+        self._scroll_to_cursor(True)
+        h = max(1, self.scrollable_content_region.height)
+        top = int(self.scroll_target_y)
+        if tries > 1 and not top <= self.cursor < top + h:
+            self.call_after_refresh(self._bring_cursor_into_view, tries - 1)
 
     def refresh_rows(self) -> None:
         rows = len(self.model.rows) if self.model else 0
