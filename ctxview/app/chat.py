@@ -142,7 +142,7 @@ class ChatController:
         app = self.app
 
         async def run() -> None:
-            body = self.loop.body()
+            body = self.loop.preview_body()
             try:
                 n = await self.backend.count_tokens(body)
             except ChatError as exc:

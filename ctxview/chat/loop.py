@@ -302,17 +302,30 @@ class AgentLoop:
             cb(event)
 
     # -- the request ----------------------------------------------------------------------------
+    def _tools_to_add(self) -> list[dict[str, Any]]:
+        """The built-in tools (the ones ctxview can run) the session's own do not name."""
+        have = {t.get("name") for t in self.session.tools if isinstance(t, dict)}
+        return [schema for schema in self.tools.schemas() if schema["name"] not in have]
+
     def ensure_tools(self) -> None:
-        """Offer the built-in tools (the ones ctxview can run) beside the session's own."""
-        tools = self.session.tools
-        have = {t.get("name") for t in tools if isinstance(t, dict)}
-        for schema in self.tools.schemas():
-            if schema["name"] not in have:
-                tools.append(schema)
+        """Offer the built-in tools beside the session's own (from now on, in the session)."""
+        self.session.tools.extend(self._tools_to_add())
 
     def body(self) -> dict[str, Any]:
+        """The request a send makes now: the built-in tools become the session's (they are
+        sent, so the session records them)."""
         self.ensure_tools()
         return self.session.request_body()
+
+    def preview_body(self) -> dict[str, Any]:
+        """:meth:`body` without changing the session: what ``count_tokens`` measures. (It used
+        to add the built-in tools to the session as a side effect: a count changed the tools,
+        the tokens, the prices and the export of a file that had sent nothing.)"""
+        body = self.session.request_body()
+        extra = self._tools_to_add()
+        if extra:
+            body["tools"] = [*(body.get("tools") or []), *extra]
+        return body
 
     def reset(self) -> None:
         """Another session: the next turn autosaves to a new file."""

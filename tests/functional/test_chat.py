@@ -333,3 +333,25 @@ async def test_offline_rejects_a_window_over_the_context(tmp_path: Path) -> None
         notes = " ".join(n.message for n in app._notifications)
         assert "400" in notes and "prompt is too long" in notes
         assert app.model.context.messages[-1] == {"role": "user", "content": "and now?"}
+
+
+async def test_count_tokens_changes_nothing_in_the_session(fake_api: FakeAPI) -> None:
+    """ctrl+k measured the request a send would make by making it: the built-in tools were
+    added to the session, and its tools, tokens, prices and export changed though nothing was
+    sent (a newcomer's report, offline: 'estimate ~608' for a window the sidebar called 466)."""
+    for api in (fake_api.url, None):
+        app = make_app(str(SAMPLES / "agent_loop.json"), api_url=api)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            tools = [t["name"] for t in app.model.session.tools]
+            before = app.model.window_tokens
+            await pilot.press("ctrl+k")
+            await settle(pilot)
+            assert [t["name"] for t in app.model.session.tools] == tools
+            assert app.model.window_tokens == before
+            if api is None:  # offline: the estimate given is the sidebar's
+                assert any(f"estimate: ~{before:,}" in str(n.message) for n in app._notifications)
+            else:  # what was counted is what a send would offer: the built-in tools too
+                assert app.exact_tokens == 1234
+                counted = [t["name"] for t in fake_api.requests[-1]["tools"]]
+                assert counted[: len(tools)] == tools and len(counted) > len(tools)
