@@ -63,6 +63,22 @@ async def settle(pilot: Any, n: int = 3) -> None:
     await pilot.pause()
 
 
+def text_of(app: Any, selector: str) -> str:
+    from textual.widgets import Static
+
+    return str(app.query_one(selector, Static).render())
+
+
+async def wait_prediction(pilot: Any) -> None:
+    """Until the sidebar's cache figures (computed in a worker after a debounce) are in."""
+    for _ in range(40):
+        await settle(pilot)
+        if pilot.app.model.cache_prediction is not None and pilot.app._predict_timer is None:
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("the cache figures never came")
+
+
 #: what must never be drawn: C0 controls (ESC, BEL, ...), DEL, C1 controls, bidi controls
 FORBIDDEN = {
     *map(chr, range(0x20)),

@@ -55,6 +55,10 @@ class CachePrediction:
     static_tokens: int = 0
     #: the cache lifetime the next request writes with ("5m" or "1h", from recorded usage)
     ttl: str = "5m"
+    #: the transcript ids of the next request's window in this replay from the start (None:
+    #: not kept). The live window can differ: it is shaped by the session's own history (an
+    #: earlier max or strategy, evictions that stay evicted), the replay by today's settings.
+    next_window: list[int] | None = None
 
 
 @dataclass
@@ -172,6 +176,9 @@ def predict(view: Any, settings: dict[str, Any], prices: Any = None) -> CachePre
     so_far = SavedRequests(view, dict(settings), prices, requests_so_far(log, sent is not view))
     nxt = log.requests[-1]
     past = log.requests[:-1]
+    kept = log.windows.get(nxt.index)  # the last request's window is always kept
+    n_real = len(view.messages)  # (not the placeholder of the next request)
+    next_window = None if kept is None else [i for i in kept if 0 <= i < n_real]
     price = prices.get(nxt.model)
     next_cost = cost(
         price,
@@ -189,6 +196,7 @@ def predict(view: Any, settings: dict[str, Any], prices: Any = None) -> CachePre
     hits = [r.cache_read / r.input_tokens if r.input_tokens else 0.0 for r in past]
     sizes = [float(r.input_tokens) for r in past]
     return CachePrediction(
+        next_window=next_window,
         input_tokens=nxt.input_tokens,
         read=nxt.cache_read,
         write=nxt.cache_write,

@@ -456,3 +456,27 @@ async def test_opening_a_long_file_from_a_short_one_shows_its_newest_row() -> No
         assert n > h and tl.cursor == n - 1
         top = round(tl.scroll_offset.y)
         assert top <= tl.cursor < top + h, (top, tl.cursor, h)
+
+
+async def test_the_cache_line_says_when_its_window_is_not_the_live_one() -> None:
+    """The sidebar's request tokens are the live window's; its cache line replays the session
+    from the start under today's settings. After a change of strategy the two windows differ
+    (the evicted stay evicted in the live one) and the line said nothing of it (a newcomer
+    read 'Request tokens ~435' beside 'uncached ~733')."""
+    from apphelp import text_of, wait_prediction
+
+    app = make_app(str(SAMPLES / "agent_loop.json"))
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_prediction(pilot)
+        pred = app.model.cache_prediction
+        assert pred is not None and pred.next_window == app.model.window_ids
+        assert "not the live one" not in text_of(app, "#cache")
+        for _ in range(4):  # ... low-water, clear-tool-uses: nothing evicted in the replay
+            await pilot.press("s")
+            await wait_prediction(pilot)
+        pred = app.model.cache_prediction
+        assert app.model.context.strategy == "clear-tool-uses"
+        assert pred is not None and pred.next_window is not None
+        assert pred.next_window != app.model.window_ids
+        assert len(pred.next_window) > len(app.model.window_ids)
+        assert "not the live one" in text_of(app, "#cache")

@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from apphelp import assert_clean, make_app, settle
+from apphelp import assert_clean, make_app, settle, text_of, wait_prediction
 from conftest import ROOT
-from textual.widgets import Select, Static
+from textual.widgets import Select
 
 from ctxview.app.model import AS_SENT
 from ctxview.app.screens.requests import RequestsScreen
@@ -28,19 +28,6 @@ BIG = str(
     / "spotter_fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
 )
 AGENT = str(ROOT / "sample_sessions" / "agent_loop.json")
-
-
-def text_of(app: Any, selector: str) -> str:
-    return str(app.query_one(selector, Static).render())
-
-
-async def wait_prediction(pilot: Any) -> None:
-    for _ in range(40):
-        await settle(pilot)
-        if pilot.app.model.cache_prediction is not None and pilot.app._predict_timer is None:
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("the cache figures never came")
 
 
 def test_replay_as_sent_applies_the_compaction() -> None:

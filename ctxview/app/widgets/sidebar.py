@@ -316,6 +316,14 @@ class ConfigSidebar(VerticalScroll):
                 f"{pred.requests:,} request{'s' if pred.requests != 1 else ''}: hit {hit}{rec}"
             )
             lines.append(f"cost so far {usd(pred.cost_so_far)}")
+        if pred.next_window is not None and pred.next_window != model.window_ids:
+            # the live window keeps its history (an earlier max or strategy; the evicted stay
+            # evicted); the request model replays the session under today's settings
+            n = len(pred.next_window)
+            lines.append(
+                f"(a replay from the start under these settings: its window of {n:,} "
+                f"message{'s' if n != 1 else ''} is not the live one)"
+            )
         if pred.cost_usd is None:
             lines.append(f"no price for {one_line(pred.model or 'no model', 60)}: see README")
         cache.update(Text("\n".join(lines)))
