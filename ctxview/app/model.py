@@ -186,6 +186,8 @@ class SessionModel:
         self._gone: dict[tuple[int, int], str] = {}
         self._steps_of: tuple[int, set[int]] | None = None
         self._n_compacted: int | None = None
+        #: ids an edit or a repair took out of the window (``meta["removed"]``), sorted
+        self._removed_ids: list[int] | None = None
         self._tool_index: dict[str, tuple[int, int]] | None = (
             None  # tool id -> (use msg, result msg)
         )
@@ -254,6 +256,8 @@ class SessionModel:
         self._compacted_ids = None
         self._gone.clear()
         self._n_compacted = None
+        if event.kind == "edited":
+            self._removed_ids = None
         if event.kind == "evicted":
             ids = list(event.ids)
             self.pending.append(Eviction(ids, self.sum_ids(ids), event.reason))
@@ -379,10 +383,16 @@ class SessionModel:
             )
         return self._n_compacted
 
+    def _removed(self) -> list[int]:
+        if self._removed_ids is None:
+            self._removed_ids = [r.id for r in self.transcript.records if r.meta.get("removed")]
+        return self._removed_ids
+
     def gap_gone(self, first: int, last: int) -> str:
-        """How the messages ``first..last`` (a gap row's run) left: ``compacted``, ``evicted``
-        or ``evicted or compacted`` (a run may hold both: what the strategy evicted before a
-        compaction, then what was in the window when it came). Cached until the next change."""
+        """How the messages ``first..last`` (a gap row's run) left: ``evicted``, ``dropped``
+        (an edit or a repair took it out: :meth:`status`), ``compacted``, or those that apply
+        joined by "or" (a run may hold several: what the strategy evicted before a compaction,
+        then what was in the window when it came). Cached until the next change."""
         key = (first, last)
         found = self._gone.get(key)
         if found is None:
@@ -391,17 +401,30 @@ class SessionModel:
             else:
                 steps = self._compaction_steps()
                 get = self.transcript.get
-                n = 0
+                n = dropped = 0
                 if steps:
                     for i in range(first, last + 1):
                         rec = get(i)
-                        if rec is not None and (
-                            i < self.compacted_before or rec.evicted_step in steps
-                        ):
+                        if rec is None:
+                            continue
+                        if i < self.compacted_before or rec.evicted_step in steps:
                             n += 1
+                        elif rec.meta.get("removed"):
+                            dropped += 1
+                else:
+                    removed = self._removed()
+                    dropped = bisect.bisect_right(removed, last) - bisect.bisect_left(
+                        removed, first
+                    )
                 total = last - first + 1
-                found = (
-                    "compacted" if n == total else "evicted" if n == 0 else "evicted or compacted"
+                found = " or ".join(
+                    word
+                    for word, k in (
+                        ("evicted", total - n - dropped),
+                        ("dropped", dropped),
+                        ("compacted", n),
+                    )
+                    if k
                 )
             self._gone[key] = found
         return found

@@ -178,3 +178,22 @@ async def test_a_stub_longer_than_a_tiny_result_says_it_adds_tokens() -> None:
             if app._predict_timer is None:
                 break
             await pilot.pause(0.05)
+
+
+async def test_a_gap_holding_a_repaired_message_says_dropped() -> None:
+    """The gap marker called a message a repair took out 'evicted' (its row says dropped)."""
+    app = make_app(str(AGENT))
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        await pilot.press("e")  # evicted rows hidden: a gap marker stands for them
+        await settle(pilot)
+        gaps = [r for r in row_texts(app) if "gap:" in r]
+        assert gaps and all("dropped" not in g for g in gaps)
+        await pilot.press("n", "r")
+        await settle(pilot)
+        assert app.model.status(14) == "dropped"
+        gaps = [r for r in row_texts(app) if "gap:" in r]
+        assert any("evicted or dropped" in g and "#14" in g for g in gaps), gaps
+        await pilot.press("u")
+        await settle(pilot)
+        assert all("dropped" not in g for g in row_texts(app) if "gap:" in g)
