@@ -68,6 +68,10 @@ _TABLE.update({c: f"\\x{c:02x}" for c in range(0x80, 0xA0)})
 _TABLE.update(
     {c: f"⟨U+{c:04X}⟩" for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F)}
 )
+# a lone surrogate (a file name's undecodable byte, kept by Python as U+DC80..U+DCFF; an
+# unpaired escape in a transcript) cannot be written as UTF-8: the byte is shown as \xNN
+_TABLE.update({c: f"\\x{c - 0xDC00:02x}" for c in range(0xDC80, 0xDD00)})
+_TABLE.update({c: f"⟨U+{c:04X}⟩" for c in range(0xD800, 0xE000) if c not in _TABLE})
 _ONE_LINE = dict(_TABLE)
 _ONE_LINE[0x0A] = "⏎"
 _ONE_LINE[0x09] = " "
@@ -99,6 +103,9 @@ _JSON_ESCAPES: dict[int, str] = {
         0x200F,
         0x2028,
         0x2029,
+        # lone surrogates: not UTF-8 (a raw byte of a file name reached the output), valid
+        # as JSON escapes (``json.loads`` gives the same string back)
+        *range(0xD800, 0xE000),
     )
 }
 

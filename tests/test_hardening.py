@@ -438,3 +438,29 @@ def test_old_style_temp_files_removed_by_age(tmp_path: Path) -> None:
     other.write_bytes(b"x")
     atomic_write(target, b"ok")
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([fresh.name, other.name, "s.json"])
+
+
+@pytest.mark.parametrize("command", ["inspect", "requests", "compare"])
+def test_a_file_name_that_is_not_utf8_keeps_every_output_utf8(
+    tmp_path: Path, command: str
+) -> None:
+    """A file name's undecodable byte (kept by Python as a lone surrogate) went out raw: the
+    JSON was not UTF-8 any more, and the table printed the byte. Now the JSON escapes it
+    (``json.loads`` gives the name back as Python holds it) and the table shows ``\\xff``."""
+    name = os.fsencode(tmp_path) + b"/bad\xff.json"
+    with open(name, "wb") as f:
+        f.write((ROOT / "sample_sessions" / "agent_loop.json").read_bytes())
+    for extra in ([b"--json"], []):
+        out = subprocess.run(
+            [sys.executable.encode(), b"-m", b"ctxview", command.encode(), name, *extra],
+            capture_output=True,
+            timeout=60,
+            cwd=ROOT,
+        )
+        assert out.returncode in (0, 1), out.stderr
+        text = out.stdout.decode("utf-8")  # strict: raises on a raw byte
+        out.stderr.decode("utf-8")
+        if extra:
+            assert json.loads(text)["file"] == os.fsdecode(name)
+        else:
+            assert "bad\\xff.json" in text
