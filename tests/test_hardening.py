@@ -441,9 +441,7 @@ def test_old_style_temp_files_removed_by_age(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("command", ["inspect", "requests", "compare"])
-def test_a_file_name_that_is_not_utf8_keeps_every_output_utf8(
-    tmp_path: Path, command: str
-) -> None:
+def test_a_file_name_that_is_not_utf8_keeps_every_output_utf8(tmp_path: Path, command: str) -> None:
     """A file name's undecodable byte (kept by Python as a lone surrogate) went out raw: the
     JSON was not UTF-8 any more, and the table printed the byte. Now the JSON escapes it
     (``json.loads`` gives the name back as Python holds it) and the table shows ``\\xff``."""

@@ -10,6 +10,8 @@ MODULES = [
     "ctxview.core",
     "ctxview.core.tokens",
     "ctxview.core.protocol",
+    "ctxview.core.usage",
+    "ctxview.core.requests",
     "ctxview.sessions",
     "ctxview.config",
     "ctxview.cli",

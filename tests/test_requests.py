@@ -536,6 +536,59 @@ def test_hostile_model_name_is_made_visible(
     assert "\x1b" not in out and "\x07" not in out
 
 
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"input_tokens": 10**30, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0},
+        {"input_tokens": 5, "cache_read_input_tokens": 10**20, "cache_creation_input_tokens": 0},
+        {"input_tokens": -3, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0},
+        {"input_tokens": 5, "cache_read_input_tokens": -1, "cache_creation_input_tokens": 0},
+        {"input_tokens": 5, "cache_read_input_tokens": "9", "cache_creation_input_tokens": 0},
+        {"input_tokens": 5.0, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0},
+    ],
+)
+def test_a_usage_no_request_could_have_is_not_believed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, usage: dict[str, Any]
+) -> None:
+    """Usage of 10**30 tokens was taken as recorded: the calibration priced requests at
+    $10**25, the table printed '3000000000000000000000.0B', the JSON a float-spoilt integer;
+    negative counts showed as 'recorded 0/0/0'. Such a usage is not recorded (shown as —)."""
+    lines = []
+    for k in range(4):
+        lines.append(
+            {
+                "type": "user",
+                "uuid": f"u{k}",
+                "parentUuid": f"a{k - 1}" if k else None,
+                "message": {"role": "user", "content": f"question {k} " * 20},
+            }
+        )
+        lines.append(
+            {
+                "type": "assistant",
+                "uuid": f"a{k}",
+                "parentUuid": f"u{k}",
+                "message": {
+                    "id": f"m{k}",
+                    "role": "assistant",
+                    "model": "claude-sonnet-4-5",
+                    "content": [{"type": "text", "text": "answer " * 30}],
+                    "usage": {**usage, "output_tokens": 40},
+                },
+            }
+        )
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    code, out, err = run(capsys, "requests", str(path), "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert all(r["recorded"] is None for r in report["requests"])
+    assert all(r["input_tokens"] < 10_000 for r in report["requests"])
+    assert report["totals"]["cost_usd"] < 1
+    _code, table, _ = run(capsys, "requests", str(path))
+    assert "0/0/0" not in table and "B " not in table
+
+
 def _load(path: Path) -> LoadedSession:
     from ctxview.sessions.readers import load_session
 

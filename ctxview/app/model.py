@@ -521,19 +521,17 @@ class SessionModel:
         """The recorded input size (``input_tokens`` + cache read + cache write) of every
         response with usage, in order, and (id, size) of the newest; kept up to date as
         messages are added (O(new messages))."""
+        from ctxview.core.usage import recorded_usage
+
         records = self.transcript.records
         done, sizes, last = self._recorded or (0, [], None)
         for rec in records[done:]:
-            u = rec.meta.get("usage")
-            if not isinstance(u, Mapping):
+            if "usage" not in rec.meta:
                 continue
-            parts = [
-                u.get(k)
-                for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-            ]
-            if not isinstance(parts[0], int) or isinstance(parts[0], bool):
+            u = recorded_usage(rec.meta)  # the request model's rule: what is believed
+            if u is None:
                 continue
-            size = sum(p for p in parts if isinstance(p, int) and not isinstance(p, bool))
+            size = sum(u.values())
             sizes.append(size)
             last = (rec.id, size)
         self._recorded = (len(records), sizes, last)

@@ -88,6 +88,9 @@ from ctxview.core.pricing import Price, PriceTable, cost, min_cacheable
 from ctxview.core.protocol import check_protocol
 from ctxview.core.strategies import STRATEGIES
 from ctxview.core.tokens import _json_len
+from ctxview.core.usage import MAX_RECORDED_TOKENS as MAX_RECORDED_TOKENS
+from ctxview.core.usage import _recorded
+from ctxview.core.usage import recorded_usage as recorded_usage
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -353,41 +356,6 @@ def segment_starts(session: SessionLike, blocks_in: Iterable[int] | None = None)
         if 0 < i < n and msgs[i].get("role") == "assistant" and has_compaction(msgs[i])
     )
     return found
-
-
-def _count(v: Any) -> int:
-    """A recorded token count: a non-negative int (not a bool), else 0."""
-    if type(v) is int:
-        return v if v >= 0 else 0
-    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0
-
-
-def _recorded(meta: Mapping[str, Any]) -> tuple[dict[str, int] | None, int | None, str | None]:
-    """(recorded input usage, output tokens, "1h"/"5m" when the usage shows which TTL its
-    cache writes used) of a response's meta."""
-    u = meta.get("usage")
-    if type(u) is not dict and not isinstance(u, Mapping):
-        return None, None, None
-    get = u.get
-    inp = get("input_tokens")
-    if not isinstance(inp, int):
-        return None, None, None
-    rec = {
-        "input_tokens": _count(inp),
-        "cache_read_input_tokens": _count(get("cache_read_input_tokens")),
-        "cache_creation_input_tokens": _count(get("cache_creation_input_tokens")),
-    }
-    cc = get("cache_creation")
-    hint: str | None = None
-    if cc is not None and isinstance(cc, Mapping):
-        h = cc.get("ephemeral_1h_input_tokens")
-        m5 = cc.get("ephemeral_5m_input_tokens")
-        h = h if isinstance(h, int) else 0
-        m5 = m5 if isinstance(m5, int) else 0
-        if h or m5:
-            hint = "1h" if h >= m5 else "5m"
-    out = get("output_tokens")
-    return rec, out if isinstance(out, int) and out >= 0 else None, hint
 
 
 _TS_CACHE: dict[str, float | None] = {}

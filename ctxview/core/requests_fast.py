@@ -340,7 +340,8 @@ class Shared:
     def point_data(self, session: Any, points: Sequence[Any], stamp: Any) -> list[tuple[Any, ...]]:
         """Per request point: (model, recorded, output tokens, ttl hint, timestamp, seconds,
         cache key) — what the reference replay reads from each response's meta."""
-        from ctxview.core.requests import _fingerprint, _recorded, parse_timestamp
+        from ctxview.core.requests import _fingerprint, parse_timestamp
+        from ctxview.core.usage import _recorded
 
         if self._points is not None and self._points[0] == stamp:
             return self._points[1]

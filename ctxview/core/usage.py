@@ -1,0 +1,59 @@
+"""A response's recorded usage, as ctxview believes it (the request model, the app's sidebar
+and the calibration read it here; headless: no Textual, no SDK)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+#: recorded token counts above this are not believed: no model's context comes near, and a
+#: damaged or forged usage of 10**30 tokens priced its requests at $10**25
+MAX_RECORDED_TOKENS = 100_000_000
+
+
+def _count(v: Any) -> int | None:
+    """A recorded token count: an int (not a bool) from 0 to :data:`MAX_RECORDED_TOKENS`; 0
+    when it is missing; None when it is anything else (the usage is then not believed)."""
+    if type(v) is int:
+        return v if 0 <= v <= MAX_RECORDED_TOKENS else None
+    if v is None:
+        return 0
+    if isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_RECORDED_TOKENS:
+        return int(v)
+    return None
+
+
+def _recorded(meta: Mapping[str, Any]) -> tuple[dict[str, int] | None, int | None, str | None]:
+    """(recorded input usage, output tokens, "1h"/"5m" when the usage shows which TTL its
+    cache writes used) of a response's meta."""
+    u = meta.get("usage")
+    if type(u) is not dict and not isinstance(u, Mapping):
+        return None, None, None
+    get = u.get
+    inp = _count(get("input_tokens")) if get("input_tokens") is not None else None
+    read = _count(get("cache_read_input_tokens"))
+    write = _count(get("cache_creation_input_tokens"))
+    if inp is None or read is None or write is None:  # missing, negative, absurd, not an int
+        return None, None, None
+    rec = {
+        "input_tokens": inp,
+        "cache_read_input_tokens": read,
+        "cache_creation_input_tokens": write,
+    }
+    cc = get("cache_creation")
+    hint: str | None = None
+    if cc is not None and isinstance(cc, Mapping):
+        h = cc.get("ephemeral_1h_input_tokens")
+        m5 = cc.get("ephemeral_5m_input_tokens")
+        h = h if isinstance(h, int) else 0
+        m5 = m5 if isinstance(m5, int) else 0
+        if h or m5:
+            hint = "1h" if h >= m5 else "5m"
+    out = get("output_tokens")
+    return rec, out if isinstance(out, int) and 0 <= out <= MAX_RECORDED_TOKENS else None, hint
+
+
+def recorded_usage(meta: Mapping[str, Any]) -> dict[str, int] | None:
+    """The input usage a response's meta records (``input_tokens``, ``cache_read_input_tokens``,
+    ``cache_creation_input_tokens``), or None when it records none this model believes."""
+    return _recorded(meta)[0]
