@@ -310,3 +310,18 @@ def test_main_called_from_python_retains_nothing(capsys: pytest.CaptureFixture[s
     assert main(["requests", sample, "--json"]) == 0
     assert cli._RETAINED is None
     capsys.readouterr()
+
+
+def test_a_saved_window_past_its_max_is_not_called_a_tool_pair(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A file whose saved window holds 14 messages at max 1 was described as 'max+13: kept a
+    tool pair' (no strategy keeps more than max+1: the file's own window does)."""
+    doc = json.loads((ROOT / "sample_sessions" / "agent_loop.json").read_text())
+    doc["settings"]["max_context_messages"] = 1
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(doc))
+    main(["inspect", str(path), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    notes = [p["message"] for p in out["problems"] if p["code"] == "over_max"]
+    assert notes == ["max+13: the window as the file saved it (no strategy keeps more than max+1)"]

@@ -790,7 +790,13 @@ class ConversationContext:
                     if isinstance(tail[-1][1].get("content"), list)
                 )
             )
-            what = "kept a tool pair" if pair else "kept the newest message"
+            if window.pins:
+                n_pins = len(window.pins)
+                what = f"{n_pins} pinned message{'s' if n_pins != 1 else ''}, never evicted"
+            elif over > 1:  # no strategy keeps more than max + 1: a file's own window
+                what = "the window as the file saved it (no strategy keeps more than max+1)"
+            else:
+                what = "kept a tool pair" if pair else "kept the newest message"
             notes.append(Problem(-1, "over_max", "warning", f"max+{over}: {what}"))
         if self._strategy.name == "token-budget" and size and window.over_token_budget:
             notes.append(
