@@ -198,6 +198,12 @@ def requests_json_parts(log: Any, session: Any) -> list[str]:
     parts = [escape_controls(f'{head[:-1]}, "requests": [')]
     rows: list[str] = []
     append = rows.append
+
+    def flush() -> None:
+        """The rows so far as one piece (after a comma when a piece of rows came before)."""
+        parts.append(escape_controls(("" if len(parts) == 1 else ", ") + ", ".join(rows)))
+        rows.clear()
+
     for r in reqs:
         # the counts are ints by construction (simulate): formatted as they are, as json does
         b = r.cache_break
@@ -218,13 +224,12 @@ def requests_json_parts(log: Any, session: Any) -> list[str]:
         rid = r.response_id
         red = r.redundancy
         c = r.cost_usd
-        # money_text directly for the usual amounts (100,000 calls), money() for the rest
-        cs = money_text(c) if c is not None and 1e-4 <= c < 1e9 else money(c)
+        cs = money(c)
         if red is None:
             rs = "null"
         else:
             rc = red.cost_usd
-            rcs = money_text(rc) if rc is not None and 1e-4 <= rc < 1e9 else money(rc)
+            rcs = money(rc)
             rs = f'{{"items": {red.items}, "tokens": {red.tokens}, "cost_usd": {rcs}}}'
         ids = r.message_ids
         # the usual one or two new messages without list.__repr__ (its recursion guard costs
@@ -244,10 +249,9 @@ def requests_json_parts(log: Any, session: Any) -> list[str]:
             f'"off_branch": {"true" if r.off_branch is True else "false"}}}'
         )
         if len(rows) == _PIECE:
-            parts.append(escape_controls(("" if len(parts) == 1 else ", ") + ", ".join(rows)))
-            rows.clear()
+            flush()
     if rows:
-        parts.append(escape_controls(("" if len(parts) == 1 else ", ") + ", ".join(rows)))
+        flush()
     parts.append(escape_controls(f'], "totals": {enc(log.totals())}, "notes": {enc(log.notes)}}}'))
     return parts
 

@@ -88,9 +88,7 @@ from ctxview.core.pricing import Price, PriceTable, cost, min_cacheable
 from ctxview.core.protocol import check_protocol
 from ctxview.core.strategies import STRATEGIES
 from ctxview.core.tokens import _json_len
-from ctxview.core.usage import MAX_RECORDED_TOKENS as MAX_RECORDED_TOKENS
 from ctxview.core.usage import _recorded
-from ctxview.core.usage import recorded_usage as recorded_usage
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 

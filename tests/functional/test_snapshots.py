@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from apphelp import make_app
+from apphelp import make_app, wait_prediction
 from conftest import ROOT
 
 SAMPLES = ROOT / "sample_sessions"
@@ -77,11 +77,7 @@ def test_real_transcript_as_sent(snap_compare: Any) -> None:
     requests, compacted rows, and the cache line of the request model (issue 11)."""
 
     async def ready(pilot: Any) -> None:
-        for _ in range(40):
-            await _settle(pilot)
-            if pilot.app.model.cache_prediction is not None and pilot.app._predict_timer is None:
-                break
-            await pilot.pause(0.05)
+        await wait_prediction(pilot)
         await pilot.press("home")
         await _settle(pilot)
 
