@@ -35,6 +35,16 @@ def _isolated_dirs(
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _unfreeze_gc() -> object:
+    """The app freezes its loaded session out of GC; in one test process that freeze would pile
+    up across tests and make every later collection and load slower."""
+    yield
+    from ctxview.sessions.model import unfreeze
+
+    unfreeze()
+
+
 @pytest.fixture
 def fake_api():  # type: ignore[no-untyped-def]
     from fake_api import running

@@ -1159,9 +1159,9 @@ class CtxviewApp(App[int]):
         self.call_from_thread(self._opened, model)
 
     def _opened(self, model: SessionModel) -> None:
-        import gc
+        from ctxview.sessions.model import freeze_long_lived
 
-        gc.freeze()  # a big session stays out of later GC passes (see launch)
+        freeze_long_lived()  # a big session stays out of later GC passes (see launch)
         self.opened_file = True
         if self.chat is not None:
             self.chat.reset()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import sys
 
@@ -46,10 +45,11 @@ def launch(args: argparse.Namespace) -> int:
 
     from ctxview.app.app import CtxviewApp
     from ctxview.app.model import SessionModel
+    from ctxview.sessions.model import freeze_long_lived
 
     model = SessionModel(rep, path or None, model_name)
     # the loaded session lives as long as the app: keep it out of every later GC pass
-    gc.freeze()
+    freeze_long_lived()
     app = CtxviewApp(model, cfg, opened_file=bool(path), offline=offline)  # chat: after first paint
     if getattr(args, "follow", False):
         if session.format != "claude-code":

@@ -24,6 +24,25 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+_frozen_on_purpose = False
+
+
+def freeze_long_lived() -> None:
+    """Keep everything alive now (a loaded session that lives as long as the app) out of every
+    later GC pass. Recorded in a flag: asking ``gc.get_freeze_count()`` instead walks every
+    frozen object on CPython 3.11 (9 ms a call with 435,000 of them)."""
+    global _frozen_on_purpose
+    gc.freeze()
+    _frozen_on_purpose = True
+
+
+def unfreeze() -> None:
+    """Undo :func:`freeze_long_lived` (a test process, or a host that opens many sessions)."""
+    global _frozen_on_purpose
+    gc.unfreeze()
+    _frozen_on_purpose = False
+
+
 def _age() -> None:
     """Move every tracked object to the oldest generation, in constant time (``gc.freeze`` then
     ``gc.unfreeze``). What a big load built is long-lived: left in the youngest generation, the
@@ -31,7 +50,7 @@ def _age() -> None:
     for 100,000 messages), and the next generation's later. Cyclic garbage is still found by
     the next full collection. Skipped when something is frozen on purpose (the app freezes its
     loaded session: unfreezing would put it back into the collections)."""
-    if gc.get_freeze_count() == 0:
+    if not _frozen_on_purpose:
         gc.freeze()
         gc.unfreeze()
 
