@@ -304,11 +304,11 @@ def test_the_console_script_exits_without_freeing_and_loses_nothing(tmp_path: Pa
 def test_main_called_from_python_retains_nothing(capsys: pytest.CaptureFixture[str]) -> None:
     """Only the console script keeps what a command built until its exit: ``main`` called by
     a test or another tool frees it as usual."""
-    import ctxview.cli as cli
+    from ctxview.cli import common
 
     sample = str(ROOT / "sample_sessions" / "long_chat.json")
     assert main(["requests", sample, "--json"]) == 0
-    assert cli._RETAINED is None
+    assert common._retained is None
     capsys.readouterr()
 
 

@@ -38,16 +38,16 @@ def test_core_imports_neither_textual_nor_sdk() -> None:
 
 
 def test_chat_imports_neither_textual_nor_sdk() -> None:
-    """Every module of ``ctxview.chat`` (the headless agent loop and ``chat --no-tui``): the SDK
+    """Every module of ``ctxview.chat`` (the headless agent loop) and ``chat --no-tui``: the SDK
     is imported on the first request, never at import time."""
     import pkgutil
 
     import ctxview.chat
 
-    names = ["ctxview.chat"] + [
+    names = ["ctxview.chat", "ctxview.cli.chat"] + [
         f"ctxview.chat.{m.name}" for m in pkgutil.iter_modules(ctxview.chat.__path__)
     ]
-    assert {"ctxview.chat.loop", "ctxview.chat.run", "ctxview.chat.backends"} <= set(names)
+    assert {"ctxview.chat.loop", "ctxview.cli.chat", "ctxview.chat.backends"} <= set(names)
     loaded = _loaded(names)
     bad = {m for m in loaded if m.split(".")[0] in {"textual", "anthropic", "httpx", "rich"}}
     assert not bad, bad

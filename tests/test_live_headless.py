@@ -14,7 +14,7 @@ def test_live_modules_are_headless() -> None:
             "ctxview.live.follow",
             "ctxview.live.sessions_list",
             "ctxview.live.proxy",
-            "ctxview.live.commands",
+            "ctxview.cli.live",
         ]
     )
     assert "ctxview.live.proxy" in loaded and "aiohttp" in loaded

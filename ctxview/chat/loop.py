@@ -5,7 +5,7 @@ No Textual and no SDK here (the SDK is imported by :class:`AnthropicBackend` on 
 request). The loop drives a :class:`ChatSession` (the live ``ConversationContext`` and what a
 request is built from) and tells its subscribers what happens through :class:`ChatEvent` objects;
 what to do about a window that should not be sent is a question it asks its caller (``decide``).
-The TUI (``ctxview.app.chat``) and ``ctxview chat --no-tui`` (``ctxview.chat.run``) are its two
+The TUI (``ctxview.app.chat``) and ``ctxview chat --no-tui`` (``ctxview.cli.chat``) are its two
 callers. Evictions are not loop events: they come from the context's own ``subscribe()``.
 """
 

@@ -1,6 +1,6 @@
 """``ctxview requests`` and ``ctxview compare``: the request model on the command line.
 
-Headless (no Textual, no SDK). JSON contracts (issue 11):
+Headless (no Textual, no SDK). JSON contracts:
 
 * ``requests --json``: ``{"file", "format", "strategy", "max_context_messages", "model",
   "requests": [...], "totals": {...}, "notes": [...]}`` (``max_context_messages`` is null when
@@ -17,25 +17,30 @@ import argparse
 import sys
 from typing import Any
 
-from ctxview.cli import _err, retain
+from ctxview.cli.common import (
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    EXIT_UNREADABLE,
+    add_window_args,
+    err,
+    formats,
+    json_error,
+    load_file,
+    positive_int,
+    retain,
+)
 from ctxview.core.strategies import STRATEGIES
 from ctxview.textfmt import escape_controls, fmt_tokens, fmt_usd, json_text, one_line, visible
 
-EXIT_OK, EXIT_PROBLEMS, EXIT_UNREADABLE = 0, 1, 2
 
-
-def add_parsers(sub: Any, positive_int: Any) -> None:
+def add_parsers(sub: Any) -> None:
     """Add the ``requests`` and ``compare`` subcommands to ``sub`` (argparse subparsers)."""
-    from ctxview.sessions.readers import FORMATS
-
     req = sub.add_parser(
         "requests",
         help="every API request of a session: window, tokens, predicted cache, breaks, cost",
     )
     req.add_argument("file")
-    req.add_argument("--max", type=positive_int, metavar="N", help="max context messages")
-    req.add_argument("--strategy", choices=list(STRATEGIES), help="eviction strategy")
-    req.add_argument("--format", choices=list(FORMATS), help="force the file format")
+    add_window_args(req, "force the file format")
     req.add_argument("--json", action="store_true", help="print exactly one JSON object")
     cmp_ = sub.add_parser(
         "compare", help="replay a session's requests under each strategy, one row per strategy"
@@ -47,7 +52,7 @@ def add_parsers(sub: Any, positive_int: Any) -> None:
         metavar="A,B,…",
         help=f"comma-separated strategies (default: all: {', '.join(STRATEGIES)})",
     )
-    cmp_.add_argument("--format", choices=list(FORMATS), help="force the file format")
+    cmp_.add_argument("--format", choices=formats(), help="force the file format")
     cmp_.add_argument("--json", action="store_true", help="print exactly one JSON object")
 
 
@@ -55,7 +60,6 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any, Any] | int:
     """(session, config, price table) or an exit code after printing why (``inspect``'s
     reading step: one line on stderr, never a traceback; with ``--json`` also inspect's
     ``{"file", "error", "exit"}`` object on stdout, so scripts always get one object)."""
-    from ctxview.cli import load_file
     from ctxview.config import price_overrides
     from ctxview.core.pricing import PriceTable
 
@@ -63,21 +67,16 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any, Any] | int:
     session, cfg = load_file(args, failures)
     if isinstance(session, int):
         if args.json:
-            _json_error(args, failures[0] if failures else "", session)
+            json_error(args.file, failures[0] if failures else "", session)
         return session
     return session, cfg, PriceTable(price_overrides(cfg))
 
 
-def _json_error(args: argparse.Namespace, error: str, code: int) -> None:
-    """``inspect --json``'s object for a file that cannot be read or replayed."""
-    sys.stdout.write(json_text({"file": args.file, "error": error, "exit": code}) + "\n")
-
-
 def _fail(args: argparse.Namespace, msg: str) -> int:
     """One line on stderr (and the JSON error object with ``--json``); exit 2."""
-    _err(msg)
+    err(msg)
     if args.json:
-        _json_error(args, msg, EXIT_UNREADABLE)
+        json_error(args.file, msg, EXIT_UNREADABLE)
     return EXIT_UNREADABLE
 
 
@@ -407,7 +406,7 @@ def _compare(args: argparse.Namespace) -> int:
         names = [s.strip() for s in args.strategies.split(",") if s.strip()]
         unknown = [s for s in names if s not in STRATEGIES]
         if unknown or not names:
-            _err(
+            err(
                 f"--strategies: unknown strategy {one_line(', '.join(unknown), 80)!r} "
                 f"(known: {', '.join(STRATEGIES)})"
                 if unknown
