@@ -1276,15 +1276,8 @@ class CtxviewApp(App[int]):
         return True
 
     def request_body(self) -> dict[str, Any]:
-        from ctxview.sessions.request import build_request
-
-        return build_request(
-            self.model.context,
-            model=self.model.model,
-            max_tokens=self.model.session.max_tokens or int(self.config["max_tokens"]),
-            system=self.model.system,
-            tools=self.model.tools or None,
-            params=self.model.session.request_params,
+        return self.model.replay.request_body(
+            self.config.as_defaults(), self.model.model, tools=self.model.tools
         )
 
     def action_export(self) -> None:

@@ -81,23 +81,10 @@ class HeadlessSession:
 
     @property
     def system(self) -> Any:
-        """The system prompt as sent: the file's blocks if it had them, else the context's text."""
-        s = self.replay.session
-        if isinstance(s.system, list) and s.system_text == self.context.system_prompt:
-            return s.system
-        return self.context.system_prompt
+        return self.replay.system
 
     def request_body(self) -> dict[str, Any]:
-        from ctxview.sessions.request import build_request
-
-        return build_request(
-            self.context,
-            model=self.model,
-            max_tokens=self.max_tokens,
-            system=self.system,
-            tools=self.tools or None,
-            params=self.replay.session.request_params,
-        )
+        return self.replay.request_body({}, self.model, max_tokens=self.max_tokens)
 
     def protocol_problems(self) -> list[Problem]:
         return self._checker.check(self.context.entries(), self.system)

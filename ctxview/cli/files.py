@@ -58,26 +58,6 @@ def add_parsers(sub: Any) -> None:
     dif.add_argument("--json", action="store_true", help="print exactly one JSON object")
 
 
-def request_body(
-    rep: Any, cfg: Any, model: str | None = None, context_management: bool = False
-) -> dict[str, Any]:
-    """The Messages API request ctxview would send next for this context (under a
-    context-editing strategy: the edited messages, or with ``context_management`` the full ones
-    plus the ``context_management`` block)."""
-    from ctxview.sessions.request import build_request
-
-    session = rep.session
-    return build_request(
-        rep.context,
-        model=model or session.model or cfg["model"],
-        max_tokens=session.max_tokens or cfg["max_tokens"],
-        system=session.system if isinstance(session.system, list) else None,
-        tools=session.tools,
-        params=session.request_params,
-        context_management=context_management,
-    )
-
-
 def cmd_export(args: argparse.Namespace) -> int:
     rep, cfg = load_replay(args)
     if isinstance(rep, int):
@@ -90,7 +70,9 @@ def cmd_export(args: argparse.Namespace) -> int:
             f"(--strategy clear-tool-uses or clear-thinking; this one is {rep.context.strategy})"
         )
         return EXIT_UNREADABLE
-    body = request_body(rep, cfg, args.model, args.context_management)
+    body = rep.request_body(
+        cfg.as_defaults(), args.model, context_management=args.context_management
+    )
     try:
         if args.output:
             save_request(args.output, body)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ctxview.core.body import request_body
 from ctxview.core.repair import RepairResult, repair
 from ctxview.sessions.replay import Replay
 from ctxview.sessions.store import session_document
@@ -38,19 +39,14 @@ def request_document(rep: Replay, result: RepairResult, defaults: dict[str, Any]
     """A request body: the session's fields (as ``export`` writes them) with the repaired
     messages and system."""
     session = rep.session
-    body: dict[str, Any] = {
-        "model": session.model or defaults.get("model"),
-        "max_tokens": session.max_tokens or defaults.get("max_tokens"),
-    }
-    if session.request_params:
-        body.update(session.request_params)
-    system = result.system if session.system is not None else rep.context.system_prompt
-    if system:
-        body["system"] = system
-    body["messages"] = result.messages
-    if session.tools:
-        body["tools"] = session.tools
-    return body
+    return request_body(
+        model=rep.model_name(defaults),
+        max_tokens=rep.max_tokens(defaults),
+        params=session.request_params,
+        system=result.system if session.system is not None else rep.context.system_prompt,
+        messages=result.messages,
+        tools=session.tools,
+    )
 
 
 def _edited_session(rep: Replay, result: RepairResult) -> dict[str, Any]:

@@ -4,7 +4,7 @@ ctxview session exactly, evictions included)."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +32,48 @@ class Replay:
     #: as sent: the transcript id of the request's first message after the last Claude Code
     #: compaction (the messages before it are ``compacted``); 0 without one
     compacted_before: int = 0
+
+    @property
+    def system(self) -> Any:
+        """The system prompt as sent: the file's blocks (cache_control and all) while their text
+        is the context's prompt, else the context's text (changed since the file was read)."""
+        s = self.session
+        if isinstance(s.system, list) and s.system_text == self.context.system_prompt:
+            return s.system
+        return self.context.system_prompt
+
+    def model_name(self, defaults: Mapping[str, Any], model: str | None = None) -> str:
+        """The model a request goes to: ``model`` (a flag, the app's choice), else the file's,
+        else the config's."""
+        return str(model or self.session.model or defaults.get("model") or "")
+
+    def max_tokens(self, defaults: Mapping[str, Any]) -> int:
+        """The request's ``max_tokens``: the file's, else the config's."""
+        return int(self.session.max_tokens or defaults.get("max_tokens") or 0)
+
+    def request_body(
+        self,
+        defaults: Mapping[str, Any],
+        model: str | None = None,
+        *,
+        max_tokens: int | None = None,
+        tools: list[Any] | None = None,
+        context_management: bool | None = None,
+    ) -> dict[str, Any]:
+        """The Messages API request ctxview would send next for this window (``model``,
+        ``max_tokens`` and ``tools``: the caller's, else the file's, else the config's;
+        ``context_management``: see :func:`ctxview.sessions.request.build_request`)."""
+        from ctxview.sessions.request import build_request
+
+        return build_request(
+            self.context,
+            model=self.model_name(defaults, model),
+            max_tokens=max_tokens or self.max_tokens(defaults),
+            system=self.system,
+            tools=self.session.tools if tools is None else tools,
+            params=self.session.request_params,
+            context_management=context_management,
+        )
 
 
 def as_sent_format(session: LoadedSession) -> str | None:
