@@ -90,19 +90,7 @@ class HeadlessSession:
         return self._checker.check(self.context.entries(), self.system)
 
     def session_document(self) -> dict[str, Any]:
-        from ctxview.sessions.store import session_document
-
-        s = self.replay.session
-        return session_document(
-            self.context,
-            self.replay.transcript,
-            model=self.model,
-            max_tokens=self.max_tokens,
-            system=self.system,
-            tools=self.tools,
-            title=s.title,
-            request_params=s.request_params,
-        )
+        return self.replay.document({}, self.model, max_tokens=self.max_tokens)
 
 
 def make_backend(offline: bool, config: Mapping[str, Any]) -> Backend:

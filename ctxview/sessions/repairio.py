@@ -21,7 +21,7 @@ from typing import Any
 from ctxview.core.body import request_body
 from ctxview.core.repair import RepairResult, repair
 from ctxview.sessions.replay import Replay
-from ctxview.sessions.store import session_document
+from ctxview.sessions.store import record_item, session_document
 
 
 @dataclass
@@ -107,15 +107,7 @@ def _edited_session(rep: Replay, result: RepairResult) -> dict[str, Any]:
         for m in messages:
             inserted.append(len(records))
             records.append(
-                {
-                    "id": len(records),
-                    "message": m,
-                    "timestamp": None,
-                    "usage": None,
-                    "added_at_step": step,
-                    "evicted_at_step": None,
-                    "meta": {"edited": ["inserted by repair"]},
-                }
+                record_item(len(records), m, {"edited": ["inserted by repair"]}, step, None)
             )
 
     for rec in old_records:

@@ -35,12 +35,8 @@ class Replay:
 
     @property
     def system(self) -> Any:
-        """The system prompt as sent: the file's blocks (cache_control and all) while their text
-        is the context's prompt, else the context's text (changed since the file was read)."""
-        s = self.session
-        if isinstance(s.system, list) and s.system_text == self.context.system_prompt:
-            return s.system
-        return self.context.system_prompt
+        """The system prompt as sent (``ConversationContext.system_sent``)."""
+        return self.context.system_sent
 
     def model_name(self, defaults: Mapping[str, Any], model: str | None = None) -> str:
         """The model a request goes to: ``model`` (a flag, the app's choice), else the file's,
@@ -73,6 +69,31 @@ class Replay:
             tools=self.session.tools if tools is None else tools,
             params=self.session.request_params,
             context_management=context_management,
+        )
+
+    def document(
+        self,
+        defaults: Mapping[str, Any],
+        model: str | None = None,
+        *,
+        max_tokens: int | None = None,
+        tools: list[Any] | None = None,
+    ) -> dict[str, Any]:
+        """The ctxview session document to save (settings as :meth:`request_body` resolves
+        them; an as-sent view is saved so, and reopens so)."""
+        from ctxview.sessions.store import session_document
+
+        s = self.session
+        return session_document(
+            self.context,
+            self.transcript,
+            model=self.model_name(defaults, model),
+            max_tokens=max_tokens or self.max_tokens(defaults),
+            system=self.system,
+            tools=s.tools if tools is None else tools,
+            title=s.title,
+            request_params=s.request_params,
+            as_sent=self.as_sent,
         )
 
 
