@@ -26,7 +26,7 @@ from ctxview.chat.presend import not_in_window, pair_safe_would_fix, raised_max
 from ctxview.chat.tools import ToolSettings, run_tool
 from ctxview.core.context import ConversationContext, block_to_dict
 from ctxview.core.protocol import Problem, ProtocolChecker, errors
-from ctxview.sessions.replay import Replay
+from ctxview.sessions.session import Session
 from ctxview.textfmt import one_line
 
 #: a tool call that has not answered by then gets an error result (the tools are bounded to well
@@ -65,7 +65,7 @@ class ChatSession(Protocol):
 class HeadlessSession:
     """A :class:`ChatSession` over a replayed file or a new chat (``ctxview chat --no-tui``)."""
 
-    def __init__(self, replay: Replay, model: str, max_tokens: int) -> None:
+    def __init__(self, replay: Session, model: str, max_tokens: int) -> None:
         self.replay = replay
         self.model = model
         self.max_tokens = max_tokens

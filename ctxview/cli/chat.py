@@ -122,9 +122,10 @@ def _run(args: argparse.Namespace, cfg: Any, rep: Any) -> int:
     )
     from ctxview.chat.tools import ToolSettings
 
-    model_name = args.model or rep.session.model or cfg["model"]
+    defaults = cfg.as_defaults()
+    model_name = rep.model_name(defaults, args.model)
     offline = bool(args.offline) or not os.environ.get("ANTHROPIC_API_KEY")
-    hs = HeadlessSession(rep, model_name, rep.session.max_tokens or int(cfg["max_tokens"]))
+    hs = HeadlessSession(rep, model_name, rep.max_tokens(defaults))
 
     async def decide(pre: PreSend) -> str | None:
         return "send" if args.send_anyway else None
@@ -194,9 +195,7 @@ def _run(args: argparse.Namespace, cfg: Any, rep: Any) -> int:
             error = f"{args.output}: not saved: {exc}"
             code = EXIT_UNREADABLE
 
-    from ctxview.sessions.summary import inspect_summary
-
-    summary = inspect_summary(rep, model_name)
+    summary = rep.summary(model_name)
     probs = [p for p in summary["problems"] if p["severity"] == "error"]
     verdict = (
         "✓ valid"

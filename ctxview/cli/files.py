@@ -89,10 +89,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.output:
         print(f"wrote {visible(args.output)} ({len(body['messages'])} messages)", file=sys.stderr)
     # the same contract as inspect: a window the API would reject is exit 1 (the body is written)
-    from ctxview.core.protocol import check_protocol
-
-    window = [m for _, m in rep.context.entries()]
-    errors = [p for p in check_protocol(window, rep.session.system) if p.severity == "error"]
+    errors = [p for p in rep.protocol_problems() if p.severity == "error"]
     if errors:
         n = len(errors)
         err(f"warning: the API would reject this request ({n} problem{'s' if n != 1 else ''}):")

@@ -33,15 +33,13 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    from ctxview.sessions.summary import inspect_summary
-
     failures: list[str] = []
     rep, cfg = load_replay(args, failures)
     if isinstance(rep, int):
         if args.json:
             json_error(args.file, failures[0] if failures else "", rep)
         return rep
-    summary = inspect_summary(rep, rep.session.model or cfg["model"])
+    summary = rep.summary(rep.model_name(cfg.as_defaults()))
     if args.json:
         sys.stdout.write(json_text(summary) + "\n")
     else:

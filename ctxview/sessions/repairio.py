@@ -20,7 +20,7 @@ from typing import Any
 
 from ctxview.core.body import request_body
 from ctxview.core.repair import RepairResult, repair
-from ctxview.sessions.replay import Replay
+from ctxview.sessions.session import Session
 from ctxview.sessions.store import record_item, session_document
 
 
@@ -35,7 +35,9 @@ class RepairedFile:
     window_ids: list[int]
 
 
-def request_document(rep: Replay, result: RepairResult, defaults: dict[str, Any]) -> dict[str, Any]:
+def request_document(
+    rep: Session, result: RepairResult, defaults: dict[str, Any]
+) -> dict[str, Any]:
     """A request body: the session's fields (as ``export`` writes them) with the repaired
     messages and system."""
     session = rep.session
@@ -49,7 +51,7 @@ def request_document(rep: Replay, result: RepairResult, defaults: dict[str, Any]
     )
 
 
-def _edited_session(rep: Replay, result: RepairResult) -> dict[str, Any]:
+def _edited_session(rep: Session, result: RepairResult) -> dict[str, Any]:
     session = rep.session
     ctx = rep.context
     doc = session_document(
@@ -127,7 +129,7 @@ def _edited_session(rep: Replay, result: RepairResult) -> dict[str, Any]:
     return doc
 
 
-def repair_replay(rep: Replay, defaults: dict[str, Any]) -> RepairedFile:
+def repair_replay(rep: Session, defaults: dict[str, Any]) -> RepairedFile:
     """Repair the final window of a replayed file and build the document to write."""
     entries = rep.context.entries()
     window = [m for _, m in entries]
