@@ -6,7 +6,9 @@ The bottom of ``ctxview.cli``: it imports no other module of the package."""
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from ctxview.textfmt import json_text, one_line
@@ -59,9 +61,33 @@ def add_window_args(p: argparse.ArgumentParser, format_help: str | None = None) 
     )
 
 
-def load_file(args: argparse.Namespace, failures: list[str] | None = None) -> Any:
-    """(session, config) or (exit code, config) after printing the reason in one line (also
-    appended to ``failures``): what every command that reads ``args.file`` starts with."""
+def without_gc(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """``command`` run with the cyclic GC paused: nothing a headless command builds is a cycle,
+    so no collection needs to walk the loaded session (``ctxview.sessions.model.gc_paused``)."""
+
+    @functools.wraps(command)
+    def run(args: argparse.Namespace) -> int:
+        from ctxview.sessions.model import gc_paused
+
+        with gc_paused():
+            return command(args)
+
+    return run
+
+
+def unreadable(args: argparse.Namespace, msg: str, *, in_json: bool = True) -> int:
+    """Exit 2 after the reason in one line (and, with ``--json``, the error object; ``in_json``
+    False: an empty error there)."""
+    err(msg)
+    if getattr(args, "json", False):
+        json_error(args.file, msg if in_json else "", EXIT_UNREADABLE)
+    return EXIT_UNREADABLE
+
+
+def load_file(args: argparse.Namespace) -> Any:
+    """(session, config) or (exit code, config) after printing the reason in one line (with
+    ``--json`` also the error object on stdout): what every command that reads ``args.file``
+    starts with."""
     from ctxview.config import load_config
     from ctxview.sessions import SessionError, load_session
 
@@ -73,26 +99,20 @@ def load_file(args: argparse.Namespace, failures: list[str] | None = None) -> An
         retain(session)
         return session, cfg
     except SessionError as exc:
-        err(str(exc))
-        if failures is not None:
-            failures.append(str(exc))
-        return EXIT_UNREADABLE, cfg
+        msg = str(exc)
     except (RecursionError, MemoryError) as exc:
         msg = f"{args.file}: cannot read the file ({type(exc).__name__})"
     except Exception as exc:  # a reader bug must not become a traceback: one line, exit 2
         msg = f"{args.file}: cannot read the file (internal error: {type(exc).__name__}: {exc})"
-    err(msg)
-    if failures is not None:
-        failures.append(msg)
-    return EXIT_UNREADABLE, cfg
+    return unreadable(args, msg), cfg
 
 
-def load_replay(args: argparse.Namespace, failures: list[str] | None = None) -> Any:
-    """(replay, config) or (exit code, config) after printing the reason (also appended to
-    ``failures``)."""
+def load_replay(args: argparse.Namespace) -> Any:
+    """(session replayed under ``--max`` and ``--strategy``, config) or (exit code, config)
+    after printing the reason as :func:`load_file` does."""
     from ctxview.sessions import replay
 
-    session, cfg = load_file(args, failures)
+    session, cfg = load_file(args)
     if isinstance(session, int):
         return session, cfg
     try:
@@ -103,13 +123,10 @@ def load_replay(args: argparse.Namespace, failures: list[str] | None = None) -> 
             defaults=cfg.as_defaults(),
         )
     except ValueError as exc:
-        err(f"{args.file}: {exc}")
-        if failures is not None:
-            failures.append(f"{args.file}: {exc}")
-        return EXIT_UNREADABLE, cfg
+        return unreadable(args, f"{args.file}: {exc}"), cfg
     except Exception as exc:
-        err(f"{args.file}: cannot replay the file (internal error: {type(exc).__name__}: {exc})")
-        return EXIT_UNREADABLE, cfg
+        msg = f"{args.file}: cannot replay the file (internal error: {type(exc).__name__}: {exc})"
+        return unreadable(args, msg, in_json=False), cfg
     retain(rep)
     return rep, cfg
 

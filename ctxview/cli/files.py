@@ -13,7 +13,6 @@ from ctxview.cli.common import (
     add_window_args,
     err,
     formats,
-    json_error,
     load_replay,
 )
 from ctxview.textfmt import json_text, visible
@@ -103,11 +102,8 @@ def cmd_repair(args: argparse.Namespace) -> int:
     from ctxview.core.repair import describe_unfixable
     from ctxview.sessions.repairio import repair_replay
 
-    failures: list[str] = []
-    rep, cfg = load_replay(args, failures)
+    rep, cfg = load_replay(args)
     if isinstance(rep, int):
-        if args.json:
-            json_error(args.file, failures[0] if failures else "", rep)
         return rep
     repaired = repair_replay(rep, cfg.as_defaults())
     result = repaired.result

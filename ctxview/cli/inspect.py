@@ -10,8 +10,8 @@ from ctxview.cli.common import (
     EXIT_OK,
     EXIT_PROBLEMS,
     add_window_args,
-    json_error,
     load_replay,
+    without_gc,
 )
 from ctxview.textfmt import id_ranges, json_text, visible
 
@@ -25,19 +25,10 @@ def add_parsers(sub: Any) -> None:
     ins.add_argument("--json", action="store_true", help="print exactly one JSON object")
 
 
+@without_gc
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from ctxview.sessions.model import gc_paused
-
-    with gc_paused():  # nothing here is a cycle: no collection walks the loaded session
-        return _inspect(args)
-
-
-def _inspect(args: argparse.Namespace) -> int:
-    failures: list[str] = []
-    rep, cfg = load_replay(args, failures)
+    rep, cfg = load_replay(args)
     if isinstance(rep, int):
-        if args.json:
-            json_error(args.file, failures[0] if failures else "", rep)
         return rep
     summary = rep.summary(rep.model_name(cfg.as_defaults()))
     if args.json:

@@ -24,10 +24,11 @@ from ctxview.cli.common import (
     add_window_args,
     err,
     formats,
-    json_error,
     load_file,
     positive_int,
     retain,
+    unreadable,
+    without_gc,
 )
 from ctxview.core.strategies import STRATEGIES
 from ctxview.textfmt import escape_controls, fmt_tokens, fmt_usd, json_text, one_line, visible
@@ -58,26 +59,14 @@ def add_parsers(sub: Any) -> None:
 
 def _load(args: argparse.Namespace) -> tuple[Any, Any, Any] | int:
     """(session, config, price table) or an exit code after printing why (``inspect``'s
-    reading step: one line on stderr, never a traceback; with ``--json`` also inspect's
-    ``{"file", "error", "exit"}`` object on stdout, so scripts always get one object)."""
+    reading step, the request model needs no replay)."""
     from ctxview.config import price_overrides
     from ctxview.core.pricing import PriceTable
 
-    failures: list[str] = []
-    session, cfg = load_file(args, failures)
+    session, cfg = load_file(args)
     if isinstance(session, int):
-        if args.json:
-            json_error(args.file, failures[0] if failures else "", session)
         return session
     return session, cfg, PriceTable(price_overrides(cfg))
-
-
-def _fail(args: argparse.Namespace, msg: str) -> int:
-    """One line on stderr (and the JSON error object with ``--json``); exit 2."""
-    err(msg)
-    if args.json:
-        json_error(args.file, msg, EXIT_UNREADABLE)
-    return EXIT_UNREADABLE
 
 
 def requests_report(log: Any, session: Any) -> dict[str, Any]:
@@ -255,14 +244,8 @@ def requests_json_parts(log: Any, session: Any) -> list[str]:
     return parts
 
 
+@without_gc
 def cmd_requests(args: argparse.Namespace) -> int:
-    from ctxview.sessions.model import gc_paused
-
-    with gc_paused():  # nothing here is a cycle: no collection walks the loaded session
-        return _requests(args)
-
-
-def _requests(args: argparse.Namespace) -> int:
     from ctxview.core.protocol import check_protocol
     from ctxview.core.requests import simulate
 
@@ -279,7 +262,7 @@ def _requests(args: argparse.Namespace) -> int:
             prices=prices,
         )
     except ValueError as exc:
-        return _fail(args, f"{args.file}: {exc}")
+        return unreadable(args, f"{args.file}: {exc}")
     retain(log)
     # exit 1 as inspect: the last request (the window the session would send) is rejected
     rejected = False
@@ -387,14 +370,8 @@ def _print_requests(report: dict[str, Any], log: Any, rejected: bool) -> None:
         out.write(f"note: {visible(n)}\n")
 
 
+@without_gc
 def cmd_compare(args: argparse.Namespace) -> int:
-    from ctxview.sessions.model import gc_paused
-
-    with gc_paused():  # nothing here is a cycle: no collection walks the loaded session
-        return _compare(args)
-
-
-def _compare(args: argparse.Namespace) -> int:
     from ctxview.core.requests import compare
 
     loaded = _load(args)
@@ -419,7 +396,7 @@ def _compare(args: argparse.Namespace) -> int:
     try:
         rows = compare(session, names, max_context_messages=max_, defaults=defaults, prices=prices)
     except ValueError as exc:
-        return _fail(args, f"{args.file}: {exc}")
+        return unreadable(args, f"{args.file}: {exc}")
     report = {"file": session.path, "max_context_messages": max_, "strategies": rows}
     if args.json:
         sys.stdout.write(json_text(report) + "\n")
