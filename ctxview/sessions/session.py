@@ -13,11 +13,13 @@ Headless: imports neither Textual nor the anthropic SDK.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ctxview.core.context import ConversationContext
+from ctxview.core.context import ContextEvent, ConversationContext
+from ctxview.core.ledger import Compaction, LedgerScanner
 from ctxview.core.transcript import Transcript
 from ctxview.sessions.model import LoadedSession
 
@@ -41,6 +43,31 @@ class Session:
     #: as sent: the transcript id of the request's first message after the last Claude Code
     #: compaction (the messages before it are ``compacted``); 0 without one
     compacted_before: int = 0
+    #: what the facts below memoise, dropped when the transcript changes (:meth:`_changed`)
+    _tool_index: dict[str, tuple[int, int]] | None = field(default=None, init=False, repr=False)
+    _compacted_ids: set[int] | None = field(default=None, init=False, repr=False)
+    _ledger: LedgerScanner = field(default_factory=LedgerScanner, init=False, repr=False)
+    _steps_of: tuple[int, set[int]] | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # registered after the replay: a 100,000-message load sends no event through it. Through
+        # a weak reference: the transcript holding the session would make a reference cycle,
+        # and a replaced session would wait for the cyclic GC instead of going at once.
+        ref = weakref.ref(self)
+
+        def changed(event: ContextEvent) -> None:
+            session = ref()
+            if session is not None:
+                session._changed(event)
+
+        self.transcript.listeners.append(changed)
+
+    def _changed(self, event: ContextEvent) -> None:
+        self._compacted_ids = None
+        if event.kind in ("added", "edited"):
+            self._tool_index = None
+        if event.kind == "edited":
+            self._ledger.reset()  # an edit may add or remove a compaction block
 
     @property
     def system(self) -> Any:
@@ -160,6 +187,138 @@ class Session:
             "subagents": session.subagents,
             **_editing_summary(ctx),
         }
+
+    # -- what each message is to the next request ------------------------------------------------
+    def ledger(self) -> list[Compaction]:
+        """Every compaction of the session (``ctxview.core.ledger``); new messages are scanned
+        once, as they are added."""
+        scanner = self._ledger
+        records = self.transcript.records
+        if scanner.scanned >= len(records):
+            return scanner.entries
+        return scanner.feed((r.message, r.meta) for r in records[scanner.scanned :])
+
+    def compaction_at(self, mid: int) -> Compaction | None:
+        """The compaction whose conversation starts again at message ``mid``."""
+        for c in self.ledger():
+            if c.id == mid:
+                return c
+        return None
+
+    def claude_code_compaction_of(self, mid: int) -> Compaction | None:
+        """The Claude Code compaction that replaced message ``mid`` (None if none did; a
+        ``compaction`` block's messages are compacted by the context itself)."""
+        if mid in self.compacted_ids():
+            return None
+        for c in self.ledger():
+            if c.kind == "claude-code" and mid < c.id:
+                return c
+        return None
+
+    def compacted_ids(self) -> set[int]:
+        """The window's messages before its last compaction block (the API ignores them)."""
+        if self._compacted_ids is None:
+            self._compacted_ids = set(self.context.compacted_ids)
+        return self._compacted_ids
+
+    def compaction_steps(self) -> set[int]:
+        """The steps at which a Claude Code compaction's first message came: what left the
+        window at one of them was replaced by it (nothing else leaves then: the summary starts
+        the window again, ``ConversationContext.start_again``; as sent, the records before it
+        are restored as evicted at that step)."""
+        ledger = self.ledger()
+        if self._steps_of is None or self._steps_of[0] != len(ledger):
+            steps = set()
+            for c in ledger:
+                start = self.transcript.get(c.id) if c.kind == "claude-code" else None
+                if start is not None:
+                    steps.add(start.added_step)
+            self._steps_of = (len(ledger), steps)
+        return self._steps_of[1]
+
+    def left_at_compaction(self, mid: int) -> bool:
+        """Message ``mid`` left the window at a Claude Code compaction (as sent, or in a
+        simulation, which starts again at its summary). Steps are saved with a session, so a
+        reopened one tells the same."""
+        rec = self.transcript.get(mid)
+        if rec is None or rec.evicted_step is None:
+            return False
+        return mid < self.compacted_before or rec.evicted_step in self.compaction_steps()
+
+    def claude_code_compacted_before(self) -> int:
+        """Ids below this were replaced by Claude Code's last compaction (0: none)."""
+        for c in reversed(self.ledger()):
+            if c.kind == "claude-code":
+                return c.id
+        return 0
+
+    def sent_message(self, mid: int) -> dict[str, Any] | None:
+        """The message as a context-editing strategy sends it, when that differs from the
+        message recorded (None otherwise)."""
+        if not self.context.edits_messages:
+            return None
+        sf = self.context.sent_form()
+        return sf.edited.get(mid) if sf is not None else None
+
+    def status(self, mid: int) -> str:
+        """What message ``mid`` is to the next request: ``pinned``, ``kept``, ``evicted``,
+        ``compacted``, ``cleared``, ``edited`` or ``dropped``."""
+        status = self.transcript.status(mid)
+        if status != "evicted" and mid in self.compacted_ids():
+            return "compacted"  # before the last compaction block: the API ignores it
+        if status == "evicted" and self.left_at_compaction(mid):
+            return "compacted"  # in the window when a compaction replaced it
+        if status == "kept" and mid < self.claude_code_compacted_before():
+            # replaced by Claude Code's summary: later requests lacked it (the pinned message
+            # stays pinned: ctxview's window sends it)
+            return "compacted"
+        if status == "kept" and self.sent_message(mid) is not None:
+            return "cleared"  # context editing sends it with tool results / thinking cleared
+        if status == "kept" and self.transcript.edited(mid):
+            return "edited"  # what is sent differs from what was recorded
+        if status == "evicted" and self.transcript[mid].meta.get("removed"):
+            return "dropped"  # an edit (or a repair) took it out of the window
+        return status
+
+    # -- tool pairs ------------------------------------------------------------------------------
+    def _tools(self) -> dict[str, tuple[int, int]]:
+        """tool id -> (the message with its tool_use, the one with its result; -1: none)."""
+        if self._tool_index is None:
+            idx: dict[str, tuple[int, int]] = {}
+            for rec in self.transcript.records:
+                content = rec.message.get("content")
+                if not isinstance(content, list):
+                    continue
+                for b in content:
+                    if not isinstance(b, Mapping):
+                        continue
+                    if b.get("type") == "tool_use" and isinstance(b.get("id"), str):
+                        use, res = idx.get(b["id"], (-1, -1))
+                        idx[b["id"]] = (rec.id, res)
+                    elif b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str):
+                        use, res = idx.get(b["tool_use_id"], (-1, -1))
+                        idx[b["tool_use_id"]] = (use, rec.id)
+            self._tool_index = idx
+        return self._tool_index
+
+    def partner(self, mid: int) -> int | None:
+        """For a tool_result message, the message with its tool_use; for a tool_use, its result."""
+        content = self.transcript[mid].message.get("content")
+        if not isinstance(content, list):
+            return None
+        idx = self._tools()
+        for b in content:
+            if not isinstance(b, Mapping):
+                continue
+            if b.get("type") == "tool_result":
+                use = idx.get(str(b.get("tool_use_id")), (-1, -1))[0]
+                if use >= 0:
+                    return use
+            if b.get("type") == "tool_use":
+                res = idx.get(str(b.get("id")), (-1, -1))[1]
+                if res >= 0:
+                    return res
+        return None
 
 
 def _fixes(window: list[Any], system: Any, problems: list[Any]) -> list[dict[str, Any]]:
