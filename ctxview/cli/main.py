@@ -14,21 +14,20 @@ from typing import Protocol, cast
 
 from ctxview.cli.common import EXIT_OK, EXIT_UNREADABLE, err, retained, start_retaining
 
-#: each subcommand -> the module of its family, which defines ``add_parsers(sub)`` (the parsers
-#: of the whole family) and ``cmd_<command>(args) -> exit code``
-COMMANDS = {
-    "inspect": "ctxview.cli.inspect",
-    "export": "ctxview.cli.files",
-    "config": "ctxview.cli.config",
-    "requests": "ctxview.cli.requests",
-    "compare": "ctxview.cli.requests",
-    "proxy": "ctxview.cli.live",
-    "sessions": "ctxview.cli.live",
-    "repair": "ctxview.cli.files",
-    "diff": "ctxview.cli.files",
-    "chat": "ctxview.cli.chat",
-}
-SUBCOMMANDS = tuple(COMMANDS)
+#: the command families: each module defines ``add_parsers(sub)`` (the parsers of its commands)
+#: and ``cmd_<command>(args) -> exit code``. In this order their commands are listed (a usage
+#: error names them); the cheap ones' parsers are always built, the others' only for their own
+#: commands (``inspect`` must not import the request model, the proxy's or the chat's modules).
+FAMILIES: tuple[tuple[str, tuple[str, ...], bool], ...] = (
+    ("ctxview.cli.inspect", ("inspect",), True),
+    ("ctxview.cli.files", ("export", "repair", "diff"), True),
+    ("ctxview.cli.requests", ("requests", "compare"), False),
+    ("ctxview.cli.config", ("config",), True),
+    ("ctxview.cli.live", ("proxy", "sessions"), False),
+    ("ctxview.cli.chat", ("chat",), False),
+)
+#: each subcommand -> the module of its family
+COMMANDS = {command: module for module, commands, _ in FAMILIES for command in commands}
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -38,13 +37,13 @@ class _Family(Protocol):
 
 
 def build_sub_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The headless commands' parser: with ``command``, only its family's parsers (the other
-    families' modules are not imported); without, every family's."""
+    """The headless commands' parser: with ``command``, the always-built families and its own
+    (the other families' modules are not imported); without, every family's."""
     p = argparse.ArgumentParser(prog="ctxview")
     sub = p.add_subparsers(dest="command", required=True)
-    families = [command] if command is not None else list(COMMANDS)
-    for module in dict.fromkeys(COMMANDS[c] for c in families):
-        cast(_Family, importlib.import_module(module)).add_parsers(sub)
+    for module, commands, always in FAMILIES:
+        if always or command is None or command in commands:
+            cast(_Family, importlib.import_module(module)).add_parsers(sub)
     return p
 
 
