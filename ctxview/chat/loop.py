@@ -63,34 +63,32 @@ class ChatSession(Protocol):
 
 
 class HeadlessSession:
-    """A :class:`ChatSession` over a replayed file or a new chat (``ctxview chat --no-tui``)."""
+    """A :class:`ChatSession` over a :class:`~ctxview.sessions.session.Session` (a replayed file
+    or a new chat, ``ctxview chat --no-tui``) and the model and max_tokens its requests go with."""
 
-    def __init__(self, replay: Session, model: str, max_tokens: int) -> None:
-        self.replay = replay
+    def __init__(self, session: Session, model: str, max_tokens: int) -> None:
+        self.session = session
         self.model = model
         self.max_tokens = max_tokens
         self._checker = ProtocolChecker()
 
     @property
     def context(self) -> ConversationContext:
-        return self.replay.context
+        return self.session.context
 
     @property
     def tools(self) -> list[Any]:
-        return self.replay.session.tools
-
-    @property
-    def system(self) -> Any:
-        return self.replay.system
+        return self.session.session.tools
 
     def request_body(self) -> dict[str, Any]:
-        return self.replay.request_body({}, self.model, max_tokens=self.max_tokens)
+        return self.session.request_body({}, self.model, max_tokens=self.max_tokens)
 
     def protocol_problems(self) -> list[Problem]:
-        return self._checker.check(self.context.entries(), self.system)
+        # incremental: a turn re-checks only what it added
+        return self._checker.check(self.context.entries(), self.session.system)
 
     def session_document(self) -> dict[str, Any]:
-        return self.replay.document({}, self.model, max_tokens=self.max_tokens)
+        return self.session.document({}, self.model, max_tokens=self.max_tokens)
 
 
 def make_backend(offline: bool, config: Mapping[str, Any]) -> Backend:
