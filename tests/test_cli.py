@@ -206,6 +206,22 @@ def test_inspect_does_not_import_textual_or_sdk(tmp_path: Path) -> None:
     assert "BAD []" in out.stderr
 
 
+def test_a_command_imports_only_its_own_family() -> None:
+    """The dispatch table imports the module of the command run: ``inspect`` pays neither for
+    the request model, nor for the proxy's asyncio, nor for the chat loop."""
+    code = (
+        "import sys, io, contextlib\nfrom ctxview.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    main(['inspect', {str(SAMPLES / 'long_chat.json')!r}, '--json'])\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(out.stdout.split())
+    assert "ctxview.cli.inspect" in loaded
+    unwanted = {"ctxview.cli.requests", "ctxview.cli.live", "ctxview.cli.chat", "asyncio"}
+    assert not loaded & (unwanted | {"ctxview.core.requests", "ctxview.chat.loop", "rich"})
+
+
 def _assert_key_absent(obj: Any, key: str) -> None:
     assert key not in json.dumps(obj)
 
