@@ -118,3 +118,21 @@ def test_session_facts_follow_the_context() -> None:
     finally:
         if enabled:
             gc.enable()
+
+
+def test_a_files_system_blocks_are_sent_and_saved() -> None:
+    """A request body's system blocks (cache_control and all) go into the next request and the
+    saved session, from the CLI, the chat and the app alike (they all ask the Session); a
+    system prompt changed since is sent as the new text."""
+    from ctxview.chat.loop import HeadlessSession
+
+    path = ROOT / "tests" / "fixtures" / "anthropic_requests"
+    rep = replay(load_session(str(path / "pai_consecutive_assistant_tool_use_req.json")))
+    blocks = rep.session.system
+    assert isinstance(blocks, list) and blocks
+    hs = HeadlessSession(rep, "m", 10)
+    assert rep.request_body({})["system"] == blocks == hs.request_body()["system"]
+    assert hs.session_document()["settings"]["system_prompt"] == blocks
+    rep.context.system_prompt = "be brief"
+    assert hs.request_body()["system"] == "be brief"
+    assert rep.document({})["settings"]["system_prompt"] == "be brief"
