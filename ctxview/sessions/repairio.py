@@ -45,7 +45,7 @@ def request_document(
         model=rep.model_name(defaults),
         max_tokens=rep.max_tokens(defaults),
         params=session.request_params,
-        system=result.system if session.system is not None else rep.context.system_prompt,
+        system=result.system,
         messages=result.messages,
         tools=session.tools,
     )
@@ -135,8 +135,7 @@ def repair_replay(rep: Session, defaults: dict[str, Any]) -> RepairedFile:
     window = [m for _, m in entries]
     window_ids = [mid for mid, _ in entries]
     session = rep.session
-    system = session.system if session.system is not None else rep.context.system_prompt
-    result = repair(window, system)
+    result = repair(window, rep.system)
     fmt = session.format
     if fmt == "messages":
         return RepairedFile(result, "messages", result.messages, window_ids)

@@ -136,7 +136,7 @@ class Session:
         """The API's rules over the window (what makes it answer 400)."""
         from ctxview.core.protocol import check_protocol
 
-        return check_protocol(self.window_messages(), self.session.system)
+        return check_protocol(self.window_messages(), self.system)
 
     def window_messages(self) -> list[dict[str, Any]]:
         return [m for _, m in self.context.entries()]
@@ -182,7 +182,7 @@ class Session:
                 if r.evicted_step is not None
             ],
             "problems": [p.to_dict() for p in problems],
-            "fixes": _fixes(window, session.system, problems),
+            "fixes": _fixes(window, self.system, problems),
             "skipped_lines": session.skipped_lines,
             "subagents": session.subagents,
             **_editing_summary(ctx),
