@@ -47,7 +47,9 @@ def cmd_config(args: argparse.Namespace) -> int:
         return EXIT_OK
     try:
         value = parse_value(args.key, args.value)
-        check_for_set(args.key, value)
+        from textual.theme import BUILTIN_THEMES  # the themes the app offers
+
+        check_for_set(args.key, value, BUILTIN_THEMES)
         path = save_config_values({args.key: value})
     except ConfigError as exc:
         where = str(config_path())
