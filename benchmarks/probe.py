@@ -3,7 +3,8 @@
 process by ``common.first_paint`` and ``common.probe``:
 
     python -m benchmarks.probe paint bare | bare-json FILE | bare-jsonl FILE | ctxview FILE
-    python -m benchmarks.probe requests-view | max-change | cache-line | switch FILE OUT [--as-sent]
+    python -m benchmarks.probe requests-view | max-change | cache-line | switch FILE OUT
+    CTXVIEW_SCREENSHOT=docs/screenshot.svg python -m benchmarks.probe screenshot FILE OUT
 
 ``paint`` prints ``PAINTED`` on the first frame that draws a row of text in the widget that
 matters (the timeline; a bare app's one Static) and exits: the parent times spawn to that line.
@@ -230,7 +231,21 @@ async def switch(app: App[Any], pilot: Any) -> dict[str, Any]:
     }
 
 
+async def screenshot(app: App[Any], pilot: Any) -> dict[str, Any]:
+    """The opening screen, settled (workers done, the cache line in), saved as SVG to the
+    path in $CTXVIEW_SCREENSHOT (the README's picture)."""
+    import os
+
+    await settle(app, pilot)
+    await pilot.pause(0.5)
+    await settle(app, pilot)
+    target = os.environ["CTXVIEW_SCREENSHOT"]
+    app.save_screenshot(os.path.basename(target), path=os.path.dirname(os.path.abspath(target)))
+    return {"saved": target}
+
+
 SCENARIOS: dict[str, Scenario] = {
+    "screenshot": screenshot,
     "requests-view": requests_view,
     "max-change": max_change,
     "cache-line": cache_line,
