@@ -11,6 +11,7 @@ against the originals' copy; and ``simulate`` (one request per user message) und
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -18,7 +19,7 @@ from benchmarks.common import Bench, Figure, best, report, say
 from ctxview.core.clearing import ClearToolUses, ContextEditing
 from ctxview.core.context import ConversationContext
 from ctxview.core.requests import simulate
-from ctxview.sessions import LoadedSession
+from ctxview.sessions import load_session
 
 EDITING = ContextEditing(ClearToolUses(trigger=20_000, keep=3))
 
@@ -107,9 +108,9 @@ def run(b: Bench) -> None:
                 "ms",
             )
         )
-    session = LoadedSession(
-        path="bench", format="messages", messages=msgs, metas=[{} for _ in msgs], model=None
-    )
+    path = b.data / f"clearing_{n}.json"
+    path.write_text(json.dumps(msgs))  # a bare message list: one request per user message
+    session = load_session(str(path))
     for strategy in ("pair-safe", "clear-tool-uses"):
         t0 = time.process_time()
         log = simulate(
