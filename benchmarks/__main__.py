@@ -104,7 +104,8 @@ def parent(args: argparse.Namespace) -> int:
                 verdict = "" if args.quick else f": {fig.verdict}"
                 print(
                     f"  {fig.name}: {fig.shown()}"
-                    + (f"  (target {fig.target_shown()}{verdict})" if fig.target else ""),
+                    + (f"  (target {fig.target_shown()}{verdict})" if fig.target else "")
+                    + (f"  [{fig.note}]" if fig.note else ""),
                     flush=True,
                 )
             else:

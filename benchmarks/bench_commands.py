@@ -35,6 +35,7 @@ def measure(b: Bench, label: str, path: Path, cases: list[tuple[str, list[str], 
         say(
             f"{label}, {name}: {r.command.wall:.2f} s against json.load's {r.baseline.wall:.2f} s "
             f"(rounds {r.low:.2f}–{r.high:.2f}×, best/best {r.best_over_best:.2f}×), "
+            f"CPU {r.command.cpu:.2f} s against {r.baseline.cpu:.2f} s, "
             f"peak RSS {r.command.peak_rss / 1e6:.0f} MB"
         )
         report(
