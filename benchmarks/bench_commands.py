@@ -47,7 +47,7 @@ def measure(b: Bench, label: str, path: Path, cases: list[tuple[str, list[str], 
                 note=f"median of {b.rounds} rounds",
             )
         )
-        if cmd == "inspect" and len(flags) == 1 and label == "agent loop":
+        if cmd == "inspect" and len(flags) == 1 and label != "tool loop":
             report(
                 Figure(
                     f"{label}: inspect --json peak memory / file size",
@@ -59,5 +59,5 @@ def measure(b: Bench, label: str, path: Path, cases: list[tuple[str, list[str], 
 
 
 def run(b: Bench) -> None:
-    measure(b, "agent loop", b.agent_loop(), AGENT_LOOP)
+    measure(b, b.file.name if b.file else "agent loop", b.agent_loop(), AGENT_LOOP)
     measure(b, "tool loop", b.tool_loop(), TOOL_LOOP)
