@@ -40,13 +40,16 @@ def seconds(ctx: Any, msgs: list[tuple[bool, Any]]) -> float:
 
 def literal_port(max_: int) -> Any:
     """The Java class ported line by line (kept as the reference the tests hold ours to)."""
+    port: Any
     try:
         from ctxview.core.reference import LiteralJavaContext
+
+        port = LiteralJavaContext
     except ImportError:  # the test suite may keep it among its helpers
         from benchmarks.common import test_helper
 
-        LiteralJavaContext = test_helper("reference").LiteralJavaContext
-    return LiteralJavaContext(max_)
+        port = test_helper("reference").LiteralJavaContext
+    return port(max_)
 
 
 def window_fill(max_: int = 10, n: int = 20_000) -> dict[str, float]:

@@ -51,7 +51,7 @@ def watch(*names: str) -> None:
                     _on_drawn(widget, name)
                 return strip
 
-            cls.render_line = render_line  # type: ignore[method-assign]
+            cls.render_line = render_line  # type: ignore[method-assign,assignment]
         return _original_render_lines(self, crop)
 
     Widget.render_lines = render_lines  # type: ignore[method-assign]
@@ -170,7 +170,7 @@ async def max_change(app: App[Any], pilot: Any) -> dict[str, Any]:
         renders.append(time.perf_counter())
         return draw_line(widget, y)
 
-    timeline_cls.render_line = render_line  # type: ignore[method-assign]
+    timeline_cls.render_line = render_line  # type: ignore[method-assign,assignment]
 
     async def change(delta: int) -> tuple[float, float]:
         renders.clear()
