@@ -22,7 +22,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.common import FIGURE_PREFIX, ROOT, Bench, Figure, bench_env, use_bench_env
+from benchmarks.common import (
+    ELSEWHERE,
+    FIGURE_PREFIX,
+    Bench,
+    Figure,
+    bench_env,
+    measured_ctxview,
+    use_bench_env,
+)
 
 # name -> whether a plain run includes it (the others are tools to run with --only)
 BENCHMARKS = {
@@ -53,8 +61,8 @@ def about(name: str) -> str:
     return doc.strip().splitlines()[0]
 
 
-def child(name: str, b: Bench) -> None:
-    use_bench_env(b.data)
+def child(name: str, b: Bench, tree: Path | None) -> None:
+    use_bench_env(b.data, tree)
     module = importlib.import_module(f"benchmarks.bench_{name}")
     module.run(b)
 
@@ -67,13 +75,15 @@ def parent(args: argparse.Namespace) -> int:
         return 2
     data = Path(args.data) if args.data else Path(tempfile.mkdtemp(prefix="ctxview-bench-"))
     data.mkdir(parents=True, exist_ok=True)
-    env = bench_env(data)
+    tree = Path(args.tree) if args.tree else None
+    env = bench_env(data, tree)
     size = "10,000" if args.quick else "100,000"
     print(
         f"ctxview benchmarks: {size} messages, {args.rounds} rounds; "
         f"load average {loadavg()}; {os.cpu_count()} CPUs; "
         f"Python {sys.version.split()[0]}"
     )
+    print(f"measuring {measured_ctxview(env, ELSEWHERE)}")
     figures: list[tuple[str, Figure]] = []
     failed: list[str] = []
     t_all = time.perf_counter()
@@ -94,8 +104,10 @@ def parent(args: argparse.Namespace) -> int:
             argv.append("--quick")
         if args.file:
             argv += ["--file", str(Path(args.file).resolve())]
+        if tree is not None:
+            argv += ["--tree", str(tree.resolve())]
         t0 = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, cwd=ELSEWHERE, env=env)
         assert proc.stdout is not None
         for line in proc.stdout:
             if line.startswith(FIGURE_PREFIX):
@@ -153,6 +165,10 @@ def main() -> int:
     )
     ap.add_argument("--data", help="make (and keep) the generated files here")
     ap.add_argument("--keep", action="store_true", help="keep the generated files")
+    ap.add_argument(
+        "--tree",
+        help="measure the ctxview of another checkout (the code before a change) with these benchmarks",
+    )
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.list:
@@ -166,8 +182,9 @@ def main() -> int:
             file=Path(args.file) if args.file else None,
             rounds=args.rounds,
         )
-        b.env = bench_env(b.data)
-        child(args.child, b)
+        tree = Path(args.tree) if args.tree else None
+        b.env = bench_env(b.data, tree)
+        child(args.child, b, tree)
         return 0
     return parent(args)
 

@@ -47,6 +47,7 @@ def measure(b: Bench, label: str, path: Path, cases: list[tuple[str, list[str], 
                 note=f"median of {b.rounds} rounds",
             )
         )
+        report(Figure(f"{label}: {name} / json.load, CPU time", r.cpu_median, "x"))
         if cmd == "inspect" and len(flags) == 1 and label != "tool loop":
             report(
                 Figure(

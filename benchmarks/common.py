@@ -23,6 +23,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+# The working folder of every process a benchmark starts: not a checkout, where `python -m`
+# would import that checkout's ctxview first, whatever PYTHONPATH says (see bench_env's tree).
+ELSEWHERE = Path(tempfile.gettempdir())
 MODEL = "claude-sonnet-5-5"
 
 
@@ -144,23 +147,51 @@ class Bench:
         return path
 
 
-def bench_env(data: Path) -> dict[str, str]:
+def bench_env(data: Path, tree: Path | None = None) -> dict[str, str]:
     """The environment of every process a benchmark starts: ctxview's defaults (not the user's
     config), no animations, and bytecode cached as an installed ctxview's is (a sandbox's
-    PYTHONDONTWRITEBYTECODE would make every run compile ctxview again)."""
+    PYTHONDONTWRITEBYTECODE would make every run compile ctxview again).
+
+    ``tree``: measure the ctxview of another checkout (the code before a change, say) with these
+    benchmarks. The two share a folder layout, so this checkout's ``benchmarks`` is reached
+    through a folder that holds only a link to it, and the other checkout comes next."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["CTXVIEW_CONFIG"] = str(data / "no-config.toml")
     env["TEXTUAL_ANIMATIONS"] = "none"
     env.pop("ANTHROPIC_API_KEY", None)
     env.pop("ANTHROPIC_BASE_URL", None)
+    first = [str(ROOT)]
+    if tree is not None:
+        only_benchmarks = data / "benchmarks-only"
+        only_benchmarks.mkdir(exist_ok=True)
+        link = only_benchmarks / "benchmarks"
+        if not link.exists():
+            link.symlink_to(ROOT / "benchmarks", target_is_directory=True)
+        first = [str(only_benchmarks), str(tree.resolve())]
     path = env.get("PYTHONPATH")
-    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + path if path else "")
+    env["PYTHONPATH"] = os.pathsep.join(first + ([path] if path else []))
     return env
 
 
-def use_bench_env(data: Path) -> None:
-    """The same settings for code measured inside this process."""
-    os.environ.update(bench_env(data))
+def measured_ctxview(env: dict[str, str], cwd: Path) -> str:
+    """Where the processes a benchmark starts import ctxview from."""
+    out = subprocess.run(
+        [sys.executable, "-c", "import ctxview; print(ctxview.__file__)"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        check=False,
+    )
+    return out.stdout.strip() or out.stderr.strip()[-300:]
+
+
+def use_bench_env(data: Path, tree: Path | None = None) -> None:
+    """The same settings for code measured inside this process (which must import ctxview
+    from ``tree`` when one is given)."""
+    os.environ.update(bench_env(data, tree))
+    if tree is not None:
+        sys.path.insert(0, str(tree.resolve()))
     os.environ.pop("ANTHROPIC_API_KEY", None)
     os.environ.pop("ANTHROPIC_BASE_URL", None)
 
@@ -422,7 +453,7 @@ def run_timed(argv: Sequence[str], env: dict[str, str], ok: Iterable[int] = (0, 
         capture_output=True,
         text=True,
         env=env,
-        cwd=ROOT,
+        cwd=ELSEWHERE,
         check=False,
     )
     last = out.stderr.strip().splitlines()[-1] if out.stderr.strip() else ""
@@ -449,6 +480,7 @@ class Ratio:
     whose speed drifts moves both sides alike."""
 
     median: float
+    cpu_median: float  # the same with CPU time (user + system) on both sides
     low: float
     high: float
     best_over_best: float
@@ -467,6 +499,7 @@ def against_json_load(argv: Sequence[str], path: Path, env: dict[str, str], roun
     fastest_base = min(base, key=lambda t: t.wall)
     return Ratio(
         statistics.median(ratios),
+        statistics.median(c.cpu / b.cpu for c, b in zip(cmd, base, strict=True)),
         min(ratios),
         max(ratios),
         fastest.wall / fastest_base.wall,
@@ -480,7 +513,12 @@ def spawn_until(argv: Sequence[str], env: dict[str, str], marker: str = "PAINTED
     ``marker``); the rest of its run is not counted."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env
+        list(argv),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ELSEWHERE,
+        env=env,
     )
     assert proc.stdout is not None
     line = proc.stdout.readline()
@@ -506,7 +544,7 @@ def probe(scenario: str, path: Path, env: dict[str, str], *extra: str) -> dict[s
             [sys.executable, "-m", "benchmarks.probe", scenario, str(path), str(out_file), *extra],
             capture_output=True,
             text=True,
-            cwd=ROOT,
+            cwd=ELSEWHERE,
             env=env,
             check=False,
         )
