@@ -207,7 +207,7 @@ def main() -> None:
     print(f"simulate, no abandoned reqs  {t_sim0:7.3f} s")
     rep = replay(s, max_context_messages=20)
     model = SessionModel(rep, str(path), "claude-sonnet-4-5")
-    model._ledger.reset()
+    model.replay._ledger.reset()
     t0 = time.perf_counter()
     model.rebuild_rows()
     t_first = time.perf_counter() - t0
