@@ -175,3 +175,18 @@ def test_the_app_checks_and_counts_the_system_as_sent(tmp_path: Path) -> None:
     rep.context.system_prompt = "be brief"
     model.after_change()
     assert model.system == "be brief" and model.verdict()[0] == "ok"
+
+
+def test_a_session_as_sent_is_never_truncated() -> None:
+    """Shown as sent, a session grows without ctxview's max cutting it (follow, chat): the
+    Session raises its cap as messages come, with or without a view on it."""
+    path = ROOT / "tests" / "fixtures" / "anthropic_requests"
+    rep = replay(
+        load_session(str(path / "pai_consecutive_assistant_tool_use_req.json")), as_sent=True
+    )
+    assert rep.as_sent is not None and rep.context.max_context_messages == len(rep.context) + 1
+    window = len(rep.context)
+    for k in range(5):
+        rep.context.add_message({"role": "user" if k % 2 else "assistant", "content": f"m{k}"})
+    assert len(rep.context) == window + 5
+    assert rep.status(len(rep.transcript) - 6) == "kept"

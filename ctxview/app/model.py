@@ -242,12 +242,6 @@ class SessionModel:
         return self._window_ids
 
     def _on_event(self, event: ContextEvent) -> None:
-        if event.kind == "added" and self.as_sent is not None:
-            # as sent: nothing is truncated, however long it grows (follow, chat). The event
-            # comes before the strategy runs; raising the cap here is not a setting change.
-            window = self.context._window
-            if window.max_messages <= window.size:
-                window.max_messages = window.size + 1
         self._window_dirty = True
         self._problems = None
         self._problem_ids = None
