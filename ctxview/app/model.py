@@ -1,8 +1,10 @@
-"""What the UI shows about a session, derived from the core (no widgets here).
+"""What the UI shows about a session (no widgets here).
 
-Keeps the row list of the timeline (with the gap marker), per-message row text, the protocol
-problems of the window, the tool_use/tool_result partner index and the cache line, and records
-which messages each operation evicted so the timeline can animate them.
+Keeps the row list of the timeline (with the gap and ledger markers), per-message row text and
+token estimates, the protocol problems of the window by row, the verdict and the cache line,
+and records which messages each operation evicted so the timeline can animate them. What each
+message is to the next request (status, tool pairs, compactions, the system prompt as sent) is
+the :class:`~ctxview.sessions.session.Session`'s.
 """
 
 from __future__ import annotations
