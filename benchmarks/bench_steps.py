@@ -49,9 +49,10 @@ def main() -> None:
     gc.disable()
     from ctxview.cli_requests import requests_json
     from ctxview.core import requests as rq
-    from ctxview.core import requests_fast as rf
     from ctxview.core.calibrate import DEFAULT_RATES
     from ctxview.core.protocol import check_protocol
+    from ctxview.core.requests import points as rp
+    from ctxview.core.requests import shared as rf
     from ctxview.core.strategies import STRATEGIES
     from ctxview.sessions import load_session
     from ctxview.sessions import readers as R
@@ -62,10 +63,10 @@ def main() -> None:
     best(f"records ({fmt} reader)", lambda: R.READERS[fmt](f, "", data), n)
     s = best("load_session (all of the above)", lambda: load_session(f), 1)
     if s.format in rq.CALIBRATED_FORMATS:  # calibrated: features per kind, then the rest
-        feats = best("per-message features", lambda: rq.session_features(s), n)
+        feats = best("per-message features", lambda: rp.session_features(s), n)
         best("tokens from the features", lambda: DEFAULT_RATES.tokens_many(feats), n)
         best("roles", lambda: rf.Shared(s.messages).valid_roles(), n)
-        best("request points + compaction starts", lambda: rq._layout(s), n)
+        best("request points + compaction starts", lambda: rp._layout(s), n)
         best("redundancy keys", lambda: rf.Shared(s.messages).content_keys(DEFAULT_RATES), n)
     else:  # uniform rates: one walk gives tokens, keys, roles, the unusual messages
         walked = rf.Shared(s.messages)
@@ -78,7 +79,7 @@ def main() -> None:
         best("the walk (tokens, keys, roles)", walk, n)
         best(
             "request points + compaction starts",
-            lambda: rq._layout(s, walked.roles, walked._unusual),
+            lambda: rp._layout(s, walked.roles, walked._unusual),
             n,
         )
     log = best("simulate (all of the request model)", lambda: rq.simulate(s), n)

@@ -1,4 +1,4 @@
-"""The fast replay (ctxview.core.requests_fast) and the fast `requests --json` writer give exactly
+"""The fast replay (ctxview.core.requests.range_form) and the fast `requests --json` writer give exactly
 what the reference paths give: every field of every request, on generated sessions."""
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from ctxview import cli_requests
 from ctxview.cli_requests import requests_json, requests_report
 from ctxview.core.requests import compare, simulate
-from ctxview.core.requests_fast import Shared, WindowErrors
+from ctxview.core.requests.checks import WindowErrors
+from ctxview.core.requests.shared import Shared
 from ctxview.core.strategies import STRATEGIES
 from ctxview.sessions.model import LoadedSession
 from ctxview.textfmt import json_text
@@ -182,7 +183,8 @@ def test_the_replays_sums_are_the_requests_figures(
     from the requests of the same replay."""
     import ctxview.core.requests as R
     from ctxview.core.clearing import parse_context_editing
-    from ctxview.core.requests_fast import Totals
+    from ctxview.core.requests import Totals
+    from ctxview.core.requests.replay import _compare_row
 
     kw: dict[str, Any] = {
         "max_context_messages": max_,
@@ -202,7 +204,7 @@ def test_the_replays_sums_are_the_requests_figures(
     if summed.summary is None:
         return  # a session the fast replay does not take (the reference replay built requests)
     assert summed.requests == [] and summed.summary.requests == len(full.requests)
-    assert R._compare_row(summed) == R._compare_row(full)
+    assert _compare_row(summed) == _compare_row(full)
     assert summed.evicted_messages == full.evicted_messages
     assert summed.windows == full.windows  # the last window is kept either way
 
@@ -283,7 +285,7 @@ def test_window_errors_match_a_full_check_on_damaged_loops(
 
 
 def test_a_strategy_registered_under_a_builtin_name_is_replayed_the_reference_way() -> None:
-    from ctxview.core.requests_fast import strategy_kind
+    from ctxview.core.requests.range_form import strategy_kind
 
     assert strategy_kind("seed") == 0 and strategy_kind("nope") is None
     original = STRATEGIES["seed"]
@@ -378,7 +380,7 @@ def test_the_uniform_walk_is_the_features_and_the_keys(contents: list[Any], role
     uniform rate."""
     from ctxview.core.calibrate import DEFAULT_RATES, Rates, message_features
     from ctxview.core.compaction import has_compaction
-    from ctxview.core.requests import _content_keys
+    from ctxview.core.requests.points import _content_keys
 
     msgs: list[dict[str, Any]] = [{"role": role, "content": c} for c in contents]
     msgs.append({"role": "assistant"})  # no content at all
@@ -419,7 +421,7 @@ def test_the_layout_from_the_walk_is_the_full_layout(s: LoadedSession) -> None:
     """Request points from the walk's roles and compaction starts from its unusual messages are
     the ones found by walking every message."""
     from ctxview.core.calibrate import DEFAULT_RATES
-    from ctxview.core.requests import _layout
+    from ctxview.core.requests.points import _layout
 
     sh = Shared(s.messages)
     sh.uniform_tokens(DEFAULT_RATES, keys=False)
@@ -428,7 +430,7 @@ def test_the_layout_from_the_walk_is_the_full_layout(s: LoadedSession) -> None:
 
 def test_session_features_classify_only_where_the_rates_can_tell() -> None:
     from ctxview.core.calibrate import Rates, message_features
-    from ctxview.core.requests import session_features
+    from ctxview.core.requests.points import session_features
 
     code = "def f(x):\n    return {'a': [x, x]}  # " + "(x) = [y]; " * 10
     msgs = [{"role": "user", "content": code}, {"role": "assistant", "content": "fine " * 20}]
@@ -575,7 +577,7 @@ def test_context_editing_fast_replay_matches_the_reference_on_damaged_sessions(
     check: bool,
     pins: list[int],
 ) -> None:
-    """requests_fast.replay_editing (no ConversationContext; the shared window check) gives
+    """range_form.replay_editing (no ConversationContext; the shared window check) gives
     every field of every request the reference replay gives, on sessions broken in every way
     the protocol check knows, with compactions, thinking and server blocks."""
     from ctxview.core.clearing import parse_context_editing
@@ -657,6 +659,7 @@ def _rows_match_the_reference(s: LoadedSession, max_: int) -> None:
     """compare's rows are the reference replay's, strategy by strategy: every figure of the
     row, summed by the fast replays or counted from the reference's requests."""
     import ctxview.core.requests as R
+    from ctxview.core.requests.replay import _compare_row
 
     rows = compare(s, max_context_messages=max_)
     assert [r["name"] for r in rows] == list(STRATEGIES)
@@ -677,7 +680,7 @@ def _rows_match_the_reference(s: LoadedSession, max_: int) -> None:
         assert row["cache_read"] == ref.totals()["cache_read"]
         assert row["cost_usd"] == ref.totals()["cost_usd"]
         assert {k: v for k, v in row.items() if k != "name"} == {
-            **R._compare_row(ref),
+            **_compare_row(ref),
             "evicted_messages": ref.evicted_messages,
         }
         assert ref.summary is None
