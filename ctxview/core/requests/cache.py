@@ -1,13 +1,17 @@
-"""The predicted prompt cache's parts: an entry (a cached prefix), pruning, the cost of a part
-of a request at its average rate, and the notes on models without a price or minimum."""
+"""The predicted prompt cache, one request at a time (:class:`PromptCache`): what a request
+reads and writes, why it could not read all of the previous prompt, the entries it leaves, and
+its cost through :func:`ctxview.core.pricing.cost`. Every window source calls it: only the
+tokens of a window's first messages differ between them."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
-from ctxview.core.pricing import Price, cost
-from ctxview.core.requests.types import TTL_1H, TTL_5M
+from ctxview.core.pricing import Price, PriceTable, cost, min_cacheable
+from ctxview.core.requests.types import TTL_1H, TTL_5M, CacheBreak
 
 
 @dataclass(slots=True)
@@ -24,7 +28,7 @@ class _Entry:
 
 
 def _price_notes(notes: list[str], price_notes: set[str], min_notes: set[str]) -> None:
-    """The notes of the models without a price or a known minimum (both replays)."""
+    """The notes of the models without a price or a known minimum."""
     if "" in price_notes:
         price_notes.discard("")
         notes.append("no model named: cost is null (pass a model in the config)")
@@ -64,3 +68,200 @@ def _blended(
         cache_write_1h=write if ttl == TTL_1H else 0,
     )
     return None if c is None else c * tokens / total
+
+
+def _common(a: tuple[Any, ...], b: tuple[Any, ...]) -> int:
+    k = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        k += 1
+    return k
+
+
+_LENGTH = attrgetter("length")
+_FIRST = CacheBreak("first", 0)
+
+
+class PromptCache:
+    """The prompt cache as a replay's requests leave it (see the package docstring for the
+    model). Per request, the window source asks :meth:`best` for the longest live entry, says
+    how many tokens of the window's first ``reach`` messages that entry holds, and
+    :meth:`settle` gives the request's read, write, uncached tokens and cache break."""
+
+    __slots__ = (
+        "_breaks",
+        "by_model",
+        "entries",
+        "ever_cached",
+        "min_notes",
+        "prev_key",
+        "prev_len",
+        "prev_written",
+        "price_notes",
+        "prices",
+        "requests",
+    )
+
+    def __init__(self, prices: PriceTable) -> None:
+        self.prices = prices
+        self.entries: list[_Entry] = []
+        self.ever_cached = False
+        self.prev_key: tuple[Any, ...] | None = None
+        self.prev_len = 0
+        self.prev_written = False
+        #: requests settled so far
+        self.requests = 0
+        #: one frozen break per (reason, position): most breaks recur
+        self._breaks: dict[tuple[str, int], CacheBreak] = {}
+        self.by_model: dict[str | None, tuple[int, Price | None]] = {}
+        #: models of unknown minimum, models without a price ("" for no model named)
+        self.min_notes: set[str] = set()
+        self.price_notes: set[str] = set()
+
+    def model(self, model: str | None) -> tuple[int, Price | None]:
+        """(minimum cacheable tokens, price) of ``model``, noting what is unknown."""
+        found = self.by_model.get(model)
+        if found is None:
+            minimum, known = min_cacheable(model)
+            price = self.prices.get(model)
+            if not known and model:
+                self.min_notes.add(model)
+            if price is None:
+                self.price_notes.add(model or "")
+            found = self.by_model[model] = (minimum, price)
+        return found
+
+    def best(self, key: tuple[Any, ...], now: float | None, dirty: int | None) -> _Entry | None:
+        """The longest entry of ``key`` alive at ``now``, once the window changed from its
+        message ``dirty`` on (every entry is cut back to it)."""
+        entries = self.entries
+        if dirty is not None:
+            for e in entries:
+                if e.length > dirty:
+                    e.length = dirty
+        if len(entries) == 1:  # the usual case
+            e = entries[0]
+            return e if e.key == key and (now is None or e.expires >= now) else None
+        live = [e for e in entries if e.key == key and (now is None or e.expires >= now)]
+        return max(live, key=_LENGTH, default=None)
+
+    def path_reach(
+        self, key: tuple[Any, ...], now: float | None, length: int, path: tuple[Any, ...]
+    ) -> int:
+        """How many of ``path`` (a request off the current branch: its messages after the
+        ``length`` it shares with the branch) a live entry off a branch holds too."""
+        return max(
+            (
+                _common(e.path, path)
+                for e in self.entries
+                if e.path
+                and e.length == length
+                and e.key == key
+                and (now is None or e.expires >= now)
+            ),
+            default=0,
+        )
+
+    def settle(
+        self,
+        key: tuple[Any, ...],
+        now: float | None,
+        ttl: float,
+        n: int,
+        static: int,
+        total: int,
+        best: _Entry | None,
+        reach: int,
+        read: int,
+        minimum: int,
+        recorded: Mapping[str, int] | None,
+        dirty: int | None,
+        dirty_reason: str,
+        path: tuple[Any, ...] = (),
+    ) -> tuple[int, int, int, CacheBreak | None]:
+        """(read, write, uncached, cache break) of a request of ``n`` messages and ``total``
+        tokens (``static`` of them tools and system) whose first ``reach`` messages ``best``
+        holds, ``read`` tokens (0 without ``best``); the cache after it. ``dirty``: the first
+        message changed since the previous request, and why; ``path``: a request off the
+        current branch (its last ``len(path)`` messages)."""
+        if read < minimum:
+            read = 0
+        first = not self.requests
+        if first and recorded is not None and recorded["cache_read_input_tokens"] >= minimum:
+            # the first request read a prefix cached before this session (Claude Code's tools
+            # and system prompt are shared across sessions): as recorded, at most the tools +
+            # system
+            read = min(static, recorded["cache_read_input_tokens"], total)
+        if total < minimum:
+            read = write = 0
+        else:
+            write = total - read
+        # -- why the previous prompt was not all read
+        brk: CacheBreak | None = None
+        prev_key = self.prev_key
+        if first:
+            brk = _FIRST
+        elif total >= minimum:
+            if not self.ever_cached:
+                brk = _FIRST
+            elif prev_key is not None and key != prev_key:
+                what = (
+                    "model"
+                    if key[0] != prev_key[0]
+                    else "tools"
+                    if key[1] != prev_key[1]
+                    else "system"
+                )
+                brk = CacheBreak(what, 0)
+            elif dirty is not None and dirty < self.prev_len:
+                bkey = (dirty_reason or "edited", dirty)
+                brk = self._breaks.get(bkey)
+                if brk is None:
+                    brk = self._breaks[bkey] = CacheBreak(*bkey)
+            elif self.prev_written and (best is None or reach < self.prev_len):
+                brk = CacheBreak("ttl", reach)
+        # -- the cache after this request
+        if read and best is not None and now is not None:
+            best.expires = max(best.expires, now + best.ttl)
+        if total >= minimum:
+            expires = (now if now is not None else 0.0) + ttl
+            entries = self.entries
+            length = n - len(path)
+            if path:
+                entries.append(_Entry(key, length, expires, ttl, path))
+                self.entries = _prune(entries, now)
+            elif len(entries) == 1:
+                e = entries[0]
+                if e.key == key and e.length <= n and e.expires <= expires:
+                    # the new entry outreaches and outlives the only one: it is updated in
+                    # place (the usual case; nothing else holds it)
+                    e.length, e.expires, e.ttl, e.path = n, expires, ttl, ()
+                else:
+                    self.entries = _prune([e, _Entry(key, n, expires, ttl)], now)
+            elif all(e.key == key and e.length <= n and e.expires <= expires for e in entries):
+                self.entries = [_Entry(key, n, expires, ttl)]
+            else:
+                entries.append(_Entry(key, n, expires, ttl))
+                self.entries = _prune(entries, now)
+            self.ever_cached = True
+            self.prev_written = True
+        else:
+            self.prev_written = False
+        self.prev_key, self.prev_len = key, n
+        self.requests += 1
+        return read, write, total - read - write, brk
+
+
+def request_cost(
+    price: Price | None, ttl: float, uncached: int, read: int, write: int, output: int
+) -> float | None:
+    """USD of one request (None without a price)."""
+    return cost(
+        price,
+        uncached=uncached,
+        cache_read=read,
+        cache_write_5m=write if ttl == TTL_5M else 0,
+        cache_write_1h=write if ttl == TTL_1H else 0,
+        output=output,
+    )

@@ -15,8 +15,7 @@ from ctxview.core.calibrate import message_features
 from ctxview.core.clearing import STRATEGY_EDITS
 from ctxview.core.context import ContextEvent, ConversationContext
 from ctxview.core.limits import context_size
-from ctxview.core.pricing import Price, cost, min_cacheable
-from ctxview.core.requests.cache import _blended, _Entry, _prune
+from ctxview.core.requests.cache import PromptCache, _blended, _common, request_cost
 from ctxview.core.requests.checks import _Rejections
 from ctxview.core.requests.points import (
     _content_keys,
@@ -28,7 +27,6 @@ from ctxview.core.requests.points import (
 from ctxview.core.requests.types import (
     TTL_1H,
     TTL_5M,
-    CacheBreak,
     Redundancy,
     ReplayPlan,
     Request,
@@ -164,16 +162,9 @@ def replay_context(
     sf_gen: int | None = None
     sf_pos = 0
     rejections = _Rejections(msgs, session.system) if check else None
-    entries: list[_Entry] = []
-    ever_cached = False
-    prev_key: tuple[Any, ...] | None = None
-    prev_len = 0
-    prev_written = False
+    cache = PromptCache(prices)
     last_sent = 0  # transcript messages [0, last_sent) were sent in an earlier request
     out: list[Request] = []
-    by_model: dict[str | None, tuple[int, bool, Price | None]] = {}
-    min_notes: set[str] = set()
-    price_notes: set[str] = set()
     pi = 0
     n_msgs = len(msgs)
     for i in range(n_msgs + 1):
@@ -211,12 +202,7 @@ def replay_context(
             )
             n = nw + len(path)
             total = static + wtok + (ob.tokens if ob is not None else 0)
-            looked = by_model.get(model)
-            if looked is None:
-                looked = by_model[model] = (*min_cacheable(model), prices.get(model))
-            minimum, known_min, price = looked
-            if not known_min and model:
-                min_notes.add(model)
+            minimum, price = cache.model(model)
             # the protocol is checked on the original messages: context editing alone changes
             # none of them, so only evictions, edits, rewinds and compactions send it back
             check_front = dirty
@@ -245,89 +231,38 @@ def replay_context(
                             dirty_reason = dirty_reason or "edited"
                     total = static + wtok
             # -- what of the previous prompt survives
-            brk: CacheBreak | None = None
-            if dirty is not None:
-                for e in entries:
-                    if e.length > dirty:
-                        e.length = dirty
-            live = [e for e in entries if e.key == key and (now is None or e.expires >= now)]
-            best = max(live, key=lambda e: e.length, default=None)
-            read = 0
-            reach = 0  # leading units (window messages, then off-branch ones) cached
+            best = cache.best(key, now, dirty)
+            read = reach = 0  # leading units (window messages, then off-branch ones) cached
             if best is not None:
                 reach = min(best.length, nw)
                 read = static + _prefix_tokens(win, tok, reach, wtok)
                 if ob is not None and reach == nw:
-                    ext = max(
-                        (_common(e.path, path) for e in live if e.path and e.length == nw),
-                        default=0,
-                    )
+                    ext = cache.path_reach(key, now, nw, path)
                     reach += ext
                     read += sum(ob.path_tokens[:ext])
-                if read < minimum:
-                    read = 0
-            if not out and rec is not None and rec["cache_read_input_tokens"] >= minimum:
-                # the first request read a prefix cached before this session (Claude Code's
-                # tools and system prompt are shared across sessions): as recorded, at most
-                # the tools + system
-                read = min(static, rec["cache_read_input_tokens"], total)
-            if total < minimum:
-                read = write = 0
-            else:
-                write = total - read
-            uncached = total - read - write
-            # -- why the previous prompt was not all read
-            if not out:
-                brk = CacheBreak("first", 0)
-            elif total >= minimum:
-                if not ever_cached:
-                    brk = CacheBreak("first", 0)
-                elif prev_key is not None and key != prev_key:
-                    what = (
-                        "model"
-                        if key[0] != prev_key[0]
-                        else "tools"
-                        if key[1] != prev_key[1]
-                        else "system"
-                    )
-                    brk = CacheBreak(what, 0)
-                elif dirty is not None and dirty < prev_len:
-                    brk = CacheBreak(dirty_reason or "edited", dirty)
-                elif prev_written and (best is None or reach < prev_len):
-                    brk = CacheBreak("ttl", reach)
-            # -- the cache after this request
-            if read and best is not None and now is not None:
-                best.expires = max(best.expires, now + best.ttl)
-            if total >= minimum:
-                new = _Entry(key, nw, (now if now is not None else 0.0) + ttl, ttl, path)
-                if not path and all(
-                    e.key == key and e.length <= n and e.expires <= new.expires for e in entries
-                ):
-                    entries = [new]  # the usual case: the new entry outreaches and outlives all
-                else:
-                    entries.append(new)
-                    entries = _prune(entries, now)
-                ever_cached = True
-                prev_written = True
-            else:
-                prev_written = False
-            prev_key, prev_len = key, n
+            read, write, uncached, brk = cache.settle(
+                key,
+                now,
+                ttl,
+                n,
+                static,
+                total,
+                best,
+                reach,
+                read,
+                minimum,
+                rec,
+                dirty,
+                dirty_reason,
+                path,
+            )
             prev_path, prev_nw = path, nw
             front = check_front
             dirty, dirty_reason = None, ""
             # -- price
-            if price is None:
-                price_notes.add(model or "")
             if out_tok is None:
                 out_tok = tok[p.response] if p.response is not None else 0
-            c = cost(
-                price,
-                uncached=uncached,
-                cache_read=read,
-                cache_write_5m=write if ttl == TTL_5M else 0,
-                cache_write_1h=write if ttl == TTL_1H else 0,
-                output=out_tok,
-            )
+            c = request_cost(price, ttl, uncached, read, write, out_tok)
             red = None
             if dup_items:
                 red = Redundancy(
@@ -394,16 +329,7 @@ def replay_context(
         if i in pinned:  # pinned from the start, as opening the file replays it
             with contextlib.suppress(KeyError, ValueError):
                 ctx.pin(cid)
-    return out, evicted_total, windows, min_notes, price_notes
-
-
-def _common(a: tuple[Any, ...], b: tuple[Any, ...]) -> int:
-    k = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        k += 1
-    return k
+    return out, evicted_total, windows, cache.min_notes, cache.price_notes
 
 
 def _apply_edits(

@@ -24,12 +24,10 @@ from typing import Any
 from ctxview.core.calibrate import message_features
 from ctxview.core.clearing import SentForm
 from ctxview.core.limits import context_size
-from ctxview.core.pricing import cost, min_cacheable
-from ctxview.core.requests.cache import _blended, _Entry, _prune
+from ctxview.core.requests.cache import PromptCache, _blended, request_cost
 from ctxview.core.requests.types import (
     TTL_1H,
     TTL_5M,
-    CacheBreak,
     Redundancy,
     ReplayPlan,
     Request,
@@ -123,20 +121,11 @@ def replay_range(
     counts: dict[Any, int] = {}
     dup_items = 0
     dup_tokens = 0
-    entries: list[Any] = []
-    ever_cached = False
-    prev_key: tuple[Any, ...] | None = None
-    prev_len = 0
-    prev_written = False
+    cache = PromptCache(prices)
     last_sent = 0
     out: list[Any] = []
-    made = 0  # requests made so far (built, or summed into ``sums``)
     windows: dict[int, list[int]] = {}
-    by_model: dict[str | None, tuple[int, bool, Any]] = {}
-    min_notes: set[str] = set()
-    price_notes: set[str] = set()
     low_target = max(2, math.floor(max_ * frac)) - 1
-    breaks: dict[tuple[str, int], Any] = {}
     pi = 0
     n_points = len(points)
     # where each request is (a sentinel past the end: no bound check per message)
@@ -159,25 +148,10 @@ def replay_range(
             else:
                 n = wtok = 0
             total = static + wtok
-            looked = by_model.get(model)
-            if looked is None:
-                looked = by_model[model] = (*min_cacheable(model), prices.get(model))
-            minimum, known_min, price = looked
-            if not known_min and model:
-                min_notes.add(model)
+            minimum, price = cache.model(model)
             # -- what of the previous prompt survives
-            brk = None
-            if dirty is not None:
-                for e in entries:
-                    if e.length > dirty:
-                        e.length = dirty
-            if len(entries) == 1:  # the usual case
-                e = entries[0]
-                best = e if e.key == key and (now is None or e.expires >= now) else None
-            else:
-                live = [e for e in entries if e.key == key and (now is None or e.expires >= now)]
-                best = max(live, key=lambda e: e.length, default=None)
-            read = 0
+            best = cache.best(key, now, dirty)
+            read = q = 0
             if best is not None:
                 q = best.length if best.length < n else n
                 if q >= n:
@@ -186,84 +160,14 @@ def replay_range(
                     read = static + tok[first] + P[lo + q - 1] - P[lo]
                 else:
                     read = static
-                if read < minimum:
-                    read = 0
-            if not made and rec is not None and rec["cache_read_input_tokens"] >= minimum:
-                read = min(static, rec["cache_read_input_tokens"], total)
-            if total < minimum:
-                read = write = 0
-            else:
-                write = total - read
-            uncached = total - read - write
-            # -- why the previous prompt was not all read
-            if not made:
-                brk = CacheBreak("first", 0)
-            elif total >= minimum:
-                if not ever_cached:
-                    brk = CacheBreak("first", 0)
-                elif prev_key is not None and key != prev_key:
-                    what = (
-                        "model"
-                        if key[0] != prev_key[0]
-                        else "tools"
-                        if key[1] != prev_key[1]
-                        else "system"
-                    )
-                    brk = CacheBreak(what, 0)
-                elif dirty is not None and dirty < prev_len:
-                    bkey = (dirty_reason or "edited", dirty)
-                    brk = breaks.get(bkey)
-                    if brk is None:  # frozen: one object per (reason, position) is shared
-                        brk = breaks[bkey] = CacheBreak(*bkey)
-                elif prev_written and (best is None or best.length < prev_len):
-                    brk = CacheBreak("ttl", best.length if best else 0)
-            # -- the cache after this request
-            if read and best is not None and now is not None:
-                best.expires = max(best.expires, now + best.ttl)
-            if total >= minimum:
-                expires = (now if now is not None else 0.0) + ttl
-                if len(entries) == 1:
-                    e = entries[0]
-                    if e.key == key and e.length <= n and e.expires <= expires:
-                        # the new entry replaces the only one: updated in place (the usual
-                        # case; nothing else holds it)
-                        e.length, e.expires, e.ttl = n, expires, ttl
-                    else:
-                        entries = _prune([e, _Entry(key, n, expires, ttl)], now)
-                elif all(e.key == key and e.length <= n and e.expires <= expires for e in entries):
-                    entries = [_Entry(key, n, expires, ttl)]
-                else:
-                    entries.append(_Entry(key, n, expires, ttl))
-                    entries = _prune(entries, now)
-                ever_cached = True
-                prev_written = True
-            else:
-                prev_written = False
-            prev_key, prev_len = key, n
+            read, write, uncached, brk = cache.settle(
+                key, now, ttl, n, static, total, best, q, read, minimum, rec, dirty, dirty_reason
+            )
             dirty, dirty_reason = None, ""
             # -- price
             if out_tok is None:
                 out_tok = tok[p.response] if p.response is not None else 0
-            # ``pricing.cost`` and ``requests._blended``, inline: the same terms in the same
-            # order, so the same floats (``tests/test_requests_fast.py``)
-            if price is None:
-                price_notes.add(model or "")
-                c = None
-                red_cost = None
-            else:
-                s4 = (
-                    uncached * price.input
-                    + read * price.cache_read
-                    + (write if ttl == TTL_5M else 0) * price.cache_write_5m
-                    + (write if ttl == TTL_1H else 0) * price.cache_write_1h
-                )
-                c = (s4 + out_tok * price.output) / 1_000_000
-                red_cost = (
-                    (s4 + 0 * price.output) / 1_000_000 * dup_tokens / total
-                    if dup_items and total > 0
-                    else None
-                )
-            made += 1
+            c = request_cost(price, ttl, uncached, read, write, out_tok)
             if sums is not None:
                 # compare: the sums of its row instead of a Request (see :class:`Totals`)
                 index = sums.add(
@@ -279,7 +183,11 @@ def replay_range(
                 if index in keep or pi == n_points:
                     windows[index] = [first, *range(lo, hi)] if first >= 0 else []
                 continue
-            red = Redundancy(dup_items, dup_tokens, red_cost) if dup_items else None
+            red = None
+            if dup_items:
+                red = Redundancy(
+                    dup_items, dup_tokens, _blended(price, read, write, uncached, ttl, dup_tokens)
+                )
             if first < 0:
                 new_ids: list[int] = []
             else:
@@ -398,7 +306,7 @@ def replay_range(
                             del counts[k]
                         else:
                             counts[k] = c0 - 1
-    return out, evicted_total, windows, min_notes, price_notes
+    return out, evicted_total, windows, cache.min_notes, cache.price_notes
 
 
 def replay_editing(
@@ -462,20 +370,11 @@ def replay_editing(
     counts: dict[Any, int] = {}
     dup_items = 0
     dup_tokens = 0
-    entries: list[Any] = []
-    ever_cached = False
-    prev_key: tuple[Any, ...] | None = None
-    prev_len = 0
-    prev_written = False
+    cache = PromptCache(prices)
     last_sent = 0
     out: list[Any] = []
-    made = 0  # requests made so far (built, or summed into ``sums``)
     windows: dict[int, list[int]] = {}
-    by_model: dict[str | None, tuple[int, bool, Any]] = {}
     sizes: dict[str | None, int] = {}  # context_size per model
-    min_notes: set[str] = set()
-    price_notes: set[str] = set()
-    breaks: dict[tuple[str, int], Any] = {}
     pi = 0
     default_key = (session_model, tools_fp, system_fp)
     n_points = len(points)
@@ -490,12 +389,7 @@ def replay_editing(
             ttl = TTL_1H if hint == "1h" else TTL_5M if hint == "5m" else default_ttl
             nw = i - offset
             original = P[i] - P[offset]
-            looked = by_model.get(model)
-            if looked is None:
-                looked = by_model[model] = (*min_cacheable(model), prices.get(model))
-            minimum, known_min, price = looked
-            if not known_min and model:
-                min_notes.add(model)
+            minimum, price = cache.model(model)
             # -- the edits: the trigger reads the original prompt's size
             if follow:
                 sf.follow(msgs, offset, nw, static + original)
@@ -530,19 +424,8 @@ def replay_editing(
             wtok = original - saved
             total = static + wtok
             # -- what of the previous prompt survives
-            brk = None
-            if dirty is not None:
-                for e in entries:
-                    if e.length > dirty:
-                        e.length = dirty
-            if len(entries) == 1:
-                e = entries[0]
-                best = e if e.key == key and (now is None or e.expires >= now) else None
-            else:
-                live = [e for e in entries if e.key == key and (now is None or e.expires >= now)]
-                best = max(live, key=lambda e: e.length, default=None)
-            read = 0
-            reach = 0
+            best = cache.best(key, now, dirty)
+            read = reach = 0
             if best is not None:
                 reach = best.length if best.length < nw else nw
                 if reach >= nw:
@@ -558,75 +441,25 @@ def replay_editing(
                         if base is None:  # (the savings before the segment stay as they are)
                             base = saved_before(offset)
                         read -= saved_before(end) - base
-                if read < minimum:
-                    read = 0
-            if not made and rec is not None and rec["cache_read_input_tokens"] >= minimum:
-                read = min(static, rec["cache_read_input_tokens"], total)
-            if total < minimum:
-                read = write = 0
-            else:
-                write = total - read
-            uncached = total - read - write
-            # -- why the previous prompt was not all read
-            if not made:
-                brk = CacheBreak("first", 0)
-            elif total >= minimum:
-                if not ever_cached:
-                    brk = CacheBreak("first", 0)
-                elif prev_key is not None and key != prev_key:
-                    what = (
-                        "model"
-                        if key[0] != prev_key[0]
-                        else "tools"
-                        if key[1] != prev_key[1]
-                        else "system"
-                    )
-                    brk = CacheBreak(what, 0)
-                elif dirty is not None and dirty < prev_len:
-                    bkey = (dirty_reason or "edited", dirty)
-                    brk = breaks.get(bkey)
-                    if brk is None:
-                        brk = breaks[bkey] = CacheBreak(*bkey)
-                elif prev_written and (best is None or reach < prev_len):
-                    brk = CacheBreak("ttl", reach)
-            # -- the cache after this request
-            if read and best is not None and now is not None:
-                best.expires = max(best.expires, now + best.ttl)
-            if total >= minimum:
-                expires = (now if now is not None else 0.0) + ttl
-                if len(entries) == 1:  # the usual case
-                    e = entries[0]
-                    if e.key == key and e.length <= nw and e.expires <= expires:
-                        # the new entry replaces the only one: updated in place (nothing else
-                        # holds it), as in ``replay``
-                        e.length, e.expires, e.ttl = nw, expires, ttl
-                    else:
-                        entries = _prune([e, _Entry(key, nw, expires, ttl)], now)
-                elif all(e.key == key and e.length <= nw and e.expires <= expires for e in entries):
-                    entries = [_Entry(key, nw, expires, ttl)]
-                else:
-                    entries.append(_Entry(key, nw, expires, ttl))
-                    entries = _prune(entries, now)
-                ever_cached = True
-                prev_written = True
-            else:
-                prev_written = False
-            prev_key, prev_len = key, nw
+            read, write, uncached, brk = cache.settle(
+                key,
+                now,
+                ttl,
+                nw,
+                static,
+                total,
+                best,
+                reach,
+                read,
+                minimum,
+                rec,
+                dirty,
+                dirty_reason,
+            )
             dirty, dirty_reason = None, ""
-            # -- price
-            if price is None:
-                price_notes.add(model or "")
             if out_tok is None:
                 out_tok = tok[p.response] - cut.get(p.response, 0) if p.response is not None else 0
-            c = cost(
-                price,
-                uncached=uncached,
-                cache_read=read,
-                cache_write_5m=write if ttl == TTL_5M else 0,
-                cache_write_1h=write if ttl == TTL_1H else 0,
-                output=out_tok,
-            )
-            made += 1
+            c = request_cost(price, ttl, uncached, read, write, out_tok)
             if sums is not None:
                 # compare: the sums of its row instead of a Request (see :class:`Totals`)
                 rejected = False
@@ -707,4 +540,4 @@ def replay_editing(
                         dup_items += 1
                         dup_tokens += t
                     counts[k] = c0 + 1
-    return out, windows, min_notes, price_notes
+    return out, windows, cache.min_notes, cache.price_notes
