@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
-from ctxview.core.pricing import Price, PriceTable, cost, min_cacheable
-from ctxview.core.requests.types import TTL_1H, TTL_5M, CacheBreak
+from ctxview.core.pricing import Price, PriceTable, costs, min_cacheable
+from ctxview.core.requests.types import TTL_5M, CacheBreak
 
 
 @dataclass(slots=True)
@@ -53,23 +53,6 @@ def _prune(entries: list[_Entry], now: float | None) -> list[_Entry]:
     return keep
 
 
-def _blended(
-    price: Price | None, read: int, write: int, uncached: int, ttl: float, tokens: int
-) -> float | None:
-    """The cost of ``tokens`` at this request's average input rate."""
-    total = read + write + uncached
-    if price is None or total <= 0:
-        return None
-    c = cost(
-        price,
-        uncached=uncached,
-        cache_read=read,
-        cache_write_5m=write if ttl == TTL_5M else 0,
-        cache_write_1h=write if ttl == TTL_1H else 0,
-    )
-    return None if c is None else c * tokens / total
-
-
 def _common(a: tuple[Any, ...], b: tuple[Any, ...]) -> int:
     k = 0
     for x, y in zip(a, b, strict=False):
@@ -87,7 +70,7 @@ class PromptCache:
     """The prompt cache as a replay's requests leave it (see the package docstring for the
     model). Per request, the window source asks :meth:`best` for the longest live entry, says
     how many tokens of the window's first ``reach`` messages that entry holds, and
-    :meth:`settle` gives the request's read, write, uncached tokens and cache break."""
+    :meth:`settle` gives the request's read, write, uncached tokens, cache break and cost."""
 
     __slots__ = (
         "_breaks",
@@ -101,10 +84,13 @@ class PromptCache:
         "price_notes",
         "prices",
         "requests",
+        "static",
     )
 
-    def __init__(self, prices: PriceTable) -> None:
+    def __init__(self, prices: PriceTable, static: int) -> None:
         self.prices = prices
+        #: tokens of the tools and system prompt
+        self.static = static
         self.entries: list[_Entry] = []
         self.ever_cached = False
         self.prev_key: tuple[Any, ...] | None = None
@@ -169,40 +155,44 @@ class PromptCache:
         now: float | None,
         ttl: float,
         n: int,
-        static: int,
         total: int,
         best: _Entry | None,
         reach: int,
         read: int,
-        minimum: int,
         recorded: Mapping[str, int] | None,
         dirty: int | None,
         dirty_reason: str,
+        output: int,
+        repeated: int | None,
         path: tuple[Any, ...] = (),
-    ) -> tuple[int, int, int, CacheBreak | None]:
-        """(read, write, uncached, cache break) of a request of ``n`` messages and ``total``
-        tokens (``static`` of them tools and system) whose first ``reach`` messages ``best``
-        holds, ``read`` tokens (0 without ``best``); the cache after it. ``dirty``: the first
+    ) -> tuple[int, int, int, CacheBreak | None, float | None, float | None]:
+        """(read, write, uncached, cache break, cost, cost of the ``repeated`` tokens) of a
+        request of ``n`` messages and ``total`` tokens whose first ``reach`` messages ``best``
+        holds, ``read`` tokens with the tools and system (0 without ``best``), and ``output``
+        tokens; the cache after it. ``key``: (model, tools, system); ``dirty``: the first
         message changed since the previous request, and why; ``path``: a request off the
         current branch (its last ``len(path)`` messages)."""
+        # (one call a request, the state on slots read once: a replay makes 50,000 of them)
+        found = self.by_model.get(key[0])
+        minimum, price = found if found is not None else self.model(key[0])
         if read < minimum:
             read = 0
-        first = not self.requests
-        if first and recorded is not None and recorded["cache_read_input_tokens"] >= minimum:
+        requests = self.requests
+        if not requests and recorded is not None and recorded["cache_read_input_tokens"] >= minimum:
             # the first request read a prefix cached before this session (Claude Code's tools
             # and system prompt are shared across sessions): as recorded, at most the tools +
             # system
-            read = min(static, recorded["cache_read_input_tokens"], total)
+            read = min(self.static, recorded["cache_read_input_tokens"], total)
         if total < minimum:
             read = write = 0
         else:
             write = total - read
         # -- why the previous prompt was not all read
         brk: CacheBreak | None = None
-        prev_key = self.prev_key
-        if first:
+        if not requests:
             brk = _FIRST
         elif total >= minimum:
+            prev_key = self.prev_key
             if not self.ever_cached:
                 brk = _FIRST
             elif prev_key is not None and key != prev_key:
@@ -227,9 +217,8 @@ class PromptCache:
         if total >= minimum:
             expires = (now if now is not None else 0.0) + ttl
             entries = self.entries
-            length = n - len(path)
             if path:
-                entries.append(_Entry(key, length, expires, ttl, path))
+                entries.append(_Entry(key, n - len(path), expires, ttl, path))
                 self.entries = _prune(entries, now)
             elif len(entries) == 1:
                 e = entries[0]
@@ -248,20 +237,22 @@ class PromptCache:
             self.prev_written = True
         else:
             self.prev_written = False
-        self.prev_key, self.prev_len = key, n
-        self.requests += 1
-        return read, write, total - read - write, brk
-
-
-def request_cost(
-    price: Price | None, ttl: float, uncached: int, read: int, write: int, output: int
-) -> float | None:
-    """USD of one request (None without a price)."""
-    return cost(
-        price,
-        uncached=uncached,
-        cache_read=read,
-        cache_write_5m=write if ttl == TTL_5M else 0,
-        cache_write_1h=write if ttl == TTL_1H else 0,
-        output=output,
-    )
+        self.prev_key = key
+        self.prev_len = n
+        self.requests = requests + 1
+        uncached = total - read - write
+        # -- the price (``pricing.costs``)
+        if price is None:
+            return read, write, uncached, brk, None, None
+        if ttl == TTL_5M:
+            c, inp = costs(price, uncached, read, write, 0, output)
+        else:
+            c, inp = costs(price, uncached, read, 0, write, output)
+        return (
+            read,
+            write,
+            uncached,
+            brk,
+            c,
+            inp * repeated / total if repeated is not None and total > 0 else None,
+        )

@@ -15,7 +15,7 @@ from ctxview.core.calibrate import message_features
 from ctxview.core.clearing import STRATEGY_EDITS
 from ctxview.core.context import ContextEvent, ConversationContext
 from ctxview.core.limits import context_size
-from ctxview.core.requests.cache import PromptCache, _blended, _common, request_cost
+from ctxview.core.requests.cache import PromptCache, _common
 from ctxview.core.requests.checks import _Rejections
 from ctxview.core.requests.points import (
     _content_keys,
@@ -162,7 +162,7 @@ def replay_context(
     sf_gen: int | None = None
     sf_pos = 0
     rejections = _Rejections(msgs, session.system) if check else None
-    cache = PromptCache(prices)
+    cache = PromptCache(prices, static)
     last_sent = 0  # transcript messages [0, last_sent) were sent in an earlier request
     out: list[Request] = []
     pi = 0
@@ -202,7 +202,6 @@ def replay_context(
             )
             n = nw + len(path)
             total = static + wtok + (ob.tokens if ob is not None else 0)
-            minimum, price = cache.model(model)
             # the protocol is checked on the original messages: context editing alone changes
             # none of them, so only evictions, edits, rewinds and compactions send it back
             check_front = dirty
@@ -240,34 +239,30 @@ def replay_context(
                     ext = cache.path_reach(key, now, nw, path)
                     reach += ext
                     read += sum(ob.path_tokens[:ext])
-            read, write, uncached, brk = cache.settle(
+            if out_tok is None:
+                out_tok = tok[p.response] if p.response is not None else 0
+            read, write, uncached, brk, c, red_cost = cache.settle(
                 key,
                 now,
                 ttl,
                 n,
-                static,
                 total,
                 best,
                 reach,
                 read,
-                minimum,
                 rec,
                 dirty,
                 dirty_reason,
+                out_tok,
+                dup_tokens if dup_items else None,
                 path,
             )
             prev_path, prev_nw = path, nw
             front = check_front
             dirty, dirty_reason = None, ""
-            # -- price
-            if out_tok is None:
-                out_tok = tok[p.response] if p.response is not None else 0
-            c = request_cost(price, ttl, uncached, read, write, out_tok)
             red = None
             if dup_items:
-                red = Redundancy(
-                    dup_items, dup_tokens, _blended(price, read, write, uncached, ttl, dup_tokens)
-                )
+                red = Redundancy(dup_items, dup_tokens, red_cost)
             new_ids = []
             for x in reversed(win):
                 if x < last_sent:

@@ -24,7 +24,7 @@ from typing import Any
 from ctxview.core.calibrate import message_features
 from ctxview.core.clearing import SentForm
 from ctxview.core.limits import context_size
-from ctxview.core.requests.cache import PromptCache, _blended, request_cost
+from ctxview.core.requests.cache import PromptCache
 from ctxview.core.requests.types import (
     TTL_1H,
     TTL_5M,
@@ -121,7 +121,7 @@ def replay_range(
     counts: dict[Any, int] = {}
     dup_items = 0
     dup_tokens = 0
-    cache = PromptCache(prices)
+    cache = PromptCache(prices, static)
     last_sent = 0
     out: list[Any] = []
     windows: dict[int, list[int]] = {}
@@ -148,7 +148,6 @@ def replay_range(
             else:
                 n = wtok = 0
             total = static + wtok
-            minimum, price = cache.model(model)
             # -- what of the previous prompt survives
             best = cache.best(key, now, dirty)
             read = q = 0
@@ -160,14 +159,24 @@ def replay_range(
                     read = static + tok[first] + P[lo + q - 1] - P[lo]
                 else:
                     read = static
-            read, write, uncached, brk = cache.settle(
-                key, now, ttl, n, static, total, best, q, read, minimum, rec, dirty, dirty_reason
-            )
-            dirty, dirty_reason = None, ""
-            # -- price
             if out_tok is None:
                 out_tok = tok[p.response] if p.response is not None else 0
-            c = request_cost(price, ttl, uncached, read, write, out_tok)
+            read, write, uncached, brk, c, red_cost = cache.settle(
+                key,
+                now,
+                ttl,
+                n,
+                total,
+                best,
+                q,
+                read,
+                rec,
+                dirty,
+                dirty_reason,
+                out_tok,
+                dup_tokens if dup_items else None,
+            )
+            dirty, dirty_reason = None, ""
             if sums is not None:
                 # compare: the sums of its row instead of a Request (see :class:`Totals`)
                 index = sums.add(
@@ -183,11 +192,7 @@ def replay_range(
                 if index in keep or pi == n_points:
                     windows[index] = [first, *range(lo, hi)] if first >= 0 else []
                 continue
-            red = None
-            if dup_items:
-                red = Redundancy(
-                    dup_items, dup_tokens, _blended(price, read, write, uncached, ttl, dup_tokens)
-                )
+            red = Redundancy(dup_items, dup_tokens, red_cost) if dup_items else None
             if first < 0:
                 new_ids: list[int] = []
             else:
@@ -370,7 +375,7 @@ def replay_editing(
     counts: dict[Any, int] = {}
     dup_items = 0
     dup_tokens = 0
-    cache = PromptCache(prices)
+    cache = PromptCache(prices, static)
     last_sent = 0
     out: list[Any] = []
     windows: dict[int, list[int]] = {}
@@ -389,7 +394,6 @@ def replay_editing(
             ttl = TTL_1H if hint == "1h" else TTL_5M if hint == "5m" else default_ttl
             nw = i - offset
             original = P[i] - P[offset]
-            minimum, price = cache.model(model)
             # -- the edits: the trigger reads the original prompt's size
             if follow:
                 sf.follow(msgs, offset, nw, static + original)
@@ -441,25 +445,24 @@ def replay_editing(
                         if base is None:  # (the savings before the segment stay as they are)
                             base = saved_before(offset)
                         read -= saved_before(end) - base
-            read, write, uncached, brk = cache.settle(
+            if out_tok is None:
+                out_tok = tok[p.response] - cut.get(p.response, 0) if p.response is not None else 0
+            read, write, uncached, brk, c, red_cost = cache.settle(
                 key,
                 now,
                 ttl,
                 nw,
-                static,
                 total,
                 best,
                 reach,
                 read,
-                minimum,
                 rec,
                 dirty,
                 dirty_reason,
+                out_tok,
+                dup_tokens if dup_items else None,
             )
             dirty, dirty_reason = None, ""
-            if out_tok is None:
-                out_tok = tok[p.response] - cut.get(p.response, 0) if p.response is not None else 0
-            c = request_cost(price, ttl, uncached, read, write, out_tok)
             if sums is not None:
                 # compare: the sums of its row instead of a Request (see :class:`Totals`)
                 rejected = False
@@ -476,11 +479,7 @@ def replay_editing(
                 if index in keep or pi == n_points:
                     windows[index] = list(range(offset, i))
                 continue
-            red = None
-            if dup_items:
-                red = Redundancy(
-                    dup_items, dup_tokens, _blended(price, read, write, uncached, ttl, dup_tokens)
-                )
+            red = Redundancy(dup_items, dup_tokens, red_cost) if dup_items else None
             new_ids = list(range(offset if offset > last_sent else last_sent, i))
             if i > last_sent:
                 last_sent = i
