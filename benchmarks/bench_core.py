@@ -20,9 +20,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from java_context import LiteralJavaContext  # the tests' oracle, the benchmark's baseline
 
 from ctxview.core.context import ConversationContext
-from ctxview.core.reference import LiteralJavaContext
 
 STRATEGIES = ["seed", "pair-safe", "token-budget", "low-water"]
 
