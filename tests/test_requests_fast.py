@@ -1,10 +1,13 @@
-"""The fast replay (ctxview.core.requests.range_form) and the fast `requests --json` writer give exactly
-what the reference paths give: every field of every request, on generated sessions."""
+"""The window sources of ``ctxview.core.requests`` (the range form, the editing form) give the
+same window per request as the context form, and the same requests (every field), on
+generated sessions and recorded transcripts; the fast `requests --json` writer gives what
+``json.dumps`` gives."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -119,11 +122,45 @@ def sessions(draw: Any, damaged: bool = False) -> LoadedSession:
     )
 
 
+def _same_windows(session: LoadedSession, **kw: Any) -> None:
+    """The rule every window source is held to: each request's window (transcript ids) is the
+    one the context form gives."""
+    every = range(len(session.messages) + len(session.off_branch or []) + 1)
+    fast = simulate(session, **{**kw, "keep_windows": every})
+    ref = simulate(session, _reference=True, **{**kw, "keep_windows": every})
+    assert fast.windows == ref.windows
+    assert sorted(fast.windows) == list(range(len(fast.requests)))
+
+
 def _both(session: LoadedSession, **kw: Any) -> None:
+    """Same window per request as the context form, then every other field of every request
+    and of the log (prices, breaks, redundancy, kept windows, notes)."""
+    _same_windows(session, **kw)
     fast = simulate(session, **kw)
     ref = simulate(session, _reference=True, **kw)
     assert fast.requests == ref.requests
     assert asdict(fast) == asdict(ref)
+
+
+_RECORDED = sorted(
+    [
+        *(Path(__file__).parent / "acceptance" / "claude_code").glob("*.jsonl"),
+        *(Path(__file__).parent / "fixtures" / "anthropic_requests").glob("*.json"),
+    ]
+)
+
+
+@pytest.mark.parametrize("path", _RECORDED, ids=lambda p: p.name[:40])
+def test_every_window_source_gives_the_context_forms_windows_on_recorded_sessions(
+    path: Path,
+) -> None:
+    """On real transcripts and request bodies, under every built-in strategy: the same window
+    per request as the context form, and the same requests."""
+    from ctxview.sessions import load_session
+
+    s = load_session(path)
+    for strategy in STRATEGIES:
+        _both(s, strategy=strategy, max_context_messages=12, check=True)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
