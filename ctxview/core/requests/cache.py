@@ -5,7 +5,7 @@ tokens of a window's first messages differ between them."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
@@ -68,9 +68,8 @@ _FIRST = CacheBreak("first", 0)
 
 class PromptCache:
     """The prompt cache as a replay's requests leave it (see the package docstring for the
-    model). Per request, the window source asks :meth:`best` for the longest live entry, says
-    how many tokens of the window's first ``reach`` messages that entry holds, and
-    :meth:`settle` gives the request's read, write, uncached tokens, cache break and cost."""
+    model). One call a request, :meth:`settle`, gives its read, write, uncached tokens, cache
+    break and cost; the window source says how many tokens a prefix of its window holds."""
 
     __slots__ = (
         "_breaks",
@@ -118,20 +117,6 @@ class PromptCache:
             found = self.by_model[model] = (minimum, price)
         return found
 
-    def best(self, key: tuple[Any, ...], now: float | None, dirty: int | None) -> _Entry | None:
-        """The longest entry of ``key`` alive at ``now``, once the window changed from its
-        message ``dirty`` on (every entry is cut back to it)."""
-        entries = self.entries
-        if dirty is not None:
-            for e in entries:
-                if e.length > dirty:
-                    e.length = dirty
-        if len(entries) == 1:  # the usual case
-            e = entries[0]
-            return e if e.key == key and (now is None or e.expires >= now) else None
-        live = [e for e in entries if e.key == key and (now is None or e.expires >= now)]
-        return max(live, key=_LENGTH, default=None)
-
     def path_reach(
         self, key: tuple[Any, ...], now: float | None, length: int, path: tuple[Any, ...]
     ) -> int:
@@ -156,22 +141,55 @@ class PromptCache:
         ttl: float,
         n: int,
         total: int,
-        best: _Entry | None,
-        reach: int,
-        read: int,
         recorded: Mapping[str, int] | None,
         dirty: int | None,
         dirty_reason: str,
         output: int,
         repeated: int | None,
+        run: Sequence[int] = (),
+        base: int = 0,
+        off: int = 0,
+        prefix: Callable[[int], int] | None = None,
+        reach_of: Callable[[_Entry], tuple[int, int]] | None = None,
         path: tuple[Any, ...] = (),
     ) -> tuple[int, int, int, CacheBreak | None, float | None, float | None]:
         """(read, write, uncached, cache break, cost, cost of the ``repeated`` tokens) of a
-        request of ``n`` messages and ``total`` tokens whose first ``reach`` messages ``best``
-        holds, ``read`` tokens with the tools and system (0 without ``best``), and ``output``
+        request of ``n`` messages, ``total`` tokens (tools and system included) and ``output``
         tokens; the cache after it. ``key``: (model, tools, system); ``dirty``: the first
-        message changed since the previous request, and why; ``path``: a request off the
-        current branch (its last ``len(path)`` messages)."""
+        message changed since the previous request, and why.
+
+        The longest live entry of ``key`` holds the window's first ``q`` messages; their
+        tokens, tools and system included, are the window source's to say: ``base + run[off +
+        q]`` (a window of prefix sums, for ``0 < q < n``), or ``prefix(q)`` (``q < n``), or
+        ``reach_of(entry)`` gives (q, tokens) whatever the entry (a request off the current
+        branch, ``path``: its last ``len(path)`` messages)."""
+        # -- the longest live entry, once the window changed from its message ``dirty`` on
+        entries = self.entries
+        if dirty is not None:
+            for e in entries:
+                if e.length > dirty:
+                    e.length = dirty
+        if len(entries) == 1:  # the usual case
+            e = entries[0]
+            best = e if e.key == key and (now is None or e.expires >= now) else None
+        else:
+            live = [e for e in entries if e.key == key and (now is None or e.expires >= now)]
+            best = max(live, key=_LENGTH, default=None)
+        read = reach = 0
+        if best is not None:
+            if reach_of is not None:
+                reach, read = reach_of(best)
+            else:
+                length = best.length
+                reach = length if length < n else n
+                if reach >= n:
+                    read = total
+                elif prefix is not None:
+                    read = prefix(reach)
+                elif reach:
+                    read = base + run[off + reach]
+                else:
+                    read = self.static
         # (one call a request, the state on slots read once: a replay makes 50,000 of them)
         found = self.by_model.get(key[0])
         minimum, price = found if found is not None else self.model(key[0])

@@ -15,7 +15,7 @@ from ctxview.core.calibrate import message_features
 from ctxview.core.clearing import STRATEGY_EDITS
 from ctxview.core.context import ContextEvent, ConversationContext
 from ctxview.core.limits import context_size
-from ctxview.core.requests.cache import PromptCache, _common
+from ctxview.core.requests.cache import PromptCache, _common, _Entry
 from ctxview.core.requests.checks import _Rejections
 from ctxview.core.requests.points import (
     _content_keys,
@@ -163,6 +163,18 @@ def replay_context(
     sf_pos = 0
     rejections = _Rejections(msgs, session.system) if check else None
     cache = PromptCache(prices, static)
+
+    def reach_of(best: _Entry) -> tuple[int, int]:
+        """(leading units cached: window messages, then off-branch ones; their tokens, tools and
+        system included) of the request being priced, ``best`` holding its prefix."""
+        reach = min(best.length, nw)
+        read = static + _prefix_tokens(win, tok, reach, wtok)
+        if ob is not None and reach == nw:
+            ext = cache.path_reach(key, now, nw, path)
+            reach += ext
+            read += sum(ob.path_tokens[:ext])
+        return reach, read
+
     last_sent = 0  # transcript messages [0, last_sent) were sent in an earlier request
     out: list[Request] = []
     pi = 0
@@ -229,16 +241,6 @@ def replay_context(
                             dirty = pos
                             dirty_reason = dirty_reason or "edited"
                     total = static + wtok
-            # -- what of the previous prompt survives
-            best = cache.best(key, now, dirty)
-            read = reach = 0  # leading units (window messages, then off-branch ones) cached
-            if best is not None:
-                reach = min(best.length, nw)
-                read = static + _prefix_tokens(win, tok, reach, wtok)
-                if ob is not None and reach == nw:
-                    ext = cache.path_reach(key, now, nw, path)
-                    reach += ext
-                    read += sum(ob.path_tokens[:ext])
             if out_tok is None:
                 out_tok = tok[p.response] if p.response is not None else 0
             read, write, uncached, brk, c, red_cost = cache.settle(
@@ -247,14 +249,16 @@ def replay_context(
                 ttl,
                 n,
                 total,
-                best,
-                reach,
-                read,
                 rec,
                 dirty,
                 dirty_reason,
                 out_tok,
                 dup_tokens if dup_items else None,
+                (),
+                0,
+                0,
+                None,
+                reach_of,
                 path,
             )
             prev_path, prev_nw = path, nw

@@ -149,32 +149,23 @@ def replay_range(
                 n = wtok = 0
             total = static + wtok
             # -- what of the previous prompt survives
-            best = cache.best(key, now, dirty)
-            read = q = 0
-            if best is not None:
-                q = best.length if best.length < n else n
-                if q >= n:
-                    read = static + wtok
-                elif q > 0:
-                    read = static + tok[first] + P[lo + q - 1] - P[lo]
-                else:
-                    read = static
             if out_tok is None:
                 out_tok = tok[p.response] if p.response is not None else 0
+            # the window's first q messages (0 < q < n): ``tok[first] + P[lo + q - 1] - P[lo]``
             read, write, uncached, brk, c, red_cost = cache.settle(
                 key,
                 now,
                 ttl,
                 n,
                 total,
-                best,
-                q,
-                read,
                 rec,
                 dirty,
                 dirty_reason,
                 out_tok,
                 dup_tokens if dup_items else None,
+                P,
+                static + tok[first] - P[lo] if first >= 0 else 0,
+                lo - 1,
             )
             dirty, dirty_reason = None, ""
             if sums is not None:
@@ -365,6 +356,21 @@ def replay_editing(
     saved = 0  # tokens the edits of this segment save
     base: int | None = None  # saved_before(offset)
     top = -1  # no saving of this segment is on a message after this one
+
+    def read_of(q: int) -> int:
+        """Tokens of the segment's first ``q`` messages as sent, tools and system included."""
+        nonlocal base
+        end = offset + q
+        read: int = static + P[end] - P[offset]
+        if end > top:  # every saving is before the end
+            return read - saved
+        if end == top:  # every saving but the one at the end is before it
+            return read - (saved - cut.get(top, 0))
+        # (a saving may be negative: a placeholder longer than its result)
+        if base is None:  # (the savings before the segment stay as they are)
+            base = saved_before(offset)
+        return read - (saved_before(end) - base)
+
     sf = SentForm(strategy, editing)
     # without a thinking block, the thinking edit never changes a message
     follow = strategy != "clear-thinking" or shared.has_thinking()
@@ -428,23 +434,6 @@ def replay_editing(
             wtok = original - saved
             total = static + wtok
             # -- what of the previous prompt survives
-            best = cache.best(key, now, dirty)
-            read = reach = 0
-            if best is not None:
-                reach = best.length if best.length < nw else nw
-                if reach >= nw:
-                    read = static + wtok
-                else:
-                    end = offset + reach
-                    read = static + P[end] - P[offset]
-                    if end > top:  # every saving is before the end
-                        read -= saved
-                    elif end == top:  # every saving but the one at the end is before it
-                        read -= saved - cut.get(top, 0)
-                    else:  # (a saving may be negative: a placeholder longer than its result)
-                        if base is None:  # (the savings before the segment stay as they are)
-                            base = saved_before(offset)
-                        read -= saved_before(end) - base
             if out_tok is None:
                 out_tok = tok[p.response] - cut.get(p.response, 0) if p.response is not None else 0
             read, write, uncached, brk, c, red_cost = cache.settle(
@@ -453,14 +442,15 @@ def replay_editing(
                 ttl,
                 nw,
                 total,
-                best,
-                reach,
-                read,
                 rec,
                 dirty,
                 dirty_reason,
                 out_tok,
                 dup_tokens if dup_items else None,
+                (),
+                0,
+                0,
+                read_of,
             )
             dirty, dirty_reason = None, ""
             if sums is not None:
