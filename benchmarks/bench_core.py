@@ -40,15 +40,9 @@ def seconds(ctx: Any, msgs: list[tuple[bool, Any]]) -> float:
 
 def literal_port(max_: int) -> Any:
     """The Java class ported line by line (kept as the reference the tests hold ours to)."""
-    port: Any
-    try:
-        from ctxview.core.reference import LiteralJavaContext
+    from benchmarks.common import test_helper
 
-        port = LiteralJavaContext
-    except ImportError:  # the test suite may keep it among its helpers
-        from benchmarks.common import test_helper
-
-        port = test_helper("reference").LiteralJavaContext
+    port: Any = test_helper("java_context").LiteralJavaContext
     return port(max_)
 
 

@@ -5,10 +5,10 @@ from typing import Any
 
 import pytest
 from anthropic.types import RedactedThinkingBlock, TextBlock, ThinkingBlock, ToolUseBlock
+from java_context import LiteralJavaContext
 
 from ctxview import ConversationContext, Transcript
 from ctxview.core.context import ContextEvent
-from ctxview.core.reference import LiteralJavaContext
 
 
 def test_defaults() -> None:

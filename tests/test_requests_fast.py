@@ -1,10 +1,13 @@
-"""The fast replay (ctxview.core.requests_fast) and the fast `requests --json` writer give exactly
-what the reference paths give: every field of every request, on generated sessions."""
+"""The window sources of ``ctxview.core.requests`` (the range form, the editing form) give the
+same window per request as the context form, and the same requests (every field), on
+generated sessions and recorded transcripts; the fast `requests --json` writer gives what
+``json.dumps`` gives."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +18,8 @@ from hypothesis import strategies as st
 from ctxview.cli import requests as cli_requests
 from ctxview.cli.requests import requests_json, requests_report
 from ctxview.core.requests import compare, simulate
-from ctxview.core.requests_fast import Shared, WindowErrors
+from ctxview.core.requests.checks import WindowErrors
+from ctxview.core.requests.shared import Shared
 from ctxview.core.strategies import STRATEGIES
 from ctxview.sessions.model import LoadedSession
 from ctxview.textfmt import json_text
@@ -118,11 +122,45 @@ def sessions(draw: Any, damaged: bool = False) -> LoadedSession:
     )
 
 
+def _same_windows(session: LoadedSession, **kw: Any) -> None:
+    """The rule every window source is held to: each request's window (transcript ids) is the
+    one the context form gives."""
+    every = range(len(session.messages) + len(session.off_branch or []) + 1)
+    fast = simulate(session, **{**kw, "keep_windows": every})
+    ref = simulate(session, _reference=True, **{**kw, "keep_windows": every})
+    assert fast.windows == ref.windows
+    assert sorted(fast.windows) == list(range(len(fast.requests)))
+
+
 def _both(session: LoadedSession, **kw: Any) -> None:
+    """Same window per request as the context form, then every other field of every request
+    and of the log (prices, breaks, redundancy, kept windows, notes)."""
+    _same_windows(session, **kw)
     fast = simulate(session, **kw)
     ref = simulate(session, _reference=True, **kw)
     assert fast.requests == ref.requests
     assert asdict(fast) == asdict(ref)
+
+
+_RECORDED = sorted(
+    [
+        *(Path(__file__).parent / "acceptance" / "claude_code").glob("*.jsonl"),
+        *(Path(__file__).parent / "fixtures" / "anthropic_requests").glob("*.json"),
+    ]
+)
+
+
+@pytest.mark.parametrize("path", _RECORDED, ids=lambda p: p.name[:40])
+def test_every_window_source_gives_the_context_forms_windows_on_recorded_sessions(
+    path: Path,
+) -> None:
+    """On real transcripts and request bodies, under every built-in strategy: the same window
+    per request as the context form, and the same requests."""
+    from ctxview.sessions import load_session
+
+    s = load_session(path)
+    for strategy in STRATEGIES:
+        _both(s, strategy=strategy, max_context_messages=12, check=True)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -182,7 +220,8 @@ def test_the_replays_sums_are_the_requests_figures(
     from the requests of the same replay."""
     import ctxview.core.requests as R
     from ctxview.core.clearing import parse_context_editing
-    from ctxview.core.requests_fast import Totals
+    from ctxview.core.requests import Totals
+    from ctxview.core.requests.replay import _compare_row
 
     kw: dict[str, Any] = {
         "max_context_messages": max_,
@@ -202,7 +241,7 @@ def test_the_replays_sums_are_the_requests_figures(
     if summed.summary is None:
         return  # a session the fast replay does not take (the reference replay built requests)
     assert summed.requests == [] and summed.summary.requests == len(full.requests)
-    assert R._compare_row(summed) == R._compare_row(full)
+    assert _compare_row(summed) == _compare_row(full)
     assert summed.evicted_messages == full.evicted_messages
     assert summed.windows == full.windows  # the last window is kept either way
 
@@ -283,7 +322,7 @@ def test_window_errors_match_a_full_check_on_damaged_loops(
 
 
 def test_a_strategy_registered_under_a_builtin_name_is_replayed_the_reference_way() -> None:
-    from ctxview.core.requests_fast import strategy_kind
+    from ctxview.core.requests.range_form import strategy_kind
 
     assert strategy_kind("seed") == 0 and strategy_kind("nope") is None
     original = STRATEGIES["seed"]
@@ -378,7 +417,7 @@ def test_the_uniform_walk_is_the_features_and_the_keys(contents: list[Any], role
     uniform rate."""
     from ctxview.core.calibrate import DEFAULT_RATES, Rates, message_features
     from ctxview.core.compaction import has_compaction
-    from ctxview.core.requests import _content_keys
+    from ctxview.core.requests.points import _content_keys
 
     msgs: list[dict[str, Any]] = [{"role": role, "content": c} for c in contents]
     msgs.append({"role": "assistant"})  # no content at all
@@ -419,7 +458,7 @@ def test_the_layout_from_the_walk_is_the_full_layout(s: LoadedSession) -> None:
     """Request points from the walk's roles and compaction starts from its unusual messages are
     the ones found by walking every message."""
     from ctxview.core.calibrate import DEFAULT_RATES
-    from ctxview.core.requests import _layout
+    from ctxview.core.requests.points import _layout
 
     sh = Shared(s.messages)
     sh.uniform_tokens(DEFAULT_RATES, keys=False)
@@ -428,7 +467,7 @@ def test_the_layout_from_the_walk_is_the_full_layout(s: LoadedSession) -> None:
 
 def test_session_features_classify_only_where_the_rates_can_tell() -> None:
     from ctxview.core.calibrate import Rates, message_features
-    from ctxview.core.requests import session_features
+    from ctxview.core.requests.points import session_features
 
     code = "def f(x):\n    return {'a': [x, x]}  # " + "(x) = [y]; " * 10
     msgs = [{"role": "user", "content": code}, {"role": "assistant", "content": "fine " * 20}]
@@ -575,7 +614,7 @@ def test_context_editing_fast_replay_matches_the_reference_on_damaged_sessions(
     check: bool,
     pins: list[int],
 ) -> None:
-    """requests_fast.replay_editing (no ConversationContext; the shared window check) gives
+    """range_form.replay_editing (no ConversationContext; the shared window check) gives
     every field of every request the reference replay gives, on sessions broken in every way
     the protocol check knows, with compactions, thinking and server blocks."""
     from ctxview.core.clearing import parse_context_editing
@@ -657,6 +696,7 @@ def _rows_match_the_reference(s: LoadedSession, max_: int) -> None:
     """compare's rows are the reference replay's, strategy by strategy: every figure of the
     row, summed by the fast replays or counted from the reference's requests."""
     import ctxview.core.requests as R
+    from ctxview.core.requests.replay import _compare_row
 
     rows = compare(s, max_context_messages=max_)
     assert [r["name"] for r in rows] == list(STRATEGIES)
@@ -677,7 +717,7 @@ def _rows_match_the_reference(s: LoadedSession, max_: int) -> None:
         assert row["cache_read"] == ref.totals()["cache_read"]
         assert row["cost_usd"] == ref.totals()["cost_usd"]
         assert {k: v for k, v in row.items() if k != "name"} == {
-            **R._compare_row(ref),
+            **_compare_row(ref),
             "evicted_messages": ref.evicted_messages,
         }
         assert ref.summary is None

@@ -15,10 +15,10 @@ from typing import Any
 from agentgen import agent_events
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from java_context import LiteralJavaContext
 
 from ctxview import ConversationContext, check_protocol
 from ctxview.core.protocol import errors
-from ctxview.core.reference import LiteralJavaContext
 from ctxview.core.strategies import min_keep
 from ctxview.core.tokens import estimate_window
 

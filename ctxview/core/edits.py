@@ -69,19 +69,6 @@ def _btype(block: Any) -> Any:
     return block.get("type") if isinstance(block, Mapping) else None
 
 
-def apply_plan(entries: Sequence[Entry], plan: EditPlan) -> list[dict[str, Any]]:
-    """The window's messages after the plan."""
-    out: list[dict[str, Any]] = []
-    for mid, msg in entries:
-        if mid in plan.changes:
-            new = plan.changes[mid]
-            if new is not None:
-                out.append(new)
-        else:
-            out.append(msg)
-    return out
-
-
 def preview(
     entries: Sequence[Entry],
     plan: EditPlan,

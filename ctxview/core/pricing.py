@@ -191,6 +191,25 @@ class PriceTable:
         return f"{PRICES_SOURCE}, {PRICES_DATE}"
 
 
+def costs(
+    price: Price,
+    uncached: int,
+    cache_read: int,
+    cache_write_5m: int,
+    cache_write_1h: int,
+    output: int,
+) -> tuple[float, float]:
+    """(USD of one request's tokens, USD of its input tokens alone): one sum for both (a replay
+    prices every request, and the repeated content of most at the input's rate)."""
+    inp = (
+        uncached * price.input
+        + cache_read * price.cache_read
+        + cache_write_5m * price.cache_write_5m
+        + cache_write_1h * price.cache_write_1h
+    )
+    return (inp + output * price.output) / 1_000_000, inp / 1_000_000
+
+
 def cost(
     price: Price | None,
     *,
@@ -203,11 +222,4 @@ def cost(
     """USD for one request's tokens; ``None`` when the model has no price."""
     if price is None:
         return None
-    total = (
-        uncached * price.input
-        + cache_read * price.cache_read
-        + cache_write_5m * price.cache_write_5m
-        + cache_write_1h * price.cache_write_1h
-        + output * price.output
-    )
-    return total / 1_000_000
+    return costs(price, uncached, cache_read, cache_write_5m, cache_write_1h, output)[0]

@@ -108,12 +108,6 @@ class Window:
         return self.tokens > self.max_context_tokens
 
     @property
-    def system_tokens(self) -> int:
-        if self._system_tokens is None:
-            self._system_tokens = estimate_system(self.system_prompt)
-        return self._system_tokens
-
-    @property
     def tail_tokens(self) -> int:
         """Estimated tokens of the tail. The first call estimates every tail message once; from
         then on a deque of per-message estimates runs beside the tail, so adds and evictions
@@ -238,11 +232,6 @@ class Window:
         """Remove and return the oldest message after the pinned first."""
         self.evict(1)
         return self.evicted[-1]
-
-    def evict_to_size(self, size: int) -> None:
-        excess = len(self.tail) + (self.first is not None) - size
-        if excess > 0:
-            self.evict(excess)
 
     def clear(self) -> None:
         self.first = None

@@ -1,0 +1,276 @@
+"""The predicted prompt cache, one request at a time (:class:`PromptCache`): what a request
+reads and writes, why it could not read all of the previous prompt, the entries it leaves, and
+its cost through :func:`ctxview.core.pricing.cost`. Every window source calls it: only the
+tokens of a window's first messages differ between them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from operator import attrgetter
+from typing import Any
+
+from ctxview.core.pricing import Price, PriceTable, costs, min_cacheable
+from ctxview.core.requests.types import TTL_5M, CacheBreak
+
+
+@dataclass(slots=True)
+class _Entry:
+    """A cached prompt prefix: ``length`` leading window messages still identical."""
+
+    key: tuple[Any, ...]
+    length: int
+    expires: float
+    ttl: float
+    #: a request off the current branch: the uuids of its messages after the ``length`` window
+    #: messages it shares with the branch
+    path: tuple[Any, ...] = ()
+
+
+def _price_notes(notes: list[str], price_notes: set[str], min_notes: set[str]) -> None:
+    """The notes of the models without a price or a known minimum."""
+    if "" in price_notes:
+        price_notes.discard("")
+        notes.append("no model named: cost is null (pass a model in the config)")
+    for m in sorted(price_notes):
+        notes.append(
+            f'no price for model {m!r}: cost is null (add [pricing."{m}"] with input and '
+            "output in USD per million tokens to config.toml)"
+        )
+    for m in sorted(min_notes):
+        notes.append(f"minimum cacheable length of model {m!r} unknown: assumed 1,024 tokens")
+
+
+def _prune(entries: list[_Entry], now: float | None) -> list[_Entry]:
+    """Drop expired entries and those another entry of the same key outlives and outreaches."""
+    live = [e for e in entries if now is None or e.expires >= now]
+    keep: list[_Entry] = []
+    for e in reversed(live):  # newest first
+        if any(k.key == e.key and k.length >= e.length and k.expires >= e.expires for k in keep):
+            continue
+        keep.append(e)
+    keep.reverse()
+    return keep
+
+
+def _common(a: tuple[Any, ...], b: tuple[Any, ...]) -> int:
+    k = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        k += 1
+    return k
+
+
+_LENGTH = attrgetter("length")
+_FIRST = CacheBreak("first", 0)
+
+
+class PromptCache:
+    """The prompt cache as a replay's requests leave it (see the package docstring for the
+    model). One call a request, :meth:`settle`, gives its read, write, uncached tokens, cache
+    break and cost; the window source says how many tokens a prefix of its window holds."""
+
+    __slots__ = (
+        "_breaks",
+        "by_model",
+        "entries",
+        "ever_cached",
+        "min_notes",
+        "prev_key",
+        "prev_len",
+        "prev_written",
+        "price_notes",
+        "prices",
+        "requests",
+        "static",
+    )
+
+    def __init__(self, prices: PriceTable, static: int) -> None:
+        self.prices = prices
+        #: tokens of the tools and system prompt
+        self.static = static
+        self.entries: list[_Entry] = []
+        self.ever_cached = False
+        self.prev_key: tuple[Any, ...] | None = None
+        self.prev_len = 0
+        self.prev_written = False
+        #: requests settled so far
+        self.requests = 0
+        #: one frozen break per (reason, position): most breaks recur
+        self._breaks: dict[tuple[str, int], CacheBreak] = {}
+        self.by_model: dict[str | None, tuple[int, Price | None]] = {}
+        #: models of unknown minimum, models without a price ("" for no model named)
+        self.min_notes: set[str] = set()
+        self.price_notes: set[str] = set()
+
+    def model(self, model: str | None) -> tuple[int, Price | None]:
+        """(minimum cacheable tokens, price) of ``model``, noting what is unknown."""
+        found = self.by_model.get(model)
+        if found is None:
+            minimum, known = min_cacheable(model)
+            price = self.prices.get(model)
+            if not known and model:
+                self.min_notes.add(model)
+            if price is None:
+                self.price_notes.add(model or "")
+            found = self.by_model[model] = (minimum, price)
+        return found
+
+    def path_reach(
+        self, key: tuple[Any, ...], now: float | None, length: int, path: tuple[Any, ...]
+    ) -> int:
+        """How many of ``path`` (a request off the current branch: its messages after the
+        ``length`` it shares with the branch) a live entry off a branch holds too."""
+        return max(
+            (
+                _common(e.path, path)
+                for e in self.entries
+                if e.path
+                and e.length == length
+                and e.key == key
+                and (now is None or e.expires >= now)
+            ),
+            default=0,
+        )
+
+    def settle(
+        self,
+        key: tuple[Any, ...],
+        now: float | None,
+        ttl: float,
+        n: int,
+        total: int,
+        recorded: Mapping[str, int] | None,
+        dirty: int | None,
+        dirty_reason: str,
+        output: int,
+        repeated: int | None,
+        run: Sequence[int] = (),
+        base: int = 0,
+        off: int = 0,
+        prefix: Callable[[int], int] | None = None,
+        reach_of: Callable[[_Entry], tuple[int, int]] | None = None,
+        path: tuple[Any, ...] = (),
+    ) -> tuple[int, int, int, CacheBreak | None, float | None, float | None]:
+        """(read, write, uncached, cache break, cost, cost of the ``repeated`` tokens) of a
+        request of ``n`` messages, ``total`` tokens (tools and system included) and ``output``
+        tokens; the cache after it. ``key``: (model, tools, system); ``dirty``: the first
+        message changed since the previous request, and why.
+
+        The longest live entry of ``key`` holds the window's first ``q`` messages; their
+        tokens, tools and system included, are the window source's to say: ``base + run[off +
+        q]`` (a window of prefix sums, for ``0 < q < n``), or ``prefix(q)`` (``q < n``), or
+        ``reach_of(entry)`` gives (q, tokens) whatever the entry (a request off the current
+        branch, ``path``: its last ``len(path)`` messages)."""
+        # -- the longest live entry, once the window changed from its message ``dirty`` on
+        entries = self.entries
+        if dirty is not None:
+            for e in entries:
+                if e.length > dirty:
+                    e.length = dirty
+        if len(entries) == 1:  # the usual case
+            e = entries[0]
+            best = e if e.key == key and (now is None or e.expires >= now) else None
+        else:
+            live = [e for e in entries if e.key == key and (now is None or e.expires >= now)]
+            best = max(live, key=_LENGTH, default=None)
+        read = reach = 0
+        if best is not None:
+            if reach_of is not None:
+                reach, read = reach_of(best)
+            else:
+                length = best.length
+                reach = length if length < n else n
+                if reach >= n:
+                    read = total
+                elif prefix is not None:
+                    read = prefix(reach)
+                elif reach:
+                    read = base + run[off + reach]
+                else:
+                    read = self.static
+        # (one call a request, the state on slots read once: a replay makes 50,000 of them)
+        found = self.by_model.get(key[0])
+        minimum, price = found if found is not None else self.model(key[0])
+        if read < minimum:
+            read = 0
+        requests = self.requests
+        if not requests and recorded is not None and recorded["cache_read_input_tokens"] >= minimum:
+            # the first request read a prefix cached before this session (Claude Code's tools
+            # and system prompt are shared across sessions): as recorded, at most the tools +
+            # system
+            read = min(self.static, recorded["cache_read_input_tokens"], total)
+        if total < minimum:
+            read = write = 0
+        else:
+            write = total - read
+        # -- why the previous prompt was not all read
+        brk: CacheBreak | None = None
+        if not requests:
+            brk = _FIRST
+        elif total >= minimum:
+            prev_key = self.prev_key
+            if not self.ever_cached:
+                brk = _FIRST
+            elif prev_key is not None and key != prev_key:
+                what = (
+                    "model"
+                    if key[0] != prev_key[0]
+                    else "tools"
+                    if key[1] != prev_key[1]
+                    else "system"
+                )
+                brk = CacheBreak(what, 0)
+            elif dirty is not None and dirty < self.prev_len:
+                bkey = (dirty_reason or "edited", dirty)
+                brk = self._breaks.get(bkey)
+                if brk is None:
+                    brk = self._breaks[bkey] = CacheBreak(*bkey)
+            elif self.prev_written and (best is None or reach < self.prev_len):
+                brk = CacheBreak("ttl", reach)
+        # -- the cache after this request
+        if read and best is not None and now is not None:
+            best.expires = max(best.expires, now + best.ttl)
+        if total >= minimum:
+            expires = (now if now is not None else 0.0) + ttl
+            entries = self.entries
+            if path:
+                entries.append(_Entry(key, n - len(path), expires, ttl, path))
+                self.entries = _prune(entries, now)
+            elif len(entries) == 1:
+                e = entries[0]
+                if e.key == key and e.length <= n and e.expires <= expires:
+                    # the new entry outreaches and outlives the only one: it is updated in
+                    # place (the usual case; nothing else holds it)
+                    e.length, e.expires, e.ttl, e.path = n, expires, ttl, ()
+                else:
+                    self.entries = _prune([e, _Entry(key, n, expires, ttl)], now)
+            elif all(e.key == key and e.length <= n and e.expires <= expires for e in entries):
+                self.entries = [_Entry(key, n, expires, ttl)]
+            else:
+                entries.append(_Entry(key, n, expires, ttl))
+                self.entries = _prune(entries, now)
+            self.ever_cached = True
+            self.prev_written = True
+        else:
+            self.prev_written = False
+        self.prev_key = key
+        self.prev_len = n
+        self.requests = requests + 1
+        uncached = total - read - write
+        # -- the price (``pricing.costs``)
+        if price is None:
+            return read, write, uncached, brk, None, None
+        if ttl == TTL_5M:
+            c, inp = costs(price, uncached, read, write, 0, output)
+        else:
+            c, inp = costs(price, uncached, read, 0, write, output)
+        return (
+            read,
+            write,
+            uncached,
+            brk,
+            c,
+            inp * repeated / total if repeated is not None and total > 0 else None,
+        )

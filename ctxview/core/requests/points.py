@@ -1,0 +1,401 @@
+"""Where a session's requests are and what each message brings to them: request points,
+compaction starts, timestamps, calibration and message features, redundancy keys, cache-key
+fingerprints, requests off the current branch and edits placed in time."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import accumulate
+from typing import Any, NamedTuple
+
+from ctxview.core.calibrate import (
+    DEFAULT_RATES,
+    Delta,
+    Features,
+    Rates,
+    fit_rates,
+    message_features,
+)
+from ctxview.core.compaction import claude_code_compaction, has_compaction
+from ctxview.core.requests.types import (
+    CALIBRATED_FORMATS,
+    REDUNDANT_MIN_CHARS,
+    TTL_1H,
+    TTL_5M,
+    SessionLike,
+    _quantile,
+)
+from ctxview.core.tokens import _json_len
+from ctxview.core.usage import _recorded
+
+
+# -- where the requests are ------------------------------------------------------------------
+class _Point(NamedTuple):  # a tuple: 50,000 of them are built per replay
+    n: int  # the request holds messages [segment start, n)
+    response: int | None
+    #: a request off the current branch: its index in the session's ``off_branch`` list
+    off: int | None = None
+
+
+def request_points(session: SessionLike, roles: Sequence[Any] | None = None) -> list[_Point]:
+    """Where a session sent its requests (see the module docstring). ``roles``: each message's
+    role, where the caller has them already."""
+    msgs, metas = session.messages, session.metas
+    if session.format == "request":
+        return [_Point(len(msgs), None)] if msgs else []
+    if session.format == "messages":
+        pts = []
+        for i, m in enumerate(msgs):
+            if m.get("role") == "user":
+                nxt = (
+                    i + 1 if i + 1 < len(msgs) and msgs[i + 1].get("role") == "assistant" else None
+                )
+                pts.append(_Point(i + 1, nxt))
+        return pts
+    new = tuple.__new__  # _Point(i, i) without the named tuple's Python __new__ (50,000 times)
+    if roles is None or len(roles) != len(msgs):
+        roles = [m.get("role") for m in msgs]
+    return [
+        new(_Point, (i, i, None))
+        for i, r in enumerate(roles)
+        if r == "assistant" and i > 0 and metas[i].get("model") != "<synthetic>"
+    ]
+
+
+def segment_starts(session: SessionLike, blocks_in: Iterable[int] | None = None) -> set[int]:
+    """Indices of messages a compaction starts the conversation again at (never the first): a
+    Claude Code compaction (:func:`~ctxview.core.compaction.claude_code_compaction`, where the
+    TUI's simulation starts again too) or an assistant message holding a ``compaction`` block
+    (the API reads nothing before it: the tokens and the cached prefix start there).
+    ``blocks_in``: the only messages that may hold a ``compaction`` block, where the caller
+    knows them (the others are not walked)."""
+    msgs, metas = session.messages, session.metas
+    n = min(len(msgs), len(metas))
+    found = {i for i in range(1, n) if (meta := metas[i]) and claude_code_compaction(meta)}
+    found.update(
+        i
+        for i in (range(n) if blocks_in is None else blocks_in)
+        if 0 < i < n and msgs[i].get("role") == "assistant" and has_compaction(msgs[i])
+    )
+    return found
+
+
+_TS_CACHE: dict[str, float | None] = {}
+
+
+def parse_timestamp(ts: Any) -> float | None:
+    """Seconds since the epoch of an ISO 8601 timestamp, or None."""
+    if not isinstance(ts, str):
+        return None
+    found = _TS_CACHE.get(ts, -1.0)
+    if found != -1.0:
+        return found
+    try:
+        dt = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+        val: float | None = dt.timestamp()
+    except ValueError:
+        val = None
+    if len(_TS_CACHE) < 100_000:
+        _TS_CACHE[ts] = val
+    return val
+
+
+# -- calibration -----------------------------------------------------------------------------
+def calibrate(
+    session: SessionLike, features: Sequence[Features] | None = None
+) -> tuple[Rates, int | None, int]:
+    """(rates, static tokens or None, recorded requests) from a Claude Code transcript's
+    recorded usage (other formats: the default rates).
+
+    The deltas between consecutive recorded requests of one conversation segment fit the rates
+    (:func:`ctxview.core.calibrate.fit_rates`); the static part (tools + system, which a Claude
+    Code transcript does not contain) is then the median of recorded total minus the estimated
+    messages, over the recorded requests.
+    """
+    if session.format not in CALIBRATED_FORMATS:
+        # only a transcript's usage belongs to windows that grew by appending (a ctxview chat
+        # sent truncated windows): the deltas would not measure the added messages
+        return DEFAULT_RATES, None, 0
+    feats = (
+        list(features) if features is not None else [message_features(m) for m in session.messages]
+    )
+    points = request_points(session)
+    starts = segment_starts(session)
+    seg_of = _segment_index(len(session.messages), starts)
+    deltas: list[Delta] = []
+    recs: list[tuple[_Point, int]] = []
+    prev: tuple[_Point, int] | None = None
+    for p in points:
+        rec = (
+            _recorded(session.metas[p.response])[0]
+            if p.response is not None and session.format not in ("messages",)
+            else None
+        )
+        if rec is None:
+            prev = None
+            continue
+        total = (
+            rec["input_tokens"]
+            + rec["cache_read_input_tokens"]
+            + rec["cache_creation_input_tokens"]
+        )
+        if total <= 0:
+            prev = None
+            continue
+        recs.append((p, total))
+        if prev is not None and seg_of[prev[0].n - 1] == seg_of[p.n - 1] and p.n > prev[0].n:
+            d = Delta(messages=p.n - prev[0].n, recorded=total - prev[1])
+            for i in range(prev[0].n, p.n):
+                f = feats[i]
+                for k in range(6):
+                    d.features[k] += f[k]
+            if d.recorded > 0:
+                deltas.append(d)
+        prev = (p, total)
+    if not recs:
+        return DEFAULT_RATES, None, 0
+    rates = fit_rates(deltas)
+    # prefix sums: each request's messages cost O(1), not O(window) (a 100,000-message
+    # transcript has 50,000 requests)
+    pre = list(accumulate(rates.tokens_many(feats), initial=0))
+    seg_start = _segment_start_of(len(session.messages), starts)
+    residuals = sorted(total - (pre[p.n] - pre[seg_start[p.n - 1]]) for p, total in recs if p.n > 0)
+    static = max(0, int(_quantile(residuals, 0.5)))
+    return rates, static, len(recs)
+
+
+def session_features(session: SessionLike, rates: Rates | None = None) -> list[Features]:
+    """``message_features`` of every message, for :func:`calibrate` and the replay under
+    ``rates`` (None: the calibrated or default rates). Only a Claude Code transcript is
+    calibrated; elsewhere the default rates price every kind alike, so code is not told from
+    prose (the tokens are the same, the classification is a third of the time)."""
+    classify = session.format in CALIBRATED_FORMATS or (rates is not None and not rates.uniform)
+    if not classify and not DEFAULT_RATES.uniform:
+        classify = True
+    return [message_features(m, classify) for m in session.messages]
+
+
+def _segment_index(n: int, starts: set[int]) -> list[int]:
+    seg, out = 0, []
+    for i in range(n):
+        if i in starts:
+            seg += 1
+        out.append(seg)
+    return out
+
+
+def _segment_start_of(n: int, starts: set[int]) -> list[int]:
+    cur, out = 0, []
+    for i in range(n):
+        if i in starts:
+            cur = i
+        out.append(cur)
+    return out
+
+
+_NO_KEYS: tuple[tuple[Any, int], ...] = ()
+
+
+def _text_key(text: Any) -> Any:
+    """A text, or a hashable stand-in for a ``text`` that is not a string (a damaged session's
+    object or array: it cannot be a dict key as it is)."""
+    if type(text) is str:
+        return text
+    try:
+        key = ("json", _json_key(text))
+        hash(key)
+        return key
+    except (TypeError, RecursionError):
+        return ("repr", repr(text))
+
+
+def _content_keys(message: Mapping[str, Any], rates: Rates) -> Sequence[tuple[Any, int]]:
+    """(key, tokens) of each sizeable tool result or text in a message (for redundancy); the
+    shared empty tuple when there is none (most messages: nothing is allocated for them)."""
+    content = message.get("content")
+    if type(content) is not list and not isinstance(content, list):
+        return _NO_KEYS
+    out: list[tuple[Any, int]] | None = None
+    least = REDUNDANT_MIN_CHARS
+    for b in content:
+        if type(b) is not dict and not isinstance(b, dict):
+            continue
+        t = b.get("type")
+        if t == "tool_result":
+            c = b.get("content", "")
+            key: tuple[str, Any]
+            if type(c) is str or isinstance(c, str):
+                n, key = len(c), ("r", c)
+            elif isinstance(c, list):
+                texts = tuple(
+                    _text_key(x.get("text", ""))
+                    for x in c
+                    if isinstance(x, dict) and x.get("type") == "text"
+                )
+                n = sum(len(x) for x in texts if isinstance(x, str))
+                key = ("r", texts)
+            else:
+                continue
+            if n >= least:
+                if out is None:
+                    out = []
+                out.append((key, math.ceil(n * rates.per_char[3])))
+        elif t == "text":
+            text = b.get("text")
+            if isinstance(text, str) and len(text) >= least:
+                if out is None:
+                    out = []
+                out.append((("t", text), math.ceil(len(text) * rates.per_char[0])))
+    return _NO_KEYS if out is None else out
+
+
+def _static_tokens(session: SessionLike, rates: Rates) -> int:
+    system = session.system
+    chars_sys = 0
+    if isinstance(system, str):
+        chars_sys = len(system)
+    elif isinstance(system, list):
+        chars_sys = sum(
+            len(b.get("text", "")) for b in system if isinstance(b, dict) and "text" in b
+        )
+    tools = session.tools or []
+    chars_tools = _json_len(tools) if tools else 0
+    return math.ceil(chars_sys * rates.per_char[0] + chars_tools * rates.per_char[2])
+
+
+def _fingerprint(value: Any) -> int:
+    if not value:
+        return 0
+    try:
+        return hash(_json_key(value))
+    except TypeError:
+        return hash(repr(value))
+
+
+def _json_key(value: Any) -> Any:
+    if isinstance(value, dict):
+        return tuple(sorted((k, _json_key(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return tuple(_json_key(v) for v in value)
+    return value
+
+
+def _layout(
+    session: SessionLike,
+    roles: Sequence[Any] | None = None,
+    blocks_in: Iterable[int] | None = None,
+) -> tuple[list[_Point], set[int], float]:
+    """(request points, compaction starts, default TTL) of a session (``roles``, ``blocks_in``:
+    see :func:`request_points`, :func:`segment_starts`)."""
+    hints = [h for m in session.metas if "usage" in m and (h := _recorded(m)[2]) is not None]
+    default_ttl = TTL_1H if hints and hints.count("1h") * 2 >= len(hints) else TTL_5M
+    return request_points(session, roles), segment_starts(session, blocks_in), default_ttl
+
+
+@dataclass(slots=True)
+class _OffBranch:
+    """A request off the current branch (``LoadedSession.off_branch``), ready to simulate."""
+
+    fork: int
+    meta: dict[str, Any]
+    #: the lines of the abandoned branch after the fork (the unit its cache prefix is measured in)
+    path: tuple[Any, ...]
+    path_tokens: list[int]
+    tokens: int
+    #: the messages those lines make (consecutive lines of one role are one message)
+    messages: int
+
+
+def _off_branch_points(session: SessionLike, rates: Rates) -> list[_OffBranch]:
+    """The session's requests off the current branch (Claude Code transcripts only)."""
+    if session.format not in ("claude-code", "claude-code-web"):
+        return []
+    raw = getattr(session, "off_branch", None)
+    if not isinstance(raw, list):
+        return []
+    out = []
+    n = len(session.messages)
+    for k, ob in enumerate(raw):
+        if not isinstance(ob, Mapping):
+            continue
+        fork = ob.get("fork")
+        if not isinstance(fork, int) or isinstance(fork, bool) or not 0 <= fork <= n:
+            continue
+        msgs = [m for m in ob.get("messages") or [] if isinstance(m, Mapping)]
+        path = tuple(ob.get("path") or ())
+        if len(path) != len(msgs):
+            path = tuple((k, j) for j in range(len(msgs)))
+        ptok = [rates.tokens(message_features(m)) for m in msgs]
+        meta = {key: ob[key] for key in ("usage", "timestamp", "model") if ob.get(key) is not None}
+        roles = [m.get("role") for m in msgs]
+        runs = sum(1 for j, r in enumerate(roles) if j == 0 or r != roles[j - 1])
+        out.append(_OffBranch(fork, meta, path, ptok, sum(ptok), runs))
+    return out
+
+
+def _merge_points(
+    points: list[_Point], off: list[_OffBranch], metas: Sequence[Mapping[str, Any]]
+) -> list[_Point]:
+    """The current branch's requests and those off it, in the order they were sent: by the
+    messages they share with the branch, then by time."""
+
+    def when(p: _Point) -> float:
+        meta = (
+            off[p.off].meta
+            if p.off is not None
+            else metas[p.response]
+            if p.response is not None
+            else {}
+        )
+        t = parse_timestamp(meta.get("timestamp"))
+        return t if t is not None else -1.0
+
+    merged = [*points, *(_Point(ob.fork, None, k) for k, ob in enumerate(off))]
+    merged.sort(key=lambda p: (p.n, when(p)))
+    return merged
+
+
+@dataclass(frozen=True, slots=True)
+class _Edit:
+    step: int
+    tid: int
+    remove: bool
+    tokens: int
+
+
+def _timed_edits(
+    session: SessionLike, rates: Rates
+) -> tuple[list[_Edit], dict[int, dict[str, Any]]]:
+    """(edits with the step they were made at, in order; the recorded version of each message an
+    edit replaced) of a ctxview session: messages whose meta holds ``edited_at_step`` and
+    ``original`` (replaced) or ``removed``. Each response's step is ``saved_added_steps``."""
+    added = getattr(session, "saved_added_steps", None)
+    if not isinstance(added, Mapping) or not added:
+        return [], {}
+    edits: list[_Edit] = []
+    originals: dict[int, dict[str, Any]] = {}
+    metas = session.metas
+    # the few edited messages found first (a session of 100,000 messages has a handful)
+    for tid in [t for t, m in enumerate(metas) if "edited_at_step" in m]:
+        meta = metas[tid]
+        step = meta.get("edited_at_step")
+        if not isinstance(step, int) or isinstance(step, bool):
+            continue
+        original = meta.get("original")
+        removed = bool(meta.get("removed"))
+        if not removed and not isinstance(original, Mapping):
+            continue
+        if isinstance(original, Mapping):
+            originals[tid] = dict(original)
+        edits.append(
+            _Edit(step, tid, removed, rates.tokens(message_features(session.messages[tid])))
+        )
+    edits.sort(key=lambda e: e.step)
+    return edits, originals
+
+
+def _prefix(values: Sequence[int]) -> list[int]:
+    return list(accumulate(values, initial=0))

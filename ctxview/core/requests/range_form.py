@@ -1,0 +1,532 @@
+"""The range form of a request's window: the built-in strategies replayed without a
+:class:`~ctxview.core.context.ConversationContext`.
+
+The four built-in eviction strategies (``seed``, ``pair-safe``, ``token-budget``,
+``low-water``) only ever evict the oldest messages after the pinned first, so a window is always
+*the first message of its conversation segment plus one contiguous run* ``[lo, hi)``
+(:func:`replay_range`). Here the window is held as those three integers: its tokens and any
+prefix of it are prefix-sum look-ups, each strategy's rule is a few integer steps per added
+message (the same steps as :mod:`ctxview.core.strategies`, on flags computed once per message),
+and nothing is copied per request. The context-editing strategies (``clear-tool-uses``,
+``clear-thinking``) evict nothing: a window is its segment's messages ``[offset, i)``
+(:func:`replay_editing`).
+
+Whether the API would reject a window is counted by :class:`~.checks.WindowErrors`.
+``tests/test_requests_fast.py`` holds these replays against the context form on generated
+sessions (every field of every request).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ctxview.core.calibrate import message_features
+from ctxview.core.clearing import SentForm
+from ctxview.core.limits import context_size
+from ctxview.core.requests.cache import PromptCache
+from ctxview.core.requests.types import (
+    TTL_1H,
+    TTL_5M,
+    Redundancy,
+    ReplayPlan,
+    Request,
+)
+from ctxview.core.strategies import (
+    STRATEGIES,
+    LowWaterStrategy,
+    PairSafeStrategy,
+    SeedStrategy,
+    TokenBudgetStrategy,
+)
+from ctxview.core.tokens import estimate_system
+
+_SEED, _PAIR, _BUDGET, _LOW = 0, 1, 2, 3
+_KINDS: dict[type, int] = {
+    SeedStrategy: _SEED,
+    PairSafeStrategy: _PAIR,
+    TokenBudgetStrategy: _BUDGET,
+    LowWaterStrategy: _LOW,
+}
+
+
+def strategy_kind(name: str) -> int | None:
+    """The fast replay's code for a registered strategy, or None (replayed the reference way):
+    only the built-in classes themselves, so a strategy registered under a built-in name with
+    other rules is never taken for the built-in one."""
+    found = STRATEGIES.get(name)
+    return None if found is None else _KINDS.get(type(found))
+
+
+def replay_range(
+    plan: ReplayPlan, kind: int
+) -> tuple[list[Any], int, dict[int, list[int]], set[str], set[str]]:
+    """(requests, evicted messages, kept windows, models of unknown minimum, models without a
+    price) of a built-in eviction strategy (``kind``: :func:`strategy_kind`), computed on
+    ``[first] + [lo, hi)`` windows.
+
+    With ``plan.sums``, no request is built: their row's sums go into it (and the list is
+    empty)."""
+    session, shared, tok, rates = plan.session, plan.shared, plan.tok, plan.rates
+    points, starts, static, prices = plan.points, plan.starts, plan.static, plan.prices
+    session_model, default_ttl = plan.session_model, plan.default_ttl
+    tools_fp, system_fp = plan.tools_fp, plan.system_fp
+    max_, max_tok, frac = plan.max_messages, plan.max_tokens, plan.low_water_fraction
+    check, keep, redundancy, sums = plan.check, plan.keep, plan.redundancy, plan.sums
+    sys_text = plan.sys_text
+    msgs = session.messages
+    n_msgs = len(msgs)
+    P = shared.token_prefix(rates, tok)
+    pdata = shared.point_data(session, points, (session_model, tools_fp, system_fp))
+    ckeys = shared.content_keys(rates) if redundancy else None
+    is_tr = shared.is_tool_result if kind != _SEED else []
+    asst = shared.is_assistant if kind != _SEED else []
+    EP = shared.est_prefix if kind == _BUDGET else []
+    sys_tokens = estimate_system(sys_text) if kind == _BUDGET else 0
+    werr = shared.window_errors(session.system) if check else None
+
+    def min_keep(lo: int, hi: int) -> int:
+        n = hi - lo
+        if n == 0:
+            return 0
+        if not is_tr[hi - 1]:
+            return 1
+        k = 1
+        while k < n:
+            k += 1
+            x = hi - k
+            if asst[x]:
+                return k
+            if not is_tr[x]:
+                return k - 1
+        return k
+
+    def safe_cut(lo: int, hi: int, cut: bool, keep: int) -> int:
+        """How many to evict (``strategies.safe_cut``)."""
+        n = hi - lo
+        floor = min_keep(lo, hi)
+        keep = min(n, max(keep, floor))
+        if keep < n or cut:
+            while keep > floor and is_tr[hi - keep]:
+                keep -= 1
+        return n - keep if keep < n else 0
+
+    # -- state of the replay: the window is [first] + [lo, hi)
+    first = -1
+    lo = hi = 0
+    cut = False
+    dirty: int | None = None
+    dirty_reason = ""
+    evicted_total = 0
+    counts: dict[Any, int] = {}
+    dup_items = 0
+    dup_tokens = 0
+    cache = PromptCache(prices, static)
+    last_sent = 0
+    out: list[Any] = []
+    windows: dict[int, list[int]] = {}
+    low_target = max(2, math.floor(max_ * frac)) - 1
+    pi = 0
+    n_points = len(points)
+    # where each request is (a sentinel past the end: no bound check per message)
+    at = [p.n for p in points]
+    at.append(-1)
+    any_starts = bool(starts)
+    default_key = (session_model, tools_fp, system_fp)
+    for i in range(n_msgs + 1):
+        # requests that hold messages [.., i)
+        while at[pi] == i:
+            p = points[pi]
+            model, rec, out_tok, hint, ts_raw, now, key = pdata[pi]
+            pi += 1
+            if key is None:  # a response without its own meta: one tuple for all of them
+                key = default_key if model is session_model else (model, tools_fp, system_fp)
+            ttl = TTL_1H if hint == "1h" else TTL_5M if hint == "5m" else default_ttl
+            if first >= 0:
+                n = 1 + hi - lo
+                wtok = tok[first] + P[hi] - P[lo]
+            else:
+                n = wtok = 0
+            total = static + wtok
+            # -- what of the previous prompt survives
+            if out_tok is None:
+                out_tok = tok[p.response] if p.response is not None else 0
+            # the window's first q messages (0 < q < n): ``tok[first] + P[lo + q - 1] - P[lo]``
+            read, write, uncached, brk, c, red_cost = cache.settle(
+                key,
+                now,
+                ttl,
+                n,
+                total,
+                rec,
+                dirty,
+                dirty_reason,
+                out_tok,
+                dup_tokens if dup_items else None,
+                P,
+                static + tok[first] - P[lo] if first >= 0 else 0,
+                lo - 1,
+            )
+            dirty, dirty_reason = None, ""
+            if sums is not None:
+                # compare: the sums of its row instead of a Request (see :class:`Totals`)
+                index = sums.add(
+                    n,
+                    total,
+                    read,
+                    write,
+                    c,
+                    i > 0 and (first < 0 or (hi - 1 if hi > lo else first) != i - 1),
+                    werr is not None
+                    and (total > context_size(model) or werr.rejected(first, lo, hi)),
+                )
+                if index in keep or pi == n_points:
+                    windows[index] = [first, *range(lo, hi)] if first >= 0 else []
+                continue
+            red = Redundancy(dup_items, dup_tokens, red_cost) if dup_items else None
+            if first < 0:
+                new_ids: list[int] = []
+            else:
+                a = lo if lo > last_sent else last_sent
+                # the usual one or two new messages without a range object
+                new_ids = [a, a + 1] if hi - a == 2 else [a] if hi - a == 1 else list(range(a, hi))
+                if first >= last_sent:
+                    new_ids.insert(0, first)
+            if i > last_sent:
+                last_sent = i
+            index = len(out)
+            req = Request(  # positional (the field order), 50,000 times
+                index,
+                new_ids,
+                n,
+                total,
+                read,
+                write,
+                uncached,
+                brk,
+                rec,
+                ts_raw,
+                c,
+                model,
+                p.response,
+                out_tok,
+                "1h" if ttl == TTL_1H else "5m",
+                False,
+                i > 0 and (first < 0 or (hi - 1 if hi > lo else first) != i - 1),
+                red,
+            )
+            if werr is not None:
+                # a prompt over the model's context (``prompt is too long``: no need to count
+                # its protocol errors), or a protocol error
+                req.rejected = total > context_size(model) or werr.rejected(first, lo, hi)
+            if index in keep or pi == n_points:
+                windows[index] = [first, *range(lo, hi)] if first >= 0 else []
+            out.append(req)
+        if i == n_msgs:
+            break
+        if any_starts and i in starts:
+            # a compaction: the conversation starts again from here
+            if first >= 0:
+                dirty = 0
+                dirty_reason = "compaction"
+            first = -1
+            lo = hi = 0
+            cut = False
+            counts.clear()
+            dup_items = dup_tokens = 0
+        # -- add message i
+        if first < 0:
+            first = i
+            lo = hi = i + 1
+        else:
+            hi = i + 1
+        if ckeys is not None:
+            ks = ckeys[i]
+            if ks:
+                for k, t in ks:
+                    c0 = counts.get(k, 0)
+                    if c0:
+                        dup_items += 1
+                        dup_tokens += t
+                    counts[k] = c0 + 1
+        # -- the strategy's truncation: how many of the oldest tail messages leave
+        L = hi - lo
+        ev = 0
+        if kind == _SEED:
+            ev = L + 1 - max_
+            if ev > L:
+                ev = L
+        elif kind == _PAIR:
+            if max_ - 1 < L or cut:
+                ev = safe_cut(lo, hi, cut, max_ - 1)
+        elif kind == _LOW:
+            if max_ < L + 1:
+                ev = safe_cut(lo, hi, cut, low_target)
+            elif cut:
+                ev = safe_cut(lo, hi, cut, L)
+        else:  # token-budget: evictions happen in steps, each may set cut
+            keep_n = max_ - 1
+            start = lo
+            if keep_n < L:
+                e = L - max(keep_n, min_keep(lo, hi))
+                if e > 0:
+                    lo += min(e, L)
+                    cut = True
+            floor = min_keep(lo, hi)
+            head = sys_tokens + EP[first + 1] - EP[first]
+            while hi - lo > floor and head + EP[hi] - EP[lo] > max_tok:
+                lo += 1
+                cut = True
+            if cut:
+                e = safe_cut(lo, hi, cut, hi - lo)
+                if e > 0:
+                    lo += e
+            ev = lo - start
+            lo = start
+        if ev > 0:
+            gone_from = lo
+            lo += ev
+            cut = True
+            evicted_total += ev
+            if dirty is None or dirty > 1:
+                dirty = 1
+            dirty_reason = dirty_reason or "evicted"
+            if ckeys is not None:
+                for tid in range(gone_from, lo):
+                    for k, t in ckeys[tid] or ():
+                        c0 = counts[k]
+                        if c0 >= 2:
+                            dup_items -= 1
+                            dup_tokens -= t
+                        if c0 <= 1:
+                            del counts[k]
+                        else:
+                            counts[k] = c0 - 1
+    return out, evicted_total, windows, cache.min_notes, cache.price_notes
+
+
+def replay_editing(
+    plan: ReplayPlan,
+) -> tuple[list[Any], dict[int, list[int]], set[str], set[str]]:
+    """(requests, kept windows, models of unknown minimum, models without a price) under a
+    context-editing strategy (``clear-tool-uses``, ``clear-thinking``).
+
+    Nothing is evicted, so the window of a request at ``i`` is its segment's messages
+    ``[offset, i)`` (sessions with rewinds or edits placed in time take the context form). The
+    edited copy is :class:`~ctxview.core.clearing.SentForm`'s, followed with
+    :meth:`~ctxview.core.clearing.SentForm.follow`; the window's tokens are prefix sums of the
+    original tokens less what the edits saved (a Fenwick tree of the savings per message gives
+    any prefix), and the first message an edit changed breaks the cache there."""
+    session, shared, tok, rates = plan.session, plan.shared, plan.tok, plan.rates
+    points, starts, static, prices = plan.points, plan.starts, plan.static, plan.prices
+    session_model, default_ttl = plan.session_model, plan.default_ttl
+    tools_fp, system_fp = plan.tools_fp, plan.system_fp
+    check, keep, redundancy, sums = plan.check, plan.keep, plan.redundancy, plan.sums
+    strategy, editing = plan.strategy, plan.context_editing
+    msgs = session.messages
+    n_msgs = len(msgs)
+    P = shared.token_prefix(rates, tok)
+    pdata = shared.point_data(session, points, (session_model, tools_fp, system_fp))
+    ckeys = shared.content_keys(rates) if redundancy else None
+    werr = shared.window_errors(session.system) if check else None
+    classify = not rates.uniform
+    # what the edits saved: per message (sent = tok - saved), and as a Fenwick tree, brought up
+    # to date only when a prefix inside the savings is asked for (a usual replay never does:
+    # the cache breaks at the newest saving, whose prefix is ``saved`` less that saving)
+    cut: dict[int, int] = {}
+    tree = [0] * (n_msgs + 1)
+    unsummed: list[tuple[int, int]] = []  # (message, change) not in the tree yet
+
+    def saved_before(x: int) -> int:
+        """Tokens the edits saved on messages [0, x)."""
+        if unsummed:
+            for tid, d in unsummed:
+                y = tid + 1
+                while y <= n_msgs:
+                    tree[y] += d
+                    y += y & -y
+            unsummed.clear()
+        total = 0
+        while x > 0:
+            total += tree[x]
+            x &= x - 1
+        return total
+
+    offset = 0
+    saved = 0  # tokens the edits of this segment save
+    base: int | None = None  # saved_before(offset)
+    top = -1  # no saving of this segment is on a message after this one
+
+    def read_of(q: int) -> int:
+        """Tokens of the segment's first ``q`` messages as sent, tools and system included."""
+        nonlocal base
+        end = offset + q
+        read: int = static + P[end] - P[offset]
+        if end > top:  # every saving is before the end
+            return read - saved
+        if end == top:  # every saving but the one at the end is before it
+            return read - (saved - cut.get(top, 0))
+        # (a saving may be negative: a placeholder longer than its result)
+        if base is None:  # (the savings before the segment stay as they are)
+            base = saved_before(offset)
+        return read - (saved_before(end) - base)
+
+    sf = SentForm(strategy, editing)
+    # without a thinking block, the thinking edit never changes a message
+    follow = strategy != "clear-thinking" or shared.has_thinking()
+    sf_gen: int | None = None
+    sf_pos = 0
+    dirty: int | None = None
+    dirty_reason = ""
+    counts: dict[Any, int] = {}
+    dup_items = 0
+    dup_tokens = 0
+    cache = PromptCache(prices, static)
+    last_sent = 0
+    out: list[Any] = []
+    windows: dict[int, list[int]] = {}
+    sizes: dict[str | None, int] = {}  # context_size per model
+    pi = 0
+    default_key = (session_model, tools_fp, system_fp)
+    n_points = len(points)
+    for i in range(n_msgs + 1):
+        # requests that hold messages [offset, i)
+        while pi < n_points and points[pi].n == i:
+            p = points[pi]
+            model, rec, out_tok, hint, ts_raw, now, key = pdata[pi]
+            pi += 1
+            if key is None:  # a response without its own meta: one tuple for all of them
+                key = default_key if model is session_model else (model, tools_fp, system_fp)
+            ttl = TTL_1H if hint == "1h" else TTL_5M if hint == "5m" else default_ttl
+            nw = i - offset
+            original = P[i] - P[offset]
+            # -- the edits: the trigger reads the original prompt's size
+            if follow:
+                sf.follow(msgs, offset, nw, static + original)
+            if sf.generation != sf_gen:
+                sf_gen, sf_pos = sf.generation, 0
+            changes = sf.changes
+            if sf_pos < len(changes):
+                edited = sf.edited
+                for cid in changes[sf_pos:]:
+                    tid = offset + cid
+                    sent_msg = edited.get(cid)
+                    was = cut.get(tid, 0)
+                    now_cut = (
+                        # (uniform rates: code need not be told from prose, the same tokens)
+                        tok[tid] - rates.tokens(message_features(sent_msg, classify))
+                        if sent_msg is not None
+                        else 0
+                    )
+                    if now_cut != was:
+                        saved += now_cut - was
+                        if now_cut:
+                            cut[tid] = now_cut
+                            if tid > top:
+                                top = tid
+                        else:
+                            del cut[tid]
+                        unsummed.append((tid, now_cut - was))
+                    if cid < nw and (dirty is None or cid < dirty):
+                        dirty = cid
+                        dirty_reason = dirty_reason or "edited"
+                sf_pos = len(changes)
+            wtok = original - saved
+            total = static + wtok
+            # -- what of the previous prompt survives
+            if out_tok is None:
+                out_tok = tok[p.response] - cut.get(p.response, 0) if p.response is not None else 0
+            read, write, uncached, brk, c, red_cost = cache.settle(
+                key,
+                now,
+                ttl,
+                nw,
+                total,
+                rec,
+                dirty,
+                dirty_reason,
+                out_tok,
+                dup_tokens if dup_items else None,
+                (),
+                0,
+                0,
+                read_of,
+            )
+            dirty, dirty_reason = None, ""
+            if sums is not None:
+                # compare: the sums of its row instead of a Request (see :class:`Totals`)
+                rejected = False
+                if werr is not None:
+                    size = sizes.get(model)
+                    if size is None:
+                        size = sizes[model] = context_size(model)
+                    rejected = total > size or (
+                        werr.rejected(offset, offset + 1, i) if nw else werr.rejected(-1, 0, 0)
+                    )
+                index = sums.add(
+                    nw, total, read, write, c, i > 0 and (nw == 0 or offset + nw != i), rejected
+                )
+                if index in keep or pi == n_points:
+                    windows[index] = list(range(offset, i))
+                continue
+            red = Redundancy(dup_items, dup_tokens, red_cost) if dup_items else None
+            new_ids = list(range(offset if offset > last_sent else last_sent, i))
+            if i > last_sent:
+                last_sent = i
+            index = len(out)
+            req = Request(
+                index=index,
+                message_ids=new_ids,
+                window_size=nw,
+                input_tokens=total,
+                cache_read=read,
+                cache_write=write,
+                uncached=uncached,
+                cache_break=brk,
+                recorded=rec,
+                timestamp=ts_raw,
+                cost_usd=c,
+                model=model,
+                response_id=p.response,
+                output_tokens=out_tok,
+                ttl="1h" if ttl == TTL_1H else "5m",
+                newest_dropped=i > 0 and (nw == 0 or offset + nw != i),
+                redundancy=red,
+            )
+            if werr is not None:
+                # a prompt over the model's context (``prompt is too long``), or a protocol
+                # error: the protocol is checked on the original messages (the edits alone
+                # change none of its rules' outcomes)
+                size = sizes.get(model)
+                if size is None:
+                    size = sizes[model] = context_size(model)
+                req.rejected = total > size or (
+                    werr.rejected(offset, offset + 1, i) if nw else werr.rejected(-1, 0, 0)
+                )
+            if index in keep or pi == n_points:
+                windows[index] = list(range(offset, i))
+            out.append(req)
+        if i == n_msgs:
+            break
+        if i in starts:
+            # a compaction: the conversation starts again from here
+            if i > offset:
+                dirty = 0
+                dirty_reason = "compaction"
+            counts.clear()
+            dup_items = dup_tokens = saved = 0
+            offset = i
+            base = None
+            top = -1
+            sf = SentForm(strategy, editing)
+            sf_gen = None
+        if ckeys is not None:
+            ks = ckeys[i]
+            if ks:
+                for k, t in ks:
+                    c0 = counts.get(k, 0)
+                    if c0:
+                        dup_items += 1
+                        dup_tokens += t
+                    counts[k] = c0 + 1
+    return out, windows, cache.min_notes, cache.price_notes

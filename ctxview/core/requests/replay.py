@@ -1,0 +1,414 @@
+"""A session's requests replayed under a max and a strategy (:func:`simulate`), and under each
+strategy in turn (:func:`compare`).
+
+Each request's window comes from one of two sources (:func:`window_source` names which):
+
+* ``"range"`` — the built-in eviction strategies keep the first message and one contiguous run,
+  so the window is three integers (:func:`~.range_form.replay_range`);
+* ``"editing"`` — the context-editing strategies evict nothing: the window is the segment
+  (:func:`~.range_form.replay_editing`);
+* ``"context"`` — everything else (pins, edits placed in time, rewinds, strategies registered
+  by a user, a check of windows holding a ``compaction`` block): a
+  :class:`~ctxview.core.context.ConversationContext` replayed message by message
+  (:func:`~.context_form.replay_context`).
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar, cast
+
+from ctxview.core.calibrate import Features, Rates
+from ctxview.core.clearing import STRATEGY_EDITS, ContextEditing, parse_context_editing
+from ctxview.core.context import ConversationContext
+from ctxview.core.pricing import PriceTable
+from ctxview.core.requests.cache import _price_notes
+from ctxview.core.requests.context_form import replay_context
+from ctxview.core.requests.points import (
+    _fingerprint,
+    _static_tokens,
+    calibrate,
+    session_features,
+)
+from ctxview.core.requests.range_form import replay_editing, replay_range, strategy_kind
+from ctxview.core.requests.shared import Shared
+from ctxview.core.requests.types import (
+    CALIBRATED_FORMATS,
+    RECORDED_FORMATS,
+    ReplayPlan,
+    Request,
+    RequestLog,
+    SessionLike,
+    Totals,
+    _round,
+)
+from ctxview.core.strategies import STRATEGIES
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _gc_paused(fn: _F) -> _F:
+    """Run ``fn`` without cyclic garbage collection: a replay allocates ~10 objects per request
+    and builds no cycles, and with GC on (an app that froze its loaded session makes full
+    collections frequent) a 50,000-request replay took twice as long."""
+
+    @functools.wraps(fn)
+    def paused(*args: Any, **kwargs: Any) -> Any:
+        was = gc.isenabled()
+        gc.disable()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if was:
+                gc.enable()
+
+    return cast(_F, paused)
+
+
+@_gc_paused
+def simulate(
+    session: SessionLike,
+    *,
+    max_context_messages: int | None = None,
+    strategy: str | None = None,
+    max_context_tokens: int | None = None,
+    low_water_fraction: float | None = None,
+    defaults: Mapping[str, Any] | None = None,
+    prices: PriceTable | None = None,
+    rates: Rates | None = None,
+    check: bool = False,
+    keep_windows: Iterable[int] = (),
+    redundancy: bool = True,
+    context_editing: ContextEditing | None = None,
+    _calibration: tuple[Rates, int | None, int] | None = None,
+    _feats: Sequence[Features] | None = None,
+    _shared: Any = None,
+    _reference: bool = False,
+    _totals: Any = None,
+) -> RequestLog:
+    """The session's requests under a max and a strategy (see the module docstring).
+
+    With neither ``max_context_messages`` nor ``strategy``, a recorded session (Claude Code
+    transcript, request body) is simulated as it was sent: no truncation. Other formats use
+    the session's own settings, then ``defaults`` (the config), like opening the file does.
+    ``check=True`` also runs the protocol check on every request (``Request.rejected``: a
+    protocol error, or an estimated prompt over the model's context).
+    ``redundancy=False`` skips the repeated-content count (``Request.redundancy`` stays None).
+    ``keep_windows``: indices of requests whose window ids to keep in ``RequestLog.windows``
+    (the last request's always is).
+
+    Under a context-editing strategy (``clear-tool-uses``, ``clear-thinking``; parameters:
+    ``context_editing``, else the session's, else ``defaults["context_editing"]``) nothing is
+    evicted; each request is priced as sent (cleared content at its edited size), and a request
+    whose edits changed a message the previous one sent breaks the cache there (``edited``).
+
+    :func:`window_source` names the replay that gives each request's window;
+    ``_reference=True`` forces the context form (the one the others are held to).
+    """
+    settings = {
+        "max_context_messages": max_context_messages,
+        "strategy": strategy,
+        "max_context_tokens": max_context_tokens,
+        "low_water_fraction": low_water_fraction,
+        "defaults": defaults,
+        "prices": prices,
+        "rates": rates,
+        "context_editing": context_editing,
+    }
+    keep = set(keep_windows)
+    windows: dict[int, list[int]] = {}
+    d = dict(defaults or {})
+    prices = prices or PriceTable()
+    msgs = session.messages
+    as_sent = (
+        max_context_messages is None and strategy is None and session.format in RECORDED_FORMATS
+    )
+    own = getattr(session, "max_context_messages", None)
+    own_strategy = getattr(session, "strategy", None)
+    if as_sent:
+        max_ = max(1, len(msgs) + 1)
+        strat = "seed"
+    else:
+        max_ = _pick(max_context_messages, own, d.get("max_context_messages"), 20)
+        strat = _pick(strategy, own_strategy, d.get("strategy"), "seed")
+    if strat not in STRATEGIES:
+        raise ValueError(f"unknown strategy {strat!r} (known: {', '.join(STRATEGIES)})")
+    max_tok = _pick(
+        max_context_tokens,
+        getattr(session, "max_context_tokens", None),
+        d.get("max_context_tokens"),
+        200_000,
+    )
+    frac = _pick(
+        low_water_fraction,
+        getattr(session, "low_water_fraction", None),
+        d.get("low_water_fraction"),
+        0.5,
+    )
+    # features (characters per kind) are built where something tells the kinds apart: the
+    # calibration of a Claude Code transcript, or rates that price kinds differently; under
+    # uniform rates the shared walk below measures each message without them
+    feats: list[Features] | None = (
+        list(_feats)
+        if _feats is not None
+        else session_features(session, rates)
+        if session.format in CALIBRATED_FORMATS or (rates is not None and not rates.uniform)
+        else None
+    )
+    notes: list[str] = []
+    clearing = strat in STRATEGY_EDITS
+    if context_editing is None:
+        own_ed = getattr(session, "context_editing", None)
+        context_editing = parse_context_editing(
+            own_ed if own_ed is not None else d.get("context_editing")
+        )
+    if clearing:
+        cm = context_editing.context_management(strat)
+        notes.append(f"context editing ({strat}): nothing is evicted; sent as edited by {cm}")
+    cal = _calibration if _calibration is not None else calibrate(session, feats)
+    fitted, cal_static, n_rec = cal
+    rates = rates or fitted
+    if rates.calibrated:
+        notes.append(
+            f"token estimates calibrated from {rates.samples} recorded request deltas "
+            f"(characters per token: "
+            + ", ".join(f"{k} {v}" for k, v in rates.chars_per_token().items())
+            + ")"
+        )
+    if cal_static is not None and session.format in ("claude-code", "claude-code-web"):
+        static = cal_static
+        notes.append(
+            f"system prompt and tools (not in the transcript): {static:,} tokens, calibrated "
+            f"from {n_rec} recorded requests"
+        )
+    else:
+        static = _static_tokens(session, rates)
+    session_model = session.model or d.get("model")
+    # what does not depend on the strategy: computed once per session in compare
+    shared = _shared if _shared is not None else Shared(msgs)
+    if feats is None and not rates.uniform:  # calibrated elsewhere (``_calibration``)
+        feats = session_features(session, rates)
+    tok = (
+        shared.tokens_of(rates, feats)
+        if feats is not None
+        # (compare, which checks, replays token-budget too: its estimates from the same walk)
+        else shared.uniform_tokens(rates, keys=redundancy, estimates=check)
+    )
+    points, starts, default_ttl = shared.layout(session)
+    tools_fp = _fingerprint(session.tools)
+    system_fp = _fingerprint(session.system)
+    sys_text = session.system if isinstance(session.system, str) else ""
+
+    # -- requests off the current branch (a Claude Code rewind) and edits placed in time
+    off, edits, first_versions = shared.branches_and_edits(session, rates)
+
+    # pinned messages (``pinned``: transcript ids the user pinned; a ctxview session's
+    # ``saved_pinned``) are never evicted: the window is no longer first + one run
+    pinned: set[int] = set(
+        getattr(session, "pinned", None) or getattr(session, "saved_pinned", None) or ()
+    )
+    plan = ReplayPlan(
+        session,
+        shared,
+        strat,
+        max_,
+        max_tok,
+        frac,
+        context_editing,
+        rates,
+        static,
+        session_model,
+        prices,
+        tok,
+        points,
+        starts,
+        default_ttl,
+        tools_fp,
+        system_fp,
+        sys_text,
+        check,
+        keep,
+        redundancy,
+        off,
+        edits,
+        first_versions,
+        pinned,
+        _totals,
+    )
+    source = "context" if _reference else window_source(plan)
+    if source != "context":
+        # the settings are checked as a context would check them
+        ConversationContext(
+            max_context_messages=max_,
+            system_prompt=sys_text,
+            strategy=strat,
+            max_context_tokens=max_tok,
+            low_water_fraction=frac,
+            context_editing=context_editing,
+        )
+    out: list[Request]
+    if source == "range":
+        kind = strategy_kind(strat)
+        assert kind is not None
+        out, evicted, windows, min_notes, price_notes = replay_range(plan, kind)
+    elif source == "editing":
+        out, windows, min_notes, price_notes = replay_editing(plan)
+        evicted = 0
+    else:
+        out, evicted, windows, min_notes, price_notes = replay_context(plan)
+        plan.sums = None  # the context form builds every request
+        n_off = sum(1 for r in out if r.off_branch)
+        if n_off:
+            notes.append(
+                f"{n_off} request{'s' if n_off != 1 else ''} sent on branches the conversation "
+                "left (a rewind or an edited prompt): included, marked off-branch"
+            )
+    _price_notes(notes, price_notes, min_notes)
+    return RequestLog(
+        out,
+        None if as_sent else strat,
+        None if as_sent else max_,
+        as_sent,
+        session_model,
+        rates,
+        static,
+        notes,
+        evicted,
+        windows,
+        settings,
+        plan.sums,
+    )
+
+
+def window_source(plan: ReplayPlan) -> str:
+    """Where each request's window comes from: ``"range"`` (a built-in eviction strategy),
+    ``"editing"`` (a context-editing strategy) or ``"context"`` (a ConversationContext).
+
+    The range forms need a window a context would hold as first + one run (or the whole
+    segment): no pins, no edits placed in time, no requests off the branch, every role one a
+    context takes, a strategy that is the built-in class itself, and, when windows are checked,
+    no ``compaction`` block (a window holding one is checked whole)."""
+    shared = plan.shared
+    if (
+        plan.off
+        or plan.edits
+        or plan.pinned
+        or not shared.valid_roles()
+        or (plan.check and shared.has_compaction())
+    ):
+        return "context"
+    if strategy_kind(plan.strategy) is not None:
+        return "range"
+    if plan.strategy in STRATEGY_EDITS:
+        return "editing"
+    return "context"
+
+
+def window_of(session: SessionLike, log: RequestLog, index: int) -> list[int]:
+    """Transcript ids of request ``index``'s window (replays the session again if the log did
+    not keep it)."""
+    found = log.windows.get(index)
+    if found is not None:
+        return found
+    again = simulate(session, keep_windows=(index,), **log.settings)
+    return again.windows.get(index, [])
+
+
+def _pick(*values: Any) -> Any:
+    return next((v for v in values if v is not None), None)
+
+
+# -- compare ---------------------------------------------------------------------------------
+@_gc_paused
+def compare(
+    session: SessionLike,
+    strategies: Iterable[str] | None = None,
+    *,
+    max_context_messages: int | None = None,
+    defaults: Mapping[str, Any] | None = None,
+    prices: PriceTable | None = None,
+    context_editing: ContextEditing | None = None,
+) -> list[dict[str, Any]]:
+    """One row per strategy: the same session's requests replayed under each (the
+    ``compare --json`` rows)."""
+    return list(
+        iter_compare(
+            session,
+            strategies,
+            max_context_messages=max_context_messages,
+            defaults=defaults,
+            prices=prices,
+            context_editing=context_editing,
+        )
+    )
+
+
+def iter_compare(
+    session: SessionLike,
+    strategies: Iterable[str] | None = None,
+    *,
+    max_context_messages: int | None = None,
+    defaults: Mapping[str, Any] | None = None,
+    prices: PriceTable | None = None,
+    context_editing: ContextEditing | None = None,
+) -> Iterator[dict[str, Any]]:
+    """The rows of :func:`compare`, one at a time, as each strategy's replay ends (the TUI's
+    Compare screen shows its progress and can stop between strategies)."""
+    names = list(strategies) if strategies is not None else list(STRATEGIES)
+    # the features only where the calibration reads them (elsewhere the default rates are
+    # uniform: the shared walk measures the messages once for every strategy)
+    feats = session_features(session) if session.format in CALIBRATED_FORMATS else None
+    cal = calibrate(session, feats)
+    # what does not depend on the strategy (tokens, request points, the conversation's own
+    # protocol check) is computed once for all of them
+    shared = Shared(session.messages)
+    for name in names:
+        log = simulate(
+            session,
+            max_context_messages=max_context_messages,
+            strategy=name,
+            defaults=defaults,
+            prices=prices,
+            context_editing=context_editing,
+            check=True,
+            redundancy=False,
+            _calibration=cal,
+            _feats=feats,
+            _shared=shared,
+            _totals=Totals(),
+        )
+        yield {"name": name, **_compare_row(log), "evicted_messages": log.evicted_messages}
+
+
+def _compare_row(log: RequestLog) -> dict[str, Any]:
+    """A compare row's figures: from the replay's sums when it summed (the fast replay), else
+    from the requests (the same figures: ``tests/test_requests_fast.py``)."""
+    sums = log.summary
+    if sums is None:
+        sums = Totals()
+        for r in log.requests:
+            sums.add(
+                r.window_size,
+                r.input_tokens,
+                r.cache_read,
+                r.cache_write,
+                r.cost_usd,
+                r.newest_dropped,
+                r.rejected,
+            )
+    n, inp, costs = sums.requests, sums.input_tokens, sums.costs
+    return {
+        "requests": n,
+        "rejected_requests": sums.rejected,
+        "first_rejected": sums.first_rejected,
+        "newest_dropped": sums.newest_dropped,
+        "mean_window": round(sums.window_sum / n, 2) if n else 0,
+        "input_tokens": inp,
+        "cache_read": sums.cache_read,
+        "cache_write": sums.cache_write,
+        # as RequestLog.totals computes them
+        "hit_rate": round(sums.cache_read / inp, 4) if inp else None,
+        "cost_usd": _round(sum(costs)) if costs and None not in costs else None,
+    }

@@ -1,0 +1,324 @@
+"""The request model's types: a request, its cache break and redundancy, a session's log of
+requests, compare's running totals, and what a replay is given (:class:`ReplayPlan`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from ctxview.core.calibrate import Rates
+
+TTL_5M = 300.0
+TTL_1H = 3600.0
+#: formats whose requests are simulated as sent when neither max nor strategy is given
+RECORDED_FORMATS = ("claude-code", "claude-code-web", "request")
+#: the formats whose recorded usage calibrates the token estimates (:func:`calibrate`)
+CALIBRATED_FORMATS = ("claude-code", "claude-code-web")
+#: repeated tool results / texts shorter than this are not counted as redundancy
+REDUNDANT_MIN_CHARS = 100
+
+BREAK_REASONS = (
+    "first",
+    "ttl",
+    "evicted",
+    "compaction",
+    "rewind",
+    "system",
+    "tools",
+    "model",
+    "edited",
+)
+
+
+class SessionLike(Protocol):
+    format: str
+    messages: list[dict[str, Any]]
+    metas: list[dict[str, Any]]
+    system: Any
+    tools: list[Any]
+    model: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class CacheBreak:
+    reason: str
+    position: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"reason": self.reason, "position": self.position}
+
+
+@dataclass(slots=True)
+class Redundancy:
+    """Content present more than once in one request: ``items`` extra copies, their tokens."""
+
+    items: int
+    tokens: int
+    cost_usd: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"items": self.items, "tokens": self.tokens, "cost_usd": _round(self.cost_usd)}
+
+
+@dataclass(slots=True)
+class Request:
+    index: int
+    #: transcript ids of the messages this request sent for the first time (the window is the
+    #: ``window_size`` messages ending with the last of them)
+    message_ids: list[int]
+    window_size: int
+    #: estimated prompt tokens: tools + system + window
+    input_tokens: int
+    cache_read: int
+    cache_write: int
+    uncached: int
+    cache_break: CacheBreak | None
+    #: the usage the API reported, where the file recorded it
+    recorded: dict[str, int] | None
+    timestamp: str | None
+    cost_usd: float | None
+    model: str | None = None
+    #: transcript id of the response to this request (None when the file has none)
+    response_id: int | None = None
+    output_tokens: int = 0
+    ttl: str = "5m"
+    #: the API would reject this window (only computed by :func:`compare`)
+    rejected: bool = False
+    #: the newest message of the conversation was not in the window
+    newest_dropped: bool = False
+    redundancy: Redundancy | None = None
+    #: a request sent on a branch the conversation later left (a Claude Code rewind): its
+    #: window is ``window_size`` messages, the first ones of the current branch's window and
+    #: then messages that are not in the session any more
+    off_branch: bool = False
+
+    @property
+    def recorded_total(self) -> int | None:
+        r = self.recorded
+        if r is None:
+            return None
+        return r["input_tokens"] + r["cache_read_input_tokens"] + r["cache_creation_input_tokens"]
+
+    @property
+    def recorded_break(self) -> bool | None:
+        """The recorded usage shows a cache break: cache creation above half the input."""
+        total = self.recorded_total
+        if total is None or self.recorded is None:
+            return None
+        return self.recorded["cache_creation_input_tokens"] > total / 2
+
+    @property
+    def predicted_break(self) -> bool:
+        """Same rule as :attr:`recorded_break`, on the prediction."""
+        return self.cache_write > self.input_tokens / 2
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "message_ids": self.message_ids,
+            "window_size": self.window_size,
+            "input_tokens": self.input_tokens,
+            "cache_read": self.cache_read,
+            "cache_write": self.cache_write,
+            "uncached": self.uncached,
+            "cache_break": self.cache_break.to_dict() if self.cache_break else None,
+            "recorded": self.recorded,
+            "timestamp": self.timestamp,
+            "cost_usd": _round(self.cost_usd),
+            "model": self.model,
+            "response_id": self.response_id,
+            "redundancy": self.redundancy.to_dict() if self.redundancy else None,
+            "off_branch": self.off_branch,
+        }
+
+
+def _round(v: float | None) -> float | None:
+    return None if v is None else round(v, 6)
+
+
+@dataclass
+class RequestLog:
+    """The requests of one session under one max and strategy, and how they were estimated."""
+
+    requests: list[Request]
+    #: None when simulated as sent (no ctxview truncation)
+    strategy: str | None
+    max_context_messages: int | None
+    #: True: the windows are what the file says was sent (no ctxview truncation)
+    as_sent: bool
+    model: str | None
+    rates: Rates
+    #: estimated tokens of tools + system (calibrated for Claude Code transcripts)
+    static_tokens: int
+    notes: list[str] = field(default_factory=list)
+    evicted_messages: int = 0
+    #: transcript ids of the windows of the requests asked for (``keep_windows``) and the last
+    windows: dict[int, list[int]] = field(default_factory=dict)
+    #: the arguments that reproduce this log with :func:`simulate`
+    settings: dict[str, Any] = field(default_factory=dict)
+    #: ``compare``'s sums (:class:`Totals`) when the replay summed instead of building
+    #: ``requests`` (then empty); None otherwise
+    summary: Any = None
+
+    def token_error(self) -> dict[str, float] | None:
+        """Median and p90 of |predicted - recorded| / recorded over the requests with usage
+        (as sent only: a simulated window is not what the API billed)."""
+        if not self.as_sent:
+            return None
+        errs = sorted(
+            abs(r.input_tokens - t) / t
+            for r in self.requests
+            if (t := r.recorded_total) is not None and t > 0
+        )
+        if not errs:
+            return None
+        return {"median": round(_quantile(errs, 0.5), 4), "p90": round(_quantile(errs, 0.9), 4)}
+
+    def totals(self) -> dict[str, Any]:
+        reqs = self.requests
+        # attribute getters mapped in C, not comprehensions (50,000 requests); the floats are
+        # summed in the same order as ever
+        inp = sum(map(_INPUT_TOKENS, reqs))
+        read = sum(map(_CACHE_READ, reqs))
+        write = sum(map(_CACHE_WRITE, reqs))
+        costs = list(map(_COST, reqs))
+        rec = [r for r in reqs if r.recorded is not None]
+        rec_total = sum(r.recorded_total or 0 for r in rec)
+        rec_read = sum(r.recorded["cache_read_input_tokens"] for r in rec if r.recorded)
+        reds = [d for d in map(_REDUNDANCY, reqs) if d]
+        red_tok = sum(map(_TOKENS, reds))
+        red_cost = list(map(_COST, reds))
+        out: dict[str, Any] = {
+            "requests": len(reqs),
+            "input_tokens": inp,
+            "cache_read": read,
+            "cache_write": write,
+            "hit_rate": round(read / inp, 4) if inp else None,
+            "cost_usd": _round(sum(costs)) if costs and None not in costs else None,
+            "recorded_hit_rate": round(rec_read / rec_total, 4) if rec_total else None,
+        }
+        if rec:
+            out["token_error"] = self.token_error()
+        out["redundant_tokens"] = red_tok
+        out["redundant_cost_usd"] = _round(sum(red_cost)) if None not in red_cost else None
+        return out
+
+
+_INPUT_TOKENS = attrgetter("input_tokens")
+_CACHE_READ = attrgetter("cache_read")
+_CACHE_WRITE = attrgetter("cache_write")
+_COST = attrgetter("cost_usd")
+_REDUNDANCY = attrgetter("redundancy")
+_TOKENS = attrgetter("tokens")
+
+
+def _quantile(sorted_vals: Sequence[float], q: float) -> float:
+    if not sorted_vals:
+        return 0.0
+    pos = q * (len(sorted_vals) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(sorted_vals) - 1)
+    return sorted_vals[lo] + (sorted_vals[hi] - sorted_vals[lo]) * (pos - lo)
+
+
+class Totals:
+    """What ``compare``'s row needs of a strategy's requests, summed as the replay goes (50,000
+    :class:`~ctxview.core.requests.Request` objects per strategy were most of its time): the
+    same figures as the requests give (``tests/test_requests_fast.py``)."""
+
+    __slots__ = (
+        "cache_read",
+        "cache_write",
+        "costs",
+        "first_rejected",
+        "input_tokens",
+        "newest_dropped",
+        "rejected",
+        "requests",
+        "window_sum",
+    )
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.rejected = 0
+        self.first_rejected: int | None = None
+        self.newest_dropped = 0
+        self.window_sum = 0
+        self.input_tokens = 0
+        self.cache_read = 0
+        self.cache_write = 0
+        #: each request's cost in order (summed as ``RequestLog.totals`` sums them)
+        self.costs: list[float | None] = []
+
+    def add(
+        self,
+        window: int,
+        total: int,
+        read: int,
+        write: int,
+        cost: float | None,
+        newest_dropped: bool,
+        rejected: bool,
+    ) -> int:
+        """Count one request (instead of building it); returns its index."""
+        index = self.requests
+        self.requests = index + 1
+        self.window_sum += window
+        self.input_tokens += total
+        self.cache_read += read
+        self.cache_write += write
+        self.costs.append(cost)
+        if newest_dropped:
+            self.newest_dropped += 1
+        if rejected:
+            self.rejected += 1
+            if self.first_rejected is None:
+                self.first_rejected = index
+        return index
+
+
+@dataclass(slots=True)
+class ReplayPlan:
+    """What every window source replays: the session, its settings resolved (max, strategy,
+    budget, context editing, rates, prices) and the per-session facts computed once (tokens,
+    request points, compaction starts, cache keys, rewinds, timed edits, pins)."""
+
+    session: SessionLike
+    #: ``shared.Shared``: the per-session work every strategy reads
+    shared: Any
+    strategy: str
+    max_messages: int
+    max_tokens: int
+    low_water_fraction: float
+    #: ``clearing.ContextEditing``
+    context_editing: Any
+    rates: Rates
+    #: estimated tokens of tools + system
+    static: int
+    session_model: str | None
+    #: ``pricing.PriceTable``
+    prices: Any
+    #: tokens per message (the shared list: a replay that changes it copies it)
+    tok: list[int]
+    #: request points (``points.Point``), compaction starts, the TTL of an unmarked write
+    points: list[Any]
+    starts: set[int]
+    default_ttl: float
+    tools_fp: int
+    system_fp: int
+    sys_text: str
+    check: bool
+    keep: set[int]
+    redundancy: bool
+    #: requests off the current branch, edits placed in time, the recorded versions they replaced
+    off: list[Any]
+    edits: list[Any]
+    first_versions: dict[int, Any]
+    #: transcript ids pinned from the start
+    pinned: set[int]
+    #: compare's running totals: the replay sums each request into them instead of building it
+    sums: Totals | None = None
