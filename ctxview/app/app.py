@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -15,6 +16,7 @@ from textual.css.query import NoMatches
 from textual.widgets import Footer, Header, Input
 
 from ctxview.app.commands import CtxviewCommands
+from ctxview.app.messages import Command, MaxChosen, StrategyChosen
 from ctxview.app.model import AS_SENT, Eviction, SessionModel, as_sent_possible, compute_tokens
 from ctxview.app.safe import one_line, visible
 from ctxview.app.widgets.chat_input import ChatInput
@@ -209,7 +211,6 @@ class CtxviewApp(App[int]):
         self.offline = offline
         self.chat = chat
         self.save_config = save_config
-        self._back: list[int] = []
         self._last_detail = 0.0
         #: the switch (as sent or a simulation) being replayed: (as_sent, strategy, max), and a
         #: counter so that only the newest switch is installed (keys pressed faster than a replay)
@@ -472,7 +473,6 @@ class CtxviewApp(App[int]):
         self.model = model
         self._told_per_file = False
         self.exact_tokens = None
-        self._back.clear()
         self.editor.reset()
         self._update_titles()
         self.timeline.set_model(model)
@@ -838,6 +838,19 @@ class CtxviewApp(App[int]):
         self.notify(f"strategy: {name} — {STRATEGIES[name].description}", markup=False, timeout=4)
         self._persist_setting({"strategy": name})
 
+    @on(StrategyChosen)
+    def _strategy_chosen(self, event: StrategyChosen) -> None:
+        self.set_strategy(event.name)
+
+    @on(MaxChosen)
+    def _max_chosen(self, event: MaxChosen) -> None:
+        self.set_max(event.value)
+
+    @on(Command)
+    def _command(self, event: Command) -> None:
+        action: Callable[[], object] = getattr(self, f"action_{event.action}")
+        action()
+
     def on_config_sidebar_max_changed(self, event: ConfigSidebar.MaxChanged) -> None:
         if event.value != self.model.context.max_context_messages or self.model.as_sent:
             self.set_max(event.value)
@@ -952,70 +965,22 @@ class CtxviewApp(App[int]):
         self.detail.show(model, mid)
 
     def action_toggle_evicted(self) -> None:
-        sel = self.timeline.selected_id
-        self.model.show_evicted = not self.model.show_evicted
-        self.model.rebuild_rows()
-        self.timeline.refresh_rows()
-        if sel is not None and not self.timeline.select_id(sel):
-            # the selection was hidden: go to the first kept message after the gap
-            ids = self.model.context.window_ids
-            later = [i for i in ids if i > sel]
-            self.timeline.select_id(later[0] if later else ids[-1])
-        # the row count changed: once the new virtual size is laid out, bring the selected row
-        # back on screen (scrolling before that is clamped to the old size)
-        self.timeline.call_after_refresh(self.timeline.scroll_to_cursor_centered)
-        state = "shown (dimmed)" if self.model.show_evicted else "hidden"
-        self.notify(f"evicted rows {state}", markup=False, timeout=2)
+        self.timeline.toggle_evicted()
 
     def action_jump_pinned(self) -> None:
-        pid = self.model.transcript.pinned_id
-        if pid is None:
-            return
-        # the first message, then each pinned one in turn
-        targets = [pid, *(i for i in self.model.context.pinned_ids if i != pid)]
-        cur = self.timeline.selected_id
-        nxt = next((i for i in targets if cur is not None and i > cur), targets[0])
-        self._jump(nxt)
+        self.timeline.jump_pinned()
 
     def action_pin(self) -> None:
         self.editor.pin_selected()
 
-    def _jump(self, mid: int) -> None:
-        cur = self.timeline.selected_id
-        if not self.timeline.select_id(mid):
-            self.model.show_evicted = True
-            self.model.rebuild_rows()
-            self.timeline.refresh_rows()
-            self.timeline.select_id(mid)
-        if cur is not None and cur != mid:
-            self._back.append(cur)
-        self.timeline.focus()
-
     def action_next_problem(self) -> None:
-        ids = self.model.error_ids()
-        if not ids:
-            self.notify("no protocol errors in the window: the API will accept it", markup=False)
-            return
-        cur = self.timeline.selected_id
-        after = [i for i in ids if cur is None or i > cur]
-        self._jump(after[0] if after else ids[0])
+        self.timeline.jump_next_problem()
 
     def action_partner(self) -> None:
-        cur = self.timeline.selected_id
-        if cur is None:
-            return
-        p = self.model.partner(cur)
-        if p is None:
-            self.notify(
-                "this message has no tool_use / tool_result partner in the transcript", markup=False
-            )
-            return
-        self._jump(p)
+        self.timeline.jump_partner()
 
     def action_jump_back(self) -> None:
-        if self._back:
-            mid = self._back.pop()
-            self.timeline.select_id(mid)
+        self.timeline.jump_back()
 
     # -- edits (ctxview/app/editing.py) ---------------------------------------------------------
     def action_repair(self) -> None:
