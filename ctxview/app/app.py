@@ -16,7 +16,7 @@ from textual.css.query import NoMatches
 from textual.widgets import Footer, Header, Input
 
 from ctxview.app.commands import CtxviewCommands
-from ctxview.app.messages import Command, MaxChosen, StrategyChosen
+from ctxview.app.messages import Command, ContextChanged, MaxChosen, StrategyChosen
 from ctxview.app.model import AS_SENT, Eviction, SessionModel, as_sent_possible, compute_tokens
 from ctxview.app.safe import one_line, visible
 from ctxview.app.widgets.chat_input import ChatInput
@@ -27,6 +27,7 @@ from ctxview.core.strategies import STRATEGIES
 from ctxview.textfmt import fmt_tokens
 
 if TYPE_CHECKING:
+    from ctxview.app.editing import Editor
     from ctxview.app.widgets.detail import BlockDetail
     from ctxview.app.widgets.sidebar import ConfigSidebar
 
@@ -223,9 +224,7 @@ class CtxviewApp(App[int]):
         self._detail_key: tuple[Any, ...] | None = None
         self._evict_buffer: list[Eviction] = []
         self._evict_timer: Any = None
-        from ctxview.app.editing import Editor
-
-        self.editor = Editor(self)
+        self._editor: Editor | None = None  # made on the first edit: its imports wait till then
         #: files this session wrote (or was allowed to overwrite): ctrl+s saves over them quietly
         self._owned: set[str] = set()
         self._told_per_file = False
@@ -473,7 +472,8 @@ class CtxviewApp(App[int]):
         self.model = model
         self._told_per_file = False
         self.exact_tokens = None
-        self.editor.reset()
+        if self._editor is not None:
+            self._editor.reset(model)
         self._update_titles()
         self.timeline.set_model(model)
         self.update_panes()
@@ -579,6 +579,16 @@ class CtxviewApp(App[int]):
         return not typing and self.screen is self.screen_stack[0]
 
     # -- after every change to the context -----------------------------------------------------
+    @on(ContextChanged)
+    def _context_changed(self, event: ContextChanged) -> None:
+        if event.count_stale:
+            self.exact_tokens = None
+        self.context_changed(keep=event.keep)
+        if event.end:
+            self.timeline.action_jump_end()
+        if event.flash:
+            self.timeline.flash(event.flash)
+
     def context_changed(self, *, keep: int | None = None) -> None:
         """Rows, animation, notification, sidebar and detail follow a change of the context."""
         model = self.model
@@ -970,8 +980,17 @@ class CtxviewApp(App[int]):
     def action_jump_pinned(self) -> None:
         self.timeline.jump_pinned()
 
+    @property
+    def editor(self) -> Editor:
+        """The edits of the open session and their undo stack."""
+        if self._editor is None:
+            from ctxview.app.editing import Editor
+
+            self._editor = Editor(self, self.model, self.config)
+        return self._editor
+
     def action_pin(self) -> None:
-        self.editor.pin_selected()
+        self.editor.pin_selected(self.timeline.selected_id)
 
     def action_next_problem(self) -> None:
         self.timeline.jump_next_problem()
@@ -984,16 +1003,16 @@ class CtxviewApp(App[int]):
 
     # -- edits (ctxview/app/editing.py) ---------------------------------------------------------
     def action_repair(self) -> None:
-        self.editor.repair_selected()
+        self.editor.repair_selected(self.timeline.selected_id)
 
     def action_repair_all(self) -> None:
         self.editor.repair_all()
 
     def action_drop(self) -> None:
-        self.editor.drop_selected()
+        self.editor.drop_selected(self.timeline.selected_id)
 
     def action_stub(self) -> None:
-        self.editor.stub_selected()
+        self.editor.stub_selected(self.timeline.selected_id)
 
     def action_undo(self) -> None:
         self.editor.undo()
