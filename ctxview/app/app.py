@@ -16,7 +16,14 @@ from textual.css.query import NoMatches
 from textual.widgets import Footer, Header, Input
 
 from ctxview.app.commands import CtxviewCommands
-from ctxview.app.messages import Command, ContextChanged, MaxChosen, StrategyChosen
+from ctxview.app.messages import (
+    Command,
+    ContextChanged,
+    DraftChanged,
+    ExactCount,
+    MaxChosen,
+    StrategyChosen,
+)
 from ctxview.app.model import AS_SENT, Eviction, SessionModel, as_sent_possible, compute_tokens
 from ctxview.app.safe import one_line, visible
 from ctxview.app.widgets.chat_input import ChatInput
@@ -588,6 +595,23 @@ class CtxviewApp(App[int]):
             self.timeline.action_jump_end()
         if event.flash:
             self.timeline.flash(event.flash)
+
+    @on(DraftChanged)
+    def _draft_changed(self, event: DraftChanged) -> None:
+        tl = self.timeline
+        if event.rows:
+            tl.refresh_rows()
+        else:
+            tl.refresh()
+        if event.end:
+            tl.action_jump_end()
+        elif tl.on_draft:
+            self.show_detail()
+
+    @on(ExactCount)
+    def _exact_count(self, event: ExactCount) -> None:
+        self.exact_tokens = event.tokens
+        self.update_panes()
 
     def context_changed(self, *, keep: int | None = None) -> None:
         """Rows, animation, notification, sidebar and detail follow a change of the context."""

@@ -60,9 +60,10 @@ class ContextChanged(Message):
 class DraftChanged(Message):
     """The reply being streamed grew or failed: the timeline and (on it) the detail follow."""
 
-    def __init__(self, *, rows: bool = False) -> None:
+    def __init__(self, *, rows: bool = False, end: bool = False) -> None:
         super().__init__()
         self.rows = rows  #: the draft row appeared or went: the row count changed
+        self.end = end  #: move to the last row (the draft's) afterwards
 
 
 class ExactCount(Message):
