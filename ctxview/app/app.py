@@ -22,6 +22,10 @@ from ctxview.app.messages import (
     DraftChanged,
     ExactCount,
     MaxChosen,
+    OpenRequested,
+    ReplayAsSent,
+    SessionOpened,
+    SessionReplaced,
     StrategyChosen,
 )
 from ctxview.app.model import AS_SENT, Eviction, SessionModel, as_sent_possible, compute_tokens
@@ -35,6 +39,7 @@ from ctxview.textfmt import fmt_tokens
 
 if TYPE_CHECKING:
     from ctxview.app.editing import Editor
+    from ctxview.app.follow import Following
     from ctxview.app.widgets.detail import BlockDetail
     from ctxview.app.widgets.sidebar import ConfigSidebar
 
@@ -235,8 +240,9 @@ class CtxviewApp(App[int]):
         #: files this session wrote (or was allowed to overwrite): ctrl+s saves over them quietly
         self._owned: set[str] = set()
         self._told_per_file = False
-        #: ``--follow``: start following the opened transcript once mounted (ctxview.live)
+        #: ``--follow``: start following the opened transcript once mounted
         self.follow_on_start = False
+        self._following: Following | None = None
         self._predict_key: tuple[Any, ...] | None = None
         self._checking: SessionModel | None = None
         self._predict_timer: Any = None
@@ -464,16 +470,42 @@ class CtxviewApp(App[int]):
             self.call_after_refresh(self.action_follow)
 
     def action_follow(self) -> None:
-        """Follow the open Claude Code transcript as it grows (or stop): ctxview.live.follow."""
-        from ctxview.live.follow_view import toggle_follow
+        """Follow the open Claude Code transcript as it grows (or stop): ctxview.app.follow."""
+        from ctxview.app.follow import toggle_follow
 
-        toggle_follow(self)
+        self._following = toggle_follow(
+            self._following, self, self.model, self.timeline, self.config
+        )
+        self._update_titles()
 
     def action_sessions(self) -> None:
-        """The Claude Code sessions list (ctxview.live.sessions_screen)."""
-        from ctxview.live.sessions_screen import show_sessions
+        """The Claude Code sessions list: enter opens, f opens and follows."""
+        from ctxview.app.screens.sessions import SessionsScreen
 
-        show_sessions(self)
+        def chosen(answer: tuple[str, bool] | None) -> None:
+            if answer:
+                self.open_path(answer[0], follow=answer[1])
+
+        self.push_screen(SessionsScreen(), chosen)
+
+    @on(OpenRequested)
+    def _open_requested(self, event: OpenRequested) -> None:
+        self.open_path(event.path, follow=event.follow)
+
+    @on(SessionReplaced)
+    def _session_replaced(self, event: SessionReplaced) -> None:
+        if self.model is not event.old:
+            return  # another file was opened meanwhile
+        selected = self.timeline.selected_id
+        self._install_model(event.model)
+        if event.at_end:
+            self.timeline.action_jump_end()
+        elif selected is not None and selected < len(event.model.transcript):
+            self.timeline.select_id(selected)
+
+    @on(ReplayAsSent)
+    def _replay_as_sent(self, event: ReplayAsSent) -> None:
+        self.replay_as(as_sent=True, note=event.note)
 
     def _install_model(self, model: SessionModel, focus: bool = False) -> None:
         self.model = model
@@ -532,7 +564,8 @@ class CtxviewApp(App[int]):
     def _update_titles(self) -> None:
         self.title = f"ctxview · {self.model.name}"  # validate_title makes it visible text
         mode = "offline" if self.offline else "online"
-        self.sub_title = f"{self.model.model} · {mode}"
+        following = " · following" if self._following is not None and self._following.active else ""
+        self.sub_title = f"{self.model.model} · {mode}{following}"
 
     @work(thread=True, exclusive=True, group="tokens", description="count tokens")
     def _estimate_tokens(self, model: SessionModel) -> None:
@@ -817,10 +850,9 @@ class CtxviewApp(App[int]):
             )
             return
         selected = self.timeline.selected_id
-        following = getattr(self, "_following", None)
         self._install_model(model)
-        if following is not None and following.model is old:
-            following.model = model
+        if self._following is not None and self._following.model is old:
+            self._following.model = model
         if selected is not None and selected < len(model.transcript):
             self.timeline.select_id(selected)
         if note is not None:
@@ -1137,7 +1169,7 @@ class CtxviewApp(App[int]):
         )
 
     @work(thread=True, exclusive=True, group="open", description="open a file")
-    def open_path(self, path: str) -> None:
+    def open_path(self, path: str, follow: bool = False) -> None:
         from ctxview.sessions import SessionError, load_session, replay
 
         try:
@@ -1164,11 +1196,16 @@ class CtxviewApp(App[int]):
             )
             return
         model = SessionModel(rep, path, session.model or self.model.model)
-        self.call_from_thread(self._opened, model)
+        self.post_message(SessionOpened(model, follow=follow))
 
-    def _opened(self, model: SessionModel) -> None:
+    @on(SessionOpened)
+    def _opened(self, event: SessionOpened) -> None:
         from ctxview.sessions.model import freeze_long_lived
 
+        model = event.model
+        if self._following is not None:  # the file followed is no longer shown
+            self._following.stop()
+            self._following = None
         freeze_long_lived()  # a big session stays out of later GC passes (see launch)
         self.opened_file = True
         if self.chat is not None:
@@ -1180,6 +1217,8 @@ class CtxviewApp(App[int]):
             f"opened {model.name}: {len(model.transcript):,} messages ({model.session.format}){note}",
             markup=False,
         )
+        if event.follow:
+            self.action_follow()
 
     def _session_path_default(self) -> str:
         if self.model.path and self.model.session.format == "ctxview":

@@ -25,6 +25,15 @@ class SessionOpened(Message):
         self.follow = follow
 
 
+class OpenRequested(Message):
+    """Open this file (and follow it): chosen in a list of sessions."""
+
+    def __init__(self, path: str, *, follow: bool = False) -> None:
+        super().__init__()
+        self.path = path
+        self.follow = follow
+
+
 class SessionReplaced(Message):
     """The open session was replayed anew (a followed transcript rewritten): show the replay,
     keeping the selection, or the last row when the cursor was there."""
@@ -104,7 +113,3 @@ class Command(Message):
     def __init__(self, action: str) -> None:
         super().__init__()
         self.action = action
-
-
-class FollowChanged(Message):
-    """Following started or stopped: the titles say so."""

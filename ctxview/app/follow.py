@@ -5,8 +5,9 @@ library such as watchfiles would add a dependency and a Rust extension for one f
 appended to a few times a second, and polling also sees a file replaced under the same name); each
 :class:`Update` is applied on the app's thread: appended messages go through the live
 ``ConversationContext`` (the timeline grows, evictions animate, verdict and cache line follow), a
-replay installs a freshly replayed model built in the thread. The view stays where the user
-scrolled unless the cursor was on the last row.
+replay is posted to the app as :class:`~ctxview.app.messages.SessionReplaced` with a model
+freshly replayed in the thread. The view stays where the user scrolled unless the cursor was on
+the last row.
 """
 
 from __future__ import annotations
@@ -14,38 +15,48 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
+from ctxview.app.messages import ContextChanged, ReplayAsSent, SessionReplaced
 from ctxview.core.compaction import claude_code_compaction
 from ctxview.live.follow import LATE_BLOCK, Backoff, Follower, Update
 from ctxview.textfmt import visible
 
 if TYPE_CHECKING:
-    from ctxview.app.app import CtxviewApp
+    from textual.app import App
+
     from ctxview.app.model import SessionModel
+    from ctxview.app.widgets.timeline import Timeline
+    from ctxview.config import Config
 
 FOLLOWABLE = ("claude-code",)
 
 
 class Following:
-    def __init__(self, app: CtxviewApp, path: str) -> None:
+    """Follows the transcript at ``path`` shown as ``model`` (the app keeps ``model`` current
+    when it installs another view of the same session). ``app`` serves the worker, notices and
+    messages (Textual's services only)."""
+
+    def __init__(
+        self, app: App[Any], model: SessionModel, timeline: Timeline, config: Config
+    ) -> None:
+        assert model.path is not None
         self.app = app
-        self.path = path
-        self.model = app.model
+        self.path = model.path
+        self.model = model
+        self.timeline = timeline
+        self.config = config
         self.stopped = threading.Event()
-        self.follower = Follower(path, applied=[r.message for r in app.model.transcript.records])
+        self.follower = Follower(self.path, applied=[r.message for r in model.transcript.records])
         self._error_shown = False
+
+    @property
+    def active(self) -> bool:
+        return not self.stopped.is_set()
 
     def start(self) -> None:
         self.app.run_worker(self._run, thread=True, group="follow", exclusive=True, name="follow")
-        self._mark()
 
     def stop(self) -> None:
         self.stopped.set()
-
-    def _mark(self) -> None:
-        app = self.app
-        app._update_titles()
-        if not self.stopped.is_set():
-            app.sub_title = f"{app.sub_title} · following"
 
     # -- the polling thread ------------------------------------------------------------------------
     def _run(self) -> None:
@@ -103,7 +114,7 @@ class Following:
             session,
             max_context_messages=ctx.max_context_messages if simulated else None,
             strategy=ctx.strategy if simulated else None,
-            defaults=self.app.config.as_defaults(),
+            defaults=self.config.as_defaults(),
             as_sent=not simulated,
         )
         return SessionModel(rep, self.path, old.model)
@@ -115,44 +126,33 @@ class Following:
         )
 
     def _apply(self, update: Update, model: SessionModel | None) -> None:
-        app = self.app
-        if app.model is not self.model:  # another file was opened: stop following this one
-            self.stop()
+        if self.stopped.is_set():  # another file was opened meanwhile
             return
-        tl = app.timeline
-        rows = app.model.rows
+        tl = self.timeline
+        rows = self.model.rows
         at_end = not rows or tl.cursor >= len(rows) - 1
         if update.kind == "append":
-            ctx = app.model.context
+            ctx = self.model.context
             last = None
-            simulated = app.model.as_sent is None
+            simulated = self.model.as_sent is None
             for msg, meta in zip(update.messages, update.metas, strict=True):
                 if simulated and claude_code_compaction(meta) and len(ctx):
                     # a compaction: the simulation starts again at its summary, as on opening
                     last = ctx.start_again(msg, meta=dict(meta), copy=False)
                 else:
                     last = ctx.add_message(msg, meta=dict(meta), copy=False)
-            app.context_changed(keep=last if at_end else None)
-            if at_end:
-                tl.action_jump_end()
+            self.app.post_message(ContextChanged(keep=last if at_end else None, end=at_end))
             if not simulated and any(claude_code_compaction(m) for m in update.metas):
                 # as sent, a compaction starts the request again at its summary
-                app.replay_as(
-                    as_sent=True,
-                    note="following: compacted; the request starts again at the summary",
+                self.app.post_message(
+                    ReplayAsSent("following: compacted; the request starts again at the summary")
                 )
             return
         assert model is not None
-        selected = tl.selected_id
-        app._install_model(model)
-        self.model = model
-        if at_end:
-            tl.action_jump_end()
-        elif selected is not None and selected < len(model.transcript):
-            tl.select_id(selected)
-        self._mark()
+        old, self.model = self.model, model
+        self.app.post_message(SessionReplaced(old, model, at_end=at_end))
         if update.reason != LATE_BLOCK:  # that one is routine: no notification for it
-            app.notify(
+            self.app.notify(
                 f"{visible(model.name)}: {update.reason}: replayed "
                 f"({len(update.messages):,} messages)",
                 title="following",
@@ -161,26 +161,28 @@ class Following:
             )
 
 
-def toggle_follow(app: CtxviewApp) -> None:
-    """``f``: follow the open Claude Code transcript, or stop following it."""
-    current: Following | None = getattr(app, "_following", None)
-    if current is not None and not current.stopped.is_set():
+def toggle_follow(
+    current: Following | None,
+    app: App[Any],
+    model: SessionModel,
+    timeline: Timeline,
+    config: Config,
+) -> Following | None:
+    """``f``: follow the open Claude Code transcript, or stop following it; what follows now."""
+    if current is not None and current.active:
         current.stop()
-        app._following = None  # type: ignore[attr-defined]
-        current._mark()
         app.notify("stopped following", markup=False)
-        return
-    model = app.model
+        return None
     if not model.path or model.session.format not in FOLLOWABLE:
         app.notify(
             "f follows a Claude Code transcript (.jsonl) opened from a file",
             severity="warning",
             markup=False,
         )
-        return
-    following = Following(app, model.path)
-    app._following = following  # type: ignore[attr-defined]
+        return current
+    following = Following(app, model, timeline, config)
     following.start()
     app.notify(
         f"following {visible(model.name)}: new lines appear as they are written", markup=False
     )
+    return following
