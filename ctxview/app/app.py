@@ -1124,7 +1124,7 @@ class CtxviewApp(App[int]):
             ):
                 self.set_strategy(name)
 
-        self.push_screen(CompareScreen.for_app(self), chosen)
+        self.push_screen(CompareScreen.for_session(self.model, self.config), chosen)
 
     def action_help(self) -> None:
         from ctxview.app.screens.modals import HelpScreen
