@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import on, work
@@ -23,45 +21,30 @@ from ctxview.app.messages import (
     ExactCount,
     MaxChosen,
     OpenRequested,
-    ReplayAsSent,
+    ReplayRequested,
     SessionOpened,
+    SessionRenamed,
     SessionReplaced,
     StrategyChosen,
 )
 from ctxview.app.model import AS_SENT, Eviction, SessionModel, as_sent_possible, compute_tokens
 from ctxview.app.safe import one_line, visible
+from ctxview.app.switching import Switcher
 from ctxview.app.widgets.chat_input import ChatInput
 from ctxview.app.widgets.timeline import Timeline, TimelineHeader
 from ctxview.app.widgets.verdict import VerdictBar
 from ctxview.config import Config, ConfigError, save_config_values
 from ctxview.core.strategies import STRATEGIES
-from ctxview.textfmt import fmt_tokens
 
 if TYPE_CHECKING:
     from ctxview.app.editing import Editor
+    from ctxview.app.files import SessionFiles
     from ctxview.app.follow import Following
     from ctxview.app.widgets.detail import BlockDetail
     from ctxview.app.widgets.sidebar import ConfigSidebar
 
 # Everything not needed for the first paint (the sidebar, the detail pane with its syntax
 # highlighter, the modal screens with TextArea and DirectoryTree) is imported when first used.
-
-
-def free_session_name(path: str) -> str:
-    """``dir/name.ctxview.json`` for ``dir/name.json`` (``name-2.ctxview.json``… when taken)."""
-    p = Path(path)
-    stem = p.name
-    for suffix in (".jsonl", ".json"):
-        if stem.endswith(suffix):
-            stem = stem[: -len(suffix)]
-            break
-    stem = stem.removesuffix(".ctxview")
-    candidate = p.with_name(stem + ".ctxview.json")
-    n = 2
-    while os.path.lexists(candidate) or str(candidate) == path:
-        candidate = p.with_name(f"{stem}-{n}.ctxview.json")
-        n += 1
-    return str(candidate)
 
 
 NARROW = 100  #: below this width the sidebar collapses (ctrl+b brings it back)
@@ -227,8 +210,7 @@ class CtxviewApp(App[int]):
         self._last_detail = 0.0
         #: the switch (as sent or a simulation) being replayed: (as_sent, strategy, max), and a
         #: counter so that only the newest switch is installed (keys pressed faster than a replay)
-        self._pending_view: tuple[bool, str | None, int | None] | None = None
-        self._switch_gen = 0
+        self.switcher = Switcher(self, model, config)
         self._detail_timer: Any = None
         self.exact_tokens: int | None = None
         self._user_sidebar: bool | None = None
@@ -237,8 +219,7 @@ class CtxviewApp(App[int]):
         self._evict_buffer: list[Eviction] = []
         self._evict_timer: Any = None
         self._editor: Editor | None = None  # made on the first edit: its imports wait till then
-        #: files this session wrote (or was allowed to overwrite): ctrl+s saves over them quietly
-        self._owned: set[str] = set()
+        self._files: SessionFiles | None = None  # made when first used, like the editor
         self._told_per_file = False
         #: ``--follow``: start following the opened transcript once mounted
         self.follow_on_start = False
@@ -498,14 +479,21 @@ class CtxviewApp(App[int]):
             return  # another file was opened meanwhile
         selected = self.timeline.selected_id
         self._install_model(event.model)
+        if self._following is not None and self._following.model is event.old:
+            self._following.model = event.model
         if event.at_end:
             self.timeline.action_jump_end()
         elif selected is not None and selected < len(event.model.transcript):
             self.timeline.select_id(selected)
 
-    @on(ReplayAsSent)
-    def _replay_as_sent(self, event: ReplayAsSent) -> None:
-        self.replay_as(as_sent=True, note=event.note)
+    @on(ReplayRequested)
+    def _replay_requested(self, event: ReplayRequested) -> None:
+        self.replay_as(
+            as_sent=event.as_sent,
+            max_messages=event.max_messages,
+            strategy=event.strategy,
+            note=event.note,
+        )
 
     def _install_model(self, model: SessionModel, focus: bool = False) -> None:
         self.model = model
@@ -513,6 +501,9 @@ class CtxviewApp(App[int]):
         self.exact_tokens = None
         if self._editor is not None:
             self._editor.reset(model)
+        if self._files is not None:
+            self._files.model = model
+        self.switcher.model = model
         self._update_titles()
         self.timeline.set_model(model)
         self.update_panes()
@@ -728,10 +719,6 @@ class CtxviewApp(App[int]):
             self.notify(f"not saved to config: {exc}", severity="warning", markup=False)
 
     # -- as sent or simulated ------------------------------------------------------------------
-    def _default(self, key: str, fallback: Any) -> Any:
-        value = self.config.as_defaults().get(key)
-        return fallback if value is None else value
-
     def action_as_sent(self) -> None:
         """Show the recorded session as it was sent again (after a simulation)."""
         model = self.model
@@ -765,102 +752,9 @@ class CtxviewApp(App[int]):
             return
         if self.model.draft is not None:
             self.model.set_draft(None)
-        if not as_sent:
-            max_messages = max_messages or int(self._default("max_context_messages", 20))
-            strategy = strategy or str(self._default("strategy", "seed"))
-        from dataclasses import replace
-
-        old = self.model
-        records = old.transcript.records  # the snapshot is taken here, on the UI thread
-        edited = any("original" in r.meta or r.meta.get("removed") for r in records)
-        session = replace(
-            old.session,
-            # as recorded: an edit or a repair is not carried into the other view
-            messages=[r.meta.get("original", r.message) for r in records],
-            metas=[
-                {k: v for k, v in r.meta.items() if k not in ("original", "removed")}
-                for r in records
-            ],
-            system=old.system,
-            max_context_messages=None,
-            strategy=None,
-            saved_window=None,
-            saved_pinned=list(old.context.pinned_ids),  # pins stay pinned in the other view
+        self.switcher.switch(
+            as_sent=as_sent, max_messages=max_messages, strategy=strategy, note=note
         )
-        self._switch_gen += 1
-        self._pending_view = (as_sent, strategy, max_messages)
-        self._switch(old, session, as_sent, max_messages, strategy, edited, note, self._switch_gen)
-
-    @work(thread=True, exclusive=True, group="open", description="replay")
-    def _switch(
-        self,
-        old: SessionModel,
-        session: Any,
-        as_sent: bool,
-        max_messages: int | None,
-        strategy: str | None,
-        edited: bool,
-        note: str | None,
-        gen: int = 0,
-    ) -> None:
-        from ctxview.sessions import replay
-
-        try:
-            rep = replay(
-                session,
-                max_context_messages=max_messages,
-                strategy=strategy,
-                defaults=self.config.as_defaults(),
-                as_sent=as_sent,
-            )
-        except ValueError as exc:
-            self.call_from_thread(self._switch_failed, gen)
-            self.call_from_thread(self.notify, str(exc), severity="error", markup=False)
-            return
-        model = SessionModel(rep, old.path, old.model, tools=old.tools)
-        model.show_evicted = old.show_evicted
-        self.call_from_thread(self._switched, old, model, edited, note, gen)
-
-    def _switch_failed(self, gen: int) -> None:
-        if gen == self._switch_gen:
-            self._pending_view = None
-
-    def _switched(
-        self,
-        old: SessionModel,
-        model: SessionModel,
-        edited: bool,
-        note: str | None,
-        gen: int | None = None,
-    ) -> None:
-        if gen is not None and gen != self._switch_gen:
-            return  # a newer switch was asked for meanwhile: it installs its own replay
-        self._pending_view = None
-        if self.model is not old:
-            return  # another file was opened meanwhile
-        if len(old.transcript) != len(model.transcript):
-            # messages arrived meanwhile (following): replay again with them
-            simulated = model.as_sent is None
-            ctx = model.context
-            self.replay_as(
-                as_sent=not simulated,
-                max_messages=ctx.max_context_messages if simulated else None,
-                strategy=ctx.strategy if simulated else None,
-                note=note,
-            )
-            return
-        selected = self.timeline.selected_id
-        self._install_model(model)
-        if self._following is not None and self._following.model is old:
-            self._following.model = model
-        if selected is not None and selected < len(model.transcript):
-            self.timeline.select_id(selected)
-        if note is not None:
-            self.notify(note, markup=False, timeout=5)
-            return
-        lost = " (edits and repairs are not carried over)" if edited else ""
-        back = "" if model.as_sent is not None else " · a: back to as sent"
-        self.notify(f"{model.mode_label()}{back}{lost}", markup=False, timeout=5)
 
     # -- max and strategy ----------------------------------------------------------------------
     def set_max(self, n: int) -> None:
@@ -943,7 +837,7 @@ class CtxviewApp(App[int]):
             self.set_strategy(event.name)
 
     def action_max_delta(self, delta: int) -> None:
-        pending = self._pending_view
+        pending = self.switcher.pending
         if pending is not None and not pending[0] and pending[2] is not None:
             # a simulation is still being replayed: step on from its max (keys faster than it)
             self.replay_as(
@@ -962,7 +856,7 @@ class CtxviewApp(App[int]):
 
     def action_cycle_strategy(self) -> None:
         names = list(STRATEGIES)
-        pending = self._pending_view
+        pending = self.switcher.pending
         if pending is not None:
             # a switch is still being replayed: cycle on from where it goes, not from the
             # view on screen (s pressed faster than the replay)
@@ -1151,52 +1045,27 @@ class CtxviewApp(App[int]):
 
         self.push_screen(SystemPromptScreen(self.model.context.system_prompt), done)
 
-    # -- files ---------------------------------------------------------------------------------
+    # -- files (ctxview/app/files.py) -----------------------------------------------------------
+    @property
+    def files(self) -> SessionFiles:
+        if self._files is None:
+            from ctxview.app.files import SessionFiles
+
+            self._files = SessionFiles(
+                self,
+                self.model,
+                self.config,
+                document=self.session_document,
+                request_body=self.request_body,
+            )
+        return self._files
+
     def action_open(self) -> None:
-        from ctxview.app.screens.files import OpenFileScreen
+        self.files.open_dialog()
 
-        start = Path(self.model.path).parent if self.model.path else Path.cwd()
-
-        def chosen(path: str | None) -> None:
-            if path:
-                self.open_path(path)
-
-        self.push_screen(
-            OpenFileScreen(
-                start if start.is_dir() else Path.cwd(), subagents=self.model.session.subagents
-            ),
-            chosen,
-        )
-
-    @work(thread=True, exclusive=True, group="open", description="open a file")
     def open_path(self, path: str, follow: bool = False) -> None:
-        from ctxview.sessions import SessionError, load_session, replay
-
-        try:
-            session = load_session(path)
-            rep = replay(session, defaults=self.config.as_defaults(), as_sent=True)
-        except SessionError as exc:
-            self.call_from_thread(
-                self.notify,
-                str(exc),
-                title="cannot open",
-                severity="error",
-                markup=False,
-                timeout=10,
-            )
-            return
-        except ValueError as exc:
-            self.call_from_thread(
-                self.notify,
-                f"{path}: {exc}",
-                title="cannot open",
-                severity="error",
-                markup=False,
-                timeout=10,
-            )
-            return
-        model = SessionModel(rep, path, session.model or self.model.model)
-        self.post_message(SessionOpened(model, follow=follow))
+        """Open ``path`` (in a worker), and follow it if asked."""
+        self.files.load(path, follow)
 
     @on(SessionOpened)
     def _opened(self, event: SessionOpened) -> None:
@@ -1220,70 +1089,21 @@ class CtxviewApp(App[int]):
         if event.follow:
             self.action_follow()
 
-    def _session_path_default(self) -> str:
-        if self.model.path and self.model.session.format == "ctxview":
-            return self.model.path
-        if self.model.path:
-            return free_session_name(self.model.path)
-        return str(Path.cwd() / time.strftime("chat-%Y%m%d-%H%M%S.ctxview.json"))
-
-    def _owns(self, path: str) -> bool:
-        """True when saving to ``path`` overwrites nothing this session did not write."""
-        return not os.path.lexists(path) or os.path.abspath(path) in self._owned
-
     def action_save(self) -> None:
-        from ctxview.app.screens.files import SavePathScreen
-
-        if self.model.path and self.model.session.format == "ctxview":
-            self.save_checked(self.model.path)
-            return
-
-        def chosen(path: str | None) -> None:
-            if path:
-                self.save_checked(path)
-
-        self.push_screen(
-            SavePathScreen("Save the session (ctxview format)", self._session_path_default()),
-            chosen,
-        )
+        self.files.save()
 
     def action_save_as(self) -> None:
-        from ctxview.app.screens.files import SavePathScreen
-
-        default = (
-            free_session_name(self.model.path) if self.model.path else self._session_path_default()
-        )
-
-        def chosen(path: str | None) -> None:
-            if path:
-                self.save_checked(path)
-
-        self.push_screen(SavePathScreen("Save the session as… (ctxview format)", default), chosen)
+        self.files.save_as()
 
     def save_checked(self, path: str) -> None:
-        """Save, but never silently over a file this session did not create: ask first."""
-        if self._owns(path):
-            self.save_to(path)
-            return
-        from ctxview.app.screens.files import OverwriteScreen, SavePathScreen
+        self.files.save_checked(path)
 
-        suggestion = free_session_name(path)
+    def save_to(self, path: str) -> bool:
+        return self.files.save_to(path)
 
-        def again(other: str | None) -> None:
-            if other:
-                self.save_checked(other)
-
-        def answered(choice: str | None) -> None:
-            if choice == "overwrite":
-                self.save_to(path)
-            elif choice == "new":
-                self.save_checked(suggestion)
-            elif choice == "choose":
-                self.push_screen(
-                    SavePathScreen("Save the session as… (ctxview format)", suggestion), again
-                )
-
-        self.push_screen(OverwriteScreen(path, suggestion), answered)
+    @on(SessionRenamed)
+    def _renamed(self, event: SessionRenamed) -> None:
+        self._update_titles()
 
     def session_document(self) -> dict[str, Any]:
         from ctxview.sessions.store import session_document
@@ -1300,28 +1120,6 @@ class CtxviewApp(App[int]):
             as_sent=self.model.as_sent,
         )
 
-    def save_to(self, path: str) -> bool:
-        from ctxview.sessions.store import save_session
-
-        try:
-            save_session(path, self.session_document(), make_parents=False)  # a typed path
-            self._owned.add(os.path.abspath(path))
-        except (OSError, ValueError) as exc:
-            self.notify(
-                f"{path}: not saved: {exc}",
-                title="save failed",
-                severity="error",
-                markup=False,
-                timeout=10,
-            )
-            return False
-        if self.model.path != path:
-            self.model.path = path
-            self.model.session.format = "ctxview"
-            self._update_titles()
-        self.notify(f"saved {path}", markup=False, timeout=3)
-        return True
-
     def request_body(self) -> dict[str, Any]:
         from ctxview.sessions.request import build_request
 
@@ -1335,46 +1133,7 @@ class CtxviewApp(App[int]):
         )
 
     def action_export(self) -> None:
-        from ctxview.app.screens.files import SavePathScreen
-
-        if self.model.path:
-            p = Path(self.model.path)
-            default = str(p.with_name(p.stem.removesuffix(".ctxview") + ".request.json"))
-        else:
-            default = str(Path.cwd() / "request.json")
-
-        def chosen(path: str | None) -> None:
-            if not path:
-                return
-            from ctxview.sessions.store import save_request
-
-            body = self.request_body()
-            try:  # like autosave: never the API key; controls escaped; atomic
-                save_request(path, body)
-            except (OSError, ValueError) as exc:
-                self.notify(
-                    f"{path}: not written: {exc}",
-                    title="export failed",
-                    severity="error",
-                    markup=False,
-                    timeout=10,
-                )
-                return
-            self.notify(
-                f"wrote {path}: {len(body['messages'])} messages, ~{fmt_tokens(self.model.window_tokens)} tokens",
-                markup=False,
-            )
-            state, short, first = self.model.verdict()
-            if state == "bad":  # the same contract as `ctxview export`: written, but said
-                self.notify(
-                    f"the API would reject this request ({short.removeprefix('✗ ')}): {first}",
-                    title="exported a request the API will reject",
-                    severity="warning",
-                    markup=False,
-                    timeout=10,
-                )
-
-        self.push_screen(SavePathScreen("Export the next request body (JSON)", default), chosen)
+        self.files.export()
 
     # -- chat hooks (the chat controller does the work) ----------------------------------------
     @on(Input.Submitted, "#chat")

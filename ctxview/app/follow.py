@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from ctxview.app.messages import ContextChanged, ReplayAsSent, SessionReplaced
+from ctxview.app.messages import ContextChanged, ReplayRequested, SessionReplaced
 from ctxview.core.compaction import claude_code_compaction
 from ctxview.live.follow import LATE_BLOCK, Backoff, Follower, Update
 from ctxview.textfmt import visible
@@ -145,7 +145,10 @@ class Following:
             if not simulated and any(claude_code_compaction(m) for m in update.metas):
                 # as sent, a compaction starts the request again at its summary
                 self.app.post_message(
-                    ReplayAsSent("following: compacted; the request starts again at the summary")
+                    ReplayRequested(
+                        as_sent=True,
+                        note="following: compacted; the request starts again at the summary",
+                    )
                 )
             return
         assert model is not None

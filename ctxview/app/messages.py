@@ -25,6 +25,10 @@ class SessionOpened(Message):
         self.follow = follow
 
 
+class SessionRenamed(Message):
+    """The open session was saved under a new name: the titles follow."""
+
+
 class OpenRequested(Message):
     """Open this file (and follow it): chosen in a list of sessions."""
 
@@ -99,11 +103,22 @@ class MaxChosen(Message):
         self.value = value
 
 
-class ReplayAsSent(Message):
-    """Show the open recorded session as sent again, with ``note`` as the notice."""
+class ReplayRequested(Message):
+    """Replay the open recorded session as sent, or as a simulation under max and strategy,
+    with ``note`` as the notice."""
 
-    def __init__(self, note: str) -> None:
+    def __init__(
+        self,
+        *,
+        as_sent: bool,
+        max_messages: int | None = None,
+        strategy: str | None = None,
+        note: str | None = None,
+    ) -> None:
         super().__init__()
+        self.as_sent = as_sent
+        self.max_messages = max_messages
+        self.strategy = strategy
         self.note = note
 
 
