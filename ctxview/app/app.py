@@ -6,19 +6,22 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from textual import on, work
+from textual import on
 from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widgets import Footer, Header, Input
 
 from ctxview.app.commands import CtxviewCommands
+from ctxview.app.figures import Figures
+from ctxview.app.keys import BINDINGS, MAIN_SCREEN_ONLY, TYPING_SENSITIVE
 from ctxview.app.messages import (
     Command,
     ContextChanged,
     DraftChanged,
     ExactCount,
+    FiguresChanged,
     MaxChosen,
     OpenRequested,
     ReplayRequested,
@@ -27,7 +30,7 @@ from ctxview.app.messages import (
     SessionReplaced,
     StrategyChosen,
 )
-from ctxview.app.model import AS_SENT, Eviction, SessionModel, as_sent_possible, compute_tokens
+from ctxview.app.model import AS_SENT, Eviction, SessionModel, as_sent_possible
 from ctxview.app.safe import one_line, visible
 from ctxview.app.switching import Switcher
 from ctxview.app.widgets.chat_input import ChatInput
@@ -57,53 +60,6 @@ def sidebar_width(width: int) -> int:
     return max(SIDEBAR_MIN, min(SIDEBAR_MAX, width - TIMELINE_ROOM))
 
 
-KEYS_HELP: list[tuple[str, str]] = [
-    ("j / k, ↓ / ↑", "next / previous message"),
-    ("PgDn / PgUp", "page down / up"),
-    ("Home / g, End / G", "first / last message"),
-    ("mouse wheel, click", "scroll, select a row"),
-    ("+ / -", "raise / lower max messages (live; from as sent: simulate at the config's max)"),
-    ("s", "next eviction strategy (a recorded session: as sent → each strategy → as sent)"),
-    ("a", "a recorded session as it was sent (back from a simulation under max / strategy)"),
-    ("e", "show / hide evicted rows"),
-    ("p", "jump to the first message, then to each pinned message in turn"),
-    ("P", "pin / unpin the selected message (and its tool pair): never evicted (preview first)"),
-    ("n", "jump to the next message with a protocol error"),
-    ("t", "jump from a tool_result to its tool_use (and from a tool_use to its result)"),
-    ("backspace", "jump back"),
-    ("r", "repair: apply the fix of the selected message's protocol error"),
-    ("A", "repair all: every protocol error of the window"),
-    ("delete", "drop the selected message pair-safely (preview first)"),
-    ("c", "stub the selected message's tool_results or long text (preview first)"),
-    ("u", "undo the last edit or repair (as many as you like)"),
-    ("tab / shift+tab", "move focus between panes"),
-    ("i", "focus the chat input"),
-    ("enter (chat input)", "send the message"),
-    ("↑ / ↓ (chat input)", "recall the messages you sent"),
-    ("escape", "cancel a reply in flight / leave the chat input"),
-    ("ctrl+r", "retry the last failed send (without duplicating your message)"),
-    ("ctrl+k", "exact window tokens via the API's count_tokens (works in the chat input too)"),
-    ("ctrl+o", "open a file"),
-    ("ctrl+l", "Claude Code sessions, newest first (enter opens, f opens and follows)"),
-    ("f", "follow the open Claude Code transcript as it grows / stop"),
-    (
-        "ctrl+s",
-        "save the session (ctxview format, atomic; asks before overwriting a file "
-        "this session did not create)",
-    ),
-    ("S", "save as… (a new name)"),
-    ("x", "export the request body ctxview would send next"),
-    ("R", "requests: every API request with its predicted cache, breaks and cost"),
-    ("C", "compare: every strategy on this session (errors, context kept, cost); enter applies"),
-    ("ctrl+e", "edit the system prompt (works in the chat input too)"),
-    ("ctrl+b", "show / hide the config sidebar"),
-    ("d", "show / hide the block detail pane"),
-    ("ctrl+p", "command palette (every action, themes)"),
-    ("? / F1", "this help"),
-    ("ctrl+q", "quit"),
-]
-
-
 class CtxviewApp(App[int]):
     TITLE = "ctxview"
     COMMANDS = App.COMMANDS | {CtxviewCommands}
@@ -126,69 +82,9 @@ class CtxviewApp(App[int]):
     .-hide-detail BlockDetail { display: none; }
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+q", "quit", "Quit", priority=True),
-        Binding("ctrl+o", "open", "Open"),
-        Binding("ctrl+s", "save", "Save"),
-        Binding("S", "save_as", "Save as", show=False),
-        Binding("plus,equals_sign", "max_delta(1)", "+max", key_display="+"),
-        Binding("minus", "max_delta(-1)", "-max", key_display="-"),
-        Binding("e", "toggle_evicted", "Evicted"),
-        Binding("s", "cycle_strategy", "Strategy", show=False),
-        Binding("p", "jump_pinned", "Pinned", show=False),
-        Binding("P", "pin", "Pin", show=False),
-        Binding("n", "next_problem", "Problem", show=False),
-        Binding("t", "partner", "Tool pair", show=False),
-        Binding("backspace", "jump_back", "Back", show=False),
-        Binding("r", "repair", "Repair", show=False),
-        Binding("A", "repair_all", "Repair all", show=False),
-        Binding("delete", "drop", "Drop", show=False),
-        Binding("c", "stub", "Stub", show=False),
-        Binding("u", "undo", "Undo", show=False),
-        Binding("x", "export", "Export", show=False),
-        Binding("R", "requests", "Requests", show=False),
-        Binding("C", "compare", "Compare", show=False),
-        Binding("a", "as_sent", "As sent", show=False),
-        Binding("d", "toggle_detail", "Detail", show=False),
-        Binding("i", "focus_chat", "Chat", show=False),
-        Binding("ctrl+b", "toggle_sidebar", "Sidebar", show=False),
-        # priority: the chat input would eat these (go to end / delete to end of line)
-        Binding("ctrl+e", "edit_system", "System", show=False, priority=True),
-        Binding("ctrl+k", "count_tokens", "Count", show=False, priority=True),
-        Binding("ctrl+r", "retry", "Retry", show=False),
-        Binding("escape", "escape", "Cancel", show=False),
-        Binding("f", "follow", "Follow", show=False),
-        Binding("ctrl+l", "sessions", "Sessions", show=False),
-        Binding("question_mark,f1", "help", "Help"),
-    ]
-
-    #: actions that are plain keys: not while typing in an input
-    TYPING_SENSITIVE: ClassVar[set[str]] = {
-        "max_delta",
-        "toggle_evicted",
-        "cycle_strategy",
-        "as_sent",
-        "jump_pinned",
-        "pin",
-        "next_problem",
-        "partner",
-        "jump_back",
-        "repair",
-        "repair_all",
-        "drop",
-        "stub",
-        "undo",
-        "export",
-        "save_as",
-        "toggle_detail",
-        "focus_chat",
-        "help",
-        "follow",
-        "compare",
-    }
-
-    #: priority-bound actions: everywhere on the main screen, the chat input included
-    MAIN_SCREEN_ONLY: ClassVar[set[str]] = {"edit_system", "count_tokens"}
+    BINDINGS: ClassVar[list[BindingType]] = BINDINGS
+    TYPING_SENSITIVE: ClassVar[set[str]] = TYPING_SENSITIVE
+    MAIN_SCREEN_ONLY: ClassVar[set[str]] = MAIN_SCREEN_ONLY
 
     def __init__(
         self,
@@ -208,8 +104,6 @@ class CtxviewApp(App[int]):
         self.chat = chat
         self.save_config = save_config
         self._last_detail = 0.0
-        #: the switch (as sent or a simulation) being replayed: (as_sent, strategy, max), and a
-        #: counter so that only the newest switch is installed (keys pressed faster than a replay)
         self.switcher = Switcher(self, model, config)
         self._detail_timer: Any = None
         self.exact_tokens: int | None = None
@@ -224,11 +118,7 @@ class CtxviewApp(App[int]):
         #: ``--follow``: start following the opened transcript once mounted
         self.follow_on_start = False
         self._following: Following | None = None
-        self._predict_key: tuple[Any, ...] | None = None
-        self._checking: SessionModel | None = None
-        self._predict_timer: Any = None
-        #: seconds the last cache prediction took in its worker (for benchmarks)
-        self.last_prediction_seconds = 0.0
+        self.figures = Figures(self, model, config)
 
     # -- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -278,110 +168,33 @@ class CtxviewApp(App[int]):
             self.query_one(VerdictBar).update_from(self.model)
         if not self._panes_ready:
             return  # (the workers below start after the first paint: they compete for the GIL)
-        self._schedule_check()
+        self.figures.schedule_check()
         self.sidebar.update_from(self.model, self.exact_tokens)
         self.show_detail()
-        self._schedule_prediction()
+        self.figures.schedule_prediction()
 
-    def _schedule_check(self) -> None:
-        """A big window's first protocol check, in a worker (SessionModel.problems_pending)."""
-        model = self.model
-        if model.problems_pending and self._checking is not model:
-            self._checking = model
-            self._check_window(model, model.check_entries(), model.system, model.context.step)
-
-    @work(thread=True, exclusive=True, group="check", description="protocol check")
-    def _check_window(self, model: SessionModel, entries: Any, system: Any, step: int) -> None:
-        from ctxview.core.protocol import ProtocolChecker
-
-        checker = ProtocolChecker()  # the model's own may be used on the UI thread meanwhile
-        problems = checker.check(entries, system)
-        self.call_from_thread(self._checked_window, model, checker, problems, step)
-
-    def _checked_window(self, model: SessionModel, checker: Any, problems: Any, step: int) -> None:
-        self._checking = None
-        if model is not self.model:
-            return
-        if model.install_check(checker, problems, step):
+    @on(FiguresChanged)
+    def _figures_changed(self, event: FiguresChanged) -> None:
+        if event.rows:
             self.timeline.refresh()
             self.update_panes()
-        else:
-            self._schedule_check()  # the window changed meanwhile: check it again
-
-    # -- the request model's cache figures (ctxview/app/cacheline.py), off the UI thread --------
-    def _prediction_key(self) -> tuple[Any, ...]:
-        model, ctx = self.model, self.model.context
-        return (
-            id(model),
-            len(model.transcript),
-            ctx.step,
-            model.model,
-            ctx.max_context_messages,
-            ctx.strategy,
-            ctx.max_context_tokens,
-            ctx.low_water_fraction,
-            ctx.system_prompt,
-        )
-
-    def _schedule_prediction(self) -> None:
-        """Recompute the sidebar's cache figures when what they depend on changed: at once for
-        a newly shown session, else after a quiet spell (a tool loop or a followed transcript
-        changes the context many times a second) of at least twice the last run, so that on a
-        big session the worker takes at most about a third of the time."""
-        key = self._prediction_key()
-        if key == self._predict_key:
-            return
-        self._predict_key = key
-        if self._predict_timer is not None:
-            self._predict_timer.stop()
-        delay = 0.05
-        if self.model.cache_prediction is not None:
-            delay = max(0.3, 2 * self.last_prediction_seconds)
-        self._predict_timer = self.set_timer(delay, self._start_prediction)
-
-    def _start_prediction(self) -> None:
-        from ctxview.app.cacheline import session_view
-        from ctxview.app.request_inputs import price_table
-
-        self._predict_timer = None
-        model = self.model
-        found = session_view(model)  # the snapshot, on this thread
-        if found is None:
-            model.cache_prediction = None
-            if self._panes_ready:
-                self.sidebar.update_cache(model)
-            return
-        self._predict(model, self._predict_key, *found, price_table(self.config))
-
-    @work(thread=True, exclusive=True, group="cache", description="cache line")
-    def _predict(
-        self, model: SessionModel, key: Any, view: Any, settings: dict[str, Any], prices: Any
-    ) -> None:
-        from ctxview.app.cacheline import predict
-
-        try:
-            pred = predict(view, settings, prices)
-        except (ValueError, RecursionError) as exc:
-            self.call_from_thread(
-                self.notify, f"cache figures: {exc}", severity="warning", markup=False
-            )
-            return
-        self.call_from_thread(self._predicted, model, key, pred)
-
-    def _predicted(self, model: SessionModel, key: Any, pred: Any) -> None:
-        if model is not self.model or not self.is_running or self._is_exiting():
-            return  # another session, or the app is closing (its panes may be gone)
-        model.cache_prediction = pred
-        self.last_prediction_seconds = pred.seconds if pred is not None else 0.0
-        if self._panes_ready:
+        elif self._panes_ready:
             try:
-                self.sidebar.update_from(model, self.exact_tokens)
+                if event.cache:
+                    self.sidebar.update_cache(self.model)
+                else:
+                    self.sidebar.update_from(self.model, self.exact_tokens)
             except NoMatches:
                 return  # the panes are being torn down (the app is closing)
 
-    def _is_exiting(self) -> bool:
-        """True once the app has begun to exit (a worker's late result is dropped)."""
-        return bool(getattr(self, "_exit", False))
+    @property
+    def _predict_timer(self) -> Any:
+        """The cache prediction waiting for a quiet spell, if any (tests wait for it)."""
+        return self.figures.predict_timer
+
+    @property
+    def last_prediction_seconds(self) -> float:
+        return self.figures.last_prediction_seconds
 
     @property
     def timeline(self) -> Timeline:
@@ -504,13 +317,14 @@ class CtxviewApp(App[int]):
         if self._files is not None:
             self._files.model = model
         self.switcher.model = model
+        self.figures.model = model
         self._update_titles()
         self.timeline.set_model(model)
         self.update_panes()
         chat = self.query_one("#chat", Input)
         chat.placeholder = self._chat_placeholder()
         if not model.tokens_ready:
-            self._estimate_tokens(model)
+            self.figures.estimate_tokens(model)
         if focus:
             if self.opened_file:
                 self.timeline.focus()
@@ -557,18 +371,6 @@ class CtxviewApp(App[int]):
         mode = "offline" if self.offline else "online"
         following = " · following" if self._following is not None and self._following.active else ""
         self.sub_title = f"{self.model.model} · {mode}{following}"
-
-    @work(thread=True, exclusive=True, group="tokens", description="count tokens")
-    def _estimate_tokens(self, model: SessionModel) -> None:
-        toks = compute_tokens([r.message for r in model.transcript.records])
-        self.call_from_thread(self._tokens_done, model, toks)
-
-    def _tokens_done(self, model: SessionModel, toks: list[int]) -> None:
-        if model is not self.model:
-            return
-        model.install_tokens(toks)
-        self.update_panes()
-        self.timeline.refresh()
 
     def on_resize(self, event: Any) -> None:
         self._apply_width(event.size.width)
@@ -1021,6 +823,7 @@ class CtxviewApp(App[int]):
         self.push_screen(CompareScreen.for_session(self.model, self.config), chosen)
 
     def action_help(self) -> None:
+        from ctxview.app.keys import KEYS_HELP
         from ctxview.app.screens.modals import HelpScreen
 
         self.push_screen(HelpScreen(KEYS_HELP))

@@ -79,6 +79,18 @@ class DraftChanged(Message):
         self.end = end  #: move to the last row (the draft's) afterwards
 
 
+class FiguresChanged(Message):
+    """A worker's figures are in the shown model: token estimates or a protocol check
+    (``rows``: the timeline and every pane), the cache figures (``panes``: the sidebar), or
+    none to show (``cache``: the sidebar's cache line)."""
+
+    def __init__(self, *, rows: bool = False, panes: bool = False, cache: bool = False) -> None:
+        super().__init__()
+        self.rows = rows
+        self.panes = panes
+        self.cache = cache
+
+
 class ExactCount(Message):
     """The API counted the window's tokens exactly (count_tokens)."""
 
