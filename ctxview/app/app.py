@@ -23,21 +23,20 @@ from ctxview.app.messages import (
     ExactCount,
     FiguresChanged,
     MaxChosen,
+    NameChanged,
     OpenRequested,
     ReplayRequested,
     SessionOpened,
-    SessionRenamed,
     SessionReplaced,
     StrategyChosen,
 )
 from ctxview.app.model import AS_SENT, Eviction, SessionModel, as_sent_possible
 from ctxview.app.safe import one_line, visible
-from ctxview.app.switching import Switcher
+from ctxview.app.settings import Settings
 from ctxview.app.widgets.chat_input import ChatInput
 from ctxview.app.widgets.timeline import Timeline, TimelineHeader
 from ctxview.app.widgets.verdict import VerdictBar
-from ctxview.config import Config, ConfigError, save_config_values
-from ctxview.core.strategies import STRATEGIES
+from ctxview.config import Config
 
 if TYPE_CHECKING:
     from ctxview.app.editing import Editor
@@ -104,7 +103,13 @@ class CtxviewApp(App[int]):
         self.chat = chat
         self.save_config = save_config
         self._last_detail = 0.0
-        self.switcher = Switcher(self, model, config)
+        self.settings = Settings(
+            self,
+            model,
+            config,
+            chat_busy=lambda: self.chat is not None and bool(getattr(self.chat, "busy", False)),
+            save_config=save_config,
+        )
         self._detail_timer: Any = None
         self.exact_tokens: int | None = None
         self._user_sidebar: bool | None = None
@@ -114,7 +119,6 @@ class CtxviewApp(App[int]):
         self._evict_timer: Any = None
         self._editor: Editor | None = None  # made on the first edit: its imports wait till then
         self._files: SessionFiles | None = None  # made when first used, like the editor
-        self._told_per_file = False
         #: ``--follow``: start following the opened transcript once mounted
         self.follow_on_start = False
         self._following: Following | None = None
@@ -301,7 +305,7 @@ class CtxviewApp(App[int]):
 
     @on(ReplayRequested)
     def _replay_requested(self, event: ReplayRequested) -> None:
-        self.replay_as(
+        self.settings.replay_as(
             as_sent=event.as_sent,
             max_messages=event.max_messages,
             strategy=event.strategy,
@@ -310,13 +314,12 @@ class CtxviewApp(App[int]):
 
     def _install_model(self, model: SessionModel, focus: bool = False) -> None:
         self.model = model
-        self._told_per_file = False
         self.exact_tokens = None
         if self._editor is not None:
             self._editor.reset(model)
         if self._files is not None:
             self._files.model = model
-        self.switcher.model = model
+        self.settings.show(model)
         self.figures.model = model
         self._update_titles()
         self.timeline.set_model(model)
@@ -391,7 +394,7 @@ class CtxviewApp(App[int]):
 
     def _theme_changed(self, theme: Any) -> None:
         if self.save_config and getattr(theme, "name", None):
-            self._persist({"theme": theme.name})
+            self.settings.persist({"theme": theme.name})
 
     def get_system_commands(self, screen: Any) -> Any:
         yield from super().get_system_commands(screen)
@@ -471,134 +474,27 @@ class CtxviewApp(App[int]):
         )
         self.notify(merged.describe(), title="eviction", markup=False, timeout=4)
 
-    def _persist_setting(self, updates: dict[str, Any]) -> None:
-        """Max, strategy and model: a new chat's become the defaults; an open file's stay with
-        that session (saved with it) unless made the default from the palette."""
-        if self.model.path is None:
-            self._persist(updates)
-            return
-        if not self._told_per_file:
-            self._told_per_file = True
-            self.notify(
-                f"applies to {self.model.name} only (saved with it); to keep it for new chats: "
-                "ctrl+p → Make these settings the default",
-                markup=False,
-                timeout=6,
-            )
-
-    def action_make_default(self) -> None:
-        """The session's max, strategy and model become the defaults in config.toml (as sent
-        has no max or strategy of ctxview's: only the model)."""
-        ctx = self.model.context
-        updates: dict[str, Any] = {
-            "max_context_messages": ctx.max_context_messages,
-            "strategy": ctx.strategy,
-            "model": self.model.model,
-        }
-        if self.model.as_sent is not None:
-            updates = {"model": self.model.model}
-        if not self.save_config:
-            return
-        try:
-            path = save_config_values(updates, self.config.path)
-        except (ConfigError, OSError) as exc:
-            self.notify(f"not saved to config: {exc}", severity="warning", markup=False)
-            return
-        self.config.values.update(updates)
-        saved = (
-            f"model {self.model.model} (as sent: no max or strategy to save)"
-            if len(updates) == 1
-            else f"max {ctx.max_context_messages}, {ctx.strategy}, {self.model.model}"
-        )
-        self.notify(f"defaults saved to {path}: {saved}", markup=False)
-
-    def _persist(self, updates: dict[str, Any]) -> None:
-        if not self.save_config:
-            return
-        try:
-            save_config_values(updates, self.config.path)
-        except (ConfigError, OSError) as exc:
-            self.notify(f"not saved to config: {exc}", severity="warning", markup=False)
-
-    # -- as sent or simulated ------------------------------------------------------------------
-    def action_as_sent(self) -> None:
-        """Show the recorded session as it was sent again (after a simulation)."""
-        model = self.model
-        if model.as_sent is not None:
-            self.notify("already shown as sent (no ctxview truncation)", markup=False, timeout=3)
-            return
-        from ctxview.sessions.replay import as_sent_format
-
-        if as_sent_format(model.session) is None:
-            self.notify(
-                "as sent: only for a recorded session (a Claude Code transcript, a request "
-                "body, a proxy recording); this one is simulated under max and strategy",
-                severity="warning",
-                markup=False,
-            )
-            return
-        self.replay_as(as_sent=True)
-
-    def replay_as(
-        self,
-        *,
-        as_sent: bool,
-        max_messages: int | None = None,
-        strategy: str | None = None,
-        note: str | None = None,
-    ) -> None:
-        """Replay the open session as sent, or as a simulation under max and strategy (the
-        config's where not given): a recorded session switches between the two."""
-        if self.chat is not None and getattr(self.chat, "busy", False):
-            self.notify("a reply is in flight: wait, or press escape to cancel it", markup=False)
-            return
-        if self.model.draft is not None:
-            self.model.set_draft(None)
-        self.switcher.switch(
-            as_sent=as_sent, max_messages=max_messages, strategy=strategy, note=note
-        )
-
-    # -- max and strategy ----------------------------------------------------------------------
+    # -- the shown session's settings (ctxview/app/settings.py) ---------------------------------
     def set_max(self, n: int) -> None:
-        ctx = self.model.context
-        old = ctx.max_context_messages
-        if n < 1:
-            self.notify(
-                "max messages must be >= 1: the first message is always kept",
-                severity="error",
-                markup=False,
-            )
-            return
-        if self.model.as_sent is not None:
-            # choosing a max leaves "as sent": a simulation under it and the config's strategy
-            self.replay_as(as_sent=False, max_messages=n)
-            return
-        ctx.set_max_context_messages(n)
-        self.exact_tokens = None
-        self.context_changed()
-        if n > old and self.model.evicted_count():
-            self.notify(
-                f"max raised to {n}: evicted messages do not come back (the seed's semantics); "
-                "the window refills with new messages",
-                markup=False,
-            )
-        self._persist_setting({"max_context_messages": n})
+        self.settings.set_max(n)
 
     def set_strategy(self, name: str) -> None:
-        if name == AS_SENT:
-            self.action_as_sent()
-            return
-        if name not in STRATEGIES:
-            return
-        if self.model.as_sent is not None:
-            # choosing a strategy leaves "as sent": a simulation under it and the config's max
-            self.replay_as(as_sent=False, strategy=name)
-            return
-        self.model.context.set_strategy(name)
-        self.exact_tokens = None
-        self.context_changed()
-        self.notify(f"strategy: {name} — {STRATEGIES[name].description}", markup=False, timeout=4)
-        self._persist_setting({"strategy": name})
+        self.settings.set_strategy(name)
+
+    def set_model_name(self, name: str) -> None:
+        self.settings.set_model_name(name)
+
+    def action_as_sent(self) -> None:
+        self.settings.show_as_sent()
+
+    def action_max_delta(self, delta: int) -> None:
+        self.settings.max_delta(delta)
+
+    def action_cycle_strategy(self) -> None:
+        self.settings.cycle_strategy()
+
+    def action_make_default(self) -> None:
+        self.settings.make_default()
 
     @on(StrategyChosen)
     def _strategy_chosen(self, event: StrategyChosen) -> None:
@@ -620,63 +516,12 @@ class CtxviewApp(App[int]):
     def on_config_sidebar_model_changed(self, event: ConfigSidebar.ModelChanged) -> None:
         self.set_model_name(event.name)
 
-    def set_model_name(self, name: str) -> None:
-        if name in (self.model.model, one_line(self.model.model, 200)):
-            return  # the Model input shows a hostile name made visible: unchanged, not renamed
-        self.model.model = name
-        self.exact_tokens = None
-        self._update_titles()
-        self.query_one("#chat", Input).placeholder = self._chat_placeholder()
-        self.update_panes()
-        self.notify(f"model: {name}", markup=False, timeout=3)
-        self._persist_setting({"model": name})
-
     def on_config_sidebar_strategy_changed(self, event: ConfigSidebar.StrategyChanged) -> None:
         if event.name == AS_SENT:
             if self.model.as_sent is None:
                 self.action_as_sent()
         elif event.name != self.model.context.strategy or self.model.as_sent is not None:
             self.set_strategy(event.name)
-
-    def action_max_delta(self, delta: int) -> None:
-        pending = self.switcher.pending
-        if pending is not None and not pending[0] and pending[2] is not None:
-            # a simulation is still being replayed: step on from its max (keys faster than it)
-            self.replay_as(
-                as_sent=False, strategy=pending[1], max_messages=max(1, pending[2] + delta)
-            )
-            return
-        if self.model.as_sent is not None:
-            # as sent has no max of ctxview's: + / - start a simulation at the config's max
-            self.replay_as(as_sent=False)
-            return
-        n = self.model.context.max_context_messages + delta
-        if n < 1:
-            self.notify("max is already 1: only the pinned first message is kept", markup=False)
-            return
-        self.set_max(n)
-
-    def action_cycle_strategy(self) -> None:
-        names = list(STRATEGIES)
-        pending = self.switcher.pending
-        if pending is not None:
-            # a switch is still being replayed: cycle on from where it goes, not from the
-            # view on screen (s pressed faster than the replay)
-            as_sent, cur_or_none, max_messages = pending
-            cur = "" if as_sent else (cur_or_none or "")
-            if cur == names[-1] and as_sent_possible(self.model):
-                self.replay_as(as_sent=True)
-            else:
-                nxt = names[(names.index(cur) + 1) % len(names)] if cur in names else names[0]
-                self.replay_as(as_sent=False, strategy=nxt, max_messages=max_messages)
-            return
-        cur = self.model.context.strategy
-        if self.model.as_sent is not None:
-            cur = ""  # from as sent: the first strategy, simulated at the config's max
-        elif cur == names[-1] and as_sent_possible(self.model):
-            self.action_as_sent()  # s cycles through "as sent" for a recorded session
-            return
-        self.set_strategy(names[(names.index(cur) + 1) % len(names)] if cur in names else names[0])
 
     # -- navigation ----------------------------------------------------------------------------
     @on(Timeline.Selected)
@@ -904,9 +749,13 @@ class CtxviewApp(App[int]):
     def save_to(self, path: str) -> bool:
         return self.files.save_to(path)
 
-    @on(SessionRenamed)
-    def _renamed(self, event: SessionRenamed) -> None:
+    @on(NameChanged)
+    def _renamed(self, event: NameChanged) -> None:
+        if event.count_stale:
+            self.exact_tokens = None
         self._update_titles()
+        self.query_one("#chat", Input).placeholder = self._chat_placeholder()
+        self.update_panes()
 
     def session_document(self) -> dict[str, Any]:
         from ctxview.sessions.store import session_document

@@ -1,7 +1,7 @@
 """Opening, saving and exporting the open session in the TUI (``ctrl+o``, ``ctrl+s``, ``S``,
 ``x``): the dialogs, the checks before writing, and the loading worker. A file read is posted to
 the app as :class:`~ctxview.app.messages.SessionOpened`; a save under a new name as
-:class:`~ctxview.app.messages.SessionRenamed`."""
+:class:`~ctxview.app.messages.NameChanged`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ctxview.app.messages import SessionOpened, SessionRenamed
+from ctxview.app.messages import NameChanged, SessionOpened
 from ctxview.textfmt import fmt_tokens
 
 if TYPE_CHECKING:
@@ -181,7 +181,7 @@ class SessionFiles:
         if self.model.path != path:
             self.model.path = path
             self.model.session.format = "ctxview"
-            self.app.post_message(SessionRenamed())
+            self.app.post_message(NameChanged())
         self.app.notify(f"saved {path}", markup=False, timeout=3)
         return True
 

@@ -25,8 +25,13 @@ class SessionOpened(Message):
         self.follow = follow
 
 
-class SessionRenamed(Message):
-    """The open session was saved under a new name: the titles follow."""
+class NameChanged(Message):
+    """The shown session's file (saved under a new name) or model changed: the titles, the
+    chat's prompt and the panes follow; ``count_stale`` drops the exact count_tokens figure."""
+
+    def __init__(self, *, count_stale: bool = False) -> None:
+        super().__init__()
+        self.count_stale = count_stale
 
 
 class OpenRequested(Message):
