@@ -62,24 +62,7 @@ def sidebar_width(width: int) -> int:
 class CtxviewApp(App[int]):
     TITLE = "ctxview"
     COMMANDS = App.COMMANDS | {CtxviewCommands}
-    CSS = """
-    Screen { layout: vertical; }
-    #main { height: 1fr; }
-    #center { width: 1fr; }
-    Timeline { height: 3fr; min-height: 5; }
-    BlockDetail { height: 2fr; border-top: tall $primary 40%; }
-    #chat { margin: 0 0; border: tall $primary 30%; }
-    #chat:focus { border: tall $primary; }
-    .-hide-sidebar ConfigSidebar { display: none; }
-    #verdict { display: none; }
-    .-hide-sidebar #verdict { display: block; }
-    /* small terminals: notices at the top, over the timeline, never over the detail pane */
-    .-narrow ToastRack {
-        dock: top; align: right top; margin-top: 2; margin-bottom: 0; max-height: 9;
-    }
-    .-narrow Toast { padding: 0 1; margin-top: 0; margin-bottom: 1; }
-    .-hide-detail BlockDetail { display: none; }
-    """
+    CSS_PATH = "app.tcss"
 
     BINDINGS: ClassVar[list[BindingType]] = BINDINGS
     TYPING_SENSITIVE: ClassVar[set[str]] = TYPING_SENSITIVE
@@ -114,7 +97,6 @@ class CtxviewApp(App[int]):
         self.exact_tokens: int | None = None
         self._user_sidebar: bool | None = None
         self._panes_ready = False
-        self._detail_key: tuple[Any, ...] | None = None
         self._evict_buffer: list[Eviction] = []
         self._evict_timer: Any = None
         self._editor: Editor | None = None  # made on the first edit: its imports wait till then
@@ -544,32 +526,10 @@ class CtxviewApp(App[int]):
         except NoMatches:
             return  # the app is being torn down (a follow update landing as it quits)
         self._last_detail = time.monotonic()
-        if self.timeline.on_draft and self.model.draft is not None:
-            self._detail_key = None
-            self.detail.show_draft(self.model.draft)
-            return
-        mid = self.timeline.selected_id
-        model = self.model
-        marked = self.timeline.selected_marker
-        if marked is not None:  # a compaction ledger marker: what the compaction did
-            key_m = (id(model), "ledger", marked, len(model.transcript))
-            if key_m != self._detail_key:
-                self._detail_key = key_m
-                self.detail.show_compaction(model.compaction_at(marked))
-            return
-        # rebuilding the pane costs a remount: skip it when what it shows has not changed
-        key = (
-            id(model),
-            mid,
-            model.status(mid) if mid is not None else None,
-            tuple(p.message for p in model.problems_for(mid)) if mid is not None else (),
-            model.context.system_prompt if mid is None else None,
-            id(model.transcript[mid].message) if mid is not None else None,  # edits
+        tl = self.timeline
+        self.detail.show_selected(
+            self.model, tl.selected_id, marker=tl.selected_marker, on_draft=tl.on_draft
         )
-        if key == self._detail_key:
-            return
-        self._detail_key = key
-        self.detail.show(model, mid)
 
     def action_toggle_evicted(self) -> None:
         self.timeline.toggle_evicted()
@@ -627,31 +587,20 @@ class CtxviewApp(App[int]):
         self.main_screen.toggle_class("-hide-detail")
 
     def action_requests(self) -> None:
-        """The Requests view of the open session: as sent, or under the current max and
-        strategy (labelled as the sidebar says)."""
-        from ctxview.app.cacheline import session_view
-        from ctxview.app.request_inputs import price_table
+        """The Requests view of the open session; enter selects a request's message."""
         from ctxview.app.screens.requests import RequestsScreen
 
-        m = self.model
-        found = session_view(m)
-        if found is None:
+        screen = RequestsScreen.for_session(self.model, self.config)
+        if screen is None:
             self.notify("no requests yet: nothing has been sent", markup=False)
             return
-        view, settings = found
-        prices = price_table(self.config)
-        # the cache line's worker ran the same request model: its log, if still current
-        saved = m.cache_prediction.so_far if m.cache_prediction is not None else None
-        log = saved.log_for(view, settings, prices) if saved is not None else None
-        settings["prices"] = prices
-        label = m.mode_label()
 
         def chosen(mid: int | None) -> None:
             if mid is not None:
                 self.timeline.select_id(mid)
                 self.timeline.focus()
 
-        self.push_screen(RequestsScreen(view, settings, label, log), chosen)
+        self.push_screen(screen, chosen)
 
     def action_compare(self) -> None:
         """The Compare screen: every strategy replayed on this session at the current max;
