@@ -13,6 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widgets import Footer, Header, Input
 
+from ctxview.app import dialogs
 from ctxview.app.commands import CtxviewCommands
 from ctxview.app.figures import Figures
 from ctxview.app.keys import BINDINGS, MAIN_SCREEN_ONLY, TYPING_SENSITIVE
@@ -22,6 +23,7 @@ from ctxview.app.messages import (
     DraftChanged,
     ExactCount,
     FiguresChanged,
+    Followed,
     MaxChosen,
     NameChanged,
     OpenRequested,
@@ -31,8 +33,9 @@ from ctxview.app.messages import (
     StrategyChosen,
 )
 from ctxview.app.model import AS_SENT, Eviction, SessionModel, as_sent_possible
-from ctxview.app.safe import one_line, visible
+from ctxview.app.safe import one_line
 from ctxview.app.settings import Settings
+from ctxview.app.shell import ShellApp
 from ctxview.app.widgets.chat_input import ChatInput
 from ctxview.app.widgets.timeline import Timeline, TimelineHeader
 from ctxview.app.widgets.verdict import VerdictBar
@@ -59,7 +62,7 @@ def sidebar_width(width: int) -> int:
     return max(SIDEBAR_MIN, min(SIDEBAR_MAX, width - TIMELINE_ROOM))
 
 
-class CtxviewApp(App[int]):
+class CtxviewApp(ShellApp):
     TITLE = "ctxview"
     COMMANDS = App.COMMANDS | {CtxviewCommands}
     CSS_PATH = "app.tcss"
@@ -196,36 +199,9 @@ class CtxviewApp(App[int]):
         widget: Any = self.query_one("#sidebar")
         return widget  # type: ignore[no-any-return]
 
-    # -- crashes and signals --------------------------------------------------------------------
-    #: set when an unhandled exception ended the app: (exception, its traceback text)
-    crash: tuple[BaseException, str] | None = None
-
-    def _handle_exception(self, error: Exception) -> None:
-        """A crash: keep the traceback for the log file (see launch) instead of printing it over
-        the user's terminal; the app exits with status 1."""
-        import traceback
-
-        if self.crash is None:
-            self.crash = (error, "".join(traceback.format_exception(error)))
-        super()._handle_exception(error)
-        self._exit_renderables.clear()  # the one line and the log replace Textual's dump
-
-    def _install_signal_handlers(self) -> None:
-        """SIGTERM and SIGHUP: autosave the chat, leave the terminal as it was, exit 143 / 129."""
-        import asyncio
-        import signal
-
-        try:
-            loop = asyncio.get_running_loop()
-            for sig in (signal.SIGTERM, signal.SIGHUP):
-                loop.add_signal_handler(sig, self._on_signal, int(sig))
-        except (NotImplementedError, RuntimeError, ValueError, AttributeError):
-            pass  # not the main thread (tests) or no signals here (Windows)
-
-    def _on_signal(self, signum: int) -> None:
+    def before_signal_exit(self) -> None:
         if self.chat is not None and hasattr(self.chat, "autosave_now"):
             self.chat.autosave_now()
-        self.exit(return_code=128 + signum)
 
     def on_mount(self) -> None:
         self._install_signal_handlers()
@@ -259,18 +235,21 @@ class CtxviewApp(App[int]):
         self._update_titles()
 
     def action_sessions(self) -> None:
-        """The Claude Code sessions list: enter opens, f opens and follows."""
-        from ctxview.app.screens.sessions import SessionsScreen
-
-        def chosen(answer: tuple[str, bool] | None) -> None:
-            if answer:
-                self.open_path(answer[0], follow=answer[1])
-
-        self.push_screen(SessionsScreen(), chosen)
+        dialogs.show_sessions(self)
 
     @on(OpenRequested)
     def _open_requested(self, event: OpenRequested) -> None:
         self.open_path(event.path, follow=event.follow)
+
+    @on(Followed)
+    def _followed(self, event: Followed) -> None:
+        if event.following is not self._following:
+            return  # no longer followed
+        change = event.following.apply(event.update, event.model)
+        if isinstance(change, ContextChanged):
+            self._context_changed(change)
+        elif isinstance(change, SessionReplaced):
+            self._session_replaced(change)
 
     @on(SessionReplaced)
     def _session_replaced(self, event: SessionReplaced) -> None:
@@ -321,36 +300,6 @@ class CtxviewApp(App[int]):
             return "Message the offline demo model · enter to send · try: calculate 6*7"
         return f"Message {one_line(self.model.model, 60)} · enter to send · escape cancels a reply"
 
-    # -- the sanitising boundary for app-wide text ---------------------------------------------
-    def notify(
-        self,
-        message: str,
-        *,
-        title: str = "",
-        severity: Any = "information",
-        timeout: float | None = None,
-        markup: bool = True,
-    ) -> None:
-        """Every notification (the app's, its widgets', the chat controller's, from threads)
-        comes here: control characters, C1 controls and bidi overrides are made visible and the
-        text is never parsed as markup, whatever the caller passed."""
-        kwargs: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
-        super().notify(
-            visible(str(message)[:4000]),
-            title=one_line(str(title), 120),
-            severity=severity,
-            markup=False,
-            **kwargs,
-        )
-
-    def validate_title(self, title: str) -> str:
-        """The header's title (and the terminal's, where a driver sets it) is always visible
-        text: a session named with an OSC sequence cannot retitle the terminal."""
-        return one_line(str(title), 300)
-
-    def validate_sub_title(self, sub_title: str) -> str:
-        return one_line(str(sub_title), 300)
-
     def _update_titles(self) -> None:
         self.title = f"ctxview · {self.model.name}"  # validate_title makes it visible text
         mode = "offline" if self.offline else "online"
@@ -381,20 +330,6 @@ class CtxviewApp(App[int]):
     def get_system_commands(self, screen: Any) -> Any:
         yield from super().get_system_commands(screen)
         yield SystemCommand("Help: every key", "Show the key reference", self.action_help)
-
-    # -- guards --------------------------------------------------------------------------------
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in self.MAIN_SCREEN_ONLY:
-            # priority keys: on the main screen only (a dialog's text area keeps its own ctrl+e)
-            return self.screen is self.screen_stack[0]
-        if action not in self.TYPING_SENSITIVE:
-            return True
-        # plain-key actions: not while typing, and not under a modal screen
-        focused = self.focused
-        typing = focused is not None and any(
-            c.__name__ in ("Input", "TextArea") for c in type(focused).__mro__
-        )
-        return not typing and self.screen is self.screen_stack[0]
 
     # -- after every change to the context -----------------------------------------------------
     @on(ContextChanged)
@@ -587,40 +522,13 @@ class CtxviewApp(App[int]):
         self.main_screen.toggle_class("-hide-detail")
 
     def action_requests(self) -> None:
-        """The Requests view of the open session; enter selects a request's message."""
-        from ctxview.app.screens.requests import RequestsScreen
-
-        screen = RequestsScreen.for_session(self.model, self.config)
-        if screen is None:
-            self.notify("no requests yet: nothing has been sent", markup=False)
-            return
-
-        def chosen(mid: int | None) -> None:
-            if mid is not None:
-                self.timeline.select_id(mid)
-                self.timeline.focus()
-
-        self.push_screen(screen, chosen)
+        dialogs.show_requests(self, self.model, self.config, self.timeline)
 
     def action_compare(self) -> None:
-        """The Compare screen: every strategy replayed on this session at the current max;
-        enter applies the chosen one to the live context."""
-        from ctxview.app.screens.compare import CompareScreen
-
-        def chosen(name: str | None) -> None:
-            # as sent, any choice (seed too) switches to a simulation under it
-            if name is not None and (
-                name != self.model.context.strategy or self.model.as_sent is not None
-            ):
-                self.set_strategy(name)
-
-        self.push_screen(CompareScreen.for_session(self.model, self.config), chosen)
+        dialogs.show_compare(self, self.model, self.config)
 
     def action_help(self) -> None:
-        from ctxview.app.keys import KEYS_HELP
-        from ctxview.app.screens.modals import HelpScreen
-
-        self.push_screen(HelpScreen(KEYS_HELP))
+        dialogs.show_help(self)
 
     def action_escape(self) -> None:
         if self.chat is not None and getattr(self.chat, "busy", False):
@@ -631,16 +539,7 @@ class CtxviewApp(App[int]):
 
     # -- system prompt -------------------------------------------------------------------------
     def action_edit_system(self) -> None:
-        from ctxview.app.screens.modals import SystemPromptScreen
-
-        def done(text: str | None) -> None:
-            if text is None or text == self.model.context.system_prompt:
-                return
-            self.model.context.system_prompt = text
-            self.context_changed()
-            self.notify(f"system prompt set ({len(text):,} characters)", markup=False)
-
-        self.push_screen(SystemPromptScreen(self.model.context.system_prompt), done)
+        dialogs.edit_system_prompt(self, self.model)
 
     # -- files (ctxview/app/files.py) -----------------------------------------------------------
     @property

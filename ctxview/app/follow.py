@@ -5,8 +5,8 @@ library such as watchfiles would add a dependency and a Rust extension for one f
 appended to a few times a second, and polling also sees a file replaced under the same name); each
 :class:`Update` is applied on the app's thread: appended messages go through the live
 ``ConversationContext`` (the timeline grows, evictions animate, verdict and cache line follow), a
-replay is posted to the app as :class:`~ctxview.app.messages.SessionReplaced` with a model
-freshly replayed in the thread. The view stays where the user scrolled unless the cursor was on
+replay installs a model freshly replayed in the thread. The thread posts each update to the app
+(:class:`~ctxview.app.messages.Followed`), which has it applied on its own thread. The view stays where the user scrolled unless the cursor was on
 the last row.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from ctxview.app.messages import ContextChanged, ReplayRequested, SessionReplaced
+from ctxview.app.messages import ContextChanged, Followed, ReplayRequested, SessionReplaced
 from ctxview.core.compaction import claude_code_compaction
 from ctxview.live.follow import LATE_BLOCK, Backoff, Follower, Update
 from ctxview.textfmt import visible
@@ -79,8 +79,12 @@ class Following:
                 update = self.follower.step(quiet=not changed)
             if update is not None:
                 model = self._replayed(update) if update.kind == "replay" else None
-                self._call(self._apply, update, model)
+                self._post(Followed(self, update, model))
             self.stopped.wait(backoff.next(changed))
+
+    def _post(self, message: Followed) -> None:
+        if not self.stopped.is_set():
+            self.app.post_message(message)
 
     def _call(self, fn: Any, *args: Any) -> None:
         if self.stopped.is_set():
@@ -125,9 +129,14 @@ class Following:
             f"following: {message} (still trying)", severity="warning", markup=False, timeout=6
         )
 
-    def _apply(self, update: Update, model: SessionModel | None) -> None:
+    def apply(
+        self, update: Update, model: SessionModel | None
+    ) -> ContextChanged | SessionReplaced | None:
+        """Apply ``update`` (on the app's thread, the app asks): appended lines go into the
+        shown context; a replay becomes the new model. What the app then shows is returned, for
+        the app to show at once (a message would let a reader see the lines before the rows)."""
         if self.stopped.is_set():  # another file was opened meanwhile
-            return
+            return None
         tl = self.timeline
         rows = self.model.rows
         at_end = not rows or tl.cursor >= len(rows) - 1
@@ -141,7 +150,6 @@ class Following:
                     last = ctx.start_again(msg, meta=dict(meta), copy=False)
                 else:
                     last = ctx.add_message(msg, meta=dict(meta), copy=False)
-            self.app.post_message(ContextChanged(keep=last if at_end else None, end=at_end))
             if not simulated and any(claude_code_compaction(m) for m in update.metas):
                 # as sent, a compaction starts the request again at its summary
                 self.app.post_message(
@@ -150,10 +158,9 @@ class Following:
                         note="following: compacted; the request starts again at the summary",
                     )
                 )
-            return
+            return ContextChanged(keep=last if at_end else None, end=at_end)
         assert model is not None
         old, self.model = self.model, model
-        self.app.post_message(SessionReplaced(old, model, at_end=at_end))
         if update.reason != LATE_BLOCK:  # that one is routine: no notification for it
             self.app.notify(
                 f"{visible(model.name)}: {update.reason}: replayed "
@@ -162,6 +169,7 @@ class Following:
                 markup=False,
                 timeout=5,
             )
+        return SessionReplaced(old, model, at_end=at_end)
 
 
 def toggle_follow(

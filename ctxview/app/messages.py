@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:
+    from ctxview.app.follow import Following
     from ctxview.app.model import SessionModel
+    from ctxview.live.follow import Update
 
 
 class SessionOpened(Message):
@@ -52,6 +54,17 @@ class SessionReplaced(Message):
         self.old = old
         self.model = model
         self.at_end = at_end
+
+
+class Followed(Message):
+    """An update of a followed transcript (from its polling thread), with the model replayed
+    for it if it is a replay: the app has ``following`` apply it."""
+
+    def __init__(self, following: Following, update: Update, model: SessionModel | None) -> None:
+        super().__init__()
+        self.following = following
+        self.update = update
+        self.model = model
 
 
 class ContextChanged(Message):
