@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import on
@@ -13,26 +14,14 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widgets import Footer, Header, Input
 
-from ctxview.app import dialogs
+from ctxview.app import dialogs, messages
 from ctxview.app.commands import CtxviewCommands
 from ctxview.app.figures import Figures
+from ctxview.app.files import SessionFiles
 from ctxview.app.keys import BINDINGS, MAIN_SCREEN_ONLY, TYPING_SENSITIVE
-from ctxview.app.messages import (
-    Command,
-    ContextChanged,
-    DraftChanged,
-    ExactCount,
-    FiguresChanged,
-    Followed,
-    MaxChosen,
-    NameChanged,
-    OpenRequested,
-    ReplayRequested,
-    SessionOpened,
-    SessionReplaced,
-    StrategyChosen,
-)
-from ctxview.app.model import AS_SENT, Eviction, SessionModel, as_sent_possible
+from ctxview.app.layout import NARROW, sidebar_width
+from ctxview.app.model import AS_SENT, SessionModel, as_sent_possible
+from ctxview.app.notices import EvictionNotices
 from ctxview.app.safe import one_line
 from ctxview.app.settings import Settings
 from ctxview.app.shell import ShellApp
@@ -43,23 +32,12 @@ from ctxview.config import Config
 
 if TYPE_CHECKING:
     from ctxview.app.editing import Editor
-    from ctxview.app.files import SessionFiles
     from ctxview.app.follow import Following
     from ctxview.app.widgets.detail import BlockDetail
     from ctxview.app.widgets.sidebar import ConfigSidebar
 
 # Everything not needed for the first paint (the sidebar, the detail pane with its syntax
 # highlighter, the modal screens with TextArea and DirectoryTree) is imported when first used.
-
-
-NARROW = 100  #: below this width the sidebar collapses (ctrl+b brings it back)
-SIDEBAR_MAX, SIDEBAR_MIN = 36, 27  #: the sidebar narrows (between these) before the preview does
-TIMELINE_ROOM = 86  #: columns the timeline keeps before the sidebar gives up its own
-
-
-def sidebar_width(width: int) -> int:
-    """The sidebar's width on a terminal ``width`` columns wide."""
-    return max(SIDEBAR_MIN, min(SIDEBAR_MAX, width - TIMELINE_ROOM))
 
 
 class CtxviewApp(ShellApp):
@@ -93,21 +71,26 @@ class CtxviewApp(ShellApp):
             self,
             model,
             config,
-            chat_busy=lambda: self.chat is not None and bool(getattr(self.chat, "busy", False)),
+            chat_busy=self._chat_busy,
             save_config=save_config,
         )
         self._detail_timer: Any = None
         self.exact_tokens: int | None = None
         self._user_sidebar: bool | None = None
         self._panes_ready = False
-        self._evict_buffer: list[Eviction] = []
-        self._evict_timer: Any = None
+        self.evictions = EvictionNotices(self, self._chat_busy)
         self._editor: Editor | None = None  # made on the first edit: its imports wait till then
-        self._files: SessionFiles | None = None  # made when first used, like the editor
+        self.files = SessionFiles(
+            self, model, config, document=self.session_document, request_body=self.request_body
+        )
         #: ``--follow``: start following the opened transcript once mounted
         self.follow_on_start = False
         self._following: Following | None = None
         self.figures = Figures(self, model, config)
+
+    def _chat_busy(self) -> bool:
+        """A reply is in flight."""
+        return self.chat is not None and bool(getattr(self.chat, "busy", False))
 
     # -- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -162,19 +145,17 @@ class CtxviewApp(ShellApp):
         self.show_detail()
         self.figures.schedule_prediction()
 
-    @on(FiguresChanged)
-    def _figures_changed(self, event: FiguresChanged) -> None:
+    @on(messages.FiguresChanged)
+    def _figures_changed(self, event: messages.FiguresChanged) -> None:
         if event.rows:
             self.timeline.refresh()
             self.update_panes()
         elif self._panes_ready:
-            try:
+            with suppress(NoMatches):  # the panes are being torn down (the app is closing)
                 if event.cache:
                     self.sidebar.update_cache(self.model)
                 else:
                     self.sidebar.update_from(self.model, self.exact_tokens)
-            except NoMatches:
-                return  # the panes are being torn down (the app is closing)
 
     @property
     def _predict_timer(self) -> Any:
@@ -205,16 +186,7 @@ class CtxviewApp(ShellApp):
 
     def on_mount(self) -> None:
         self._install_signal_handlers()
-        theme = self.config.get("theme")
-        if isinstance(theme, str) and theme in self.available_themes:
-            self.theme = theme
-        elif theme:
-            self.notify(
-                f"{self.config.path}: theme: unknown theme {theme!r}; using {self.theme}",
-                title="config",
-                severity="warning",
-                markup=False,
-            )
+        self.use_theme(self.config.get("theme"), str(self.config.path))
         self.theme_changed_signal.subscribe(self, self._theme_changed)
         self.timeline.animation = str(self.config.get("animation", "full"))
         for err in self.config.errors:
@@ -237,22 +209,22 @@ class CtxviewApp(ShellApp):
     def action_sessions(self) -> None:
         dialogs.show_sessions(self)
 
-    @on(OpenRequested)
-    def _open_requested(self, event: OpenRequested) -> None:
+    @on(messages.OpenRequested)
+    def _open_requested(self, event: messages.OpenRequested) -> None:
         self.open_path(event.path, follow=event.follow)
 
-    @on(Followed)
-    def _followed(self, event: Followed) -> None:
+    @on(messages.Followed)
+    def _followed(self, event: messages.Followed) -> None:
         if event.following is not self._following:
             return  # no longer followed
         change = event.following.apply(event.update, event.model)
-        if isinstance(change, ContextChanged):
+        if isinstance(change, messages.ContextChanged):
             self._context_changed(change)
-        elif isinstance(change, SessionReplaced):
+        elif isinstance(change, messages.SessionReplaced):
             self._session_replaced(change)
 
-    @on(SessionReplaced)
-    def _session_replaced(self, event: SessionReplaced) -> None:
+    @on(messages.SessionReplaced)
+    def _session_replaced(self, event: messages.SessionReplaced) -> None:
         if self.model is not event.old:
             return  # another file was opened meanwhile
         selected = self.timeline.selected_id
@@ -264,8 +236,8 @@ class CtxviewApp(ShellApp):
         elif selected is not None and selected < len(event.model.transcript):
             self.timeline.select_id(selected)
 
-    @on(ReplayRequested)
-    def _replay_requested(self, event: ReplayRequested) -> None:
+    @on(messages.ReplayRequested)
+    def _replay_requested(self, event: messages.ReplayRequested) -> None:
         self.settings.replay_as(
             as_sent=event.as_sent,
             max_messages=event.max_messages,
@@ -278,8 +250,7 @@ class CtxviewApp(ShellApp):
         self.exact_tokens = None
         if self._editor is not None:
             self._editor.reset(model)
-        if self._files is not None:
-            self._files.model = model
+        self.files.model = model
         self.settings.show(model)
         self.figures.model = model
         self._update_titles()
@@ -332,8 +303,8 @@ class CtxviewApp(ShellApp):
         yield SystemCommand("Help: every key", "Show the key reference", self.action_help)
 
     # -- after every change to the context -----------------------------------------------------
-    @on(ContextChanged)
-    def _context_changed(self, event: ContextChanged) -> None:
+    @on(messages.ContextChanged)
+    def _context_changed(self, event: messages.ContextChanged) -> None:
         if event.count_stale:
             self.exact_tokens = None
         self.context_changed(keep=event.keep)
@@ -342,8 +313,8 @@ class CtxviewApp(ShellApp):
         if event.flash:
             self.timeline.flash(event.flash)
 
-    @on(DraftChanged)
-    def _draft_changed(self, event: DraftChanged) -> None:
+    @on(messages.DraftChanged)
+    def _draft_changed(self, event: messages.DraftChanged) -> None:
         tl = self.timeline
         if event.rows:
             tl.refresh_rows()
@@ -354,8 +325,8 @@ class CtxviewApp(ShellApp):
         elif tl.on_draft:
             self.show_detail()
 
-    @on(ExactCount)
-    def _exact_count(self, event: ExactCount) -> None:
+    @on(messages.ExactCount)
+    def _exact_count(self, event: messages.ExactCount) -> None:
         self.exact_tokens = event.tokens
         self.update_panes()
 
@@ -371,25 +342,8 @@ class CtxviewApp(ShellApp):
         ids = [i for e in evictions for i in e.ids]
         if ids:
             self.timeline.flash(ids)
-            # one notification per burst (a tool loop evicts on every add)
-            self._evict_buffer.extend(evictions)
-            if self._evict_timer is None:
-                self._evict_timer = self.set_timer(0.3, self._flush_evictions)
+            self.evictions.add(evictions)
         self.update_panes()
-
-    def _flush_evictions(self) -> None:
-        if self.chat is not None and getattr(self.chat, "busy", False):
-            # one notice per turn: a tool loop evicts on every add, over many seconds
-            self._evict_timer = self.set_timer(0.3, self._flush_evictions)
-            return
-        self._evict_timer = None
-        buf, self._evict_buffer = self._evict_buffer, []
-        if not buf:
-            return
-        merged = Eviction(
-            sorted(i for e in buf for i in e.ids), sum(e.tokens for e in buf), buf[-1].reason
-        )
-        self.notify(merged.describe(), title="eviction", markup=False, timeout=4)
 
     # -- the shown session's settings (ctxview/app/settings.py) ---------------------------------
     def set_max(self, n: int) -> None:
@@ -413,16 +367,16 @@ class CtxviewApp(ShellApp):
     def action_make_default(self) -> None:
         self.settings.make_default()
 
-    @on(StrategyChosen)
-    def _strategy_chosen(self, event: StrategyChosen) -> None:
+    @on(messages.StrategyChosen)
+    def _strategy_chosen(self, event: messages.StrategyChosen) -> None:
         self.set_strategy(event.name)
 
-    @on(MaxChosen)
-    def _max_chosen(self, event: MaxChosen) -> None:
+    @on(messages.MaxChosen)
+    def _max_chosen(self, event: messages.MaxChosen) -> None:
         self.set_max(event.value)
 
-    @on(Command)
-    def _command(self, event: Command) -> None:
+    @on(messages.Command)
+    def _command(self, event: messages.Command) -> None:
         action: Callable[[], object] = getattr(self, f"action_{event.action}")
         action()
 
@@ -531,31 +485,16 @@ class CtxviewApp(ShellApp):
         dialogs.show_help(self)
 
     def action_escape(self) -> None:
-        if self.chat is not None and getattr(self.chat, "busy", False):
+        if self._chat_busy():
             self.chat.cancel()
             return
         if isinstance(self.focused, Input):
             self.timeline.focus()
 
-    # -- system prompt -------------------------------------------------------------------------
     def action_edit_system(self) -> None:
         dialogs.edit_system_prompt(self, self.model)
 
     # -- files (ctxview/app/files.py) -----------------------------------------------------------
-    @property
-    def files(self) -> SessionFiles:
-        if self._files is None:
-            from ctxview.app.files import SessionFiles
-
-            self._files = SessionFiles(
-                self,
-                self.model,
-                self.config,
-                document=self.session_document,
-                request_body=self.request_body,
-            )
-        return self._files
-
     def action_open(self) -> None:
         self.files.open_dialog()
 
@@ -563,8 +502,8 @@ class CtxviewApp(ShellApp):
         """Open ``path`` (in a worker), and follow it if asked."""
         self.files.load(path, follow)
 
-    @on(SessionOpened)
-    def _opened(self, event: SessionOpened) -> None:
+    @on(messages.SessionOpened)
+    def _opened(self, event: messages.SessionOpened) -> None:
         from ctxview.sessions.model import freeze_long_lived
 
         model = event.model
@@ -576,12 +515,6 @@ class CtxviewApp(ShellApp):
         if self.chat is not None:
             self.chat.reset()
         self._install_model(model, focus=True)
-        skipped = model.session.skipped_lines
-        note = f" · skipped lines {', '.join(map(str, skipped[:10]))}" if skipped else ""
-        self.notify(
-            f"opened {model.name}: {len(model.transcript):,} messages ({model.session.format}){note}",
-            markup=False,
-        )
         if event.follow:
             self.action_follow()
 
@@ -591,14 +524,11 @@ class CtxviewApp(ShellApp):
     def action_save_as(self) -> None:
         self.files.save_as()
 
-    def save_checked(self, path: str) -> None:
-        self.files.save_checked(path)
-
     def save_to(self, path: str) -> bool:
         return self.files.save_to(path)
 
-    @on(NameChanged)
-    def _renamed(self, event: NameChanged) -> None:
+    @on(messages.NameChanged)
+    def _renamed(self, event: messages.NameChanged) -> None:
         if event.count_stale:
             self.exact_tokens = None
         self._update_titles()
@@ -638,16 +568,11 @@ class CtxviewApp(ShellApp):
     # -- chat hooks (the chat controller does the work) ----------------------------------------
     @on(Input.Submitted, "#chat")
     def _chat_submit(self, event: Input.Submitted) -> None:
-        text = event.value
-        if not text.strip():
-            return
         if self.chat is None:
-            self.notify("chat is not available in this view", markup=False)
+            if event.value.strip():
+                self.notify("chat is not available in this view", markup=False)
             return
-        event.input.value = ""
-        if isinstance(event.input, ChatInput):
-            event.input.remember(text)
-        self.chat.submit(text)
+        self.chat.submit_input(event.input)
 
     def action_retry(self) -> None:
         if self.chat is not None:

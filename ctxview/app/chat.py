@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ctxview.app.messages import ContextChanged, DraftChanged, ExactCount, MaxChosen, StrategyChosen
 from ctxview.app.model import Draft
+from ctxview.app.widgets.chat_input import ChatInput
 from ctxview.chat.backends import AnthropicBackend, Backend, ChatError, import_sdk
 from ctxview.chat.loop import (
     Added,
@@ -29,6 +30,7 @@ from ctxview.core.protocol import Problem
 
 if TYPE_CHECKING:
     from textual.message import Message
+    from textual.widgets import Input
     from textual.worker import Worker
 
     from ctxview.app.model import SessionModel
@@ -171,6 +173,16 @@ class ChatController:
         return self.loop.autosave_now()
 
     # -- user actions ---------------------------------------------------------------------------
+    def submit_input(self, field: Input) -> None:
+        """Send what was typed in ``field`` (it remembers it, for up / down)."""
+        text = field.value
+        if not text.strip():
+            return
+        field.value = ""
+        if isinstance(field, ChatInput):
+            field.remember(text)
+        self.submit(text)
+
     def submit(self, text: str) -> None:
         if self.busy:
             self.app.notify(

@@ -109,6 +109,13 @@ class SessionFiles:
             return
         model = SessionModel(rep, path, session.model or self.model.model)
         app.post_message(SessionOpened(model, follow=follow))
+        skipped = model.session.skipped_lines
+        note = f" · skipped lines {', '.join(map(str, skipped[:10]))}" if skipped else ""
+        app.call_from_thread(
+            app.notify,
+            f"opened {model.name}: {len(model.transcript):,} messages ({model.session.format}){note}",
+            markup=False,
+        )
 
     # -- saving ---------------------------------------------------------------------------------
     def _path_default(self) -> str:

@@ -17,6 +17,18 @@ class ShellApp(App[int]):
     #: priority-bound actions: everywhere on the main screen, an input included
     MAIN_SCREEN_ONLY: ClassVar[set[str]] = set()
 
+    def use_theme(self, theme: object, where: str) -> None:
+        """The configured theme (from ``where``), or a warning that there is none of that name."""
+        if isinstance(theme, str) and theme in self.available_themes:
+            self.theme = theme
+        elif theme:
+            self.notify(
+                f"{where}: theme: unknown theme {theme!r}; using {self.theme}",
+                title="config",
+                severity="warning",
+                markup=False,
+            )
+
     # -- crashes and signals --------------------------------------------------------------------
     #: set when an unhandled exception ended the app: (exception, its traceback text)
     crash: tuple[BaseException, str] | None = None
