@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 class CtxviewApp(ShellApp):
     TITLE = "ctxview"
     COMMANDS = App.COMMANDS | {CtxviewCommands}
-    CSS_PATH = "app.tcss"
+    CSS_PATH = "styles.tcss"
 
     BINDINGS: ClassVar[list[BindingType]] = BINDINGS
     TYPING_SENSITIVE: ClassVar[set[str]] = TYPING_SENSITIVE
@@ -215,9 +215,9 @@ class CtxviewApp(ShellApp):
 
     @on(messages.Followed)
     def _followed(self, event: messages.Followed) -> None:
-        if event.following is not self._following:
+        if self._following is None or event.source is not self._following:
             return  # no longer followed
-        change = event.following.apply(event.update, event.model)
+        change = self._following.apply(event.update, event.model)
         if isinstance(change, messages.ContextChanged):
             self._context_changed(change)
         elif isinstance(change, messages.SessionReplaced):

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:
-    from ctxview.app.follow import Following
     from ctxview.app.model import SessionModel
     from ctxview.live.follow import Update
 
@@ -58,11 +57,12 @@ class SessionReplaced(Message):
 
 class Followed(Message):
     """An update of a followed transcript (from its polling thread), with the model replayed
-    for it if it is a replay: the app has ``following`` apply it."""
+    for it if it is a replay: the app has the follower that posted it (``source``) apply it,
+    if that one is still following."""
 
-    def __init__(self, following: Following, update: Update, model: SessionModel | None) -> None:
+    def __init__(self, source: object, update: Update, model: SessionModel | None) -> None:
         super().__init__()
-        self.following = following
+        self.source = source
         self.update = update
         self.model = model
 
