@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from textual import on
 from textual.app import App, ComposeResult, SystemCommand
@@ -172,13 +172,11 @@ class CtxviewApp(ShellApp):
 
     @property
     def detail(self) -> BlockDetail:
-        widget: Any = self.query_one("#detail")
-        return widget  # type: ignore[no-any-return]
+        return cast("BlockDetail", self.query_one("#detail"))  # (its module loads after paint)
 
     @property
     def sidebar(self) -> ConfigSidebar:
-        widget: Any = self.query_one("#sidebar")
-        return widget  # type: ignore[no-any-return]
+        return cast("ConfigSidebar", self.query_one("#sidebar"))
 
     def before_signal_exit(self) -> None:
         if self.chat is not None and hasattr(self.chat, "autosave_now"):
