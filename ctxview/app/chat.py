@@ -160,7 +160,13 @@ class ChatController:
     def warm(self) -> None:
         """Import the SDK in a thread after the first paint, so the first send does not wait."""
         if isinstance(self.backend, AnthropicBackend):
-            self.app.run_worker(import_sdk, thread=True, group="sdk", exit_on_error=False)
+            self.app.run_worker(
+                import_sdk,
+                thread=True,
+                group="sdk",
+                exit_on_error=False,
+                description="import the SDK",
+            )
 
     def reset(self) -> None:
         self.cancel()
@@ -224,10 +230,12 @@ class ChatController:
             app.post_message(ExactCount(n))
             app.notify(f"exact window size: {n:,} input tokens (count_tokens)", markup=False)
 
-        app.run_worker(run(), group="count", exclusive=True)
+        app.run_worker(run(), group="count", exclusive=True, description="count_tokens")
 
     def _start(self, turn: Coroutine[Any, Any, Any]) -> None:
-        self._worker = self.app.run_worker(turn, group="chat", exclusive=True, exit_on_error=False)
+        self._worker = self.app.run_worker(
+            turn, group="chat", exclusive=True, exit_on_error=False, description="chat turn"
+        )
 
     # -- the loop's pre-send question, answered with a dialog -------------------------------------
     def _check_and_send(self, mid: int | None = None, text: str = "") -> None:

@@ -53,7 +53,14 @@ class Following:
         return not self.stopped.is_set()
 
     def start(self) -> None:
-        self.app.run_worker(self._run, thread=True, group="follow", exclusive=True, name="follow")
+        self.app.run_worker(
+            self._run,
+            thread=True,
+            group="follow",
+            exclusive=True,
+            name="follow",
+            description="follow a transcript",
+        )
 
     def stop(self) -> None:
         self.stopped.set()
