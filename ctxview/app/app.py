@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from contextlib import suppress
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from textual import on
@@ -14,16 +15,12 @@ from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.widgets import Footer, Header, Input
 
-from ctxview.app import dialogs, messages
+from ctxview.app import messages
 from ctxview.app.commands import CtxviewCommands
-from ctxview.app.figures import Figures
-from ctxview.app.files import SessionFiles
 from ctxview.app.keys import BINDINGS, MAIN_SCREEN_ONLY, TYPING_SENSITIVE
 from ctxview.app.layout import NARROW, sidebar_width
 from ctxview.app.model import AS_SENT, SessionModel, as_sent_possible
-from ctxview.app.notices import EvictionNotices
 from ctxview.app.safe import one_line
-from ctxview.app.settings import Settings
 from ctxview.app.shell import ShellApp
 from ctxview.app.widgets.chat_input import ChatInput
 from ctxview.app.widgets.timeline import Timeline, TimelineHeader
@@ -32,12 +29,13 @@ from ctxview.config import Config
 
 if TYPE_CHECKING:
     from ctxview.app.editing import Editor
+    from ctxview.app.figures import Figures
+    from ctxview.app.files import SessionFiles
     from ctxview.app.follow import Following
+    from ctxview.app.notices import EvictionNotices
+    from ctxview.app.settings import Settings
     from ctxview.app.widgets.detail import BlockDetail
     from ctxview.app.widgets.sidebar import ConfigSidebar
-
-# Everything not needed for the first paint (the sidebar, the detail pane with its syntax
-# highlighter, the modal screens with TextArea and DirectoryTree) is imported when first used.
 
 
 class CtxviewApp(ShellApp):
@@ -67,30 +65,49 @@ class CtxviewApp(ShellApp):
         self.chat = chat
         self.save_config = save_config
         self._last_detail = 0.0
-        self.settings = Settings(
-            self,
-            model,
-            config,
-            chat_busy=self._chat_busy,
-            save_config=save_config,
-        )
         self._detail_timer: Any = None
         self.exact_tokens: int | None = None
         self._user_sidebar: bool | None = None
         self._panes_ready = False
-        self.evictions = EvictionNotices(self, self._chat_busy)
-        self._editor: Editor | None = None  # made on the first edit: its imports wait till then
-        self.files = SessionFiles(
-            self, model, config, document=self.session_document, request_body=self.request_body
-        )
         #: ``--follow``: start following the opened transcript once mounted
         self.follow_on_start = False
         self._following: Following | None = None
-        self.figures = Figures(self, model, config)
 
     def _chat_busy(self) -> bool:
         """A reply is in flight."""
         return self.chat is not None and bool(getattr(self.chat, "busy", False))
+
+    # -- the parts, each made when first used (the first screen waits for none of their imports,
+    # nor for the sidebar's, the detail pane's or the dialogs')
+    @cached_property
+    def settings(self) -> Settings:
+        from ctxview.app.settings import Settings
+
+        return Settings(self, self.model, self.config, self._chat_busy, self.save_config)
+
+    @cached_property
+    def files(self) -> SessionFiles:
+        from ctxview.app.files import SessionFiles
+
+        return SessionFiles(self, self.model, self.config, self.session_document, self.request_body)
+
+    @cached_property
+    def editor(self) -> Editor:
+        from ctxview.app.editing import Editor
+
+        return Editor(self, self.model, self.config)
+
+    @cached_property
+    def figures(self) -> Figures:
+        from ctxview.app.figures import Figures
+
+        return Figures(self, self.model, self.config)
+
+    @cached_property
+    def evictions(self) -> EvictionNotices:
+        from ctxview.app.notices import EvictionNotices
+
+        return EvictionNotices(self, self._chat_busy)
 
     # -- layout --------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -205,6 +222,8 @@ class CtxviewApp(ShellApp):
         self._update_titles()
 
     def action_sessions(self) -> None:
+        from ctxview.app import dialogs
+
         dialogs.show_sessions(self)
 
     @on(messages.OpenRequested)
@@ -246,11 +265,9 @@ class CtxviewApp(ShellApp):
     def _install_model(self, model: SessionModel, focus: bool = False) -> None:
         self.model = model
         self.exact_tokens = None
-        if self._editor is not None:
-            self._editor.reset(model)
-        self.files.model = model
-        self.settings.show(model)
-        self.figures.model = model
+        for part in ("editor", "files", "settings", "figures"):  # those made so far follow it
+            if part in self.__dict__:
+                self.__dict__[part].show(model)
         self._update_titles()
         self.timeline.set_model(model)
         self.update_panes()
@@ -424,15 +441,6 @@ class CtxviewApp(ShellApp):
     def action_jump_pinned(self) -> None:
         self.timeline.jump_pinned()
 
-    @property
-    def editor(self) -> Editor:
-        """The edits of the open session and their undo stack."""
-        if self._editor is None:
-            from ctxview.app.editing import Editor
-
-            self._editor = Editor(self, self.model, self.config)
-        return self._editor
-
     def action_pin(self) -> None:
         self.editor.pin_selected(self.timeline.selected_id)
 
@@ -474,12 +482,18 @@ class CtxviewApp(ShellApp):
         self.main_screen.toggle_class("-hide-detail")
 
     def action_requests(self) -> None:
+        from ctxview.app import dialogs
+
         dialogs.show_requests(self, self.model, self.config, self.timeline)
 
     def action_compare(self) -> None:
+        from ctxview.app import dialogs
+
         dialogs.show_compare(self, self.model, self.config)
 
     def action_help(self) -> None:
+        from ctxview.app import dialogs
+
         dialogs.show_help(self)
 
     def action_escape(self) -> None:
@@ -490,6 +504,8 @@ class CtxviewApp(ShellApp):
             self.timeline.focus()
 
     def action_edit_system(self) -> None:
+        from ctxview.app import dialogs
+
         dialogs.edit_system_prompt(self, self.model)
 
     # -- files (ctxview/app/files.py) -----------------------------------------------------------

@@ -127,7 +127,7 @@ class Editor:
         self.config = config
         self.undo_stack: list[EditGroup] = []
 
-    def reset(self, model: SessionModel) -> None:
+    def show(self, model: SessionModel) -> None:
         """Another session is shown: its edits start afresh."""
         self.model = model
         self.undo_stack.clear()

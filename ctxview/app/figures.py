@@ -34,6 +34,10 @@ class Figures:
         #: seconds the last cache prediction took in its worker (for benchmarks)
         self.last_prediction_seconds = 0.0
 
+    def show(self, model: SessionModel) -> None:
+        """Another session (or view of it) is shown: results for the last one are dropped."""
+        self.model = model
+
     def _shown(self, model: SessionModel) -> bool:
         """Still the shown session, in an app that is not closing (its panes may be gone)."""
         return model is self.model and self.app.is_running and not getattr(self.app, "_exit", False)

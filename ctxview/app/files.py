@@ -48,7 +48,6 @@ class SessionFiles:
         app: App[Any],
         model: SessionModel,
         config: Config,
-        *,
         document: Callable[[], dict[str, Any]],
         request_body: Callable[[], dict[str, Any]],
     ) -> None:
@@ -59,6 +58,10 @@ class SessionFiles:
         self.request_body = request_body
         #: files this session wrote (or was allowed to overwrite): ctrl+s saves over them quietly
         self.owned: set[str] = set()
+
+    def show(self, model: SessionModel) -> None:
+        """Another session (or view of it) is shown."""
+        self.model = model
 
     # -- opening --------------------------------------------------------------------------------
     def open_dialog(self) -> None:

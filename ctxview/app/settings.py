@@ -41,7 +41,6 @@ class Settings:
         app: App[Any],
         model: SessionModel,
         config: Config,
-        *,
         chat_busy: Callable[[], bool],
         save_config: bool,
     ) -> None:
