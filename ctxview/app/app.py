@@ -16,8 +16,7 @@ from textual.css.query import NoMatches
 from textual.widgets import Footer, Header, Input
 
 from ctxview.app import messages
-from ctxview.app.commands import CtxviewCommands
-from ctxview.app.keys import BINDINGS, MAIN_SCREEN_ONLY, TYPING_SENSITIVE
+from ctxview.app.keys import BINDINGS, MAIN_SCREEN_ONLY, TYPING_SENSITIVE, palette
 from ctxview.app.layout import NARROW, sidebar_width
 from ctxview.app.model import AS_SENT, SessionModel, as_sent_possible
 from ctxview.app.safe import one_line
@@ -40,7 +39,7 @@ if TYPE_CHECKING:
 
 class CtxviewApp(ShellApp):
     TITLE = "ctxview"
-    COMMANDS = App.COMMANDS | {CtxviewCommands}
+    COMMANDS = App.COMMANDS | {palette}
     CSS_PATH = "styles.tcss"
 
     BINDINGS: ClassVar[list[BindingType]] = BINDINGS

@@ -1,9 +1,22 @@
-"""The app's keys: its bindings, which of them wait while the user types, and the help screen's
-table of every key."""
+"""The app's keys: its bindings, which of them wait while the user types, the help screen's
+table of every key, and the command palette's provider."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.binding import Binding, BindingType
+
+if TYPE_CHECKING:
+    from textual.command import Provider
+
+
+def palette() -> type[Provider]:
+    """The command palette's provider (ctrl+p), imported when the palette first opens."""
+    from ctxview.app.commands import CtxviewCommands
+
+    return CtxviewCommands
+
 
 BINDINGS: list[BindingType] = [
     Binding("ctrl+q", "quit", "Quit", priority=True),
