@@ -11,6 +11,7 @@ from conftest import ROOT
 
 
 def _work_decorators() -> list[tuple[str, int, ast.expr]]:
+    """Every ``@work`` decorator and every ``run_worker(...)`` call (the app's controllers)."""
     found = []
     for path in sorted((ROOT / "ctxview").rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -20,6 +21,12 @@ def _work_decorators() -> list[tuple[str, int, ast.expr]]:
                     target = dec.func if isinstance(dec, ast.Call) else dec
                     if isinstance(target, ast.Name) and target.id == "work":
                         found.append((str(path.relative_to(ROOT)), node.lineno, dec))
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "run_worker"
+            ):
+                found.append((str(path.relative_to(ROOT)), node.lineno, node))
     return found
 
 

@@ -1,14 +1,17 @@
 """The chat in the TUI: a thin adapter between the app and the headless agent loop
-(``ctxview.chat.loop``). It runs the loop's turns as workers, turns its events into the draft row,
-the timeline and notifications, and answers its pre-send question with ``ConfirmSendScreen``."""
+(``ctxview.chat.loop``). It runs the loop's turns as workers, turns its events into the draft and
+messages to the app (``ctxview.app.messages``) and notifications, and answers the loop's
+pre-send question with ``ConfirmSendScreen``."""
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from ctxview.app.messages import ContextChanged, DraftChanged, ExactCount, MaxChosen, StrategyChosen
 from ctxview.app.model import Draft
+from ctxview.app.widgets.chat_input import ChatInput
 from ctxview.chat.backends import AnthropicBackend, Backend, ChatError, import_sdk
 from ctxview.chat.loop import (
     Added,
@@ -26,14 +29,68 @@ from ctxview.chat.tools import ToolSettings
 from ctxview.core.protocol import Problem
 
 if TYPE_CHECKING:
-    from ctxview.app.app import CtxviewApp
+    from textual.message import Message
+    from textual.widgets import Input
+    from textual.worker import Worker
+
+    from ctxview.app.model import SessionModel
+    from ctxview.app.widgets.timeline import Timeline
+    from ctxview.config import Config
     from ctxview.core.context import ConversationContext
+
+
+class ChatHost(Protocol):
+    """What the chat needs of the app that shows it: the session shown now (``model``, its
+    request body and saved document), the config, the timeline (where the reply's row is) and
+    Textual's services (workers, dialogs, notices, messages)."""
+
+    config: Config
+
+    @property
+    def model(self) -> SessionModel: ...
+
+    @property
+    def timeline(self) -> Timeline: ...
+
+    def request_body(self) -> dict[str, Any]: ...
+
+    def session_document(self) -> dict[str, Any]: ...
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: Any = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None: ...
+
+    def post_message(self, message: Message) -> bool: ...
+
+    def call_later(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> bool: ...
+
+    def push_screen(
+        self, screen: Any, callback: Any = None, wait_for_dismiss: bool = False
+    ) -> Any: ...
+
+    def run_worker(
+        self,
+        work: Any,
+        name: str | None = "",
+        group: str = "default",
+        description: str = "",
+        exit_on_error: bool = True,
+        start: bool = True,
+        exclusive: bool = False,
+        thread: bool = False,
+    ) -> Worker[Any]: ...
 
 
 class AppSession:
     """The loop's :class:`~ctxview.chat.loop.ChatSession`: whatever session the app shows now."""
 
-    def __init__(self, app: CtxviewApp) -> None:
+    def __init__(self, app: ChatHost) -> None:
         self.app = app
 
     @property
@@ -57,7 +114,7 @@ class AppSession:
 class ChatController:
     def __init__(
         self,
-        app: CtxviewApp,
+        app: ChatHost,
         *,
         offline: bool,
         backend: Backend | None = None,
@@ -103,7 +160,13 @@ class ChatController:
     def warm(self) -> None:
         """Import the SDK in a thread after the first paint, so the first send does not wait."""
         if isinstance(self.backend, AnthropicBackend):
-            self.app.run_worker(import_sdk, thread=True, group="sdk", exit_on_error=False)
+            self.app.run_worker(
+                import_sdk,
+                thread=True,
+                group="sdk",
+                exit_on_error=False,
+                description="import the SDK",
+            )
 
     def reset(self) -> None:
         self.cancel()
@@ -116,6 +179,16 @@ class ChatController:
         return self.loop.autosave_now()
 
     # -- user actions ---------------------------------------------------------------------------
+    def submit_input(self, field: Input) -> None:
+        """Send what was typed in ``field`` (it remembers it, for up / down)."""
+        text = field.value
+        if not text.strip():
+            return
+        field.value = ""
+        if isinstance(field, ChatInput):
+            field.remember(text)
+        self.submit(text)
+
     def submit(self, text: str) -> None:
         if self.busy:
             self.app.notify(
@@ -131,7 +204,7 @@ class ChatController:
             self.app.notify(why, markup=False)
             return
         self.app.model.set_draft(None)
-        self.app.timeline.refresh_rows()
+        self.app.post_message(DraftChanged(rows=True))
         self._check_and_send()
 
     def cancel(self) -> None:
@@ -154,14 +227,15 @@ class ChatController:
                     markup=False,
                 )
                 return
-            app.exact_tokens = n
-            app.update_panes()
+            app.post_message(ExactCount(n))
             app.notify(f"exact window size: {n:,} input tokens (count_tokens)", markup=False)
 
-        app.run_worker(run(), group="count", exclusive=True)
+        app.run_worker(run(), group="count", exclusive=True, description="count_tokens")
 
     def _start(self, turn: Coroutine[Any, Any, Any]) -> None:
-        self._worker = self.app.run_worker(turn, group="chat", exclusive=True, exit_on_error=False)
+        self._worker = self.app.run_worker(
+            turn, group="chat", exclusive=True, exit_on_error=False, description="chat turn"
+        )
 
     # -- the loop's pre-send question, answered with a dialog -------------------------------------
     def _check_and_send(self, mid: int | None = None, text: str = "") -> None:
@@ -175,13 +249,15 @@ class ChatController:
         app = self.app
 
         def chosen(choice: str | None) -> None:
+            # the app applies a new strategy or max first (its queue keeps the order), then the
+            # loop goes on
             if choice == "pair-safe":
-                app.set_strategy("pair-safe")  # notified and remembered like any change
+                app.post_message(StrategyChosen("pair-safe"))  # notified, remembered
             elif choice == "raise":
-                app.set_max(pre.raise_to)
-                self.submit(text)  # evicted messages never come back: add it again
+                app.post_message(MaxChosen(pre.raise_to))
+                app.call_later(self.submit, text)  # evicted messages never come back: again
                 return
-            self._start(self.loop.answer(pre, choice, text, mid))
+            app.call_later(self._start, self.loop.answer(pre, choice, text, mid))
 
         app.push_screen(
             ConfirmSendScreen(pre.problems, pre.missing, pre.raise_to, pre.pair_safe_helps), chosen
@@ -199,24 +275,20 @@ class ChatController:
                 d.text += event.text
             else:
                 d.thinking += event.text
-            tl = app.timeline
-            tl.refresh()
-            if tl.on_draft:
-                app.show_detail()
+            app.post_message(DraftChanged())
         elif isinstance(event, Sending):
             model.set_draft(Draft())
+            # the reply's row is followed when the cursor was at the end
             self._at_end = app.timeline.cursor >= len(model.rows) - 2
-            app.timeline.refresh_rows()
-            if self._at_end:
-                app.timeline.action_jump_end()
+            app.post_message(DraftChanged(rows=True, end=self._at_end))
         elif isinstance(event, Added):
             if event.what == "prompt":
                 model.set_draft(None)
-                app.context_changed(keep=event.id)
+                app.post_message(ContextChanged(keep=event.id))
             else:
                 if event.what == "reply":
                     model.set_draft(None)
-                app.context_changed(keep=event.id if self._at_end else None)
+                app.post_message(ContextChanged(keep=event.id if self._at_end else None))
         elif isinstance(event, Fault):
             d = model.draft or Draft()
             if event.partial and not d.text:
@@ -224,9 +296,7 @@ class ChatController:
             d.state = event.state
             d.reason = event.message
             model.set_draft(d)
-            app.timeline.refresh_rows()
-            if app.timeline.on_draft:
-                app.show_detail()
+            app.post_message(DraftChanged(rows=True))
             app.notify(
                 event.message,
                 title="reply " + event.state,

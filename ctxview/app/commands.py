@@ -1,121 +1,134 @@
-"""Command palette provider (ctrl+p): every action of the inspector by name."""
+"""Command palette provider (ctrl+p): every action of the inspector by name. Each entry posts a
+message (``ctxview.app.messages``) that the app acts on."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.message import Message
 
+from ctxview.app.messages import Command, MaxChosen, StrategyChosen
 from ctxview.core.strategies import STRATEGIES
 
-if TYPE_CHECKING:
-    from ctxview.app.app import CtxviewApp
+#: (name, help, the app's action) of every palette entry but the strategies and the max
+ACTIONS: list[tuple[str, str, str]] = [
+    (
+        "Open file…",
+        "open a session, request body or Claude Code transcript (ctrl+o)",
+        "open",
+    ),
+    ("Save session", "save in the ctxview format, atomically (ctrl+s)", "save"),
+    ("Save session as…", "save under a new name (S)", "save_as"),
+    (
+        "Export request…",
+        "write the request body ctxview would send next (x)",
+        "export",
+    ),
+    (
+        "Toggle evicted rows",
+        "show or hide evicted messages in the timeline (e)",
+        "toggle_evicted",
+    ),
+    (
+        "Jump to pinned message",
+        "select the first message, then each pinned one in turn (p)",
+        "jump_pinned",
+    ),
+    (
+        "Pin / unpin message",
+        "keep the selected message (and its tool pair) whatever the strategy evicts (P)",
+        "pin",
+    ),
+    (
+        "Jump to next problem",
+        "select the next message with a protocol error (n)",
+        "next_problem",
+    ),
+    ("Edit system prompt…", "change the system prompt (ctrl+e)", "edit_system"),
+    (
+        "Toggle sidebar",
+        "show or hide the config sidebar (ctrl+b)",
+        "toggle_sidebar",
+    ),
+    ("Toggle detail pane", "show or hide the block detail (d)", "toggle_detail"),
+    (
+        "Count tokens exactly",
+        "ask the API's count_tokens for this window (ctrl+k)",
+        "count_tokens",
+    ),
+    (
+        "Requests…",
+        "every API request: predicted cache, breaks, cost (R)",
+        "requests",
+    ),
+    (
+        "Compare strategies…",
+        "every strategy on this session: rejected requests, context kept, cost (C)",
+        "compare",
+    ),
+    (
+        "Show as sent",
+        "a recorded session as it was sent: no ctxview truncation (a)",
+        "as_sent",
+    ),
+    (
+        "Follow this transcript",
+        "apply new lines of the open Claude Code transcript as the agent writes them (f)",
+        "follow",
+    ),
+    (
+        "Claude Code sessions…",
+        "the sessions under ~/.claude/projects, newest first (ctrl+l)",
+        "sessions",
+    ),
+    (
+        "Make these settings the default",
+        "save this session's max, strategy and model to config.toml for new chats",
+        "make_default",
+    ),
+    ("Help", "every key (? or F1)", "help"),
+]
 
 
 class CtxviewCommands(Provider):
+    def _post(self, make: Callable[[], Message]) -> Callable[[], object]:
+        """A hit's command: post a new message each time it runs."""
+        return lambda: self.app.post_message(make())
+
     def _commands(self) -> list[tuple[str, str, Callable[[], Any]]]:
-        app: CtxviewApp = self.app  # type: ignore[assignment]
         cmds: list[tuple[str, str, Callable[[], Any]]] = [
-            (
-                "Open file…",
-                "open a session, request body or Claude Code transcript (ctrl+o)",
-                app.action_open,
-            ),
-            ("Save session", "save in the ctxview format, atomically (ctrl+s)", app.action_save),
-            ("Save session as…", "save under a new name (S)", app.action_save_as),
-            (
-                "Export request…",
-                "write the request body ctxview would send next (x)",
-                app.action_export,
-            ),
-            (
-                "Toggle evicted rows",
-                "show or hide evicted messages in the timeline (e)",
-                app.action_toggle_evicted,
-            ),
-            (
-                "Jump to pinned message",
-                "select the first message, then each pinned one in turn (p)",
-                app.action_jump_pinned,
-            ),
-            (
-                "Pin / unpin message",
-                "keep the selected message (and its tool pair) whatever the strategy evicts (P)",
-                app.action_pin,
-            ),
-            (
-                "Jump to next problem",
-                "select the next message with a protocol error (n)",
-                app.action_next_problem,
-            ),
-            ("Edit system prompt…", "change the system prompt (ctrl+e)", app.action_edit_system),
-            (
-                "Toggle sidebar",
-                "show or hide the config sidebar (ctrl+b)",
-                app.action_toggle_sidebar,
-            ),
-            ("Toggle detail pane", "show or hide the block detail (d)", app.action_toggle_detail),
-            (
-                "Count tokens exactly",
-                "ask the API's count_tokens for this window (ctrl+k)",
-                app.action_count_tokens,
-            ),
-            (
-                "Requests…",
-                "every API request: predicted cache, breaks, cost (R)",
-                app.action_requests,
-            ),
-            (
-                "Compare strategies…",
-                "every strategy on this session: rejected requests, context kept, cost (C)",
-                app.action_compare,
-            ),
-            (
-                "Show as sent",
-                "a recorded session as it was sent: no ctxview truncation (a)",
-                app.action_as_sent,
-            ),
-            (
-                "Follow this transcript",
-                "apply new lines of the open Claude Code transcript as the agent writes them (f)",
-                app.action_follow,
-            ),
-            (
-                "Claude Code sessions…",
-                "the sessions under ~/.claude/projects, newest first (ctrl+l)",
-                app.action_sessions,
-            ),
-            (
-                "Make these settings the default",
-                "save this session's max, strategy and model to config.toml for new chats",
-                app.action_make_default,
-            ),
-            ("Help", "every key (? or F1)", app.action_help),
+            (name, help_text, self._post(partial(Command, action)))
+            for name, help_text, action in ACTIONS
         ]
         for name in STRATEGIES:
             cmds.append(
-                (f"Strategy: {name}", STRATEGIES[name].description, partial(app.set_strategy, name))
+                (
+                    f"Strategy: {name}",
+                    STRATEGIES[name].description,
+                    self._post(partial(StrategyChosen, name)),
+                )
             )
         for n in (1, 5, 10, 20, 50, 100):
-            cmds.append((f"Set max messages to {n}", "applied live", partial(app.set_max, n)))
+            cmds.append((f"Set max messages to {n}", "applied live", self._max(n)))
         return cmds
+
+    def _max(self, n: int) -> Callable[[], object]:
+        return self._post(partial(MaxChosen, n))
 
     async def discover(self) -> Hits:
         for name, help_text, cb in self._commands():
             yield DiscoveryHit(name, cb, help=help_text)
 
     async def search(self, query: str) -> Hits:
-        app: CtxviewApp = self.app  # type: ignore[assignment]
         number = re.search(r"\d+", query)
         if number and ("max" in query.lower() or query.strip().isdigit()):
             n = int(number.group())
             if n >= 1:
-                yield Hit(
-                    1.0, f"Set max messages to {n}", partial(app.set_max, n), help="applied live"
-                )
+                yield Hit(1.0, f"Set max messages to {n}", self._max(n), help="applied live")
         matcher = self.matcher(query)
         for name, help_text, cb in self._commands():
             score = matcher.match(name)

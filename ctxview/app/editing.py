@@ -21,6 +21,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ctxview.app.messages import ContextChanged
 from ctxview.app.safe import visible
 from ctxview.core.edits import (
     EditCost,
@@ -35,7 +36,10 @@ from ctxview.core.edits import (
 from ctxview.textfmt import fmt_tokens
 
 if TYPE_CHECKING:
-    from ctxview.app.app import CtxviewApp
+    from textual.app import App
+
+    from ctxview.app.model import SessionModel
+    from ctxview.config import Config
 
 
 @dataclass
@@ -112,22 +116,28 @@ class EditPreviewScreen(ModalScreen[bool]):
 
 
 class Editor:
-    """The app's edits and their undo stack (unlimited within the session)."""
+    """The edits of the open session (``model``) and their undo stack (unlimited within the
+    session). The app passes the selected message to each action; after a change the editor
+    posts :class:`~ctxview.app.messages.ContextChanged`. ``app`` serves the dialogs, notices
+    and messages (Textual's services only)."""
 
-    def __init__(self, app: CtxviewApp) -> None:
+    def __init__(self, app: App[Any], model: SessionModel, config: Config) -> None:
         self.app = app
+        self.model = model
+        self.config = config
         self.undo_stack: list[EditGroup] = []
 
-    def reset(self) -> None:
+    def show(self, model: SessionModel) -> None:
+        """Another session is shown: its edits start afresh."""
+        self.model = model
         self.undo_stack.clear()
 
     # -- planning -------------------------------------------------------------------------------
-    def _selected(self) -> int | None:
-        mid = self.app.timeline.selected_id
+    def _selected(self, mid: int | None) -> int | None:
         if mid is None:
             self.app.notify("select a message first", markup=False)
             return None
-        if not self.app.model.transcript.in_window(mid):
+        if not self.model.transcript.in_window(mid):
             self.app.notify(
                 f"#{mid} is not in the window: only window messages are sent and edited",
                 markup=False,
@@ -141,9 +151,9 @@ class Editor:
         from ctxview.config import price_overrides
         from ctxview.core.pricing import PriceTable
 
-        model = self.app.model
+        model = self.model
         try:
-            table = PriceTable(price_overrides(self.app.config))
+            table = PriceTable(price_overrides(self.config))
         except ValueError:
             table = PriceTable()
         entries = model.context.entries()
@@ -180,9 +190,8 @@ class Editor:
         )
 
     # -- actions --------------------------------------------------------------------------------
-    def repair_selected(self) -> None:
-        mid = self.app.timeline.selected_id
-        model = self.app.model
+    def repair_selected(self, mid: int | None) -> None:
+        model = self.model
         if mid is None or not any(p.severity == "error" for p in model.problems_for(mid)):
             if model.error_ids():
                 self.app.notify(
@@ -200,7 +209,7 @@ class Editor:
         self._apply_now(plan)
 
     def repair_all(self) -> None:
-        model = self.app.model
+        model = self.model
         if not model.error_ids():
             self.app.notify("no protocol errors in the window: nothing to repair", markup=False)
             return
@@ -228,21 +237,21 @@ class Editor:
             timeout=6,
         )
 
-    def drop_selected(self) -> None:
-        mid = self._selected()
+    def drop_selected(self, selected: int | None) -> None:
+        mid = self._selected(selected)
         if mid is not None:
-            self._preview(drop_plan(self.app.model.context.entries(), mid))
+            self._preview(drop_plan(self.model.context.entries(), mid))
 
-    def stub_selected(self) -> None:
-        mid = self._selected()
+    def stub_selected(self, selected: int | None) -> None:
+        mid = self._selected(selected)
         if mid is not None:
-            self._preview(stub_plan(self.app.model.context.entries(), mid))
+            self._preview(stub_plan(self.model.context.entries(), mid))
 
     def _preview(self, plan: EditPlan) -> None:
         if plan.empty:
             self.app.notify(f"nothing to do: {visible(plan.reason)}", markup=False)
             return
-        model = self.app.model
+        model = self.model
         entries = model.context.entries()
         pv = preview(
             entries,
@@ -265,12 +274,12 @@ class Editor:
 
         self.app.push_screen(EditPreviewScreen(plan.what, pv, self.price(plan)), answered)
 
-    def pin_selected(self) -> None:
+    def pin_selected(self, selected: int | None) -> None:
         """Pin the selected message (with its tool pair) or unpin it, after a preview."""
-        mid = self._selected()
+        mid = self._selected(selected)
         if mid is None:
             return
-        model = self.app.model
+        model = self.model
         ctx = model.context
         if mid == model.transcript.pinned_id and not ctx.is_pinned(mid):
             self.app.notify("the first message is always kept: nothing to pin", markup=False)
@@ -324,7 +333,7 @@ class Editor:
 
     # -- applying and undoing -------------------------------------------------------------------
     def apply(self, plan: EditPlan) -> None:
-        model = self.app.model
+        model = self.model
         ctx = model.context
         group = EditGroup(plan.what, [])
         for mid in sorted(plan.changes):
@@ -342,7 +351,7 @@ class Editor:
             self.app.notify("nothing to undo", markup=False)
             return
         group = self.undo_stack.pop()
-        ctx = self.app.model.context
+        ctx = self.model.context
         if group.pinned is not None:
             done = ctx.set_pinned(group.pins, not group.pinned)
             self._changed(list(group.pins))
@@ -374,8 +383,4 @@ class Editor:
         self.app.notify(f"undone: {visible(group.what)}", markup=False, timeout=4)
 
     def _changed(self, ids: list[int]) -> None:
-        app = self.app
-        keep = app.timeline.selected_id
-        app.exact_tokens = None
-        app.context_changed(keep=keep)
-        app.timeline.flash(ids)
+        self.app.post_message(ContextChanged(flash=ids, count_stale=True))

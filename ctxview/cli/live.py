@@ -88,7 +88,7 @@ def cmd_proxy(args: argparse.Namespace) -> int:
             return asyncio.run(_run_headless(args, upstream))
         except KeyboardInterrupt:
             return EXIT_OK
-    from ctxview.live.proxy_app import ProxyApp
+    from ctxview.app.proxy import ProxyApp
 
     app = ProxyApp(host=args.host, port=args.port, upstream=upstream, record=args.record)
     rc = app.run()

@@ -1,5 +1,6 @@
 """Live sources: the recording proxy, following a growing transcript, the sessions list.
 
 ``ctxview.live.sse``, ``recording``, ``sessions_list`` and ``follow`` are headless (no Textual,
-no aiohttp); ``proxy`` needs aiohttp; ``proxy_app`` is the Textual view of the proxy.
+no aiohttp); ``proxy`` needs aiohttp. Their Textual views live in ``ctxview.app`` (``proxy``,
+``follow``, ``screens.sessions``).
 """

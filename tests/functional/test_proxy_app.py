@@ -11,7 +11,7 @@ import pytest
 from fake_api import FakeAPI, Response, error, text_events
 from textual.widgets import DataTable, Static
 
-from ctxview.live.proxy_app import ProxyApp
+from ctxview.app.proxy import ProxyApp
 
 
 def _free_port() -> int:

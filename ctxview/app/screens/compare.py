@@ -24,7 +24,8 @@ from ctxview.app.safe import one_line
 from ctxview.textfmt import fmt_tokens, fmt_usd
 
 if TYPE_CHECKING:
-    from ctxview.app.app import CtxviewApp
+    from ctxview.app.model import SessionModel
+    from ctxview.config import Config
 
 #: (key of the compare row, column title, right-aligned)
 COLUMNS: list[tuple[str, str, bool]] = [
@@ -109,19 +110,19 @@ class CompareScreen(ModalScreen[str | None]):
         self.error: str | None = None
 
     @classmethod
-    def for_app(cls, app: CtxviewApp) -> CompareScreen:
-        """The Compare screen of the app's open session at its current max and settings."""
+    def for_session(cls, m: SessionModel, config: Config) -> CompareScreen:
+        """The Compare screen of the open session ``m`` at its current max and settings."""
         from ctxview.app.request_inputs import context_settings, price_table, session_view
         from ctxview.core.strategies import STRATEGIES
 
-        m = app.model
         settings = context_settings(m)
         n = len(m.transcript)
         how = f"max {settings['max_context_messages']:,} (simulated)"
         if m.as_sent is not None:
             # shown as sent (max = every message): compare the strategies at the max a
             # simulation would start from, the config's
-            settings["max_context_messages"] = int(app._default("max_context_messages", 20))
+            configured = config.as_defaults().get("max_context_messages")
+            settings["max_context_messages"] = int(20 if configured is None else configured)
             how = f"max {settings['max_context_messages']:,} (the config's; shown as sent)"
         return cls(
             session_view(m),
@@ -133,7 +134,7 @@ class CompareScreen(ModalScreen[str | None]):
                 "low_water_fraction": settings["low_water_fraction"],
                 "model": m.model,
             },
-            prices=price_table(app.config),
+            prices=price_table(config),
             context_editing=settings["context_editing"],
             label=(f"{one_line(m.name, 60)} · {n:,} message{'s' if n != 1 else ''} · {how}"),
         )

@@ -15,8 +15,9 @@ from textual.screen import ModalScreen
 from textual.widgets import DirectoryTree, Input, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
+from ctxview.app.messages import OpenRequested
 from ctxview.app.safe import one_line, visible
-from ctxview.live.sessions_screen import SessionsTree
+from ctxview.app.screens.sessions import SessionsTree
 
 
 class SessionTree(DirectoryTree):
@@ -112,13 +113,10 @@ class OpenFileScreen(PathScreen):
 
     @on(SessionsTree.Chosen)
     def _session_chosen(self, event: SessionsTree.Chosen) -> None:
-        from ctxview.live.sessions_screen import _open
-
         event.stop()
         app = self.app
-        path, follow = event.path, event.follow
         self.dismiss(None)
-        app.call_later(_open, app, path, follow)
+        app.post_message(OpenRequested(event.path, follow=event.follow))
 
     @on(OptionList.OptionSelected, "#subagents")
     def _subagent(self, event: OptionList.OptionSelected) -> None:

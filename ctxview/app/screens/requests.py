@@ -8,7 +8,7 @@ the timeline. Space marks a request; space on another one compares the two (the 
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
@@ -28,6 +28,10 @@ from ctxview.app.colours import readable_style
 from ctxview.app.safe import one_line
 from ctxview.core.requests import Request, RequestLog
 from ctxview.textfmt import fmt_tokens, fmt_usd
+
+if TYPE_CHECKING:
+    from ctxview.app.model import SessionModel
+    from ctxview.config import Config
 
 BAR = 20
 
@@ -183,6 +187,24 @@ class RequestsScreen(ModalScreen[int | None]):
     }
     RequestsScreen .hint { color: $text-muted; }
     """
+
+    @classmethod
+    def for_session(cls, m: SessionModel, config: Config) -> RequestsScreen | None:
+        """The Requests view of the open session ``m``: as sent, or under the current max and
+        strategy (labelled as the sidebar says); None before the first request."""
+        from ctxview.app.cacheline import session_view
+        from ctxview.app.request_inputs import price_table
+
+        found = session_view(m)
+        if found is None:
+            return None
+        view, settings = found
+        prices = price_table(config)
+        # the cache line's worker ran the same request model: its log, if still current
+        saved = m.cache_prediction.so_far if m.cache_prediction is not None else None
+        log = saved.log_for(view, settings, prices) if saved is not None else None
+        settings["prices"] = prices
+        return cls(view, settings, m.mode_label(), log)
 
     def __init__(
         self,

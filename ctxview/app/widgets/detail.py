@@ -86,6 +86,36 @@ class BlockDetail(VerticalScroll, can_focus=True):
         self.model: SessionModel | None = None
         self.mid: int | None = None
         self._draft_view: tuple[Draft, Static, Static] | None = None
+        self._shown_key: tuple[Any, ...] | None = None
+
+    def show_selected(
+        self, model: SessionModel, mid: int | None, *, marker: int | None, on_draft: bool
+    ) -> None:
+        """What the timeline's cursor is on: the reply draft, a compaction ledger marker (what
+        the compaction did), or message ``mid`` (None: the system prompt)."""
+        if on_draft and model.draft is not None:
+            self._shown_key = None
+            self.show_draft(model.draft)
+            return
+        if marker is not None:
+            key_m = (id(model), "ledger", marker, len(model.transcript))
+            if key_m != self._shown_key:
+                self._shown_key = key_m
+                self.show_compaction(model.compaction_at(marker))
+            return
+        # rebuilding the pane costs a remount: skip it when what it shows has not changed
+        key = (
+            id(model),
+            mid,
+            model.status(mid) if mid is not None else None,
+            tuple(p.message for p in model.problems_for(mid)) if mid is not None else (),
+            model.context.system_prompt if mid is None else None,
+            id(model.transcript[mid].message) if mid is not None else None,  # edits
+        )
+        if key == self._shown_key:
+            return
+        self._shown_key = key
+        self.show(model, mid)
 
     def show(self, model: SessionModel | None, mid: int | None) -> None:
         self.model = model

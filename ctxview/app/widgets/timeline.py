@@ -143,11 +143,14 @@ class Timeline(ScrollView, can_focus=True):
         self._dim_cache: tuple[object, Style] | None = None
         self._legible_cache: dict[tuple[object, object, object], RichColor] = {}
         self.clock = time.monotonic  #: the animation's clock (tests drive their own)
+        #: where each jump (``p``, ``n``, ``t``) came from: backspace goes back
+        self._back: list[int] = []
 
     # -- data --------------------------------------------------------------------------------------
     def set_model(self, model: SessionModel, select: int | None = None) -> None:
         self.model = model
         self._flash.clear()
+        self._back.clear()
         self.refresh_rows()
         n = len(model.rows)
         if select is not None:
@@ -241,6 +244,76 @@ class Timeline(ScrollView, can_focus=True):
             return []
         top = int(self.scroll_offset.y)
         return [m for m in self.model.rows[top : top + self.size.height] if m >= 0]
+
+    # -- navigation: jumps (with a way back) and the evicted rows ----------------------------------
+    def jump_to(self, mid: int) -> None:
+        """Select ``mid``, showing the evicted rows if it is one; backspace comes back here."""
+        if self.model is None:
+            return
+        cur = self.selected_id
+        if not self.select_id(mid):
+            self.model.show_evicted = True
+            self.model.rebuild_rows()
+            self.refresh_rows()
+            self.select_id(mid)
+        if cur is not None and cur != mid:
+            self._back.append(cur)
+        self.focus()
+
+    def jump_back(self) -> None:
+        if self._back:
+            self.select_id(self._back.pop())
+
+    def jump_pinned(self) -> None:
+        """The first message, then each pinned one in turn."""
+        model = self.model
+        if model is None or model.transcript.pinned_id is None:
+            return
+        pid = model.transcript.pinned_id
+        targets = [pid, *(i for i in model.context.pinned_ids if i != pid)]
+        cur = self.selected_id
+        self.jump_to(next((i for i in targets if cur is not None and i > cur), targets[0]))
+
+    def jump_next_problem(self) -> None:
+        ids = self.model.error_ids() if self.model is not None else []
+        if not ids:
+            self.notify("no protocol errors in the window: the API will accept it", markup=False)
+            return
+        cur = self.selected_id
+        after = [i for i in ids if cur is None or i > cur]
+        self.jump_to(after[0] if after else ids[0])
+
+    def jump_partner(self) -> None:
+        """From a tool_result to its tool_use, and back."""
+        cur = self.selected_id
+        if cur is None or self.model is None:
+            return
+        p = self.model.partner(cur)
+        if p is None:
+            self.notify(
+                "this message has no tool_use / tool_result partner in the transcript", markup=False
+            )
+            return
+        self.jump_to(p)
+
+    def toggle_evicted(self) -> None:
+        if self.model is None:
+            return
+        model = self.model
+        sel = self.selected_id
+        model.show_evicted = not model.show_evicted
+        model.rebuild_rows()
+        self.refresh_rows()
+        if sel is not None and not self.select_id(sel):
+            # the selection was hidden: go to the first kept message after the gap
+            ids = model.context.window_ids
+            later = [i for i in ids if i > sel]
+            self.select_id(later[0] if later else ids[-1])
+        # the row count changed: once the new virtual size is laid out, bring the selected row
+        # back on screen (scrolling before that is clamped to the old size)
+        self.call_after_refresh(self.scroll_to_cursor_centered)
+        state = "shown (dimmed)" if model.show_evicted else "hidden"
+        self.notify(f"evicted rows {state}", markup=False, timeout=2)
 
     # -- cursor --------------------------------------------------------------------------------
     def watch_cursor(self, old: int, new: int) -> None:

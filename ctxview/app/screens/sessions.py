@@ -4,7 +4,7 @@ their session. Enter opens, ``f`` opens and follows."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -17,9 +17,6 @@ from textual.widgets import Static, Tree
 
 from ctxview.live.sessions_list import SessionInfo, list_sessions, messages_label, projects_roots
 from ctxview.textfmt import one_line, visible
-
-if TYPE_CHECKING:
-    from ctxview.app.app import CtxviewApp
 
 
 def _size(n: int) -> str:
@@ -160,43 +157,3 @@ class SessionsScreen(ModalScreen[tuple[str, bool] | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
-
-
-def show_sessions(app: CtxviewApp) -> None:
-    """Push the sessions list; open (and maybe follow) what is chosen."""
-
-    def chosen(answer: tuple[str, bool] | None) -> None:
-        if answer:
-            _open(app, *answer)
-
-    app.push_screen(SessionsScreen(), chosen)
-
-
-def _open(app: CtxviewApp, path: str, follow: bool) -> None:
-    def load() -> None:
-        from ctxview.app.model import SessionModel
-        from ctxview.sessions import SessionError, load_session, replay
-
-        try:
-            session = load_session(path)
-            rep = replay(session, defaults=app.config.as_defaults(), as_sent=True)
-        except (SessionError, ValueError) as exc:
-            app.call_from_thread(
-                app.notify, str(exc), title="cannot open", severity="error", markup=False
-            )
-            return
-        model = SessionModel(rep, path, session.model or app.model.model)
-        app.call_from_thread(opened, model)
-
-    def opened(model: Any) -> None:
-        from ctxview.live.follow_view import toggle_follow
-
-        current = getattr(app, "_following", None)
-        if current is not None:
-            current.stop()
-            app._following = None  # type: ignore[attr-defined]
-        app._opened(model)
-        if follow:
-            toggle_follow(app)
-
-    app.run_worker(load, thread=True, exclusive=True, group="open")

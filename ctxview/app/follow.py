@@ -5,8 +5,9 @@ library such as watchfiles would add a dependency and a Rust extension for one f
 appended to a few times a second, and polling also sees a file replaced under the same name); each
 :class:`Update` is applied on the app's thread: appended messages go through the live
 ``ConversationContext`` (the timeline grows, evictions animate, verdict and cache line follow), a
-replay installs a freshly replayed model built in the thread. The view stays where the user
-scrolled unless the cursor was on the last row.
+replay installs a model freshly replayed in the thread. The thread posts each update to the app
+(:class:`~ctxview.app.messages.Followed`), which has it applied on its own thread. The view stays where the user scrolled unless the cursor was on
+the last row.
 """
 
 from __future__ import annotations
@@ -14,38 +15,55 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
+from ctxview.app.messages import ContextChanged, Followed, ReplayRequested, SessionReplaced
 from ctxview.core.compaction import claude_code_compaction
 from ctxview.live.follow import LATE_BLOCK, Backoff, Follower, Update
 from ctxview.textfmt import visible
 
 if TYPE_CHECKING:
-    from ctxview.app.app import CtxviewApp
+    from textual.app import App
+
     from ctxview.app.model import SessionModel
+    from ctxview.app.widgets.timeline import Timeline
+    from ctxview.config import Config
 
 FOLLOWABLE = ("claude-code",)
 
 
 class Following:
-    def __init__(self, app: CtxviewApp, path: str) -> None:
+    """Follows the transcript at ``path`` shown as ``model`` (the app keeps ``model`` current
+    when it installs another view of the same session). ``app`` serves the worker, notices and
+    messages (Textual's services only)."""
+
+    def __init__(
+        self, app: App[Any], model: SessionModel, timeline: Timeline, config: Config
+    ) -> None:
+        assert model.path is not None
         self.app = app
-        self.path = path
-        self.model = app.model
+        self.path = model.path
+        self.model = model
+        self.timeline = timeline
+        self.config = config
         self.stopped = threading.Event()
-        self.follower = Follower(path, applied=[r.message for r in app.model.transcript.records])
+        self.follower = Follower(self.path, applied=[r.message for r in model.transcript.records])
         self._error_shown = False
 
+    @property
+    def active(self) -> bool:
+        return not self.stopped.is_set()
+
     def start(self) -> None:
-        self.app.run_worker(self._run, thread=True, group="follow", exclusive=True, name="follow")
-        self._mark()
+        self.app.run_worker(
+            self._run,
+            thread=True,
+            group="follow",
+            exclusive=True,
+            name="follow",
+            description="follow a transcript",
+        )
 
     def stop(self) -> None:
         self.stopped.set()
-
-    def _mark(self) -> None:
-        app = self.app
-        app._update_titles()
-        if not self.stopped.is_set():
-            app.sub_title = f"{app.sub_title} · following"
 
     # -- the polling thread ------------------------------------------------------------------------
     def _run(self) -> None:
@@ -68,8 +86,12 @@ class Following:
                 update = self.follower.step(quiet=not changed)
             if update is not None:
                 model = self._replayed(update) if update.kind == "replay" else None
-                self._call(self._apply, update, model)
+                self._post(Followed(self, update, model))
             self.stopped.wait(backoff.next(changed))
+
+    def _post(self, message: Followed) -> None:
+        if not self.stopped.is_set():
+            self.app.post_message(message)
 
     def _call(self, fn: Any, *args: Any) -> None:
         if self.stopped.is_set():
@@ -103,7 +125,7 @@ class Following:
             session,
             max_context_messages=ctx.max_context_messages if simulated else None,
             strategy=ctx.strategy if simulated else None,
-            defaults=self.app.config.as_defaults(),
+            defaults=self.config.as_defaults(),
             as_sent=not simulated,
         )
         return SessionModel(rep, self.path, old.model)
@@ -114,73 +136,71 @@ class Following:
             f"following: {message} (still trying)", severity="warning", markup=False, timeout=6
         )
 
-    def _apply(self, update: Update, model: SessionModel | None) -> None:
-        app = self.app
-        if app.model is not self.model:  # another file was opened: stop following this one
-            self.stop()
-            return
-        tl = app.timeline
-        rows = app.model.rows
+    def apply(
+        self, update: Update, model: SessionModel | None
+    ) -> ContextChanged | SessionReplaced | None:
+        """Apply ``update`` (on the app's thread, the app asks): appended lines go into the
+        shown context; a replay becomes the new model. What the app then shows is returned, for
+        the app to show at once (a message would let a reader see the lines before the rows)."""
+        if self.stopped.is_set():  # another file was opened meanwhile
+            return None
+        tl = self.timeline
+        rows = self.model.rows
         at_end = not rows or tl.cursor >= len(rows) - 1
         if update.kind == "append":
-            ctx = app.model.context
+            ctx = self.model.context
             last = None
-            simulated = app.model.as_sent is None
+            simulated = self.model.as_sent is None
             for msg, meta in zip(update.messages, update.metas, strict=True):
                 if simulated and claude_code_compaction(meta) and len(ctx):
                     # a compaction: the simulation starts again at its summary, as on opening
                     last = ctx.start_again(msg, meta=dict(meta), copy=False)
                 else:
                     last = ctx.add_message(msg, meta=dict(meta), copy=False)
-            app.context_changed(keep=last if at_end else None)
-            if at_end:
-                tl.action_jump_end()
             if not simulated and any(claude_code_compaction(m) for m in update.metas):
                 # as sent, a compaction starts the request again at its summary
-                app.replay_as(
-                    as_sent=True,
-                    note="following: compacted; the request starts again at the summary",
+                self.app.post_message(
+                    ReplayRequested(
+                        as_sent=True,
+                        note="following: compacted; the request starts again at the summary",
+                    )
                 )
-            return
+            return ContextChanged(keep=last if at_end else None, end=at_end)
         assert model is not None
-        selected = tl.selected_id
-        app._install_model(model)
-        self.model = model
-        if at_end:
-            tl.action_jump_end()
-        elif selected is not None and selected < len(model.transcript):
-            tl.select_id(selected)
-        self._mark()
+        old, self.model = self.model, model
         if update.reason != LATE_BLOCK:  # that one is routine: no notification for it
-            app.notify(
+            self.app.notify(
                 f"{visible(model.name)}: {update.reason}: replayed "
                 f"({len(update.messages):,} messages)",
                 title="following",
                 markup=False,
                 timeout=5,
             )
+        return SessionReplaced(old, model, at_end=at_end)
 
 
-def toggle_follow(app: CtxviewApp) -> None:
-    """``f``: follow the open Claude Code transcript, or stop following it."""
-    current: Following | None = getattr(app, "_following", None)
-    if current is not None and not current.stopped.is_set():
+def toggle_follow(
+    current: Following | None,
+    app: App[Any],
+    model: SessionModel,
+    timeline: Timeline,
+    config: Config,
+) -> Following | None:
+    """``f``: follow the open Claude Code transcript, or stop following it; what follows now."""
+    if current is not None and current.active:
         current.stop()
-        app._following = None  # type: ignore[attr-defined]
-        current._mark()
         app.notify("stopped following", markup=False)
-        return
-    model = app.model
+        return None
     if not model.path or model.session.format not in FOLLOWABLE:
         app.notify(
             "f follows a Claude Code transcript (.jsonl) opened from a file",
             severity="warning",
             markup=False,
         )
-        return
-    following = Following(app, model.path)
-    app._following = following  # type: ignore[attr-defined]
+        return current
+    following = Following(app, model, timeline, config)
     following.start()
     app.notify(
         f"following {visible(model.name)}: new lines appear as they are written", markup=False
     )
+    return following

@@ -1,0 +1,78 @@
+"""The dialogs that look at the shown session: the Requests view (``R``), Compare (``C``), the
+system prompt editor (``ctrl+e``), the Claude Code sessions list (``ctrl+l``) and the key help.
+Each gets what it shows as arguments and answers with a message to the app
+(``ctxview.app.messages``) or a new selection in the timeline."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ctxview.app.messages import ContextChanged, OpenRequested, StrategyChosen
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from ctxview.app.model import SessionModel
+    from ctxview.app.widgets.timeline import Timeline
+    from ctxview.config import Config
+
+
+def show_requests(app: App[Any], model: SessionModel, config: Config, timeline: Timeline) -> None:
+    """The Requests view of the shown session; enter selects a request's message."""
+    from ctxview.app.screens.requests import RequestsScreen
+
+    screen = RequestsScreen.for_session(model, config)
+    if screen is None:
+        app.notify("no requests yet: nothing has been sent", markup=False)
+        return
+
+    def chosen(mid: int | None) -> None:
+        if mid is not None:
+            timeline.select_id(mid)
+            timeline.focus()
+
+    app.push_screen(screen, chosen)
+
+
+def show_compare(app: App[Any], model: SessionModel, config: Config) -> None:
+    """Every strategy replayed on the shown session at the current max; enter applies the
+    chosen one to the live context."""
+    from ctxview.app.screens.compare import CompareScreen
+
+    def chosen(name: str | None) -> None:
+        # as sent, any choice (seed too) switches to a simulation under it
+        if name is not None and (name != model.context.strategy or model.as_sent is not None):
+            app.post_message(StrategyChosen(name))
+
+    app.push_screen(CompareScreen.for_session(model, config), chosen)
+
+
+def edit_system_prompt(app: App[Any], model: SessionModel) -> None:
+    from ctxview.app.screens.modals import SystemPromptScreen
+
+    def done(text: str | None) -> None:
+        if text is None or text == model.context.system_prompt:
+            return
+        model.context.system_prompt = text
+        app.post_message(ContextChanged())
+        app.notify(f"system prompt set ({len(text):,} characters)", markup=False)
+
+    app.push_screen(SystemPromptScreen(model.context.system_prompt), done)
+
+
+def show_sessions(app: App[Any]) -> None:
+    """The Claude Code sessions list: enter opens, f opens and follows."""
+    from ctxview.app.screens.sessions import SessionsScreen
+
+    def chosen(answer: tuple[str, bool] | None) -> None:
+        if answer:
+            app.post_message(OpenRequested(answer[0], follow=answer[1]))
+
+    app.push_screen(SessionsScreen(), chosen)
+
+
+def show_help(app: App[Any]) -> None:
+    from ctxview.app.keys import KEYS_HELP
+    from ctxview.app.screens.modals import HelpScreen
+
+    app.push_screen(HelpScreen(KEYS_HELP))

@@ -1,0 +1,235 @@
+"""Opening, saving and exporting the open session in the TUI (``ctrl+o``, ``ctrl+s``, ``S``,
+``x``): the dialogs, the checks before writing, and the loading worker. A file read is posted to
+the app as :class:`~ctxview.app.messages.SessionOpened`; a save under a new name as
+:class:`~ctxview.app.messages.NameChanged`."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ctxview.app.messages import NameChanged, SessionOpened
+from ctxview.textfmt import fmt_tokens
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from ctxview.app.model import SessionModel
+    from ctxview.config import Config
+
+
+def free_session_name(path: str) -> str:
+    """``dir/name.ctxview.json`` for ``dir/name.json`` (``name-2.ctxview.json``… when taken)."""
+    p = Path(path)
+    stem = p.name
+    for suffix in (".jsonl", ".json"):
+        if stem.endswith(suffix):
+            stem = stem[: -len(suffix)]
+            break
+    stem = stem.removesuffix(".ctxview")
+    candidate = p.with_name(stem + ".ctxview.json")
+    n = 2
+    while os.path.lexists(candidate) or str(candidate) == path:
+        candidate = p.with_name(f"{stem}-{n}.ctxview.json")
+        n += 1
+    return str(candidate)
+
+
+class SessionFiles:
+    """The files of the open session (``model``, kept current by the app). ``document`` and
+    ``request_body`` build what is written; ``app`` serves dialogs, workers and notices
+    (Textual's services only)."""
+
+    def __init__(
+        self,
+        app: App[Any],
+        model: SessionModel,
+        config: Config,
+        document: Callable[[], dict[str, Any]],
+        request_body: Callable[[], dict[str, Any]],
+    ) -> None:
+        self.app = app
+        self.model = model
+        self.config = config
+        self.document = document
+        self.request_body = request_body
+        #: files this session wrote (or was allowed to overwrite): ctrl+s saves over them quietly
+        self.owned: set[str] = set()
+
+    def show(self, model: SessionModel) -> None:
+        """Another session (or view of it) is shown."""
+        self.model = model
+
+    # -- opening --------------------------------------------------------------------------------
+    def open_dialog(self) -> None:
+        from ctxview.app.screens.files import OpenFileScreen
+
+        model = self.model
+        start = Path(model.path).parent if model.path else Path.cwd()
+
+        def chosen(path: str | None) -> None:
+            if path:
+                self.load(path)
+
+        self.app.push_screen(
+            OpenFileScreen(
+                start if start.is_dir() else Path.cwd(), subagents=model.session.subagents
+            ),
+            chosen,
+        )
+
+    def load(self, path: str, follow: bool = False) -> None:
+        """Read and replay ``path`` in a worker thread (a newer open cancels an older one)."""
+        self.app.run_worker(
+            lambda: self._load(path, follow),
+            thread=True,
+            exclusive=True,
+            group="open",
+            description="open a file",
+        )
+
+    def _load(self, path: str, follow: bool) -> None:
+        from ctxview.app.model import SessionModel
+        from ctxview.sessions import SessionError, load_session, replay
+
+        app = self.app
+        try:
+            session = load_session(path)
+            rep = replay(session, defaults=self.config.as_defaults(), as_sent=True)
+        except (SessionError, ValueError) as exc:
+            message = str(exc) if isinstance(exc, SessionError) else f"{path}: {exc}"
+            app.call_from_thread(
+                app.notify,
+                message,
+                title="cannot open",
+                severity="error",
+                markup=False,
+                timeout=10,
+            )
+            return
+        model = SessionModel(rep, path, session.model or self.model.model)
+        app.post_message(SessionOpened(model, follow=follow))
+        skipped = model.session.skipped_lines
+        note = f" · skipped lines {', '.join(map(str, skipped[:10]))}" if skipped else ""
+        app.call_from_thread(
+            app.notify,
+            f"opened {model.name}: {len(model.transcript):,} messages ({model.session.format}){note}",
+            markup=False,
+        )
+
+    # -- saving ---------------------------------------------------------------------------------
+    def _path_default(self) -> str:
+        if self.model.path and self.model.session.format == "ctxview":
+            return self.model.path
+        if self.model.path:
+            return free_session_name(self.model.path)
+        return str(Path.cwd() / time.strftime("chat-%Y%m%d-%H%M%S.ctxview.json"))
+
+    def _owns(self, path: str) -> bool:
+        """True when saving to ``path`` overwrites nothing this session did not write."""
+        return not os.path.lexists(path) or os.path.abspath(path) in self.owned
+
+    def _ask_path(self, title: str, default: str, then: Callable[[str], None]) -> None:
+        from ctxview.app.screens.files import SavePathScreen
+
+        def chosen(path: str | None) -> None:
+            if path:
+                then(path)
+
+        self.app.push_screen(SavePathScreen(title, default), chosen)
+
+    def save(self) -> None:
+        if self.model.path and self.model.session.format == "ctxview":
+            self.save_checked(self.model.path)
+            return
+        self._ask_path("Save the session (ctxview format)", self._path_default(), self.save_checked)
+
+    def save_as(self) -> None:
+        model = self.model
+        default = free_session_name(model.path) if model.path else self._path_default()
+        self._ask_path("Save the session as… (ctxview format)", default, self.save_checked)
+
+    def save_checked(self, path: str) -> None:
+        """Save, but never silently over a file this session did not create: ask first."""
+        if self._owns(path):
+            self.save_to(path)
+            return
+        from ctxview.app.screens.files import OverwriteScreen
+
+        suggestion = free_session_name(path)
+
+        def answered(choice: str | None) -> None:
+            if choice == "overwrite":
+                self.save_to(path)
+            elif choice == "new":
+                self.save_checked(suggestion)
+            elif choice == "choose":
+                self._ask_path(
+                    "Save the session as… (ctxview format)", suggestion, self.save_checked
+                )
+
+        self.app.push_screen(OverwriteScreen(path, suggestion), answered)
+
+    def save_to(self, path: str) -> bool:
+        from ctxview.sessions.store import save_session
+
+        try:
+            save_session(path, self.document(), make_parents=False)  # a typed path
+            self.owned.add(os.path.abspath(path))
+        except (OSError, ValueError) as exc:
+            self.app.notify(
+                f"{path}: not saved: {exc}",
+                title="save failed",
+                severity="error",
+                markup=False,
+                timeout=10,
+            )
+            return False
+        if self.model.path != path:
+            self.model.path = path
+            self.model.session.format = "ctxview"
+            self.app.post_message(NameChanged())
+        self.app.notify(f"saved {path}", markup=False, timeout=3)
+        return True
+
+    # -- exporting the next request -------------------------------------------------------------
+    def export(self) -> None:
+        if self.model.path:
+            p = Path(self.model.path)
+            default = str(p.with_name(p.stem.removesuffix(".ctxview") + ".request.json"))
+        else:
+            default = str(Path.cwd() / "request.json")
+        self._ask_path("Export the next request body (JSON)", default, self.export_to)
+
+    def export_to(self, path: str) -> None:
+        from ctxview.sessions.store import save_request
+
+        app, model = self.app, self.model
+        body = self.request_body()
+        try:  # like autosave: never the API key; controls escaped; atomic
+            save_request(path, body)
+        except (OSError, ValueError) as exc:
+            app.notify(
+                f"{path}: not written: {exc}",
+                title="export failed",
+                severity="error",
+                markup=False,
+                timeout=10,
+            )
+            return
+        app.notify(
+            f"wrote {path}: {len(body['messages'])} messages, ~{fmt_tokens(model.window_tokens)} tokens",
+            markup=False,
+        )
+        state, short, first = model.verdict()
+        if state == "bad":  # the same contract as `ctxview export`: written, but said
+            app.notify(
+                f"the API would reject this request ({short.removeprefix('✗ ')}): {first}",
+                title="exported a request the API will reject",
+                severity="warning",
+                markup=False,
+                timeout=10,
+            )
