@@ -64,7 +64,7 @@ def time_literal(msgs: list[tuple[bool, Any]], max_: int) -> float:
 
 def window_fill(max_: int = 10, n: int = 20_000) -> dict[str, float]:
     """Mean window fill (window size / max after each add) per strategy in a tool loop."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "support"))
     from agentgen import agent_loop
 
     msgs = agent_loop([[1, 2, 1, 3]] * (n // 10), seed=1)[:n]

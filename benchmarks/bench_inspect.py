@@ -61,7 +61,7 @@ def make_session(path: Path, n: int) -> None:
 def make_tool_loop(path: Path, n: int) -> None:
     """A tool loop of short messages: user instruction, (assistant tool_use, user tool_result)
     rounds, assistant reply; saved as a ctxview session."""
-    sys.path.insert(0, str(ROOT / "tests"))
+    sys.path.insert(0, str(ROOT / "tests" / "support"))
     from agentgen import agent_loop
 
     from ctxview.core.context import ConversationContext

@@ -153,7 +153,7 @@ def main() -> None:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     env.pop("ANTHROPIC_BASE_URL", None)
     fake = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "fake_api.py"), str(fake_port)],
+        [sys.executable, str(ROOT / "tests" / "support" / "fake_api.py"), str(fake_port)],
         stdout=subprocess.DEVNULL,
         env=env,
     )

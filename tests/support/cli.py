@@ -1,0 +1,21 @@
+"""ctxview's command line, run as a user runs it (a subprocess) or in the test's process."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.support.paths import ROOT
+
+
+def cli(*argv: str, timeout: float = 10, **kw: object) -> subprocess.CompletedProcess[str]:
+    """ctxview in a subprocess, as a user runs it (``python -m ctxview``: the console script's
+    path, ``cli.run``); the timeout proves it never hangs."""
+    return subprocess.run(
+        [sys.executable, "-m", "ctxview", *argv],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+        **kw,  # type: ignore[arg-type]
+    )
