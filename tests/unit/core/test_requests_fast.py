@@ -346,7 +346,7 @@ def test_session_features_classify_only_where_the_rates_can_tell() -> None:
 
 _GC_CHECK = """
 import gc
-from ctxview.sessions.model import gc_paused
+from ctxview.sessions.model import freeze_long_lived, gc_paused
 
 class Node:
     pass
@@ -375,7 +375,7 @@ assert gc.isenabled()
 del a, b
 assert gc.collect() >= 2  # the cycle is still garbage to a full collection
 # something frozen on purpose (the app's loaded session) stays frozen
-gc.freeze()
+freeze_long_lived()
 frozen = gc.get_freeze_count()
 with gc_paused():
     more = [[k] for k in range(1000)]
