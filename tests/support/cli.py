@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from tests.support.paths import ROOT
 
 
@@ -19,3 +21,12 @@ def cli(*argv: str, timeout: float = 10, **kw: object) -> subprocess.CompletedPr
         cwd=ROOT,
         **kw,  # type: ignore[arg-type]
     )
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """ctxview's ``main`` in the test's process: (exit code, stdout, stderr)."""
+    from ctxview.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err

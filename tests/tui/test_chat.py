@@ -355,3 +355,58 @@ async def test_count_tokens_changes_nothing_in_the_session(fake_api: FakeAPI) ->
                 assert app.exact_tokens == 1234
                 counted = [t["name"] for t in fake_api.requests[-1]["tools"]]
                 assert counted[: len(tools)] == tools and len(counted) > len(tools)
+
+
+async def test_tool_loop_at_small_max_never_sends_an_orphan_or_crashes() -> None:
+    """The loop reads the tool calls from the reply it just added (never ``messages[-1]``), and
+    the safe strategies keep the newest message with its tool_use partner (max+1 at max 2): the
+    offline model, which checks every request as the API does, answers every round."""
+    from textual.widgets import Input
+
+    for strategy in ("pair-safe", "token-budget", "low-water"):
+        for max_ in (2, 3):
+            app = make_app(None, max_=max_, strategy=strategy)
+            async with app.run_test(size=(120, 40)) as pilot:
+                await settle(pilot)
+                chat = app.query_one("#chat", Input)
+                chat.focus()
+                chat.value = "calculate 6*7"
+                await pilot.press("enter")
+                await settle(pilot)
+                records = [r.message for r in app.model.transcript.records]
+                assert [m["role"] for m in records] == ["user", "assistant", "user", "assistant"], (
+                    strategy,
+                    max_,
+                )
+                assert "42" in records[3]["content"][0]["text"]
+                assert app.model.draft is None  # no failed reply
+                assert app.model.context.window_ids[-1] == 3
+
+
+async def test_seed_tool_round_is_checked_before_it_is_sent_and_pair_safe_is_offered_only_if_it_helps() -> (
+    None
+):
+    """At max 2 the seed strategy orphans the tool results of a round: that request is not sent
+    (the API would answer 400); retrying asks, and pair-safe is not offered, since the newest
+    message is the orphan and what was evicted never comes back."""
+    from textual.widgets import Input
+
+    from ctxview.app.screens.modals import ConfirmSendScreen
+
+    app = make_app(None, max_=2, strategy="seed")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        chat = app.query_one("#chat", Input)
+        chat.focus()
+        chat.value = "calculate 6*7"
+        await pilot.press("enter")
+        await settle(pilot)
+        # the tool round was answered locally but not sent: two requests would be one too many
+        assert len(app.chat.requests) == 1
+        assert any("not sent" in str(n.message) for n in app._notifications)
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ConfirmSendScreen)
+        assert screen.pair_safe_helps is False
+        assert screen.check_action("choose", ("pair-safe",)) is False

@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from textual.widgets import Static
+
 from ctxview.app.model import GAP, marker_row
-from tests.support.apphelp import assert_clean, make_app, settle
+from tests.support.apphelp import assert_clean, make_app, row_texts, settle
 from tests.support.paths import ACCEPTANCE, ROOT
 
 ACCEPT = ACCEPTANCE / "claude_code"
@@ -233,3 +235,45 @@ async def test_a_session_continued_from_a_summary_starts_with_it(tmp_path: Path)
         marker = _row_text(app, 0)
         assert "compaction (auto) · 150k → 3.0k tokens · summary #0" in marker
         assert "replaced" not in marker
+
+
+async def test_compacted_rows_and_window_notes(tmp_path: Path) -> None:
+    messages = [
+        {"role": "user", "content": "a long start"},
+        {"role": "assistant", "content": [{"type": "text", "text": "old answer"}]},
+        {"role": "user", "content": "more"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "compaction", "content": "summary"},
+                {"type": "text", "text": "ok"},
+            ],
+        },
+        {"role": "user", "content": "next"},
+    ]
+    p = tmp_path / "c.json"
+    p.write_text(json.dumps(messages))
+    app = make_app(str(p), max_=50)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("home")
+        await pilot.pause()
+        rows = row_texts(app)
+        status = [r.split()[-1] for r in rows[:6]]
+        # the compaction ledger's marker row stands before the message holding the block, whose
+        # row says it is the summary
+        assert status[:3] == ["compacted", "compacted", "compacted"]
+        assert "compaction block (server)" in rows[3]
+        assert status[4:] == ["summary", "kept"]
+        # the gauge counts what the API reads: the compaction block and what follows
+        from ctxview.core.tokens import estimate_window
+
+        assert app.model.message_tokens() == estimate_window(messages)
+        assert app.model.message_tokens() < app.model.sum_ids(app.model.window_ids)
+
+    # seed at max 1 evicts the question just typed: the sidebar says so
+    app = make_app(str(p), max_=1)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        text = str(app.query_one("#protocol", Static).render())
+        assert "is not in the window" in text

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from ctxview.cli import main
+from tests.support import cli
 from tests.support.fake_api import FakeAPI, Response, error, text_events, tool_events
 from tests.support.paths import ROOT
 
@@ -19,9 +20,7 @@ SAMPLES = ROOT / "sample_sessions"
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(["chat", "--no-tui", *args])
-    out, err = capsys.readouterr()
-    return code, out, err
+    return cli.run(capsys, "chat", "--no-tui", *args)
 
 
 def test_offline_calculate_turn_json(capsys: pytest.CaptureFixture[str]) -> None:

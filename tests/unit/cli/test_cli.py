@@ -10,16 +10,10 @@ from typing import Any
 import pytest
 
 from ctxview.cli import main
-from tests.support.cli import cli
+from tests.support.cli import cli, run
 from tests.support.paths import FIXTURES, ROOT
 
 SAMPLES = ROOT / "sample_sessions"
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_version_and_help() -> None:
@@ -326,3 +320,17 @@ def test_a_saved_window_past_its_max_is_not_called_a_tool_pair(
     out = json.loads(capsys.readouterr().out)
     notes = [p["message"] for p in out["problems"] if p["code"] == "over_max"]
     assert notes == ["max+13: the window as the file saved it (no strategy keeps more than max+1)"]
+
+
+def test_export_does_not_create_missing_folders(tmp_path: Path) -> None:
+    target = tmp_path / "no" / "such" / "x.json"
+    r = cli(
+        "export",
+        str(ROOT / "sample_sessions" / "long_chat.json"),
+        "-o",
+        str(target),
+        timeout=20,
+        env={**os.environ, "CTXVIEW_CONFIG": str(tmp_path / "c.toml")},
+    )
+    assert r.returncode == 2 and "no such folder" in r.stderr
+    assert not (tmp_path / "no").exists()

@@ -14,21 +14,14 @@ from pathlib import Path
 import pytest
 
 from ctxview.chat.tools import ToolSettings, calculate, run_tool
-from ctxview.cli import main
 from ctxview.sessions import SessionError, load_session
 from ctxview.sessions.fileio import FileRefused, read_regular
 from ctxview.sessions.store import WriteRefused, atomic_write, save_request
-from tests.support.cli import cli
+from tests.support.cli import cli, run
 from tests.support.paths import ROOT
 
 AGENT = ROOT / "sample_sessions" / "agent_loop.json"
 posix = pytest.mark.skipif(sys.platform == "win32", reason="POSIX special files")
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def one_line_error(err: str) -> str:

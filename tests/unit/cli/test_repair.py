@@ -9,17 +9,11 @@ from typing import Any
 
 import pytest
 
-from ctxview.cli import main
 from ctxview.core.repair import INTERRUPTED
+from tests.support.cli import run
 from tests.support.paths import ACCEPTANCE, FIXTURES, ROOT
 
 SAMPLES = ROOT / "sample_sessions"
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _window(capsys: pytest.CaptureFixture[str], path: Path, *extra: str) -> tuple[int, Any]:

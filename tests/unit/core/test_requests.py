@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from ctxview.cli import main
 from ctxview.core.calibrate import Delta, Rates, fit_rates, message_features
 from ctxview.core.pricing import (
     PRICES,
@@ -25,6 +24,7 @@ from ctxview.core.pricing import (
 from ctxview.core.requests import compare, simulate, window_of
 from ctxview.sessions.model import LoadedSession
 from tests.support import paths
+from tests.support.cli import run
 
 FIXTURES = paths.FIXTURES / "claude_code"
 SAMPLES = paths.SAMPLES
@@ -397,12 +397,6 @@ ROW_KEYS = {
     "cost_usd",
     "evicted_messages",
 }
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_requests_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
