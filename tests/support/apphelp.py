@@ -63,6 +63,16 @@ async def settle(pilot: Any, n: int = 3) -> None:
     await pilot.pause()
 
 
+async def wait_until(pilot: Any, cond: Any, timeout: float = 5.0) -> None:
+    """Until ``cond()`` holds: a condition, never a fixed sleep, so a loaded machine only makes
+    the test slower, never wrong."""
+    for _ in range(int(timeout / 0.05)):
+        if cond():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"timed out after {timeout} s")
+
+
 def text_of(app: Any, selector: str) -> str:
     from textual.widgets import Static
 

@@ -11,6 +11,7 @@ import pytest
 from textual.widgets import DataTable, Static
 
 from ctxview.live.proxy_app import ProxyApp
+from tests.support.apphelp import wait_until
 from tests.support.fake_api import FakeAPI, Response, error, text_events
 
 
@@ -20,20 +21,12 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-async def _wait(pilot, cond, timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
-    for _ in range(int(timeout / 0.05)):
-        if cond():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("timed out")
-
-
 async def test_requests_appear_live(fake_api: FakeAPI, tmp_path: Path) -> None:
     port = _free_port()
     rec = tmp_path / "rec.json"
     app = ProxyApp(host="127.0.0.1", port=port, upstream=fake_api.url, record=str(rec))
     async with app.run_test(size=(140, 30)) as pilot:
-        await _wait(pilot, lambda: app._address != "")
+        await wait_until(pilot, lambda: app._address != "")
         client = anthropic.AsyncAnthropic(
             api_key="sk-ant-TUIKEY-000000000000", base_url=app._address, max_retries=0
         )
@@ -55,7 +48,7 @@ async def test_requests_appear_live(fake_api: FakeAPI, tmp_path: Path) -> None:
         with pytest.raises(anthropic.APIStatusError):
             await client.messages.create(**body)  # type: ignore[arg-type]
         table = app.query_one("#requests", DataTable)
-        await _wait(pilot, lambda: table.row_count == 2)
+        await wait_until(pilot, lambda: table.row_count == 2)
         first = [str(c) for c in table.get_row_at(0)]
         assert first[3] == "200" and first[4] == "2"
         assert first[6].startswith("✗")  # the orphaned tool_result
@@ -80,6 +73,6 @@ async def test_port_in_use_is_one_clear_error(fake_api: FakeAPI) -> None:
         port = s.getsockname()[1]
         app = ProxyApp(host="127.0.0.1", port=port, upstream=fake_api.url, record=None)
         async with app.run_test() as pilot:
-            await _wait(pilot, lambda: app.start_error is not None)
+            await wait_until(pilot, lambda: app.start_error is not None)
             await asyncio.sleep(0)
     assert app.start_error is not None and f"127.0.0.1:{port}" in app.start_error

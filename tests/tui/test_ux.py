@@ -9,7 +9,7 @@ import pytest
 from textual.color import Color
 
 from ctxview.app.colours import MIN_DIM_CONTRAST, contrast_ratio
-from tests.support.apphelp import make_app, row_texts, settle
+from tests.support.apphelp import make_app, row_texts, settle, wait_until
 from tests.support.paths import ROOT
 
 SAMPLES = ROOT / "sample_sessions"
@@ -383,12 +383,14 @@ async def test_one_eviction_notice_per_turn() -> None:
     app = make_app(max_=3)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        app.chat.backend.delay = 0.15  # type: ignore[union-attr]  # a turn of several seconds
-        await pilot.press(*"hello", "enter")
+        await pilot.press(*"hello", "enter")  # fills the window: the next turn evicts
         await settle(pilot, 6)
+        # a turn longer than the notice's 0.3 s debounce: it evicts at the tool call and again
+        # after streaming the answer (4 words at 0.15 s), more than 0.3 s later
+        app.chat.backend.delay = 0.15  # type: ignore[union-attr]
         await pilot.press(*"calculate 6*7", "enter")
         await settle(pilot, 6)
-        await pilot.pause(0.5)
+        await wait_until(pilot, lambda: app._evict_timer is None)
         notices = [n for n in app._notifications if n.title == "eviction"]
         assert len(notices) == 1, [n.message for n in notices]
         assert app.model.evicted_count() >= 2

@@ -448,7 +448,7 @@ def test_a_file_name_that_is_not_utf8_keeps_every_output_utf8(tmp_path: Path, co
             timeout=60,
             cwd=ROOT,
         )
-        assert out.returncode in (0, 1), out.stderr
+        assert out.returncode == 1, out.stderr  # agent_loop.json at the default max has problems
         text = out.stdout.decode("utf-8")  # strict: raises on a raw byte
         out.stderr.decode("utf-8")
         if extra:
