@@ -1,8 +1,9 @@
-"""SVG snapshot of the Compare screen (C) at 120x40, animations off.
+"""SVG snapshot of the Compare screen (C) at 130x40, animations off: the narrowest size that
+shows every column of the table (at 120 the dialog is 111 wide and ``evicted`` is off screen).
 
 Update after an intended change with:
-pytest tests/functional/test_compare_snapshot.py --snapshot-update
-(then look at the SVG in tests/functional/__snapshots__/ before committing it).
+pytest tests/tui/test_compare_snapshot.py --snapshot-update
+(then look at the SVG in tests/tui/__snapshots__/ before committing it).
 """
 
 from __future__ import annotations
@@ -29,8 +30,12 @@ async def _open_compare(pilot: Any) -> None:
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
     await pilot.pause()
+    from textual.widgets import DataTable
+
+    table = pilot.app.screen.query_one(DataTable)
+    assert table.max_scroll_x == 0, "the snapshot would hide columns of the table"
 
 
 def test_compare_screen_agent_loop(snap_compare: Any) -> None:
     app = make_app(str(ROOT / "sample_sessions" / "agent_loop.json"))
-    assert snap_compare(app, terminal_size=(120, 40), run_before=_open_compare)
+    assert snap_compare(app, terminal_size=(130, 40), run_before=_open_compare)

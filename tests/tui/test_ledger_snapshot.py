@@ -2,8 +2,8 @@
 compacted by hand at #276) at 120x40, animations off, dark and light theme.
 
 Update after an intended change with:
-pytest tests/functional/test_ledger_snapshot.py --snapshot-update
-(then look at the SVGs in tests/functional/__snapshots__/ before committing them).
+pytest tests/tui/test_ledger_snapshot.py --snapshot-update
+(then look at the SVGs in tests/tui/__snapshots__/ before committing them).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """SVG snapshots of the main screen at 120x40, animations off.
 
-Update after an intended change with: pytest tests/functional/test_snapshots.py --snapshot-update
-(then look at the SVGs in tests/functional/__snapshots__/ before committing them).
+Update after an intended change with: pytest tests/tui/test_snapshots.py --snapshot-update
+(then look at the SVGs in tests/tui/__snapshots__/ before committing them).
 """
 
 from __future__ import annotations
