@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import socket
 from typing import Any
 
@@ -104,20 +103,6 @@ async def test_count_tokens(fake_api: FakeAPI) -> None:
     assert n == 1234
     assert fake_api.paths[-1].startswith("/v1/messages/count_tokens")
     assert "max_tokens" not in fake_api.requests[-1]
-
-
-async def test_sdk_is_imported_lazily(fake_api: FakeAPI) -> None:
-    import subprocess
-    import sys
-
-    code = (
-        "import sys\nfrom ctxview.chat.backends import AnthropicBackend\n"
-        "b = AnthropicBackend(api_key='k', base_url='http://127.0.0.1:9')\n"
-        "print('anthropic' in sys.modules)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
-    await asyncio.sleep(0)
 
 
 async def test_stream_thinking(fake_api: FakeAPI) -> None:
