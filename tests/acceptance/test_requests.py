@@ -1,4 +1,4 @@
-"""Issue 11's "done when", held against the real transcripts kept for acceptance
+"""The request model against the real transcripts kept for acceptance
 (tests/acceptance/claude_code/, MANIFEST.md there) and the shared fixtures.
 
 * the predicted cache break / no-break agrees with the recorded one (a recorded break: cache

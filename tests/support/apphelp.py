@@ -63,6 +63,16 @@ async def settle(pilot: Any, n: int = 3) -> None:
     await pilot.pause()
 
 
+async def screen_after(pilot: Any, key: str, screen_type: type[Any]) -> Any:
+    """Press ``key``, settle, and return the active screen, which must be a ``screen_type`` (the one
+    the key opens, or the one it goes back to)."""
+    await pilot.press(key)
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, screen_type), screen
+    return screen
+
+
 async def wait_until(pilot: Any, cond: Any, timeout: float = 5.0) -> None:
     """Until ``cond()`` holds: a condition, never a fixed sleep, so a loaded machine only makes
     the test slower, never wrong."""

@@ -71,7 +71,7 @@ async def test_max_minus_plus_live_and_saved_to_config() -> None:
         assert ctx.max_context_messages == 13 and len(ctx) == 13
         assert ctx.window_ids == [before[0], *before[2:]]
         assert app.model.status(before[1]) == "evicted"
-        # an open file's max is that session's, not the default (issue 10)
+        # an open file's max is that session's, not the default
         assert not Path(os.environ["CTXVIEW_CONFIG"]).exists()
         await pilot.pause(0.4)
         notes = [n.message for n in app._notifications]
@@ -442,7 +442,7 @@ async def test_draft_row_shows_thinking_then_text() -> None:
 
 async def test_opening_a_long_file_from_a_short_one_shows_its_newest_row() -> None:
     """From a session without a scrollbar, opening a long one left the timeline at its top
-    while the newest row (selected) was off screen (a newcomer's report)."""
+    while the newest row (selected) was off screen."""
     app = make_app(str(SAMPLES / "untrusted_text.json"))
     async with app.run_test(size=(140, 45)) as pilot:
         await settle(pilot)
@@ -461,8 +461,8 @@ async def test_opening_a_long_file_from_a_short_one_shows_its_newest_row() -> No
 async def test_the_cache_line_says_when_its_window_is_not_the_live_one() -> None:
     """The sidebar's request tokens are the live window's; its cache line replays the session
     from the start under today's settings. After a change of strategy the two windows differ
-    (the evicted stay evicted in the live one) and the line said nothing of it (a newcomer
-    read 'Request tokens ~435' beside 'uncached ~733')."""
+    (the evicted stay evicted in the live one) and the line must say so (else it reads
+    'Request tokens ~435' beside 'uncached ~733' with nothing to explain it)."""
     from tests.support.apphelp import text_of, wait_prediction
 
     app = make_app(str(SAMPLES / "agent_loop.json"))

@@ -1,4 +1,4 @@
-"""Pilot tests of issue 11's TUI items: a recorded session opens as it was sent (no ctxview
+"""Pilot tests of the "as sent" view: a recorded session opens as it was sent (no ctxview
 truncation, compaction applied, the gauge and the window-size line from the recorded usage); a
 max or a strategy switches to a labelled simulation and ``a`` (or the "as sent" strategy
 choice) switches back; the sidebar's cache line is the request model's next request."""
@@ -15,7 +15,14 @@ from ctxview.app.model import AS_SENT
 from ctxview.app.screens.requests import RequestsScreen
 from ctxview.core.requests import simulate
 from ctxview.sessions import load_session, replay
-from tests.support.apphelp import assert_clean, make_app, settle, text_of, wait_prediction
+from tests.support.apphelp import (
+    assert_clean,
+    make_app,
+    screen_after,
+    settle,
+    text_of,
+    wait_prediction,
+)
 from tests.support.paths import ROOT
 
 #: the biggest real transcript kept for acceptance: 315 messages, a compaction at #253, its
@@ -113,9 +120,7 @@ async def test_a_max_switches_to_a_labelled_simulation_and_a_goes_back() -> None
         assert app.query_one("#max-input").value == "20"
         assert app.query_one("#strategy-select", Select).value == "seed"
         assert model.cache_prediction.hit_rate != as_sent_hit  # the simulation's own figures
-        await pilot.press("R")
-        await settle(pilot)
-        assert isinstance(app.screen, RequestsScreen)
+        await screen_after(pilot, "R", RequestsScreen)
         assert "Requests · simulated: seed, max 20" in text_of(app.screen, "#title")
         await pilot.press("escape")
         await settle(pilot)
@@ -289,10 +294,7 @@ async def test_compare_as_sent_compares_at_the_configs_max_and_enter_simulates()
     async with app.run_test(size=(140, 45)) as pilot:
         await settle(pilot)
         assert app.model.as_sent == "claude-code"
-        await pilot.press("C")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, CompareScreen)
+        screen = await screen_after(pilot, "C", CompareScreen)
         for _ in range(100):
             if screen.done:
                 break
@@ -340,9 +342,7 @@ async def test_edit_preview_prices_the_next_request_as_the_cache_line_does() -> 
         pred = app.model.cache_prediction
         app.timeline.select_id(313)
         await settle(pilot)
-        await pilot.press("c")
-        await settle(pilot)
-        assert isinstance(app.screen, EditPreviewScreen)
+        await screen_after(pilot, "c", EditPreviewScreen)
         price = app.screen.price
         assert abs(price.input_before - pred.input_tokens) <= 0.02 * pred.input_tokens, (
             price.input_before,

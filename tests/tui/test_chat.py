@@ -11,7 +11,7 @@ from textual.widgets import Input
 
 from ctxview.app.screens.modals import ConfirmSendScreen
 from ctxview.core.protocol import check_protocol, errors
-from tests.support.apphelp import make_app, settle
+from tests.support.apphelp import make_app, screen_after, settle
 from tests.support.fake_api import FakeAPI, Response, error, text_events, tool_events
 from tests.support.paths import ROOT
 
@@ -338,7 +338,7 @@ async def test_offline_rejects_a_window_over_the_context(tmp_path: Path) -> None
 async def test_count_tokens_changes_nothing_in_the_session(fake_api: FakeAPI) -> None:
     """ctrl+k measured the request a send would make by making it: the built-in tools were
     added to the session, and its tools, tokens, prices and export changed though nothing was
-    sent (a newcomer's report, offline: 'estimate ~608' for a window the sidebar called 466)."""
+    sent (offline: 'estimate ~608' for a window the sidebar called 466)."""
     for api in (fake_api.url, None):
         app = make_app(str(SAMPLES / "agent_loop.json"), api_url=api)
         async with app.run_test(size=(120, 40)) as pilot:
@@ -361,18 +361,12 @@ async def test_tool_loop_at_small_max_never_sends_an_orphan_or_crashes() -> None
     """The loop reads the tool calls from the reply it just added (never ``messages[-1]``), and
     the safe strategies keep the newest message with its tool_use partner (max+1 at max 2): the
     offline model, which checks every request as the API does, answers every round."""
-    from textual.widgets import Input
-
     for strategy in ("pair-safe", "token-budget", "low-water"):
         for max_ in (2, 3):
             app = make_app(None, max_=max_, strategy=strategy)
             async with app.run_test(size=(120, 40)) as pilot:
                 await settle(pilot)
-                chat = app.query_one("#chat", Input)
-                chat.focus()
-                chat.value = "calculate 6*7"
-                await pilot.press("enter")
-                await settle(pilot)
+                await send(pilot, "calculate 6*7")
                 records = [r.message for r in app.model.transcript.records]
                 assert [m["role"] for m in records] == ["user", "assistant", "user", "assistant"], (
                     strategy,
@@ -389,24 +383,13 @@ async def test_seed_tool_round_is_checked_before_it_is_sent_and_pair_safe_is_off
     """At max 2 the seed strategy orphans the tool results of a round: that request is not sent
     (the API would answer 400); retrying asks, and pair-safe is not offered, since the newest
     message is the orphan and what was evicted never comes back."""
-    from textual.widgets import Input
-
-    from ctxview.app.screens.modals import ConfirmSendScreen
-
     app = make_app(None, max_=2, strategy="seed")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        chat = app.query_one("#chat", Input)
-        chat.focus()
-        chat.value = "calculate 6*7"
-        await pilot.press("enter")
-        await settle(pilot)
+        await send(pilot, "calculate 6*7")
         # the tool round was answered locally but not sent: two requests would be one too many
         assert len(app.chat.requests) == 1
         assert any("not sent" in str(n.message) for n in app._notifications)
-        await pilot.press("ctrl+r")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, ConfirmSendScreen)
+        screen = await screen_after(pilot, "ctrl+r", ConfirmSendScreen)
         assert screen.pair_safe_helps is False
         assert screen.check_action("choose", ("pair-safe",)) is False

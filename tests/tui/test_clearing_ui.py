@@ -1,4 +1,4 @@
-"""Context editing in the TUI (issue 11): a cleared tool result shows the status word ``cleared``
+"""Context editing in the TUI: a cleared tool result shows the status word ``cleared``
 in the timeline, the detail pane shows what is sent against the original, and the request body
 (and the server-side form) follow the strategy."""
 

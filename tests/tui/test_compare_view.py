@@ -14,7 +14,7 @@ from ctxview.core.context import ConversationContext
 from ctxview.core.requests import compare
 from ctxview.core.strategies import STRATEGIES
 from ctxview.sessions import load_session
-from tests.support.apphelp import assert_clean, make_app, settle
+from tests.support.apphelp import assert_clean, make_app, screen_after, settle
 from tests.support.paths import ROOT
 
 AGENT = str(ROOT / "sample_sessions" / "agent_loop.json")
@@ -31,10 +31,7 @@ async def test_compare_lists_every_strategy_and_enter_applies_one() -> None:
         await settle(pilot)
         assert app.model.context.strategy == "seed"
         assert app.model.verdict()[0] == "bad"  # seed breaks a tool pair in this window
-        await pilot.press("C")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, CompareScreen)
+        screen = await screen_after(pilot, "C", CompareScreen)
         assert screen.done
         table = screen.query_one(DataTable)
         assert table.row_count == len(STRATEGIES)
@@ -77,9 +74,7 @@ async def test_compare_escape_closes_without_changing_the_strategy() -> None:
     app = make_app(AGENT)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await pilot.press("C")
-        await settle(pilot)
-        assert isinstance(app.screen, CompareScreen)
+        await screen_after(pilot, "C", CompareScreen)
         assert_clean(app, "compare 80x24")
         await pilot.press("down", "escape")
         await settle(pilot)
@@ -96,9 +91,7 @@ async def test_compare_from_the_palette() -> None:
         for ch in "Compare strategies":
             await pilot.press("space" if ch == " " else ch)
         await pilot.pause(0.3)
-        await pilot.press("enter")
-        await settle(pilot)
-        assert isinstance(app.screen, CompareScreen)
+        await screen_after(pilot, "enter", CompareScreen)
 
 
 async def test_compare_key_is_inert_while_typing() -> None:
@@ -166,10 +159,7 @@ async def test_compare_shows_a_failure_in_one_line(monkeypatch: pytest.MonkeyPat
     app = make_app(AGENT)
     async with app.run_test(size=(140, 45)) as pilot:
         await settle(pilot)
-        await pilot.press("C")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, CompareScreen)
+        await screen_after(pilot, "C", CompareScreen)
         text = assert_clean(app, "compare failure")
         assert "cannot compare: unknown strategy" in text
         await pilot.press("escape")
@@ -185,24 +175,19 @@ async def test_compare_on_hostile_text_and_file_name(tmp_path: Any) -> None:
     app = make_app(str(hostile))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await pilot.press("C")
-        await settle(pilot)
-        assert isinstance(app.screen, CompareScreen)
+        await screen_after(pilot, "C", CompareScreen)
         text = assert_clean(app, "compare hostile")
         assert "[red]x[bold]" in text  # the name is shown as text, never parsed as markup
 
 
 async def test_compare_moves_with_j_and_k_and_its_progress_never_counts_past_the_total() -> None:
-    """A newcomer pressed j to reach pair-safe, then enter, and re-applied seed: the table binds
+    """j is not a table key: pressed to reach pair-safe, then enter, it re-applied seed; the table binds
     only the arrows. And with every row in but the worker not ended, the line read
     "replaying  (7 of 6)…"."""
     app = make_app(AGENT)
     async with app.run_test(size=(140, 45)) as pilot:
         await settle(pilot)
-        await pilot.press("C")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, CompareScreen)
+        screen = await screen_after(pilot, "C", CompareScreen)
         table = screen.query_one(DataTable)
         assert table.cursor_row == 0
         await pilot.press("j", "j")

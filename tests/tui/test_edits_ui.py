@@ -1,4 +1,4 @@
-"""Issue 13 in the TUI: r repairs the selected problem, R everything, delete drops pair-safely and
+"""In the TUI: r repairs the selected problem, R everything, delete drops pair-safely and
 c stubs (both previewed), u undoes every edit; edits are saved, reopened and exported."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from textual.widgets import Static
 from ctxview.app.editing import EditPreviewScreen
 from ctxview.core.protocol import check_protocol, errors
 from ctxview.core.repair import INTERRUPTED
-from tests.support.apphelp import make_app, row_texts, settle
+from tests.support.apphelp import make_app, row_texts, screen_after, settle
 from tests.support.paths import ROOT
 
 AGENT = ROOT / "sample_sessions" / "agent_loop.json"
@@ -66,9 +66,7 @@ async def test_drop_pair_safely_with_preview_and_cancel(tmp_path: Path) -> None:
         await settle(pilot)
         app.timeline.select_id(17)  # assistant text + tool_use; #18 holds its result
         await settle(pilot)
-        await pilot.press("delete")
-        await settle(pilot)
-        assert isinstance(app.screen, EditPreviewScreen)
+        await screen_after(pilot, "delete", EditPreviewScreen)
         shown = "\n".join(str(w.render()) for w in app.screen.query(Static))
         assert "drop #17 with 1 paired block(s) in 1 other message(s)" in shown
         assert "rejected after this edit: orphan_tool_result" in shown  # #14 is still orphaned
@@ -100,9 +98,7 @@ async def test_stub_is_saved_reopened_and_exported(tmp_path: Path) -> None:
         app.timeline.select_id(18)
         await settle(pilot)
         original = app.model.transcript[18].message
-        await pilot.press("c")
-        await settle(pilot)
-        assert isinstance(app.screen, EditPreviewScreen)
+        await screen_after(pilot, "c", EditPreviewScreen)
         await pilot.press("enter")
         await settle(pilot)
         sent = app.model.transcript[18].message
@@ -163,9 +159,7 @@ async def test_a_stub_longer_than_a_tiny_result_says_it_adds_tokens() -> None:
         await settle(pilot)
         app.timeline.select_id(24)  # a 14-token tool_result: the placeholder is longer
         await settle(pilot)
-        await pilot.press("c")
-        await settle(pilot)
-        assert isinstance(app.screen, EditPreviewScreen)
+        await screen_after(pilot, "c", EditPreviewScreen)
         shown = "\n".join(str(w.render()) for w in app.screen.query(Static))
         assert "~-" not in shown and "(adds ~" in shown, shown
         await pilot.press("enter")

@@ -16,7 +16,7 @@ from textual.widgets import Input
 
 from ctxview.app.screens.files import OpenFileScreen
 from ctxview.app.screens.modals import ConfirmSendScreen, SystemPromptScreen
-from tests.support.apphelp import FORBIDDEN, assert_clean, drawn, make_app, settle
+from tests.support.apphelp import FORBIDDEN, assert_clean, drawn, make_app, screen_after, settle
 from tests.support.fake_api import FakeAPI, error
 
 #: OSC title, CSI clear screen, OSC 52 clipboard, C1 CSI and NEL, RLO, LRI, RLM
@@ -101,9 +101,7 @@ async def test_hostile_session_in_every_pane_dialog_and_notification(tmp_path: P
         # send: the window ends with an unanswered tool_use whose id holds OSC 52 -> reject dialog
         app.query_one("#chat", Input).value = "next"
         app.query_one("#chat", Input).focus()
-        await pilot.press("enter")
-        await settle(pilot)
-        assert isinstance(app.screen, ConfirmSendScreen)
+        await screen_after(pilot, "enter", ConfirmSendScreen)
         dialog = assert_clean(app, "reject dialog")
         assert "␛]52;c;aGVsbG8=␇" in dialog
         await pilot.press("escape")

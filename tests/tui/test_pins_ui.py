@@ -1,4 +1,4 @@
-"""Pin / unpin in the TUI (issue 13): P previews and pins a message with its tool pair, the
+"""Pin / unpin in the TUI: P previews and pins a message with its tool pair, the
 timeline marks it, the strategy never evicts it, u undoes, p visits it, the pin is saved and
 reopened, and the palette offers it."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from textual.widgets import Static
 
 from ctxview.app.editing import EditPreviewScreen
-from tests.support.apphelp import make_app, row_texts, settle
+from tests.support.apphelp import make_app, row_texts, screen_after, settle
 from tests.support.paths import ROOT
 
 AGENT = ROOT / "sample_sessions" / "agent_loop.json"
@@ -34,9 +34,7 @@ async def test_pin_keeps_a_tool_pair_through_evictions_and_u_undoes(tmp_path: Pa
         ctx = app.model.context
         app.timeline.select_id(18)  # a tool_result: its tool_use (#17) is pinned with it
         await settle(pilot)
-        await pilot.press("P")
-        await settle(pilot)
-        assert isinstance(app.screen, EditPreviewScreen)
+        await screen_after(pilot, "P", EditPreviewScreen)
         shown = _shown(app)
         assert "Edit: pin #17, #18" in shown
         assert "the window does not change now" in shown
@@ -103,9 +101,7 @@ async def test_unpin_previews_and_the_first_message_needs_no_pin(tmp_path: Path)
         assert ctx.pinned_ids == [21, 22]
         app.timeline.select_id(22)
         await settle(pilot)
-        await pilot.press("P")
-        await settle(pilot)
-        assert isinstance(app.screen, EditPreviewScreen)
+        await screen_after(pilot, "P", EditPreviewScreen)
         assert "unpin #21, #22" in _shown(app)
         assert "until the strategy evicts them at the next add" in _shown(app)
         await pilot.press("enter")
@@ -139,9 +135,7 @@ async def test_the_palette_offers_pin(tmp_path: Path) -> None:
         await pilot.pause()
         await pilot.press(*"Pin / unpin")
         await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
-        assert isinstance(app.screen, EditPreviewScreen)
+        await screen_after(pilot, "enter", EditPreviewScreen)
         await pilot.press("enter")
         await settle(pilot)
         assert app.model.context.pinned_ids == [16]

@@ -4,7 +4,7 @@ request's newest message in the timeline."""
 from __future__ import annotations
 
 from ctxview.app.screens.requests import RequestList, RequestsScreen
-from tests.support.apphelp import make_app, settle
+from tests.support.apphelp import make_app, screen_after, settle
 from tests.support.paths import FIXTURES, ROOT
 
 AGENT = str(ROOT / "sample_sessions" / "agent_loop.json")
@@ -14,10 +14,7 @@ async def test_requests_view_lists_requests_and_jumps_to_the_timeline() -> None:
     app = make_app(AGENT)
     async with app.run_test(size=(140, 45)) as pilot:
         await settle(pilot)
-        await pilot.press("R")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, RequestsScreen)
+        screen = await screen_after(pilot, "R", RequestsScreen)
         lst = screen.query_one(RequestList)
         reqs = lst.reqlog.requests
         assert len(reqs) == 13  # one per assistant response of the session
@@ -37,10 +34,7 @@ async def test_requests_view_on_a_transcript_shows_recorded_usage() -> None:
     app = make_app(str(FIXTURES / "claude_code" / "spotter_short.jsonl"))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await pilot.press("R")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, RequestsScreen)
+        screen = await screen_after(pilot, "R", RequestsScreen)
         text = str(screen.query_one("#summary").render())
         assert "1 request ·" in text and "recorded" in text
         await pilot.press("escape")
@@ -62,10 +56,7 @@ async def test_space_marks_two_requests_and_shows_their_diff() -> None:
     app = make_app(AGENT)
     async with app.run_test(size=(140, 45)) as pilot:
         await settle(pilot)
-        await pilot.press("R")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, RequestsScreen)
+        screen = await screen_after(pilot, "R", RequestsScreen)
         lst = screen.query_one(RequestList)
         reqs = lst.reqlog.requests
         last = len(reqs) - 1
@@ -106,9 +97,7 @@ async def test_space_marks_two_requests_and_shows_their_diff() -> None:
         assert shown[-1].startswith("prompt cache: the prefixes part at messages[")
         title = str(app.screen.query_one(".title", Static).render())
         assert f"#{last - 5} (A)" in title and f"#{last} (B)" in title
-        await pilot.press("escape")
-        await settle(pilot)
-        assert isinstance(app.screen, RequestsScreen)
+        await screen_after(pilot, "escape", RequestsScreen)
 
 
 async def test_requests_view_takes_the_cache_lines_requests_when_they_are_current() -> None:
@@ -129,10 +118,7 @@ async def test_requests_view_takes_the_cache_lines_requests_when_they_are_curren
                 break
             await pilot.pause(0.05)
         assert pred is not None and pred.so_far is not None
-        await pilot.press("R")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, RequestsScreen)
+        screen = await screen_after(pilot, "R", RequestsScreen)
         assert screen.reqlog is pred.so_far.log
         assert len(screen.reqlog.requests) == 13
         await pilot.press("escape")
@@ -162,10 +148,7 @@ async def test_the_header_stays_one_line_and_scrolls_with_the_rows_at_80x24() ->
     app = make_app(AGENT)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await pilot.press("R")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, RequestsScreen)
+        screen = await screen_after(pilot, "R", RequestsScreen)
         head = screen.query_one(".head", Static)
         assert head.size.height == 1  # cropped, never wrapped onto a second line
         lst = screen.query_one(RequestList)
@@ -225,14 +208,11 @@ async def test_rows_take_the_themes_colours_in_a_light_theme() -> None:
 async def test_the_newest_request_is_in_view_under_the_horizontal_scrollbar_at_80x24() -> None:
     """At 80 columns the rows are wider than the view: a horizontal scrollbar takes the last
     row of the list, and the newest request (where the cursor starts) sat under it, with G and
-    PgDn unable to bring it up (a newcomer's report)."""
+    PgDn unable to bring it up."""
     app = make_app(AGENT)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await pilot.press("R")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, RequestsScreen)
+        screen = await screen_after(pilot, "R", RequestsScreen)
         lst = screen.query_one(RequestList)
         n = len(lst.reqlog.requests)
         assert lst.virtual_size.width > lst.size.width  # so there is a horizontal scrollbar

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ctxview.app.screens.requests import RequestList, RequestsScreen
-from tests.support.apphelp import assert_clean, make_app, settle
+from tests.support.apphelp import assert_clean, make_app, screen_after, settle
 from tests.support.paths import ROOT
 from tests.support.rewind import rewound, write
 
@@ -25,10 +25,7 @@ async def test_requests_view_shows_the_rewind(tmp_path: Path) -> None:
     app = make_app(str(path))
     async with app.run_test(size=(140, 45)) as pilot:
         await settle(pilot)
-        await pilot.press("R")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, RequestsScreen)
+        screen = await screen_after(pilot, "R", RequestsScreen)
         rows = _rows(screen)
         assert len(rows) == 6
         assert "⎇" in rows[2] and "⎇" in rows[3]  # sent on the abandoned branch
@@ -69,10 +66,7 @@ async def test_an_edit_then_a_chat_turn_shows_edited(tmp_path: Path) -> None:
         await settle(pilot, 6)
         assert len(m.transcript) >= before + 2  # the question and the offline model's answer
         app.timeline.focus()
-        await pilot.press("R")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, RequestsScreen)
+        screen = await screen_after(pilot, "R", RequestsScreen)
         reqs = screen.query_one(RequestList).reqlog.requests
         last = reqs[-1]
         assert last.cache_break is not None and last.cache_break.reason == "edited"

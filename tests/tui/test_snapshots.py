@@ -55,7 +55,7 @@ def test_narrow_80x24(snap_compare: Any) -> None:
 
 
 def test_agent_loop_light_theme(snap_compare: Any) -> None:
-    """Evicted rows dimmed, not glaring, on a light theme (issue 10)."""
+    """Evicted rows dimmed, not glaring, on a light theme."""
 
     async def light(pilot: Any) -> None:
         pilot.app.theme = "textual-light"
@@ -75,7 +75,7 @@ def test_agent_loop_100x30(snap_compare: Any) -> None:
 
 def test_real_transcript_as_sent(snap_compare: Any) -> None:
     """A recorded session as it was sent: the recorded gauge, the window-size line across
-    requests, compacted rows, and the cache line of the request model (issue 11)."""
+    requests, compacted rows, and the cache line of the request model."""
 
     async def ready(pilot: Any) -> None:
         await wait_prediction(pilot)

@@ -1,5 +1,5 @@
-"""Issue 10: what a newcomer trips over (dimmed rows, keys from the chat box, overwrites, narrow
-terminals, the pre-send check, and the smaller ones)."""
+"""The TUI's everyday behaviour: dimmed rows, keys from the chat box, overwrites, narrow
+terminals, the pre-send check, notices, and where settings are kept."""
 
 from __future__ import annotations
 

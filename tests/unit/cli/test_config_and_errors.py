@@ -1,5 +1,5 @@
-"""Issue 10's command-line items: request_timeout, set-time checks, JSON on unreadable files,
-export's exit status, one path per error line."""
+"""The command line's config and its errors: request_timeout, set-time checks, JSON on
+unreadable files, export's exit status, one path per error line."""
 
 from __future__ import annotations
 

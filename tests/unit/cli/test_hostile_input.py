@@ -1,4 +1,4 @@
-"""Issue 9, headless: special files, atomic saves, hostile JSON, tools, exit codes, JSON output."""
+"""Headless: special files, atomic saves, hostile JSON, tools, exit codes, JSON output."""
 
 from __future__ import annotations
 
@@ -243,7 +243,7 @@ def test_hostile_json_one_line_exit_2(tmp_path: Path, name: str) -> None:
         line = one_line_error(r.stderr)
         assert str(p) in line and needle in line, line
         assert time.monotonic() - t0 < 8
-        if "--json" in argv:  # scripts parse stdout: one object with the same line (issue 10)
+        if "--json" in argv:  # scripts parse stdout: one object with the same line
             obj = json.loads(r.stdout)
             assert obj["exit"] == 2 and obj["file"] == str(p) and needle in obj["error"]
         else:
@@ -447,6 +447,9 @@ def test_a_file_name_that_is_not_utf8_keeps_every_output_utf8(tmp_path: Path, co
             capture_output=True,
             timeout=60,
             cwd=ROOT,
+            # wide enough for the temporary path on one line: rich wraps at $COLUMNS (80 when
+            # unset and stdout is a pipe), and pytest-xdist's temporary paths are longer
+            env={**os.environ, "COLUMNS": "400"},
         )
         assert out.returncode == 1, out.stderr  # agent_loop.json at the default max has problems
         text = out.stdout.decode("utf-8")  # strict: raises on a raw byte

@@ -1,4 +1,4 @@
-"""``ctxview repair`` (issue 13): every file inspect rejects repairs to one inspect accepts, in its
+"""``ctxview repair``: every file inspect rejects repairs to one inspect accepts, in its
 own format, touching only the messages a problem names."""
 
 from __future__ import annotations

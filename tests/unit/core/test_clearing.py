@@ -1,4 +1,4 @@
-"""The context-editing strategies (issue 11): ``clear-tool-uses`` and ``clear-thinking``.
+"""The context-editing strategies: ``clear-tool-uses`` and ``clear-thinking``.
 
 Property tests on generated agent loops, after every add: no message is removed, the pinned first
 and the newest message are sent unchanged, every tool_use / tool_result id is still there and

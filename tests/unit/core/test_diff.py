@@ -1,4 +1,4 @@
-"""``ctxview diff`` (issue 13): an eviction, an edit, a system change and a tool change."""
+"""``ctxview diff``: an eviction, an edit, a system change and a tool change."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Edits through ConversationContext's edit API, and the plans of core/edits.py (issue 13)."""
+"""Edits through ConversationContext's edit API, and the plans of core/edits.py."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Pinned messages (issue 13): never evicted, tool pairs pinned together, every strategy's
+"""Pinned messages: never evicted, tool pairs pinned together, every strategy's
 invariants kept; saved, reopened and replayed under other settings."""
 
 from __future__ import annotations
@@ -280,7 +280,7 @@ def test_a_bad_pinned_list_is_one_line_naming_the_path(
 
 
 def test_unpinning_a_pair_whose_result_is_still_in_the_tail_leaves_no_orphan() -> None:
-    """Found by the property test: the tool_use was held, its result (then the newest) still in
+    """The tool_use was held, its result (then the newest) still in
     the tail; after the unpin the next add evicts the tool_use, and pair-safe the result."""
     for strategy in ("pair-safe", "token-budget", "low-water"):
         ctx = ConversationContext(max_context_messages=4, strategy=strategy)

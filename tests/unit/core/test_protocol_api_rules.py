@@ -1,4 +1,4 @@
-"""The protocol rules as the API enforces them today (issue 8, docs/protocol.md).
+"""The protocol rules as the API enforces them today (docs/protocol.md).
 
 Requests the real API answered with HTTP 200 must pass; each rule that rejects has the API's
 wording.

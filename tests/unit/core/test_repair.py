@@ -1,4 +1,4 @@
-"""The repair engine (issue 13): one minimal fix per error, never touching an uninvolved message."""
+"""The repair engine: one minimal fix per error, never touching an uninvolved message."""
 
 from __future__ import annotations
 
@@ -264,7 +264,7 @@ def test_repair_makes_any_broken_loop_valid_touching_only_named_messages(
     if not r.valid:
         # only a lone message left that a drop would remove has no safe fix here (the input's
         # only message, or the last one standing after the others' fixes dropped them:
-        # [orphaned tool_result], [empty assistant text] — found by hypothesis)
+        # [orphaned tool_result], [empty assistant text])
         assert len(r.messages) == 1 and len(r.unfixable) == 1
         return
     _assert_repaired(msgs)

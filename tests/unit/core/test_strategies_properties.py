@@ -1,4 +1,4 @@
-"""Property tests of the strategies' invariants on generated agent loops (issue 8).
+"""Property tests of the strategies' invariants on generated agent loops.
 
 For every strategy, after every add and every live change of max or strategy: the first message is
 pinned; the window holds at most max messages (max+1 only when a tool pair is kept at max <= 2,

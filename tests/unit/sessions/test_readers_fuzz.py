@@ -1,4 +1,4 @@
-"""Fuzzing the readers with mutated sessions (issue 9).
+"""Fuzzing the readers with mutated sessions.
 
 ``inspect`` on every mutated JSON / JSONL session: exit 0, 1 or 2; on error exactly one line on
 stderr, never a traceback; under 5 s each. The same inputs are opened in the TUI (a handful, it is
@@ -34,7 +34,7 @@ SEEDS: list[Path] = [
 ]
 SEED_TEXT = [p.read_text(encoding="utf-8") for p in SEEDS if p.stat().st_size < 200_000]
 
-#: values that broke things before (issue 9) or are plausible hostile content
+#: values known to break naive readers, or plausible hostile content
 NASTY: list[Any] = [
     None,
     True,

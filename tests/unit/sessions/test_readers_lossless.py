@@ -1,4 +1,4 @@
-"""Readers that lose nothing (issue 8): parallel tool calls logged out of order, the branch of the
+"""Readers that lose nothing: parallel tool calls logged out of order, the branch of the
 last response, sub-agent transcripts, JPEG sizes past EXIF, request fields kept through export."""
 
 from __future__ import annotations
