@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.widgets import Select
 
 from ctxview.app.model import AS_SENT
@@ -24,6 +25,9 @@ from tests.support.apphelp import (
     wait_prediction,
 )
 from tests.support.paths import ROOT
+
+# a big recorded transcript opened in the app, replayed as sent and simulated
+pytestmark = pytest.mark.slow
 
 #: the biggest real transcript kept for acceptance: 315 messages, a compaction at #253, its
 #: last request recorded as 76,350 tokens (input + cache read + cache write)

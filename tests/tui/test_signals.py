@@ -16,6 +16,9 @@ from pathlib import Path
 
 import pytest
 
+# the real TUI in a pseudo-terminal, in a subprocess
+pytestmark = pytest.mark.slow
+
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and ptys")
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,6 +15,9 @@ import ctxview.app.widgets.timeline as tlmod
 from ctxview.app.launch import launch
 from ctxview.cli import build_app_parser
 
+# the real TUI in a subprocess, until 1.5 s after its first paint
+pytestmark = pytest.mark.slow
+
 seen = {}
 orig = tlmod.Timeline.render_line
 def render_line(self, y):

@@ -21,6 +21,7 @@ def _fg_bg(segment: object) -> tuple[Color, Color]:
     return Color.from_rich_color(style.color), Color.from_rich_color(style.bgcolor)
 
 
+@pytest.mark.slow
 async def test_evicted_rows_dim_in_every_theme() -> None:
     app = make_app(AGENT)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -456,6 +457,7 @@ async def test_file_settings_stay_with_the_file_new_chat_settings_become_default
         assert cfg["max_context_messages"] == 7 and cfg["theme"] == "textual-light"
 
 
+@pytest.mark.slow
 async def test_coloured_words_are_legible_in_every_theme() -> None:
     """Roles, status words, the gap marker and error marks reach 3:1 on their row, whatever
     the theme's accent colours (textual-light's green `kept` was 1.6:1, atom-one-light's 1.1:1)."""

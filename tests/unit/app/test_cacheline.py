@@ -48,6 +48,7 @@ def _same_as_alone(view: Any, **kw: Any) -> None:
         assert alone.windows.get(k, w) == w
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     s=sessions(),

@@ -171,6 +171,7 @@ tool_settings = st.builds(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None)
 @given(agent_events(live_changes=False), tool_settings)
 def test_clear_tool_uses_invariants(events: list[tuple[str, Any]], s: ClearToolUses) -> None:

@@ -77,6 +77,7 @@ def _check(
     assert ctx.estimated_tokens == estimate_window(window, ctx.system_prompt)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     events=agent_events(live_changes=True),

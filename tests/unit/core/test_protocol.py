@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from ctxview import check_protocol
 
 
@@ -196,6 +198,7 @@ def _full_check(messages: list[Any], system: Any = None) -> list[Any]:
         protocol._plain_turn = original
 
 
+@pytest.mark.slow
 def test_plain_turn_shortcut_agrees_with_the_full_check_on_damaged_loops() -> None:
     """``_plain_turn`` (a one-message turn of the usual shape with nothing wrong, told without
     building problems) never hides a problem: on generated loops broken by every kind of damage,

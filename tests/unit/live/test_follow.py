@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ctxview.live.follow import LATE_BLOCK, Follower, Tail
 from ctxview.sessions import SessionError, load_session
 from tests.support.paths import ACCEPTANCE
@@ -109,6 +111,7 @@ def test_bad_lines_are_reported_not_fatal(tmp_path: Path) -> None:
     assert up is not None and up.messages[0]["content"] == "q"
 
 
+@pytest.mark.slow
 def test_checkpointed_rebuild_equals_a_full_open(tmp_path: Path, monkeypatch: Any) -> None:
     """Long tool loops move the rebuild checkpoint; a rewind across it falls back to a full
     rebuild. Either way the followed sequence is what a full open gives."""
@@ -167,6 +170,7 @@ def test_checkpointed_rebuild_equals_a_full_open(tmp_path: Path, monkeypatch: An
     assert len(f.applied) < 20  # the branch from the rewind, not the old one
 
 
+@pytest.mark.slow
 def test_following_real_transcripts_equals_a_full_open(tmp_path: Path, monkeypatch: Any) -> None:
     """Each real Claude Code transcript of the acceptance set, written a few lines at a time
     (a small checkpoint interval so it moves often): at half way and at the end, what the

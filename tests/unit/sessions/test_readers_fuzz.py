@@ -23,6 +23,9 @@ from hypothesis import strategies as st
 from ctxview.cli import main
 from tests.support.paths import FIXTURES, ROOT
 
+# fuzzers: hundreds of mutated sessions, through inspect and the TUI
+pytestmark = pytest.mark.slow
+
 SAMPLES = ROOT / "sample_sessions"
 
 #: small seeds of every format: ctxview, request, messages, Claude Code JSONL, web
