@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-# the real TUI in a pseudo-terminal, in a subprocess
-pytestmark = pytest.mark.slow
-
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and ptys")
+pytestmark = [
+    pytest.mark.slow,  # the real TUI in a pseudo-terminal, in a subprocess
+    pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and ptys"),
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -6,7 +6,12 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.support.paths import ROOT
+
+# the real TUI in a subprocess, until 1.5 s after its first paint
+pytestmark = pytest.mark.slow
 
 PROBE = """
 import sys
@@ -14,9 +19,6 @@ import ctxview.app.app as appmod
 import ctxview.app.widgets.timeline as tlmod
 from ctxview.app.launch import launch
 from ctxview.cli import build_app_parser
-
-# the real TUI in a subprocess, until 1.5 s after its first paint
-pytestmark = pytest.mark.slow
 
 seen = {}
 orig = tlmod.Timeline.render_line
