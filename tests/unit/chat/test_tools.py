@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import os
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -88,3 +90,86 @@ def test_file_tools_confined(tmp_path: Path) -> None:
     assert not err and content.splitlines()[0] == "sub/" and "a.txt" in content
     content, err = run_tool("list_directory", {"path": ".."}, s)
     assert err
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "(3**2583)**10000",
+        "2**4000*0.5",
+        "1e999",
+        "1e999 - 1e999",
+        "inf - inf",
+        "9**9**9**9",
+        "(((2**4096)))",
+        "10**1233*10**1233",
+        "2**-100000",
+    ],
+)
+def test_calculator_refuses_before_computing(expr: str) -> None:
+    t0 = time.process_time()
+    content, is_error = run_tool("calculator", {"expression": expr}, ToolSettings())
+    assert is_error and "\n" not in content
+    assert content != "inf" and "nan" not in content
+    assert time.process_time() - t0 < 0.05
+
+
+def test_calculator_nesting_and_edges() -> None:
+    assert calculate("(" * 200 + "1+1" + ")" * 200) == "2"
+    assert calculate("-" * 500 + "3") == "-3" if 500 % 2 else calculate("-" * 500 + "3") == "3"
+    assert calculate("2**4095").startswith("5221944407")
+    assert calculate("-2**2") == "-4" and calculate("2**-1*3") == "1.5"
+    content, is_error = run_tool(
+        "calculator", {"expression": "(" * 201 + "1" + ")" * 201}, ToolSettings()
+    )
+    assert is_error and "nested too deeply" in content
+
+
+def test_worst_case_tool_calls_under_a_second_of_cpu(tmp_path: Path) -> None:
+    root = tmp_path
+    big = root / "big.txt"
+    big.write_bytes(b"word " * 2_000_000)
+    for i in range(3000):
+        (root / f"f{i}.json").write_text("")
+    s = ToolSettings.from_config({"file_tools": True}, root)
+    worst = [
+        ("calculator", {"expression": "*".join(["(2**4095)"] * 100)}),
+        ("calculator", {"expression": "9" * 999}),
+        ("calculator", {"expression": "+".join(["1.5**9999"] * 100)[:1000]}),
+        ("calculator", {"expression": "(" * 499 + "1" + ")" * 499}),
+        ("word_count", {"text": "a " * 500_000}),
+        ("read_file", {"path": "big.txt"}),
+        ("list_directory", {"path": "."}),
+    ]
+    for name, args in worst:
+        t0 = time.process_time()
+        content, _ = run_tool(name, args, s)
+        assert time.process_time() - t0 < 1.0, (name, content[:80])
+
+
+def test_every_tool_fault_is_an_error_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ctxview.chat import tools
+
+    s = ToolSettings.from_config({"file_tools": True}, tmp_path)
+    loop = tmp_path / "loop"
+    os.symlink(loop, loop)
+    content, err = run_tool("read_file", {"path": "loop"}, s)
+    assert err and "\n" not in content
+    if sys.platform != "win32":
+        os.mkfifo(tmp_path / "fifo")
+        content, err = run_tool("read_file", {"path": "fifo"}, s)
+        assert err and "FIFO" in content and str(tmp_path) not in content
+        os.symlink("/dev/zero", tmp_path / "zero")
+        content, err = run_tool("read_file", {"path": "zero"}, s)
+        assert err  # outside the root, and a device anyway
+
+    def boom(*a: object) -> str:
+        raise KeyError("unexpected\nbreak")
+
+    monkeypatch.setattr(tools, "calculate", boom)
+    content, err = run_tool("calculator", {"expression": "1"}, s)
+    assert err and content.startswith("calculator failed: KeyError") and "\n" not in content
+    assert run_tool("calculator", "not an object", ToolSettings())[1] is True
+    assert run_tool(["x"], {}, ToolSettings())[1] is True  # type: ignore[arg-type]

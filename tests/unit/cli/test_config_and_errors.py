@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import cli, run
+from tests.support.cli import run
 from tests.support.paths import ROOT
 
 SAMPLES = ROOT / "sample_sessions"
@@ -125,13 +125,3 @@ def test_requests_and_compare_json_on_an_unreadable_file(
     # without --json: nothing on stdout
     code, out, _ = run(capsys, command, missing)
     assert code == 2 and out == ""
-
-
-def test_config_set_refuses_a_fifo_system_prompt_file_at_once(tmp_path: Path) -> None:
-    fifo = tmp_path / "prompt.txt"
-    os.mkfifo(fifo)
-    env = {"CTXVIEW_CONFIG": str(tmp_path / "c.toml")}
-    r = cli(
-        "config", "set", "system_prompt_file", str(fifo), timeout=20, env={**os.environ, **env}
-    )  # used to hang
-    assert r.returncode == 2 and "FIFO" in r.stderr and r.stderr.count("\n") == 1
