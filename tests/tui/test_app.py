@@ -82,21 +82,6 @@ async def test_max_minus_plus_live_and_saved_to_config() -> None:
         assert any("do not come back" in n.message for n in app._notifications)
 
 
-async def test_max_input_in_sidebar() -> None:
-    app = make_app(AGENT)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        inp = app.query_one("#max-input", Input)
-        inp.focus()
-        inp.value = "5"
-        await pilot.press("enter")
-        await settle(pilot)
-        assert app.model.context.max_context_messages == 5 and len(app.model.context) == 5
-        # + typed in the input is text, not the +max key
-        await pilot.press("plus")
-        assert app.model.context.max_context_messages == 5
-
-
 async def test_eviction_flashes_when_animated() -> None:
     # deterministic: the animation runs on a clock the test moves, not on wall time (a cold,
     # loaded machine could spend the whole 0.8 s flash between the key press and the check)
@@ -346,21 +331,6 @@ async def test_quit_status_zero() -> None:
     assert app.return_code == 0
 
 
-async def test_mounting_the_sidebar_keeps_the_session_strategy() -> None:
-    """Regression: the strategy Select used to start on 'seed' and switch the session to it."""
-    app = make_app(str(SAMPLES / "tool_errors.json"))  # saved with pair-safe
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        await pilot.pause(0.3)
-        assert app.model.context.strategy == "pair-safe"
-        assert not any(n.message.startswith("strategy:") for n in app._notifications)
-        assert 'strategy = "seed"' not in (
-            Path(os.environ["CTXVIEW_CONFIG"]).read_text()
-            if Path(os.environ["CTXVIEW_CONFIG"]).exists()
-            else ""
-        )
-
-
 async def test_cursor_row_keeps_role_visible() -> None:
     app = make_app(AGENT)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -480,3 +450,63 @@ async def test_the_cache_line_says_when_its_window_is_not_the_live_one() -> None
         assert pred.next_window != app.model.window_ids
         assert len(pred.next_window) > len(app.model.window_ids)
         assert "not the live one" in text_of(app, "#cache")
+
+
+async def test_notices_do_not_cover_the_detail_at_80x24() -> None:
+    from textual.widgets._toast import Toast, ToastRack
+
+    app = make_app(AGENT)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await settle(pilot)
+        for i in range(4):
+            app.notify(f"notice {i} " + "word " * 20)
+        await pilot.pause(0.3)
+        detail = app.query_one("#detail").region
+        assert list(app.screen.query_one(ToastRack).query(Toast))
+        covered = set()
+        for y in range(detail.y, detail.bottom):
+            for x in range(detail.x, detail.right):
+                widget, _ = app.screen.get_widget_at(x, y)
+                if isinstance(widget, Toast) or any(isinstance(a, Toast) for a in widget.ancestors):
+                    covered.add((x, y))
+        assert not covered, sorted(covered)[:5]
+        # they are on screen, above the detail pane
+        top = app.screen.get_widget_at(70, 3)[0]
+        assert isinstance(top, Toast) or any(isinstance(a, Toast) for a in top.ancestors)
+
+
+async def test_file_settings_stay_with_the_file_new_chat_settings_become_defaults() -> None:
+    import os
+
+    from ctxview.config import load_config
+
+    cfg_path = Path(os.environ["CTXVIEW_CONFIG"])
+    app = make_app(AGENT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("minus", "s")
+        await settle(pilot)
+        assert not cfg_path.exists()  # browsing a sample does not change the next chat
+        assert any("Make these settings the default" in str(n.message) for n in app._notifications)
+        # the session document carries them
+        doc = app.session_document()
+        assert doc["settings"]["max_context_messages"] == 13
+        assert doc["settings"]["strategy"] == "pair-safe"
+        # the palette command makes them the defaults
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"Make these settings the default")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(pilot)
+        cfg = load_config()
+        assert cfg["max_context_messages"] == 13 and cfg["strategy"] == "pair-safe"
+    cfg_path.unlink()
+    chat = make_app()
+    async with chat.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        chat.set_max(7)
+        chat.theme = "textual-light"
+        await settle(pilot)
+        cfg = load_config()
+        assert cfg["max_context_messages"] == 7 and cfg["theme"] == "textual-light"

@@ -11,7 +11,7 @@ from textual.widgets import Input
 
 from ctxview.app.screens.modals import ConfirmSendScreen
 from ctxview.core.protocol import check_protocol, errors
-from tests.support.apphelp import make_app, screen_after, settle
+from tests.support.apphelp import make_app, screen_after, settle, wait_until
 from tests.support.fake_api import FakeAPI, Response, error, text_events, tool_events
 from tests.support.paths import ROOT
 
@@ -393,3 +393,90 @@ async def test_seed_tool_round_is_checked_before_it_is_sent_and_pair_safe_is_off
         screen = await screen_after(pilot, "ctrl+r", ConfirmSendScreen)
         assert screen.pair_safe_helps is False
         assert screen.check_action("choose", ("pair-safe",)) is False
+
+
+async def test_ctrl_k_and_ctrl_e_work_from_the_chat_box() -> None:
+    from ctxview.app.screens.modals import SystemPromptScreen
+
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        chat = app.query_one("#chat")
+        assert app.focused is chat
+        await pilot.press(*"hello")
+        await pilot.press("home")
+        await pilot.press("ctrl+k")  # the input's kill-to-end would empty the draft
+        await settle(pilot)
+        assert chat.value == "hello"  # type: ignore[attr-defined]
+        assert any("count_tokens" in str(n.message) for n in app._notifications)
+        await pilot.press("ctrl+e")
+        await pilot.pause()
+        assert isinstance(app.screen, SystemPromptScreen)
+        await pilot.press("ctrl+e")  # inside the dialog: the text area's own key, no second dialog
+        await pilot.pause()
+        assert len(app.screen_stack) == 2
+        await pilot.press("escape")
+        await pilot.pause()
+        assert chat.value == "hello"  # type: ignore[attr-defined]
+
+
+async def test_message_evicted_before_sending_is_warned() -> None:
+    from textual.widgets import Static
+
+    from ctxview.app.screens.modals import ConfirmSendScreen
+
+    app = make_app(max_=1)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"hello", "enter")  # the first message is pinned: sent
+        await settle(pilot, 6)
+        assert len(app.chat.requests) == 1  # type: ignore[union-attr]
+        await pilot.press(*"again", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmSendScreen)
+        shown = " ".join(str(w.render()) for w in app.screen.query(Static))
+        assert "not in the window" in shown and "s: send anyway" in shown
+        assert "m: raise max to 3" in shown
+        assert len(app.chat.requests) == 1  # type: ignore[union-attr]  # nothing sent yet
+        await pilot.press("m")
+        await settle(pilot, 6)
+        while isinstance(app.screen, ConfirmSendScreen):  # a protocol warning may follow
+            await pilot.press("s")
+            await settle(pilot, 6)
+        assert app.model.context.max_context_messages == 3
+        sent = app.chat.requests[-1]["messages"]  # type: ignore[union-attr]
+        assert any(m["role"] == "user" and m["content"] == "again" for m in sent)
+
+
+async def test_send_anyway_sends_without_the_message() -> None:
+    from ctxview.app.screens.modals import ConfirmSendScreen
+
+    app = make_app(max_=1)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"hello", "enter")
+        await settle(pilot, 6)
+        await pilot.press(*"again", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmSendScreen)
+        await pilot.press("s")
+        await settle(pilot, 6)
+        assert len(app.chat.requests) == 2  # type: ignore[union-attr]
+        assert app.model.context.max_context_messages == 1
+
+
+async def test_one_eviction_notice_per_turn() -> None:
+    app = make_app(max_=3)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press(*"hello", "enter")  # fills the window: the next turn evicts
+        await settle(pilot, 6)
+        # a turn longer than the notice's 0.3 s debounce: it evicts at the tool call and again
+        # after streaming the answer (4 words at 0.15 s), more than 0.3 s later
+        app.chat.backend.delay = 0.15  # type: ignore[union-attr]
+        await pilot.press(*"calculate 6*7", "enter")
+        await settle(pilot, 6)
+        await wait_until(pilot, lambda: app._evict_timer is None)
+        notices = [n for n in app._notifications if n.title == "eviction"]
+        assert len(notices) == 1, [n.message for n in notices]
+        assert app.model.evicted_count() >= 2
