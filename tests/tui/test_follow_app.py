@@ -81,8 +81,7 @@ async def test_follow_appends_and_evicts(tmp_path: Path) -> None:
         assert "following" in app.sub_title
         # f stops following
         await pilot.press("f")
-        await pilot.pause()
-        assert "following" not in app.sub_title
+        await wait_until(pilot, lambda: "following" not in app.sub_title)
 
 
 async def test_f_on_a_non_transcript_says_why(tmp_path: Path) -> None:
@@ -90,10 +89,12 @@ async def test_f_on_a_non_transcript_says_why(tmp_path: Path) -> None:
     p.write_text('{"messages": [{"role": "user", "content": "hi"}]}')
     app = make_app(str(p))
     async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
         await pilot.press("f")
-        await pilot.pause()
+        await wait_until(
+            pilot, lambda: any("Claude Code" in str(n.message) for n in app._notifications)
+        )
         assert getattr(app, "_following", None) is None
-        assert any("Claude Code" in str(n.message) for n in app._notifications)
 
 
 async def test_sessions_screen_opens_and_follows(tmp_path: Path, monkeypatch: Any) -> None:
@@ -113,9 +114,11 @@ async def test_sessions_screen_opens_and_follows(tmp_path: Path, monkeypatch: An
     (proj / "new" / "subagents" / "agent-1.jsonl").write_text(rec("user", "s0", None, "sub task"))
     app = make_app(None)
     async with app.run_test(size=(120, 36)) as pilot:
-        await pilot.press("ctrl+l")
         from textual.widgets import Tree
 
+        await settle(pilot)
+        await pilot.press("ctrl+l")
+        await wait_until(pilot, lambda: bool(app.screen.query(Tree)))
         tree = app.screen.query_one(Tree)
         await wait_until(pilot, lambda: len(tree.root.children) == 2)
         labels = [str(n.label) for n in tree.root.children]
