@@ -47,7 +47,7 @@ def main() -> None:
         make_session(path, 100_000)
     f, n = str(path), args.repeat
     gc.disable()
-    from ctxview.cli_requests import requests_json
+    from ctxview.cli.requests import requests_json
     from ctxview.core import requests as rq
     from ctxview.core import requests_fast as rf
     from ctxview.core.calibrate import DEFAULT_RATES

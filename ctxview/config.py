@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -271,16 +272,13 @@ def parse_value(key: str, text: str) -> Any:
     return text
 
 
-def check_for_set(key: str, value: Any) -> None:
+def check_for_set(key: str, value: Any, themes: Collection[str]) -> None:
     """Checks that only make sense when a user sets a value (``config set``), beyond its type:
-    the theme must exist, the system prompt file must be readable. ConfigError otherwise."""
+    the theme must be one of ``themes`` (the caller knows the UI's; the config stays headless),
+    the system prompt file must be readable. ConfigError otherwise."""
     if key == "theme":
-        from textual.theme import BUILTIN_THEMES  # only here: the config stays headless
-
-        if value not in BUILTIN_THEMES:
-            raise ConfigError(
-                f"theme: unknown theme {value!r} (known: {', '.join(BUILTIN_THEMES)})"
-            )
+        if value not in themes:
+            raise ConfigError(f"theme: unknown theme {value!r} (known: {', '.join(themes)})")
     elif key == "system_prompt_file" and value:
         p = Path(os.path.expanduser(str(value)))
         try:  # the same reader as at start-up: a FIFO or a device is refused, never read

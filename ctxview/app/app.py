@@ -1239,18 +1239,8 @@ class CtxviewApp(App[int]):
         self.push_screen(OverwriteScreen(path, suggestion), answered)
 
     def session_document(self) -> dict[str, Any]:
-        from ctxview.sessions.store import session_document
-
-        return session_document(
-            self.model.context,
-            self.model.transcript,
-            model=self.model.model,
-            max_tokens=self.model.session.max_tokens or int(self.config["max_tokens"]),
-            system=self.model.system,
-            tools=self.model.tools,
-            title=self.model.session.title,
-            request_params=self.model.session.request_params,
-            as_sent=self.model.as_sent,
+        return self.model.replay.document(
+            self.config.as_defaults(), self.model.model, tools=self.model.tools
         )
 
     def save_to(self, path: str) -> bool:
@@ -1276,15 +1266,8 @@ class CtxviewApp(App[int]):
         return True
 
     def request_body(self) -> dict[str, Any]:
-        from ctxview.sessions.request import build_request
-
-        return build_request(
-            self.model.context,
-            model=self.model.model,
-            max_tokens=self.model.session.max_tokens or int(self.config["max_tokens"]),
-            system=self.model.system,
-            tools=self.model.tools or None,
-            params=self.model.session.request_params,
+        return self.model.replay.request_body(
+            self.config.as_defaults(), self.model.model, tools=self.model.tools
         )
 
     def action_export(self) -> None:

@@ -5,7 +5,7 @@ No Textual and no SDK here (the SDK is imported by :class:`AnthropicBackend` on 
 request). The loop drives a :class:`ChatSession` (the live ``ConversationContext`` and what a
 request is built from) and tells its subscribers what happens through :class:`ChatEvent` objects;
 what to do about a window that should not be sent is a question it asks its caller (``decide``).
-The TUI (``ctxview.app.chat``) and ``ctxview chat --no-tui`` (``ctxview.chat.run``) are its two
+The TUI (``ctxview.app.chat``) and ``ctxview chat --no-tui`` (``ctxview.cli.chat``) are its two
 callers. Evictions are not loop events: they come from the context's own ``subscribe()``.
 """
 
@@ -26,7 +26,7 @@ from ctxview.chat.presend import not_in_window, pair_safe_would_fix, raised_max
 from ctxview.chat.tools import ToolSettings, run_tool
 from ctxview.core.context import ConversationContext, block_to_dict
 from ctxview.core.protocol import Problem, ProtocolChecker, errors
-from ctxview.sessions.replay import Replay
+from ctxview.sessions.session import Session
 from ctxview.textfmt import one_line
 
 #: a tool call that has not answered by then gets an error result (the tools are bounded to well
@@ -63,59 +63,32 @@ class ChatSession(Protocol):
 
 
 class HeadlessSession:
-    """A :class:`ChatSession` over a replayed file or a new chat (``ctxview chat --no-tui``)."""
+    """A :class:`ChatSession` over a :class:`~ctxview.sessions.session.Session` (a replayed file
+    or a new chat, ``ctxview chat --no-tui``) and the model and max_tokens its requests go with."""
 
-    def __init__(self, replay: Replay, model: str, max_tokens: int) -> None:
-        self.replay = replay
+    def __init__(self, session: Session, model: str, max_tokens: int) -> None:
+        self.session = session
         self.model = model
         self.max_tokens = max_tokens
         self._checker = ProtocolChecker()
 
     @property
     def context(self) -> ConversationContext:
-        return self.replay.context
+        return self.session.context
 
     @property
     def tools(self) -> list[Any]:
-        return self.replay.session.tools
-
-    @property
-    def system(self) -> Any:
-        """The system prompt as sent: the file's blocks if it had them, else the context's text."""
-        s = self.replay.session
-        if isinstance(s.system, list) and s.system_text == self.context.system_prompt:
-            return s.system
-        return self.context.system_prompt
+        return self.session.session.tools
 
     def request_body(self) -> dict[str, Any]:
-        from ctxview.sessions.request import build_request
-
-        return build_request(
-            self.context,
-            model=self.model,
-            max_tokens=self.max_tokens,
-            system=self.system,
-            tools=self.tools or None,
-            params=self.replay.session.request_params,
-        )
+        return self.session.request_body({}, self.model, max_tokens=self.max_tokens)
 
     def protocol_problems(self) -> list[Problem]:
-        return self._checker.check(self.context.entries(), self.system)
+        # incremental: a turn re-checks only what it added
+        return self._checker.check(self.context.entries(), self.session.system)
 
     def session_document(self) -> dict[str, Any]:
-        from ctxview.sessions.store import session_document
-
-        s = self.replay.session
-        return session_document(
-            self.context,
-            self.replay.transcript,
-            model=self.model,
-            max_tokens=self.max_tokens,
-            system=self.system,
-            tools=self.tools,
-            title=s.title,
-            request_params=s.request_params,
-        )
+        return self.session.document({}, self.model, max_tokens=self.max_tokens)
 
 
 def make_backend(offline: bool, config: Mapping[str, Any]) -> Backend:

@@ -663,6 +663,12 @@ class ConversationContext:
         self._config_changed("low_water")
 
     @property
+    def system_sent(self) -> Any:
+        """The system prompt as a request sends it: the blocks a file gave (cache_control and
+        all) until the prompt is changed, else the text (:attr:`system_prompt`)."""
+        return self._window.system_prompt
+
+    @property
     def system_prompt(self) -> str:
         sp = self._window.system_prompt
         return sp if isinstance(sp, str) else ""

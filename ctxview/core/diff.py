@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Any
 
+from ctxview.core.body import request_body as body_of
 from ctxview.core.tokens import estimate_message, estimate_system, estimate_tools
 
 #: Request fields compared as whole values (everything but tools, system and messages).
@@ -422,15 +423,12 @@ def request_body(session: Any, log: Any, index: int, window: Sequence[int]) -> d
     (its response's meta where the file recorded them per request, else the session's)."""
     r = log.requests[index]
     meta = session.metas[r.response_id] if r.response_id is not None else {}
-    body: dict[str, Any] = {"model": r.model or session.model}
-    system = meta.get("system", session.system)
-    if system:
-        body["system"] = system
-    tools = meta.get("tools", session.tools)
-    if tools:
-        body["tools"] = tools
-    body["messages"] = [session.messages[t] for t in window]
-    return body
+    return body_of(
+        model=r.model or session.model,
+        system=meta.get("system", session.system),
+        tools=meta.get("tools", session.tools),
+        messages=[session.messages[t] for t in window],
+    )
 
 
 def diff_logged_requests(session: Any, log: Any, a: int, b: int) -> RequestDiff:

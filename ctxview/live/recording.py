@@ -15,7 +15,7 @@ from typing import Any
 
 from ctxview.core.protocol import check_protocol
 from ctxview.core.tokens import estimate_message, estimate_system, estimate_tools
-from ctxview.sessions.readers import SESSION_FORMAT, SESSION_VERSION
+from ctxview.sessions.store import document, record_item
 from ctxview.sessions.validate import message_problem, validate_system
 
 #: request headers a record keeps (an allow-list: anything else, credentials above all, is dropped)
@@ -156,28 +156,18 @@ def session_document(
             system_prompt=_system_of(body),
             tools=tools if isinstance(tools, list) else [],
         )
-    transcript = []
-    for i, (msg, meta) in enumerate(zip(messages, metas, strict=True)):
-        item: dict[str, Any] = {
-            "id": i,
-            "message": msg,
-            "timestamp": meta.pop("timestamp", None),
-            "usage": meta.pop("usage", None),
-            "added_at_step": i + 1,
-            "evicted_at_step": None,
-        }
-        if meta:
-            item["meta"] = meta
-        transcript.append(item)
     return {
-        "format": SESSION_FORMAT,
-        "version": SESSION_VERSION,
-        "saved_at": now_iso(),
-        "title": f"ctxview proxy recording: {len(records)} request(s) to {upstream}",
-        "settings": settings,
-        "step": len(messages),
-        "transcript": transcript,
-        "window": {"ids": list(range(len(messages))), "cut": False},
+        **document(
+            title=f"ctxview proxy recording: {len(records)} request(s) to {upstream}",
+            settings=settings,
+            step=len(messages),
+            records=[
+                record_item(i, msg, meta, i + 1, None)
+                for i, (msg, meta) in enumerate(zip(messages, metas, strict=True))
+            ],
+            window={"ids": list(range(len(messages))), "cut": False},
+            saved_at=now_iso(),
+        ),
         **({"requests": [r.to_dict() for r in records]} if with_requests else {}),
     }
 

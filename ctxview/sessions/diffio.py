@@ -12,22 +12,13 @@ from typing import Any
 from ctxview.core.diff import RequestDiff
 from ctxview.sessions.readers import load_session
 from ctxview.sessions.replay import replay
-from ctxview.sessions.request import build_request
 from ctxview.textfmt import fmt_tokens, one_line
 
 
 def request_of(path: str, fmt: str | None, defaults: dict[str, Any]) -> dict[str, Any]:
     """The request body a file stands for (raises SessionError or ValueError)."""
     session = load_session(path, fmt)
-    rep = replay(session, defaults=defaults)
-    return build_request(
-        rep.context,
-        model=session.model or str(defaults.get("model") or ""),
-        max_tokens=session.max_tokens or int(defaults.get("max_tokens") or 0),
-        system=session.system if isinstance(session.system, list) else None,
-        tools=session.tools,
-        params=session.request_params,
-    )
+    return replay(session, defaults=defaults).request_body(defaults)
 
 
 def _q(text: Any) -> str:

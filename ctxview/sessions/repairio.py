@@ -18,9 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ctxview.core.body import request_body
 from ctxview.core.repair import RepairResult, repair
-from ctxview.sessions.replay import Replay
-from ctxview.sessions.store import session_document
+from ctxview.sessions.session import Session
+from ctxview.sessions.store import record_item, session_document
 
 
 @dataclass
@@ -34,26 +35,23 @@ class RepairedFile:
     window_ids: list[int]
 
 
-def request_document(rep: Replay, result: RepairResult, defaults: dict[str, Any]) -> dict[str, Any]:
+def request_document(
+    rep: Session, result: RepairResult, defaults: dict[str, Any]
+) -> dict[str, Any]:
     """A request body: the session's fields (as ``export`` writes them) with the repaired
     messages and system."""
     session = rep.session
-    body: dict[str, Any] = {
-        "model": session.model or defaults.get("model"),
-        "max_tokens": session.max_tokens or defaults.get("max_tokens"),
-    }
-    if session.request_params:
-        body.update(session.request_params)
-    system = result.system if session.system is not None else rep.context.system_prompt
-    if system:
-        body["system"] = system
-    body["messages"] = result.messages
-    if session.tools:
-        body["tools"] = session.tools
-    return body
+    return request_body(
+        model=rep.model_name(defaults),
+        max_tokens=rep.max_tokens(defaults),
+        params=session.request_params,
+        system=result.system,
+        messages=result.messages,
+        tools=session.tools,
+    )
 
 
-def _edited_session(rep: Replay, result: RepairResult) -> dict[str, Any]:
+def _edited_session(rep: Session, result: RepairResult) -> dict[str, Any]:
     session = rep.session
     ctx = rep.context
     doc = session_document(
@@ -111,15 +109,7 @@ def _edited_session(rep: Replay, result: RepairResult) -> dict[str, Any]:
         for m in messages:
             inserted.append(len(records))
             records.append(
-                {
-                    "id": len(records),
-                    "message": m,
-                    "timestamp": None,
-                    "usage": None,
-                    "added_at_step": step,
-                    "evicted_at_step": None,
-                    "meta": {"edited": ["inserted by repair"]},
-                }
+                record_item(len(records), m, {"edited": ["inserted by repair"]}, step, None)
             )
 
     for rec in old_records:
@@ -139,14 +129,13 @@ def _edited_session(rep: Replay, result: RepairResult) -> dict[str, Any]:
     return doc
 
 
-def repair_replay(rep: Replay, defaults: dict[str, Any]) -> RepairedFile:
+def repair_replay(rep: Session, defaults: dict[str, Any]) -> RepairedFile:
     """Repair the final window of a replayed file and build the document to write."""
     entries = rep.context.entries()
     window = [m for _, m in entries]
     window_ids = [mid for mid, _ in entries]
     session = rep.session
-    system = session.system if session.system is not None else rep.context.system_prompt
-    result = repair(window, system)
+    result = repair(window, rep.system)
     fmt = session.format
     if fmt == "messages":
         return RepairedFile(result, "messages", result.messages, window_ids)

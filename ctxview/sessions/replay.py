@@ -1,11 +1,11 @@
 """Opening a file = replaying its messages through ConversationContext (or restoring a saved
-ctxview session exactly, evictions included)."""
+ctxview session exactly, evictions included): how every source becomes a
+:class:`~ctxview.sessions.session.Session`."""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from ctxview.core.clearing import parse_context_editing
@@ -17,21 +17,10 @@ from ctxview.core.context import (
 )
 from ctxview.core.transcript import Record, Transcript
 from ctxview.sessions.model import LoadedSession, gc_paused
+from ctxview.sessions.session import Session
 
-
-@dataclass
-class Replay:
-    session: LoadedSession
-    context: ConversationContext
-    transcript: Transcript
-    #: True when a saved ctxview session's window was restored as saved (not replayed)
-    restored: bool
-    #: the recorded format when the session is shown as it was sent (no ctxview truncation;
-    #: see :func:`as_sent_format`), else None: a simulation under max and strategy
-    as_sent: str | None = None
-    #: as sent: the transcript id of the request's first message after the last Claude Code
-    #: compaction (the messages before it are ``compacted``); 0 without one
-    compacted_before: int = 0
+#: the name ``ctxview.app.model`` imports the session class by
+Replay = Session
 
 
 def as_sent_format(session: LoadedSession) -> str | None:
@@ -60,7 +49,7 @@ def _pick(*values: Any) -> Any:
     return next((v for v in values if v is not None), None)
 
 
-def replay(session: LoadedSession, *, as_sent: bool = False, **settings: Any) -> Replay:
+def replay(session: LoadedSession, *, as_sent: bool = False, **settings: Any) -> Session:
     """Build the live context and its transcript from a loaded file (see :func:`_replay`).
 
     ``as_sent=True`` (the TUI): a recorded session (:func:`as_sent_format`) opened with neither
@@ -86,7 +75,7 @@ def _replay_as_sent(
     system_prompt: str | None = None,
     defaults: dict[str, Any] | None = None,
     **_: Any,
-) -> Replay:
+) -> Session:
     """A recorded session as it was sent: every message in the window (``seed`` with max one
     above the message count: no truncation), except that after a Claude Code compaction the
     window starts at its summary (the messages before it left the request: ``compacted``).
@@ -165,7 +154,7 @@ def _replay_as_sent(
             if mid in pinned:  # the user's pins (kept across a switch from a simulation)
                 with contextlib.suppress(KeyError, ValueError):
                     ctx.pin(mid)
-    return Replay(session, ctx, transcript, False, fmt, start)
+    return Session(session, ctx, transcript, False, fmt, start)
 
 
 def _replay(
@@ -177,7 +166,7 @@ def _replay(
     low_water_fraction: float | None = None,
     system_prompt: str | None = None,
     defaults: dict[str, Any] | None = None,
-) -> Replay:
+) -> Session:
     """Build the live context and its transcript from a loaded file.
 
     Settings: an explicit argument wins, then the session's own, then ``defaults`` (the config).
@@ -246,7 +235,7 @@ def _replay(
             pinned=session.saved_pinned,
         )
         transcript.attach(ctx)
-        return Replay(session, ctx, transcript, True)
+        return Session(session, ctx, transcript, True)
     transcript.attach(ctx)
     add = ctx.add_message
     pinned = set(session.saved_pinned)
@@ -260,7 +249,7 @@ def _replay(
         if mid in pinned:  # pinned from the start under the new settings too
             with contextlib.suppress(KeyError, ValueError):
                 ctx.pin(mid)
-    return Replay(session, ctx, transcript, False)
+    return Session(session, ctx, transcript, False)
 
 
 def open_session(
@@ -272,7 +261,7 @@ def open_session(
     new_chat_system_prompt: Callable[[], str] = str,
     defaults: dict[str, Any] | None = None,
     as_sent: bool = False,
-) -> Replay:
+) -> Session:
     """The file at ``path`` replayed, or a new chat (no path) with the configured system prompt
     (read only for a new chat): what the TUI and ``chat --no-tui`` start from (``as_sent``: see
     :func:`replay`). Raises

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ctxview.core.body import request_body
 from ctxview.core.context import ConversationContext
 
 
@@ -17,32 +18,26 @@ def build_request(
     params: dict[str, Any] | None = None,
     context_management: bool | None = None,
 ) -> dict[str, Any]:
-    """``model``, ``max_tokens``, ``system`` (when set), the window's ``messages``, ``tools``
-    (when any), and every other field of an opened request body (``params``: thinking,
-    tool_choice, temperature, metadata, context_management, ... verbatim): ready for curl or
-    ``client.messages.create(**body)``.
+    """The body (:func:`ctxview.core.body.request_body`) of the window's next request: the
+    window's ``messages``, the context's system prompt unless ``system`` is given.
 
     Under a context-editing strategy the messages are the edited copy ctxview computes, unless
     ``context_management`` (default: the context's ``server_side`` setting): then the full
     messages and the ``context_management`` block that asks the API to edit them (beta
     ``context-management-2025-06-27``; ``client.beta.messages.create(**body, betas=[...])``)."""
-    body: dict[str, Any] = {"model": model, "max_tokens": max_tokens}
-    if params:
-        body.update(params)
-    sys_value = system if system is not None else context.system_prompt
-    if sys_value:
-        body["system"] = sys_value
     if context_management is None:
         context_management = context.context_editing.server_side
     cm = context.context_editing.context_management(context.strategy)
-    if context_management and cm is not None:
-        body["messages"] = context.original_messages
-        body["context_management"] = cm
-    else:
-        body["messages"] = context.messages
-    if tools:
-        body["tools"] = tools
-    return body
+    full = context_management and cm is not None
+    return request_body(
+        model=model,
+        max_tokens=max_tokens,
+        params=params,
+        system=system if system is not None else context.system_prompt,
+        messages=context.original_messages if full else context.messages,
+        context_management=cm if full else None,
+        tools=tools,
+    )
 
 
 def token_breakdown(system: Any, tools: Any, message_tokens: int) -> dict[str, int]:

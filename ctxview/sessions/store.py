@@ -24,6 +24,53 @@ from ctxview.textfmt import json_text
 _RECORD_FIELDS = ("timestamp", "usage")
 
 
+def record_item(
+    id: int,
+    message: Any,
+    meta: dict[str, Any],
+    added_step: int | None,
+    evicted_step: int | None,
+) -> dict[str, Any]:
+    """One transcript record of a saved session: timestamp and usage are fields of their own,
+    the rest of the message's metadata goes under ``meta`` (left out when empty)."""
+    rest = {k: v for k, v in meta.items() if k not in _RECORD_FIELDS}
+    item: dict[str, Any] = {
+        "id": id,
+        "message": message,
+        "timestamp": meta.get("timestamp"),
+        "usage": meta.get("usage"),
+        "added_at_step": added_step,
+        "evicted_at_step": evicted_step,
+    }
+    if rest:
+        item["meta"] = rest
+    return item
+
+
+def document(
+    *,
+    title: str | None,
+    settings: dict[str, Any],
+    step: int,
+    records: list[dict[str, Any]],
+    window: dict[str, Any],
+    saved_at: str | None = None,
+) -> dict[str, Any]:
+    """The ctxview session document (docs/session-format.md) around its parts: every saved
+    session, a live one or a proxy recording, has this shape. ``saved_at``: now, to the second,
+    unless given."""
+    return {
+        "format": SESSION_FORMAT,
+        "version": SESSION_VERSION,
+        "saved_at": saved_at or datetime.now(UTC).isoformat(timespec="seconds"),
+        "title": title,
+        "settings": settings,
+        "step": step,
+        "transcript": records,
+        "window": window,
+    }
+
+
 def session_document(
     context: ConversationContext,
     transcript: Transcript,
@@ -39,20 +86,10 @@ def session_document(
     """The JSON document of a session (settings, full transcript, live window).
 
     ``as_sent``: the recorded format when the session is shown as it was sent (reopened so)."""
-    records = []
-    for rec in transcript.records:
-        meta = {k: v for k, v in rec.meta.items() if k not in _RECORD_FIELDS}
-        item: dict[str, Any] = {
-            "id": rec.id,
-            "message": rec.message,
-            "timestamp": rec.meta.get("timestamp"),
-            "usage": rec.meta.get("usage"),
-            "added_at_step": rec.added_step,
-            "evicted_at_step": rec.evicted_step,
-        }
-        if meta:
-            item["meta"] = meta
-        records.append(item)
+    records = [
+        record_item(rec.id, rec.message, rec.meta, rec.added_step, rec.evicted_step)
+        for rec in transcript.records
+    ]
     settings: dict[str, Any] = {
         "model": model,
         "max_tokens": max_tokens,
@@ -68,20 +105,17 @@ def session_document(
         settings["as_sent"] = as_sent
     if context.edits_messages or context.context_editing != DEFAULT_EDITING:
         settings["context_editing"] = context.context_editing.to_dict()
-    return {
-        "format": SESSION_FORMAT,
-        "version": SESSION_VERSION,
-        "saved_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "title": title,
-        "settings": settings,
-        "step": context.step,
-        "transcript": records,
-        "window": {
+    return document(
+        title=title,
+        settings=settings,
+        step=context.step,
+        records=records,
+        window={
             "ids": context.window_ids,
             "cut": context._window.cut,
             **({"pinned": context.pinned_ids} if context.pinned_ids else {}),
         },
-    }
+    )
 
 
 class WriteRefused(OSError):

@@ -207,7 +207,7 @@ async def test_compare_moves_with_j_and_k_and_its_progress_never_counts_past_the
 
 def test_money_is_written_alike_everywhere() -> None:
     from ctxview.app.screens.compare import cell_text
-    from ctxview.cli_requests import _money
+    from ctxview.cli.requests import _money
     from ctxview.textfmt import fmt_usd
 
     assert fmt_usd(15606.0019) == "$15,606.00" == cell_text("cost_usd", 15606.0019)

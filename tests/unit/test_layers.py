@@ -17,7 +17,7 @@ from tests.support.paths import SAMPLES
 #: what a headless module must never import
 UI_OR_SDK = {"textual", "anthropic", "httpx", "httpx2", "rich"}
 
-CHAT = ["ctxview.chat"] + [
+CHAT = ["ctxview.chat", "ctxview.cli.chat"] + [
     f"ctxview.chat.{m.name}" for m in pkgutil.iter_modules(ctxview.chat.__path__)
 ]
 LIVE = [
@@ -26,7 +26,7 @@ LIVE = [
     "ctxview.live.follow",
     "ctxview.live.sessions_list",
     "ctxview.live.proxy",
-    "ctxview.live.commands",
+    "ctxview.cli.live",
 ]
 CORE = [
     "ctxview",
@@ -65,7 +65,7 @@ def test_headless_modules_import_neither_textual_nor_sdk(modules: list[str]) -> 
 
 
 def test_the_lists_name_what_they_hold() -> None:
-    assert {"ctxview.chat.loop", "ctxview.chat.run", "ctxview.chat.backends"} <= set(CHAT)
+    assert {"ctxview.chat.loop", "ctxview.cli.chat", "ctxview.chat.backends"} <= set(CHAT)
     assert "aiohttp" in _imported(["ctxview.live.proxy"])  # the proxy's server, headless
 
 

@@ -190,6 +190,22 @@ def test_invalid_config_reported_defaults_used_file_untouched(
     assert code == 2 and cfg.read_bytes() == before
 
 
+def test_a_command_imports_only_its_own_family() -> None:
+    """The dispatch table imports the module of the command run: ``inspect`` pays neither for
+    the request model, nor for the proxy's asyncio, nor for the chat loop."""
+    code = (
+        "import sys, io, contextlib\nfrom ctxview.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    main(['inspect', {str(SAMPLES / 'long_chat.json')!r}, '--json'])\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(out.stdout.split())
+    assert "ctxview.cli.inspect" in loaded
+    unwanted = {"ctxview.cli.requests", "ctxview.cli.live", "ctxview.cli.chat", "asyncio"}
+    assert not loaded & (unwanted | {"ctxview.core.requests", "ctxview.chat.loop", "rich"})
+
+
 def _assert_key_absent(obj: Any, key: str) -> None:
     assert key not in json.dumps(obj)
 
@@ -288,11 +304,11 @@ def test_the_console_script_exits_without_freeing_and_loses_nothing(tmp_path: Pa
 def test_main_called_from_python_retains_nothing(capsys: pytest.CaptureFixture[str]) -> None:
     """Only the console script keeps what a command built until its exit: ``main`` called by
     a test or another tool frees it as usual."""
-    import ctxview.cli as cli
+    from ctxview.cli import common
 
     sample = str(ROOT / "sample_sessions" / "long_chat.json")
     assert main(["requests", sample, "--json"]) == 0
-    assert cli._RETAINED is None
+    assert common._retained is None
     capsys.readouterr()
 
 

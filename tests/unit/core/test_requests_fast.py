@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxview import cli_requests
-from ctxview.cli_requests import requests_json, requests_report
+from ctxview.cli import requests as cli_requests
+from ctxview.cli.requests import requests_json, requests_report
 from ctxview.core.requests import compare, simulate
 from ctxview.core.requests_fast import Shared, WindowErrors
 from ctxview.core.strategies import STRATEGIES
@@ -448,7 +448,7 @@ def test_context_editing_replay_matches_the_reference(
     ).filter(lambda v: 1e-4 <= v < 1e9)
 )
 def test_money_text_is_repr_of_round(v: float) -> None:
-    from ctxview.cli_requests import money_text
+    from ctxview.cli.requests import money_text
 
     assert money_text(v) == repr(round(v, 6))
 

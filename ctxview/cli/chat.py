@@ -11,18 +11,20 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable
 from typing import Any
 
+from ctxview.cli.common import (
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    EXIT_UNREADABLE,
+    add_window_args,
+    err,
+    json_error,
+)
 from ctxview.textfmt import id_ranges, json_text, one_line, visible
 
-EXIT_OK, EXIT_PROBLEMS, EXIT_UNREADABLE = 0, 1, 2
 
-
-def add_parser(sub: Any, positive_int: Callable[[str], int]) -> None:
-    from ctxview.core.strategies import STRATEGIES
-    from ctxview.sessions.readers import FORMATS
-
+def add_parsers(sub: Any) -> None:
     ch = sub.add_parser(
         "chat",
         help="run one agent turn (tools included) without the TUI: --no-tui PROMPT",
@@ -33,9 +35,7 @@ def add_parser(sub: Any, positive_int: Callable[[str], int]) -> None:
     ch.add_argument("file", nargs="?", help="continue this session (default: a new chat)")
     ch.add_argument("--no-tui", action="store_true", help="run without the TUI (required)")
     ch.add_argument("--offline", action="store_true", help="the offline demo model")
-    ch.add_argument("--max", type=positive_int, metavar="N", help="max context messages")
-    ch.add_argument("--strategy", choices=list(STRATEGIES), help="eviction strategy")
-    ch.add_argument("--format", choices=list(FORMATS), help="force the file format")
+    add_window_args(ch, "force the file format")
     ch.add_argument("--model", help="model (default: the file's, else the config's)")
     ch.add_argument("--resume", action="store_true", help="continue the newest autosaved chat")
     ch.add_argument(
@@ -50,13 +50,13 @@ def add_parser(sub: Any, positive_int: Callable[[str], int]) -> None:
 
 
 def _err(msg: str) -> None:
-    print(f"ctxview: chat: {one_line(msg, 1000)}", file=sys.stderr)
+    err(msg, "chat: ")
 
 
 def _fail(args: argparse.Namespace, code: int, msg: str) -> int:
     _err(msg)
     if args.json:
-        sys.stdout.write(json_text({"file": args.file, "error": msg, "exit": code}) + "\n")
+        json_error(args.file, msg, code)
     return code
 
 
@@ -122,9 +122,10 @@ def _run(args: argparse.Namespace, cfg: Any, rep: Any) -> int:
     )
     from ctxview.chat.tools import ToolSettings
 
-    model_name = args.model or rep.session.model or cfg["model"]
+    defaults = cfg.as_defaults()
+    model_name = rep.model_name(defaults, args.model)
     offline = bool(args.offline) or not os.environ.get("ANTHROPIC_API_KEY")
-    hs = HeadlessSession(rep, model_name, rep.session.max_tokens or int(cfg["max_tokens"]))
+    hs = HeadlessSession(rep, model_name, rep.max_tokens(defaults))
 
     async def decide(pre: PreSend) -> str | None:
         return "send" if args.send_anyway else None
@@ -174,7 +175,7 @@ def _run(args: argparse.Namespace, cfg: Any, rep: Any) -> int:
         finally:
             await loop.wait_saved()
 
-    import asyncio  # here: every command's parser imports this module
+    import asyncio  # here: the parser does not need it
 
     result = asyncio.run(turn())
 
@@ -194,9 +195,7 @@ def _run(args: argparse.Namespace, cfg: Any, rep: Any) -> int:
             error = f"{args.output}: not saved: {exc}"
             code = EXIT_UNREADABLE
 
-    from ctxview.cli import inspect_summary
-
-    summary = inspect_summary(rep, model_name)
+    summary = rep.summary(model_name)
     probs = [p for p in summary["problems"] if p["severity"] == "error"]
     verdict = (
         "✓ valid"

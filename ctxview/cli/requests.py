@@ -1,6 +1,6 @@
 """``ctxview requests`` and ``ctxview compare``: the request model on the command line.
 
-Headless (no Textual, no SDK). JSON contracts (issue 11):
+Headless (no Textual, no SDK). JSON contracts:
 
 * ``requests --json``: ``{"file", "format", "strategy", "max_context_messages", "model",
   "requests": [...], "totals": {...}, "notes": [...]}`` (``max_context_messages`` is null when
@@ -17,25 +17,31 @@ import argparse
 import sys
 from typing import Any
 
-from ctxview.cli import _err, retain
+from ctxview.cli.common import (
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    EXIT_UNREADABLE,
+    add_window_args,
+    err,
+    formats,
+    load_file,
+    positive_int,
+    retain,
+    unreadable,
+    without_gc,
+)
 from ctxview.core.strategies import STRATEGIES
 from ctxview.textfmt import escape_controls, fmt_tokens, fmt_usd, json_text, one_line, visible
 
-EXIT_OK, EXIT_PROBLEMS, EXIT_UNREADABLE = 0, 1, 2
 
-
-def add_parsers(sub: Any, positive_int: Any) -> None:
+def add_parsers(sub: Any) -> None:
     """Add the ``requests`` and ``compare`` subcommands to ``sub`` (argparse subparsers)."""
-    from ctxview.sessions.readers import FORMATS
-
     req = sub.add_parser(
         "requests",
         help="every API request of a session: window, tokens, predicted cache, breaks, cost",
     )
     req.add_argument("file")
-    req.add_argument("--max", type=positive_int, metavar="N", help="max context messages")
-    req.add_argument("--strategy", choices=list(STRATEGIES), help="eviction strategy")
-    req.add_argument("--format", choices=list(FORMATS), help="force the file format")
+    add_window_args(req, "force the file format")
     req.add_argument("--json", action="store_true", help="print exactly one JSON object")
     cmp_ = sub.add_parser(
         "compare", help="replay a session's requests under each strategy, one row per strategy"
@@ -47,38 +53,20 @@ def add_parsers(sub: Any, positive_int: Any) -> None:
         metavar="A,B,…",
         help=f"comma-separated strategies (default: all: {', '.join(STRATEGIES)})",
     )
-    cmp_.add_argument("--format", choices=list(FORMATS), help="force the file format")
+    cmp_.add_argument("--format", choices=formats(), help="force the file format")
     cmp_.add_argument("--json", action="store_true", help="print exactly one JSON object")
 
 
 def _load(args: argparse.Namespace) -> tuple[Any, Any, Any] | int:
     """(session, config, price table) or an exit code after printing why (``inspect``'s
-    reading step: one line on stderr, never a traceback; with ``--json`` also inspect's
-    ``{"file", "error", "exit"}`` object on stdout, so scripts always get one object)."""
-    from ctxview.cli import load_file
+    reading step, the request model needs no replay)."""
     from ctxview.config import price_overrides
     from ctxview.core.pricing import PriceTable
 
-    failures: list[str] = []
-    session, cfg = load_file(args, failures)
+    session, cfg = load_file(args)
     if isinstance(session, int):
-        if args.json:
-            _json_error(args, failures[0] if failures else "", session)
         return session
     return session, cfg, PriceTable(price_overrides(cfg))
-
-
-def _json_error(args: argparse.Namespace, error: str, code: int) -> None:
-    """``inspect --json``'s object for a file that cannot be read or replayed."""
-    sys.stdout.write(json_text({"file": args.file, "error": error, "exit": code}) + "\n")
-
-
-def _fail(args: argparse.Namespace, msg: str) -> int:
-    """One line on stderr (and the JSON error object with ``--json``); exit 2."""
-    _err(msg)
-    if args.json:
-        _json_error(args, msg, EXIT_UNREADABLE)
-    return EXIT_UNREADABLE
 
 
 def requests_report(log: Any, session: Any) -> dict[str, Any]:
@@ -256,14 +244,8 @@ def requests_json_parts(log: Any, session: Any) -> list[str]:
     return parts
 
 
+@without_gc
 def cmd_requests(args: argparse.Namespace) -> int:
-    from ctxview.sessions.model import gc_paused
-
-    with gc_paused():  # nothing here is a cycle: no collection walks the loaded session
-        return _requests(args)
-
-
-def _requests(args: argparse.Namespace) -> int:
     from ctxview.core.protocol import check_protocol
     from ctxview.core.requests import simulate
 
@@ -280,7 +262,7 @@ def _requests(args: argparse.Namespace) -> int:
             prices=prices,
         )
     except ValueError as exc:
-        return _fail(args, f"{args.file}: {exc}")
+        return unreadable(args, f"{args.file}: {exc}")
     retain(log)
     # exit 1 as inspect: the last request (the window the session would send) is rejected
     rejected = False
@@ -388,14 +370,8 @@ def _print_requests(report: dict[str, Any], log: Any, rejected: bool) -> None:
         out.write(f"note: {visible(n)}\n")
 
 
+@without_gc
 def cmd_compare(args: argparse.Namespace) -> int:
-    from ctxview.sessions.model import gc_paused
-
-    with gc_paused():  # nothing here is a cycle: no collection walks the loaded session
-        return _compare(args)
-
-
-def _compare(args: argparse.Namespace) -> int:
     from ctxview.core.requests import compare
 
     loaded = _load(args)
@@ -407,7 +383,7 @@ def _compare(args: argparse.Namespace) -> int:
         names = [s.strip() for s in args.strategies.split(",") if s.strip()]
         unknown = [s for s in names if s not in STRATEGIES]
         if unknown or not names:
-            _err(
+            err(
                 f"--strategies: unknown strategy {one_line(', '.join(unknown), 80)!r} "
                 f"(known: {', '.join(STRATEGIES)})"
                 if unknown
@@ -420,7 +396,7 @@ def _compare(args: argparse.Namespace) -> int:
     try:
         rows = compare(session, names, max_context_messages=max_, defaults=defaults, prices=prices)
     except ValueError as exc:
-        return _fail(args, f"{args.file}: {exc}")
+        return unreadable(args, f"{args.file}: {exc}")
     report = {"file": session.path, "max_context_messages": max_, "strategies": rows}
     if args.json:
         sys.stdout.write(json_text(report) + "\n")

@@ -1,4 +1,5 @@
-"""The ``proxy`` and ``sessions`` subcommands (parsers and handlers, registered by ctxview.cli)."""
+"""``ctxview proxy`` and ``ctxview sessions``: the live sources on the command line (following a
+transcript is the TUI's ``--follow``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import signal
 import sys
 from typing import Any
 
+from ctxview.cli.common import EXIT_OK, EXIT_UNREADABLE, positive_int
 from ctxview.textfmt import one_line, visible
 
 
@@ -52,20 +54,16 @@ def add_parsers(sub: Any) -> None:
     ss.add_argument("--json", action="store_true", help="print one JSON array")
     ss.add_argument(
         "--limit",
-        type=_limit,
+        type=positive_int,
         default=None,
         metavar="N",
         help="show only the newest N, N >= 1 (default all)",
     )
 
 
-def _limit(text: str) -> int:
-    from ctxview.cli import _positive_int
-
-    return _positive_int(text)
-
-
 def _err(msg: str) -> None:
+    """As :func:`ctxview.cli.common.err`, the text kept whole: an upstream URL or a listen
+    error is printed as given, never cut at a length."""
     print(f"ctxview: {visible(msg)}", file=sys.stderr)
 
 
@@ -76,7 +74,7 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     problem = check_upstream(upstream, args.host, args.port)
     if problem:
         _err(problem)
-        return 2
+        return EXIT_UNREADABLE
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(
             f"ctxview: warning: --host {visible(args.host)}: the proxy is reachable from other "
@@ -84,19 +82,19 @@ def cmd_proxy(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     if args.no_tui:
-        import asyncio  # here, not at the top: every command's parser imports this module
+        import asyncio  # here, not at the top: `sessions` and the parser do not need it
 
         try:
             return asyncio.run(_run_headless(args, upstream))
         except KeyboardInterrupt:
-            return 0
+            return EXIT_OK
     from ctxview.live.proxy_app import ProxyApp
 
     app = ProxyApp(host=args.host, port=args.port, upstream=upstream, record=args.record)
     rc = app.run()
     if app.start_error:
         _err(app.start_error)
-        return 2
+        return EXIT_UNREADABLE
     return int(rc or 0)
 
 
@@ -115,7 +113,7 @@ async def _run_headless(args: argparse.Namespace, upstream: str) -> int:
     except OSError as exc:
         _err(f"cannot listen on {args.host}:{args.port} ({exc.strerror or exc})")
         await proxy.close()
-        return 2
+        return EXIT_UNREADABLE
     print(
         f"ctxview proxy on http://{host}:{port} -> {visible(upstream)}"
         + (f", recording to {visible(args.record)}" if args.record else "")
@@ -131,8 +129,8 @@ async def _run_headless(args: argparse.Namespace, upstream: str) -> int:
     await proxy.close()
     if proxy.save_error:
         _err(proxy.save_error)
-        return 2
-    return 0
+        return EXIT_UNREADABLE
+    return EXIT_OK
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
@@ -144,10 +142,10 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         infos = infos[: args.limit]
     if args.json:
         sys.stdout.write(json.dumps([i.to_dict() for i in infos], ensure_ascii=False) + "\n")
-        return 0
+        return EXIT_OK
     if not infos:
         where = ", ".join(str(r) for r in roots) or "~/.claude/projects"
         print(f"no Claude Code sessions under {visible(where)}")
-        return 0
+        return EXIT_OK
     sys.stdout.write(format_table(infos))
-    return 0
+    return EXIT_OK

@@ -1,0 +1,156 @@
+"""What every command module of the CLI shares: exit codes, the one-line error, argument types,
+reading the file a command names, and keeping what a command built until the process exits.
+
+The bottom of ``ctxview.cli``: it imports no other module of the package."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from ctxview.textfmt import json_text, one_line
+
+EXIT_OK, EXIT_PROBLEMS, EXIT_UNREADABLE = 0, 1, 2
+
+
+def err(msg: str, where: str = "") -> None:
+    """One line on stderr: untrusted parts (file names, JSON keys, values) made visible.
+    ``where`` names the command in front of the message (``chat: ``)."""
+    print(f"ctxview: {where}{one_line(msg, 1000)}", file=sys.stderr)
+
+
+def json_error(file: Any, error: str, code: int) -> None:
+    """``inspect --json``'s object for a file that cannot be read or replayed: scripts parse
+    stdout, so a failure is one object there too."""
+    sys.stdout.write(json_text({"file": file, "error": error, "exit": code}) + "\n")
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
+    return value
+
+
+def formats() -> list[str]:
+    from ctxview.sessions.readers import FORMATS
+
+    return list(FORMATS)
+
+
+def strategies() -> list[str]:
+    from ctxview.core.strategies import STRATEGIES
+
+    return list(STRATEGIES)
+
+
+def add_window_args(p: argparse.ArgumentParser, format_help: str | None = None) -> None:
+    """``--max``, ``--strategy`` and ``--format``: the settings a file is replayed under."""
+    p.add_argument("--max", type=positive_int, metavar="N", help="max context messages")
+    p.add_argument("--strategy", choices=strategies(), help="eviction strategy")
+    p.add_argument(
+        "--format",
+        choices=formats(),
+        help=format_help or "force the file format (default: detect)",
+    )
+
+
+def without_gc(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """``command`` run with the cyclic GC paused: nothing a headless command builds is a cycle,
+    so no collection needs to walk the loaded session (``ctxview.sessions.model.gc_paused``)."""
+
+    @functools.wraps(command)
+    def run(args: argparse.Namespace) -> int:
+        from ctxview.sessions.model import gc_paused
+
+        with gc_paused():
+            return command(args)
+
+    return run
+
+
+def unreadable(args: argparse.Namespace, msg: str, *, in_json: bool = True) -> int:
+    """Exit 2 after the reason in one line (and, with ``--json``, the error object; ``in_json``
+    False: an empty error there)."""
+    err(msg)
+    if getattr(args, "json", False):
+        json_error(args.file, msg if in_json else "", EXIT_UNREADABLE)
+    return EXIT_UNREADABLE
+
+
+def load_file(args: argparse.Namespace) -> Any:
+    """(session, config) or (exit code, config) after printing the reason in one line (with
+    ``--json`` also the error object on stdout): what every command that reads ``args.file``
+    starts with."""
+    from ctxview.config import load_config
+    from ctxview.sessions import SessionError, load_session
+
+    cfg = load_config()
+    for e in cfg.errors:
+        err(e)
+    try:
+        session = load_session(args.file, args.format)
+        retain(session)
+        return session, cfg
+    except SessionError as exc:
+        msg = str(exc)
+    except (RecursionError, MemoryError) as exc:
+        msg = f"{args.file}: cannot read the file ({type(exc).__name__})"
+    except Exception as exc:  # a reader bug must not become a traceback: one line, exit 2
+        msg = f"{args.file}: cannot read the file (internal error: {type(exc).__name__}: {exc})"
+    return unreadable(args, msg), cfg
+
+
+def load_replay(args: argparse.Namespace) -> Any:
+    """(session replayed under ``--max`` and ``--strategy``, config) or (exit code, config)
+    after printing the reason as :func:`load_file` does."""
+    from ctxview.sessions import replay
+
+    session, cfg = load_file(args)
+    if isinstance(session, int):
+        return session, cfg
+    try:
+        rep = replay(
+            session,
+            max_context_messages=args.max,
+            strategy=args.strategy,
+            defaults=cfg.as_defaults(),
+        )
+    except ValueError as exc:
+        return unreadable(args, f"{args.file}: {exc}"), cfg
+    except Exception as exc:
+        msg = f"{args.file}: cannot replay the file (internal error: {type(exc).__name__}: {exc})"
+        return unreadable(args, msg, in_json=False), cfg
+    retain(rep)
+    return rep, cfg
+
+
+#: what the command built, kept alive until a ``run`` process exits (None: not kept)
+_retained: list[Any] | None = None
+
+
+def start_retaining() -> None:
+    """From now on :func:`retain` keeps what it is given (the console script's process)."""
+    global _retained
+    _retained = []
+
+
+def retained() -> bool:
+    """Has a command retained anything (so the process may exit without freeing it)?"""
+    return bool(_retained)
+
+
+def retain(*objects: Any) -> None:
+    """Keep what a headless command built (the loaded session, its replay, its requests) alive
+    until the process exits, when it was started by the console script: the exit then frees
+    nothing. Freeing a 100,000-message session and 50,000 requests object by object took
+    0.2-0.3 s of ``requests --json`` (``benchmarks/README.md``); the OS drops the whole heap at
+    once. In ``main`` called from Python (tests, other tools) nothing is kept."""
+    if _retained is not None:
+        _retained.extend(objects)

@@ -1,0 +1,190 @@
+"""``ctxview export``, ``repair`` and ``diff``: write or compare the request a file stands for."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ctxview.cli.common import (
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    EXIT_UNREADABLE,
+    add_window_args,
+    err,
+    formats,
+    load_replay,
+)
+from ctxview.textfmt import json_text, visible
+
+
+def add_parsers(sub: Any) -> None:
+    exp = sub.add_parser("export", help="write the request body ctxview would send next")
+    exp.add_argument("file")
+    add_window_args(exp)
+    exp.add_argument(
+        "--model", help="model to put in the request (default: the file's, else the config's)"
+    )
+    exp.add_argument(
+        "-o", "--output", metavar="OUT", help="write here (atomically) instead of stdout"
+    )
+    exp.add_argument(
+        "--context-management",
+        action="store_true",
+        help="with --strategy clear-tool-uses or clear-thinking: the full messages plus the "
+        "context_management block (the API edits them) instead of the edited messages",
+    )
+    rep = sub.add_parser(
+        "repair",
+        help="apply the minimal fix of every protocol error and write the repaired file "
+        "(exit 1 when a problem has no safe fix)",
+    )
+    rep.add_argument("file")
+    add_window_args(rep)
+    rep.add_argument(
+        "-o", "--output", metavar="OUT", help="write here (atomically) instead of stdout"
+    )
+    rep.add_argument("--dry-run", action="store_true", help="list the fixes, write nothing")
+    rep.add_argument(
+        "--json", action="store_true", help="print the fixes as one JSON object on stdout"
+    )
+    dif = sub.add_parser(
+        "diff", help="compare two requests (or two sessions' final windows) block by block"
+    )
+    dif.add_argument("a", metavar="A")
+    dif.add_argument("b", metavar="B")
+    dif.add_argument("--format", choices=formats(), help="force the files' format")
+    dif.add_argument("--json", action="store_true", help="print exactly one JSON object")
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    rep, cfg = load_replay(args)
+    if isinstance(rep, int):
+        return rep
+    from ctxview.sessions.store import check_no_api_key, save_request
+
+    if args.context_management and not rep.context.edits_messages:
+        err(
+            f"{args.file}: --context-management needs a context-editing strategy "
+            f"(--strategy clear-tool-uses or clear-thinking; this one is {rep.context.strategy})"
+        )
+        return EXIT_UNREADABLE
+    body = rep.request_body(
+        cfg.as_defaults(), args.model, context_management=args.context_management
+    )
+    try:
+        if args.output:
+            save_request(args.output, body)
+        else:
+            text = json_text(body, indent=2) + "\n"
+            check_no_api_key(text.encode("utf-8"), "the request body")
+            sys.stdout.write(text)
+    except OSError as exc:
+        err(f"{args.output}: cannot write ({exc.strerror or exc})")
+        return EXIT_UNREADABLE
+    except ValueError as exc:  # the API key in the body; NaN (never written)
+        err(f"{args.file}: not exported: {exc}")
+        return EXIT_UNREADABLE
+    if args.output:
+        print(f"wrote {visible(args.output)} ({len(body['messages'])} messages)", file=sys.stderr)
+    # the same contract as inspect: a window the API would reject is exit 1 (the body is written)
+    errors = [p for p in rep.protocol_problems() if p.severity == "error"]
+    if errors:
+        n = len(errors)
+        err(f"warning: the API would reject this request ({n} problem{'s' if n != 1 else ''}):")
+        for p in errors:
+            err(f"  {visible(p.message)}")
+        return EXIT_PROBLEMS
+    return EXIT_OK
+
+
+def cmd_repair(args: argparse.Namespace) -> int:
+    from ctxview.core.repair import describe_unfixable
+    from ctxview.sessions.repairio import repair_replay
+
+    rep, cfg = load_replay(args)
+    if isinstance(rep, int):
+        return rep
+    repaired = repair_replay(rep, cfg.as_defaults())
+    result = repaired.result
+    unfixable = [
+        {
+            "index": p.index,
+            "code": p.code,
+            "message": p.message,
+            "reason": describe_unfixable(p),
+        }
+        for p in result.unfixable
+    ]
+    wrote: str | None = None
+    if not args.dry_run and (args.output or not args.json):
+        from ctxview.sessions.store import atomic_write, check_no_api_key
+
+        try:
+            text = json_text(repaired.document, indent=2) + "\n"
+            check_no_api_key(text.encode("utf-8"), "the repaired file")
+        except ValueError as exc:  # the API key in the text; NaN (never written)
+            err(f"{args.file}: not written: {exc}")
+            return EXIT_UNREADABLE
+        if args.output:
+            try:
+                atomic_write(args.output, text.encode("utf-8"))
+            except (OSError, ValueError) as exc:
+                reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+                err(f"{args.output}: cannot write ({reason})")
+                return EXIT_UNREADABLE
+            wrote = args.output
+        else:
+            sys.stdout.write(text)
+    if args.json:
+        report: dict[str, Any] = {"fixes": [f.to_dict() for f in result.fixes]}
+        report["unfixable"] = unfixable
+        report["valid"] = result.valid
+        report["format"] = repaired.format
+        report["output"] = wrote
+        sys.stdout.write(json_text(report) + "\n")
+    else:
+        out = sys.stdout if args.dry_run else sys.stderr
+        for f in result.fixes:
+            print(visible(f"messages.{f.index}: {f.code}: {f.action}: {f.detail}"), file=out)
+        if not result.fixes and not unfixable:
+            print("nothing to repair: the API will accept this window", file=out)
+    for u in unfixable:
+        err(f"{args.file}: messages.{u['index']}: {u['code']}: no safe fix: {u['reason']}")
+    if wrote:
+        n = len(result.fixes)
+        print(
+            f"wrote {wrote} ({repaired.format}, {n} fix{'es' if n != 1 else ''})", file=sys.stderr
+        )
+    return EXIT_OK if result.valid else EXIT_PROBLEMS
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from ctxview.config import load_config
+    from ctxview.core.diff import diff_requests
+    from ctxview.sessions import SessionError
+    from ctxview.sessions.diffio import render, request_of
+
+    cfg = load_config()
+    for e in cfg.errors:
+        err(e)
+    bodies = []
+    for path in (args.a, args.b):
+        try:
+            bodies.append(request_of(path, args.format, cfg.as_defaults()))
+        except (SessionError, ValueError) as exc:
+            msg = str(exc) if isinstance(exc, SessionError) else f"{path}: {exc}"
+            err(msg)
+            if args.json:  # one object on stdout, as inspect --json
+                obj = {"a": args.a, "b": args.b, "error": msg, "exit": EXIT_UNREADABLE}
+                sys.stdout.write(json_text(obj) + "\n")
+            return EXIT_UNREADABLE
+    diff = diff_requests(bodies[0], bodies[1])
+    if args.json:
+        report = {"a": args.a, "b": args.b, **diff.to_dict()}
+        sys.stdout.write(json_text(report) + "\n")
+    else:
+        print(f"A {visible(args.a)}\nB {visible(args.b)}")
+        for line in render(diff):
+            print(line)
+    return EXIT_OK if diff.identical else EXIT_PROBLEMS

@@ -1,0 +1,117 @@
+"""``ctxview inspect``: replay a file and summarise its window (exit 1 on protocol errors)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ctxview.cli.common import (
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    add_window_args,
+    load_replay,
+    without_gc,
+)
+from ctxview.textfmt import id_ranges, json_text, visible
+
+
+def add_parsers(sub: Any) -> None:
+    ins = sub.add_parser(
+        "inspect", help="replay a file and summarise the window (exit 1 on protocol errors)"
+    )
+    ins.add_argument("file")
+    add_window_args(ins)
+    ins.add_argument("--json", action="store_true", help="print exactly one JSON object")
+
+
+@without_gc
+def cmd_inspect(args: argparse.Namespace) -> int:
+    rep, cfg = load_replay(args)
+    if isinstance(rep, int):
+        return rep
+    summary = rep.summary(rep.model_name(cfg.as_defaults()))
+    if args.json:
+        sys.stdout.write(json_text(summary) + "\n")
+    else:
+        _print_rich(summary, rep.session.warnings)
+    has_error = any(p["severity"] == "error" for p in summary["problems"])
+    return EXIT_PROBLEMS if has_error else EXIT_OK
+
+
+def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from ctxview.sessions.request import breakdown_text
+
+    console = Console(highlight=False)
+    t = Table(
+        title=Text(f"ctxview inspect · {visible(summary['file'])}"), show_header=False, box=None
+    )
+    t.add_column(style="bold")
+    t.add_column()
+    errors = [p for p in summary["problems"] if p["severity"] == "error"]
+    status = (
+        Text("✓ valid: the API will accept this window", style="green")
+        if not errors
+        else Text(
+            f"✗ {len(errors)} problem{'s' if len(errors) != 1 else ''}: "
+            "the API will reject this request",
+            style="bold red",
+        )
+    )
+    rows = [
+        ("format", summary["format"]),
+        ("messages", f"{summary['messages_total']:,} in the file"),
+        ("strategy", f"{summary['strategy']}, max {summary['max_context_messages']}"),
+        (
+            "window",
+            f"{summary['window']['size']:,} message{'s' if summary['window']['size'] != 1 else ''}"
+            f" · ~{summary['window']['estimated_tokens']:,} request tokens "
+            f"({breakdown_text(summary['window']['token_breakdown'])})",
+        ),
+        (
+            "pinned",
+            "none"
+            if summary["pinned_id"] is None
+            else ", ".join(f"#{i}" for i in [summary["pinned_id"], *summary.get("pinned_ids", [])]),
+        ),
+        (
+            "evicted",
+            f"{len(summary['evicted']):,}: {id_ranges([e['id'] for e in summary['evicted']]) or 'none'}",
+        ),
+        ("window ids", id_ranges(summary["window"]["ids"]) or "none"),
+    ]
+    if summary["skipped_lines"]:
+        rows.append(("skipped lines", ", ".join(map(str, summary["skipped_lines"]))))
+    for k, v in rows:
+        t.add_row(k, Text(visible(str(v))))
+    t.add_row("protocol", status)
+    console.print(t)
+    if summary["problems"]:
+        pt = Table(title="problems (as the API words them)")
+        pt.add_column("index", justify="right")
+        pt.add_column("severity")
+        pt.add_column("code")
+        pt.add_column("message")
+        for p in summary["problems"]:
+            style = "red" if p["severity"] == "error" else "yellow"
+            pt.add_row(
+                str(p["index"]),
+                Text(p["severity"], style=style),
+                Text(p["code"]),
+                Text(visible(p["message"])),
+            )
+        console.print(pt)
+    if summary["fixes"]:
+        ft = Table(title="fixes (`ctxview repair FILE -o OUT` applies them)")
+        ft.add_column("index", justify="right")
+        ft.add_column("action")
+        ft.add_column("detail")
+        for f in summary["fixes"]:
+            ft.add_row(str(f["index"]), Text(f["action"]), Text(visible(f["detail"])))
+        console.print(ft)
+    for w in warnings:
+        console.print(Text(f"note: {visible(w)}", style="dim"))

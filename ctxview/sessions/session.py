@@ -1,0 +1,345 @@
+"""One opened session: what a source read (:class:`~ctxview.sessions.model.LoadedSession`: the
+messages, their metadata, the file's settings) replayed into a live context and its transcript,
+and the facts every view asks of it: the next request's body, the document to save, the problems
+of the window, the summary ``inspect`` prints, whether it is shown as sent.
+
+Every source builds one through :mod:`ctxview.sessions.replay` (a file of any format, a new chat,
+a followed transcript, a proxy recording reopened); the chat loop drives one, the CLI prints one,
+the TUI shows one. The request model (``ctxview.core.requests``) reads the LoadedSession alone:
+``requests`` and ``compare`` never pay for a live context.
+
+Headless: imports neither Textual nor the anthropic SDK.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ctxview.core.context import ContextEvent, ConversationContext
+from ctxview.core.ledger import Compaction, LedgerScanner
+from ctxview.core.transcript import Transcript
+from ctxview.sessions.model import LoadedSession
+
+if TYPE_CHECKING:
+    from ctxview.core.protocol import Problem
+
+
+@dataclass
+class Session:
+    """A loaded session replayed: ``session`` (what the source read), ``context`` (the live
+    window) and ``transcript`` (every message, with when it was added and evicted)."""
+
+    session: LoadedSession
+    context: ConversationContext
+    transcript: Transcript
+    #: True when a saved ctxview session's window was restored as saved (not replayed)
+    restored: bool
+    #: the recorded format when the session is shown as it was sent (no ctxview truncation;
+    #: see :func:`as_sent_format`), else None: a simulation under max and strategy
+    as_sent: str | None = None
+    #: as sent: the transcript id of the request's first message after the last Claude Code
+    #: compaction (the messages before it are ``compacted``); 0 without one
+    compacted_before: int = 0
+    #: what the facts below memoise, dropped when the transcript changes (:meth:`_changed`)
+    _tool_index: dict[str, tuple[int, int]] | None = field(default=None, init=False, repr=False)
+    _compacted_ids: set[int] | None = field(default=None, init=False, repr=False)
+    _ledger: LedgerScanner = field(default_factory=LedgerScanner, init=False, repr=False)
+    _steps_of: tuple[int, set[int]] | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # registered after the replay: a 100,000-message load sends no event through it. Through
+        # a weak reference: the transcript holding the session would make a reference cycle,
+        # and a replaced session would wait for the cyclic GC instead of going at once.
+        ref = weakref.ref(self)
+
+        def changed(event: ContextEvent) -> None:
+            session = ref()
+            if session is not None:
+                session._changed(event)
+
+        self.transcript.listeners.append(changed)
+
+    def _changed(self, event: ContextEvent) -> None:
+        self._compacted_ids = None
+        if event.kind in ("added", "edited"):
+            self._tool_index = None
+        if event.kind == "edited":
+            self._ledger.reset()  # an edit may add or remove a compaction block
+
+    @property
+    def system(self) -> Any:
+        """The system prompt as sent (``ConversationContext.system_sent``)."""
+        return self.context.system_sent
+
+    def model_name(self, defaults: Mapping[str, Any], model: str | None = None) -> str:
+        """The model a request goes to: ``model`` (a flag, the app's choice), else the file's,
+        else the config's."""
+        return str(model or self.session.model or defaults.get("model") or "")
+
+    def max_tokens(self, defaults: Mapping[str, Any]) -> int:
+        """The request's ``max_tokens``: the file's, else the config's."""
+        return int(self.session.max_tokens or defaults.get("max_tokens") or 0)
+
+    def request_body(
+        self,
+        defaults: Mapping[str, Any],
+        model: str | None = None,
+        *,
+        max_tokens: int | None = None,
+        tools: list[Any] | None = None,
+        context_management: bool | None = None,
+    ) -> dict[str, Any]:
+        """The Messages API request ctxview would send next for this window (``model``,
+        ``max_tokens`` and ``tools``: the caller's, else the file's, else the config's;
+        ``context_management``: see :func:`ctxview.sessions.request.build_request`)."""
+        from ctxview.sessions.request import build_request
+
+        return build_request(
+            self.context,
+            model=self.model_name(defaults, model),
+            max_tokens=max_tokens or self.max_tokens(defaults),
+            system=self.system,
+            tools=self.session.tools if tools is None else tools,
+            params=self.session.request_params,
+            context_management=context_management,
+        )
+
+    def document(
+        self,
+        defaults: Mapping[str, Any],
+        model: str | None = None,
+        *,
+        max_tokens: int | None = None,
+        tools: list[Any] | None = None,
+    ) -> dict[str, Any]:
+        """The ctxview session document to save (settings as :meth:`request_body` resolves
+        them; an as-sent view is saved so, and reopens so)."""
+        from ctxview.sessions.store import session_document
+
+        s = self.session
+        return session_document(
+            self.context,
+            self.transcript,
+            model=self.model_name(defaults, model),
+            max_tokens=max_tokens or self.max_tokens(defaults),
+            system=self.system,
+            tools=s.tools if tools is None else tools,
+            title=s.title,
+            request_params=s.request_params,
+            as_sent=self.as_sent,
+        )
+
+    def protocol_problems(self) -> list[Problem]:
+        """The API's rules over the window (what makes it answer 400)."""
+        from ctxview.core.protocol import check_protocol
+
+        return check_protocol(self.window_messages(), self.system)
+
+    def window_messages(self) -> list[dict[str, Any]]:
+        return [m for _, m in self.context.entries()]
+
+    def summary(self, model: str | None = None) -> dict[str, Any]:
+        """What ``ctxview inspect --json`` prints (``model``: the one the request goes to, for
+        the context-window check; default the file's)."""
+        from ctxview.core.limits import context_problem
+        from ctxview.core.tokens import estimate_window
+        from ctxview.sessions.request import token_breakdown
+
+        ctx = self.context
+        session = self.session
+        window = self.window_messages()
+        # the API's rules, then what ctxview notes about the window itself (max+1, budget, newest)
+        problems = self.protocol_problems() + ctx.window_notes()
+        # messages as the API reads them (from the last compaction block on; as sent, under a
+        # context-editing strategy)
+        sent = [m for _, m in ctx.sent_entries()] if ctx.edits_messages else window
+        breakdown = token_breakdown(self.system, session.tools, estimate_window(sent))
+        # the sidebar's rule: system + tools + window against the model's context
+        over = context_problem(sum(breakdown.values()), model or session.model)
+        if over is not None:
+            problems.append(over)
+        return {
+            "file": session.path,
+            "format": session.format,
+            "messages_total": len(self.transcript),
+            "max_context_messages": ctx.max_context_messages,
+            "strategy": ctx.strategy,
+            "window": {
+                "ids": ctx.window_ids,
+                "size": len(ctx),
+                # the whole request: system + tools + messages (as the app's sidebar counts it)
+                "estimated_tokens": sum(breakdown.values()),
+                "token_breakdown": breakdown,
+            },
+            "pinned_id": ctx.pinned_id,
+            "pinned_ids": ctx.pinned_ids,
+            "evicted": [
+                {"id": r.id, "evicted_at_step": r.evicted_step}
+                for r in self.transcript.records
+                if r.evicted_step is not None
+            ],
+            "problems": [p.to_dict() for p in problems],
+            "fixes": _fixes(window, self.system, problems),
+            "skipped_lines": session.skipped_lines,
+            "subagents": session.subagents,
+            **_editing_summary(ctx),
+        }
+
+    # -- what each message is to the next request ------------------------------------------------
+    def ledger(self) -> list[Compaction]:
+        """Every compaction of the session (``ctxview.core.ledger``); new messages are scanned
+        once, as they are added."""
+        scanner = self._ledger
+        records = self.transcript.records
+        if scanner.scanned >= len(records):
+            return scanner.entries
+        return scanner.feed((r.message, r.meta) for r in records[scanner.scanned :])
+
+    def compaction_at(self, mid: int) -> Compaction | None:
+        """The compaction whose conversation starts again at message ``mid``."""
+        for c in self.ledger():
+            if c.id == mid:
+                return c
+        return None
+
+    def claude_code_compaction_of(self, mid: int) -> Compaction | None:
+        """The Claude Code compaction that replaced message ``mid`` (None if none did; a
+        ``compaction`` block's messages are compacted by the context itself)."""
+        if mid in self.compacted_ids():
+            return None
+        for c in self.ledger():
+            if c.kind == "claude-code" and mid < c.id:
+                return c
+        return None
+
+    def compacted_ids(self) -> set[int]:
+        """The window's messages before its last compaction block (the API ignores them)."""
+        if self._compacted_ids is None:
+            self._compacted_ids = set(self.context.compacted_ids)
+        return self._compacted_ids
+
+    def compaction_steps(self) -> set[int]:
+        """The steps at which a Claude Code compaction's first message came: what left the
+        window at one of them was replaced by it (nothing else leaves then: the summary starts
+        the window again, ``ConversationContext.start_again``; as sent, the records before it
+        are restored as evicted at that step)."""
+        ledger = self.ledger()
+        if self._steps_of is None or self._steps_of[0] != len(ledger):
+            steps = set()
+            for c in ledger:
+                start = self.transcript.get(c.id) if c.kind == "claude-code" else None
+                if start is not None:
+                    steps.add(start.added_step)
+            self._steps_of = (len(ledger), steps)
+        return self._steps_of[1]
+
+    def left_at_compaction(self, mid: int) -> bool:
+        """Message ``mid`` left the window at a Claude Code compaction (as sent, or in a
+        simulation, which starts again at its summary). Steps are saved with a session, so a
+        reopened one tells the same."""
+        rec = self.transcript.get(mid)
+        if rec is None or rec.evicted_step is None:
+            return False
+        return mid < self.compacted_before or rec.evicted_step in self.compaction_steps()
+
+    def claude_code_compacted_before(self) -> int:
+        """Ids below this were replaced by Claude Code's last compaction (0: none)."""
+        for c in reversed(self.ledger()):
+            if c.kind == "claude-code":
+                return c.id
+        return 0
+
+    def sent_message(self, mid: int) -> dict[str, Any] | None:
+        """The message as a context-editing strategy sends it, when that differs from the
+        message recorded (None otherwise)."""
+        if not self.context.edits_messages:
+            return None
+        sf = self.context.sent_form()
+        return sf.edited.get(mid) if sf is not None else None
+
+    def status(self, mid: int) -> str:
+        """What message ``mid`` is to the next request: ``pinned``, ``kept``, ``evicted``,
+        ``compacted``, ``cleared``, ``edited`` or ``dropped``."""
+        status = self.transcript.status(mid)
+        if status != "evicted" and mid in self.compacted_ids():
+            return "compacted"  # before the last compaction block: the API ignores it
+        if status == "evicted" and self.left_at_compaction(mid):
+            return "compacted"  # in the window when a compaction replaced it
+        if status == "kept" and mid < self.claude_code_compacted_before():
+            # replaced by Claude Code's summary: later requests lacked it (the pinned message
+            # stays pinned: ctxview's window sends it)
+            return "compacted"
+        if status == "kept" and self.sent_message(mid) is not None:
+            return "cleared"  # context editing sends it with tool results / thinking cleared
+        if status == "kept" and self.transcript.edited(mid):
+            return "edited"  # what is sent differs from what was recorded
+        if status == "evicted" and self.transcript[mid].meta.get("removed"):
+            return "dropped"  # an edit (or a repair) took it out of the window
+        return status
+
+    # -- tool pairs ------------------------------------------------------------------------------
+    def _tools(self) -> dict[str, tuple[int, int]]:
+        """tool id -> (the message with its tool_use, the one with its result; -1: none)."""
+        if self._tool_index is None:
+            idx: dict[str, tuple[int, int]] = {}
+            for rec in self.transcript.records:
+                content = rec.message.get("content")
+                if not isinstance(content, list):
+                    continue
+                for b in content:
+                    if not isinstance(b, Mapping):
+                        continue
+                    if b.get("type") == "tool_use" and isinstance(b.get("id"), str):
+                        use, res = idx.get(b["id"], (-1, -1))
+                        idx[b["id"]] = (rec.id, res)
+                    elif b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str):
+                        use, res = idx.get(b["tool_use_id"], (-1, -1))
+                        idx[b["tool_use_id"]] = (use, rec.id)
+            self._tool_index = idx
+        return self._tool_index
+
+    def partner(self, mid: int) -> int | None:
+        """For a tool_result message, the message with its tool_use; for a tool_use, its result."""
+        content = self.transcript[mid].message.get("content")
+        if not isinstance(content, list):
+            return None
+        idx = self._tools()
+        for b in content:
+            if not isinstance(b, Mapping):
+                continue
+            if b.get("type") == "tool_result":
+                use = idx.get(str(b.get("tool_use_id")), (-1, -1))[0]
+                if use >= 0:
+                    return use
+            if b.get("type") == "tool_use":
+                res = idx.get(str(b.get("id")), (-1, -1))[1]
+                if res >= 0:
+                    return res
+        return None
+
+
+def _fixes(window: list[Any], system: Any, problems: list[Any]) -> list[dict[str, Any]]:
+    """What ``ctxview repair`` would do (only computed when the window has an error)."""
+    if not any(p.severity == "error" for p in problems):
+        return []
+    from ctxview.core.repair import repair
+
+    return [f.to_dict() for f in repair(window, system).fixes]
+
+
+def _editing_summary(ctx: Any) -> dict[str, Any]:
+    """``context_editing``: what a context-editing strategy sends edited (ids, and the API's
+    ``applied_edits`` as estimated); nothing for the other strategies."""
+    sf = ctx.sent_form() if ctx.edits_messages else None
+    if sf is None:
+        return {}
+    return {
+        "context_editing": {
+            "cleared_ids": sorted(sf.edited),
+            "applied_edits": sf.applied_edits(),
+            "context_management": ctx.context_editing.context_management(ctx.strategy),
+        }
+    }
