@@ -13,7 +13,7 @@ from textual.widgets import Input
 
 from ctxview.app.model import GAP
 from ctxview.app.screens.modals import HelpScreen
-from tests.support.apphelp import make_app, row_texts, settle
+from tests.support.apphelp import make_app, row_texts, settle, wait_until
 from tests.support.paths import FIXTURES, ROOT
 
 SAMPLES = ROOT / "sample_sessions"
@@ -73,7 +73,8 @@ async def test_max_minus_plus_live_and_saved_to_config() -> None:
         assert app.model.status(before[1]) == "evicted"
         # an open file's max is that session's, not the default
         assert not Path(os.environ["CTXVIEW_CONFIG"]).exists()
-        await pilot.pause(0.4)
+        # the eviction notice comes after its debounce
+        await wait_until(pilot, lambda: any(n.title == "eviction" for n in app._notifications))
         notes = [n.message for n in app._notifications]
         assert any(n.startswith(f"evicted #{before[1]}") and "1 message" in n for n in notes)
         await pilot.press("plus", "plus")

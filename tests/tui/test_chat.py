@@ -187,8 +187,7 @@ async def test_escape_cancels(fake_api: FakeAPI) -> None:
         chat = app.query_one("#chat", Input)
         chat.value = "hi"
         await pilot.press("enter")
-        await pilot.pause(0.3)
-        assert app.chat.busy
+        await wait_until(pilot, lambda: app.chat.busy)
         await pilot.press("escape")
         await settle(pilot)
         assert not app.chat.busy

@@ -16,7 +16,15 @@ from textual.widgets import Input
 
 from ctxview.app.screens.files import OpenFileScreen
 from ctxview.app.screens.modals import ConfirmSendScreen, SystemPromptScreen
-from tests.support.apphelp import FORBIDDEN, assert_clean, drawn, make_app, screen_after, settle
+from tests.support.apphelp import (
+    FORBIDDEN,
+    assert_clean,
+    drawn,
+    make_app,
+    screen_after,
+    settle,
+    wait_until,
+)
 from tests.support.fake_api import FakeAPI, error
 
 #: OSC title, CSI clear screen, OSC 52 clipboard, C1 CSI and NEL, RLO, LRI, RLM
@@ -93,8 +101,7 @@ async def test_hostile_session_in_every_pane_dialog_and_notification(tmp_path: P
         assert not set(model_input.value) & FORBIDDEN
         # the system prompt editor
         await pilot.press("ctrl+e")
-        await pilot.pause(0.2)
-        assert isinstance(app.screen, SystemPromptScreen)
+        await wait_until(pilot, lambda: isinstance(app.screen, SystemPromptScreen))
         assert_clean(app, "system prompt editor")
         await pilot.press("escape")
         await pilot.pause()
@@ -110,8 +117,11 @@ async def test_hostile_session_in_every_pane_dialog_and_notification(tmp_path: P
         # the open dialog lists hostile file names
         app.timeline.focus()
         await pilot.press("ctrl+o")
-        await pilot.pause(1.0)  # the tree loads in a worker that lives as long as the dialog
-        assert isinstance(app.screen, OpenFileScreen)
+        # the tree loads in a worker that lives as long as the dialog: wait for its rows
+        await wait_until(
+            pilot,
+            lambda: isinstance(app.screen, OpenFileScreen) and "other␛[31m" in drawn(app),
+        )
         listing = assert_clean(app, "open dialog")
         assert "evil␛]0;t␇" in listing and "other␛[31m" in listing
         # an open error quoting hostile JSON keys
