@@ -1,7 +1,7 @@
 """Cache-break reasons ``rewind`` and ``edited`` in the request model.
 
 ``rewind``: a Claude Code transcript where the user went back to an earlier prompt and edited it
-(made from a real transcript by tests/rewind.py: the abandoned branch stays in the file, the new
+(made from a real transcript by tests/support/rewind.py: the abandoned branch stays in the file, the new
 one is appended, as Claude Code writes it). The reader keeps the abandoned branch's responses
 (``LoadedSession.off_branch``); the request model prices them as the API calls they were, and the
 first request of the new branch breaks the cache with ``rewind`` at the first message that
