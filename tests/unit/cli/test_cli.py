@@ -339,3 +339,32 @@ def test_export_does_not_create_missing_folders(tmp_path: Path) -> None:
     )
     assert r.returncode == 2 and "no such folder" in r.stderr
     assert not (tmp_path / "no").exists()
+
+
+def test_inspect_flags_a_window_over_the_context(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # ~250k tokens: over a 200k model's context, inside a 1M model's
+    body = {"model": "claude-haiku-4-5", "max_tokens": 100, "messages": []}
+    body["messages"] = [{"role": "user", "content": "word " * 200_000}]
+    p = tmp_path / "huge.json"
+    p.write_text(json.dumps(body))
+    code, out, _ = run(capsys, "inspect", str(p), "--json")
+    problems = json.loads(out)["problems"]
+    assert code == 1
+    assert [(q["code"], q["severity"]) for q in problems] == [("over_context_window", "error")]
+    assert "prompt is too long" in problems[0]["message"]
+    assert "> 200,000 maximum" in problems[0]["message"]
+    p.write_text(json.dumps({**body, "model": "claude-sonnet-5-5"}))
+    code, out, _ = run(capsys, "inspect", str(p), "--json")
+    assert code == 0 and json.loads(out)["problems"] == []
+    code, out, _ = run(
+        capsys,
+        "inspect",
+        str(SAMPLES / "agent_loop.json"),
+        "--max",
+        "40",
+        "--strategy",
+        "pair-safe",
+    )
+    assert code == 0
