@@ -1,37 +1,25 @@
-"""The context-editing strategies' sent form (issue 11) on a long tool loop.
+"""The context-editing strategies' sent form on a long tool loop (100,000 messages).
 
-    python benchmarks/bench_clearing.py                 # 100,000 messages
-    python benchmarks/bench_clearing.py --messages 20000
-
-Measures, on a tool loop of N messages (user question, then rounds of assistant tool_use + user
-tool_result, results of ~1-2k characters):
-
-* replaying the loop (N adds) under ``pair-safe`` (max 20) and under ``clear-tool-uses`` /
-  ``clear-thinking`` (nothing evicted; the sent form is not computed until read);
-* the sent form computed once, from scratch, after the replay;
-* N adds with the sent form brought up to date after every add (what a chat or the request
-  model does): the incremental path, amortised per add;
-* ``ctx.messages`` (a deep copy of the window as sent) against the originals' copy;
-* ``simulate`` (the request model, one request per user message) under ``clear-tool-uses``
-  against ``pair-safe``.
-
-Best of 3; CPU time of this process (``time.process_time``: the machine may be shared).
+On a tool loop (a question, then rounds of thinking + text + tool_use and a ~1-2 KB result):
+replaying it under ``pair-safe`` (max 20) and under ``clear-tool-uses`` / ``clear-thinking``
+(nothing evicted; the sent form is not computed until read); the sent form computed once after
+the replay; the adds with the sent form brought up to date after every add (what a chat or the
+request model does: the incremental path); ``ctx.messages`` (a copy of the window as sent)
+against the originals' copy; and ``simulate`` (one request per user message) under
+``clear-tool-uses`` against ``pair-safe``. CPU time of this process, best of 3.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
+import json
 import time
-from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
+from benchmarks.common import Bench, Figure, best, report, say
 from ctxview.core.clearing import ClearToolUses, ContextEditing
 from ctxview.core.context import ConversationContext
 from ctxview.core.requests import simulate
-from ctxview.sessions.model import LoadedSession
+from ctxview.sessions import load_session
 
 EDITING = ContextEditing(ClearToolUses(trigger=20_000, keep=3))
 
@@ -74,15 +62,6 @@ def tool_loop(n: int) -> list[dict[str, Any]]:
     return msgs
 
 
-def best(fn: Any, runs: int = 3) -> float:
-    out = []
-    for _ in range(runs):
-        t0 = time.process_time()
-        fn()
-        out.append(time.process_time() - t0)
-    return min(out)
-
-
 def replay(msgs: list[dict[str, Any]], strategy: str, every: bool = False) -> ConversationContext:
     ctx = ConversationContext(20, strategy=strategy, context_editing=EDITING)
     add = ctx.add_message
@@ -97,40 +76,41 @@ def replay(msgs: list[dict[str, Any]], strategy: str, every: bool = False) -> Co
     return ctx
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--messages", type=int, default=100_000)
-    args = ap.parse_args()
-    msgs = tool_loop(args.messages)
+def cpu(fn: Any) -> float:
+    return best(fn, 3, time.process_time)[0]
+
+
+def run(b: Bench) -> None:
+    msgs = tool_loop(b.messages)
     n = len(msgs)
-    print(f"tool loop: {n:,} messages")
     for strategy in ("pair-safe", "clear-tool-uses", "clear-thinking"):
-        t = best(lambda s=strategy: replay(msgs, s))  # type: ignore[misc]
-        print(f"  replay, {strategy:<16} {t * 1000:8.1f} ms  ({t / n * 1e6:.2f} µs/add)")
+        t = cpu(lambda s=strategy: replay(msgs, s))
+        report(Figure(f"replay of {n:,} adds, {strategy}", t / n * 1e6, "µs/add"))
     for strategy in ("clear-tool-uses", "clear-thinking"):
         ctx = replay(msgs, strategy)
         t0 = time.process_time()
         sf = ctx.sent_form()
-        t_once = time.process_time() - t0
+        once = time.process_time() - t0
         assert sf is not None
-        print(
-            f"  {strategy}: sent form from scratch {t_once * 1000:.1f} ms "
-            f"({sf.cleared_units:,} cleared, ~{sf.cleared_tokens:,} tokens saved)"
+        say(f"{strategy}: {sf.cleared_units:,} cleared, ~{sf.cleared_tokens:,} tokens saved")
+        report(Figure(f"{strategy}: the sent form from scratch", once * 1000, "ms"))
+        t = cpu(lambda s=strategy: replay(msgs, s, every=True))
+        report(Figure(f"{strategy}: adds + the sent form after every add", t / n * 1e6, "µs/add"))
+        report(
+            Figure(
+                f"{strategy}: ctx.messages (as sent)", cpu(lambda c=ctx: c.messages) * 1000, "ms"
+            )
         )
-        t = best(lambda s=strategy: replay(msgs, s, every=True))  # type: ignore[misc]
-        print(
-            f"  {strategy}: adds + sent form after every add {t * 1000:.1f} ms "
-            f"({t / n * 1e6:.2f} µs/add)"
+        report(
+            Figure(
+                f"{strategy}: the originals' copy",
+                cpu(lambda c=ctx: c.original_messages) * 1000,
+                "ms",
+            )
         )
-        t_sent = best(lambda c=ctx: c.messages)  # type: ignore[misc]
-        t_orig = best(lambda c=ctx: c.original_messages)  # type: ignore[misc]
-        print(
-            f"  {strategy}: ctx.messages (as sent) {t_sent * 1000:.1f} ms, "
-            f"originals {t_orig * 1000:.1f} ms"
-        )
-    session = LoadedSession(
-        path="bench", format="messages", messages=msgs, metas=[{} for _ in msgs], model=None
-    )
+    path = b.data / f"clearing_{n}.json"
+    path.write_text(json.dumps(msgs))  # a bare message list: one request per user message
+    session = load_session(str(path))
     for strategy in ("pair-safe", "clear-tool-uses"):
         t0 = time.process_time()
         log = simulate(
@@ -142,11 +122,7 @@ def main() -> None:
         )
         t = time.process_time() - t0
         tot = log.totals()
-        print(
-            f"  simulate, {strategy:<16} {t:6.2f} s  {tot['requests']:,} requests, "
-            f"{tot['input_tokens']:,} input tokens, hit rate {tot['hit_rate']}"
+        say(
+            f"simulate, {strategy}: {tot['requests']:,} requests, {tot['input_tokens']:,} input tokens, hit rate {tot['hit_rate']}"
         )
-
-
-if __name__ == "__main__":
-    main()
+        report(Figure(f"simulate, {strategy}", t, "s"))

@@ -1,33 +1,27 @@
-"""ctxview proxy overhead against the loopback fake Messages API.
+"""The recording proxy's overhead against the loopback fake Messages API.
 
-1. Time to first streamed text, via the proxy vs direct (the real AsyncAnthropic client,
-   alternating, after a warm-up): median of each and the median of the paired differences.
-2. N concurrent streams through the proxy (default 200): every reply arrives, each one the
-   reply to its own request, and the recording holds all N requests, each matched.
-
-The fake and the proxy (``ctxview proxy --no-tui --record``) run as separate processes, as a
-user runs them.
-
-    python benchmarks/bench_proxy.py [--rounds 200] [--concurrent 200]
+Time to first streamed text via the proxy and direct (the real AsyncAnthropic client,
+alternating, after a warm-up): the median of the paired differences. Then 200 concurrent
+streams through the proxy: every reply arrives, each the reply to its own request, and the
+recording holds all of them, each matched. The fake and ``ctxview proxy --no-tui --record``
+run as separate processes, as a user runs them.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
-import os
 import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import anthropic
 
-ROOT = Path(__file__).resolve().parent.parent
+from benchmarks.common import Bench, Figure, report, say, test_helper_path
 
 
 def free_port() -> int:
@@ -72,7 +66,7 @@ async def one_stream(client: anthropic.AsyncAnthropic, k: int) -> tuple[int, str
         return k, "".join([t async for t in stream.text_stream])
 
 
-async def main_async(args: argparse.Namespace, fake_url: str, proxy_url: str, rec: Path) -> None:
+async def main_async(args: SimpleNamespace, fake_url: str, proxy_url: str, rec: Path) -> None:
     direct = anthropic.AsyncAnthropic(api_key="bench", base_url=fake_url, max_retries=0)
     proxied = anthropic.AsyncAnthropic(api_key="bench", base_url=proxy_url, max_retries=0)
     for _ in range(20):
@@ -88,13 +82,18 @@ async def main_async(args: argparse.Namespace, fake_url: str, proxy_url: str, re
             p.append(await ttft(proxied, f"ttft {k}"))
             d.append(await ttft(direct, f"ttft {k}"))
     diffs = [b - a for a, b in zip(d, p, strict=True)]
-    print(f"time to first text, {args.rounds} rounds each (ms):")
-    print(f"  direct  median {statistics.median(d):6.2f}  p90 {sorted(d)[int(len(d) * 0.9)]:6.2f}")
-    print(f"  proxy   median {statistics.median(p):6.2f}  p90 {sorted(p)[int(len(p) * 0.9)]:6.2f}")
-    print(
-        f"  overhead: median(proxy) - median(direct) = "
-        f"{statistics.median(p) - statistics.median(d):.2f} ms; median paired difference "
-        f"{statistics.median(diffs):.2f} ms"
+    say(
+        f"time to first text, {args.rounds} rounds each: direct median {statistics.median(d):.2f} ms "
+        f"(p90 {sorted(d)[int(len(d) * 0.9)]:.2f}), proxy median {statistics.median(p):.2f} ms "
+        f"(p90 {sorted(p)[int(len(p) * 0.9)]:.2f})"
+    )
+    report(
+        Figure(
+            "time to first text: proxy - direct (median of paired differences)",
+            statistics.median(diffs),
+            "ms",
+            2.0,
+        )
     )
     n = args.concurrent
     for label, client in (("direct", direct), ("proxy", proxied)):
@@ -109,13 +108,21 @@ async def main_async(args: argparse.Namespace, fake_url: str, proxy_url: str, re
             if isinstance(r, tuple) and r[1] == f"Fake API reply to: concurrent stream {r[0]}"
         )
         errors = [r for r in results if isinstance(r, BaseException)]
-        print(
+        say(
             f"{n} concurrent streams {label}: {ok}/{n} complete and matched, "
             f"{len(errors)} errors, {wall:.2f} s"
             + (f" (first error: {errors[0]!r})" if errors else "")
         )
-    if args.no_record:
-        return
+        if label == "proxy":
+            report(
+                Figure(
+                    f"{n} concurrent streams through the proxy: complete and matched",
+                    ok,
+                    "",
+                    n,
+                    higher_is_better=True,
+                )
+            )
     # the recording: saved after every request, so give the last save a moment
     want = {f"concurrent stream {k}" for k in range(n)}
     matched = 0
@@ -138,24 +145,22 @@ async def main_async(args: argparse.Namespace, fake_url: str, proxy_url: str, re
         if matched == n:
             break
         time.sleep(0.1)
-    print(f"recording: {len(doc['requests'])} requests, {matched}/{n} concurrent ones matched")
+    say(f"recording: {len(doc['requests'])} requests")
+    report(
+        Figure(
+            "concurrent requests in the recording, matched", matched, "", n, higher_is_better=True
+        )
+    )
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--rounds", type=int, default=200)
-    ap.add_argument("--concurrent", type=int, default=200)
-    ap.add_argument("--no-record", action="store_true", help="run the proxy without --record")
-    args = ap.parse_args()
+def run(b: Bench) -> None:
+    args = SimpleNamespace(rounds=20 if b.quick else 200, concurrent=50 if b.quick else 200)
     fake_port, proxy_port = free_port(), free_port()
-    tmp = Path(tempfile.mkdtemp())
-    rec = tmp / "recording.json"
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    env.pop("ANTHROPIC_BASE_URL", None)
+    rec = b.data / "recording.json"
+    rec.unlink(missing_ok=True)
     fake = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "support" / "fake_api.py"), str(fake_port)],
+        [sys.executable, str(test_helper_path("fake_api")), str(fake_port)],
         stdout=subprocess.DEVNULL,
-        env=env,
     )
     proxy = subprocess.Popen(
         [
@@ -168,10 +173,10 @@ def main() -> None:
             str(proxy_port),
             "--upstream",
             f"http://127.0.0.1:{fake_port}",
-            *([] if args.no_record else ["--record", str(rec)]),
+            "--record",
+            str(rec),
         ],
         stdout=subprocess.DEVNULL,
-        env=env,
     )
     try:
         wait_port(fake_port)
@@ -184,7 +189,3 @@ def main() -> None:
         fake.terminate()
         proxy.wait(10)
         fake.wait(10)
-
-
-if __name__ == "__main__":
-    main()
