@@ -24,22 +24,22 @@ from tests.support.invariants import assert_window_basics
 ALL = ["seed", "pair-safe", "token-budget", "low-water"]
 
 
-def _partners(ctx: ConversationContext, mid: int) -> set[int]:
-    """Window messages sharing a tool_use id with ``mid`` (either side)."""
-    entries = ctx.entries()
-    by_id = dict(entries)
+def _tool_ids(msg: dict[str, Any]) -> set[str]:
+    out: set[str] = set()
+    for b in msg.get("content") if isinstance(msg.get("content"), list) else []:
+        if b.get("type") == "tool_use":
+            out.add(b["id"])
+        elif b.get("type") == "tool_result":
+            out.add(b["tool_use_id"])
+    return out
 
-    def ids_of(msg: dict[str, Any]) -> set[str]:
-        out: set[str] = set()
-        for b in msg.get("content") if isinstance(msg.get("content"), list) else []:
-            if b.get("type") == "tool_use":
-                out.add(b["id"])
-            elif b.get("type") == "tool_result":
-                out.add(b["tool_use_id"])
-        return out
 
-    mine = ids_of(by_id[mid])
-    return {i for i, m in entries if i != mid and mine & ids_of(m)}
+def _partners(ctx: ConversationContext) -> dict[int, set[int]]:
+    """For each window message, the others sharing a tool_use id with it (either side)."""
+    ids = {i: _tool_ids(m) for i, m in ctx.entries()}
+    return {
+        i: {j for j, other in ids.items() if j != i and mine & other} for i, mine in ids.items()
+    }
 
 
 def _check(
@@ -54,8 +54,9 @@ def _check(
     ids = ctx.window_ids
     assert pinned <= set(ids), f"pinned {sorted(pinned - set(ids))} left the window"
     assert set(ctx.pinned_ids) == pinned
+    partners = _partners(ctx) if pinned else {}
     for p in pinned:  # pins are closed over tool pairs
-        assert _partners(ctx, p) <= pinned, (p, _partners(ctx, p), pinned)
+        assert partners[p] <= pinned, (p, partners[p], pinned)
     # the strategy counts what it counted before: first + tail, held pins on top
     w = ctx._window
     # held: the pinned messages the eviction front passed (and, right after an unpin, the
