@@ -11,26 +11,19 @@ from ctxview.textfmt import one_line
 
 
 def launch(args: argparse.Namespace) -> int:
-    from ctxview.sessions import SessionError, open_session
+    from ctxview.chat.autosave import open_chat, resume_path
+    from ctxview.sessions import SessionError
 
     cfg = load_config()
     path: str | None = args.file
-    if getattr(args, "resume", False) and not path:
-        from ctxview.chat.autosave import newest_autosave
-
-        newest = newest_autosave()
-        if newest is None:
-            print("ctxview: --resume: no autosaved session yet", file=sys.stderr)
-            return 2
-        path = str(newest)
     try:
-        rep = open_session(
+        path = resume_path(path, getattr(args, "resume", False))
+        rep = open_chat(
             path,
             args.format,
+            cfg,
             max_context_messages=args.max,
             strategy=args.strategy,
-            new_chat_system_prompt=cfg.system_prompt,
-            defaults=cfg.as_defaults(),
             as_sent=True,  # a recorded session opens as it was sent unless --max / --strategy
         )
     except SessionError as exc:

@@ -1,8 +1,10 @@
-"""What the UI shows about a session, derived from the core (no widgets here).
+"""What the UI shows about a session (no widgets here).
 
-Keeps the row list of the timeline (with the gap marker), per-message row text, the protocol
-problems of the window, the tool_use/tool_result partner index and the cache line, and records
-which messages each operation evicted so the timeline can animate them.
+Keeps the row list of the timeline (with the gap and ledger markers), per-message row text and
+token estimates, the protocol problems of the window by row, the verdict and the cache line,
+and records which messages each operation evicted so the timeline can animate them. What each
+message is to the next request (status, tool pairs, compactions, the system prompt as sent) is
+the :class:`~ctxview.sessions.session.Session`'s.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 from ctxview.app.safe import one_line
 from ctxview.core.context import ContextEvent, ConversationContext
-from ctxview.core.ledger import Compaction, LedgerScanner
+from ctxview.core.ledger import Compaction
 from ctxview.core.limits import MODEL_CONTEXT as MODEL_CONTEXT  # the rule lives in core.limits
 from ctxview.core.limits import context_size as context_size
 from ctxview.core.protocol import Problem, ProtocolChecker
@@ -25,7 +27,7 @@ from ctxview.core.repair import next_version_key
 from ctxview.core.tokens import estimate_message, estimate_system, estimate_tools
 from ctxview.core.transcript import Transcript
 from ctxview.sessions.model import LoadedSession
-from ctxview.sessions.replay import Replay
+from ctxview.sessions.session import Session
 from ctxview.textfmt import fmt_tokens, id_ranges
 
 GAP = -1  #: the row id of the gap marker
@@ -150,10 +152,12 @@ class Eviction:
 
 
 class SessionModel:
-    """A session as the UI sees it."""
+    """A session as the UI sees it: the rows of the timeline and what a screen shows of them.
+    What each message is to the next request (status, tool pairs, compactions, the message as
+    sent) is the :class:`~ctxview.sessions.session.Session`'s (``replay``), memoised there."""
 
     def __init__(
-        self, replay: Replay, path: str | None, model: str, tools: list[Any] | None = None
+        self, replay: Session, path: str | None, model: str, tools: list[Any] | None = None
     ) -> None:
         self.replay = replay
         self.path = path
@@ -161,11 +165,6 @@ class SessionModel:
         self.session: LoadedSession = replay.session
         self.tools: list[Any] = list(tools if tools is not None else self.session.tools)
         self.show_evicted = True
-        #: the recorded format when the session is shown as it was sent (no ctxview
-        #: truncation), None for a simulation under max and strategy (see mode_label)
-        self.as_sent: str | None = replay.as_sent
-        #: as sent: the ids before this one were compacted (a Claude Code compaction)
-        self.compacted_before = replay.compacted_before
         #: the request model's figures for the next request (ctxview.app.cacheline), computed
         #: off the UI thread; None until then
         self.cache_prediction: Any = None
@@ -180,17 +179,11 @@ class SessionModel:
         self._checker = ProtocolChecker()
         self._checked = False  # the checker has checked this window once (memoised since)
         self._problem_ids: dict[int, list[Problem]] | None = None
-        self._compacted_ids: set[int] | None = None
-        #: gap runs' (first, last) -> how they left (:meth:`gap_gone`); the steps of the
-        #: Claude Code compactions (:meth:`_compaction_steps`)
+        #: gap runs' (first, last) -> how they left (:meth:`gap_gone`)
         self._gone: dict[tuple[int, int], str] = {}
-        self._steps_of: tuple[int, set[int]] | None = None
         self._n_compacted: int | None = None
         #: ids an edit or a repair took out of the window (``meta["removed"]``), sorted
         self._removed_ids: list[int] | None = None
-        self._tool_index: dict[str, tuple[int, int]] | None = (
-            None  # tool id -> (use msg, result msg)
-        )
         self.rows: list[int] = []
         self._window_ids: list[int] = []
         self._window_dirty = True
@@ -205,7 +198,8 @@ class SessionModel:
         #: edited ids -> the key their current version is checked under
         self._versions: dict[int, int] = {}
         self._window_total = 0
-        self._ledger = LedgerScanner()
+        # after the Session's own listener (registered when it was built): its memoised facts
+        # are dropped before this one asks for them
         self.transcript.listeners.append(self._on_event)
         if len(self.transcript) <= SYNC_TOKEN_LIMIT:
             self.install_tokens(compute_tokens([r.message for r in self.transcript.records]))
@@ -225,14 +219,20 @@ class SessionModel:
         return Path(self.path).name if self.path else "new chat"
 
     @property
+    def as_sent(self) -> str | None:
+        """The recorded format when the session is shown as it was sent (no ctxview
+        truncation), None for a simulation under max and strategy (see :meth:`mode_label`)."""
+        return self.replay.as_sent
+
+    @property
+    def compacted_before(self) -> int:
+        """As sent: the ids before this one were compacted (a Claude Code compaction)."""
+        return self.replay.compacted_before
+
+    @property
     def system(self) -> Any:
-        """The system prompt as sent: the file's blocks if it had them, else the context's text."""
-        if (
-            isinstance(self.session.system, list)
-            and self.session.system_text == self.context.system_prompt
-        ):
-            return self.session.system
-        return self.context.system_prompt
+        """The system prompt as sent (the Session's: a file's blocks until it is changed)."""
+        return self.replay.system
 
     # -- events ----------------------------------------------------------------------------------
     @property
@@ -244,16 +244,9 @@ class SessionModel:
         return self._window_ids
 
     def _on_event(self, event: ContextEvent) -> None:
-        if event.kind == "added" and self.as_sent is not None:
-            # as sent: nothing is truncated, however long it grows (follow, chat). The event
-            # comes before the strategy runs; raising the cap here is not a setting change.
-            window = self.context._window
-            if window.max_messages <= window.size:
-                window.max_messages = window.size + 1
         self._window_dirty = True
         self._problems = None
         self._problem_ids = None
-        self._compacted_ids = None
         self._gone.clear()
         self._n_compacted = None
         if event.kind == "edited":
@@ -262,22 +255,19 @@ class SessionModel:
             ids = list(event.ids)
             self.pending.append(Eviction(ids, self.sum_ids(ids), event.reason))
         if event.kind == "added":
-            self._tool_index = None
             if self.tokens_ready and event.message is not None:
                 self._append_tokens(event.ids[0], estimate_message(event.message))
         elif event.kind == "edited":
             self._edited(event)
-            self._ledger.reset()  # an edit may add or remove a compaction block
 
     def _edited(self, event: ContextEvent) -> None:
-        """A message changed under its id: its row, estimate, pairs and the memoised checks
-        (keyed by ids) are stale."""
+        """A message changed under its id: its row, estimate and the memoised checks (keyed by
+        ids) are stale."""
         mid = event.ids[0]
         self._edited_from = mid if self._edited_from is None else min(mid, self._edited_from)
         if event.message is not None:
             # the checker is memoised on ids: the new version is checked under a key of its own
             self._versions[mid] = next_version_key()
-        self._tool_index = None
         self._info.pop(mid, None)
         if event.message is not None and self.tokens_ready and mid < len(self._tok):
             self._tok[mid] = estimate_message(event.message)
@@ -309,22 +299,25 @@ class SessionModel:
         if self.draft is not None:
             self.rows.append(DRAFT)
 
-    # -- the compaction ledger -------------------------------------------------------------------
+    # -- what each message is to the next request: the Session's -------------------------------
     def ledger(self) -> list[Compaction]:
-        """Every compaction of the session (``ctxview.core.ledger``); new messages are scanned
-        once, as they are added."""
-        scanner = self._ledger
-        records = self.transcript.records
-        if scanner.scanned >= len(records):
-            return scanner.entries
-        return scanner.feed((r.message, r.meta) for r in records[scanner.scanned :])
+        return self.replay.ledger()
 
     def compaction_at(self, mid: int) -> Compaction | None:
         """The compaction whose marker stands before message ``mid``."""
-        for c in self.ledger():
-            if c.id == mid:
-                return c
-        return None
+        return self.replay.compaction_at(mid)
+
+    def claude_code_compaction_of(self, mid: int) -> Compaction | None:
+        return self.replay.claude_code_compaction_of(mid)
+
+    def sent_message(self, mid: int) -> dict[str, Any] | None:
+        return self.replay.sent_message(mid)
+
+    def status(self, mid: int) -> str:
+        return self.replay.status(mid)
+
+    def partner(self, mid: int) -> int | None:
+        return self.replay.partner(mid)
 
     def _insert_markers(self) -> None:
         """A marker row before each compaction's first message (after the gap marker when that
@@ -339,45 +332,11 @@ class SessionModel:
                 pos += 1
             rows.insert(pos, marker_row(c.id))
 
-    def claude_code_compaction_of(self, mid: int) -> Compaction | None:
-        """The Claude Code compaction that replaced message ``mid`` (None if none did; a
-        ``compaction`` block's messages are compacted by the context itself)."""
-        if mid in self._compacted():
-            return None
-        for c in self.ledger():
-            if c.kind == "claude-code" and mid < c.id:
-                return c
-        return None
-
-    def _compaction_steps(self) -> set[int]:
-        """The steps at which a Claude Code compaction's first message came: what left the
-        window at one of them was replaced by it (nothing else leaves then: the summary starts
-        the window again, ``ConversationContext.start_again``; as sent, the records before it
-        are restored as evicted at that step)."""
-        ledger = self.ledger()
-        if self._steps_of is None or self._steps_of[0] != len(ledger):
-            steps = set()
-            for c in ledger:
-                start = self.transcript.get(c.id) if c.kind == "claude-code" else None
-                if start is not None:
-                    steps.add(start.added_step)
-            self._steps_of = (len(ledger), steps)
-        return self._steps_of[1]
-
-    def left_at_compaction(self, mid: int) -> bool:
-        """Message ``mid`` left the window at a Claude Code compaction (as sent, or in a
-        simulation, which starts again at its summary). Steps are saved with a session, so a
-        reopened one tells the same."""
-        rec = self.transcript.get(mid)
-        if rec is None or rec.evicted_step is None:
-            return False
-        return mid < self.compacted_before or rec.evicted_step in self._compaction_steps()
-
     def compacted_count(self) -> int:
         """How many messages left the window at a Claude Code compaction (a simulation's
         sidebar tells them apart from the strategy's evictions); cached until the next change."""
         if self._n_compacted is None:
-            steps = self._compaction_steps()
+            steps = self.replay.compaction_steps()
             self._n_compacted = (
                 sum(1 for r in self.transcript.records if r.evicted_step in steps) if steps else 0
             )
@@ -399,7 +358,7 @@ class SessionModel:
             if last < self.compacted_before:
                 found = "compacted"
             else:
-                steps = self._compaction_steps()
+                steps = self.replay.compaction_steps()
                 get = self.transcript.get
                 n = dropped = 0
                 if steps:
@@ -428,13 +387,6 @@ class SessionModel:
                 )
             self._gone[key] = found
         return found
-
-    def _claude_code_compacted_before(self) -> int:
-        """Ids below this were replaced by Claude Code's last compaction (0: none)."""
-        for c in reversed(self.ledger()):
-            if c.kind == "claude-code":
-                return c.id
-        return 0
 
     def gap_run(self, row: int) -> tuple[int, int]:
         """(first, last) ids of the evicted run that the GAP row ``row`` stands for; O(log n)."""
@@ -598,32 +550,6 @@ class SessionModel:
             self._info[mid] = info
         return info
 
-    def sent_message(self, mid: int) -> dict[str, Any] | None:
-        """The message as a context-editing strategy sends it, when that differs from the
-        message recorded (None otherwise)."""
-        if not self.context.edits_messages:
-            return None
-        sf = self.context.sent_form()
-        return sf.edited.get(mid) if sf is not None else None
-
-    def status(self, mid: int) -> str:
-        status = self.transcript.status(mid)
-        if status != "evicted" and mid in self._compacted():
-            return "compacted"  # before the last compaction block: the API ignores it
-        if status == "evicted" and self.left_at_compaction(mid):
-            return "compacted"  # in the window when a compaction replaced it
-        if status == "kept" and mid < self._claude_code_compacted_before():
-            # replaced by Claude Code's summary: later requests lacked it (the pinned message
-            # stays pinned: ctxview's window sends it)
-            return "compacted"
-        if status == "kept" and self.sent_message(mid) is not None:
-            return "cleared"  # context editing sends it with tool results / thinking cleared
-        if status == "kept" and self.transcript.edited(mid):
-            return "edited"  # what is sent differs from what was recorded
-        if status == "evicted" and self.transcript[mid].meta.get("removed"):
-            return "dropped"  # an edit (or a repair) took it out of the window
-        return status
-
     def row_status(self, mid: int) -> str:
         """The status word of a timeline row: :meth:`status`, and ``summary`` for the summary
         of the last compaction while it is in the window (also when it is the pinned first
@@ -635,11 +561,6 @@ class SessionModel:
             if entries and entries[-1].summary_id == mid:
                 return "summary"
         return status
-
-    def _compacted(self) -> set[int]:
-        if self._compacted_ids is None:
-            self._compacted_ids = set(self.context.compacted_ids)
-        return self._compacted_ids
 
     # -- protocol --------------------------------------------------------------------------------
     @property
@@ -727,45 +648,6 @@ class SessionModel:
             }
         )
 
-    # -- tool pairs ------------------------------------------------------------------------------
-    def _tools(self) -> dict[str, tuple[int, int]]:
-        if self._tool_index is None:
-            idx: dict[str, tuple[int, int]] = {}
-            for rec in self.transcript.records:
-                content = rec.message.get("content")
-                if not isinstance(content, list):
-                    continue
-                for b in content:
-                    if not isinstance(b, Mapping):
-                        continue
-                    if b.get("type") == "tool_use" and isinstance(b.get("id"), str):
-                        use, res = idx.get(b["id"], (-1, -1))
-                        idx[b["id"]] = (rec.id, res)
-                    elif b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str):
-                        use, res = idx.get(b["tool_use_id"], (-1, -1))
-                        idx[b["tool_use_id"]] = (use, rec.id)
-            self._tool_index = idx
-        return self._tool_index
-
-    def partner(self, mid: int) -> int | None:
-        """For a tool_result message, the message with its tool_use; for a tool_use, its result."""
-        content = self.transcript[mid].message.get("content")
-        if not isinstance(content, list):
-            return None
-        idx = self._tools()
-        for b in content:
-            if not isinstance(b, Mapping):
-                continue
-            if b.get("type") == "tool_result":
-                use = idx.get(str(b.get("tool_use_id")), (-1, -1))[0]
-                if use >= 0:
-                    return use
-            if b.get("type") == "tool_use":
-                res = idx.get(str(b.get("id")), (-1, -1))[1]
-                if res >= 0:
-                    return res
-        return None
-
     # -- tokens and cache ------------------------------------------------------------------------
     @property
     def overhead_tokens(self) -> int:
@@ -780,7 +662,7 @@ class SessionModel:
     def message_tokens(self) -> int:
         """Estimated tokens of the window's messages as the API reads them: from the last
         compaction block on (the messages before it are ``compacted``: neither read nor billed)."""
-        if self._compacted():
+        if self.replay.compacted_ids():
             from ctxview.core.tokens import estimate_window
 
             return estimate_window([m for _, m in self.context.sent_entries()])

@@ -76,30 +76,20 @@ def cmd_chat(args: argparse.Namespace) -> int:
         return _fail(
             args, EXIT_UNREADABLE, "only --no-tui for now; the TUI chat is `ctxview` (no file)"
         )
+    from ctxview.chat.autosave import open_chat, resume_path
     from ctxview.config import load_config
-    from ctxview.sessions import SessionError, open_session
+    from ctxview.sessions import SessionError
 
     cfg = load_config()
     for e in cfg.errors:
         _err(e)
     path: str | None = args.file
-    if args.resume:
-        if path:
-            return _fail(args, EXIT_UNREADABLE, "give FILE or --resume, not both")
-        from ctxview.chat.autosave import newest_autosave
-
-        newest = newest_autosave()
-        if newest is None:
-            return _fail(args, EXIT_UNREADABLE, "--resume: no autosaved session yet")
-        path = str(newest)
+    if args.resume and path:
+        return _fail(args, EXIT_UNREADABLE, "give FILE or --resume, not both")
     try:
-        rep = open_session(
-            path,
-            args.format,
-            max_context_messages=args.max,
-            strategy=args.strategy,
-            new_chat_system_prompt=cfg.system_prompt,
-            defaults=cfg.as_defaults(),
+        path = resume_path(path, args.resume)
+        rep = open_chat(
+            path, args.format, cfg, max_context_messages=args.max, strategy=args.strategy
         )
     except SessionError as exc:
         return _fail(args, EXIT_UNREADABLE, str(exc))

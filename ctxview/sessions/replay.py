@@ -19,9 +19,6 @@ from ctxview.core.transcript import Record, Transcript
 from ctxview.sessions.model import LoadedSession, gc_paused
 from ctxview.sessions.session import Session
 
-#: the name ``ctxview.app.model`` imports the session class by
-Replay = Session
-
 
 def as_sent_format(session: LoadedSession) -> str | None:
     """The recorded format a session can be shown "as sent" in, or None: Claude Code

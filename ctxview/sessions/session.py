@@ -63,6 +63,12 @@ class Session:
         self.transcript.listeners.append(changed)
 
     def _changed(self, event: ContextEvent) -> None:
+        if event.kind == "added" and self.as_sent is not None:
+            # as sent: nothing is truncated, however long it grows (follow, chat). The event
+            # comes before the strategy runs; raising the cap here is not a setting change.
+            window = self.context._window
+            if window.max_messages <= window.size:
+                window.max_messages = window.size + 1
         self._compacted_ids = None
         if event.kind in ("added", "edited"):
             self._tool_index = None

@@ -26,6 +26,7 @@ from tests.support.apphelp import (
     wait_until,
 )
 from tests.support.fake_api import FakeAPI, error
+from tests.support.paths import SAMPLES
 
 #: OSC title, CSI clear screen, OSC 52 clipboard, C1 CSI and NEL, RLO, LRI, RLM
 BAD = "\x1b]0;pwned\x07\x1b[2J\x9b31m\x85\u202e\u2066\u200f"
@@ -225,7 +226,7 @@ async def test_bad_files_in_the_tui_refused_without_spinning(tmp_path: Path) -> 
              "transcript": []}
         )
     )  # fmt: skip
-    app = make_app(str(Path(__file__).resolve().parents[2] / "sample_sessions/agent_loop.json"))
+    app = make_app(str(SAMPLES / "agent_loop.json"))
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         await settle(pilot)
         before = app.model

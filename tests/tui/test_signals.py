@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.paths import ROOT
+
 pytestmark = [
     pytest.mark.slow,  # the real TUI in a pseudo-terminal, in a subprocess
     pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and ptys"),
 ]
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 class Tty:

@@ -103,7 +103,32 @@ def test_unreadable_input_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: P
     assert code == 2 and json.loads(out)["exit"] == 2
     code, out, err = run(capsys, "hi", "--resume")
     assert code == 2 and "no autosaved session" in err
+    code, out, err = run(capsys, "hi", str(bad), "--resume")
+    assert code == 2 and "give FILE or --resume, not both" in err
     assert main(["chat", "hi"]) == 2  # the TUI chat is `ctxview`
+
+
+def test_what_a_chat_opens() -> None:
+    """The TUI and ``chat --no-tui`` open the same: a given file (it wins over ``--resume`` in
+    the TUI; the chat command refuses both), else the newest autosave, else a new chat with the
+    configured system prompt."""
+    from ctxview.chat.autosave import open_chat, resume_path, sessions_dir
+    from ctxview.config import load_config
+    from ctxview.sessions import SessionError
+
+    assert resume_path("a.json", True) == "a.json" and resume_path(None, False) is None
+    with pytest.raises(SessionError, match="--resume: no autosaved session yet"):
+        resume_path(None, True)
+    sessions_dir().mkdir(parents=True)
+    old, new = sessions_dir() / "old.json", sessions_dir() / "new.json"
+    for k, p in enumerate((old, new)):
+        p.write_text("{}")
+        os.utime(p, (1000 + k, 1000 + k))
+    assert resume_path(None, True) == str(new)
+    cfg = load_config()
+    rep = open_chat(None, None, cfg, max_context_messages=7)
+    assert rep.session.format == "new" and rep.context.max_context_messages == 7
+    assert rep.context.system_prompt == cfg.system_prompt()
 
 
 def test_real_sdk_turn_with_tools(
