@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from ctxview.app.model import marker_row
-from tests.support.apphelp import make_app
+from tests.support.apphelp import make_app, wait_until
 from tests.support.paths import ROOT
 
 TRANSCRIPT = (
@@ -41,8 +41,11 @@ def _on_summary(theme: str) -> Any:
         row = app.model.rows.index(marker_row(276))
         tl.cursor = row + 1  # on the summary: the marker row above shows its own style
         tl.scroll_to(y=row - 6, animate=False)
-        await pilot.pause()
-        await pilot.pause(0.2)  # the detail pane follows the selection after a short delay
+        # the detail pane follows the selection after a short debounce: wait until it shows it
+        await wait_until(
+            pilot,
+            lambda: app._detail_timer is None and app.detail.mid == tl.selected_id is not None,
+        )
         await pilot.pause()
 
     return run
