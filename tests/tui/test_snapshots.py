@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.apphelp import make_app, wait_prediction
+from tests.support.apphelp import make_app, wait_prediction, wait_until
 from tests.support.paths import ROOT
 
 SAMPLES = ROOT / "sample_sessions"
@@ -27,6 +27,22 @@ async def _settle(pilot: Any) -> None:
     await pilot.pause()
 
 
+def _select(*keys: str) -> Any:
+    """Settle, press ``keys``, and wait until the detail pane (debounced) shows the selection."""
+
+    async def run(pilot: Any) -> None:
+        app = pilot.app
+        await _settle(pilot)
+        await pilot.press(*keys)
+        await wait_until(
+            pilot,
+            lambda: app._detail_timer is None and app.detail.mid == app.timeline.selected_id,
+        )
+        await _settle(pilot)
+
+    return run
+
+
 def test_agent_loop_main_screen(snap_compare: Any) -> None:
     app = make_app(str(SAMPLES / "agent_loop.json"))
     assert snap_compare(app, terminal_size=(120, 40), run_before=_settle)
@@ -34,7 +50,7 @@ def test_agent_loop_main_screen(snap_compare: Any) -> None:
 
 def test_agent_loop_top_pinned_and_gap(snap_compare: Any) -> None:
     app = make_app(str(SAMPLES / "agent_loop.json"))
-    assert snap_compare(app, terminal_size=(120, 40), press=["home", "j", "j"], run_before=_settle)
+    assert snap_compare(app, terminal_size=(120, 40), run_before=_select("home", "j", "j"))
 
 
 def test_long_chat_main_screen(snap_compare: Any) -> None:
@@ -44,9 +60,7 @@ def test_long_chat_main_screen(snap_compare: Any) -> None:
 
 def test_thinking_image_detail(snap_compare: Any) -> None:
     app = make_app(str(SAMPLES / "thinking_image.json"))
-    assert snap_compare(
-        app, terminal_size=(120, 40), press=["home", "j", "j", "j"], run_before=_settle
-    )
+    assert snap_compare(app, terminal_size=(120, 40), run_before=_select("home", "j", "j", "j"))
 
 
 def test_narrow_80x24(snap_compare: Any) -> None:
@@ -59,9 +73,7 @@ def test_agent_loop_light_theme(snap_compare: Any) -> None:
 
     async def light(pilot: Any) -> None:
         pilot.app.theme = "textual-light"
-        await _settle(pilot)
-        await pilot.press("home", "j", "j")
-        await _settle(pilot)
+        await _select("home", "j", "j")(pilot)
 
     app = make_app(str(SAMPLES / "agent_loop.json"))
     assert snap_compare(app, terminal_size=(120, 40), run_before=light)
