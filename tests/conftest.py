@@ -1,26 +1,6 @@
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-
-
-def cli(*argv: str, timeout: float = 10, **kw: object) -> subprocess.CompletedProcess[str]:
-    """ctxview in a subprocess, as a user runs it (``python -m ctxview``: the console script's
-    path, ``cli.run``); the timeout proves it never hangs."""
-    return subprocess.run(
-        [sys.executable, "-m", "ctxview", *argv],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=ROOT,
-        **kw,  # type: ignore[arg-type]
-    )
 
 
 @pytest.fixture(autouse=True)
@@ -47,6 +27,6 @@ def _unfreeze_gc() -> object:
 
 @pytest.fixture
 def fake_api():  # type: ignore[no-untyped-def]
-    from fake_api import running
+    from tests.support.fake_api import running
 
     yield from running()

@@ -1,0 +1,1 @@
+"""ctxview's tests: unit/<package>/, tui/ (Pilot and snapshots), acceptance/ (recorded data)."""

@@ -1,0 +1,1 @@
+"""Helpers the tests share: fakes, generators, paths. No test module imports another."""

@@ -1,0 +1,105 @@
+"""Opening and saving in the TUI: the open dialog (ctrl+o) with the sub-agents of a Claude Code
+session; ctrl+s that asks before overwriting a file ctxview did not create; save as."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from textual.widgets import OptionList
+
+from tests.support.apphelp import make_app, settle
+from tests.support.paths import FIXTURES, SAMPLES
+
+CC = FIXTURES / "claude_code"
+AGENT = str(SAMPLES / "agent_loop.json")
+
+
+async def test_subagents_are_offered_in_the_open_dialog(tmp_path: Path) -> None:
+    session = tmp_path / "6c2214d7.jsonl"
+    shutil.copy(CC / "spotter_short.jsonl", session)
+    folder = tmp_path / "6c2214d7" / "subagents"
+    folder.mkdir(parents=True)
+    shutil.copy(
+        CC / "spotter_6c2214d7_subagent_agent-afc096d.jsonl", folder / "agent-afc096d.jsonl"
+    )
+    app = make_app(str(session))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        options = app.screen.query_one("#subagents", OptionList)
+        assert options.option_count == 1
+        options.focus()
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.model.name == "agent-afc096d.jsonl"
+        assert len(app.model.transcript) > 10
+
+
+async def test_ctrl_s_asks_before_overwriting_a_file_it_did_not_create(tmp_path: Path) -> None:
+    from ctxview.app.screens.files import OverwriteScreen
+
+    path = tmp_path / "agent_loop.json"
+    path.write_bytes(Path(AGENT).read_bytes())
+    original = path.read_bytes()
+    app = make_app(str(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("minus")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, OverwriteScreen)
+        assert app.screen.suggestion == str(tmp_path / "agent_loop.ctxview.json")
+        await pilot.press("n")
+        await settle(pilot)
+        new = tmp_path / "agent_loop.ctxview.json"
+        assert new.exists() and path.read_bytes() == original
+        assert app.model.path == str(new)
+        # the session created that file: ctrl+s saves over it without asking
+        await pilot.press("minus", "ctrl+s")
+        await settle(pilot)
+        assert len(app.screen_stack) == 1
+        assert '"max_context_messages": 12' in new.read_text()
+        # escape leaves everything alone
+        app.open_path(str(path))
+        await settle(pilot)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        await pilot.press("escape")
+        await settle(pilot)
+        assert path.read_bytes() == original and len(app.screen_stack) == 1
+
+
+async def test_save_as_key_and_palette_command(tmp_path: Path) -> None:
+    from ctxview.app.screens.files import OverwriteScreen, SavePathScreen
+
+    path = tmp_path / "s.json"
+    path.write_bytes(Path(AGENT).read_bytes())
+    taken = tmp_path / "s.ctxview.json"
+    taken.write_text("mine")
+    app = make_app(str(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("S")
+        await pilot.pause()
+        assert isinstance(app.screen, SavePathScreen)
+        inp = app.screen.query_one("#path")
+        assert inp.value == str(tmp_path / "s-2.ctxview.json")  # type: ignore[attr-defined]
+        await pilot.press("escape")
+        await pilot.pause()
+        # typing the name of a file that exists asks first
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"Save session as")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, SavePathScreen)
+        app.screen.query_one("#path").value = str(taken)  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, OverwriteScreen)
+        await pilot.press("o")
+        await settle(pilot)
+        assert taken.read_text() != "mine" and '"format": "ctxview.session"' in taken.read_text()

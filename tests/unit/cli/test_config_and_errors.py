@@ -1,0 +1,127 @@
+"""The command line's config and its errors: request_timeout, set-time checks, JSON on
+unreadable files, export's exit status, one path per error line."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.support.cli import run
+from tests.support.paths import ROOT
+
+SAMPLES = ROOT / "sample_sessions"
+
+
+def test_request_timeout_is_a_config_key(capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = Path(os.environ["CTXVIEW_CONFIG"])
+    code, out, _ = run(capsys, "config", "show")
+    assert "request_timeout = 120.0" in out
+    code, out, err = run(capsys, "config", "set", "request_timeout", "30")
+    assert code == 0, err
+    assert "request_timeout = 30.0" in cfg.read_text()
+    code, out, _ = run(capsys, "config", "show")
+    assert "request_timeout = 30.0" in out
+    code, _, err = run(capsys, "config", "set", "request_timeout", "0")
+    assert code == 2 and "request_timeout" in err
+
+
+def test_request_timeout_reaches_the_sdk_client(capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxview.app.app import CtxviewApp
+    from ctxview.app.chat import ChatController
+    from ctxview.app.model import SessionModel
+    from ctxview.chat.backends import AnthropicBackend
+    from ctxview.config import load_config
+    from ctxview.sessions import LoadedSession, replay
+
+    run(capsys, "config", "set", "request_timeout", "7.5")
+    cfg = load_config()
+    assert cfg["request_timeout"] == 7.5
+    rep = replay(LoadedSession(path="", format="new", messages=[], metas=[]))
+    app = CtxviewApp(SessionModel(rep, None, "m"), cfg, opened_file=False, offline=False)
+    chat = ChatController(app, offline=False, autosave=False)
+    assert isinstance(chat.backend, AnthropicBackend)
+    assert chat.backend._kwargs["timeout"] == 7.5
+
+
+def test_set_refuses_unknown_theme_and_missing_prompt_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    cfg = Path(os.environ["CTXVIEW_CONFIG"])
+    code, _, err = run(capsys, "config", "set", "theme", "no-such-theme")
+    assert code == 2 and "unknown theme 'no-such-theme'" in err and "textual-light" in err
+    assert not cfg.exists()
+    code, _, err = run(capsys, "config", "set", "system_prompt_file", str(tmp_path / "nope.txt"))
+    assert code == 2 and "system_prompt_file" in err and "nope.txt" in err
+    assert not cfg.exists()
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text("be brief")
+    assert run(capsys, "config", "set", "system_prompt_file", str(prompt))[0] == 0
+    assert run(capsys, "config", "set", "theme", "textual-light")[0] == 0
+
+
+def test_broken_config_names_its_path_once(capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = Path(os.environ["CTXVIEW_CONFIG"])
+    cfg.write_text("this is = = not toml")
+    code, _, err = run(capsys, "config", "set", "max_context_messages", "5")
+    assert code == 2 and err.count(str(cfg)) == 1, err
+
+
+def test_inspect_json_on_an_unreadable_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    missing = str(tmp_path / "missing.json")
+    code, out, err = run(capsys, "inspect", missing, "--json")
+    assert code == 2
+    obj = json.loads(out)
+    assert obj["file"] == missing and obj["exit"] == 2 and "missing.json" in obj["error"]
+    assert "missing.json" in err
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"messages": [1, }')
+    code, out, err = run(capsys, "inspect", str(bad), "--json")
+    assert code == 2 and "line 1" in json.loads(out)["error"] and err
+
+
+def test_messages_format_error_has_no_double_colon(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    req = tmp_path / "req.json"
+    req.write_text('{"model": "x", "messages": [{"role": "user", "content": "hi"}]}')
+    code, _, err = run(capsys, "inspect", str(req), "--format", "messages")
+    assert code == 2 and ": :" not in err and "expected an array of messages" in err
+
+
+def test_export_of_a_rejected_window_warns_and_exits_1(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out_path = tmp_path / "body.json"
+    code, _, err = run(capsys, "export", str(SAMPLES / "agent_loop.json"), "-o", str(out_path))
+    assert code == 1
+    assert "would reject" in err and "tool_use_id" in err
+    assert json.loads(out_path.read_text())["messages"]  # the body is still written
+    code, out, err = run(
+        capsys, "export", str(SAMPLES / "agent_loop.json"), "--strategy", "pair-safe"
+    )
+    assert code == 0 and "reject" not in err and json.loads(out)["messages"]
+
+
+@pytest.mark.parametrize("command", ["requests", "compare"])
+def test_requests_and_compare_json_on_an_unreadable_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+) -> None:
+    """As ``inspect --json``: one ``{"file", "error", "exit"}`` object on stdout, exit 2."""
+    missing = str(tmp_path / "missing.json")
+    code, out, err = run(capsys, command, missing, "--json")
+    assert code == 2 and "missing.json" in err
+    obj = json.loads(out)
+    assert obj == {"file": missing, "error": obj["error"], "exit": 2}
+    assert "missing.json" in obj["error"]
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"messages": [1, }')
+    code, out, err = run(capsys, command, str(bad), "--json")
+    assert code == 2 and "line 1" in json.loads(out)["error"] and err
+    # without --json: nothing on stdout
+    code, out, _ = run(capsys, command, missing)
+    assert code == 2 and out == ""

@@ -1,0 +1,253 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ctxview import check_protocol
+
+
+def codes(msgs: list[dict[str, Any]]) -> list[str]:
+    return [p.code for p in check_protocol(msgs)]
+
+
+def tu(tid: str) -> dict[str, Any]:
+    return {"type": "tool_use", "id": tid, "name": "f", "input": {}}
+
+
+def tr(tid: str) -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": tid, "content": "x"}
+
+
+def test_valid_returns_empty() -> None:
+    msgs = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "text", "text": "ok"}, tu("a"), tu("b")]},
+        {"role": "user", "content": [tr("a"), tr("b"), {"type": "text", "text": "more"}]},
+        {"role": "assistant", "content": [tu("c")]},  # final, awaiting results: fine
+    ]
+    assert check_protocol(msgs) == []
+
+
+def test_orphan_tool_result_text() -> None:
+    msgs = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "text", "text": "hi"}]},
+        {"role": "user", "content": [{"type": "text", "text": "see"}, tr("gone")]},
+    ]
+    [p] = check_protocol(msgs)
+    assert p.code == "orphan_tool_result" and p.index == 2 and p.severity == "error"
+    assert p.message == (
+        "messages.2.content.1: unexpected `tool_use_id` found in `tool_result` blocks: gone. "
+        "Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
+    )
+
+
+def test_orphan_after_pinned_user() -> None:
+    msgs = [{"role": "user", "content": "go"}, {"role": "user", "content": [tr("x")]}]
+    assert codes(msgs) == ["consecutive_same_role", "orphan_tool_result"]
+    assert [p.severity for p in check_protocol(msgs)] == ["warning", "error"]
+
+
+def test_unanswered_tool_use_text() -> None:
+    msgs = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [tu("a"), tu("b")]},
+        {"role": "user", "content": [tr("a")]},
+    ]
+    [p] = check_protocol(msgs)
+    assert p.code == "unanswered_tool_use" and p.index == 1
+    assert p.message == (
+        "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: b. "
+        "Each `tool_use` block must have a corresponding `tool_result` block in the next message."
+    )
+
+
+def test_unanswered_when_merged_assistant_turn_is_followed_by_text() -> None:
+    # the two assistant messages are one turn for the API; the next user turn has no result
+    msgs = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [tu("a")]},
+        {"role": "assistant", "content": [{"type": "text", "text": "x"}]},
+        {"role": "user", "content": "next"},
+    ]
+    assert "unanswered_tool_use" in codes(msgs)
+
+
+def test_tool_result_not_first_text() -> None:
+    msgs = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [tu("a")]},
+        {"role": "user", "content": [{"type": "text", "text": "first"}, tr("a")]},
+    ]
+    [p] = check_protocol(msgs)
+    assert p.code == "tool_result_not_first" and p.index == 2
+    assert p.message == (
+        "messages.2: Did not find 1 `tool_result` block(s) at the beginning of this message. "
+        "Messages following `tool_use` blocks must begin with a matching number of `tool_result` blocks."
+    )
+
+
+def test_first_not_user_and_no_messages() -> None:
+    [p] = check_protocol([{"role": "assistant", "content": "x"}])
+    assert p.code == "first_not_user"
+    assert p.message == 'messages: first message must use the "user" role'
+    assert codes([]) == ["no_messages"]
+
+
+def test_empty_content_and_text_block() -> None:
+    msgs = [
+        {"role": "user", "content": ""},
+        {"role": "assistant", "content": [{"type": "text", "text": ""}]},
+        {"role": "user", "content": []},
+        {"role": "assistant", "content": []},  # optional final assistant may be empty
+    ]
+    got = check_protocol(msgs)
+    assert [(p.index, p.code) for p in got] == [
+        (0, "empty_content"),
+        (1, "empty_text_block"),
+        (2, "empty_content"),
+    ]
+    assert got[0].message == (
+        "messages.0: all messages must have non-empty content except for the optional final "
+        "assistant message"
+    )
+    assert got[1].message == "messages: text content blocks must be non-empty"
+
+
+def test_consecutive_same_role_is_warning_only() -> None:
+    msgs = [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]
+    [p] = check_protocol(msgs)
+    assert p.code == "consecutive_same_role" and p.severity == "warning"
+
+
+def test_final_assistant_trailing_whitespace() -> None:
+    msgs = [
+        {"role": "user", "content": "a"},
+        {"role": "assistant", "content": [{"type": "text", "text": "b "}]},
+    ]
+    assert codes(msgs) == ["final_assistant_trailing_whitespace"]
+
+
+def test_garbage_does_not_crash() -> None:
+    msgs: list[Any] = [
+        {"role": "user", "content": [1, None, "x", {"type": "tool_result"}]},
+        {"role": "robot"},
+        5,
+    ]
+    assert check_protocol(msgs)  # reports, never raises
+
+
+def test_memoised_checker_equals_check_protocol() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from ctxview import ConversationContext
+    from ctxview.core.protocol import ProtocolChecker
+    from tests.support.agentgen import agent_loop, turns_strategy
+
+    @settings(max_examples=80, deadline=None)
+    @given(
+        turns=turns_strategy,
+        maxes=st.lists(st.integers(1, 15), min_size=1, max_size=4),
+        seed=st.integers(0, 99),
+    )
+    def run(turns: list[list[int]], maxes: list[int], seed: int) -> None:
+        checker = ProtocolChecker()
+        ctx = ConversationContext(max_context_messages=maxes[0])
+        for k, m in enumerate(agent_loop(turns, seed)):
+            ctx.add_message(m)
+            if k % 5 == 0:
+                ctx.max_context_messages = maxes[k % len(maxes)]
+            # the real check on the window, and the memoised one on (id, message) entries
+            assert checker.check(ctx.entries(), "sys") == check_protocol(ctx.messages, "sys")
+
+    run()
+
+
+def test_memoised_checker_reindexes_texts() -> None:
+    from ctxview.core.protocol import ProtocolChecker
+
+    msgs = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [tu("a")]},
+        {"role": "user", "content": [tr("a")]},
+        {"role": "user", "content": [tr("zz")]},
+    ]
+    checker = ProtocolChecker()
+    entries = list(enumerate(msgs))
+    assert checker.check(entries) == check_protocol(msgs)
+    # the same pairs at other positions: cached problems must carry the new indexes
+    shifted = [
+        (10, {"role": "user", "content": "x"}),
+        (11, {"role": "assistant", "content": "y"}),
+        *[(i + 20, m) for i, m in entries[1:]],
+    ]
+    assert checker.check(shifted) == check_protocol([m for _, m in shifted])
+
+
+def _full_check(messages: list[Any], system: Any = None) -> list[Any]:
+    """check_protocol with the plain-turn shortcut switched off (every turn checked in full)."""
+    from ctxview.core import protocol
+
+    original = protocol._plain_turn
+    protocol._plain_turn = lambda *a: False  # type: ignore[assignment]
+    try:
+        return check_protocol(messages, system)
+    finally:
+        protocol._plain_turn = original
+
+
+@pytest.mark.slow
+def test_plain_turn_shortcut_agrees_with_the_full_check_on_damaged_loops() -> None:
+    """``_plain_turn`` (a one-message turn of the usual shape with nothing wrong, told without
+    building problems) never hides a problem: on generated loops broken by every kind of damage,
+    on every window of them, the check with it is the check without it."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from tests.support.agentgen import damaged_loops
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(msgs=damaged_loops(), data=st.data())
+    def run(msgs: list[Any], data: Any) -> None:
+        n = len(msgs)
+        lo = data.draw(st.integers(0, n))
+        hi = data.draw(st.integers(lo, n))
+        # the random window, and every window ending at each message (the last turn has
+        # rules of its own)
+        for window in (msgs[lo:hi], *(msgs[:k] for k in range(1, n + 1))):
+            assert check_protocol(window) == _full_check(window)
+
+    run()
+
+
+def test_plain_turn_shortcut_covers_the_usual_loop() -> None:
+    """The shortcut serves the usual turns (else it is not worth its code): every turn of a
+    clean tool loop but the first (a warning rule applies to the first turn only when it is an
+    assistant's) is told plain."""
+    from ctxview.core.protocol import _plain_turn
+
+    msgs: list[Any] = [{"role": "user", "content": "go"}]
+    for k in range(3):
+        msgs.append(
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "reading"},
+                    {"type": "tool_use", "id": f"t{k}", "name": "read", "input": {}},
+                ],
+            }
+        )
+        msgs.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{k}"}]})
+    msgs.append({"role": "assistant", "content": [{"type": "text", "text": "done"}]})
+    n = len(msgs)
+    for i in range(n):
+        prev = msgs[i - 1 : i] if i else None
+        nxt = msgs[i + 1 : i + 2] if i < n - 1 else None
+        assert _plain_turn(prev, msgs[i : i + 1], nxt, i == 0, i == n - 1)
+    assert check_protocol(msgs) == []
+    # and not a tool_use left unanswered, nor trailing whitespace at the end
+    assert not _plain_turn(None, msgs[1:2], [{"role": "user", "content": "hi"}], False, False)
+    tail = [{"role": "assistant", "content": [{"type": "text", "text": "done "}]}]
+    assert not _plain_turn(msgs[-2:-1], tail, None, False, True)

@@ -1,0 +1,27 @@
+"""Text formatting shared by the CLI and the TUI: shares and plurals."""
+
+from __future__ import annotations
+
+
+def test_share_never_rounds_something_to_nothing() -> None:
+    from ctxview.app.widgets.sidebar import share
+
+    assert [share(n, 1_000_000) for n in (0, 1, 466, 499, 500, 76_350)] == [
+        "0.0%",
+        "<0.1%",
+        "<0.1%",
+        "<0.1%",
+        "0.1%",
+        "7.6%",
+    ]
+    assert share(5, 0) == "0.0%"
+
+
+def test_plurals() -> None:
+    from ctxview.chat.tools import ToolSettings, run_tool
+    from ctxview.textfmt import plural, tokens_text
+
+    assert tokens_text(1) == "~1 token" and tokens_text(2) == "~2 tokens"
+    assert tokens_text(1234) == "~1.2k tokens" and plural(1, "line") == "1 line"
+    out, err = run_tool("word_count", {"text": "one"}, ToolSettings.from_config({}))
+    assert not err and "1 word, 1 line, 3 characters" in out
