@@ -25,6 +25,11 @@ class EvictionNotices:
         self._buffer: list[Eviction] = []
         self._timer: Timer | None = None
 
+    @property
+    def pending(self) -> bool:
+        """Evictions are waiting for quiet (a notice is still to come)."""
+        return self._timer is not None
+
     def add(self, evictions: list[Eviction]) -> None:
         self._buffer.extend(evictions)
         if self._timer is None:

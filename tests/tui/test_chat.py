@@ -475,7 +475,7 @@ async def test_one_eviction_notice_per_turn() -> None:
         app.chat.backend.delay = 0.15  # type: ignore[union-attr]
         await pilot.press(*"calculate 6*7", "enter")
         await settle(pilot, 6)
-        await wait_until(pilot, lambda: app._evict_timer is None)
+        await wait_until(pilot, lambda: not app.evictions.pending)
         notices = [n for n in app._notifications if n.title == "eviction"]
         assert len(notices) == 1, [n.message for n in notices]
         assert app.model.evicted_count() >= 2
