@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from ctxview.cli import requests as cli_requests
 from ctxview.cli.requests import requests_json, requests_report
+from ctxview.core.protocol import WindowErrors
 from ctxview.core.requests import compare, simulate
-from ctxview.core.requests.checks import WindowErrors
 from ctxview.core.requests.shared import Shared
 from ctxview.core.strategies import STRATEGIES
 from ctxview.sessions.model import LoadedSession
