@@ -15,6 +15,10 @@ The checks follow what the API does before it validates:
   after a user turn).
 
 Indices in problems are positions in the ``messages`` array as given (not in merged turns).
+
+:func:`check_protocol` checks one request; :class:`ProtocolChecker` one window after another
+(memoised per turn); :class:`WindowErrors` and :class:`Rejections` count the errors of the
+windows of a request replay (see the section at the end).
 """
 
 from __future__ import annotations
@@ -705,14 +709,16 @@ class ProtocolChecker:
         return problems
 
 
-# -- the index of the windows of one conversation ----------------------------------------------
+# -- the windows of one conversation, checked as a replay goes ------------------------------------
 
-# The request replays ask whether the API would reject ``[first] + messages[lo:hi]`` for tens of
-# thousands of windows of one conversation. A turn's problems depend only on it, its neighbouring
-# turns and whether it is last, so the turns strictly inside a window are turns of the whole
-# conversation with the same neighbours: their errors are a prefix-sum look-up over one count of
-# the whole conversation, and only the few turns at the window's two ends are counted again (and
-# memoised: the same ends recur across requests and across strategies).
+# The request replays ask whether the API would reject each of tens of thousands of windows of one
+# conversation: :class:`WindowErrors` for the range form (``[first] + messages[lo:hi]``, the
+# built-in strategies), :class:`Rejections` for windows of any shape, fed their changes.
+# A turn's problems depend only on it, its neighbouring turns and whether it is last. So in the
+# range form the turns strictly inside a window are turns of the whole conversation with the same
+# neighbours: their errors are a prefix-sum look-up over one count of the whole conversation, and
+# only the few turns at the window's two ends are counted again (and memoised: the same ends
+# recur across requests and across strategies).
 
 
 def _prefix(values: Sequence[int]) -> list[int]:
@@ -752,6 +758,10 @@ class WindowErrors:
     * an assistant message whose rules span its merged turn (thinking, server tool blocks,
       blank text, a final text block ending in whitespace, empty content) or any block of a
       shape the summary does not model: its piece is checked by ``_check_turn`` itself.
+
+    So an error rule added to ``_check_turn_full`` is counted here too, or its messages are sent
+    to ``_check_turn``: ``tests/test_requests_fast.py`` reads every error code of this module and
+    holds, for a conversation breaking each, every window's count to the full check's.
     """
 
     def __init__(self, msgs: Sequence[Mapping[str, Any]], roles: list[Any], system: Any) -> None:
@@ -1161,6 +1171,101 @@ class WindowErrors:
         if first < 0:
             return True  # no messages
         return self.sys_errors > 0 or self.errors(first, lo, hi) > 0
+
+
+class Rejections:
+    """Whether each request's window would be rejected, kept up to date incrementally, for
+    windows of any shape (pins, edits, rewinds: the context form of the replay).
+
+    The API merges consecutive same-role messages into turns before it checks them, and a turn's
+    problems depend on it and its neighbouring turns. So after a change only the turns around it
+    are counted again: the changed positions are widened to the turn before and the turn after,
+    and checked (``check_protocol``) on a slice with one more turn of context on each side; the
+    error count of the other messages is carried over. A window holding a ``compaction`` block is
+    checked whole (the API ignores everything before the last one).
+    ``test_incremental_rejections_match_a_full_check`` holds it against a full check.
+    """
+
+    def __init__(self, msgs: Sequence[Mapping[str, Any]], system: Any) -> None:
+        self.msgs = msgs
+        self.roles = [m.get("role") for m in msgs]
+        self.compaction = {i for i, m in enumerate(msgs) if has_compaction(m)}
+        self.err: dict[int, int] = {}
+        self.total = 0
+        probe = check_protocol([{"role": "user", "content": "x"}], system)
+        self.sys_errors = sum(1 for p in probe if p.severity == "error")
+
+    def clear(self) -> None:
+        self.err.clear()
+        self.total = 0
+
+    def drop(self, tid: int) -> None:
+        self.total -= self.err.pop(tid, 0)
+
+    def _turn_start(self, win: list[int], x: int) -> int:
+        roles = self.roles
+        role = roles[win[x]]
+        if role not in _ROLES:
+            return x
+        while x > 0 and roles[win[x - 1]] == role:
+            x -= 1
+        return x
+
+    def _turn_end(self, win: list[int], x: int) -> int:
+        roles = self.roles
+        role = roles[win[x]]
+        if role not in _ROLES:
+            return x
+        last = len(win) - 1
+        while x < last and roles[win[x + 1]] == role:
+            x += 1
+        return x
+
+    def update(self, win: list[int], ranges: list[tuple[int, int]]) -> None:
+        n = len(win)
+        if self.compaction and any(t in self.compaction for t in win):
+            ranges = [(0, n - 1)]
+        spans = sorted((max(0, a), min(n - 1, b)) for a, b in ranges if b >= 0 and a < n)
+        widened: list[tuple[int, int]] = []
+        for a, b in spans:
+            if a > b:
+                continue
+            # the turns holding a..b, and the turn before and after them
+            lo = self._turn_start(win, a)
+            if lo > 0:
+                lo = self._turn_start(win, lo - 1)
+            hi = self._turn_end(win, b)
+            if hi < n - 1:
+                hi = self._turn_end(win, hi + 1)
+            widened.append((lo, hi))
+        merged: list[list[int]] = []
+        for a, b in sorted(widened):
+            if merged and a <= merged[-1][1] + 1:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        msgs = self.msgs
+        for a, b in merged:
+            # one more turn of context each side, so the counted turns see their neighbours
+            lo = self._turn_start(win, a - 1) if a > 0 else 0
+            hi = self._turn_end(win, b + 1) + 1 if b < n - 1 else n
+            counts: dict[int, int] = {}
+            for p in check_protocol([msgs[t] for t in win[lo:hi]]):
+                x = lo + p.index
+                if p.severity == "error" and p.index >= 0 and a <= x <= b:
+                    counts[x] = counts.get(x, 0) + 1
+            for x in range(a, b + 1):
+                tid = win[x]
+                new, old = counts.get(x, 0), self.err.get(tid, 0)
+                if new != old:
+                    self.total += new - old
+                    if new:
+                        self.err[tid] = new
+                    else:
+                        del self.err[tid]
+
+    def rejected(self, n: int) -> bool:
+        return n == 0 or self.total > 0 or self.sys_errors > 0
 
 
 def errors(problems: Sequence[Problem]) -> list[Problem]:
