@@ -729,9 +729,7 @@ _ROLE_SET = frozenset(_ROLES)
 
 #: assistant block types whose rules span the merged turn (thinking order, the final block,
 #: server tools pairing inside the turn): a message holding one is checked by ``_check_turn``
-_TURN_TYPES = frozenset(
-    ("thinking", "redacted_thinking", "server_tool_use", "mcp_tool_use", *SERVER_RESULT_PARTNER)
-)
+_TURN_TYPES = frozenset((*_THINKING, *SERVER_RESULT_PARTNER.values(), *SERVER_RESULT_PARTNER))
 
 Piece = tuple[
     int, int, int
