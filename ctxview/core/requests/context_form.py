@@ -15,8 +15,8 @@ from ctxview.core.calibrate import message_features
 from ctxview.core.clearing import STRATEGY_EDITS
 from ctxview.core.context import ContextEvent, ConversationContext
 from ctxview.core.limits import context_size
+from ctxview.core.protocol import Rejections
 from ctxview.core.requests.cache import PromptCache, _common, _Entry
-from ctxview.core.requests.checks import _Rejections
 from ctxview.core.requests.points import (
     _content_keys,
     _Edit,
@@ -161,7 +161,7 @@ def replay_context(
     saved = 0  # tokens the edits of this segment save (the trigger reads the original size)
     sf_gen: int | None = None
     sf_pos = 0
-    rejections = _Rejections(msgs, session.system) if check else None
+    rejections = Rejections(msgs, session.system) if check else None
     cache = PromptCache(prices, static)
 
     def reach_of(best: _Entry) -> tuple[int, int]:

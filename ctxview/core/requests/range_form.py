@@ -11,7 +11,7 @@ and nothing is copied per request. The context-editing strategies (``clear-tool-
 ``clear-thinking``) evict nothing: a window is its segment's messages ``[offset, i)``
 (:func:`replay_editing`).
 
-Whether the API would reject a window is counted by :class:`~.checks.WindowErrors`.
+Whether the API would reject a window is counted by :class:`~ctxview.core.protocol.WindowErrors`.
 ``tests/test_requests_fast.py`` holds these replays against the context form on generated
 sessions (every field of every request).
 """

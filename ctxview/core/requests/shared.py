@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxview.core.calibrate import message_features
 from ctxview.core.compaction import has_compaction
-from ctxview.core.requests.checks import _ROLE_SET, WindowErrors
+from ctxview.core.protocol import _ROLE_SET, WindowErrors
 from ctxview.core.requests.points import (
     _NO_KEYS,
     _content_keys,

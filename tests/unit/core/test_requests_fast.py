@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from ctxview.cli import requests as cli_requests
 from ctxview.cli.requests import requests_json, requests_report
+from ctxview.core.protocol import WindowErrors
 from ctxview.core.requests import compare, simulate
-from ctxview.core.requests.checks import WindowErrors
 from ctxview.core.requests.shared import Shared
 from ctxview.core.strategies import STRATEGIES
 from ctxview.sessions.model import LoadedSession
@@ -222,6 +222,157 @@ def test_window_errors_match_a_full_check_on_damaged_loops(
         window = [msgs[f], *msgs[lo:hi]]
         full = sum(1 for p in check_protocol(window) if p.severity == "error")
         assert werr.errors(f, lo, hi) == full, (f, lo, hi)
+
+
+def _turn_error_codes() -> set[str]:
+    """Every error code a turn rule of ``core/protocol.py`` reports (its ``add(...)`` calls)."""
+    import ast
+
+    import ctxview.core.protocol as protocol
+
+    codes: set[str] = set()
+    for node in ast.walk(ast.parse(Path(protocol.__file__).read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "add":
+            code, *rest = node.args[1:]
+            warning = any(isinstance(a, ast.Constant) and a.value == "warning" for a in rest)
+            if isinstance(code, ast.Constant) and not warning:
+                codes.add(code.value)
+    return codes
+
+
+def _use(tid: str) -> dict[str, Any]:
+    return {"type": "tool_use", "id": tid, "name": "f", "input": {}}
+
+
+def _result(tid: str) -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": tid, "content": "r"}
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+#: a conversation breaking each error rule of ``core/protocol.py`` (with turns around it)
+_RULE_CASES: dict[str, list[dict[str, Any]]] = {
+    "invalid_role": [
+        {"role": "user", "content": "hi"},
+        {"role": "tool", "content": "x"},
+        {"role": "assistant", "content": "ok"},
+    ],
+    "empty_content": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": []},
+        {"role": "user", "content": ""},
+        {"role": "assistant", "content": "ok"},
+    ],
+    "empty_text_block": [
+        {"role": "user", "content": [_text("")]},
+        {"role": "assistant", "content": [_text("a"), _text("")]},
+    ],
+    "whitespace_text_block": [
+        {"role": "user", "content": [_text("  ")]},
+        {"role": "assistant", "content": [_text(" ")]},
+        {"role": "assistant", "content": [_text(" "), _use("a")]},
+        {"role": "user", "content": [_result("a")]},
+    ],
+    "tool_result_in_assistant": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [_text("a"), _result("a")]},
+        {"role": "user", "content": "more"},
+    ],
+    "tool_use_in_user": [
+        {"role": "user", "content": [_use("a")]},
+        {"role": "assistant", "content": "ok"},
+    ],
+    "final_thinking": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "t", "signature": "s"}]},
+        {"role": "user", "content": "more"},
+    ],
+    "thinking_not_first": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [_text("a")]},
+        {
+            "role": "assistant",
+            "content": [{"type": "thinking", "thinking": "t", "signature": "s"}, _text("b")],
+        },
+        {"role": "user", "content": "more"},
+    ],
+    "final_assistant_trailing_whitespace": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [_text("end  ")]},
+        {"role": "user", "content": "more"},
+        {"role": "assistant", "content": [_text("end ")]},
+    ],
+    "orphan_server_tool_result": [
+        {"role": "user", "content": "hi"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "web_search_tool_result", "tool_use_id": "s1", "content": []},
+                {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {}},
+                _text("a"),
+            ],
+        },
+        {"role": "user", "content": "more"},
+    ],
+    "unanswered_tool_use": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [_use("a"), _use("b")]},
+        {"role": "user", "content": [_result("b")]},
+        {"role": "assistant", "content": [_use("c")]},
+        {"role": "user", "content": "no result"},
+    ],
+    "tool_result_not_first": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [_use("a")]},
+        {"role": "user", "content": [_text("x"), _result("a")]},
+        {"role": "assistant", "content": "ok"},
+    ],
+    "orphan_tool_result": [
+        {"role": "user", "content": [_result("z")]},
+        {"role": "assistant", "content": [_use("a")]},
+        {"role": "user", "content": [_result("a"), _result("b")]},
+    ],
+    "duplicate_tool_result": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [_use("a"), _use("b")]},
+        {"role": "user", "content": [_result("a"), _result("a"), _result("b")]},
+    ],
+}
+
+
+def test_every_error_rule_of_the_protocol_has_a_case() -> None:
+    """A new error rule in ``core/protocol.py`` needs a case here, and with it the window index
+    is held to the rule (the next test)."""
+    assert set(_RULE_CASES) == _turn_error_codes()
+
+
+@pytest.mark.parametrize("code", sorted(_RULE_CASES))
+def test_the_window_index_counts_each_error_rule_as_the_full_check(code: str) -> None:
+    """Each rule broken: the full check reports it, and every window [first] + [lo, hi) of the
+    conversation gets the full check's error count from :class:`WindowErrors`."""
+    from ctxview.core.protocol import check_protocol
+
+    msgs = _RULE_CASES[code]
+    assert code in {p.code for p in check_protocol(msgs) if p.severity == "error"}
+    werr = WindowErrors(msgs, Shared(msgs).roles, None)
+    n = len(msgs)
+    for first in range(n):
+        for lo in range(first + 1, n + 1):
+            for hi in range(lo, n + 1):
+                window = [msgs[first], *msgs[lo:hi]]
+                full = sum(1 for p in check_protocol(window) if p.severity == "error")
+                assert werr.errors(first, lo, hi) == full, (first, lo, hi)
+
+
+def test_the_window_index_rejects_as_the_request_rules() -> None:
+    """The rules of the request as a whole: no messages, an empty system text block."""
+    msgs = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}]
+    assert WindowErrors(msgs, Shared(msgs).roles, None).rejected(-1, 0, 0)
+    assert not WindowErrors(msgs, Shared(msgs).roles, None).rejected(0, 1, 2)
+    system = [{"type": "text", "text": ""}]
+    assert WindowErrors(msgs, Shared(msgs).roles, system).rejected(0, 1, 2)
 
 
 def test_a_strategy_registered_under_a_builtin_name_is_replayed_the_reference_way() -> None:
