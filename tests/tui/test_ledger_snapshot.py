@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from ctxview.app.model import marker_row
-from tests.support.apphelp import make_app, wait_until
+from tests.support.apphelp import make_app, wait_prediction, wait_until
 from tests.support.paths import ROOT
 
 TRANSCRIPT = (
@@ -46,6 +46,8 @@ def _on_summary(theme: str) -> Any:
             pilot,
             lambda: app._detail_timer is None and app.detail.mid == tl.selected_id is not None,
         )
+        # and the sidebar's cache figures, computed in a worker after their own debounce
+        await wait_prediction(pilot)
         await pilot.pause()
 
     return run
