@@ -118,6 +118,15 @@ class Window:
         return self._tail_tokens
 
     @property
+    def tail_token_values(self) -> deque[int]:
+        """Estimated tokens of each tail message, oldest first (:attr:`tail_tokens`'s terms)."""
+        if self._tail_tok is None or self._tail_tokens is None:
+            self._tail_tokens = None
+            _ = self.tail_tokens  # estimates them
+        assert self._tail_tok is not None
+        return self._tail_tok
+
+    @property
     def tokens(self) -> int:
         """Estimated tokens of system prompt + window."""
         if self._first_tokens is None:
