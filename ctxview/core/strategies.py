@@ -4,6 +4,10 @@ A strategy trims a :class:`~ctxview.core.window.Window` by calling ``window.evic
 until the window satisfies it. Adding one means writing a class with ``name``, ``description``
 and ``truncate`` and passing it to :func:`register_strategy`; ``ConversationContext`` does
 not change.
+
+The built-in eviction rules are functions of integers (:func:`seed_evictions` and the others):
+a Window's truncation and the request replay's range form (``ctxview.core.requests``) both
+call them, so each rule is stated once for both window sources.
 """
 
 from __future__ import annotations
