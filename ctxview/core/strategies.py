@@ -102,7 +102,7 @@ def _safe_evictions(
         while keep > floor and tool_result[hi - keep]:
             keep -= 1
     if keep < n:
-        return _settled(hi - keep, hi, pinned) - lo
+        return n - keep if pinned is None else _settled(hi - keep, hi, pinned) - lo
     return 0
 
 
@@ -135,7 +135,7 @@ def seed_evictions(
         return 0
     if excess >= hi - lo:
         return hi - lo
-    return _settled(lo + excess, hi, pinned) - lo
+    return excess if pinned is None else _settled(lo + excess, hi, pinned) - lo
 
 
 def pair_safe_evictions(
@@ -177,17 +177,22 @@ def token_budget_evictions(
     if hi - lo > keep:
         e = hi - lo - max(keep, _floor(lo, hi, tool_result, assistant))
         if e > 0:
-            if pinned is None:
-                tokens -= sum(tok[x] for x in range(lo, lo + e))
-            else:
-                tokens -= sum(tok[x] for x in range(lo, lo + e) if not pinned[x])
-            lo = _settled(lo + e, hi, pinned)
+            for x in range(lo, lo + e):
+                if pinned is None or not pinned[x]:  # (a pinned message stays, in ``held``)
+                    tokens -= tok[x]
+            lo += e
+            if pinned is not None:
+                lo = _settled(lo, hi, pinned)
             cut = True
     floor = _floor(lo, hi, tool_result, assistant)
     while hi - lo > floor and tokens > max_tokens:
-        if pinned is None or not pinned[lo]:  # (a pinned message stays, in ``held``)
+        if pinned is None:
             tokens -= tok[lo]
-        lo = _settled(lo + 1, hi, pinned)
+            lo += 1
+        else:
+            if not pinned[lo]:
+                tokens -= tok[lo]
+            lo = _settled(lo + 1, hi, pinned)
         cut = True
     if cut:
         lo += _safe_evictions(lo, hi, cut, hi - lo, tool_result, assistant, pinned)
@@ -222,35 +227,54 @@ EvictionRule = Callable[
 ]
 
 
-class _TailView:
-    """A value of each tail message of a Window by position, computed when read (a rule reads a
-    few at the tail's two ends)."""
+class _ToolResults:
+    """By position in a Window's tail: a user message holding a ``tool_result`` block, computed
+    when read (a rule reads a few at the tail's two ends)."""
 
-    __slots__ = ("_tail", "_test")
+    __slots__ = ("_tail",)
 
-    def __init__(self, tail: deque[Entry], test: Callable[[Entry], Any]) -> None:
+    def __init__(self, tail: deque[Entry]) -> None:
         self._tail = tail
-        self._test = test
 
-    def __getitem__(self, x: int) -> Any:
-        return self._test(self._tail[x])
-
-
-def _entry_tool_result(entry: Entry) -> bool:
-    return _is_tool_result_message(entry[1])
+    def __getitem__(self, x: int) -> bool:
+        return _is_tool_result_message(self._tail[x][1])
 
 
-def _entry_assistant(entry: Entry) -> bool:
-    return entry[1].get("role") == "assistant"
+class _Assistants(_ToolResults):
+    """By position in a Window's tail: an assistant message."""
+
+    __slots__ = ()
+
+    def __getitem__(self, x: int) -> bool:
+        return self._tail[x][1].get("role") == "assistant"
+
+
+class _Pinned:
+    """By position in a Window's tail: a pinned message."""
+
+    __slots__ = ("_pins", "_tail")
+
+    def __init__(self, tail: deque[Entry], pins: set[int]) -> None:
+        self._tail = tail
+        self._pins = pins
+
+    def __getitem__(self, x: int) -> bool:
+        return self._tail[x][0] in self._pins
+
+
+def _views(window: Window) -> tuple[_ToolResults, _Assistants]:
+    """The flags a rule reads of ``window``'s tail, built once a window (its tail is one deque
+    for its life)."""
+    views: tuple[_ToolResults, _Assistants] | None = window.rule_views
+    if views is None:
+        views = window.rule_views = (_ToolResults(window.tail), _Assistants(window.tail))
+    return views
 
 
 def min_keep(window: Window) -> int:
     """How many of the newest tail messages of ``window`` a safe strategy must keep, at least
     (:func:`_floor`)."""
-    tail = window.tail
-    return _floor(
-        0, len(tail), _TailView(tail, _entry_tool_result), _TailView(tail, _entry_assistant)
-    )
+    return _floor(0, len(window.tail), *_views(window))
 
 
 class _RuleStrategy:
@@ -258,7 +282,8 @@ class _RuleStrategy:
 
     name: str
     description: str
-    #: the rule reads ``tokens`` and ``tok`` (estimating every tail message once)
+
+    #: the rule reads ``tokens`` and ``tok`` (the others never estimate a message)
     reads_tokens = False
 
     @staticmethod
@@ -267,8 +292,8 @@ class _RuleStrategy:
 
     def truncate(self, window: Window) -> None:
         tail = window.tail
-        pins = window.pins
-        tokens, tok = (window.tokens, window.tail_token_values) if self.reads_tokens else (0, ())
+        views = window.rule_views or _views(window)
+        tokens, tok = window.token_terms() if self.reads_tokens else (0, ())
         n = self.rule(
             0,
             len(tail),
@@ -276,9 +301,9 @@ class _RuleStrategy:
             window.max_messages,
             window.low_water_fraction,
             window.max_context_tokens,
-            _TailView(tail, _entry_tool_result),
-            _TailView(tail, _entry_assistant),
-            _TailView(tail, lambda e: e[0] in pins) if pins else None,
+            views[0],
+            views[1],
+            _Pinned(tail, window.pins) if window.pins else None,
             tokens,
             tok,
         )
