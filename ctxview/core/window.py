@@ -43,6 +43,7 @@ class Window:
         "max_messages",
         "pins",
         "released",
+        "rule_views",
         "system_prompt",
         "tail",
     )
@@ -75,6 +76,9 @@ class Window:
         self._tail_tokens: int | None = None
         self._system_tokens: int | None = None
         self._first_tokens: int | None = None
+        #: what the strategies' rules read of the tail by position, built once by the first
+        #: truncation (``strategies._views``): its flags read the tail deque, which never changes
+        self.rule_views: Any = None
 
     # -- reading -------------------------------------------------------------------------------
     @property
@@ -116,6 +120,12 @@ class Window:
             self._tail_tok = deque(estimate_message(e[1]) for e in self.tail)
             self._tail_tokens = sum(self._tail_tok)
         return self._tail_tokens
+
+    def token_terms(self) -> tuple[int, deque[int]]:
+        """(:attr:`tokens`, the estimated tokens of each tail message, oldest first)."""
+        tokens = self.tokens  # (estimates the tail's messages if not done yet)
+        assert self._tail_tok is not None
+        return tokens, self._tail_tok
 
     @property
     def tokens(self) -> int:

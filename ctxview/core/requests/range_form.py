@@ -5,9 +5,10 @@ The four built-in eviction strategies (``seed``, ``pair-safe``, ``token-budget``
 ``low-water``) only ever evict the oldest messages after the pinned first, so a window is always
 *the first message of its conversation segment plus one contiguous run* ``[lo, hi)``
 (:func:`replay_range`). Here the window is held as those three integers: its tokens and any
-prefix of it are prefix-sum look-ups, each strategy's rule is a few integer steps per added
-message (the same steps as :mod:`ctxview.core.strategies`, on flags computed once per message),
-and nothing is copied per request. The context-editing strategies (``clear-tool-uses``,
+prefix of it are prefix-sum look-ups, each strategy's eviction rule is the function of integers
+a :class:`~ctxview.core.window.Window` runs too (``strategies.seed_evictions`` and the others),
+called with the range's numbers and flags computed once per message, and nothing is copied per
+request. The context-editing strategies (``clear-tool-uses``,
 ``clear-thinking``) evict nothing: a window is its segment's messages ``[offset, i)``
 (:func:`replay_editing`).
 
@@ -18,7 +19,6 @@ sessions (every field of every request).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ctxview.core.calibrate import message_features
@@ -34,20 +34,20 @@ from ctxview.core.requests.types import (
 )
 from ctxview.core.strategies import (
     STRATEGIES,
+    EvictionRule,
     LowWaterStrategy,
     PairSafeStrategy,
     SeedStrategy,
     TokenBudgetStrategy,
+    seed_evictions,
+    token_budget_evictions,
 )
 from ctxview.core.tokens import estimate_system
 
-_SEED, _PAIR, _BUDGET, _LOW = 0, 1, 2, 3
-_KINDS: dict[type, int] = {
-    SeedStrategy: _SEED,
-    PairSafeStrategy: _PAIR,
-    TokenBudgetStrategy: _BUDGET,
-    LowWaterStrategy: _LOW,
-}
+_BUILT_IN = (SeedStrategy, PairSafeStrategy, TokenBudgetStrategy, LowWaterStrategy)
+_KINDS: dict[type, int] = {c: k for k, c in enumerate(_BUILT_IN)}
+#: each built-in strategy's eviction rule, by :func:`strategy_kind`
+_RULES: tuple[EvictionRule, ...] = tuple(c.rule for c in _BUILT_IN)
 
 
 def strategy_kind(name: str) -> int | None:
@@ -79,37 +79,16 @@ def replay_range(
     P = shared.token_prefix(rates, tok)
     pdata = shared.point_data(session, points, (session_model, tools_fp, system_fp))
     ckeys = shared.content_keys(rates) if redundancy else None
-    is_tr = shared.is_tool_result if kind != _SEED else []
-    asst = shared.is_assistant if kind != _SEED else []
-    EP = shared.est_prefix if kind == _BUDGET else []
-    sys_tokens = estimate_system(sys_text) if kind == _BUDGET else 0
+    rule = _RULES[kind]
+    is_tr = shared.is_tool_result if rule is not seed_evictions else []
+    asst = shared.is_assistant if rule is not seed_evictions else []
+    # token-budget's estimates: the window's from prefix sums, each message's for its rule
+    budget = rule is token_budget_evictions
+    EP = shared.est_prefix if budget else []
+    est = [EP[x + 1] - EP[x] for x in range(n_msgs)] if budget else []
+    sys_tokens = estimate_system(sys_text) if budget else 0
+    head = tokens = 0
     werr = shared.window_errors(session.system) if check else None
-
-    def min_keep(lo: int, hi: int) -> int:
-        n = hi - lo
-        if n == 0:
-            return 0
-        if not is_tr[hi - 1]:
-            return 1
-        k = 1
-        while k < n:
-            k += 1
-            x = hi - k
-            if asst[x]:
-                return k
-            if not is_tr[x]:
-                return k - 1
-        return k
-
-    def safe_cut(lo: int, hi: int, cut: bool, keep: int) -> int:
-        """How many to evict (``strategies.safe_cut``)."""
-        n = hi - lo
-        floor = min_keep(lo, hi)
-        keep = min(n, max(keep, floor))
-        if keep < n or cut:
-            while keep > floor and is_tr[hi - keep]:
-                keep -= 1
-        return n - keep if keep < n else 0
 
     # -- state of the replay: the window is [first] + [lo, hi)
     first = -1
@@ -125,7 +104,6 @@ def replay_range(
     last_sent = 0
     out: list[Any] = []
     windows: dict[int, list[int]] = {}
-    low_target = max(2, math.floor(max_ * frac)) - 1
     pi = 0
     n_points = len(points)
     # where each request is (a sentinel past the end: no bound check per message)
@@ -238,6 +216,8 @@ def replay_range(
         if first < 0:
             first = i
             lo = hi = i + 1
+            if budget:
+                head = sys_tokens + EP[i + 1] - EP[i]
         else:
             hi = i + 1
         if ckeys is not None:
@@ -250,39 +230,9 @@ def replay_range(
                         dup_tokens += t
                     counts[k] = c0 + 1
         # -- the strategy's truncation: how many of the oldest tail messages leave
-        L = hi - lo
-        ev = 0
-        if kind == _SEED:
-            ev = L + 1 - max_
-            if ev > L:
-                ev = L
-        elif kind == _PAIR:
-            if max_ - 1 < L or cut:
-                ev = safe_cut(lo, hi, cut, max_ - 1)
-        elif kind == _LOW:
-            if max_ < L + 1:
-                ev = safe_cut(lo, hi, cut, low_target)
-            elif cut:
-                ev = safe_cut(lo, hi, cut, L)
-        else:  # token-budget: evictions happen in steps, each may set cut
-            keep_n = max_ - 1
-            start = lo
-            if keep_n < L:
-                e = L - max(keep_n, min_keep(lo, hi))
-                if e > 0:
-                    lo += min(e, L)
-                    cut = True
-            floor = min_keep(lo, hi)
-            head = sys_tokens + EP[first + 1] - EP[first]
-            while hi - lo > floor and head + EP[hi] - EP[lo] > max_tok:
-                lo += 1
-                cut = True
-            if cut:
-                e = safe_cut(lo, hi, cut, hi - lo)
-                if e > 0:
-                    lo += e
-            ev = lo - start
-            lo = start
+        if budget:
+            tokens = head + EP[hi] - EP[lo]
+        ev = rule(lo, hi, cut, max_, frac, max_tok, is_tr, asst, None, tokens, est)
         if ev > 0:
             gone_from = lo
             lo += ev

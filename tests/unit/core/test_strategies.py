@@ -119,3 +119,28 @@ def test_new_strategy_plugs_in_without_touching_context() -> None:
         assert ctx.window_ids == [0]
     finally:
         del STRATEGIES["first-only-test"]
+
+
+def test_both_window_sources_call_one_rule_per_built_in_strategy() -> None:
+    """A Window's truncation and the range replay run the same function for each built-in
+    strategy (``tests/test_requests_fast.py`` holds their windows equal per request)."""
+    from ctxview.core.requests.range_form import _RULES, strategy_kind
+
+    for name in ALL:
+        kind = strategy_kind(name)
+        assert kind is not None
+        assert _RULES[kind] is type(STRATEGIES[name]).rule  # type: ignore[attr-defined]
+
+
+def test_token_budget_rule_keeps_a_pinned_messages_tokens() -> None:
+    """A pinned message the eviction front passes joins ``held``: it counts as leaving the tail
+    but its tokens stay in the window, so the budget needs one more message evicted."""
+    from ctxview.core.strategies import token_budget_evictions
+
+    tok = [10, 10, 10, 10, 10]
+    flags = [False] * 5
+    args = (0, 5, False, 50, 0.5, 35)  # lo, hi, cut, max, fraction, budget
+    # 5 tail messages (50 tokens) + 5 of system and first: two leave to reach 35, the budget
+    assert token_budget_evictions(*args, flags, flags, None, 55, tok) == 2
+    pinned = [False, True, False, False, False]
+    assert token_budget_evictions(*args, flags, flags, pinned, 55, tok) == 3
