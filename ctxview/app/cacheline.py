@@ -97,7 +97,7 @@ def requests_so_far(log: RequestLog, placeholder: bool) -> RequestLog:
     """The log of the view without the placeholder that :func:`with_next_request` appended (if
     it appended one): its last request dropped, the windows of the others kept. The requests
     and their totals are the same as a replay of the view alone (the replay is causal:
-    ``tests/test_cacheline.py`` holds it to one); ``evicted_messages`` (not shown by the
+    ``tests/unit/app/test_cacheline.py`` holds it to one); ``evicted_messages`` (not shown by the
     Requests view) also counts what the placeholder's arrival evicted."""
     if not placeholder or not log.requests:
         return log

@@ -179,7 +179,7 @@ def _plain_turn(
     of the app walk thousands of them): a user message of non-empty text, or of tool_results
     answering each of the previous assistant message's tool_uses once; an assistant message of
     non-blank text and tool_use blocks whose uses the next message answers. Anything else (and
-    any doubt) is checked in full; ``tests/test_protocol.py`` holds the two equal."""
+    any doubt) is checked in full; ``tests/unit/core/test_protocol.py`` holds the two equal."""
     if len(turn) != 1:
         return False
     m = turn[0]
@@ -758,7 +758,7 @@ class WindowErrors:
       shape the summary does not model: its piece is checked by ``_check_turn`` itself.
 
     So an error rule added to ``_check_turn_full`` is counted here too, or its messages are sent
-    to ``_check_turn``: ``tests/test_requests_fast.py`` reads every error code of this module and
+    to ``_check_turn``: ``tests/unit/core/test_requests_fast.py`` reads every error code of this module and
     holds, for a conversation breaking each, every window's count to the full check's.
     """
 
