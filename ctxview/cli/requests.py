@@ -138,7 +138,7 @@ def requests_json(log: Any, session: Any) -> str:
     """``json_text(requests_report(log, session))``, the same text, without building a dict per
     request: each request is one f-string (50,000 requests: a tenth of the time of
     ``to_dict`` + ``json.dumps``). Falls back to the dicts when ``Request.to_dict`` holds other
-    keys than these, or a count is not an int. ``tests/unit/core/test_requests_fast.py`` holds the two against each other."""
+    keys than these, or a count is not an int. ``tests/unit/core/test_request_window_sources.py`` holds the two against each other."""
     return "".join(requests_json_parts(log, session))
 
 

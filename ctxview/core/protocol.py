@@ -758,7 +758,7 @@ class WindowErrors:
       shape the summary does not model: its piece is checked by ``_check_turn`` itself.
 
     So an error rule added to ``_check_turn_full`` is counted here too, or its messages are sent
-    to ``_check_turn``: ``tests/unit/core/test_requests_fast.py`` reads every error code of this module and
+    to ``_check_turn``: ``tests/unit/core/test_request_window_sources.py`` reads every error code of this module and
     holds, for a conversation breaking each, every window's count to the full check's.
     """
 

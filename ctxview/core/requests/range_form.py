@@ -13,7 +13,7 @@ request. The context-editing strategies (``clear-tool-uses``,
 (:func:`replay_editing`).
 
 Whether the API would reject a window is counted by :class:`~ctxview.core.protocol.WindowErrors`.
-``tests/unit/core/test_requests_fast.py`` holds these replays against the context form on generated
+``tests/unit/core/test_request_window_sources.py`` holds these replays against the context form on generated
 sessions (every field of every request).
 """
 

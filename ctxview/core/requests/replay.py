@@ -384,7 +384,7 @@ def iter_compare(
 
 def _compare_row(log: RequestLog) -> dict[str, Any]:
     """A compare row's figures: from the replay's sums when it summed (the fast replay), else
-    from the requests (the same figures: ``tests/unit/core/test_requests_fast.py``)."""
+    from the requests (the same figures: ``tests/unit/core/test_request_window_sources.py``)."""
     sums = log.summary
     if sums is None:
         sums = Totals()

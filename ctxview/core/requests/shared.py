@@ -149,7 +149,7 @@ class Shared:
         rates a message's tokens depend only on its characters and fixed tokens, so no
         :data:`~ctxview.core.calibrate.Features` tuple is built (the same tokens as
         ``rates.tokens_many(session_features(...))``: each term is a multiple of 1/8, so the
-        float sums are exact in any order; ``tests/unit/core/test_requests_fast.py`` holds them equal).
+        float sums are exact in any order; ``tests/unit/core/test_request_window_sources.py`` holds them equal).
         Messages of other shapes are measured by ``message_features`` and ``_content_keys``.
         With ``estimates``, token-budget's own estimate (:attr:`est_prefix`) comes from the same
         walk."""

@@ -228,7 +228,7 @@ def _quantile(sorted_vals: Sequence[float], q: float) -> float:
 class Totals:
     """What ``compare``'s row needs of a strategy's requests, summed as the replay goes (50,000
     :class:`~ctxview.core.requests.Request` objects per strategy were most of its time): the
-    same figures as the requests give (``tests/unit/core/test_requests_fast.py``)."""
+    same figures as the requests give (``tests/unit/core/test_request_window_sources.py``)."""
 
     __slots__ = (
         "cache_read",

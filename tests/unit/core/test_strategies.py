@@ -123,7 +123,7 @@ def test_new_strategy_plugs_in_without_touching_context() -> None:
 
 def test_both_window_sources_call_one_rule_per_built_in_strategy() -> None:
     """A Window's truncation and the range replay run the same function for each built-in
-    strategy (``tests/test_requests_fast.py`` holds their windows equal per request)."""
+    strategy (``tests/test_request_window_sources.py`` holds their windows equal per request)."""
     from ctxview.core.requests.range_form import _RULES, strategy_kind
 
     for name in ALL:
