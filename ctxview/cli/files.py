@@ -154,7 +154,8 @@ def cmd_repair(args: argparse.Namespace) -> int:
     if wrote:
         n = len(result.fixes)
         print(
-            f"wrote {wrote} ({repaired.format}, {n} fix{'es' if n != 1 else ''})", file=sys.stderr
+            f"wrote {visible(wrote)} ({repaired.format}, {n} fix{'es' if n != 1 else ''})",
+            file=sys.stderr,
         )
     return EXIT_OK if result.valid else EXIT_PROBLEMS
 

@@ -271,3 +271,15 @@ def test_repair_and_diff_json_on_an_unreadable_file_print_one_error_object(
     assert code == 2
     obj = json.loads(out)
     assert obj["exit"] == 2 and obj["b"] == str(missing) and "no such file" in obj["error"]
+
+
+def test_repair_names_its_output_with_control_characters_visible(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The ``wrote OUT`` line goes to a terminal: an escape sequence in the output's name is shown,
+    never sent (as export's ``wrote`` line and every error line do)."""
+    dst = tmp_path / "out\x1b]0;pwned\x07.json"
+    code, _, err = run(capsys, "repair", str(SAMPLES / "agent_loop.json"), "-o", str(dst))
+    assert code == 0 and dst.exists()
+    assert "\x1b" not in err and "\x07" not in err
+    assert "wrote " in err and "]0;pwned" in err
