@@ -22,6 +22,7 @@ from ctxview.core.strategies import STRATEGIES
 from ctxview.sessions.model import LoadedSession
 from ctxview.textfmt import json_text
 from tests.support.agentgen import damaged_loops
+from tests.support.paths import ACCEPTANCE, FIXTURES
 from tests.support.sessiongen import sessions
 
 
@@ -47,8 +48,8 @@ def _both(session: LoadedSession, **kw: Any) -> None:
 
 _RECORDED = sorted(
     [
-        *(Path(__file__).parent / "acceptance" / "claude_code").glob("*.jsonl"),
-        *(Path(__file__).parent / "fixtures" / "anthropic_requests").glob("*.json"),
+        *(ACCEPTANCE / "claude_code").glob("*.jsonl"),
+        *(FIXTURES / "anthropic_requests").glob("*.json"),
     ]
 )
 
