@@ -38,13 +38,15 @@ def replay_context(
     plan: ReplayPlan,
 ) -> tuple[list[Request], int, dict[int, list[int]], set[str], set[str]]:
     """(requests, evicted messages, kept windows, models of unknown minimum, models without a
-    price), the window of each request being what a ConversationContext holds then."""
+    price), the window of each request being what a ConversationContext holds then; each
+    request goes into ``plan.sink``: built (the list returned), or summed for compare."""
     session, rates, points, starts = plan.session, plan.rates, plan.points, plan.starts
     static, prices, session_model = plan.static, plan.prices, plan.session_model
     default_ttl, tools_fp, system_fp = plan.default_ttl, plan.tools_fp, plan.system_fp
     max_, max_tok, frac = plan.max_messages, plan.max_tokens, plan.low_water_fraction
     strat, sys_text, context_editing = plan.strategy, plan.sys_text, plan.context_editing
-    check, keep, redundancy = plan.check, plan.keep, plan.redundancy
+    check, kept, redundancy = plan.check, plan.keep, plan.redundancy
+    make, keep = plan.sink.make, plan.sink.keep
     off, edits, first_versions, pinned = plan.off, plan.edits, plan.first_versions, plan.pinned
     clearing = strat in STRATEGY_EDITS
     msgs, metas = session.messages, session.metas
@@ -176,13 +178,13 @@ def replay_context(
         return reach, read
 
     last_sent = 0  # transcript messages [0, last_sent) were sent in an earlier request
-    out: list[Request] = []
     pi = 0
     n_msgs = len(msgs)
     for i in range(n_msgs + 1):
         # requests that hold messages [.., i)
         while pi < len(points) and points[pi].n == i:
             p = points[pi]
+            index = pi
             pi += 1
             ob = off[p.off] if p.off is not None else None
             meta = (
@@ -274,26 +276,7 @@ def replay_context(
                 new_ids.append(x)
             new_ids.reverse()
             last_sent = max(last_sent, i)
-            req = Request(
-                index=len(out),
-                message_ids=new_ids,
-                window_size=n if ob is None else nw + ob.messages,
-                input_tokens=total,
-                cache_read=read,
-                cache_write=write,
-                uncached=uncached,
-                cache_break=brk,
-                recorded=rec,
-                timestamp=ts_raw,
-                cost_usd=c,
-                model=model,
-                response_id=p.response,
-                output_tokens=out_tok,
-                ttl="1h" if ttl == TTL_1H else "5m",
-                newest_dropped=i > 0 and (not win or win[-1] != i - 1),
-                redundancy=red,
-                off_branch=ob is not None,
-            )
+            rejected = False
             if rejections is not None:
                 tail_from = nw - len(new_ids) - 1
                 ranges = [(tail_from, nw - 1)]
@@ -303,10 +286,32 @@ def replay_context(
                 rejections.update(win, ranges)
                 # the API's 400s: a protocol error, or a prompt over the model's context
                 # (``prompt is too long``, the rule inspect and the sidebar apply)
-                req.rejected = rejections.rejected(nw) or req.input_tokens > context_size(model)
-            if req.index in keep or pi == len(points):
-                windows[req.index] = list(win)
-            out.append(req)
+                rejected = rejections.rejected(nw) or total > context_size(model)
+            keep(
+                make(  # a Request's fields, positional (the field order)
+                    index,
+                    new_ids,
+                    n if ob is None else nw + ob.messages,
+                    total,
+                    read,
+                    write,
+                    uncached,
+                    brk,
+                    rec,
+                    ts_raw,
+                    c,
+                    model,
+                    p.response,
+                    out_tok,
+                    "1h" if ttl == TTL_1H else "5m",
+                    rejected,
+                    i > 0 and (not win or win[-1] != i - 1),
+                    red,
+                    ob is not None,
+                )
+            )
+            if index in kept or pi == len(points):
+                windows[index] = list(win)
         if i == n_msgs:
             break
         if i in starts:
@@ -328,7 +333,7 @@ def replay_context(
         if i in pinned:  # pinned from the start, as opening the file replays it
             with contextlib.suppress(KeyError, ValueError):
                 ctx.pin(cid)
-    return out, evicted_total, windows, cache.min_notes, cache.price_notes
+    return plan.sink.requests, evicted_total, windows, cache.min_notes, cache.price_notes
 
 
 def _apply_edits(

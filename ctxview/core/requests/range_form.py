@@ -30,7 +30,6 @@ from ctxview.core.requests.types import (
     TTL_5M,
     Redundancy,
     ReplayPlan,
-    Request,
 )
 from ctxview.core.strategies import (
     STRATEGIES,
@@ -65,14 +64,16 @@ def replay_range(
     price) of a built-in eviction strategy (``kind``: :func:`strategy_kind`), computed on
     ``[first] + [lo, hi)`` windows.
 
-    With ``plan.sums``, no request is built: their row's sums go into it (and the list is
-    empty)."""
+    Each request goes into ``plan.sink``: built (the list returned), or summed for compare."""
     session, shared, tok, rates = plan.session, plan.shared, plan.tok, plan.rates
     points, starts, static, prices = plan.points, plan.starts, plan.static, plan.prices
     session_model, default_ttl = plan.session_model, plan.default_ttl
     tools_fp, system_fp = plan.tools_fp, plan.system_fp
     max_, max_tok, frac = plan.max_messages, plan.max_tokens, plan.low_water_fraction
-    check, keep, redundancy, sums = plan.check, plan.keep, plan.redundancy, plan.sums
+    check, kept, redundancy = plan.check, plan.keep, plan.redundancy
+    make, keep = plan.sink.make, plan.sink.keep
+    # the new messages' ids: only a built request holds them (compare's sums skip the work)
+    ids = plan.sink.builds
     sys_text = plan.sys_text
     msgs = session.messages
     n_msgs = len(msgs)
@@ -102,7 +103,6 @@ def replay_range(
     dup_tokens = 0
     cache = PromptCache(prices, static)
     last_sent = 0
-    out: list[Any] = []
     windows: dict[int, list[int]] = {}
     pi = 0
     n_points = len(points)
@@ -116,6 +116,7 @@ def replay_range(
         while at[pi] == i:
             p = points[pi]
             model, rec, out_tok, hint, ts_raw, now, key = pdata[pi]
+            index = pi
             pi += 1
             if key is None:  # a response without its own meta: one tuple for all of them
                 key = default_key if model is session_model else (model, tools_fp, system_fp)
@@ -146,23 +147,8 @@ def replay_range(
                 lo - 1,
             )
             dirty, dirty_reason = None, ""
-            if sums is not None:
-                # compare: the sums of its row instead of a Request (see :class:`Totals`)
-                index = sums.add(
-                    n,
-                    total,
-                    read,
-                    write,
-                    c,
-                    i > 0 and (first < 0 or (hi - 1 if hi > lo else first) != i - 1),
-                    werr is not None
-                    and (total > context_size(model) or werr.rejected(first, lo, hi)),
-                )
-                if index in keep or pi == n_points:
-                    windows[index] = [first, *range(lo, hi)] if first >= 0 else []
-                continue
             red = Redundancy(dup_items, dup_tokens, red_cost) if dup_items else None
-            if first < 0:
+            if first < 0 or not ids:
                 new_ids: list[int] = []
             else:
                 a = lo if lo > last_sent else last_sent
@@ -172,34 +158,33 @@ def replay_range(
                     new_ids.insert(0, first)
             if i > last_sent:
                 last_sent = i
-            index = len(out)
-            req = Request(  # positional (the field order), 50,000 times
-                index,
-                new_ids,
-                n,
-                total,
-                read,
-                write,
-                uncached,
-                brk,
-                rec,
-                ts_raw,
-                c,
-                model,
-                p.response,
-                out_tok,
-                "1h" if ttl == TTL_1H else "5m",
-                False,
-                i > 0 and (first < 0 or (hi - 1 if hi > lo else first) != i - 1),
-                red,
+            keep(
+                make(  # a Request's fields, positional (the field order), 50,000 times
+                    index,
+                    new_ids,
+                    n,
+                    total,
+                    read,
+                    write,
+                    uncached,
+                    brk,
+                    rec,
+                    ts_raw,
+                    c,
+                    model,
+                    p.response,
+                    out_tok,
+                    "1h" if ttl == TTL_1H else "5m",
+                    # a prompt over the model's context (``prompt is too long``: no need to
+                    # count its protocol errors), or a protocol error
+                    werr is not None
+                    and (total > context_size(model) or werr.rejected(first, lo, hi)),
+                    i > 0 and (first < 0 or (hi - 1 if hi > lo else first) != i - 1),
+                    red,
+                )
             )
-            if werr is not None:
-                # a prompt over the model's context (``prompt is too long``: no need to count
-                # its protocol errors), or a protocol error
-                req.rejected = total > context_size(model) or werr.rejected(first, lo, hi)
-            if index in keep or pi == n_points:
+            if index in kept or pi == n_points:
                 windows[index] = [first, *range(lo, hi)] if first >= 0 else []
-            out.append(req)
         if i == n_msgs:
             break
         if any_starts and i in starts:
@@ -252,7 +237,7 @@ def replay_range(
                             del counts[k]
                         else:
                             counts[k] = c0 - 1
-    return out, evicted_total, windows, cache.min_notes, cache.price_notes
+    return plan.sink.requests, evicted_total, windows, cache.min_notes, cache.price_notes
 
 
 def replay_editing(
@@ -271,7 +256,10 @@ def replay_editing(
     points, starts, static, prices = plan.points, plan.starts, plan.static, plan.prices
     session_model, default_ttl = plan.session_model, plan.default_ttl
     tools_fp, system_fp = plan.tools_fp, plan.system_fp
-    check, keep, redundancy, sums = plan.check, plan.keep, plan.redundancy, plan.sums
+    check, kept, redundancy = plan.check, plan.keep, plan.redundancy
+    make, keep = plan.sink.make, plan.sink.keep
+    # the new messages' ids: only a built request holds them (compare's sums skip the work)
+    ids = plan.sink.builds
     strategy, editing = plan.strategy, plan.context_editing
     msgs = session.messages
     n_msgs = len(msgs)
@@ -333,7 +321,6 @@ def replay_editing(
     dup_tokens = 0
     cache = PromptCache(prices, static)
     last_sent = 0
-    out: list[Any] = []
     windows: dict[int, list[int]] = {}
     sizes: dict[str | None, int] = {}  # context_size per model
     pi = 0
@@ -344,6 +331,7 @@ def replay_editing(
         while pi < n_points and points[pi].n == i:
             p = points[pi]
             model, rec, out_tok, hint, ts_raw, now, key = pdata[pi]
+            index = pi
             pi += 1
             if key is None:  # a response without its own meta: one tuple for all of them
                 key = default_key if model is session_model else (model, tools_fp, system_fp)
@@ -403,46 +391,7 @@ def replay_editing(
                 read_of,
             )
             dirty, dirty_reason = None, ""
-            if sums is not None:
-                # compare: the sums of its row instead of a Request (see :class:`Totals`)
-                rejected = False
-                if werr is not None:
-                    size = sizes.get(model)
-                    if size is None:
-                        size = sizes[model] = context_size(model)
-                    rejected = total > size or (
-                        werr.rejected(offset, offset + 1, i) if nw else werr.rejected(-1, 0, 0)
-                    )
-                index = sums.add(
-                    nw, total, read, write, c, i > 0 and (nw == 0 or offset + nw != i), rejected
-                )
-                if index in keep or pi == n_points:
-                    windows[index] = list(range(offset, i))
-                continue
-            red = Redundancy(dup_items, dup_tokens, red_cost) if dup_items else None
-            new_ids = list(range(offset if offset > last_sent else last_sent, i))
-            if i > last_sent:
-                last_sent = i
-            index = len(out)
-            req = Request(
-                index=index,
-                message_ids=new_ids,
-                window_size=nw,
-                input_tokens=total,
-                cache_read=read,
-                cache_write=write,
-                uncached=uncached,
-                cache_break=brk,
-                recorded=rec,
-                timestamp=ts_raw,
-                cost_usd=c,
-                model=model,
-                response_id=p.response,
-                output_tokens=out_tok,
-                ttl="1h" if ttl == TTL_1H else "5m",
-                newest_dropped=i > 0 and (nw == 0 or offset + nw != i),
-                redundancy=red,
-            )
+            rejected = False
             if werr is not None:
                 # a prompt over the model's context (``prompt is too long``), or a protocol
                 # error: the protocol is checked on the original messages (the edits alone
@@ -450,12 +399,37 @@ def replay_editing(
                 size = sizes.get(model)
                 if size is None:
                     size = sizes[model] = context_size(model)
-                req.rejected = total > size or (
+                rejected = total > size or (
                     werr.rejected(offset, offset + 1, i) if nw else werr.rejected(-1, 0, 0)
                 )
-            if index in keep or pi == n_points:
+            red = Redundancy(dup_items, dup_tokens, red_cost) if dup_items else None
+            new_ids = list(range(offset if offset > last_sent else last_sent, i)) if ids else []
+            if i > last_sent:
+                last_sent = i
+            keep(
+                make(  # a Request's fields, positional (the field order)
+                    index,
+                    new_ids,
+                    nw,
+                    total,
+                    read,
+                    write,
+                    uncached,
+                    brk,
+                    rec,
+                    ts_raw,
+                    c,
+                    model,
+                    p.response,
+                    out_tok,
+                    "1h" if ttl == TTL_1H else "5m",
+                    rejected,
+                    i > 0 and (nw == 0 or offset + nw != i),
+                    red,
+                )
+            )
+            if index in kept or pi == n_points:
                 windows[index] = list(range(offset, i))
-            out.append(req)
         if i == n_msgs:
             break
         if i in starts:
@@ -479,4 +453,4 @@ def replay_editing(
                         dup_items += 1
                         dup_tokens += t
                     counts[k] = c0 + 1
-    return out, windows, cache.min_notes, cache.price_notes
+    return plan.sink.requests, windows, cache.min_notes, cache.price_notes

@@ -18,6 +18,8 @@ from __future__ import annotations
 import functools
 import gc
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import fields
+from operator import attrgetter
 from typing import Any, TypeVar, cast
 
 from ctxview.core.calibrate import Features, Rates
@@ -40,6 +42,7 @@ from ctxview.core.requests.types import (
     ReplayPlan,
     Request,
     RequestLog,
+    RequestSink,
     SessionLike,
     Totals,
     _round,
@@ -235,7 +238,7 @@ def simulate(
         edits,
         first_versions,
         pinned,
-        _totals,
+        RequestSink(_totals),
     )
     source = "context" if _reference else window_source(plan)
     if source != "context":
@@ -258,7 +261,6 @@ def simulate(
         evicted = 0
     else:
         out, evicted, windows, min_notes, price_notes = replay_context(plan)
-        plan.sums = None  # the context form builds every request
         n_off = sum(1 for r in out if r.off_branch)
         if n_off:
             notes.append(
@@ -278,7 +280,7 @@ def simulate(
         evicted,
         windows,
         settings,
-        plan.sums,
+        plan.sink.totals,
     )
 
 
@@ -382,6 +384,10 @@ def iter_compare(
         yield {"name": name, **_compare_row(log), "evicted_messages": log.evicted_messages}
 
 
+#: a request's fields in their order (what :meth:`Totals.add` takes)
+_FIELDS = attrgetter(*(f.name for f in fields(Request)))
+
+
 def _compare_row(log: RequestLog) -> dict[str, Any]:
     """A compare row's figures: from the replay's sums when it summed (the fast replay), else
     from the requests (the same figures: ``tests/unit/core/test_request_window_sources.py``)."""
@@ -389,15 +395,7 @@ def _compare_row(log: RequestLog) -> dict[str, Any]:
     if sums is None:
         sums = Totals()
         for r in log.requests:
-            sums.add(
-                r.window_size,
-                r.input_tokens,
-                r.cache_read,
-                r.cache_write,
-                r.cost_usd,
-                r.newest_dropped,
-                r.rejected,
-            )
+            sums.add(*_FIELDS(r))
     n, inp, costs = sums.requests, sums.input_tokens, sums.costs
     return {
         "requests": n,
