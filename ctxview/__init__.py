@@ -1,12 +1,17 @@
 """ctxview: see what an LLM agent's conversation context holds, forgets, and will send."""
 
-from ctxview.core import (
-    ContextEvent,
-    ConversationContext,
-    Problem,
-    Transcript,
-    check_protocol,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ctxview.core import (
+        ContextEvent,
+        ConversationContext,
+        Problem,
+        Transcript,
+        check_protocol,
+    )
 
 __version__ = "0.1.0"
 
@@ -18,3 +23,15 @@ __all__ = [
     "__version__",
     "check_protocol",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # the core is imported on first use of one of its names, not by ``import ctxview.cli``: the
+    # app's first screen needs only part of it
+    if name in __all__:
+        from ctxview import core
+
+        value = getattr(core, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

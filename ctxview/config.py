@@ -17,7 +17,6 @@ import platformdirs
 
 from ctxview.core.strategies import STRATEGIES
 from ctxview.sessions.fileio import FileRefused, read_regular
-from ctxview.sessions.store import atomic_write
 from ctxview.textfmt import one_line
 
 #: config.toml and system_prompt_file are read up to this size (a FIFO or device is refused)
@@ -314,5 +313,7 @@ def save_config_values(updates: dict[str, Any], path: Path | None = None) -> Pat
         current[key] = _check(key, value)
     for key in FORBIDDEN_KEYS:
         current.pop(key, None)
+    from ctxview.sessions.store import atomic_write
+
     atomic_write(target, tomli_w.dumps(current).encode("utf-8"))
     return target

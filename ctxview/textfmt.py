@@ -92,34 +92,54 @@ def one_line(text: str, limit: int = 200) -> str:
 # JSON (and TOML) output: C1 controls, DEL, bidi controls and the Unicode line/paragraph
 # separators are written as \uXXXX escapes, so `cat report.json` cannot drive the terminal.
 # These characters only ever occur inside strings there, where the escape is valid.
-_JSON_ESCAPES: dict[int, str] = {
-    c: f"\\u{c:04x}"
-    for c in (
-        0x7F,
-        *range(0x80, 0xA0),
-        *range(0x202A, 0x202F),
-        *range(0x2066, 0x206A),
-        0x200E,
-        0x200F,
-        0x2028,
-        0x2029,
-        # lone surrogates: not UTF-8 (a raw byte of a file name reached the output), valid
-        # as JSON escapes (``json.loads`` gives the same string back)
-        *range(0xD800, 0xE000),
+_JSON_ESCAPED_CODES = (
+    0x7F,
+    *range(0x80, 0xA0),
+    *range(0x202A, 0x202F),
+    *range(0x2066, 0x206A),
+    0x200E,
+    0x200F,
+    0x2028,
+    0x2029,
+    # lone surrogates: not UTF-8 (a raw byte of a file name reached the output), valid
+    # as JSON escapes (``json.loads`` gives the same string back)
+    *range(0xD800, 0xE000),
+)
+
+
+def _char_class(codes: list[int]) -> str:
+    """A regex character class of these code points written as ranges: a class of two thousand
+    single characters takes milliseconds to compile, on every start of the app."""
+    runs: list[list[int]] = []
+    for c in sorted(codes):
+        if runs and c == runs[-1][1] + 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c])
+    return (
+        "["
+        + "".join(
+            re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
+            for a, b in runs
+        )
+        + "]"
     )
-}
 
 
-_JSON_ESCAPED = re.compile("[" + "".join(re.escape(chr(c)) for c in _JSON_ESCAPES) + "]")
+_JSON_ESCAPED = re.compile(_char_class(list(_JSON_ESCAPED_CODES)))
+
+
+def _json_escape(m: re.Match[str]) -> str:
+    return f"\\u{ord(m.group()):04x}"
 
 
 def escape_controls(text: str) -> str:
     """C1 controls, DEL and bidi overrides in serialised JSON/TOML as ``\\uXXXX`` escapes."""
     if text.isascii():
         return text.replace("\x7f", "\\u007f") if "\x7f" in text else text
-    if _JSON_ESCAPED.search(text) is None:
-        return text  # str.translate walks non-ASCII text a character at a time: megabytes
-    return text.translate(_JSON_ESCAPES)
+    # a regex scan, not str.translate (which walks non-ASCII text a character at a time, and
+    # whose table of two thousand escapes would be built on every start)
+    return _JSON_ESCAPED.sub(_json_escape, text)
 
 
 def json_text(obj: Any, *, indent: int | None = None) -> str:

@@ -23,7 +23,6 @@ from ctxview.core.ledger import Compaction
 from ctxview.core.limits import MODEL_CONTEXT as MODEL_CONTEXT  # the rule lives in core.limits
 from ctxview.core.limits import context_size as context_size
 from ctxview.core.protocol import Problem, ProtocolChecker
-from ctxview.core.repair import next_version_key
 from ctxview.core.tokens import estimate_message, estimate_system, estimate_tools
 from ctxview.core.transcript import Transcript
 from ctxview.sessions.model import LoadedSession
@@ -267,6 +266,9 @@ class SessionModel:
         self._edited_from = mid if self._edited_from is None else min(mid, self._edited_from)
         if event.message is not None:
             # the checker is memoised on ids: the new version is checked under a key of its own
+            # (repair's counter; imported on the first edit, not by the first screen)
+            from ctxview.core.repair import next_version_key
+
             self._versions[mid] = next_version_key()
         self._info.pop(mid, None)
         if event.message is not None and self.tokens_ready and mid < len(self._tok):

@@ -29,6 +29,11 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
+# the strategy -> edit names live with the strategies (a context with a plain strategy needs
+# them, not this module); re-exported for the modules that apply the edits
+from ctxview.core.strategies import STRATEGY_EDITS as STRATEGY_EDITS
+from ctxview.core.strategies import THINKING_EDIT as THINKING_EDIT
+from ctxview.core.strategies import TOOL_USES_EDIT as TOOL_USES_EDIT
 from ctxview.core.tokens import block_tokens
 
 Entry = tuple[int, dict[str, Any]]
@@ -38,10 +43,6 @@ Entry = tuple[int, dict[str, Any]]
 #: ctxview's stand-in (a few tokens, as the API's).
 PLACEHOLDER = "[cleared by context editing]"
 BETA = "context-management-2025-06-27"
-TOOL_USES_EDIT = "clear_tool_uses_20250919"
-THINKING_EDIT = "clear_thinking_20251015"
-#: strategy name -> the edit it models
-STRATEGY_EDITS = {"clear-tool-uses": TOOL_USES_EDIT, "clear-thinking": THINKING_EDIT}
 
 _PLACEHOLDER_TOKENS = block_tokens({"type": "tool_result", "content": PLACEHOLDER})
 _THINKING = ("thinking", "redacted_thinking")

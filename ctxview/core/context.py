@@ -11,14 +11,17 @@ import bisect
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from ctxview.core.clearing import DEFAULT_EDITING, STRATEGY_EDITS, ContextEditing, SentForm
 from ctxview.core.compaction import effective_messages, has_compaction
 from ctxview.core.protocol import Problem
-from ctxview.core.strategies import Strategy, get_strategy
+from ctxview.core.strategies import STRATEGY_EDITS, Strategy, get_strategy
 from ctxview.core.tokens import estimate_message, estimate_window
 from ctxview.core.window import Entry, Window, json_copy
+
+if TYPE_CHECKING:
+    # context editing is imported when a clear-* strategy needs it, not by every context
+    from ctxview.core.clearing import ContextEditing, SentForm
 
 EventKind = Literal["added", "evicted", "config", "edited", "pinned"]
 
@@ -177,7 +180,7 @@ class ConversationContext:
         *,
         max_context_tokens: int = DEFAULT_MAX_CONTEXT_TOKENS,
         low_water_fraction: float = DEFAULT_LOW_WATER_FRACTION,
-        context_editing: ContextEditing | None = None,
+        context_editing: ContextEditing | Mapping[str, Any] | None = None,
     ) -> None:
         self._window = Window(
             _check_max(max_context_messages),
@@ -192,7 +195,14 @@ class ConversationContext:
         #: ids of messages holding a ``compaction`` block (the API ignores what precedes one)
         self._compaction_ids: set[int] = set()
         #: the context-editing strategies' parameters, and their edited copy of the window
-        self._editing = context_editing if context_editing is not None else DEFAULT_EDITING
+        #: (a mapping: the parameters' config/session form, validated where it was read and
+        #: parsed on first use, so a context with a plain strategy never imports context editing)
+        self._editing: ContextEditing | None = None
+        self._editing_form: Mapping[str, Any] | None = None
+        if isinstance(context_editing, Mapping):
+            self._editing_form = context_editing
+        else:
+            self._editing = context_editing
         self._sent: SentForm | None = None
         #: tool_use ids of pinned assistant messages (their results are pinned when added)
         self._pinned_uses: set[str] = set()
@@ -601,14 +611,21 @@ class ConversationContext:
     def context_editing(self) -> ContextEditing:
         """The parameters of the context-editing strategies (``clear-tool-uses``,
         ``clear-thinking``)."""
+        if self._editing is None:
+            from ctxview.core.clearing import parse_context_editing
+
+            # the defaults when none were given (``clearing.DEFAULT_EDITING``)
+            self._editing = parse_context_editing(self._editing_form)
         return self._editing
 
     def set_context_editing(self, value: ContextEditing) -> None:
+        from ctxview.core.clearing import ContextEditing
+
         if not isinstance(value, ContextEditing):
             raise ValueError(
                 f"context_editing must be a ContextEditing, got {type(value).__name__}"
             )
-        self._editing = value
+        self._editing, self._editing_form = value, None
         self._sent = None
         self._config_changed("context_editing")
 
@@ -629,7 +646,9 @@ class ConversationContext:
             return None
         sf = self._sent
         if sf is None or sf.strategy != name:
-            sf = self._sent = SentForm(name, self._editing)
+            from ctxview.core.clearing import SentForm
+
+            sf = self._sent = SentForm(name, self.context_editing)
         window = self._window
         sf.update(
             window.first, window.tail, window.tokens if prompt_tokens is None else prompt_tokens

@@ -366,11 +366,18 @@ class LowWaterStrategy(_RuleStrategy):
     rule = staticmethod(low_water_evictions)
 
 
+TOOL_USES_EDIT = "clear_tool_uses_20250919"
+THINKING_EDIT = "clear_thinking_20251015"
+#: strategy name -> the context edit it models (:mod:`ctxview.core.clearing` applies them; the
+#: names live here so a context whose strategy is a plain one never imports it)
+STRATEGY_EDITS = {"clear-tool-uses": TOOL_USES_EDIT, "clear-thinking": THINKING_EDIT}
+
+
 class ClearToolUsesStrategy:
     """Anthropic's ``clear_tool_uses_20250919`` context edit, as a strategy: nothing is ever
     evicted (so no pair breaks); what is sent is an edited copy in which the results of old tool
     uses are a placeholder (:mod:`ctxview.core.clearing`; parameters: ``context_editing``). The
-    context recognises it by name (``clearing.STRATEGY_EDITS``) and keeps the edited copy."""
+    context recognises it by name (``STRATEGY_EDITS``) and keeps the edited copy."""
 
     name = "clear-tool-uses"
     description = (

@@ -15,10 +15,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxview.core.strategies import STRATEGIES
-from ctxview.sessions.claude_code import Line, rebuild, title_of
 from ctxview.sessions.fileio import FileRefused, read_regular
 from ctxview.sessions.model import LoadedSession, SessionError, gc_paused
 from ctxview.sessions.validate import (
@@ -28,6 +27,10 @@ from ctxview.sessions.validate import (
     validate_messages,
     validate_system,
 )
+
+if TYPE_CHECKING:
+    # the Claude Code reader is imported when a file is detected as a transcript
+    from ctxview.sessions.claude_code import Line
 
 SESSION_FORMAT = "ctxview.session"
 SESSION_VERSION = 1
@@ -336,6 +339,8 @@ def _loads_line(raw: str) -> Any:
 
 
 def _jsonl_records(path: str, text: str) -> tuple[list[Line], list[int]]:
+    from ctxview.sessions.claude_code import Line
+
     lines: list[Line] = []
     skipped: list[int] = []
     for number, raw in enumerate(text.split("\n"), start=1):
@@ -464,6 +469,8 @@ def _read_messages(path: str, text: str, data: Any) -> LoadedSession:
 
 
 def _read_claude_code(path: str, text: str, data: Any) -> LoadedSession:
+    from ctxview.sessions.claude_code import Line
+
     if isinstance(data, list):
         lines = [Line(i + 1, r) for i, r in enumerate(data) if isinstance(r, dict)]
         bad = [i + 1 for i, r in enumerate(data) if not isinstance(r, dict)]
@@ -477,6 +484,8 @@ def _read_claude_code(path: str, text: str, data: Any) -> LoadedSession:
 def _read_web(path: str, text: str, data: Any) -> LoadedSession:
     if not isinstance(data, dict) or not isinstance(data.get("loglines"), list):
         raise ValueError("loglines: expected an array of transcript records")
+    from ctxview.sessions.claude_code import Line
+
     raw = data["loglines"]
     lines = [Line(i + 1, r) for i, r in enumerate(raw) if isinstance(r, dict)]
     bad = [i + 1 for i, r in enumerate(raw) if not isinstance(r, dict)]
@@ -499,6 +508,8 @@ def subagent_paths(path: str) -> list[str]:
 
 
 def _from_lines(path: str, fmt: str, lines: list[Line], bad: list[int]) -> LoadedSession:
+    from ctxview.sessions.claude_code import rebuild, title_of
+
     off_branch: list[dict[str, Any]] = []
     messages, metas, unusable, warnings = rebuild(lines, off_branch)
     if not messages:

@@ -8,7 +8,6 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
-from ctxview.core.clearing import parse_context_editing
 from ctxview.core.compaction import claude_code_compaction
 from ctxview.core.context import (
     DEFAULT_LOW_WATER_FRACTION,
@@ -199,9 +198,8 @@ def _replay(
         strategy=strat,
         max_context_tokens=max_tokens,
         low_water_fraction=frac,
-        context_editing=parse_context_editing(
-            editing if editing is not None else d.get("context_editing")
-        ),
+        # its config/session form, validated where it was read: parsed when first used
+        context_editing=editing if editing is not None else d.get("context_editing"),
     )
     if isinstance(session.system, list):
         # keep the blocks (cache_control and all) for the token estimate; text is what is shown
