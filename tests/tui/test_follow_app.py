@@ -161,14 +161,8 @@ async def test_open_dialog_has_the_sessions_list_as_a_tab(tmp_path: Path, monkey
         # listed once the tab shows
         await wait_until(pilot, lambda: len(tree.root.children) == 1, timeout=20)
 
-        def focused() -> bool:
-            # switching tabs hides the files pane after a refresh; on a busy machine that lands
-            # after tree.focus() and leaves nothing focused: focus again until it holds
-            if not tree.has_focus:
-                tree.focus()
-            return tree.has_focus and tree.cursor_node is not None
-
-        await wait_until(pilot, focused)
+        # the dialog moves the focus to the list it shows: enter opens the session
+        await wait_until(pilot, lambda: tree.has_focus and tree.cursor_node is not None)
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.model.path == str(session), timeout=20)
         assert getattr(app, "_following", None) is None

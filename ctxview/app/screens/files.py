@@ -12,7 +12,15 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import DirectoryTree, Input, OptionList, Static, TabbedContent, TabPane
+from textual.widgets import (
+    DirectoryTree,
+    Input,
+    OptionList,
+    Static,
+    TabbedContent,
+    TabPane,
+    Tabs,
+)
 from textual.widgets.option_list import Option
 
 from ctxview.app.messages import OpenRequested
@@ -110,6 +118,23 @@ class OpenFileScreen(PathScreen):
     def _tab(self, event: TabbedContent.TabActivated) -> None:
         if event.pane.id == "sessions-tab":
             self.query_one("#cc-sessions", SessionsTree).load()
+        # the pane that was shown hides after a refresh, taking the focus with it: enter would
+        # then do nothing. Focus the shown pane's list or path unless the tab bar has the focus
+        # (a user stepping through the tabs with the keys).
+        self.call_after_refresh(self._focus_pane)
+
+    def _focus_pane(self) -> None:
+        # the pane shown now: a tab's activation can be heard after the next one's
+        pane = self.query_one("#open-tabs", TabbedContent).active_pane
+        focused = self.focused
+        if pane is None or isinstance(focused, Tabs):
+            return
+        if focused is not None and pane in focused.ancestors:
+            return
+        target = "#path" if pane.id == "files-tab" else "#cc-sessions Tree"
+        for widget in pane.query(target):
+            widget.focus()
+            return
 
     @on(SessionsTree.Chosen)
     def _session_chosen(self, event: SessionsTree.Chosen) -> None:
