@@ -155,7 +155,12 @@ async def test_open_dialog_has_the_sessions_list_as_a_tab(tmp_path: Path, monkey
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
         await pilot.press("ctrl+o")
-        await wait_until(pilot, lambda: bool(app.screen.query(TabbedContent)))
+        # the dialog is up once its path field has the focus (it takes it on mount: focusing
+        # it after the switch would bring the Files tab back)
+        await wait_until(
+            pilot,
+            lambda: bool(app.screen.query("#path")) and app.screen.query_one("#path").has_focus,
+        )
         app.screen.query_one(TabbedContent).active = "sessions-tab"
         tree = app.screen.query_one("#cc-sessions Tree", Tree)
         # listed once the tab shows

@@ -121,20 +121,26 @@ class OpenFileScreen(PathScreen):
         # the pane that was shown hides after a refresh, taking the focus with it: enter would
         # then do nothing. Focus the shown pane's list or path unless the tab bar has the focus
         # (a user stepping through the tabs with the keys).
+        self._focus_tries = 20
         self.call_after_refresh(self._focus_pane)
 
+    _focus_tries = 0
+
     def _focus_pane(self) -> None:
-        # the pane shown now: a tab's activation can be heard after the next one's
+        # the pane shown now (a tab's activation can be heard after the next one's); tried again
+        # a few times: on a busy machine the hiding of the old pane can land after the focus
         pane = self.query_one("#open-tabs", TabbedContent).active_pane
         focused = self.focused
         if pane is None or isinstance(focused, Tabs):
             return
-        if focused is not None and pane in focused.ancestors:
-            return
-        target = "#path" if pane.id == "files-tab" else "#cc-sessions Tree"
-        for widget in pane.query(target):
-            widget.focus()
-            return
+        if focused is None or pane not in focused.ancestors:
+            target = "#path" if pane.id == "files-tab" else "#cc-sessions Tree"
+            for widget in pane.query(target):
+                widget.focus()
+                break
+        self._focus_tries -= 1
+        if self._focus_tries > 0:
+            self.set_timer(0.05, self._focus_pane)
 
     @on(SessionsTree.Chosen)
     def _session_chosen(self, event: SessionsTree.Chosen) -> None:
