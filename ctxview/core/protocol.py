@@ -24,7 +24,7 @@ windows of a request replay (see the section at the end).
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from itertools import accumulate, islice
 from typing import Any, Literal
@@ -278,6 +278,24 @@ def _summary(m: Any, role: Any) -> _Summary:
     return c, k, None, None, False, slow, warned
 
 
+def _result_errors(results: Sequence[tuple[str, bool]], expected: Container[str]) -> int:
+    """The errors of a user turn's tool_results (``(tool_use_id, no other block before it)``, as
+    :func:`_summary` reads them) after an assistant turn with the tool_use ids ``expected``, as
+    :func:`_check_user_turn` tells them: one per orphan or duplicate result, and one when a
+    matched result does not lead."""
+    seen: set[str] = set()
+    errors = 0
+    misplaced = False
+    for tid, leads in results:
+        if tid not in expected or tid in seen:
+            errors += 1  # orphan_tool_result, duplicate_tool_result
+        else:
+            seen.add(tid)
+            if not leads:
+                misplaced = True
+    return errors + misplaced  # tool_result_not_first
+
+
 def _plain_turn(
     prev: Sequence[Any] | None,
     turn: Sequence[Any],
@@ -315,12 +333,7 @@ def _plain_turn(
                 return False
             if pu is not None:
                 expected.update(pu)
-        seen: set[str] = set()
-        for key, leads in res:
-            if key in seen or key not in expected or not leads:
-                return False
-            seen.add(key)
-        return True
+        return _result_errors(res, expected) == 0
     if uses and nxt is not None:
         if len(nxt) != 1 or type(nxt[0]) is not dict or nxt[0].get("role") != "user":
             return False
@@ -909,21 +922,7 @@ class WindowErrors:
                             if expected is None:
                                 append(e + len(res[a]))  # all orphans
                                 continue
-                            ra = res[a]
-                            if len(ra) == 1:  # one result: an orphan, or misplaced, or right
-                                tid, leads = ra[0]
-                                append(e + (1 if tid not in expected else not leads))
-                                continue
-                            seen: set[str] = set()
-                            misplaced = False
-                            for tid, leads in res[a]:
-                                if tid not in expected or tid in seen:
-                                    e += 1
-                                else:
-                                    seen.add(tid)
-                                    if not leads:
-                                        misplaced = True
-                            append(e + misplaced)
+                            append(e + _result_errors(res[a], expected))
                             continue
             append(
                 self._eval(
@@ -1038,25 +1037,18 @@ class WindowErrors:
             if not expected:  # every tool_result is an orphan
                 nr = self._nres
                 return cfs + (nr[head] if head >= 0 else 0) + self._nresp[b] - self._nresp[a]
-            exp = set(expected)
-            seen: set[str] = set()
+            # the results of the turn's messages, each leading only if no message before
+            # it in the turn held another block
+            results: list[tuple[str, bool]] = []
             leading = True
-            misplaced = False
-            errors = cfs
             res, other = self._res, self._other
             for x in ([head] if head >= 0 else []) + list(range(a, b)):
                 r = res.get(x)
                 if r is not None:
-                    for tid, first_blocks in r:
-                        if tid not in exp or tid in seen:
-                            errors += 1  # orphan_tool_result, duplicate_tool_result
-                        else:
-                            seen.add(tid)
-                            if not (leading and first_blocks):
-                                misplaced = True
+                    results.extend((tid, leading and leads) for tid, leads in r)
                 if other[x]:
                     leading = False
-            return errors + misplaced  # tool_result_not_first
+            return cfs + _result_errors(results, set(expected))
         if role == "assistant":
             if nxt is None:
                 return cfs
