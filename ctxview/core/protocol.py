@@ -24,7 +24,7 @@ windows of a request replay (see the section at the end).
 from __future__ import annotations
 
 import operator
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from itertools import accumulate, islice
 from typing import Any, Literal
@@ -95,6 +95,9 @@ SERVER_RESULT_PARTNER = {
 
 _ROLES = ("user", "assistant", "system")
 _THINKING = ("thinking", "redacted_thinking")
+#: assistant block types whose rules span the merged turn (thinking order, the final block,
+#: server tools pairing inside the turn): a message holding one is checked by ``_check_turn``
+_TURN_TYPES = frozenset((*_THINKING, *SERVER_RESULT_PARTNER.values(), *SERVER_RESULT_PARTNER))
 
 
 def _blocks(message: Any) -> list[Any]:
@@ -149,22 +152,148 @@ def _turns(roles: Sequence[Any]) -> list[tuple[int, int]]:
     return turns
 
 
-def _tool_use_ids(turn: Sequence[Any]) -> list[str] | None:
-    """The tool_use ids of a one-message assistant turn of plain blocks, else None (unknown)."""
-    if len(turn) != 1 or type(turn[0]) is not dict:
-        return None
-    content = turn[0].get("content")
+#: What the rules need of one message, read once (:func:`_summary`): ``(errors, kind, uses,
+#: results, other, slow, warned)``. ``errors`` counts the errors that depend on nothing but the
+#: message and its role (empty content except an assistant's, empty or blank text blocks except
+#: an assistant's, a tool_result outside a user message, a tool_use outside an assistant message,
+#: an invalid role); ``kind`` is 0 when nothing else applies, 1 when it holds tool_uses (an
+#: assistant's) or tool_results (a user's), 2 when a rule spans the merged turn or the window's
+#: end (thinking, server tool blocks, blank text, a final text block ending in whitespace, empty
+#: assistant content) or a block has a shape not modelled here; ``uses`` the tool_use ids of an
+#: assistant message; ``results`` a user message's ``(tool_use_id, no other block before it)``;
+#: ``other`` a user message holds a block that is not a tool_result; ``slow`` a Mapping that is
+#: not a dict (or a str/list subclass) that only the full check reads; ``warned`` a block of an
+#: unknown type (a warning).
+_Summary = tuple[int, int, list[str] | None, list[tuple[str, bool]] | None, bool, bool, bool]
+
+
+def _summary(m: Any, role: Any) -> _Summary:
+    if type(m) is not dict:
+        return 0, 0, None, None, False, True, False
+    if role not in _ROLES:
+        return 1, 0, None, None, False, False, False  # invalid_role (a turn of its own)
+    content = m.get("content")
     if type(content) is str:
-        return []
+        if not content:
+            if role == "assistant":
+                return 0, 2, None, None, False, False, False  # empty unless the window's last
+            return 1, 0, None, None, False, False, False
+        return 0, 0, None, None, False, False, False
     if type(content) is not list:
-        return None
-    ids = []
+        if content is None:
+            if role == "assistant":
+                return 0, 2, None, None, False, False, False
+            return 1, 0, None, None, False, False, False
+        # a subclass: leave it all to the full check
+        return 0, 0, None, None, False, isinstance(content, (str, list)), False
+    if not content:
+        if role == "assistant":
+            return 0, 2, None, None, False, False, False
+        return 1, 0, None, None, False, False, False
+    c = 0
+    k = 0
+    slow = False
+    warned = False
+    if role == "assistant":
+        u: list[str] | None = None
+        for b in content:
+            if type(b) is not dict:
+                if isinstance(b, Mapping):
+                    slow = True
+                k = 2
+                continue
+            t = b.get("type")
+            if t == "text":
+                tx = b.get("text")
+                if tx == "" or tx is None:
+                    c += 1
+                elif type(tx) is not str or not tx.strip():
+                    k = 2  # blank: an error unless the merged turn has a tool_use
+            elif t == "tool_use":
+                if u is None:
+                    u = []
+                u.append(str(b.get("id")))
+            elif t == "tool_result":
+                c += 1
+            elif type(t) is not str or t in _TURN_TYPES:
+                k = 2
+            elif t not in KNOWN_BLOCK_TYPES:
+                warned = True
+        tail = content[-1]
+        if type(tail) is dict and tail.get("type") == "text":
+            tx = tail.get("text")
+            if type(tx) is not str or tx != tx.rstrip():
+                k = 2  # trailing whitespace: an error in the window's final block
+        if u is not None and k == 0:
+            k = 1
+        return c, k, u, None, False, slow, warned
+    if role == "user":
+        r: list[tuple[str, bool]] | None = None
+        seen_other = False
+        for b in content:
+            if type(b) is not dict:
+                if isinstance(b, Mapping):
+                    slow = True
+                seen_other = True
+                warned = True
+                continue
+            t = b.get("type")
+            if t == "tool_result":
+                if r is None:
+                    r = []
+                r.append((str(b.get("tool_use_id")), not seen_other))
+                continue
+            seen_other = True
+            if t == "text":
+                tx = b.get("text")
+                if tx == "" or tx is None or (isinstance(tx, str) and not tx.strip()):
+                    c += 1
+            elif t == "tool_use":
+                c += 1
+            elif t is not None and type(t) is not str:
+                k = 2
+            elif t not in KNOWN_BLOCK_TYPES:
+                warned = True
+        if r is not None and k == 0:
+            k = 1
+        return c, k, None, r, seen_other, slow, warned
+    # system: its placement rules are warnings
     for b in content:
         if type(b) is not dict:
-            return None
-        if b.get("type") == "tool_use":
-            ids.append(str(b.get("id")))
-    return ids
+            if isinstance(b, Mapping):
+                slow = True
+            warned = True
+            continue
+        t = b.get("type")
+        if t == "text":
+            tx = b.get("text")
+            if tx == "" or tx is None or (isinstance(tx, str) and not tx.strip()):
+                c += 1
+        elif t == "tool_result" or t == "tool_use":
+            c += 1
+        elif t is not None and type(t) is not str:
+            k = 2
+        elif t not in KNOWN_BLOCK_TYPES:
+            warned = True
+    return c, k, None, None, False, slow, warned
+
+
+def _result_errors(results: Sequence[tuple[str, bool]], expected: Container[str]) -> int:
+    """The errors of a user turn's tool_results (``(tool_use_id, no other block before it)``, as
+    :func:`_summary` reads them) after an assistant turn with the tool_use ids ``expected``, as
+    :func:`_check_user_turn` tells them: one per orphan or duplicate result, and one when a
+    matched result does not lead."""
+    seen: set[str] = set()
+    errors = 0
+    misplaced = False
+    for tid, leads in results:
+        if tid not in expected or tid in seen:
+            errors += 1  # orphan_tool_result, duplicate_tool_result
+        else:
+            seen.add(tid)
+            if not leads:
+                misplaced = True
+    return errors + misplaced  # tool_result_not_first
 
 
 def _plain_turn(
@@ -174,63 +303,37 @@ def _plain_turn(
     is_first: bool,
     is_last: bool,
 ) -> bool:
-    """A one-message turn of the usual shape that :func:`_check_turn_full` finds nothing in,
-    told without building its problems (the last window of every ``requests`` and each check
-    of the app walk thousands of them): a user message of non-empty text, or of tool_results
-    answering each of the previous assistant message's tool_uses once; an assistant message of
-    non-blank text and tool_use blocks whose uses the next message answers. Anything else (and
-    any doubt) is checked in full; ``tests/unit/core/test_protocol.py`` holds the two equal."""
+    """A one-message turn that :func:`_check_turn_full` finds nothing in, told from the
+    message's :func:`_summary` without building its problems (the last window of every
+    ``requests`` and each check of the app walk thousands of them): a user or assistant message
+    whose summary holds no error, no warning and nothing left to the full check, whose
+    tool_results answer each of the previous assistant turn's tool_uses once, leading the
+    message, and whose tool_uses the next turn answers. Any doubt is checked in full;
+    ``tests/unit/core/test_protocol.py`` holds the two equal."""
     if len(turn) != 1:
         return False
     m = turn[0]
     if type(m) is not dict:
         return False
     role = m.get("role")
-    content = m.get("content")
+    if role != "user" and (role != "assistant" or is_first):
+        return False
+    c, k, uses, res, _, slow, warn = _summary(m, role)
+    if c or k == 2 or slow or warn:
+        return False
     if role == "user":
-        if type(content) is str:
-            return content != ""
-        if type(content) is not list or not content:
+        if res is None:
+            return True
+        if prev is None or _role(prev[0]) != "assistant":
             return False
-        if prev is None or len(prev) != 1 or type(prev[0]) is not dict:
-            return False
-        if prev[0].get("role") != "assistant":
-            return False
-        expected = _tool_use_ids(prev)
-        if expected is None:
-            return False
-        seen: set[str] = set()
-        for b in content:
-            if type(b) is not dict or b.get("type") != "tool_result":
+        expected: set[str] = set()
+        for pm in prev:
+            pu, slow = _summary(pm, "assistant")[2::3]
+            if slow:
                 return False
-            key = str(b.get("tool_use_id"))
-            if key in seen or key not in expected:
-                return False
-            seen.add(key)
-        return True
-    if role != "assistant" or is_first:
-        return False
-    if type(content) is str:
-        return content != ""
-    if type(content) is not list or not content:
-        return False
-    uses: list[str] = []
-    for b in content:
-        if type(b) is not dict:
-            return False
-        t = b.get("type")
-        if t == "text":
-            text = b.get("text")
-            if type(text) is not str or not text.strip():
-                return False
-        elif t == "tool_use":
-            uses.append(str(b.get("id")))
-        else:
-            return False
-    if is_last:
-        tail = content[-1]
-        if tail.get("type") == "text" and tail["text"] != tail["text"].rstrip():
-            return False
+            if pu is not None:
+                expected.update(pu)
+        return _result_errors(res, expected) == 0
     if uses and nxt is not None:
         if len(nxt) != 1 or type(nxt[0]) is not dict or nxt[0].get("role") != "user":
             return False
@@ -727,10 +830,6 @@ def _prefix(values: Sequence[int]) -> list[int]:
 
 _ROLE_SET = frozenset(_ROLES)
 
-#: assistant block types whose rules span the merged turn (thinking order, the final block,
-#: server tools pairing inside the turn): a message holding one is checked by ``_check_turn``
-_TURN_TYPES = frozenset((*_THINKING, *SERVER_RESULT_PARTNER.values(), *SERVER_RESULT_PARTNER))
-
 Piece = tuple[
     int, int, int
 ]  #: ``(head, a, b)``: ``[messages[head]] + messages[a:b]``, head -1: none
@@ -742,8 +841,9 @@ class WindowErrors:
 
     A window turn is a *piece*: ``(head, a, b)``, the messages ``[messages[head]] +
     messages[a:b]`` of one role (``head`` is the window's first message when the API merges it
-    into the turn after it, else -1). Its errors are counted from a summary of each message made
-    once (``_summarise``), exactly as ``_check_turn`` counts them:
+    into the turn after it, else -1). Its errors are counted from the :func:`_summary` of each
+    message, made once (``_summarise``) and shared with :func:`_plain_turn`, exactly as
+    ``_check_turn`` counts them:
 
     * the errors that depend on nothing but the message and its role (empty content except an
       assistant's, empty or blank text blocks except an assistant's, a tool_result outside a user
@@ -822,21 +922,7 @@ class WindowErrors:
                             if expected is None:
                                 append(e + len(res[a]))  # all orphans
                                 continue
-                            ra = res[a]
-                            if len(ra) == 1:  # one result: an orphan, or misplaced, or right
-                                tid, leads = ra[0]
-                                append(e + (1 if tid not in expected else not leads))
-                                continue
-                            seen: set[str] = set()
-                            misplaced = False
-                            for tid, leads in res[a]:
-                                if tid not in expected or tid in seen:
-                                    e += 1
-                                else:
-                                    seen.add(tid)
-                                    if not leads:
-                                        misplaced = True
-                            append(e + misplaced)
+                            append(e + _result_errors(res[a], expected))
                             continue
             append(
                 self._eval(
@@ -857,128 +943,25 @@ class WindowErrors:
     def _summarise(self) -> None:
         msgs, roles = self.msgs, self.roles
         n = len(msgs)
-        cf = [0] * n  #: errors that add up
-        kind = [
-            0
-        ] * n  #: 0: nothing else; 1: tool_uses (assistant) or tool_results (user); 2: checked whole
+        cf = [0] * n
+        kind = [0] * n
         nres = [0] * n  #: tool_result blocks of a user message
-        uses: dict[int, list[str]] = {}  #: tool_use ids of an assistant message
-        res: dict[int, list[tuple[str, bool]]] = {}  #: (tool_use_id, no other block before it)
-        other = [False] * n  #: a user message holds a block that is not a tool_result
+        uses: dict[int, list[str]] = {}
+        res: dict[int, list[tuple[str, bool]]] = {}
+        other = [False] * n
         slow = False
         for i in range(n):
-            m = msgs[i]
-            role = roles[i]
-            if type(m) is not dict:
-                slow = True
-                continue
-            if role not in _ROLES:
-                cf[i] = 1  # invalid_role (a turn of its own)
-                continue
-            content = m.get("content")
-            if type(content) is str:
-                if not content:
-                    if role == "assistant":
-                        kind[i] = 2  # empty unless the window's last message
-                    else:
-                        cf[i] = 1
-                continue
-            if type(content) is not list:
-                if content is None:
-                    if role == "assistant":
-                        kind[i] = 2
-                    else:
-                        cf[i] = 1
-                elif isinstance(content, (str, list)):
-                    slow = True  # a subclass: leave it all to _check_turn
-                continue
-            if not content:
-                if role == "assistant":
-                    kind[i] = 2
-                else:
-                    cf[i] = 1
-                continue
-            c = 0
-            k = 0
-            if role == "assistant":
-                u: list[str] | None = None
-                for b in content:
-                    if type(b) is not dict:
-                        if isinstance(b, Mapping):
-                            slow = True
-                        k = 2
-                        continue
-                    t = b.get("type")
-                    if t == "text":
-                        tx = b.get("text")
-                        if tx == "" or tx is None:
-                            c += 1
-                        elif type(tx) is not str or not tx.strip():
-                            k = 2  # blank: an error unless the merged turn has a tool_use
-                    elif t == "tool_use":
-                        if u is None:
-                            u = []
-                        u.append(str(b.get("id")))
-                    elif t == "tool_result":
-                        c += 1
-                    elif type(t) is not str or t in _TURN_TYPES:
-                        k = 2
-                tail = content[-1]
-                if type(tail) is dict and tail.get("type") == "text":
-                    tx = tail.get("text")
-                    if type(tx) is not str or tx != tx.rstrip():
-                        k = 2  # trailing whitespace: an error in the window's final block
-                if u is not None:
-                    uses[i] = u
-                    if k == 0:
-                        k = 1
-            elif role == "user":
-                r: list[tuple[str, bool]] | None = None
-                seen_other = False
-                for b in content:
-                    if type(b) is not dict:
-                        if isinstance(b, Mapping):
-                            slow = True
-                        seen_other = True
-                        continue
-                    t = b.get("type")
-                    if t == "tool_result":
-                        if r is None:
-                            r = []
-                        r.append((str(b.get("tool_use_id")), not seen_other))
-                        continue
-                    seen_other = True
-                    if t == "text":
-                        tx = b.get("text")
-                        if tx == "" or tx is None or (isinstance(tx, str) and not tx.strip()):
-                            c += 1
-                    elif t == "tool_use":
-                        c += 1
-                    elif t is not None and type(t) is not str:
-                        k = 2
-                other[i] = seen_other
-                if r is not None:
-                    res[i] = r
-                    nres[i] = len(r)
-                    if k == 0:
-                        k = 1
-            else:  # system: its placement rules are warnings
-                for b in content:
-                    if type(b) is not dict:
-                        if isinstance(b, Mapping):
-                            slow = True
-                        continue
-                    t = b.get("type")
-                    if t == "text":
-                        tx = b.get("text")
-                        if tx == "" or tx is None or (isinstance(tx, str) and not tx.strip()):
-                            c += 1
-                    elif t == "tool_result" or t == "tool_use":
-                        c += 1
-                    elif t is not None and type(t) is not str:
-                        k = 2
+            c, k, u, r, o, s, _ = _summary(msgs[i], roles[i])
             cf[i] = c
             kind[i] = k
+            other[i] = o
+            if s:
+                slow = True
+            if u is not None:
+                uses[i] = u
+            if r is not None:
+                res[i] = r
+                nres[i] = len(r)
         self._cf, self._kind, self._nres = cf, kind, nres
         self._uses, self._res, self._other = uses, res, other
         self._cfp = _prefix(cf)
@@ -1054,25 +1037,18 @@ class WindowErrors:
             if not expected:  # every tool_result is an orphan
                 nr = self._nres
                 return cfs + (nr[head] if head >= 0 else 0) + self._nresp[b] - self._nresp[a]
-            exp = set(expected)
-            seen: set[str] = set()
+            # the results of the turn's messages, each leading only if no message before
+            # it in the turn held another block
+            results: list[tuple[str, bool]] = []
             leading = True
-            misplaced = False
-            errors = cfs
             res, other = self._res, self._other
             for x in ([head] if head >= 0 else []) + list(range(a, b)):
                 r = res.get(x)
                 if r is not None:
-                    for tid, first_blocks in r:
-                        if tid not in exp or tid in seen:
-                            errors += 1  # orphan_tool_result, duplicate_tool_result
-                        else:
-                            seen.add(tid)
-                            if not (leading and first_blocks):
-                                misplaced = True
+                    results.extend((tid, leading and leads) for tid, leads in r)
                 if other[x]:
                     leading = False
-            return errors + misplaced  # tool_result_not_first
+            return cfs + _result_errors(results, set(expected))
         if role == "assistant":
             if nxt is None:
                 return cfs
