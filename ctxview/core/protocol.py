@@ -16,6 +16,11 @@ The checks follow what the API does before it validates:
 
 Indices in problems are positions in the ``messages`` array as given (not in merged turns).
 
+Each rule is written once: the rules of one message alone in :func:`_scan`, the tool_use /
+tool_result pairing in :func:`_result_problems` and :func:`_unanswered`, the rules spanning a
+merged turn in ``_check_*_turn``. The full check reports their problems with positions; the
+replays' counts add up the same functions' findings.
+
 :func:`check_protocol` checks one request; :class:`ProtocolChecker` one window after another
 (memoised per turn); :class:`WindowErrors` and :class:`Rejections` count the errors of the
 windows of a request replay (see the section at the end).
@@ -24,7 +29,7 @@ windows of a request replay (see the section at the end).
 from __future__ import annotations
 
 import operator
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from itertools import accumulate, islice
 from typing import Any, Literal
@@ -127,7 +132,7 @@ def _role(message: Any) -> Any:
     return message.get("role") if (type(message) is dict or isinstance(message, Mapping)) else None
 
 
-# -- turns ---------------------------------------------------------------------------------------
+# -- merged turns --------------------------------------------------------------------------------
 
 #: A problem with message indices relative to the start of its turn; resolved by ``_resolve``.
 #: ``parts`` is the message text: ``str`` pieces verbatim, ``int`` pieces are relative indices.
@@ -152,148 +157,243 @@ def _turns(roles: Sequence[Any]) -> list[tuple[int, int]]:
     return turns
 
 
-#: What the rules need of one message, read once (:func:`_summary`): ``(errors, kind, uses,
-#: results, other, slow, warned)``. ``errors`` counts the errors that depend on nothing but the
-#: message and its role (empty content except an assistant's, empty or blank text blocks except
-#: an assistant's, a tool_result outside a user message, a tool_use outside an assistant message,
-#: an invalid role); ``kind`` is 0 when nothing else applies, 1 when it holds tool_uses (an
-#: assistant's) or tool_results (a user's), 2 when a rule spans the merged turn or the window's
-#: end (thinking, server tool blocks, blank text, a final text block ending in whitespace, empty
-#: assistant content) or a block has a shape not modelled here; ``uses`` the tool_use ids of an
-#: assistant message; ``results`` a user message's ``(tool_use_id, no other block before it)``;
-#: ``other`` a user message holds a block that is not a tool_result; ``slow`` a Mapping that is
-#: not a dict (or a str/list subclass) that only the full check reads; ``warned`` a block of an
-#: unknown type (a warning).
-_Summary = tuple[int, int, list[str] | None, list[tuple[str, bool]] | None, bool, bool, bool]
+# -- one message ---------------------------------------------------------------------------------
+
+#: A problem of one message alone: ``(code, severity, parts, block, ids)``; the ``int`` parts of
+#: its text are message indices relative to that message (0: the message itself).
+_Local = tuple[str, Severity, tuple[str | int, ...], int | None, tuple[str, ...]]
 
 
-def _summary(m: Any, role: Any) -> _Summary:
-    if type(m) is not dict:
-        return 0, 0, None, None, False, True, False
-    if role not in _ROLES:
-        return 1, 0, None, None, False, False, False  # invalid_role (a turn of its own)
-    content = m.get("content")
-    if type(content) is str:
-        if not content:
-            if role == "assistant":
-                return 0, 2, None, None, False, False, False  # empty unless the window's last
-            return 1, 0, None, None, False, False, False
-        return 0, 0, None, None, False, False, False
-    if type(content) is not list:
-        if content is None:
-            if role == "assistant":
-                return 0, 2, None, None, False, False, False
-            return 1, 0, None, None, False, False, False
-        # a subclass: leave it all to the full check
-        return 0, 0, None, None, False, isinstance(content, (str, list)), False
+def _local(
+    code: str, parts: tuple[str | int, ...], block: int | None = None, severity: Severity = "error"
+) -> _Local:
+    return code, severity, parts, block, ()
+
+
+_NONE: tuple[_Local, ...] = ()
+_INVALID_ROLE = _local(
+    "invalid_role", ("messages.", 0, ".role: Input should be 'user' or 'assistant'")
+)
+_EMPTY_CONTENT = _local(
+    "empty_content",
+    (
+        "messages.",
+        0,
+        ": all messages must have non-empty content except for the optional final assistant "
+        "message",
+    ),
+)
+
+
+def _empty_text(j: int) -> _Local:
+    return _local("empty_text_block", ("messages: text content blocks must be non-empty",), j)
+
+
+def _blank_text(j: int) -> _Local:
+    return _local(
+        "whitespace_text_block",
+        ("messages: text content blocks must contain non-whitespace text",),
+        j,
+    )
+
+
+def _unknown_type(j: int, btype: Any) -> _Local:
+    shown = btype if isinstance(btype, str) else repr(btype)
+    return _local(
+        "unknown_block_type",
+        ("messages.", 0, f".content.{j}: unknown content block type {shown!r}"),
+        j,
+        "warning",
+    )
+
+
+#: What the rules need of one message, read in one walk of its blocks (:func:`_scan`):
+#: ``(local, kind, uses, results, other)``. ``local`` holds the problems that depend on nothing but
+#: the message (its role included): an invalid role, empty content except an assistant's, empty
+#: text blocks, blank text blocks except an assistant's, a tool_result outside a user message, a
+#: tool_use outside an assistant message, a block of an unknown type. ``kind`` is 0 when no other
+#: rule applies to the message, 1 when it holds tool_uses (an assistant's) or tool_results (a
+#: user's), 2 when a rule spans its merged turn or the window's end (an assistant's thinking,
+#: server tool blocks, blank text, a final text block ending in whitespace, empty content).
+#: ``uses`` are an assistant message's tool_use ids; ``results`` a user message's tool_results as
+#: ``(tool_use_id, no other block before it, block index)``; ``other``: a user message holds a
+#: block that is not a tool_result.
+_Summary = tuple[
+    tuple[_Local, ...], int, list[str] | None, list[tuple[str, bool, int]] | None, bool
+]
+
+
+def _scan(m: Any) -> _Summary:
+    """The :data:`_Summary` of one message: the one place its local rules are written (the full
+    check reports its problems, the replays' counts add up its errors)."""
+    if type(m) is dict or isinstance(m, Mapping):
+        role = m.get("role")
+        content = m.get("content")
+    else:
+        return (_INVALID_ROLE,), 0, None, None, False
+    if role != "user" and role != "assistant" and role != "system":
+        return (_INVALID_ROLE,), 0, None, None, False
+    asst = role == "assistant"
+    if type(content) is str or isinstance(content, str):
+        if content:
+            return _NONE, 0, None, None, False
+        content = None
+    elif not isinstance(content, list) and content is not None:
+        return _NONE, 0, None, None, False
     if not content:
-        if role == "assistant":
-            return 0, 2, None, None, False, False, False
-        return 1, 0, None, None, False, False, False
-    c = 0
-    k = 0
-    slow = False
-    warned = False
-    if role == "assistant":
-        u: list[str] | None = None
-        for b in content:
-            if type(b) is not dict:
-                if isinstance(b, Mapping):
-                    slow = True
-                k = 2
+        if asst:  # an error unless it is the window's last message
+            return _NONE, 2, None, None, False
+        return (_EMPTY_CONTENT,), 0, None, None, False
+    user = role == "user"
+    found: list[_Local] | None = None
+    kind = 0
+    uses: list[str] | None = None
+    results: list[tuple[str, bool, int]] | None = None
+    other = False
+    for j, b in enumerate(content):
+        t = b.get("type") if (type(b) is dict or isinstance(b, Mapping)) else None
+        if t == "tool_result":
+            if user:
+                if results is None:
+                    results = []
+                results.append((str(b.get("tool_use_id")), not other, j))
                 continue
-            t = b.get("type")
-            if t == "text":
-                tx = b.get("text")
-                if tx == "" or tx is None:
-                    c += 1
-                elif type(tx) is not str or not tx.strip():
-                    k = 2  # blank: an error unless the merged turn has a tool_use
-            elif t == "tool_use":
-                if u is None:
-                    u = []
-                u.append(str(b.get("id")))
-            elif t == "tool_result":
-                c += 1
-            elif type(t) is not str or t in _TURN_TYPES:
-                k = 2
-            elif t not in KNOWN_BLOCK_TYPES:
-                warned = True
-        tail = content[-1]
-        if type(tail) is dict and tail.get("type") == "text":
-            tx = tail.get("text")
-            if type(tx) is not str or tx != tx.rstrip():
-                k = 2  # trailing whitespace: an error in the window's final block
-        if u is not None and k == 0:
-            k = 1
-        return c, k, u, None, False, slow, warned
-    if role == "user":
-        r: list[tuple[str, bool]] | None = None
-        seen_other = False
-        for b in content:
-            if type(b) is not dict:
-                if isinstance(b, Mapping):
-                    slow = True
-                seen_other = True
-                warned = True
-                continue
-            t = b.get("type")
-            if t == "tool_result":
-                if r is None:
-                    r = []
-                r.append((str(b.get("tool_use_id")), not seen_other))
-                continue
-            seen_other = True
-            if t == "text":
-                tx = b.get("text")
-                if tx == "" or tx is None or (isinstance(tx, str) and not tx.strip()):
-                    c += 1
-            elif t == "tool_use":
-                c += 1
-            elif t is not None and type(t) is not str:
-                k = 2
-            elif t not in KNOWN_BLOCK_TYPES:
-                warned = True
-        if r is not None and k == 0:
-            k = 1
-        return c, k, None, r, seen_other, slow, warned
-    # system: its placement rules are warnings
-    for b in content:
-        if type(b) is not dict:
-            if isinstance(b, Mapping):
-                slow = True
-            warned = True
-            continue
-        t = b.get("type")
-        if t == "text":
+            p = _local(
+                "tool_result_in_assistant",
+                (
+                    "messages.",
+                    0,
+                    f".content.{j}: `tool_result` blocks can only be in `user` messages",
+                ),
+                j,
+            )
+        elif t == "text":
+            other = True
             tx = b.get("text")
-            if tx == "" or tx is None or (isinstance(tx, str) and not tx.strip()):
-                c += 1
-        elif t == "tool_result" or t == "tool_use":
-            c += 1
-        elif t is not None and type(t) is not str:
-            k = 2
-        elif t not in KNOWN_BLOCK_TYPES:
-            warned = True
-    return c, k, None, None, False, slow, warned
+            if tx == "" or tx is None:
+                p = _empty_text(j)
+            elif isinstance(tx, str) and tx.isspace():
+                if asst:  # an error unless the merged turn holds a tool_use
+                    kind = 2
+                    continue
+                p = _blank_text(j)
+            else:
+                continue
+        elif t == "tool_use":
+            other = True
+            if asst:
+                if uses is None:
+                    uses = []
+                uses.append(str(b.get("id")))
+                continue
+            p = _local(
+                "tool_use_in_user",
+                (
+                    "messages.",
+                    0,
+                    f".content.{j}: `tool_use` blocks can only be in `assistant` messages",
+                ),
+                j,
+            )
+        else:
+            other = True
+            if type(t) is not str or t not in KNOWN_BLOCK_TYPES:
+                p = _unknown_type(j, t)
+            else:
+                if asst and t in _TURN_TYPES:
+                    kind = 2
+                continue
+        if found is None:
+            found = []
+        found.append(p)
+    if asst:
+        tail = content[-1]
+        if (type(tail) is dict or isinstance(tail, Mapping)) and tail.get("type") == "text":
+            tx = tail.get("text")
+            if isinstance(tx, str) and tx[-1:].isspace():
+                kind = 2  # trailing whitespace: an error in the window's final block
+        if uses is not None and kind == 0:
+            kind = 1
+    elif results is not None and kind == 0:
+        kind = 1
+    return (tuple(found) if found else _NONE), kind, uses, results, other and user
 
 
-def _result_errors(results: Sequence[tuple[str, bool]], expected: Container[str]) -> int:
-    """The errors of a user turn's tool_results (``(tool_use_id, no other block before it)``, as
-    :func:`_summary` reads them) after an assistant turn with the tool_use ids ``expected``, as
-    :func:`_check_user_turn` tells them: one per orphan or duplicate result, and one when a
-    matched result does not lead."""
+def _error_count(local: tuple[_Local, ...]) -> int:
+    return sum(1 for p in local if p[1] == "error") if local else 0
+
+
+_Scan = Callable[[Any], _Summary]
+
+
+def _scanner() -> _Scan:
+    """:func:`_scan`, memoised for the messages of one check (a message is read as a turn and
+    again as its neighbours' neighbour)."""
+    seen: dict[int, tuple[Any, _Summary]] = {}
+
+    def scan(m: Any) -> _Summary:
+        hit = seen.get(id(m))
+        if hit is not None and hit[0] is m:
+            return hit[1]
+        s = _scan(m)
+        seen[id(m)] = (m, s)
+        return s
+
+    return scan
+
+
+# -- tool_use / tool_result pairing ----------------------------------------------------------------
+
+
+def _result_problems(
+    results: Sequence[tuple[Any, ...]], expected: Container[str]
+) -> tuple[list[tuple[int, str]], list[int]]:
+    """The rules of a user turn's tool_results (each ``(tool_use_id, no other block before it,
+    ...)``) after an assistant turn with the tool_use ids ``expected``: the position and code of
+    each orphan or duplicate result, and the positions of the matched results that do not lead
+    the turn (one error for all of them)."""
     seen: set[str] = set()
-    errors = 0
-    misplaced = False
-    for tid, leads in results:
-        if tid not in expected or tid in seen:
-            errors += 1  # orphan_tool_result, duplicate_tool_result
+    bad: list[tuple[int, str]] | None = None
+    misplaced: list[int] | None = None
+    for k, r in enumerate(results):
+        tid = r[0]
+        if tid not in expected:
+            code = "orphan_tool_result"
+        elif tid in seen:
+            code = "duplicate_tool_result"
         else:
             seen.add(tid)
-            if not leads:
-                misplaced = True
-    return errors + misplaced  # tool_result_not_first
+            if not r[1]:
+                if misplaced is None:
+                    misplaced = []
+                misplaced.append(k)
+            continue
+        if bad is None:
+            bad = []
+        bad.append((k, code))
+    return bad or [], misplaced or []
+
+
+def _result_errors(results: Sequence[tuple[Any, ...]], expected: Container[str]) -> int:
+    """How many errors :func:`_result_problems` reports."""
+    bad, misplaced = _result_problems(results, expected)
+    return len(bad) + (1 if misplaced else 0)
+
+
+def _unanswered(uses: Sequence[str], answered: Container[str]) -> list[str]:
+    """The tool_use ids of an assistant turn that the next turn's tool_results leave unanswered
+    (one error for all of them)."""
+    return [u for u in uses if u not in answered]
+
+
+def _answered(nxt: Sequence[Any] | None, scan: _Scan) -> set[str]:
+    """The tool_use ids the turn ``nxt`` answers: its tool_results' when it is a user turn."""
+    if nxt is None or _role(nxt[0]) != "user":
+        return set()
+    return {r[0] for m in nxt for r in scan(m)[3] or ()}
+
+
+# -- turns ---------------------------------------------------------------------------------------
 
 
 def _plain_turn(
@@ -302,50 +402,33 @@ def _plain_turn(
     nxt: Sequence[Any] | None,
     is_first: bool,
     is_last: bool,
+    scan: _Scan = _scan,
 ) -> bool:
     """A one-message turn that :func:`_check_turn_full` finds nothing in, told from the
-    message's :func:`_summary` without building its problems (the last window of every
+    :func:`_scan` of it and its neighbours without building problems (the last window of every
     ``requests`` and each check of the app walk thousands of them): a user or assistant message
-    whose summary holds no error, no warning and nothing left to the full check, whose
-    tool_results answer each of the previous assistant turn's tool_uses once, leading the
-    message, and whose tool_uses the next turn answers. Any doubt is checked in full;
-    ``tests/unit/core/test_protocol.py`` holds the two equal."""
+    with no problem of its own and no rule spanning its turn, whose tool_results answer each of
+    the previous assistant turn's tool_uses once, leading the message, and whose tool_uses the
+    next turn answers. ``tests/unit/core/test_protocol.py`` holds it to the full check."""
     if len(turn) != 1:
         return False
     m = turn[0]
-    if type(m) is not dict:
-        return False
-    role = m.get("role")
+    role = _role(m)
     if role != "user" and (role != "assistant" or is_first):
         return False
-    c, k, uses, res, _, slow, warn = _summary(m, role)
-    if c or k == 2 or slow or warn:
+    local, kind, uses, res, _ = scan(m)
+    if local or kind == 2:
         return False
     if role == "user":
         if res is None:
             return True
         if prev is None or _role(prev[0]) != "assistant":
             return False
-        expected: set[str] = set()
-        for pm in prev:
-            pu, slow = _summary(pm, "assistant")[2::3]
-            if slow:
-                return False
-            if pu is not None:
-                expected.update(pu)
-        return _result_errors(res, expected) == 0
+        expected = {u for pm in prev for u in scan(pm)[2] or ()}
+        bad, misplaced = _result_problems(res, expected)
+        return not bad and not misplaced
     if uses and nxt is not None:
-        if len(nxt) != 1 or type(nxt[0]) is not dict or nxt[0].get("role") != "user":
-            return False
-        answers = nxt[0].get("content")
-        if type(answers) is not list:
-            return False
-        answered = {
-            str(b.get("tool_use_id"))
-            for b in answers
-            if type(b) is dict and b.get("type") == "tool_result"
-        }
-        return all(u in answered for u in uses)
+        return not _unanswered(uses, _answered(nxt, scan))
     return True
 
 
@@ -356,11 +439,22 @@ def _check_turn(
     is_first: bool,
     is_last: bool,
     compacted: bool,
+    scan: _Scan | None = None,
 ) -> list[_Rel]:
     """The problems of one merged turn, with message indices relative to its first message."""
-    if _plain_turn(prev, turn, nxt, is_first, is_last):
+    if scan is None:
+        scan = _scanner()
+    if _plain_turn(prev, turn, nxt, is_first, is_last, scan):
         return []
-    return _check_turn_full(prev, turn, nxt, is_first, is_last, compacted)
+    return _check_turn_full(prev, turn, nxt, is_first, is_last, compacted, scan)
+
+
+def _shift(parts: tuple[str | int, ...], r: int) -> tuple[str | int, ...]:
+    return parts if r == 0 else tuple(p + r if type(p) is int else p for p in parts)
+
+
+def _block_order(p: _Local) -> int:
+    return -1 if p[3] is None else p[3]
 
 
 def _check_turn_full(
@@ -370,8 +464,11 @@ def _check_turn_full(
     is_first: bool,
     is_last: bool,
     compacted: bool,
+    scan: _Scan | None = None,
 ) -> list[_Rel]:
     """:func:`_check_turn` for any turn: every rule, block by block."""
+    if scan is None:
+        scan = _scanner()
     out: list[_Rel] = []
 
     def add(
@@ -384,14 +481,15 @@ def _check_turn_full(
     ) -> None:
         out.append((r, code, severity, parts, block, ids))
 
+    def add_local(r: int, local: tuple[_Local, ...]) -> None:
+        for code, severity, parts, block, ids in local:
+            out.append((r, code, severity, _shift(parts, r), block, ids))
+
+    scans = [scan(m) for m in turn]
     role = _role(turn[0])
     if role not in _ROLES:
-        for r in range(len(turn)):
-            add(
-                r,
-                "invalid_role",
-                ("messages.", r, ".role: Input should be 'user' or 'assistant'"),
-            )
+        for r, s in enumerate(scans):
+            add_local(r, s[0])
         return out
     if is_first and role == "assistant" and not compacted:
         add(
@@ -416,85 +514,41 @@ def _check_turn_full(
             "warning",
         )
 
-    # every message of the turn, block by block
+    # every message's own problems, and the assistant's that depend on its turn
     last_r = len(turn) - 1
-    turn_has_tool_use = role == "assistant" and any(
-        _btype(b) == "tool_use" for m in turn for b in _blocks(m)
-    )
-    for r, message in enumerate(turn):
-        content = message.get("content")
-        if _is_empty(content) and not (is_last and r == last_r and role == "assistant"):
-            add(
-                r,
-                "empty_content",
-                (
-                    "messages.",
-                    r,
-                    ": all messages must have non-empty content except for the optional final "
-                    "assistant message",
-                ),
-            )
-        for j, block in enumerate(_blocks(message)):
-            btype = _btype(block)
-            if btype == "text":
-                text = block.get("text")
-                if text == "" or text is None:
-                    add(
-                        r,
-                        "empty_text_block",
-                        ("messages: text content blocks must be non-empty",),
-                        block=j,
-                    )
-                elif isinstance(text, str) and not text.strip() and not turn_has_tool_use:
-                    add(
-                        r,
-                        "whitespace_text_block",
-                        ("messages: text content blocks must contain non-whitespace text",),
-                        block=j,
-                    )
-            elif btype == "tool_result" and role != "user":
-                add(
-                    r,
-                    "tool_result_in_assistant",
-                    (
-                        "messages.",
-                        r,
-                        f".content.{j}: `tool_result` blocks can only be in `user` messages",
-                    ),
-                    block=j,
-                )
-            elif btype == "tool_use" and role != "assistant":
-                add(
-                    r,
-                    "tool_use_in_user",
-                    (
-                        "messages.",
-                        r,
-                        f".content.{j}: `tool_use` blocks can only be in `assistant` messages",
-                    ),
-                    block=j,
-                )
-            elif btype not in KNOWN_BLOCK_TYPES:
-                shown = btype if isinstance(btype, str) else repr(btype)
-                add(
-                    r,
-                    "unknown_block_type",
-                    ("messages.", r, f".content.{j}: unknown content block type {shown!r}"),
-                    "warning",
-                    block=j,
-                )
+    turn_has_tool_use = role == "assistant" and any(s[2] for s in scans)
+    for r, (message, s) in enumerate(zip(turn, scans, strict=True)):
+        local = s[0]
+        if s[1] == 2 and role == "assistant":
+            extra: list[_Local] = []
+            if _is_empty(message.get("content")) and not (is_last and r == last_r):
+                extra.append(_EMPTY_CONTENT)
+            if not turn_has_tool_use:  # blank text beside a tool_use: accepted
+                for j, block in enumerate(_blocks(message)):
+                    if _btype(block) == "text":
+                        text = block.get("text")
+                        if isinstance(text, str) and text.isspace():
+                            extra.append(_blank_text(j))
+            if extra:
+                local = tuple(sorted((*local, *extra), key=_block_order))
+        add_local(r, local)
 
     if role == "assistant":
-        _check_assistant_turn(turn, nxt, is_last, add)
+        _check_assistant_turn(turn, nxt, is_last, add, scans, scan)
     elif role == "user":
-        _check_user_turn(prev, turn, add)
+        _check_user_turn(prev, turn, add, scans, scan)
     else:
         _check_system_turn(prev, nxt, is_first, add)
     return out
 
 
 def _check_assistant_turn(
-    turn: Sequence[Any], nxt: Sequence[Any] | None, is_last: bool, add: Any
+    turn: Sequence[Any],
+    nxt: Sequence[Any] | None,
+    is_last: bool,
+    add: Any,
+    scans: Sequence[_Summary],
+    scan: _Scan,
 ) -> None:
     merged = [(r, j, b) for r, m in enumerate(turn) for j, b in enumerate(_blocks(m))]
     types = [_btype(b) for _, _, b in merged]
@@ -504,7 +558,8 @@ def _check_assistant_turn(
         # pai_code_exec_files_thinking_cache_req3.json); the first other block must be thinking
         k = 0
         while k < len(types) and (
-            types[k] == "server_tool_use" or types[k] in SERVER_RESULT_PARTNER
+            types[k] == "server_tool_use"
+            or (isinstance(types[k], str) and types[k] in SERVER_RESULT_PARTNER)
         ):
             k += 1
         r0, _, _ = merged[0]
@@ -544,10 +599,12 @@ def _check_assistant_turn(
     # server and MCP tools pair inside the assistant turn: a result after its use block
     seen: dict[str, set[str]] = {"server_tool_use": set(), "mcp_tool_use": set()}
     for (r, j, b), t in zip(merged, types, strict=True):
+        if not isinstance(t, str):
+            continue
         if t in seen:
             seen[t].add(str(b.get("id")))
             continue
-        partner = SERVER_RESULT_PARTNER.get(t) if isinstance(t, str) else None
+        partner = SERVER_RESULT_PARTNER.get(t)
         if partner is None:
             continue
         tid = b.get("tool_use_id")
@@ -565,17 +622,10 @@ def _check_assistant_turn(
                 ids=(str(tid),),
             )
     # tool_use ids must be answered at the start of the next (user) turn
-    uses = [
-        (r, str(b.get("id"))) for (r, _, b), t in zip(merged, types, strict=True) if t == "tool_use"
-    ]
+    uses = [(r, tid) for r, s in enumerate(scans) for tid in s[2] or ()]
     if not uses or nxt is None:
         return
-    answered: set[str] = set()
-    if _role(nxt[0]) == "user":
-        answered = {
-            str(b.get("tool_use_id")) for m in nxt for b in _blocks(m) if _btype(b) == "tool_result"
-        }
-    missing = [tid for _, tid in uses if tid not in answered]
+    missing = _unanswered([tid for _, tid in uses], _answered(nxt, scan))
     if missing:
         r_at = next(r for r, tid in uses if tid == missing[0])
         add(
@@ -592,52 +642,56 @@ def _check_assistant_turn(
         )
 
 
-def _check_user_turn(prev: Sequence[Any] | None, turn: Sequence[Any], add: Any) -> None:
+def _check_user_turn(
+    prev: Sequence[Any] | None,
+    turn: Sequence[Any],
+    add: Any,
+    scans: Sequence[_Summary],
+    scan: _Scan,
+) -> None:
     expected: list[str] = []
     if prev is not None and _role(prev[0]) == "assistant":
-        expected = [str(b.get("id")) for m in prev for b in _blocks(m) if _btype(b) == "tool_use"]
-    expected_set = set(expected)
-    seen: set[str] = set()
+        expected = [u for m in prev for u in scan(m)[2] or ()]
+    # the turn's results, each leading only if no block before it in the turn is another kind
+    results: list[tuple[str, bool, int, int]] = []
     leading = True
-    misplaced: list[str] = []
-    for r, message in enumerate(turn):
-        for j, block in enumerate(_blocks(message)):
-            if _btype(block) != "tool_result":
-                leading = False
-                continue
-            tid = block.get("tool_use_id")
-            key = str(tid)
-            if key not in expected_set:
-                add(
+    for r, s in enumerate(scans):
+        for tid, leads, j in s[3] or ():
+            results.append((tid, leading and leads, r, j))
+        if s[4]:
+            leading = False
+    if not results:
+        return
+    bad, misplaced = _result_problems(results, set(expected))
+    for k, code in bad:
+        tid, _, r, j = results[k]
+        if code == "orphan_tool_result":
+            add(
+                r,
+                "orphan_tool_result",
+                (
+                    "messages.",
                     r,
-                    "orphan_tool_result",
-                    (
-                        "messages.",
-                        r,
-                        f".content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: "
-                        f"{tid}. Each `tool_result` block must have a corresponding `tool_use` "
-                        "block in the previous message.",
-                    ),
-                    block=j,
-                    ids=(key,),
-                )
-            elif key in seen:
-                add(
+                    f".content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: "
+                    f"{tid}. Each `tool_result` block must have a corresponding `tool_use` "
+                    "block in the previous message.",
+                ),
+                block=j,
+                ids=(tid,),
+            )
+        else:
+            add(
+                r,
+                "duplicate_tool_result",
+                (
+                    "messages.",
                     r,
-                    "duplicate_tool_result",
-                    (
-                        "messages.",
-                        r,
-                        f".content.{j}: each tool_use must have a single result. Found multiple "
-                        f"`tool_result` blocks with id: {tid}",
-                    ),
-                    block=j,
-                    ids=(key,),
-                )
-            else:
-                seen.add(key)
-                if not leading:
-                    misplaced.append(key)
+                    f".content.{j}: each tool_use must have a single result. Found multiple "
+                    f"`tool_result` blocks with id: {tid}",
+                ),
+                block=j,
+                ids=(tid,),
+            )
     if misplaced:
         add(
             0,
@@ -649,7 +703,7 @@ def _check_user_turn(prev: Sequence[Any] | None, turn: Sequence[Any], add: Any) 
                 "message. Messages following `tool_use` blocks must begin with a matching number "
                 "of `tool_result` blocks.",
             ),
-            ids=tuple(misplaced),
+            ids=tuple(results[k][0] for k in misplaced),
         )
 
 
@@ -787,6 +841,7 @@ class ProtocolChecker:
             tkeys.append(None)
         last = nt - 1
         key: tuple[Any, ...] = ()
+        scan = _scanner()
         for t in range(nt):
             found = None
             if memo:
@@ -803,6 +858,7 @@ class ProtocolChecker:
                     t == 0,
                     t == last,
                     compacted,
+                    scan,
                 )
                 if memo:
                     cache[key] = found
@@ -841,25 +897,20 @@ class WindowErrors:
 
     A window turn is a *piece*: ``(head, a, b)``, the messages ``[messages[head]] +
     messages[a:b]`` of one role (``head`` is the window's first message when the API merges it
-    into the turn after it, else -1). Its errors are counted from the :func:`_summary` of each
-    message, made once (``_summarise``) and shared with :func:`_plain_turn`, exactly as
-    ``_check_turn`` counts them:
+    into the turn after it, else -1). Its errors are counted from the :func:`_scan` of each
+    message, made once (``_summarise``), with the rule functions the full check uses:
 
-    * the errors that depend on nothing but the message and its role (empty content except an
-      assistant's, empty or blank text blocks except an assistant's, a tool_result outside a user
-      message, a tool_use outside an assistant message, an invalid role) add up (``cf``);
-    * a user turn after an assistant turn: its tool_results against the tool_use ids of that
-      turn (orphans, duplicates, and one error when a result does not lead); after anything
-      else, every tool_result is an orphan (one error each, so they add up too);
-    * an assistant turn with tool_uses: one error when the next turn (a user turn's results;
-      anything else answers none) leaves one unanswered, none when it is the window's last;
-    * an assistant message whose rules span its merged turn (thinking, server tool blocks,
-      blank text, a final text block ending in whitespace, empty content) or any block of a
-      shape the summary does not model: its piece is checked by ``_check_turn`` itself.
+    * the errors of each message alone (:func:`_scan`'s problems) add up (``cf``);
+    * a user turn after an assistant turn: :func:`_result_errors` of its tool_results against
+      the tool_use ids of that turn; after anything else, against none (every result an orphan:
+      a count per message, so they add up too);
+    * an assistant turn with tool_uses: one error when :func:`_unanswered` finds a tool_use the
+      next turn leaves unanswered, none when it is the window's last;
+    * a piece holding a message whose rules span its merged turn (``kind`` 2): checked by
+      ``_check_turn`` itself.
 
-    So an error rule added to ``_check_turn_full`` is counted here too, or its messages are sent
-    to ``_check_turn``: ``tests/unit/core/test_request_window_sources.py`` reads every error code of this module and
-    holds, for a conversation breaking each, every window's count to the full check's.
+    ``tests/unit/core/test_request_window_sources.py`` reads every error code of this module
+    and holds, for a conversation breaking each, every window's count to the full check's.
     """
 
     def __init__(self, msgs: Sequence[Mapping[str, Any]], roles: list[Any], system: Any) -> None:
@@ -904,25 +955,19 @@ class WindowErrors:
                         na, nb = turns[t + 1]
                         if nb - na == 1:
                             found = res.get(na) if roles[na] == "user" else None
-                            if found is None:
-                                append(cf[a] + 1)  # none answered
-                                continue
-                            ua = uses[a]
-                            if len(ua) == 1 and len(found) == 1:  # one use, one result
-                                append(cf[a] + (ua[0] != found[0][0]))
-                                continue
-                            answered = {tid for tid, _ in found}
-                            append(cf[a] + any(u not in answered for u in ua))
+                            answered: Container[str] = (
+                                ()
+                                if not found
+                                else [r[0] for r in found]
+                                if len(found) <= 8  # a list is quicker to make and to search
+                                else {r[0] for r in found}
+                            )
+                            append(cf[a] + (1 if _unanswered(uses[a], answered) else 0))
                             continue
                     elif role == "user" and t > 0:
                         pa, pb = turns[t - 1]
                         if pb - pa == 1 and roles[pa] == "assistant":
-                            expected = uses.get(pa)
-                            e = cf[a]
-                            if expected is None:
-                                append(e + len(res[a]))  # all orphans
-                                continue
-                            append(e + _result_errors(res[a], expected))
+                            append(cf[a] + _result_errors(res[a], uses.get(pa) or ()))
                             continue
             append(
                 self._eval(
@@ -941,34 +986,31 @@ class WindowErrors:
 
     # -- the summary of each message -----------------------------------------------------------
     def _summarise(self) -> None:
-        msgs, roles = self.msgs, self.roles
+        msgs = self.msgs
         n = len(msgs)
         cf = [0] * n
         kind = [0] * n
-        nres = [0] * n  #: tool_result blocks of a user message
+        orphans = [0] * n  #: errors of a user message's tool_results after no tool_use
         uses: dict[int, list[str]] = {}
-        res: dict[int, list[tuple[str, bool]]] = {}
+        res: dict[int, list[tuple[str, bool, int]]] = {}
         other = [False] * n
-        slow = False
         for i in range(n):
-            c, k, u, r, o, s, _ = _summary(msgs[i], roles[i])
-            cf[i] = c
+            local, k, u, r, o = _scan(msgs[i])
+            if local:
+                cf[i] = _error_count(local)
             kind[i] = k
             other[i] = o
-            if s:
-                slow = True
             if u is not None:
                 uses[i] = u
             if r is not None:
                 res[i] = r
-                nres[i] = len(r)
-        self._cf, self._kind, self._nres = cf, kind, nres
+                orphans[i] = _result_errors(r, ())
+        self._cf, self._kind, self._orphans = cf, kind, orphans
         self._uses, self._res, self._other = uses, res, other
         self._cfp = _prefix(cf)
-        self._nresp = _prefix(nres)
+        self._orphansp = _prefix(orphans)
         self._kp = _prefix([1 if k else 0 for k in kind])
         self._xp = _prefix([1 if k == 2 else 0 for k in kind])
-        self._slow = slow
 
     # -- one window turn -----------------------------------------------------------------------
     def _list(self, p: Piece) -> list[Any]:
@@ -995,12 +1037,12 @@ class WindowErrors:
         res = self._res
         out: set[str] = set()
         if head >= 0 and head in res:
-            out.update(tid for tid, _ in res[head])
+            out.update(r[0] for r in res[head])
         if self._kp[b] > self._kp[a]:
             for x in range(a, b):
                 r = res.get(x)
                 if r is not None:
-                    out.update(tid for tid, _ in r)
+                    out.update(x[0] for x in r)
         return out
 
     def _eval(
@@ -1017,7 +1059,7 @@ class WindowErrors:
             cfs = self._cfp[b] - self._cfp[a]
         if not np_:
             return cfs
-        if self._slow or (head >= 0 and kind[head] == 2) or self._xp[b] > self._xp[a]:
+        if (head >= 0 and kind[head] == 2) or self._xp[b] > self._xp[a]:
             rels = _check_turn(
                 self._list(prev) if prev is not None else None,
                 self._list((head, a, b)),
@@ -1035,17 +1077,17 @@ class WindowErrors:
                 else None
             )
             if not expected:  # every tool_result is an orphan
-                nr = self._nres
-                return cfs + (nr[head] if head >= 0 else 0) + self._nresp[b] - self._nresp[a]
+                nr = self._orphans
+                return cfs + (nr[head] if head >= 0 else 0) + self._orphansp[b] - self._orphansp[a]
             # the results of the turn's messages, each leading only if no message before
             # it in the turn held another block
-            results: list[tuple[str, bool]] = []
+            results: list[tuple[str, bool]] = []  # (tool_use_id, leads the turn)
             leading = True
             res, other = self._res, self._other
             for x in ([head] if head >= 0 else []) + list(range(a, b)):
                 r = res.get(x)
                 if r is not None:
-                    results.extend((tid, leading and leads) for tid, leads in r)
+                    results.extend((tid, leading and leads) for tid, leads, _ in r)
                 if other[x]:
                     leading = False
             return cfs + _result_errors(results, set(expected))
@@ -1054,7 +1096,7 @@ class WindowErrors:
                 return cfs
             used = self._ids_of_uses((head, a, b))
             answered = self._ids_of_results(nxt) if self._role(nxt) == "user" else set()
-            return cfs + any(tid not in answered for tid in used)  # unanswered_tool_use
+            return cfs + (1 if _unanswered(used, answered) else 0)
         return cfs
 
     def _sum(self, seq: list[Piece]) -> int:
@@ -1077,15 +1119,15 @@ class WindowErrors:
             ga, gb = turns[ta]
             errs = self.errs
             front = -1
-            if not self._slow and self._kind[first] != 2 and self._xp[gb] == self._xp[lo]:
+            if self._kind[first] != 2 and self._xp[gb] == self._xp[lo]:
                 # the usual fronts, counted without a memo
                 rl = roles[lo]
-                cfp, nrp = self._cfp, self._nresp
+                cfp, nrp = self._cfp, self._orphansp
                 if roles[first] == rl and rl in _ROLES:
                     if rl != "assistant":  # merged into one turn, after none: orphans all
                         front = (
                             self._cf[first]
-                            + self._nres[first]
+                            + self._orphans[first]
                             + cfp[gb]
                             - cfp[lo]
                             + nrp[gb]

@@ -225,15 +225,19 @@ def test_window_errors_match_a_full_check_on_damaged_loops(
 
 
 def _turn_error_codes() -> set[str]:
-    """Every error code a turn rule of ``core/protocol.py`` reports (its ``add(...)`` calls)."""
+    """Every error code a rule of ``core/protocol.py`` reports: its turn rules' ``add(r, code,
+    ...)`` calls and its message rules' ``_local(code, ...)`` calls."""
     import ast
 
     import ctxview.core.protocol as protocol
 
     codes: set[str] = set()
     for node in ast.walk(ast.parse(Path(protocol.__file__).read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "add":
-            code, *rest = node.args[1:]
+        if not isinstance(node, ast.Call):
+            continue
+        name = getattr(node.func, "id", None)
+        if name in ("add", "_local"):
+            code, *rest = node.args[1:] if name == "add" else node.args
             warning = any(isinstance(a, ast.Constant) and a.value == "warning" for a in rest)
             if isinstance(code, ast.Constant) and not warning:
                 codes.add(code.value)
