@@ -236,7 +236,8 @@ def _scan(m: Any) -> _Summary:
     asst = role == "assistant"
     if type(content) is str or isinstance(content, str):
         if content:
-            return _NONE, 0, None, None, False
+            # trailing whitespace: an error when it ends the window (a prefill)
+            return _NONE, 2 if asst and content[-1].isspace() else 0, None, None, False
         content = None
     elif not isinstance(content, list) and content is not None:
         return _NONE, 0, None, None, False
@@ -587,9 +588,13 @@ def _check_assistant_turn(
             ),
             block=j_last,
         )
-    if is_last and merged and types[-1] == "text":
-        r_last, _, tail = merged[-1]
-        text = tail.get("text")
+    if is_last:
+        # the turn's final content: a string content, or the last block when it is a text
+        r_last = len(turn) - 1
+        text = turn[-1].get("content")
+        if not isinstance(text, str):
+            r_last, _, tail = merged[-1] if merged else (0, 0, None)
+            text = tail.get("text") if _btype(tail) == "text" else None
         if isinstance(text, str) and text.strip() and text != text.rstrip():
             add(
                 r_last,

@@ -129,6 +129,20 @@ def test_final_assistant_trailing_whitespace() -> None:
     assert codes(msgs) == ["final_assistant_trailing_whitespace"]
 
 
+def test_final_assistant_string_content_ending_in_whitespace() -> None:
+    msgs: list[dict[str, Any]] = [
+        {"role": "user", "content": "a"},
+        {"role": "assistant", "content": "the answer is\n"},
+    ]
+    [p] = check_protocol(msgs)
+    assert (p.index, p.code, p.severity) == (1, "final_assistant_trailing_whitespace", "error")
+    assert p.message == "messages: final assistant content cannot end with trailing whitespace"
+    # not the final message: sent as history, accepted
+    assert check_protocol([*msgs, {"role": "user", "content": "go on"}]) == []
+    # blank is another rule (empty content is allowed last, whitespace alone is not content)
+    assert codes([msgs[0], {"role": "assistant", "content": "x  "}, msgs[0]]) == []
+
+
 def test_garbage_does_not_crash() -> None:
     msgs: list[Any] = [
         {"role": "user", "content": [1, None, "x", {"type": "tool_result"}]},

@@ -307,6 +307,8 @@ _RULE_CASES: dict[str, list[dict[str, Any]]] = {
         {"role": "assistant", "content": [_text("end  ")]},
         {"role": "user", "content": "more"},
         {"role": "assistant", "content": [_text("end ")]},
+        {"role": "user", "content": "and as a string?"},
+        {"role": "assistant", "content": "end\n"},
     ],
     "orphan_server_tool_result": [
         {"role": "user", "content": "hi"},
