@@ -593,8 +593,10 @@ def _check_assistant_turn(
         r_last = len(turn) - 1
         text = turn[-1].get("content")
         if not isinstance(text, str):
-            r_last, _, tail = merged[-1] if merged else (0, 0, None)
-            text = tail.get("text") if _btype(tail) == "text" else None
+            text = None
+            if merged and types[-1] == "text":
+                r_last, _, tail = merged[-1]
+                text = tail.get("text")
         if isinstance(text, str) and text.strip() and text != text.rstrip():
             add(
                 r_last,
