@@ -9,8 +9,10 @@ if TYPE_CHECKING:
         ContextEvent,
         ConversationContext,
         Problem,
+        ProtocolReport,
         Transcript,
         check_protocol,
+        check_request,
     )
 
 __version__ = "0.1.0"
@@ -19,9 +21,11 @@ __all__ = [
     "ContextEvent",
     "ConversationContext",
     "Problem",
+    "ProtocolReport",
     "Transcript",
     "__version__",
     "check_protocol",
+    "check_request",
 ]
 
 

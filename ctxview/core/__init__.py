@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ctxview.core.context import ContextEvent, ConversationContext
-    from ctxview.core.protocol import Problem, check_protocol
+    from ctxview.core.protocol import Problem, ProtocolReport, check_protocol, check_request
     from ctxview.core.strategies import STRATEGIES, Strategy, get_strategy, register_strategy
     from ctxview.core.transcript import Record, Transcript
 
@@ -19,6 +19,8 @@ _HOME = {
     "ConversationContext": "context",
     "Problem": "protocol",
     "check_protocol": "protocol",
+    "ProtocolReport": "protocol",
+    "check_request": "protocol",
     "STRATEGIES": "strategies",
     "Strategy": "strategies",
     "get_strategy": "strategies",
@@ -32,10 +34,12 @@ __all__ = [
     "ContextEvent",
     "ConversationContext",
     "Problem",
+    "ProtocolReport",
     "Record",
     "Strategy",
     "Transcript",
     "check_protocol",
+    "check_request",
     "get_strategy",
     "register_strategy",
 ]

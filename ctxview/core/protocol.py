@@ -29,10 +29,10 @@ windows of a request replay (see the section at the end).
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Container, Mapping, Sequence
+from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from itertools import accumulate, islice
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 from ctxview.core.compaction import effective_messages, has_compaction
 
@@ -223,6 +223,75 @@ _Summary = tuple[
 ]
 
 
+def _field(j: int, path: str, why: str) -> _Local:
+    return _local("invalid_block_field", ("messages.", 0, f".content.{j}.{path}: {why}"), j)
+
+
+#: The fields a block kind requires (the API's reference), with the kind of value each takes.
+_REQUIRED: dict[str, tuple[tuple[str, type], ...]] = {
+    "text": (("text", str),),
+    "tool_use": (("id", str), ("name", str), ("input", Mapping)),
+    "tool_result": (("tool_use_id", str),),
+    "image": (("source", Mapping),),
+    "document": (("source", Mapping),),
+}
+_SHOULD_BE: dict[type, str] = {
+    str: "Input should be a valid string",
+    Mapping: "Input should be a valid dictionary",
+}
+#: what a tool_result's content list may hold
+_RESULT_ITEMS = frozenset(("text", "image", "document", "search_result", "tool_reference"))
+
+
+def _missing_fields(j: int, t: str, b: Mapping[str, Any], at: str = "") -> list[_Local]:
+    """The required fields of the block ``b`` of kind ``t`` that are missing or of the wrong
+    kind (and a tool_result's content: a string or a list of content blocks)."""
+    out: list[_Local] = []
+    for name, kind in _REQUIRED.get(t, ()):
+        if name not in b:
+            out.append(_field(j, f"{at}{t}.{name}", "Field required"))
+        elif not isinstance(b[name], kind):
+            out.append(_field(j, f"{at}{t}.{name}", _SHOULD_BE[kind]))
+    if t == "tool_result" and not at:
+        content = b.get("content")
+        if isinstance(content, list):
+            for k, item in enumerate(content):
+                it = item.get("type") if isinstance(item, Mapping) else None
+                if not isinstance(it, str) or it not in _RESULT_ITEMS:
+                    where = f"tool_result.content.{k}"
+                    out.append(_field(j, where, "Input does not match the expected shape."))
+                elif it in _REQUIRED:
+                    out.extend(_missing_fields(j, it, item, f"tool_result.content.{k}."))
+        elif content is not None and not isinstance(content, str):
+            out.append(_field(j, "tool_result.content", "Input should be a valid list"))
+    return out
+
+
+_MESSAGE_KEYS = frozenset(("role", "content"))
+_INVALID_MESSAGE = _local(
+    "invalid_message", ("messages.", 0, ": Input does not match the expected shape.")
+)
+
+
+def _message_shape(m: Mapping[Any, Any]) -> list[_Local]:
+    """A message's keys: ``role`` and ``content``, both required, nothing else."""
+    out = [
+        _local(
+            "invalid_message_key",
+            (
+                "messages.",
+                0,
+                f".{k if isinstance(k, str) else repr(k)}: Extra inputs are not permitted",
+            ),
+        )
+        for k in m
+        if k not in _MESSAGE_KEYS
+    ]
+    if "content" not in m:
+        out.append(_local("invalid_content", ("messages.", 0, ".content: Field required")))
+    return out
+
+
 def _scan(m: Any) -> _Summary:
     """The :data:`_Summary` of one message: the one place its local rules are written (the full
     check reports its problems, the replays' counts add up its errors)."""
@@ -230,83 +299,126 @@ def _scan(m: Any) -> _Summary:
         role = m.get("role")
         content = m.get("content")
     else:
-        return (_INVALID_ROLE,), 0, None, None, False
+        return (_INVALID_MESSAGE,), 0, None, None, False
+    found: list[_Local] | None = None
+    if len(m) != 2 or "content" not in m or "role" not in m:
+        found = _message_shape(m) or None
     if role != "user" and role != "assistant" and role != "system":
-        return (_INVALID_ROLE,), 0, None, None, False
+        return (_INVALID_ROLE, *(found or ())), 0, None, None, False
     asst = role == "assistant"
     if type(content) is str or isinstance(content, str):
         if content:
             # trailing whitespace: an error when it ends the window (a prefill)
-            return _NONE, 2 if asst and content[-1].isspace() else 0, None, None, False
+            kind = 2 if asst and content[-1].isspace() else 0
+            return (tuple(found) if found else _NONE), kind, None, None, False
         content = None
     elif not isinstance(content, list) and content is not None:
-        return _NONE, 0, None, None, False
+        bad = _local("invalid_content", ("messages.", 0, ".content: Input should be a valid list"))
+        return (*(found or ()), bad), 0, None, None, False
     if not content:
+        if found and "content" not in m:  # no content at all: its own error
+            return tuple(found), 0, None, None, False
         if asst:  # an error unless it is the window's last message
-            return _NONE, 2, None, None, False
-        return (_EMPTY_CONTENT,), 0, None, None, False
+            return (tuple(found) if found else _NONE), 2, None, None, False
+        return (*(found or ()), _EMPTY_CONTENT), 0, None, None, False
     user = role == "user"
-    found: list[_Local] | None = None
     kind = 0
     uses: list[str] | None = None
     results: list[tuple[str, bool, int]] | None = None
     other = False
     for j, b in enumerate(content):
-        t = b.get("type") if (type(b) is dict or isinstance(b, Mapping)) else None
+        if type(b) is dict or isinstance(b, Mapping):
+            t = b.get("type")
+        else:
+            other = True
+            bad = _local(
+                "invalid_block",
+                ("messages.", 0, f".content.{j}: Input does not match the expected shape."),
+                j,
+            )
+            if found is None:
+                found = []
+            found.append(bad)
+            continue
+        fields: list[_Local] | None = None
+        p: _Local | None
         if t == "tool_result":
+            if type(b.get("tool_use_id")) is not str or (
+                "content" in b and type(b["content"]) is not str
+            ):
+                fields = _missing_fields(j, t, b)
             if user:
                 if results is None:
                     results = []
                 results.append((str(b.get("tool_use_id")), not other, j))
-                continue
-            p = _local(
-                "tool_result_in_assistant",
-                (
-                    "messages.",
-                    0,
-                    f".content.{j}: `tool_result` blocks can only be in `user` messages",
-                ),
-                j,
-            )
+                p = None
+            else:
+                p = _local(
+                    "tool_result_in_assistant",
+                    (
+                        "messages.",
+                        0,
+                        f".content.{j}: `tool_result` blocks can only be in `user` messages",
+                    ),
+                    j,
+                )
         elif t == "text":
             other = True
             tx = b.get("text")
-            if tx == "" or tx is None:
-                p = _empty_text(j)
-            elif isinstance(tx, str) and tx.isspace():
-                if asst:  # an error unless the merged turn holds a tool_use
-                    kind = 2
-                    continue
-                p = _blank_text(j)
+            p = None
+            if type(tx) is str or isinstance(tx, str):
+                if not tx:
+                    p = _empty_text(j)
+                elif tx.isspace():
+                    if asst:  # an error unless the merged turn holds a tool_use
+                        kind = 2
+                    else:
+                        p = _blank_text(j)
             else:
-                continue
+                fields = _missing_fields(j, t, b)
         elif t == "tool_use":
             other = True
+            if (
+                type(b.get("id")) is not str
+                or type(b.get("name")) is not str
+                or type(b.get("input")) is not dict
+            ):
+                fields = _missing_fields(j, t, b)
             if asst:
                 if uses is None:
                     uses = []
                 uses.append(str(b.get("id")))
-                continue
-            p = _local(
-                "tool_use_in_user",
-                (
-                    "messages.",
-                    0,
-                    f".content.{j}: `tool_use` blocks can only be in `assistant` messages",
-                ),
-                j,
-            )
+                p = None
+            else:
+                p = _local(
+                    "tool_use_in_user",
+                    (
+                        "messages.",
+                        0,
+                        f".content.{j}: `tool_use` blocks can only be in `assistant` messages",
+                    ),
+                    j,
+                )
         else:
             other = True
-            if type(t) is not str or t not in KNOWN_BLOCK_TYPES:
+            p = None
+            if type(t) is not str and not isinstance(t, str):
+                why = "Field required" if "type" not in b else "Input should be a valid string"
+                p = _local("invalid_block_type", ("messages.", 0, f".content.{j}.type: {why}"), j)
+            elif t not in KNOWN_BLOCK_TYPES:
                 p = _unknown_type(j, t)
             else:
+                if (t == "image" or t == "document") and type(b.get("source")) is not dict:
+                    fields = _missing_fields(j, t, b)
                 if asst and t in _TURN_TYPES:
                     kind = 2
-                continue
-        if found is None:
-            found = []
-        found.append(p)
+        if p is not None or fields:
+            if found is None:
+                found = []
+            if p is not None:
+                found.append(p)
+            if fields:
+                found.extend(fields)
     if asst:
         tail = content[-1]
         if (type(tail) is dict or isinstance(tail, Mapping)) and tail.get("type") == "text":
@@ -759,7 +871,7 @@ def _resolve(rel: _Rel, base: int) -> Problem:
 # -- the request ---------------------------------------------------------------------------------
 
 
-def _check_request(system: Any, n_messages: int) -> list[Problem]:
+def _request_problems(system: Any, n_messages: int) -> list[Problem]:
     """The problems of the request as a whole: the system blocks, and no messages at all."""
     problems: list[Problem] = []
     if isinstance(system, list):
@@ -780,13 +892,72 @@ def _check_request(system: Any, n_messages: int) -> list[Problem]:
     return problems
 
 
+def _messages_list(messages: Any) -> list[Any]:
+    """The ``messages`` of a request as a list, or a TypeError naming what was expected."""
+    if isinstance(messages, Mapping):
+        hint = " (the whole request body? pass its 'messages')" if "messages" in messages else ""
+        raise TypeError(f"expected a list of messages, got a mapping{hint}")
+    got = "None" if messages is None else f"a {type(messages).__name__}"
+    if messages is None or isinstance(messages, (str, bytes, bytearray)):
+        raise TypeError(f"expected a list of messages, got {got}")
+    try:
+        return list(messages)
+    except TypeError:
+        raise TypeError(f"expected a list of messages, got {got}") from None
+
+
 def check_protocol(messages: Sequence[Mapping[str, Any]], system: Any = None) -> list[Problem]:
     """Check a request's messages against the API's structural rules.
 
-    Returns ``[]`` for a valid request (warnings aside). ``system`` is checked for empty text
-    blocks.
+    Returns ``[]`` for a valid request, warnings included otherwise (:func:`check_request`
+    says whether the API would accept it: ``.ok``). ``system`` is checked for empty text
+    blocks. Any JSON value is checked without raising; ``messages`` that is not a list of
+    messages (None, a string, a mapping) is a TypeError.
     """
-    return ProtocolChecker(memo=False).check(list(enumerate(messages)), system)
+    entries = list(enumerate(_messages_list(messages)))
+    return ProtocolChecker(memo=False).check(entries, system)
+
+
+@dataclass(frozen=True, slots=True)
+class ProtocolReport(Sequence[Problem]):
+    """The problems of one request, iterable as the list :func:`check_protocol` returns, and
+    the verdict: ``ok`` when there is no error (warnings are not rejections)."""
+
+    problems: tuple[Problem, ...]
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "warning"]
+
+    @property
+    def ok(self) -> bool:
+        return all(p.severity != "error" for p in self.problems)
+
+    def __len__(self) -> int:
+        return len(self.problems)
+
+    @overload
+    def __getitem__(self, i: int) -> Problem: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Problem]: ...
+    def __getitem__(self, i: int | slice) -> Problem | Sequence[Problem]:
+        return self.problems[i]
+
+    def __iter__(self) -> Iterator[Problem]:
+        return iter(self.problems)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "problems": [p.to_dict() for p in self.problems]}
+
+
+def check_request(messages: Sequence[Mapping[str, Any]], system: Any = None) -> ProtocolReport:
+    """:func:`check_protocol` as a :class:`ProtocolReport`: ``report.ok`` is the verdict,
+    ``report.errors`` what the API would answer with a 400."""
+    return ProtocolReport(tuple(check_protocol(messages, system)))
 
 
 class ProtocolChecker:
@@ -820,7 +991,7 @@ class ProtocolChecker:
     def check(
         self, entries: Sequence[tuple[int, Mapping[str, Any]]], system: Any = None
     ) -> list[Problem]:
-        problems = _check_request(system, len(entries))
+        problems = _request_problems(system, len(entries))
         if not entries:
             return problems
         start = self._compaction_start(entries)

@@ -3,6 +3,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxview import check_protocol
 
@@ -265,3 +267,168 @@ def test_plain_turn_shortcut_covers_the_usual_loop() -> None:
     assert not _plain_turn(None, msgs[1:2], [{"role": "user", "content": "hi"}], False, False)
     tail = [{"role": "assistant", "content": [{"type": "text", "text": "done "}]}]
     assert not _plain_turn(msgs[-2:-1], tail, None, False, True)
+
+
+def test_the_request_shape_in_the_apis_words() -> None:
+    """The shape the API validates before its own rules: fields and types of each block kind,
+    a message's keys and content, in the API's validation-error form."""
+    msgs: list[Any] = [
+        {"role": "user", "content": "go", "cache_control": {"type": "ephemeral"}},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "a", "input": "x"}],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "a", "content": {"text": "an object"}},
+                {"type": "text", "text": {}},
+                "a string",
+                {"type": "image"},
+            ],
+        },
+        {"role": "assistant", "content": 5},
+    ]
+    got = [(p.index, p.code, p.block, p.message) for p in check_protocol(msgs)]
+    assert got == [
+        (
+            0,
+            "invalid_message_key",
+            None,
+            "messages.0.cache_control: Extra inputs are not permitted",
+        ),
+        (1, "invalid_block_field", 0, "messages.1.content.0.tool_use.name: Field required"),
+        (
+            1,
+            "invalid_block_field",
+            0,
+            "messages.1.content.0.tool_use.input: Input should be a valid dictionary",
+        ),
+        (
+            2,
+            "invalid_block_field",
+            0,
+            "messages.2.content.0.tool_result.content: Input should be a valid list",
+        ),
+        (
+            2,
+            "invalid_block_field",
+            1,
+            "messages.2.content.1.text.text: Input should be a valid string",
+        ),
+        (2, "invalid_block", 2, "messages.2.content.2: Input does not match the expected shape."),
+        (2, "invalid_block_field", 3, "messages.2.content.3.image.source: Field required"),
+        (3, "invalid_content", None, "messages.3.content: Input should be a valid list"),
+    ]
+    assert (
+        check_protocol(["hello"])[0].message
+        == "messages.0: Input does not match the expected shape."
+    )
+    no_type = check_protocol([{"role": "user", "content": [{"text": "x"}]}])
+    assert [p.message for p in no_type] == ["messages.0.content.0.type: Field required"]
+    # the usual shapes pass: tool_result content as a string or a list of content blocks
+    ok = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [tu("a"), tu("b")]},
+        {
+            "role": "user",
+            "content": [
+                tr("a"),
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "b",
+                    "content": [
+                        {"type": "text", "text": "seen"},
+                        {"type": "image", "source": {"type": "base64", "data": "AA=="}},
+                    ],
+                },
+            ],
+        },
+    ]
+    assert check_protocol(ok) == []
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        (None, "got None"),
+        ("not a list", "got a str"),
+        (5, "got a int"),
+        ({"model": "m", "messages": []}, "pass its 'messages'"),
+    ],
+)
+def test_what_is_not_a_list_of_messages_is_a_type_error(value: Any, said: str) -> None:
+    with pytest.raises(TypeError, match="expected a list of messages") as caught:
+        check_protocol(value)
+    assert said in str(caught.value)
+
+
+def test_the_report_says_whether_the_api_accepts() -> None:
+    from ctxview import check_request
+
+    warned = check_request([{"role": "assistant", "content": "hi"}])
+    assert warned.ok and [p.code for p in warned] == ["first_not_user"]
+    assert warned.errors == [] and len(warned.warnings) == 1 and len(warned) == 1
+    rejected = check_request([{"role": "user", "content": ""}])
+    assert not rejected.ok and [p.code for p in rejected.errors] == ["empty_content"]
+    assert rejected[0] is rejected.problems[0] and list(rejected) == check_protocol(
+        [{"role": "user", "content": ""}]
+    )
+    assert rejected.to_dict()["ok"] is False
+    assert check_request([{"role": "user", "content": "hi"}]).ok
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=6),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+_block_like = st.one_of(
+    _json,
+    st.fixed_dictionaries(
+        {
+            "type": st.one_of(
+                st.sampled_from(["text", "tool_use", "tool_result", "thinking", "image"]), _json
+            )
+        },
+        optional={
+            "text": _json,
+            "id": st.one_of(st.just("t"), _json),
+            "tool_use_id": st.one_of(st.just("t"), _json),
+            "name": _json,
+            "input": _json,
+            "content": _json,
+            "source": _json,
+        },
+    ),
+)
+_message_like = st.one_of(
+    _json,
+    st.fixed_dictionaries(
+        {"role": st.one_of(st.sampled_from(["user", "assistant", "system"]), _json)},
+        optional={"content": st.one_of(_json, st.lists(_block_like, max_size=3)), "extra": _json},
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(msgs=st.lists(_message_like, max_size=6), system=_json)
+def test_any_json_is_checked_without_raising_and_counted_alike(
+    msgs: list[Any], system: Any
+) -> None:
+    """Any JSON value in ``messages`` (and ``system``): the check reports, never raises, and the
+    replays' count of every window is the check's error count."""
+    from ctxview.core.protocol import WindowErrors, errors
+
+    problems = check_protocol(msgs, system)
+    assert all(isinstance(p.message, str) for p in problems)
+    roles = [m.get("role") if isinstance(m, dict) else None for m in msgs]
+    werr = WindowErrors(msgs, roles, None)
+    n = len(msgs)
+    for first in range(n):
+        for lo in range(first + 1, n + 1):
+            for hi in range(lo, n + 1):
+                window = [msgs[first], *msgs[lo:hi]]
+                assert werr.errors(first, lo, hi) == len(errors(check_protocol(window)))

@@ -348,6 +348,53 @@ _RULE_CASES: dict[str, list[dict[str, Any]]] = {
 }
 
 
+_RULE_CASES.update(
+    {
+        "invalid_message": [
+            {"role": "user", "content": "hi"},
+            "not a message",  # type: ignore[dict-item]
+            {"role": "assistant", "content": "ok"},
+        ],
+        "invalid_message_key": [
+            {"role": "user", "content": "hi", "cache_control": {"type": "ephemeral"}},
+            {"role": "assistant", "content": "ok", "id": "msg_1"},
+        ],
+        "invalid_content": [
+            {"role": "user", "content": 5},
+            {"role": "assistant"},
+            {"role": "user", "content": {"type": "text", "text": "an object"}},
+        ],
+        "invalid_block": [
+            {"role": "user", "content": ["just a string", _text("x")]},
+            {"role": "assistant", "content": [_text("a"), 3]},
+        ],
+        "invalid_block_type": [
+            {"role": "user", "content": [{"type": {"nested": 1}, "text": "x"}]},
+            {"role": "assistant", "content": [{"text": "untyped"}]},
+        ],
+        "invalid_block_field": [
+            {"role": "user", "content": [_text("hi"), {"type": "text", "text": {}}]},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "a", "input": "x"},
+                    {"type": "tool_use", "name": "f", "input": {}},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "a", "content": {"text": "obj"}},
+                    {"type": "tool_result", "tool_use_id": "None", "content": [{"type": "x"}]},
+                    {"type": "image"},
+                ],
+            },
+            {"role": "assistant", "content": "ok"},
+        ],
+    }
+)
+
+
 def test_every_error_rule_of_the_protocol_has_a_case() -> None:
     """A new error rule in ``core/protocol.py`` needs a case here, and with it the window index
     is held to the rule (the next test)."""
@@ -362,7 +409,8 @@ def test_the_window_index_counts_each_error_rule_as_the_full_check(code: str) ->
 
     msgs = _RULE_CASES[code]
     assert code in {p.code for p in check_protocol(msgs) if p.severity == "error"}
-    werr = WindowErrors(msgs, Shared(msgs).roles, None)
+    roles = [m.get("role") if isinstance(m, dict) else None for m in msgs]
+    werr = WindowErrors(msgs, roles, None)
     n = len(msgs)
     for first in range(n):
         for lo in range(first + 1, n + 1):
