@@ -292,6 +292,25 @@ def _message_shape(m: Mapping[Any, Any]) -> list[_Local]:
     return out
 
 
+def _repeated_uses(blocks: Sequence[Any]) -> list[_Local]:
+    """An assistant message's tool_use ids must be unique: each tool_use whose id an earlier
+    one of the message holds (one error each)."""
+    seen: set[str] = set()
+    out: list[_Local] = []
+    for j, b in enumerate(blocks):
+        if _btype(b) == "tool_use":
+            tid = str(b.get("id"))
+            if tid in seen:
+                code, severity, parts, _, _ = _local(
+                    "duplicate_tool_use_id",
+                    ("messages.", 0, f".content.{j}: `tool_use` ids must be unique"),
+                    j,
+                )
+                out.append((code, severity, parts, j, (tid,)))
+            seen.add(tid)
+    return out
+
+
 def _scan(m: Any) -> _Summary:
     """The :data:`_Summary` of one message: the one place its local rules are written (the full
     check reports its problems, the replays' counts add up its errors)."""
@@ -420,6 +439,10 @@ def _scan(m: Any) -> _Summary:
             if fields:
                 found.extend(fields)
     if asst:
+        if uses is not None and len(uses) > 1 and len(set(uses)) < len(uses):
+            if found is None:
+                found = []
+            found.extend(_repeated_uses(content))
         tail = content[-1]
         if (type(tail) is dict or isinstance(tail, Mapping)) and tail.get("type") == "text":
             tx = tail.get("text")

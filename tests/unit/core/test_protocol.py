@@ -432,3 +432,18 @@ def test_any_json_is_checked_without_raising_and_counted_alike(
             for hi in range(lo, n + 1):
                 window = [msgs[first], *msgs[lo:hi]]
                 assert werr.errors(first, lo, hi) == len(errors(check_protocol(window)))
+
+
+def test_tool_use_ids_repeated_in_one_message() -> None:
+    msgs: list[dict[str, Any]] = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [tu("a"), {"type": "text", "text": "and"}, tu("a")]},
+        {"role": "user", "content": [tr("a")]},
+    ]
+    [p] = check_protocol(msgs)
+    assert (p.index, p.code, p.block, p.ids) == (1, "duplicate_tool_use_id", 2, ("a",))
+    assert p.message == "messages.1.content.2: `tool_use` ids must be unique"
+    # the same id in a later message, answered each time: the API accepted it (a recorded 200,
+    # tests/acceptance/anthropic_requests/pai_gemini_history_replay_11msgs_req5.json)
+    again = [*msgs[:1], {"role": "assistant", "content": [tu("a")]}, msgs[2]]
+    assert check_protocol([*again, *again[1:]]) == []

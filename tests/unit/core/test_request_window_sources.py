@@ -350,6 +350,18 @@ _RULE_CASES: dict[str, list[dict[str, Any]]] = {
 
 _RULE_CASES.update(
     {
+        "duplicate_tool_use_id": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [_use("a")]},
+            {"role": "user", "content": [_result("a")]},
+            # an id again in a later message: accepted (a recorded 200); twice in one: not
+            {"role": "assistant", "content": [_use("a"), _use("b"), _use("b")]},
+            {"role": "user", "content": [_result("a"), _result("b")]},
+            {"role": "assistant", "content": [_use("c")]},
+            {"role": "user", "content": [_result("c")]},
+            {"role": "assistant", "content": [_text("again"), _use("c"), _use("a")]},
+            {"role": "user", "content": [_result("c"), _result("a")]},
+        ],
         "invalid_message": [
             {"role": "user", "content": "hi"},
             "not a message",  # type: ignore[dict-item]
