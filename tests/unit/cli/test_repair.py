@@ -283,3 +283,72 @@ def test_repair_names_its_output_with_control_characters_visible(
     assert code == 0 and dst.exists()
     assert "\x1b" not in err and "\x07" not in err
     assert "wrote " in err and "]0;pwned" in err
+
+
+def _transcript_line(k: int, message: Any) -> dict[str, Any]:
+    role = message.get("role") if isinstance(message, dict) else "user"
+    return {
+        "type": role if role in ("user", "assistant") else "user",
+        "uuid": f"u{k}",
+        "parentUuid": f"u{k - 1}" if k else None,
+        "sessionId": "s",
+        "timestamp": f"2025-01-01T00:00:{k % 60:02d}Z",
+        "message": {"id": f"m{k}", "model": "claude-sonnet-4-5", **message}
+        if role == "assistant"
+        else message,
+    }
+
+
+def test_repair_output_always_reads_again(capsys: pytest.CaptureFixture[str]) -> None:
+    """Whatever a file holds (damaged loops, blocks whose type or text is an object, as a
+    request body or a Claude Code transcript), what ``repair`` writes is a file ``inspect``
+    reads: it exits 0 or 1 on it, never 2 (unreadable)."""
+    import tempfile
+
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from tests.support.agentgen import damaged_loops
+
+    odd_blocks = st.sampled_from(
+        [
+            {"type": {"an": "object"}, "text": "x"},
+            {"type": "text", "text": {}},
+            {"type": "text", "text": None},
+            {"type": "tool_use", "id": "t", "name": "f", "input": "x"},
+            {"type": "tool_result", "tool_use_id": "t", "content": {"an": "object"}},
+            "a string",
+        ]
+    )
+
+    @settings(
+        max_examples=25,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    )
+    @given(
+        msgs=damaged_loops(compaction=False), odd=st.lists(odd_blocks, max_size=2), data=st.data()
+    )
+    def check(msgs: list[Any], odd: list[Any], data: Any) -> None:
+        if odd and msgs:
+            k = data.draw(st.integers(0, len(msgs) - 1))
+            content = msgs[k].get("content")
+            msgs[k]["content"] = [*(content if isinstance(content, list) else []), *odd]
+        with tempfile.TemporaryDirectory() as tmp:
+            body = Path(tmp) / "body.json"
+            body.write_text(json.dumps({"model": "m", "max_tokens": 5, "messages": msgs}))
+            lines = Path(tmp) / "t.jsonl"
+            lines.write_text(
+                "".join(json.dumps(_transcript_line(k, m)) + "\n" for k, m in enumerate(msgs))
+            )
+            for src in (body, lines):
+                out = Path(tmp) / f"{src.stem}.repaired.json"
+                code, _, err = run(capsys, "repair", str(src), "-o", str(out))
+                assert "Traceback" not in err
+                if code == 2:  # the input itself is unreadable: nothing written
+                    assert not out.exists()
+                    continue
+                code, _, err = run(capsys, "inspect", str(out))
+                assert code in (0, 1), err
+
+    check()
