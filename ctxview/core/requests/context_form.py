@@ -16,7 +16,7 @@ from ctxview.core.clearing import STRATEGY_EDITS
 from ctxview.core.context import ContextEvent, ConversationContext
 from ctxview.core.limits import context_size
 from ctxview.core.protocol import Rejections
-from ctxview.core.requests.cache import PromptCache, _common, _Entry
+from ctxview.core.requests.cache import PromptCache, _common, _Entry, window_cut
 from ctxview.core.requests.points import (
     _content_keys,
     _Edit,
@@ -164,7 +164,8 @@ def replay_context(
     sf_gen: int | None = None
     sf_pos = 0
     rejections = Rejections(msgs, session.system) if check else None
-    cache = PromptCache(prices, static)
+    cache = PromptCache(prices, static, plan.cache_mode)
+    marks, static_marked = plan.marks, plan.static_marked
 
     def reach_of(best: _Entry) -> tuple[int, int]:
         """(leading units cached: window messages, then off-branch ones; their tokens, tools and
@@ -259,9 +260,10 @@ def replay_context(
                 (),
                 0,
                 0,
-                None,
+                None if marks is None else lambda q: static + _prefix_tokens(win, tok, q, wtok),  # noqa: B023
                 reach_of,
                 path,
+                cut=None if marks is None else window_cut(marks, win, static_marked),
             )
             prev_path, prev_nw = path, nw
             front = check_front

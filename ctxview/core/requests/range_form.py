@@ -24,7 +24,7 @@ from typing import Any
 from ctxview.core.calibrate import message_features
 from ctxview.core.clearing import SentForm
 from ctxview.core.limits import context_size
-from ctxview.core.requests.cache import PromptCache
+from ctxview.core.requests.cache import PromptCache, breakpoint_cut
 from ctxview.core.requests.types import (
     TTL_1H,
     TTL_5M,
@@ -101,7 +101,8 @@ def replay_range(
     counts: dict[Any, int] = {}
     dup_items = 0
     dup_tokens = 0
-    cache = PromptCache(prices, static)
+    cache = PromptCache(prices, static, plan.cache_mode)
+    marks, static_marked = plan.marks, plan.static_marked
     last_sent = 0
     windows: dict[int, list[int]] = {}
     pi = 0
@@ -145,6 +146,11 @@ def replay_range(
                 P,
                 static + tok[first] - P[lo] if first >= 0 else 0,
                 lo - 1,
+                cut=None
+                if marks is None
+                else breakpoint_cut(marks, lo, hi, static_marked, first)
+                if first >= 0
+                else -1,
             )
             dirty, dirty_reason = None, ""
             red = Redundancy(dup_items, dup_tokens, red_cost) if dup_items else None
@@ -319,7 +325,8 @@ def replay_editing(
     counts: dict[Any, int] = {}
     dup_items = 0
     dup_tokens = 0
-    cache = PromptCache(prices, static)
+    cache = PromptCache(prices, static, plan.cache_mode)
+    marks, static_marked = plan.marks, plan.static_marked
     last_sent = 0
     windows: dict[int, list[int]] = {}
     sizes: dict[str | None, int] = {}  # context_size per model
@@ -389,6 +396,7 @@ def replay_editing(
                 0,
                 0,
                 read_of,
+                cut=None if marks is None else breakpoint_cut(marks, offset, i, static_marked),
             )
             dirty, dirty_reason = None, ""
             rejected = False
