@@ -166,6 +166,7 @@ def replay_context(
     rejections = Rejections(msgs, session.system) if check else None
     cache = PromptCache(prices, static, plan.cache_mode)
     marks, static_marked = plan.marks, plan.static_marked
+    statics = plan.statics
 
     def reach_of(best: _Entry) -> tuple[int, int]:
         """(leading units cached: window messages, then off-branch ones; their tokens, tools and
@@ -204,6 +205,8 @@ def replay_context(
                 if dirty is None or pos <= dirty:
                     dirty, dirty_reason = pos, "rewind"
             model = meta.get("model") if isinstance(meta.get("model"), str) else session_model
+            if statics is not None:  # the tools + system of this segment and model
+                static = cache.static = statics.get((offset, model), plan.static)
             rec, out_tok, hint = (
                 _recorded(meta) if session.format != "messages" else (None, None, None)
             )

@@ -103,6 +103,7 @@ def replay_range(
     dup_tokens = 0
     cache = PromptCache(prices, static, plan.cache_mode)
     marks, static_marked = plan.marks, plan.static_marked
+    statics, seg0 = plan.statics, 0
     last_sent = 0
     windows: dict[int, list[int]] = {}
     pi = 0
@@ -122,6 +123,8 @@ def replay_range(
             if key is None:  # a response without its own meta: one tuple for all of them
                 key = default_key if model is session_model else (model, tools_fp, system_fp)
             ttl = TTL_1H if hint == "1h" else TTL_5M if hint == "5m" else default_ttl
+            if statics is not None:  # the tools + system of this segment and model
+                static = cache.static = statics.get((seg0, model), plan.static)
             if first >= 0:
                 n = 1 + hi - lo
                 wtok = tok[first] + P[hi] - P[lo]
@@ -195,6 +198,7 @@ def replay_range(
             break
         if any_starts and i in starts:
             # a compaction: the conversation starts again from here
+            seg0 = i
             if first >= 0:
                 dirty = 0
                 dirty_reason = "compaction"
@@ -327,6 +331,7 @@ def replay_editing(
     dup_tokens = 0
     cache = PromptCache(prices, static, plan.cache_mode)
     marks, static_marked = plan.marks, plan.static_marked
+    statics = plan.statics
     last_sent = 0
     windows: dict[int, list[int]] = {}
     sizes: dict[str | None, int] = {}  # context_size per model
@@ -343,6 +348,8 @@ def replay_editing(
             if key is None:  # a response without its own meta: one tuple for all of them
                 key = default_key if model is session_model else (model, tools_fp, system_fp)
             ttl = TTL_1H if hint == "1h" else TTL_5M if hint == "5m" else default_ttl
+            if statics is not None:  # the tools + system of this segment and model
+                static = cache.static = statics.get((offset, model), plan.static)
             nw = i - offset
             original = P[i] - P[offset]
             # -- the edits: the trigger reads the original prompt's size

@@ -39,6 +39,7 @@ from ctxview.core.requests.cache import _price_notes
 from ctxview.core.requests.context_form import replay_context
 from ctxview.core.requests.diagnose import recorded_breaks
 from ctxview.core.requests.points import (
+    Calibration,
     _fingerprint,
     _static_tokens,
     calibrate,
@@ -96,7 +97,7 @@ def simulate(
     redundancy: bool = True,
     context_editing: ContextEditing | None = None,
     cache: str | None = None,
-    _calibration: tuple[Rates, int | None, int] | None = None,
+    _calibration: Calibration | None = None,
     _feats: Sequence[Features] | None = None,
     _shared: Any = None,
     _reference: bool = False,
@@ -187,7 +188,7 @@ def simulate(
         cm = context_editing.context_management(strat)
         notes.append(f"context editing ({strat}): nothing is evicted; sent as edited by {cm}")
     cal = _calibration if _calibration is not None else calibrate(session, feats)
-    fitted, cal_static, n_rec = cal
+    fitted, cal_static, n_rec, statics = cal
     rates = rates or fitted
     if rates.calibrated:
         notes.append(
@@ -198,12 +199,19 @@ def simulate(
         )
     if cal_static is not None and session.format in ("claude-code", "claude-code-web"):
         static = cal_static
+        spread = sorted(set((statics or {}).values()))
         notes.append(
             f"system prompt and tools (not in the transcript): {static:,} tokens, calibrated "
             f"from {n_rec} recorded requests"
+            + (
+                f" (per segment and model: {spread[0]:,} to {spread[-1]:,})"
+                if len(spread) > 1
+                else ""
+            )
         )
     else:
         static = _static_tokens(session, rates)
+        statics = None
     session_model = session.model or d.get("model")
     # what does not depend on the strategy: computed once per session in compare
     shared = _shared if _shared is not None else Shared(msgs)
@@ -277,6 +285,7 @@ def simulate(
         mode,
         marked_messages(msgs) if mode == BREAKPOINTS else None,
         mode == BREAKPOINTS and (_marked(session.system) or _marked(session.tools)),
+        statics if statics and len(set(statics.values())) > 1 else None,
     )
     source = "context" if _reference else window_source(plan)
     if source != "context":

@@ -412,3 +412,6 @@ class ReplayPlan:
     cache_mode: str = AUTOMATIC
     marks: list[int] | None = None
     static_marked: bool = False
+    #: the tools + system per (segment's first message, model) where they differ (calibrated
+    #: from a transcript's usage), else None: ``static`` for every request
+    statics: dict[tuple[int, str | None], int] | None = None
