@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxview.core.pricing import normalise_model
 from ctxview.core.tokens import MESSAGE_OVERHEAD_TOKENS, _json_len, block_tokens
 
 KINDS = ("prose", "code", "json", "tool_result", "thinking")
@@ -353,3 +354,41 @@ def _med(values: Sequence[int]) -> int:
         return 0
     mid = v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
     return max(0, int(mid))
+
+
+# -- tokenizers ---------------------------------------------------------------------------------
+TOKENIZER_SOURCE = (
+    "Anthropic's Claude Opus 4.7 release notes and migration guide "
+    "(platform.claude.com/docs/en/about-claude/models/migration-guide): 'This new tokenizer may "
+    "use roughly 1x to 1.35x as many tokens when processing text compared to previous models "
+    "(up to ~35% more, varying by content)'"
+)
+TOKENIZER_DATE = "2026-12-02 (as quoted that day; independent counts of Claude Code content: 1.3x)"
+#: tokens for the same text on the tokenizer of Claude Opus 4.7 and later models, against the
+#: one before it: the documented range is 1.0-1.35x, English and code sit near its top
+NEW_TOKENIZER_SCALE = 1.3
+#: the models on the newer tokenizer: Opus 4.7 as documented; the later ones (Opus 4.8, the 5.x
+#: models) assumed to keep it
+NEW_TOKENIZER = frozenset(
+    {
+        "claude-opus-4-7",
+        "claude-opus-4-8",
+        "claude-opus-5",
+        "claude-opus-5-5",
+        "claude-sonnet-5",
+        "claude-sonnet-5-5",
+        "claude-haiku-5-5",
+        "claude-fable-5",
+        "claude-fable-5-1",
+        "claude-mythos-5",
+        "claude-mythos-5-1",
+    }
+)
+
+
+def tokenizer_scale(model: str | None) -> float:
+    """Tokens for the same text on ``model``'s tokenizer, against the tokenizer of the models
+    before Claude Opus 4.7 (:data:`NEW_TOKENIZER_SCALE` or 1)."""
+    if not model:
+        return 1.0
+    return NEW_TOKENIZER_SCALE if normalise_model(model) in NEW_TOKENIZER else 1.0

@@ -87,14 +87,25 @@ class PromptCache:
         "price_notes",
         "prices",
         "requests",
+        "scales",
         "static",
     )
 
-    def __init__(self, prices: PriceTable, static: int, mode: str = AUTOMATIC) -> None:
+    def __init__(
+        self,
+        prices: PriceTable,
+        static: int,
+        mode: str = AUTOMATIC,
+        scales: Mapping[str | None, float] | None = None,
+    ) -> None:
         self.prices = prices
         #: :data:`~ctxview.core.cache_rules.AUTOMATIC`, ``BREAKPOINTS`` or ``NONE`` (nothing is
         #: cached: every token is billed at the input rate)
         self.mode = mode
+        #: per model: its tokens for the same text against the rates' (another tokenizer);
+        #: the window's message tokens of its requests are scaled, the tools + system are not
+        #: (they are calibrated per model already)
+        self.scales = scales or {}
         #: tokens of the tools and system prompt
         self.static = static
         self.entries: list[_Entry] = []
@@ -163,7 +174,8 @@ class PromptCache:
     ) -> tuple[int, int, int, CacheBreak | None, float | None, float | None]:
         """(read, write, uncached, cache break, cost, cost of the ``repeated`` tokens) of a
         request of ``n`` messages, ``total`` tokens (tools and system included) and ``output``
-        tokens; the cache after it. ``key``: (model, tools, system); ``dirty``: the first
+        tokens; the cache after it. Its prompt is ``read + write + uncached`` tokens: ``total``
+        unless the model's tokenizer scales its messages (``scales``). ``key``: (model, tools, system); ``dirty``: the first
         message changed since the previous request, and why.
 
         The longest live entry of ``key`` holds the window's first ``q`` messages; their
@@ -206,6 +218,12 @@ class PromptCache:
         # (one call a request, the state on slots read once: a replay makes 50,000 of them)
         found = self.by_model.get(key[0])
         minimum, price = found if found is not None else self.model(key[0])
+        scale = self.scales.get(key[0], 1.0) if self.scales else 1.0
+        if scale != 1.0:  # the messages of a model on another tokenizer
+            st = self.static
+            total = st + round((total - st) * scale)
+            if read > st:
+                read = st + round((read - st) * scale)
         if read < minimum:
             read = 0
         requests = self.requests
@@ -230,6 +248,8 @@ class PromptCache:
                 if cut
                 else self.static
             )
+            if scale != 1.0 and cacheable > self.static:
+                cacheable = self.static + round((cacheable - self.static) * scale)
         if total < minimum or cacheable < minimum:
             if total < minimum:
                 read = 0

@@ -164,8 +164,9 @@ def replay_context(
     sf_gen: int | None = None
     sf_pos = 0
     rejections = Rejections(msgs, session.system) if check else None
-    cache = PromptCache(prices, static, plan.cache_mode)
+    cache = PromptCache(prices, static, plan.cache_mode, plan.scales)
     marks, static_marked = plan.marks, plan.static_marked
+    scaled = bool(plan.scales)
     statics = plan.statics
 
     def reach_of(best: _Entry) -> tuple[int, int]:
@@ -268,6 +269,8 @@ def replay_context(
                 path,
                 cut=None if marks is None else window_cut(marks, win, static_marked),
             )
+            if scaled:  # a model on another tokenizer: its messages were scaled
+                total = read + write + uncached
             prev_path, prev_nw = path, nw
             front = check_front
             dirty, dirty_reason = None, ""

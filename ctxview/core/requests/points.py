@@ -19,6 +19,7 @@ from ctxview.core.calibrate import (
     fit_rates,
     message_features,
     segment_statics,
+    tokenizer_scale,
 )
 from ctxview.core.compaction import claude_code_compaction, has_compaction
 from ctxview.core.requests.types import (
@@ -114,6 +115,9 @@ class Calibration(NamedTuple):
     static: int | None
     requests: int
     statics: dict[tuple[int, str | None], int] | None = None
+    #: per model whose tokenizer is not the one the rates were fitted in: its tokens for the
+    #: same text, relative (:func:`~ctxview.core.calibrate.tokenizer_scale`); None: all alike
+    scales: dict[str | None, float] | None = None
 
 
 def calibrate(session: SessionLike, features: Sequence[Features] | None = None) -> Calibration:
@@ -140,6 +144,11 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
     recs: list[tuple[_Point, int]] = []
     prev: tuple[_Point, int] | None = None
     metas = session.metas
+    # the rates are fitted in the tokens of the file's most used model: a request of a model on
+    # another tokenizer bills the same text at another scale (``tokenizer_scale``)
+    models = [_model_of(metas, p, session.model) for p in points if p.response is not None]
+    base = tokenizer_scale(max(set(models), key=models.count)) if models else 1.0
+    scales = {m: tokenizer_scale(m) / base for m in set(models)}
     for p in points:
         rec = (
             _recorded(metas[p.response])[0]
@@ -159,7 +168,11 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
             continue
         recs.append((p, total))
         if prev is not None and seg_of[prev[0].n - 1] == seg_of[p.n - 1] and p.n > prev[0].n:
-            d = Delta(messages=p.n - prev[0].n, recorded=total - prev[1])
+            growth = total - prev[1]
+            sc = scales.get(_model_of(metas, p, session.model), 1.0)
+            if sc != 1.0:
+                growth = round(growth / sc)
+            d = Delta(messages=p.n - prev[0].n, recorded=growth)
             for i in range(prev[0].n, p.n):
                 f = feats[i]
                 for k in range(6):
@@ -178,13 +191,20 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
     for p, total in recs:
         if p.n > 0:
             s0 = seg_start[p.n - 1]
-            by.setdefault((s0, _model_of(metas, p, session.model)), []).append(
-                total - (pre[p.n] - pre[s0])
+            m = _model_of(metas, p, session.model)
+            by.setdefault((s0, m), []).append(
+                total - round((pre[p.n] - pre[s0]) * scales.get(m, 1.0))
             )
     residuals = sorted(r for v in by.values() for r in v)
     static = max(0, int(_quantile(residuals, 0.5)))
     keys = {(seg_start[p.n - 1], _model_of(metas, p, session.model)) for p in points if p.n > 0}
-    return Calibration(rates, static, len(recs), segment_statics(by, keys, static))
+    return Calibration(
+        rates,
+        static,
+        len(recs),
+        segment_statics(by, keys, static),
+        {m: v for m, v in scales.items() if v != 1.0} or None,
+    )
 
 
 def _model_of(metas: Sequence[Mapping[str, Any]], p: _Point, default: str | None) -> str | None:

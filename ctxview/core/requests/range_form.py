@@ -101,8 +101,9 @@ def replay_range(
     counts: dict[Any, int] = {}
     dup_items = 0
     dup_tokens = 0
-    cache = PromptCache(prices, static, plan.cache_mode)
+    cache = PromptCache(prices, static, plan.cache_mode, plan.scales)
     marks, static_marked = plan.marks, plan.static_marked
+    scaled = bool(plan.scales)
     statics, seg0 = plan.statics, 0
     last_sent = 0
     windows: dict[int, list[int]] = {}
@@ -155,6 +156,8 @@ def replay_range(
                 if first >= 0
                 else -1,
             )
+            if scaled:  # a model on another tokenizer: its messages were scaled
+                total = read + write + uncached
             dirty, dirty_reason = None, ""
             red = Redundancy(dup_items, dup_tokens, red_cost) if dup_items else None
             if first < 0 or not ids:
@@ -329,8 +332,9 @@ def replay_editing(
     counts: dict[Any, int] = {}
     dup_items = 0
     dup_tokens = 0
-    cache = PromptCache(prices, static, plan.cache_mode)
+    cache = PromptCache(prices, static, plan.cache_mode, plan.scales)
     marks, static_marked = plan.marks, plan.static_marked
+    scaled = bool(plan.scales)
     statics = plan.statics
     last_sent = 0
     windows: dict[int, list[int]] = {}
@@ -405,6 +409,8 @@ def replay_editing(
                 read_of,
                 cut=None if marks is None else breakpoint_cut(marks, offset, i, static_marked),
             )
+            if scaled:  # a model on another tokenizer: its messages were scaled
+                total = read + write + uncached
             dirty, dirty_reason = None, ""
             rejected = False
             if werr is not None:

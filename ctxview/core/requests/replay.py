@@ -188,7 +188,7 @@ def simulate(
         cm = context_editing.context_management(strat)
         notes.append(f"context editing ({strat}): nothing is evicted; sent as edited by {cm}")
     cal = _calibration if _calibration is not None else calibrate(session, feats)
-    fitted, cal_static, n_rec, statics = cal
+    fitted, cal_static, n_rec, statics, scales = cal
     rates = rates or fitted
     if rates.calibrated:
         notes.append(
@@ -211,7 +211,13 @@ def simulate(
         )
     else:
         static = _static_tokens(session, rates)
-        statics = None
+        statics = scales = None
+    if scales:
+        notes.append(
+            "tokenizers: "
+            + ", ".join(f"{m} ×{v:.2f}" for m, v in sorted(scales.items(), key=str))
+            + " the tokens of the same text (Claude Opus 4.7 and later: about 1.3×)"
+        )
     session_model = session.model or d.get("model")
     # what does not depend on the strategy: computed once per session in compare
     shared = _shared if _shared is not None else Shared(msgs)
@@ -286,6 +292,7 @@ def simulate(
         marked_messages(msgs) if mode == BREAKPOINTS else None,
         mode == BREAKPOINTS and (_marked(session.system) or _marked(session.tools)),
         statics if statics and len(set(statics.values())) > 1 else None,
+        scales,
     )
     source = "context" if _reference else window_source(plan)
     if source != "context":

@@ -415,3 +415,5 @@ class ReplayPlan:
     #: the tools + system per (segment's first message, model) where they differ (calibrated
     #: from a transcript's usage), else None: ``static`` for every request
     statics: dict[tuple[int, str | None], int] | None = None
+    #: per model on another tokenizer than the rates': its tokens for the same text, relative
+    scales: dict[str | None, float] | None = None

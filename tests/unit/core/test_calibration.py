@@ -107,3 +107,43 @@ def test_the_tools_and_system_are_fitted_per_segment() -> None:
             r.input_tokens,
             r.recorded_total,
         )
+
+
+def test_a_model_on_the_newer_tokenizer_bills_the_same_text_at_its_own_scale() -> None:
+    """Claude Opus 4.7 and later: about 1.3x the tokens for the same text. A transcript that
+    switches from Opus 4.6 to 4.7 is fitted in the tokens of the model it used most, and the
+    messages of the other are scaled (one scale for both was 20% off on the 4.7 requests)."""
+    from ctxview.core.calibrate import NEW_TOKENIZER_SCALE, tokenizer_scale
+
+    assert tokenizer_scale("claude-opus-4-7") == NEW_TOKENIZER_SCALE
+    assert tokenizer_scale("claude-opus-4-6[1m]") == 1.0
+    assert tokenizer_scale("claude-sonnet-5-20260101") == NEW_TOKENIZER_SCALE
+    msgs: list[dict[str, Any]] = []
+    metas: list[dict[str, Any]] = []
+    chars = 0
+    for k in range(14):
+        model = "claude-opus-4-6" if k < 9 else "claude-opus-4-7"
+        text = f"q{k} " + "word " * (300 + 40 * (k % 4))
+        msgs.append({"role": "user", "content": text})
+        metas.append({"timestamp": ts(10.0 * k)})
+        msgs.append({"role": "assistant", "content": [{"type": "text", "text": "ok"}]})
+        chars += len(text) + 2
+        scale = tokenizer_scale(model)
+        total = 12_000 + round((chars / 4 + 8 * (k + 1)) * scale)
+        metas.append(
+            {
+                "timestamp": ts(10.0 * k + 5),
+                "model": model,
+                "usage": {
+                    "input_tokens": total,
+                    "cache_read_input_tokens": 0,
+                    "cache_creation_input_tokens": 0,
+                },
+            }
+        )
+    log = simulate(LoadedSession("t.jsonl", "claude-code", msgs, metas, model="claude-opus-4-6"))
+    assert any("tokenizers: claude-opus-4-7 ×1.30" in n for n in log.notes), log.notes
+    for r in log.requests[10:]:
+        assert r.model == "claude-opus-4-7" and r.recorded_total is not None
+        assert abs(r.input_tokens - r.recorded_total) / r.recorded_total < 0.03, r
+        assert r.input_tokens == r.cache_read + r.cache_write + r.uncached
