@@ -31,7 +31,7 @@ def recorded_breaks(requests: Sequence[Request], metas: Sequence[Mapping[str, An
         rec = r.recorded
         rid = r.response_id
         meta = metas[rid] if rid is not None and 0 <= rid < n_metas else None
-        diag = api_diagnosis(meta) if meta else None
+        diag = api_diagnosis(meta) if meta and _diagnosed(meta) else None
         if rec is None:
             if diag is not None:
                 r.recorded_miss = _with_api(RecordedBreak(_predicted(r)), diag)
@@ -62,6 +62,15 @@ def recorded_breaks(requests: Sequence[Request], metas: Sequence[Mapping[str, An
         previous[r.model] = total
         seen_any = True
     return unexplained
+
+
+def _diagnosed(meta: Mapping[str, Any]) -> bool:
+    """Whether a response's meta may hold the API's cache diagnostics (most hold none: the
+    look-up is skipped)."""
+    if "diagnostics" in meta:
+        return True
+    u = meta.get("usage")
+    return isinstance(u, Mapping) and ("cache_miss_reason" in u or "cache_missed_input_tokens" in u)
 
 
 def _predicted(r: Request) -> str:

@@ -61,6 +61,7 @@ from ctxview.core.requests.types import (
 from ctxview.core.strategies import STRATEGIES
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+_RECORDED = attrgetter("recorded")
 
 
 def _gc_paused(fn: _F) -> _F:
@@ -322,7 +323,7 @@ def simulate(
                 "left (a rewind or an edited prompt): included, marked off-branch"
             )
     _price_notes(notes, price_notes, min_notes)
-    if out:
+    if out and (any(map(_RECORDED, out)) or any("diagnostics" in m for m in session.metas if m)):
         unexplained = recorded_breaks(out, session.metas)
         if unexplained:
             notes.append(
