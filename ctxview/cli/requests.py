@@ -43,6 +43,7 @@ def add_parsers(sub: Any) -> None:
     req.add_argument("file")
     add_window_args(req, "force the file format")
     req.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    _cache_arg(req)
     cmp_ = sub.add_parser(
         "compare", help="replay a session's requests under each strategy, one row per strategy"
     )
@@ -55,6 +56,17 @@ def add_parsers(sub: Any) -> None:
     )
     cmp_.add_argument("--format", choices=formats(), help="force the file format")
     cmp_.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    _cache_arg(cmp_)
+
+
+def _cache_arg(parser: Any) -> None:
+    parser.add_argument(
+        "--cache",
+        choices=("automatic", "none"),
+        help="price the requests as cached up to their end (automatic) or not at all, in place "
+        "of what the file asks for (a bare message list or request body without "
+        "cache_control caches nothing)",
+    )
 
 
 def _load(args: argparse.Namespace) -> tuple[Any, Any, Any] | int:
@@ -76,6 +88,7 @@ def requests_report(log: Any, session: Any) -> dict[str, Any]:
         "strategy": log.strategy,
         "max_context_messages": log.max_context_messages,
         "model": log.model,
+        "cache_assumption": log.cache_assumption(),
         "requests": [r.to_dict() for r in log.requests],
         "totals": log.totals(),
         "notes": log.notes,
@@ -99,6 +112,7 @@ _REQUEST_KEYS = (
     "response_id",
     "redundancy",
     "off_branch",
+    "recorded_break",
 )
 
 
@@ -180,6 +194,7 @@ def requests_json_parts(log: Any, session: Any) -> list[str]:
             "strategy": log.strategy,
             "max_context_messages": log.max_context_messages,
             "model": log.model,
+            "cache_assumption": log.cache_assumption(),
         }
     )
     # escaping is character by character: the pieces escaped apart are the whole escaped
@@ -200,7 +215,8 @@ def requests_json_parts(log: Any, session: Any) -> list[str]:
             bs = breaks[id(b)] = (
                 "null"
                 if b is None
-                else f'{{"reason": {encode_basestring(b.reason)}, "position": {b.position}}}'
+                else f'{{"reason": {encode_basestring(b.reason)}, "position": {b.position}, '
+                f'"api_reason": {enc(b.api_reason)}}}'
             )
             held.append(b)  # its id stays its own while the text is looked up by it
         m = r.model
@@ -234,7 +250,8 @@ def requests_json_parts(log: Any, session: Any) -> list[str]:
             f'"cost_usd": {cs}, '
             f'"model": {ms}, "response_id": {"null" if rid is None else rid}, '
             f'"redundancy": {rs}, '
-            f'"off_branch": {"true" if r.off_branch is True else "false"}}}'
+            f'"off_branch": {"true" if r.off_branch is True else "false"}, '
+            f'"recorded_break": {"null" if (rm := r.recorded_miss) is None else enc(rm.to_dict())}}}'
         )
         if len(rows) == _PIECE:
             flush()
@@ -260,6 +277,7 @@ def cmd_requests(args: argparse.Namespace) -> int:
             strategy=args.strategy,
             defaults=cfg.as_defaults(),
             prices=prices,
+            cache=args.cache,
         )
     except ValueError as exc:
         return unreadable(args, f"{args.file}: {exc}")
@@ -327,6 +345,12 @@ def _print_requests(report: dict[str, Any], log: Any, rejected: bool) -> None:
             else "—"
         )
         brk = f"{r.cache_break.reason}@{r.cache_break.position}" if r.cache_break else ""
+        rm = r.recorded_miss
+        if rm is not None and (rm.reason == "unexplained" or rm.reported):
+            # the recorded break beside the prediction: one ctxview did not predict, or the
+            # API's own diagnosis (a documented reason: nothing from the file is printed)
+            said = rm.api_reason if rm.reported and rm.api_reason else rm.reason
+            brk = f"{brk} rec:{said}".lstrip()
         red = (
             f"{r.redundancy.items}× {fmt_tokens(r.redundancy.tokens)}"
             f" {_money(r.redundancy.cost_usd)}"
@@ -394,7 +418,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
     max_ = args.max or getattr(session, "max_context_messages", None)
     max_ = max_ or defaults.get("max_context_messages", 20)
     try:
-        rows = compare(session, names, max_context_messages=max_, defaults=defaults, prices=prices)
+        rows = compare(
+            session,
+            names,
+            max_context_messages=max_,
+            defaults=defaults,
+            prices=prices,
+            cache=args.cache,
+        )
     except ValueError as exc:
         return unreadable(args, f"{args.file}: {exc}")
     report = {"file": session.path, "max_context_messages": max_, "strategies": rows}

@@ -13,10 +13,11 @@ short session does not swing the rates wildly.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxview.core.pricing import normalise_model
 from ctxview.core.tokens import MESSAGE_OVERHEAD_TOKENS, _json_len, block_tokens
 
 KINDS = ("prose", "code", "json", "tool_result", "thinking")
@@ -210,6 +211,27 @@ def _solve(a: list[list[float]], b: list[float]) -> list[float] | None:
     return [m[i][n] / m[i][i] for i in range(n)]
 
 
+#: the most tokens a character of each kind can bill: a byte each, but thinking, whose text in a
+#: transcript is the summary the API returned while the input bills the whole thinking
+_MOST = (1.0, 1.0, 1.0, 1.0, 4.0)
+
+
+def _solve_held(
+    ata: list[list[float]], atb: list[float], w0: list[float], held: set[int]
+) -> list[float] | None:
+    """The normal equations solved with the unknowns in ``held`` fixed at ``w0``."""
+    free = [i for i in range(len(w0)) if i not in held]
+    a = [[ata[i][j] for j in free] for i in free]
+    b = [atb[i] - sum(ata[i][k] * w0[k] for k in held) for i in free]
+    sol = _solve(a, b)
+    if sol is None:
+        return None
+    out = list(w0)
+    for i, v in zip(free, sol, strict=True):
+        out[i] = v
+    return out
+
+
 def fit_rates(deltas: Sequence[Delta], prior: Rates = DEFAULT_RATES) -> Rates:
     """Rates fitted to recorded deltas (ridge regression towards ``prior``).
 
@@ -254,12 +276,119 @@ def fit_rates(deltas: Sequence[Delta], prior: Rates = DEFAULT_RATES) -> Rates:
         lam = 2.0 * colsq[i] / len(rows) + 1e-9
         ata[i][i] += lam
         atb[i] += lam * w0[i]
-    sol = _solve(ata, atb)
-    if sol is None:
-        return prior
-    # tokens per character stay physical: between 1/12 (very compressible) and 1 (bytes)
-    per = tuple(min(1.0, max(1 / 12, v)) if colsq[i] > 0 else w0[i] for i, v in enumerate(sol[:5]))
+    # tokens per character stay physical: between 1/12 (very compressible) and 1 (bytes). A
+    # rate the solution puts outside is held at the prior and the others solved again: clamped
+    # alone, the per-message overhead it traded off against kept its share (a fit on half a
+    # session put prose at 1 token a character, and the compaction summary after it 47% over)
+    held: set[int] = {i for i in range(5) if colsq[i] <= 0}
+    while True:  # at most five rounds: each holds one more rate or ends
+        sol = _solve_held(ata, atb, w0, held)
+        if sol is None:
+            return prior
+        out = {i for i in range(5) if i not in held and not (1 / 12 <= sol[i] <= _MOST[i])}
+        if not out:
+            break
+        held |= out
+    per = tuple(min(_MOST[i], max(1 / 12, v)) for i, v in enumerate(sol[:5]))
     overhead = min(200.0, max(0.0, sol[5]))
     return Rates(
         (per[0], per[1], per[2], per[3], per[4]), overhead, calibrated=True, samples=len(rows)
     )
+
+
+# -- the tools + system per conversation segment and model --------------------------------------
+#: how much the tools + system a Claude Code transcript does not hold grow after a compaction,
+#: when the file records no request after it to fit them on: Claude Code sends what it
+#: re-attaches (files read, the todo list, plans) outside the transcript's messages. Measured
+#: on the tune set of benchmarks/request_accuracy.py (+18%, +23%, +34% on its three sessions
+#: with a compaction): the lowest, so a guess errs low.
+POST_COMPACTION_GROWTH = 0.18
+#: fewer recorded requests than this of one model in one segment: its tools + system are the
+#: segment's (all models), not its own
+MIN_STATIC_SAMPLES = 2
+
+
+def _median(values: list[int]) -> int:
+    return _med(values)
+
+
+def segment_statics(
+    by: Mapping[tuple[int, str | None], list[int]],
+    keys: Iterable[tuple[int, str | None]],
+    static: int,
+) -> dict[tuple[int, str | None], int]:
+    """The tools + system of each (segment, model) of ``keys``: its own recorded requests'
+    median residual (:data:`MIN_STATIC_SAMPLES` of them), else its segment's (every model),
+    else — a segment the file recorded nothing of (a fit on part of a file) — the latest earlier
+    segment's after a compaction, else the first segment's grown by
+    :data:`POST_COMPACTION_GROWTH`, else the file's ``static``."""
+    own = {k: _median(v) for k, v in by.items() if len(v) >= MIN_STATIC_SAMPLES}
+    per_seg: dict[int, list[int]] = {}
+    for (seg, _), v in by.items():
+        per_seg.setdefault(seg, []).extend(v)
+    seg_static = {seg: _median(v) for seg, v in per_seg.items()}
+    out: dict[tuple[int, str | None], int] = {}
+    for key in sorted(keys, key=lambda k: (k[0], k[1] or "")):
+        seg, model = key
+        found = own.get(key)
+        if found is None:
+            found = seg_static.get(seg)
+        if found is None:
+            earlier = [s for s in seg_static if s < seg]
+            if not earlier:
+                found = static
+            else:
+                last = max(earlier)
+                found = own.get((last, model), seg_static[last])
+                if last == 0 and seg > 0:
+                    found = math.ceil(found * (1 + POST_COMPACTION_GROWTH))
+        out[key] = found
+    return out
+
+
+def _med(values: Sequence[int]) -> int:
+    """The median (the mean of the middle two of an even count), at least 0."""
+    v = sorted(values)
+    n = len(v)
+    if not n:
+        return 0
+    mid = v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+    return max(0, int(mid))
+
+
+# -- tokenizers ---------------------------------------------------------------------------------
+TOKENIZER_SOURCE = (
+    "Anthropic's Claude Opus 4.7 release notes and migration guide "
+    "(platform.claude.com/docs/en/about-claude/models/migration-guide): 'This new tokenizer may "
+    "use roughly 1x to 1.35x as many tokens when processing text compared to previous models "
+    "(up to ~35% more, varying by content)'"
+)
+TOKENIZER_DATE = "2026-12-02 (as quoted that day; independent counts of Claude Code content: 1.3x)"
+#: tokens for the same text on the tokenizer of Claude Opus 4.7 and later models, against the
+#: one before it: the documented range is 1.0-1.35x, English and code sit near its top
+NEW_TOKENIZER_SCALE = 1.3
+#: the models on the newer tokenizer: Opus 4.7 as documented; the later ones (Opus 4.8, the 5.x
+#: models) assumed to keep it
+NEW_TOKENIZER = frozenset(
+    {
+        "claude-opus-4-7",
+        "claude-opus-4-8",
+        "claude-opus-5",
+        "claude-opus-5-5",
+        "claude-sonnet-5",
+        "claude-sonnet-5-5",
+        "claude-haiku-5-5",
+        "claude-fable-5",
+        "claude-fable-5-1",
+        "claude-mythos-5",
+        "claude-mythos-5-1",
+    }
+)
+
+
+def tokenizer_scale(model: str | None) -> float:
+    """Tokens for the same text on ``model``'s tokenizer, against the tokenizer of the models
+    before Claude Opus 4.7 (:data:`NEW_TOKENIZER_SCALE` or 1)."""
+    if not model:
+        return 1.0
+    return NEW_TOKENIZER_SCALE if normalise_model(model) in NEW_TOKENIZER else 1.0

@@ -11,7 +11,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxview.core.pricing import PriceTable, cost, min_cacheable
+from ctxview.core.cache_rules import min_cacheable
+from ctxview.core.pricing import PriceTable, cost
 from ctxview.core.protocol import Problem, ProtocolChecker
 from ctxview.core.repair import Fix, next_version_key, repair
 from ctxview.core.requests import CacheBreak

@@ -1,10 +1,11 @@
-"""Prices and prompt-cache rules per model, kept as data with their source and date.
+"""Prices per model, kept as data with their source and date.
 
 * :data:`PRICES`: USD per million tokens for base input, 5-minute cache writes, 1-hour cache
   writes, cache reads and output. ``config.toml`` overrides or adds models with
   ``[pricing."model-name"]`` tables (see :func:`pricing_overrides`). A model that is in neither
   has no price: :func:`cost` returns ``None`` and the caller shows a note, never a guess.
-* :data:`MIN_CACHEABLE`: the shortest prompt prefix (tokens) a model caches.
+* the shortest prompt prefix a model caches, and the other cache rules:
+  :mod:`ctxview.core.cache_rules`.
 
 Model names are matched after dropping a date suffix (``-20250514``) and a bracketed variant
 (``[1m]``): ``claude-opus-4-6[1m]`` prices as ``claude-opus-4-6``.
@@ -23,12 +24,6 @@ PRICES_SOURCE = (
     "pricing') and the per-model overview pages (platform.claude.com/docs/.../models/*/overview)"
 )
 PRICES_DATE = "2026-11-30 (as read that day; check the page, prices change)"
-
-MIN_CACHEABLE_SOURCE = (
-    "Anthropic's prompt-caching documentation, 'Cache limitations' (minimum cacheable prompt "
-    "length), as quoted in ctxview issue 11"
-)
-MIN_CACHEABLE_DATE = "2026-11-30"
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,25 +73,6 @@ PRICES: dict[str, Price] = {
     "claude-3-haiku": Price(0.25, 0.30, 0.50, 0.03, 1.25),
 }
 
-#: Minimum cacheable prompt length in tokens (below it nothing is cached).
-MIN_CACHEABLE: dict[str, int] = {
-    "claude-opus-5": 512,
-    "claude-opus-4-8": 1024,
-    "claude-opus-4-7": 2048,
-    "claude-opus-4-6": 4096,
-    "claude-opus-4-5": 4096,
-    "claude-opus-4-1": 1024,
-    "claude-opus-4": 1024,
-    "claude-sonnet-5": 1024,
-    "claude-sonnet-4-6": 1024,
-    "claude-sonnet-4-5": 1024,
-    "claude-sonnet-4": 1024,
-    "claude-haiku-4-5": 4096,
-    "claude-3-5-haiku": 2048,
-}
-#: For models not in the table (stated as an assumption wherever it is used).
-DEFAULT_MIN_CACHEABLE = 1024
-
 _DATE = re.compile(r"-\d{8}$")
 _VARIANT = re.compile(r"\[[^\]]*\]$")
 _ZERO = re.compile(r"^(claude-(?:opus|sonnet|haiku)-\d+)-0$")
@@ -109,21 +85,6 @@ def normalise_model(model: str) -> str:
     name = _DATE.sub("", name)
     name = _ZERO.sub(r"\1", name)
     return name
-
-
-def min_cacheable(model: str | None) -> tuple[int, bool]:
-    """(minimum cacheable tokens, known): ``known`` is False when the default was assumed."""
-    if model:
-        name = normalise_model(model)
-        found = MIN_CACHEABLE.get(name)
-        if found is not None:
-            return found, True
-        if _SONNET_4_OR_5.match(name):  # the table's "Sonnet 4.x/5": every point release
-            return 1024, True
-    return DEFAULT_MIN_CACHEABLE, False
-
-
-_SONNET_4_OR_5 = re.compile(r"^claude-sonnet-[45](-\d+)?$")
 
 
 _PRICE_KEYS = ("input", "cache_write_5m", "cache_write_1h", "cache_read", "output")

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ctxview.core.cache_rules import API_REASONS
+
 #: recorded token counts above this are not believed: no model's context comes near, and a
 #: damaged or forged usage of 10**30 tokens priced its requests at $10**25
 MAX_RECORDED_TOKENS = 100_000_000
@@ -57,3 +59,34 @@ def recorded_usage(meta: Mapping[str, Any]) -> dict[str, int] | None:
     """The input usage a response's meta records (``input_tokens``, ``cache_read_input_tokens``,
     ``cache_creation_input_tokens``), or None when it records none this model believes."""
     return _recorded(meta)[0]
+
+
+def api_diagnosis(meta: Mapping[str, Any]) -> tuple[str | None, int | None] | None:
+    """(``cache_miss_reason.type``, ``cache_missed_input_tokens``) of the API's cache
+    diagnostics where a response's meta records them (the response's ``diagnostics`` object,
+    or its usage), else None. A type the API does not document is not believed (None); so is a
+    token count that is not one."""
+    found: Any = None
+    missed: Any = None
+    d = meta.get("diagnostics")
+    if isinstance(d, Mapping):
+        found = d.get("cache_miss_reason")
+    u = meta.get("usage")
+    if isinstance(u, Mapping):
+        if found is None:
+            found = u.get("cache_miss_reason")
+        missed = u.get("cache_missed_input_tokens")
+    if found is None and missed is None:
+        return None
+    kind: str | None = None
+    if isinstance(found, Mapping):
+        t = found.get("type")
+        kind = t if isinstance(t, str) and t in API_REASONS else None
+        if missed is None:
+            missed = found.get("cache_missed_input_tokens")
+    elif isinstance(found, str) and found in API_REASONS:
+        kind = found
+    tokens = _count(missed) if missed is not None else None
+    if kind is None and not tokens:
+        return None
+    return kind, tokens

@@ -296,6 +296,8 @@ def rebuild(
                 last_asst.lines.append(ln.number)
                 if isinstance(msg.get("usage"), dict):
                     last_asst.meta["usage"] = msg["usage"]
+                if isinstance(msg.get("diagnostics"), dict):  # the API's cache diagnostics
+                    last_asst.meta["diagnostics"] = msg["diagnostics"]
                 continue
             b = _Builder("assistant", list(blocks), message_id=mid)
             b.lines.append(ln.number)
@@ -305,6 +307,8 @@ def rebuild(
                 b.meta["timestamp"] = ts
             if isinstance(msg.get("usage"), dict):
                 b.meta["usage"] = msg["usage"]
+            if isinstance(msg.get("diagnostics"), dict):  # the API's cache diagnostics
+                b.meta["diagnostics"] = msg["diagnostics"]
             if isinstance(msg.get("model"), str):
                 b.meta["model"] = msg["model"]
             if pending_boundary is not None:

@@ -3,7 +3,7 @@ request's newest message in the timeline."""
 
 from __future__ import annotations
 
-from ctxview.app.screens.requests import RequestList, RequestsScreen
+from ctxview.app.screens.requests import RequestList, RequestsScreen, request_row
 from tests.support.apphelp import make_app, screen_after, settle
 from tests.support.paths import FIXTURES, ROOT
 
@@ -224,3 +224,24 @@ async def test_the_newest_request_is_in_view_under_the_horizontal_scrollbar_at_8
             row = lst.cursor - round(lst.scroll_offset.y)
             assert 0 <= row < lst.rows_shown, keys
             assert lst.render_line(row).text.lstrip().startswith(str(n - 1))
+
+
+async def test_requests_view_names_a_recorded_break_ctxview_did_not_predict() -> None:
+    """A real transcript where the API read only the tools and system after a background
+    task's notification: the row says so beside the prediction, and so does the summary."""
+    from ctxview.core.requests import simulate
+    from ctxview.sessions import load_session
+
+    path = ROOT / "tests" / "acceptance" / "claude_code"
+    session = load_session(path / "spotter_fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl")
+    log = simulate(session)
+    missed = [r for r in log.requests if r.recorded_miss and r.recorded_miss.reason == "unexplained"]  # fmt: skip
+    assert missed and missed[0].cache_break is None
+    assert "rec:unexplained" in request_row(missed[0], 1)
+    app = make_app(AGENT)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        await app.push_screen(RequestsScreen(session, {}, "as sent", log))
+        await settle(pilot)
+        summary = str(app.screen.query_one("#summary").render())
+        assert "recorded, not predicted: 1" in summary

@@ -46,20 +46,26 @@ def request_row(r: Request, scale: int) -> str:
         else "—"
     )
     brk = f"{r.cache_break.reason}@{r.cache_break.position}" if r.cache_break else ""
+    rm = r.recorded_miss
+    if rm is not None and (rm.reason == "unexplained" or rm.reported):
+        # the recorded break beside the prediction: one ctxview did not predict, or the API's
+        # own cache diagnosis (a documented reason: no text from the file)
+        said = rm.api_reason if rm.reported and rm.api_reason else rm.reason
+        brk = f"{brk} rec:{said}".lstrip()
     if r.off_branch:
         brk = f"⎇ {brk}".rstrip()  # sent on a branch the conversation left (a rewind)
     cost = "—" if r.cost_usd is None else f"${r.cost_usd:.4f}"
     return (
         f"{r.index:>6} {ts:8} {r.window_size:>6} {fmt_tokens(r.input_tokens):>6} "
         f"{fmt_tokens(r.cache_read):>6} {fmt_tokens(r.cache_write):>6} {rec:>13} "
-        f"{brk:<14} {cost:>9}"
+        f"{brk:<22} {cost:>9}"
     )
 
 
 def header_row() -> str:
     return (
         f"{'#':>6} {'time':8} {'window':>6} {'input':>6} {'read':>6} {'write':>6} "
-        f"{'rec read/wr':>13} {'break':<14} {'cost':>9}  read▕write▕uncached"
+        f"{'rec read/wr':>13} {'break':<22} {'cost':>9}  read▕write▕uncached"
     )
 
 
@@ -274,6 +280,11 @@ class RequestsScreen(ModalScreen[int | None]):
             f"{hit}{rec} · cost {cost} · breaks: "
             + (", ".join(f"{k} {v}" for k, v in breaks.items()) or "none")
         )
+        unexplained = sum(
+            1 for r in log.requests if r.recorded_miss and r.recorded_miss.reason == "unexplained"
+        )
+        if unexplained:
+            line += f" · recorded, not predicted: {unexplained}"
         err = t.get("token_error")
         if err:
             line += f" · token error median {100 * err['median']:.1f}%"

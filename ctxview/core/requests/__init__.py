@@ -40,21 +40,25 @@ recorded; it is applied before the first request whose response was added after 
 
 The predicted prompt cache (the model, in order of the prompt: tools → system → messages):
 
-* the first request reads nothing, unless its recorded usage shows a read (a prefix cached by an
-  earlier session: Claude Code's tools and system prompt): then it reads that much of the tools
-  and system, at most;
+* the first request reads nothing, unless its recorded usage shows a read (a prefix cached
+  before the file starts: Claude Code's tools and system prompt, a resumed history): then it
+  reads that much, and it is no ``first`` break;
 * each request writes its whole prompt to the cache (a cache breakpoint on its last message, as
-  Claude Code and ctxview's chat send it), and reads the longest prefix it shares with a still
-  live earlier request; the rest is written. Nothing is left uncached unless the prompt is below
-  the model's minimum cacheable length (:data:`ctxview.core.pricing.MIN_CACHEABLE`), in which
-  case nothing is read or written;
-* an entry lives 5 minutes (1 hour where the recorded usage shows 1h writes) from its last use,
+  Claude Code sends it and a ctxview session is assumed to; a request body or bare message list
+  only as its ``cache_control`` asks: :func:`ctxview.core.cache_rules.cache_mode`), and reads the
+  longest prefix it shares with a still live earlier request; the rest is written. Nothing is
+  read or written when the prompt is below the model's minimum cacheable length
+  (:func:`ctxview.core.cache_rules.minimum`);
+* an entry lives 5 minutes (1 hour where the request's usage shows 1h writes) from its last use,
+  plus a grace for client-side timestamps (:data:`~ctxview.core.cache_rules.TTL_GRACE_SECONDS`),
   by the recorded timestamps; without timestamps requests are taken as back-to-back;
 * a request that cannot read all of the previous request's prompt has a :class:`CacheBreak`:
   ``first``, ``model``, ``tools``, ``system``, ``compaction``, ``evicted`` (the strategy removed a
   message inside the cached prefix), ``edited``, ``rewind`` or ``ttl``, with ``position``: the
   index in this request's messages of the first message that differs (0 for the whole-prompt
-  reasons).
+  reasons). The break the recorded usage shows is named beside it
+  (:func:`~ctxview.core.requests.diagnose.recorded_breaks`: ``unexplained`` where ctxview predicted
+  none; the API's cache diagnostics where the file recorded them).
 """
 
 from ctxview.core.requests.points import parse_timestamp, request_points, segment_starts

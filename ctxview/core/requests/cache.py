@@ -5,12 +5,14 @@ tokens of a window's first messages differ between them."""
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
-from ctxview.core.pricing import Price, PriceTable, costs, min_cacheable
+from ctxview.core.cache_rules import AUTOMATIC, NONE, TTL_GRACE_SECONDS, minimum
+from ctxview.core.pricing import Price, PriceTable, costs
 from ctxview.core.requests.types import TTL_5M, CacheBreak
 
 
@@ -20,6 +22,7 @@ class _Entry:
 
     key: tuple[Any, ...]
     length: int
+    #: when it expires: last use + TTL + :data:`~ctxview.core.cache_rules.TTL_GRACE_SECONDS`
     expires: float
     ttl: float
     #: a request off the current branch: the uuids of its messages after the ``length`` window
@@ -38,7 +41,7 @@ def _price_notes(notes: list[str], price_notes: set[str], min_notes: set[str]) -
             "output in USD per million tokens to config.toml)"
         )
     for m in sorted(min_notes):
-        notes.append(f"minimum cacheable length of model {m!r} unknown: assumed 1,024 tokens")
+        notes.append(f"minimum cacheable length of model {m!r} {minimum(m).basis}")
 
 
 def _prune(entries: list[_Entry], now: float | None) -> list[_Entry]:
@@ -77,17 +80,32 @@ class PromptCache:
         "entries",
         "ever_cached",
         "min_notes",
+        "mode",
         "prev_key",
         "prev_len",
         "prev_written",
         "price_notes",
         "prices",
         "requests",
+        "scales",
         "static",
     )
 
-    def __init__(self, prices: PriceTable, static: int) -> None:
+    def __init__(
+        self,
+        prices: PriceTable,
+        static: int,
+        mode: str = AUTOMATIC,
+        scales: Mapping[str | None, float] | None = None,
+    ) -> None:
         self.prices = prices
+        #: :data:`~ctxview.core.cache_rules.AUTOMATIC`, ``BREAKPOINTS`` or ``NONE`` (nothing is
+        #: cached: every token is billed at the input rate)
+        self.mode = mode
+        #: per model: its tokens for the same text against the rates' (another tokenizer);
+        #: the window's message tokens of its requests are scaled, the tools + system are not
+        #: (they are calibrated per model already)
+        self.scales = scales or {}
         #: tokens of the tools and system prompt
         self.static = static
         self.entries: list[_Entry] = []
@@ -108,13 +126,13 @@ class PromptCache:
         """(minimum cacheable tokens, price) of ``model``, noting what is unknown."""
         found = self.by_model.get(model)
         if found is None:
-            minimum, known = min_cacheable(model)
+            rule = minimum(model)
             price = self.prices.get(model)
-            if not known and model:
+            if not rule.documented and model and self.mode != NONE:
                 self.min_notes.add(model)
             if price is None:
                 self.price_notes.add(model or "")
-            found = self.by_model[model] = (minimum, price)
+            found = self.by_model[model] = (rule.tokens, price)
         return found
 
     def path_reach(
@@ -152,17 +170,24 @@ class PromptCache:
         prefix: Callable[[int], int] | None = None,
         reach_of: Callable[[_Entry], tuple[int, int]] | None = None,
         path: tuple[Any, ...] = (),
+        cut: int | None = None,
     ) -> tuple[int, int, int, CacheBreak | None, float | None, float | None]:
         """(read, write, uncached, cache break, cost, cost of the ``repeated`` tokens) of a
         request of ``n`` messages, ``total`` tokens (tools and system included) and ``output``
-        tokens; the cache after it. ``key``: (model, tools, system); ``dirty``: the first
+        tokens; the cache after it. Its prompt is ``read + write + uncached`` tokens: ``total``
+        unless the model's tokenizer scales its messages (``scales``). ``key``: (model, tools, system); ``dirty``: the first
         message changed since the previous request, and why.
 
         The longest live entry of ``key`` holds the window's first ``q`` messages; their
         tokens, tools and system included, are the window source's to say: ``base + run[off +
         q]`` (a window of prefix sums, for ``0 < q < n``), or ``prefix(q)`` (``q < n``), or
         ``reach_of(entry)`` gives (q, tokens) whatever the entry (a request off the current
-        branch, ``path``: its last ``len(path)`` messages)."""
+        branch, ``path``: its last ``len(path)`` messages).
+
+        ``cut`` (breakpoints on blocks): the request is cached up to its first ``cut`` window
+        messages (0: the tools and system alone; -1: nothing); None: up to its end."""
+        if self.mode == NONE:
+            return self._uncached(key, total, output, repeated)
         # -- the longest live entry, once the window changed from its message ``dirty`` on
         entries = self.entries
         if dirty is not None:
@@ -193,22 +218,49 @@ class PromptCache:
         # (one call a request, the state on slots read once: a replay makes 50,000 of them)
         found = self.by_model.get(key[0])
         minimum, price = found if found is not None else self.model(key[0])
+        scale = self.scales.get(key[0], 1.0) if self.scales else 1.0
+        if scale != 1.0:  # the messages of a model on another tokenizer
+            st = self.static
+            total = st + round((total - st) * scale)
+            if read > st:
+                read = st + round((read - st) * scale)
         if read < minimum:
             read = 0
         requests = self.requests
+        warm = False
         if not requests and recorded is not None and recorded["cache_read_input_tokens"] >= minimum:
-            # the first request read a prefix cached before this session (Claude Code's tools
-            # and system prompt are shared across sessions): as recorded, at most the tools +
-            # system
-            read = min(self.static, recorded["cache_read_input_tokens"], total)
-        if total < minimum:
-            read = write = 0
+            # the first request read a prefix cached before this file starts (Claude Code's
+            # tools and system prompt are shared across sessions; a resumed session's history):
+            # as recorded, at most the whole prompt
+            read = min(recorded["cache_read_input_tokens"], total)
+            warm = True
+        # what this request caches: its whole prompt, or up to its last breakpoint
+        cached = n
+        cacheable = total
+        if cut is not None and cut < n:
+            cached = cut
+            cacheable = (
+                -1
+                if cut < 0
+                else prefix(cut)
+                if prefix is not None
+                else base + run[off + cut]
+                if cut
+                else self.static
+            )
+            if scale != 1.0 and cacheable > self.static:
+                cacheable = self.static + round((cacheable - self.static) * scale)
+        if total < minimum or cacheable < minimum:
+            if total < minimum:
+                read = 0
+            write = 0
         else:
-            write = total - read
+            write = cacheable - read if cacheable > read else 0
         # -- why the previous prompt was not all read
         brk: CacheBreak | None = None
         if not requests:
-            brk = _FIRST
+            if not warm:
+                brk = _FIRST
         elif total >= minimum:
             prev_key = self.prev_key
             if not self.ever_cached:
@@ -231,32 +283,32 @@ class PromptCache:
                 brk = CacheBreak("ttl", reach)
         # -- the cache after this request
         if read and best is not None and now is not None:
-            best.expires = max(best.expires, now + best.ttl)
-        if total >= minimum:
-            expires = (now if now is not None else 0.0) + ttl
+            best.expires = max(best.expires, now + best.ttl + TTL_GRACE_SECONDS)
+        if write or (cacheable >= minimum and read):
+            expires = (now if now is not None else 0.0) + ttl + TTL_GRACE_SECONDS
             entries = self.entries
             if path:
-                entries.append(_Entry(key, n - len(path), expires, ttl, path))
+                entries.append(_Entry(key, cached - len(path), expires, ttl, path))
                 self.entries = _prune(entries, now)
             elif len(entries) == 1:
                 e = entries[0]
-                if e.key == key and e.length <= n and e.expires <= expires:
+                if e.key == key and e.length <= cached and e.expires <= expires:
                     # the new entry outreaches and outlives the only one: it is updated in
                     # place (the usual case; nothing else holds it)
-                    e.length, e.expires, e.ttl, e.path = n, expires, ttl, ()
+                    e.length, e.expires, e.ttl, e.path = cached, expires, ttl, ()
                 else:
-                    self.entries = _prune([e, _Entry(key, n, expires, ttl)], now)
-            elif all(e.key == key and e.length <= n and e.expires <= expires for e in entries):
-                self.entries = [_Entry(key, n, expires, ttl)]
+                    self.entries = _prune([e, _Entry(key, cached, expires, ttl)], now)
+            elif all(e.key == key and e.length <= cached and e.expires <= expires for e in entries):
+                self.entries = [_Entry(key, cached, expires, ttl)]
             else:
-                entries.append(_Entry(key, n, expires, ttl))
+                entries.append(_Entry(key, cached, expires, ttl))
                 self.entries = _prune(entries, now)
             self.ever_cached = True
             self.prev_written = True
         else:
             self.prev_written = False
         self.prev_key = key
-        self.prev_len = n
+        self.prev_len = cached if cut is not None else n
         self.requests = requests + 1
         uncached = total - read - write
         # -- the price (``pricing.costs``)
@@ -274,3 +326,49 @@ class PromptCache:
             c,
             inp * repeated / total if repeated is not None and total > 0 else None,
         )
+
+    def _uncached(
+        self, key: tuple[Any, ...], total: int, output: int, repeated: int | None
+    ) -> tuple[int, int, int, CacheBreak | None, float | None, float | None]:
+        """A request of a session that asks for no caching: every input token at the base
+        rate, no break (there is no cache to break)."""
+        self.requests += 1
+        found = self.by_model.get(key[0])
+        price = (found if found is not None else self.model(key[0]))[1]
+        if price is None:
+            return 0, 0, total, None, None, None
+        c, inp = costs(price, total, 0, 0, 0, output)
+        return (
+            0,
+            0,
+            total,
+            None,
+            c,
+            inp * repeated / total if repeated is not None and total > 0 else None,
+        )
+
+
+def breakpoint_cut(
+    marks: Sequence[int], lo: int, hi: int, static_marked: bool, first: int = -1
+) -> int:
+    """Where a window of ``[first] + [lo, hi)`` transcript messages (``first`` < 0: none) is
+    cached to when only blocks marked ``cache_control`` set breakpoints (``marks``: the sorted
+    ids of the messages holding one): the number of window messages up to the last marked one;
+    0 when none is marked but the tools or system are (``static_marked``); -1 when nothing is."""
+    k = bisect_right(marks, hi - 1) - 1
+    if k >= 0 and marks[k] >= lo:
+        return marks[k] - lo + (2 if first >= 0 else 1)
+    if first >= 0:
+        k = bisect_right(marks, first) - 1
+        if k >= 0 and marks[k] == first:
+            return 1
+    return 0 if static_marked else -1
+
+
+def window_cut(marks: Sequence[int], window: Sequence[int], static_marked: bool) -> int:
+    """:func:`breakpoint_cut` of a window given as its sorted transcript ids."""
+    marked = set(marks)
+    for j in range(len(window) - 1, -1, -1):
+        if window[j] in marked:
+            return j + 1
+    return 0 if static_marked else -1

@@ -16,7 +16,7 @@ from ctxview.core.clearing import STRATEGY_EDITS
 from ctxview.core.context import ContextEvent, ConversationContext
 from ctxview.core.limits import context_size
 from ctxview.core.protocol import Rejections
-from ctxview.core.requests.cache import PromptCache, _common, _Entry
+from ctxview.core.requests.cache import PromptCache, _common, _Entry, window_cut
 from ctxview.core.requests.points import (
     _content_keys,
     _Edit,
@@ -164,7 +164,10 @@ def replay_context(
     sf_gen: int | None = None
     sf_pos = 0
     rejections = Rejections(msgs, session.system) if check else None
-    cache = PromptCache(prices, static)
+    cache = PromptCache(prices, static, plan.cache_mode, plan.scales)
+    marks, static_marked = plan.marks, plan.static_marked
+    scaled = bool(plan.scales)
+    statics = plan.statics
 
     def reach_of(best: _Entry) -> tuple[int, int]:
         """(leading units cached: window messages, then off-branch ones; their tokens, tools and
@@ -203,6 +206,8 @@ def replay_context(
                 if dirty is None or pos <= dirty:
                     dirty, dirty_reason = pos, "rewind"
             model = meta.get("model") if isinstance(meta.get("model"), str) else session_model
+            if statics is not None:  # the tools + system of this segment and model
+                static = cache.static = statics.get((offset, model), plan.static)
             rec, out_tok, hint = (
                 _recorded(meta) if session.format != "messages" else (None, None, None)
             )
@@ -259,10 +264,13 @@ def replay_context(
                 (),
                 0,
                 0,
-                None,
+                None if marks is None else lambda q: static + _prefix_tokens(win, tok, q, wtok),  # noqa: B023
                 reach_of,
                 path,
+                cut=None if marks is None else window_cut(marks, win, static_marked),
             )
+            if scaled:  # a model on another tokenizer: its messages were scaled
+                total = read + write + uncached
             prev_path, prev_nw = path, nw
             front = check_front
             dirty, dirty_reason = None, ""

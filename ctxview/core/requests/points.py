@@ -18,6 +18,8 @@ from ctxview.core.calibrate import (
     Rates,
     fit_rates,
     message_features,
+    segment_statics,
+    tokenizer_scale,
 )
 from ctxview.core.compaction import claude_code_compaction, has_compaction
 from ctxview.core.requests.types import (
@@ -104,21 +106,34 @@ def parse_timestamp(ts: Any) -> float | None:
 
 
 # -- calibration -----------------------------------------------------------------------------
-def calibrate(
-    session: SessionLike, features: Sequence[Features] | None = None
-) -> tuple[Rates, int | None, int]:
-    """(rates, static tokens or None, recorded requests) from a Claude Code transcript's
-    recorded usage (other formats: the default rates).
+class Calibration(NamedTuple):
+    """What a transcript's recorded usage calibrates: the rates, the tools + system (the
+    median over the file: ``static``; per conversation segment and model: ``statics``, keyed
+    by (the segment's first message, model)), and how many requests had usage."""
+
+    rates: Rates
+    static: int | None
+    requests: int
+    statics: dict[tuple[int, str | None], int] | None = None
+    #: per model whose tokenizer is not the one the rates were fitted in: its tokens for the
+    #: same text, relative (:func:`~ctxview.core.calibrate.tokenizer_scale`); None: all alike
+    scales: dict[str | None, float] | None = None
+
+
+def calibrate(session: SessionLike, features: Sequence[Features] | None = None) -> Calibration:
+    """The rates and the tools + system of a Claude Code transcript from its recorded usage
+    (other formats: the default rates).
 
     The deltas between consecutive recorded requests of one conversation segment fit the rates
     (:func:`ctxview.core.calibrate.fit_rates`); the static part (tools + system, which a Claude
     Code transcript does not contain) is then the median of recorded total minus the estimated
-    messages, over the recorded requests.
+    messages: over the file (``static``), and per segment and model (``statics``: what Claude
+    Code sends besides the messages changes at a compaction, and with the model).
     """
     if session.format not in CALIBRATED_FORMATS:
         # only a transcript's usage belongs to windows that grew by appending (a ctxview chat
         # sent truncated windows): the deltas would not measure the added messages
-        return DEFAULT_RATES, None, 0
+        return Calibration(DEFAULT_RATES, None, 0)
     feats = (
         list(features) if features is not None else [message_features(m) for m in session.messages]
     )
@@ -128,9 +143,15 @@ def calibrate(
     deltas: list[Delta] = []
     recs: list[tuple[_Point, int]] = []
     prev: tuple[_Point, int] | None = None
+    metas = session.metas
+    # the rates are fitted in the tokens of the file's most used model: a request of a model on
+    # another tokenizer bills the same text at another scale (``tokenizer_scale``)
+    models = [_model_of(metas, p, session.model) for p in points if p.response is not None]
+    base = tokenizer_scale(max(set(models), key=models.count)) if models else 1.0
+    scales = {m: tokenizer_scale(m) / base for m in set(models)}
     for p in points:
         rec = (
-            _recorded(session.metas[p.response])[0]
+            _recorded(metas[p.response])[0]
             if p.response is not None and session.format not in ("messages",)
             else None
         )
@@ -147,7 +168,11 @@ def calibrate(
             continue
         recs.append((p, total))
         if prev is not None and seg_of[prev[0].n - 1] == seg_of[p.n - 1] and p.n > prev[0].n:
-            d = Delta(messages=p.n - prev[0].n, recorded=total - prev[1])
+            growth = total - prev[1]
+            sc = scales.get(_model_of(metas, p, session.model), 1.0)
+            if sc != 1.0:
+                growth = round(growth / sc)
+            d = Delta(messages=p.n - prev[0].n, recorded=growth)
             for i in range(prev[0].n, p.n):
                 f = feats[i]
                 for k in range(6):
@@ -156,15 +181,35 @@ def calibrate(
                 deltas.append(d)
         prev = (p, total)
     if not recs:
-        return DEFAULT_RATES, None, 0
+        return Calibration(DEFAULT_RATES, None, 0)
     rates = fit_rates(deltas)
     # prefix sums: each request's messages cost O(1), not O(window) (a 100,000-message
     # transcript has 50,000 requests)
     pre = list(accumulate(rates.tokens_many(feats), initial=0))
     seg_start = _segment_start_of(len(session.messages), starts)
-    residuals = sorted(total - (pre[p.n] - pre[seg_start[p.n - 1]]) for p, total in recs if p.n > 0)
+    by: dict[tuple[int, str | None], list[int]] = {}
+    for p, total in recs:
+        if p.n > 0:
+            s0 = seg_start[p.n - 1]
+            m = _model_of(metas, p, session.model)
+            by.setdefault((s0, m), []).append(
+                total - round((pre[p.n] - pre[s0]) * scales.get(m, 1.0))
+            )
+    residuals = sorted(r for v in by.values() for r in v)
     static = max(0, int(_quantile(residuals, 0.5)))
-    return rates, static, len(recs)
+    keys = {(seg_start[p.n - 1], _model_of(metas, p, session.model)) for p in points if p.n > 0}
+    return Calibration(
+        rates,
+        static,
+        len(recs),
+        segment_statics(by, keys, static),
+        {m: v for m, v in scales.items() if v != 1.0} or None,
+    )
+
+
+def _model_of(metas: Sequence[Mapping[str, Any]], p: _Point, default: str | None) -> str | None:
+    m = metas[p.response].get("model") if p.response is not None else None
+    return m if isinstance(m, str) else default
 
 
 def session_features(session: SessionLike, rates: Rates | None = None) -> list[Features]:

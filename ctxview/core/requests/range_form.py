@@ -24,7 +24,7 @@ from typing import Any
 from ctxview.core.calibrate import message_features
 from ctxview.core.clearing import SentForm
 from ctxview.core.limits import context_size
-from ctxview.core.requests.cache import PromptCache
+from ctxview.core.requests.cache import PromptCache, breakpoint_cut
 from ctxview.core.requests.types import (
     TTL_1H,
     TTL_5M,
@@ -101,7 +101,10 @@ def replay_range(
     counts: dict[Any, int] = {}
     dup_items = 0
     dup_tokens = 0
-    cache = PromptCache(prices, static)
+    cache = PromptCache(prices, static, plan.cache_mode, plan.scales)
+    marks, static_marked = plan.marks, plan.static_marked
+    scaled = bool(plan.scales)
+    statics, seg0 = plan.statics, 0
     last_sent = 0
     windows: dict[int, list[int]] = {}
     pi = 0
@@ -121,6 +124,8 @@ def replay_range(
             if key is None:  # a response without its own meta: one tuple for all of them
                 key = default_key if model is session_model else (model, tools_fp, system_fp)
             ttl = TTL_1H if hint == "1h" else TTL_5M if hint == "5m" else default_ttl
+            if statics is not None:  # the tools + system of this segment and model
+                static = cache.static = statics.get((seg0, model), plan.static)
             if first >= 0:
                 n = 1 + hi - lo
                 wtok = tok[first] + P[hi] - P[lo]
@@ -145,7 +150,14 @@ def replay_range(
                 P,
                 static + tok[first] - P[lo] if first >= 0 else 0,
                 lo - 1,
+                cut=None
+                if marks is None
+                else breakpoint_cut(marks, lo, hi, static_marked, first)
+                if first >= 0
+                else -1,
             )
+            if scaled:  # a model on another tokenizer: its messages were scaled
+                total = read + write + uncached
             dirty, dirty_reason = None, ""
             red = Redundancy(dup_items, dup_tokens, red_cost) if dup_items else None
             if first < 0 or not ids:
@@ -189,6 +201,7 @@ def replay_range(
             break
         if any_starts and i in starts:
             # a compaction: the conversation starts again from here
+            seg0 = i
             if first >= 0:
                 dirty = 0
                 dirty_reason = "compaction"
@@ -319,7 +332,10 @@ def replay_editing(
     counts: dict[Any, int] = {}
     dup_items = 0
     dup_tokens = 0
-    cache = PromptCache(prices, static)
+    cache = PromptCache(prices, static, plan.cache_mode, plan.scales)
+    marks, static_marked = plan.marks, plan.static_marked
+    scaled = bool(plan.scales)
+    statics = plan.statics
     last_sent = 0
     windows: dict[int, list[int]] = {}
     sizes: dict[str | None, int] = {}  # context_size per model
@@ -336,6 +352,8 @@ def replay_editing(
             if key is None:  # a response without its own meta: one tuple for all of them
                 key = default_key if model is session_model else (model, tools_fp, system_fp)
             ttl = TTL_1H if hint == "1h" else TTL_5M if hint == "5m" else default_ttl
+            if statics is not None:  # the tools + system of this segment and model
+                static = cache.static = statics.get((offset, model), plan.static)
             nw = i - offset
             original = P[i] - P[offset]
             # -- the edits: the trigger reads the original prompt's size
@@ -389,7 +407,10 @@ def replay_editing(
                 0,
                 0,
                 read_of,
+                cut=None if marks is None else breakpoint_cut(marks, offset, i, static_marked),
             )
+            if scaled:  # a model on another tokenizer: its messages were scaled
+                total = read + write + uncached
             dirty, dirty_reason = None, ""
             rejected = False
             if werr is not None:

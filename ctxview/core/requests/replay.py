@@ -22,13 +22,24 @@ from dataclasses import fields
 from operator import attrgetter
 from typing import Any, TypeVar, cast
 
+from ctxview.core.cache_rules import (
+    ASSUMPTIONS,
+    AUTOMATIC,
+    BREAKPOINTS,
+    CACHE_MODES,
+    _marked,
+    cache_mode,
+    marked_messages,
+)
 from ctxview.core.calibrate import Features, Rates
 from ctxview.core.clearing import STRATEGY_EDITS, ContextEditing, parse_context_editing
 from ctxview.core.context import ConversationContext
 from ctxview.core.pricing import PriceTable
 from ctxview.core.requests.cache import _price_notes
 from ctxview.core.requests.context_form import replay_context
+from ctxview.core.requests.diagnose import recorded_breaks
 from ctxview.core.requests.points import (
+    Calibration,
     _fingerprint,
     _static_tokens,
     calibrate,
@@ -50,6 +61,7 @@ from ctxview.core.requests.types import (
 from ctxview.core.strategies import STRATEGIES
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+_RECORDED = attrgetter("recorded")
 
 
 def _gc_paused(fn: _F) -> _F:
@@ -85,7 +97,8 @@ def simulate(
     keep_windows: Iterable[int] = (),
     redundancy: bool = True,
     context_editing: ContextEditing | None = None,
-    _calibration: tuple[Rates, int | None, int] | None = None,
+    cache: str | None = None,
+    _calibration: Calibration | None = None,
     _feats: Sequence[Features] | None = None,
     _shared: Any = None,
     _reference: bool = False,
@@ -107,6 +120,10 @@ def simulate(
     evicted; each request is priced as sent (cleared content at its edited size), and a request
     whose edits changed a message the previous one sent breaks the cache there (``edited``).
 
+    ``cache``: how the requests are cached (:data:`ctxview.core.cache_rules.CACHE_MODES`),
+    in place of what the session asks for (:func:`~ctxview.core.cache_rules.cache_mode`: a
+    bare message list or request body with no ``cache_control`` caches nothing).
+
     :func:`window_source` names the replay that gives each request's window;
     ``_reference=True`` forces the context form (the one the others are held to).
     """
@@ -119,6 +136,7 @@ def simulate(
         "prices": prices,
         "rates": rates,
         "context_editing": context_editing,
+        "cache": cache,
     }
     keep = set(keep_windows)
     windows: dict[int, list[int]] = {}
@@ -171,7 +189,7 @@ def simulate(
         cm = context_editing.context_management(strat)
         notes.append(f"context editing ({strat}): nothing is evicted; sent as edited by {cm}")
     cal = _calibration if _calibration is not None else calibrate(session, feats)
-    fitted, cal_static, n_rec = cal
+    fitted, cal_static, n_rec, statics, scales = cal
     rates = rates or fitted
     if rates.calibrated:
         notes.append(
@@ -182,12 +200,25 @@ def simulate(
         )
     if cal_static is not None and session.format in ("claude-code", "claude-code-web"):
         static = cal_static
+        spread = sorted(set((statics or {}).values()))
         notes.append(
             f"system prompt and tools (not in the transcript): {static:,} tokens, calibrated "
             f"from {n_rec} recorded requests"
+            + (
+                f" (per segment and model: {spread[0]:,} to {spread[-1]:,})"
+                if len(spread) > 1
+                else ""
+            )
         )
     else:
         static = _static_tokens(session, rates)
+        statics = scales = None
+    if scales:
+        notes.append(
+            "tokenizers: "
+            + ", ".join(f"{m} ×{v:.2f}" for m, v in sorted(scales.items(), key=str))
+            + " the tokens of the same text (Claude Opus 4.7 and later: about 1.3×)"
+        )
     session_model = session.model or d.get("model")
     # what does not depend on the strategy: computed once per session in compare
     shared = _shared if _shared is not None else Shared(msgs)
@@ -212,6 +243,25 @@ def simulate(
     pinned: set[int] = set(
         getattr(session, "pinned", None) or getattr(session, "saved_pinned", None) or ()
     )
+    if cache is not None and cache not in CACHE_MODES:
+        raise ValueError(f"unknown cache mode {cache!r} (known: {', '.join(CACHE_MODES)})")
+    mode = cache or cache_mode(
+        session.format,
+        msgs,
+        session.system,
+        session.tools,
+        getattr(session, "request_params", None),
+    )
+    if mode != AUTOMATIC or session.format == "messages":
+        notes.append(
+            f"cache: {ASSUMPTIONS[mode]}"
+            + (
+                " (a bare message list carries no request body: ctxview assumes no top-level "
+                "cache_control; --cache automatic prices it as automatic caching would)"
+                if session.format == "messages" and cache is None
+                else ""
+            )
+        )
     plan = ReplayPlan(
         session,
         shared,
@@ -239,6 +289,11 @@ def simulate(
         first_versions,
         pinned,
         RequestSink(_totals),
+        mode,
+        marked_messages(msgs) if mode == BREAKPOINTS else None,
+        mode == BREAKPOINTS and (_marked(session.system) or _marked(session.tools)),
+        statics if statics and len(set(statics.values())) > 1 else None,
+        scales,
     )
     source = "context" if _reference else window_source(plan)
     if source != "context":
@@ -268,6 +323,13 @@ def simulate(
                 "left (a rewind or an edited prompt): included, marked off-branch"
             )
     _price_notes(notes, price_notes, min_notes)
+    if out and (any(map(_RECORDED, out)) or any("diagnostics" in m for m in session.metas if m)):
+        unexplained = recorded_breaks(out, session.metas)
+        if unexplained:
+            notes.append(
+                f"{unexplained} recorded cache break{'s' if unexplained != 1 else ''} ctxview "
+                "did not predict (unexplained: the API read less than the previous prompt)"
+            )
     return RequestLog(
         out,
         None if as_sent else strat,
@@ -281,6 +343,7 @@ def simulate(
         windows,
         settings,
         plan.sink.totals,
+        mode,
     )
 
 
@@ -332,6 +395,7 @@ def compare(
     defaults: Mapping[str, Any] | None = None,
     prices: PriceTable | None = None,
     context_editing: ContextEditing | None = None,
+    cache: str | None = None,
 ) -> list[dict[str, Any]]:
     """One row per strategy: the same session's requests replayed under each (the
     ``compare --json`` rows)."""
@@ -343,6 +407,7 @@ def compare(
             defaults=defaults,
             prices=prices,
             context_editing=context_editing,
+            cache=cache,
         )
     )
 
@@ -355,6 +420,7 @@ def iter_compare(
     defaults: Mapping[str, Any] | None = None,
     prices: PriceTable | None = None,
     context_editing: ContextEditing | None = None,
+    cache: str | None = None,
 ) -> Iterator[dict[str, Any]]:
     """The rows of :func:`compare`, one at a time, as each strategy's replay ends (the TUI's
     Compare screen shows its progress and can stop between strategies)."""
@@ -374,6 +440,7 @@ def iter_compare(
             defaults=defaults,
             prices=prices,
             context_editing=context_editing,
+            cache=cache,
             check=True,
             redundancy=False,
             _calibration=cal,

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ctxview.core.cache_rules import API_REASON, ASSUMPTIONS, AUTOMATIC
+
 if TYPE_CHECKING:
     from ctxview.core.calibrate import Rates
 
@@ -22,6 +24,7 @@ CALIBRATED_FORMATS = ("claude-code", "claude-code-web")
 #: repeated tool results / texts shorter than this are not counted as redundancy
 REDUNDANT_MIN_CHARS = 100
 
+#: the reasons of a predicted break (a recorded one may also be ``unexplained``)
 BREAK_REASONS = (
     "first",
     "ttl",
@@ -49,8 +52,44 @@ class CacheBreak:
     reason: str
     position: int
 
+    @property
+    def api_reason(self) -> str | None:
+        """The reason in the words of the API's cache diagnostics (``model_changed``,
+        ``system_changed``, ``tools_changed``, ``messages_changed``), None where they would
+        find no change in the request (``first``, ``ttl``)."""
+        return API_REASON.get(self.reason)
+
     def to_dict(self) -> dict[str, Any]:
-        return {"reason": self.reason, "position": self.position}
+        return {"reason": self.reason, "position": self.position, "api_reason": self.api_reason}
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedBreak:
+    """A break the recorded usage shows: the request read less than the previous one's whole
+    prompt. ``reason``: the predicted break's reason where ctxview predicted one, ``first``
+    for a first request that read nothing, else ``unexplained`` (the API broke the cache and
+    ctxview does not know why); ``api_reason`` and ``cache_missed_input_tokens``: what the
+    API's cache diagnostics said, where the file recorded them, else the predicted reason in
+    the API's words."""
+
+    reason: str
+    api_reason: str | None = None
+    #: the API's own diagnosis was recorded (else ``api_reason`` is ctxview's mapping)
+    reported: bool = False
+    cache_missed_input_tokens: int | None = None
+    #: tokens the recorded usage read, and the previous request's recorded prompt
+    read: int = 0
+    previous: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "reason": self.reason,
+            "api_reason": self.api_reason,
+            "reported_by_api": self.reported,
+            "cache_missed_input_tokens": self.cache_missed_input_tokens,
+            "read": self.read,
+            "previous_prompt": self.previous,
+        }
 
 
 @dataclass(slots=True)
@@ -96,6 +135,8 @@ class Request:
     #: window is ``window_size`` messages, the first ones of the current branch's window and
     #: then messages that are not in the session any more
     off_branch: bool = False
+    #: the break the recorded usage shows, named (:func:`~.diagnose.recorded_breaks`)
+    recorded_miss: RecordedBreak | None = None
 
     @property
     def recorded_total(self) -> int | None:
@@ -134,6 +175,7 @@ class Request:
             "response_id": self.response_id,
             "redundancy": self.redundancy.to_dict() if self.redundancy else None,
             "off_branch": self.off_branch,
+            "recorded_break": self.recorded_miss.to_dict() if self.recorded_miss else None,
         }
 
 
@@ -164,6 +206,12 @@ class RequestLog:
     #: ``compare``'s sums (:class:`Totals`) when the replay summed instead of building
     #: ``requests`` (then empty); None otherwise
     summary: Any = None
+    #: how the requests are cached (:func:`ctxview.core.cache_rules.cache_mode`)
+    cache_mode: str = AUTOMATIC
+
+    def cache_assumption(self) -> dict[str, str]:
+        """The caching ctxview assumes for these requests, in words (``requests``' output)."""
+        return {"mode": self.cache_mode, "text": ASSUMPTIONS[self.cache_mode]}
 
     def token_error(self) -> dict[str, float] | None:
         """Median and p90 of |predicted - recorded| / recorded over the requests with usage
@@ -276,6 +324,7 @@ class Totals:
         newest_dropped: bool = False,
         redundancy: Redundancy | None = None,
         off_branch: bool = False,
+        recorded_miss: RecordedBreak | None = None,
     ) -> None:
         """Count one request instead of building it: :class:`Request`'s fields, in its order
         (so a replay hands either the same arguments, see :class:`RequestSink`)."""
@@ -357,3 +406,14 @@ class ReplayPlan:
     pinned: set[int]
     #: where each request goes: built into a log, or summed into compare's totals
     sink: RequestSink = field(default_factory=RequestSink)
+    #: how the requests are cached (:func:`ctxview.core.cache_rules.cache_mode`); under
+    #: ``breakpoints``, the sorted ids of the messages holding a ``cache_control`` and whether
+    #: the tools or system hold one
+    cache_mode: str = AUTOMATIC
+    marks: list[int] | None = None
+    static_marked: bool = False
+    #: the tools + system per (segment's first message, model) where they differ (calibrated
+    #: from a transcript's usage), else None: ``static`` for every request
+    statics: dict[tuple[int, str | None], int] | None = None
+    #: per model on another tokenizer than the rates': its tokens for the same text, relative
+    scales: dict[str | None, float] | None = None

@@ -339,7 +339,7 @@ def test_requests_price_clearing_as_an_edited_break() -> None:
     msgs = _loop(40, 2000)
     session = _Session(msgs)
     ed = ContextEditing(ClearToolUses(trigger=8000, keep=3))
-    log = simulate(session, strategy="clear-tool-uses", context_editing=ed)
+    log = simulate(session, strategy="clear-tool-uses", context_editing=ed, cache="automatic")
     breaks = [r for r in log.requests if r.cache_break is not None]
     assert breaks[0].cache_break is not None and breaks[0].cache_break.reason == "first"
     edited = [r for r in log.requests if r.cache_break and r.cache_break.reason == "edited"]
@@ -566,7 +566,7 @@ def test_requests_clear_thinking_breaks_where_thinking_leaves() -> None:
             }
         )
     session = _Session(msgs)
-    log = simulate(session, strategy="clear-thinking")  # keep 1 thinking turn (the default)
+    log = simulate(session, strategy="clear-thinking", cache="automatic")  # keep 1 thinking turn
     reasons = [
         (r.index, r.cache_break.reason, r.cache_break.position)
         for r in log.requests

@@ -913,8 +913,9 @@ def test_clearing_replay_reads_a_prefix_inside_the_savings_as_the_reference(
     editing = parse_context_editing(
         {"clear_tool_uses": {"trigger": 1, "keep": keep, "clear_at_least": least}}
     )
-    _both(s, strategy="clear-tool-uses", context_editing=editing, keep_windows=[0, 5, 9])
-    log = simulate(s, strategy="clear-tool-uses", context_editing=editing)
+    kw: dict[str, Any] = {"cache": "automatic"}  # a bare list is cached as a chat sends it
+    _both(s, strategy="clear-tool-uses", context_editing=editing, keep_windows=[0, 5, 9], **kw)
+    log = simulate(s, strategy="clear-tool-uses", context_editing=editing, **kw)
     # the rule under test is reached: prefixes are read, and they end at an edit or a switch
     assert any(r.cache_read for r in log.requests)
     reason = "model" if two_models else "edited"

@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
+from ctxview.core.cache_rules import TTL_GRACE_SECONDS, min_cacheable
 from ctxview.core.calibrate import Delta, Rates, fit_rates, message_features
 from ctxview.core.pricing import (
     PRICES,
     Price,
     PriceTable,
     cost,
-    min_cacheable,
     normalise_model,
     parse_price,
 )
@@ -82,12 +82,20 @@ def test_each_request_reads_the_previous_prompt_and_writes_the_rest() -> None:
     assert r[1].message_ids == [1, 2]  # the previous response and the new question
 
 
-def test_gap_longer_than_five_minutes_expires_the_cache() -> None:
-    log = simulate(convo(3, gaps={2: 301.0}))
+def test_gap_longer_than_five_minutes_and_the_grace_expires_the_cache() -> None:
+    log = simulate(convo(3, gaps={2: 300.0 + TTL_GRACE_SECONDS + 1}))
     r = log.requests
     assert r[1].cache_break is None
     assert r[2].cache_break is not None and r[2].cache_break.reason == "ttl"
     assert r[2].cache_read == 0 and r[2].cache_write == r[2].input_tokens
+
+
+def test_a_gap_just_past_five_minutes_still_reads_the_cache() -> None:
+    """A real session read its cache after a 5 min 23 s gap between logged responses: the
+    timestamps are the client's, the entry is timed by the API (the grace of cache_rules)."""
+    log = simulate(convo(3, gaps={2: 323.0}))
+    r = log.requests[2]
+    assert r.cache_break is None and r.cache_read == log.requests[1].input_tokens
 
 
 def test_gap_within_ttl_keeps_it() -> None:
@@ -147,11 +155,17 @@ def reasons(log: Any) -> list[str | None]:
 def test_break_first() -> None:
     log = simulate(convo(2))
     assert log.requests[0].cache_break is not None
-    assert log.requests[0].cache_break.to_dict() == {"reason": "first", "position": 0}
+    assert log.requests[0].cache_break.to_dict() == {
+        "reason": "first",
+        "position": 0,
+        "api_reason": None,
+    }
 
 
 def test_break_evicted_at_the_first_differing_position() -> None:
-    log = simulate(convo(4, fmt="messages"), max_context_messages=4, strategy="seed")
+    log = simulate(
+        convo(4, fmt="messages"), max_context_messages=4, strategy="seed", cache="automatic"
+    )
     rs = log.requests
     # windows: [0] [0,1,2] [0,2,3,4]... seed evicts #1 when #4 arrives: position 1 differs
     brk = [r.cache_break for r in rs]
@@ -428,12 +442,16 @@ def test_requests_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
         }
     assert set(doc["totals"]) >= TOTAL_KEYS
     assert set(doc["totals"]["token_error"]) == {"median", "p90"}
-    assert doc["requests"][0]["cache_break"] == {"reason": "first", "position": 0}
+    # the first request read a prefix cached before the file starts: no break
+    assert doc["requests"][0]["recorded"]["cache_read_input_tokens"] > 0
+    assert doc["requests"][0]["cache_break"] is None
+    assert doc["requests"][0]["recorded_break"] is None
+    assert doc["cache_assumption"]["mode"] == "automatic"
 
 
 def test_requests_table_and_exit_codes(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, out, _ = run(capsys, "requests", str(FIXTURES / "spotter_short.jsonl"))
-    assert code == 0 and "as sent" in out and "first@0" in out
+    assert code == 0 and "as sent" in out and "first@0" not in out  # a warm first request
     code, _, err = run(capsys, "requests", str(tmp_path / "missing.json"))
     assert code == 2 and "no such file" in err
 
@@ -449,7 +467,9 @@ def test_compare_json_and_rejections(capsys: pytest.CaptureFixture[str], tmp_pat
                     b["content"] = f"{b['tool_use_id']} " + "lorem ipsum " * 200
     path = tmp_path / "loop.json"
     path.write_text(json.dumps(msgs))
-    code, out, _ = run(capsys, "compare", str(path), "--max", "12", "--json")
+    code, out, _ = run(
+        capsys, "compare", str(path), "--max", "12", "--json", "--cache", "automatic"
+    )
     doc = json.loads(out)
     assert set(doc) == {"file", "max_context_messages", "strategies"}
     assert doc["max_context_messages"] == 12

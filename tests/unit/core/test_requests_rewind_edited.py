@@ -59,7 +59,11 @@ def test_rewind_breaks_the_cache_at_the_first_differing_message(tmp_path: Path) 
     assert [r.timestamp for r in reqs] == sorted(r.timestamp or "" for r in reqs)
     first_new = reqs[4]
     assert first_new.cache_break is not None
-    assert first_new.cache_break.to_dict() == {"reason": "rewind", "position": 4}
+    assert first_new.cache_break.to_dict() == {
+        "reason": "rewind",
+        "position": 4,
+        "api_reason": "messages_changed",
+    }
     # it reads what the abandoned requests shared with it (up to message 4), writes the rest
     assert 0 < first_new.cache_read < first_new.input_tokens
     assert first_new.cache_read > reqs[1].input_tokens  # messages 0-3 and the system prompt
@@ -97,10 +101,15 @@ def test_a_rewind_to_the_first_prompt(tmp_path: Path) -> None:
     assert "edited: only the scrollback" in json.dumps(s.messages[0])
     reqs = simulate(s).requests
     assert [r.off_branch for r in reqs] == [True] * 4 + [False] * 2
-    assert reqs[0].cache_break is not None and reqs[0].cache_break.reason == "first"
+    # the first request read the tools and system cached before the file starts: no break
+    assert reqs[0].cache_break is None and reqs[0].cache_read > 0
     assert [r.cache_break for r in reqs[1:4]] == [None, None, None]
     brk = reqs[4].cache_break
-    assert brk is not None and brk.to_dict() == {"reason": "rewind", "position": 0}
+    assert brk is not None and brk.to_dict() == {
+        "reason": "rewind",
+        "position": 0,
+        "api_reason": "messages_changed",
+    }
     assert reqs[5].cache_break is None
 
 
@@ -146,7 +155,11 @@ def test_an_edit_inside_the_cached_prefix_breaks_with_edited(tmp_path: Path) -> 
     assert len(reqs) == 3
     assert reqs[1].cache_break is None
     assert reqs[2].cache_break is not None
-    assert reqs[2].cache_break.to_dict() == {"reason": "edited", "position": 1}
+    assert reqs[2].cache_break.to_dict() == {
+        "reason": "edited",
+        "position": 1,
+        "api_reason": "messages_changed",
+    }
     # only what precedes the edited message is read: the first request's prompt
     assert reqs[2].cache_read == reqs[0].input_tokens
     # the requests before the edit sent the message as recorded, the one after it the edit
@@ -162,7 +175,11 @@ def test_dropping_messages_breaks_with_edited(tmp_path: Path) -> None:
     s = _chat(tmp_path, "drop")
     reqs = simulate(s).requests
     assert reqs[2].cache_break is not None
-    assert reqs[2].cache_break.to_dict() == {"reason": "edited", "position": 2}
+    assert reqs[2].cache_break.to_dict() == {
+        "reason": "edited",
+        "position": 2,
+        "api_reason": "messages_changed",
+    }
     assert reqs[2].window_size == 3  # messages 0, 1 and 4
     # messages 0 and 1 are read (request 1 wrote them), the rest is written
     assert reqs[0].input_tokens < reqs[2].cache_read < reqs[1].input_tokens
