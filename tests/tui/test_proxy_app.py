@@ -50,12 +50,12 @@ async def test_requests_appear_live(fake_api: FakeAPI, tmp_path: Path) -> None:
         table = app.query_one("#requests", DataTable)
         await wait_until(pilot, lambda: table.row_count == 2)
         first = [str(c) for c in table.get_row_at(0)]
-        assert first[3] == "200" and first[4] == "2"
+        assert first[2] == "200" and first[3] == "stream" and first[4] == "2"
         assert first[6].startswith("✗")  # the orphaned tool_result
         assert first[9] == "7" and first[10] == "3"  # cache read / write
-        assert "\x1b" not in first[2]
+        assert "\x1b" not in first[12]
         second = [str(c) for c in table.get_row_at(1)]
-        assert second[3] == "529" and "overloaded_error" in second[11]
+        assert second[2] == "529" and "overloaded_error" in second[13]
         detail = str(app.query_one("#detail", Static).render())
         assert "overloaded_error" in detail and "\x1b" not in detail
         await pilot.press("up")
