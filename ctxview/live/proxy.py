@@ -189,9 +189,20 @@ class Proxy:
         upstream_timeout: float = UPSTREAM_TIMEOUT,
     ) -> None:
         url, self._upstream_secrets = split_userinfo(upstream.rstrip("/"))
-        self._upstream_url = upstream.rstrip("/")
-        #: the upstream as shown and saved: without user:password
-        self.upstream = url
+        parts = urlsplit(upstream)
+        #: the upstream's user:password as HTTP basic auth, sent when the client sends no
+        #: Authorization of its own (aiohttp refuses both at once)
+        self._upstream_auth = (
+            aiohttp.encode_basic_auth(
+                unquote_plus(parts.username), unquote_plus(parts.password or "")
+            )
+            if parts.username is not None
+            else None
+        )
+        if self._upstream_auth is not None:
+            self._upstream_secrets += _header_secrets(self._upstream_auth)
+        #: the upstream as used, shown and saved: without user:password
+        self.upstream = self._upstream_url = url
         self.record_path = record_path
         self.upstream_timeout = upstream_timeout
         #: the newest finished records (the recording holds them all)
@@ -327,6 +338,8 @@ class Proxy:
         )
         self._counter += 1
         headers = self._forward_headers(request, secrets)
+        if self._upstream_auth is not None and "authorization" not in {k.lower() for k in headers}:
+            headers["Authorization"] = self._upstream_auth
         rec.request_headers = {
             k.lower(): v
             for k, v in request.headers.items()
