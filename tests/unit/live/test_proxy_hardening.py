@@ -383,7 +383,7 @@ async def test_a_recording_is_appended_to_never_rewritten(
     fake_api: FakeAPI, tmp_path: Path
 ) -> None:
     rec = tmp_path / "rec.jsonl"
-    for round_ in range(2):
+    for _ in range(2):
         before = rec.read_bytes() if rec.exists() else b""
         proxy = Proxy(fake_api.url, record_path=str(rec))
         host, port = await proxy.start("127.0.0.1", 0)
