@@ -59,9 +59,10 @@ def _n(v: int | None) -> str:
     return "" if v is None else fmt_tokens(v)
 
 
-#: the table's columns: what tells requests apart first (at 80 columns the first ten show), the
-#: model and the stop reason or error (the longest) last
-COLUMNS = (
+#: the table's columns: what tells requests apart first (at 80 columns the first eight show:
+#: status, kind, protocol and ms among them), the model and the stop reason or error (the
+#: longest) last
+COLUMNS: tuple[tuple[str, int | None], ...] = (
     ("#", 3),
     ("time", 8),
     ("status", 6),
@@ -69,13 +70,13 @@ COLUMNS = (
     ("msgs", 4),
     ("~tokens", 7),
     ("protocol", 11),
+    ("ms", 6),
     ("in", 6),
     ("out", 6),
     ("read", 6),
     ("write", 6),
-    ("ms", 6),
-    ("model", 18),
-    ("stop / error", 40),
+    ("model", 16),
+    ("stop / error", None),  # as wide as its text: the detail below shows it whole too
 )
 
 
@@ -254,11 +255,11 @@ class ProxyApp(ShellApp):
             Text("" if s.messages is None else str(s.messages)),
             Text(_n(s.estimated_tokens)),
             Text(s.verdict, style=verdict_style),
+            Text("" if s.duration_ms is None else f"{s.duration_ms:.0f}"),
             Text(_n(s.input_tokens if s.counted_tokens is None else s.counted_tokens)),
             Text(_n(s.output_tokens)),
             Text(_n(s.cache_read)),
             Text(_n(s.cache_write)),
-            Text("" if s.duration_ms is None else f"{s.duration_ms:.0f}"),
             Text(one_line(s.model, 30)),
             Text(one_line(stop, 200), style="yellow" if s.incomplete or s.error else ""),
             key=str(s.id),

@@ -133,7 +133,8 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     if app.start_error:
         _err(app.start_error)
         return EXIT_UNREADABLE
-    return int(rc or 0)
+    # a signal's exit status (143, 129) is the app's return code, not its result
+    return int(app.return_code or rc or 0)
 
 
 async def _run_headless(args: argparse.Namespace, upstream: str) -> int:
