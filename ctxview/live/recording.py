@@ -40,6 +40,7 @@ __all__ = [
     "RecordLog",
     "RequestRecord",
     "RequestSummary",
+    "Secrets",
     "check_record_path",
     "now_iso",
     "redact",
@@ -113,13 +114,53 @@ def _redact_value(value: Any, secrets: list[str]) -> Any:
     return value
 
 
-def redact(data: Any, secrets: Iterable[str]) -> tuple[str, Any]:
+class Secrets:
+    """Every credential value seen, found in a text by the first few characters they share: a
+    rotating key (``sk-ant-…`` on every request) adds to one group, so a record is searched once
+    for that head rather than once per key ever seen."""
+
+    HEAD = 4
+
+    def __init__(self) -> None:
+        #: head -> (form to look for, the secret it stands for): the value and its JSON form
+        self._by_head: dict[str, list[tuple[str, str]]] = {}
+        self._known: set[str] = set()
+
+    def __len__(self) -> int:
+        return len(self._known)
+
+    def add(self, secret: str) -> None:
+        if len(secret) < MIN_SECRET or secret in self._known:
+            return
+        self._known.add(secret)
+        for form in {secret, _json_form(secret)}:
+            self._by_head.setdefault(form[: self.HEAD], []).append((form, secret))
+
+    def found_in(self, text: str) -> list[str]:
+        """The secrets that occur in ``text`` (as themselves or in their JSON form)."""
+        hits: set[str] = set()
+        for head, forms in self._by_head.items():
+            at = text.find(head)
+            while at != -1:
+                for form, secret in forms:
+                    if text.startswith(form, at):
+                        hits.add(secret)
+                at = text.find(head, at + 1)
+        return list(hits)
+
+
+def redact(data: Any, secrets: Secrets | Iterable[str]) -> tuple[str, Any]:
     """(one line of JSON, the data it encodes) with every occurrence of every secret replaced,
     in values and keys, by value on the decoded data (a secret holding ``"`` or ``\\`` is found
-    too). The common case costs one encoding and one search per secret in its text; only a
-    record that holds a secret is walked."""
+    too). The common case costs one encoding and one search per group of secrets; only a record
+    that holds a secret is walked."""
+    if not isinstance(secrets, Secrets):
+        found = Secrets()
+        for s in secrets:
+            found.add(s)
+        secrets = found
     text = json_text(data)
-    hits = [s for s in secrets if s in text or _json_form(s) in text]
+    hits = secrets.found_in(text)
     if not hits:
         return text, data
     hits.sort(key=len, reverse=True)  # a longer secret holding a shorter one goes first
@@ -148,8 +189,7 @@ class RecordLog:
         self.on_record = on_record
         self.error: str | None = None
         self.written = 0
-        self._secrets: list[str] = []
-        self._known: set[str] = set()
+        self._secrets = Secrets()
         self._conversations = Conversations()
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._file: Any = None
@@ -215,9 +255,7 @@ class RecordLog:
 
     def _one(self, rec: RequestRecord, secrets: tuple[str, ...]) -> None:
         for s in secrets:
-            if len(s) >= MIN_SECRET and s not in self._known:
-                self._known.add(s)
-                self._secrets.append(s)
+            self._secrets.add(s)
         _parse_body(rec)
         body = rec.request if isinstance(rec.request, dict) else {}
         if rec.endpoint in ("messages", "count_tokens"):
