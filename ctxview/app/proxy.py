@@ -75,7 +75,7 @@ COLUMNS: tuple[tuple[str, int | None], ...] = (
     ("out", 6),
     ("read", 6),
     ("write", 6),
-    ("model", 16),
+    ("model", 14),
     ("stop / error", None),  # as wide as its text: the detail below shows it whole too
 )
 
@@ -89,8 +89,8 @@ class ProxyApp(ShellApp):
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+q", "quit", "quit"),
-        Binding("j", "step(1)", "next", show=False),
-        Binding("k", "step(-1)", "previous", show=False),
+        Binding("j", "step(1)", "next"),
+        Binding("k", "step(-1)", "previous"),
         Binding("g", "top", "first", show=False),
         Binding("G", "bottom", "newest"),
     ]
@@ -237,13 +237,14 @@ class ProxyApp(ShellApp):
         verdict_style = (
             "green" if s.verdict.startswith("✓") else "red" if s.verdict.startswith("✗") else ""
         )
+        # short enough to be read whole at 140 columns; the detail below has the rest
         stop = s.stop_reason or ""
         if s.error:
-            stop = s.error
+            stop = s.error.split(":", 1)[0]  # the error's type
         elif s.incomplete:
-            stop = f"incomplete: {s.incomplete}"
+            stop = f"cut: {s.incomplete}"
         elif s.counted_tokens is not None:
-            stop = f"counted {s.counted_tokens:,} input tokens"
+            stop = f"counted {s.counted_tokens:,}"
         status = "---" if s.status is None else str(s.status)
         if s.incomplete and not s.error:
             status += " ✂"  # cut: visible in the narrowest view
@@ -288,7 +289,8 @@ class ProxyApp(ShellApp):
         if s.duration_ms is not None:
             t.append(f" · {s.duration_ms:.0f} ms")
         if s.messages is not None:
-            t.append(f"\nwindow: {s.messages} messages, ~{fmt_tokens(s.estimated_tokens or 0)} ")
+            noun = "message" if s.messages == 1 else "messages"
+            t.append(f"\nwindow: {s.messages} {noun}, ~{fmt_tokens(s.estimated_tokens or 0)} ")
             t.append("tokens · protocol ")
             t.append(s.verdict, style="green" if s.verdict.startswith("✓") else "red")
         for p in s.problems[:5]:

@@ -227,7 +227,7 @@ class Proxy:
     # -- lifecycle --------------------------------------------------------------------------------
     async def start(self, host: str = "127.0.0.1", port: int = 8787) -> tuple[str, int]:
         """Open the recording, then listen. Raises OSError (the recording or the port)."""
-        self.log.open()
+        self._counter = self.log.open()
         self._session = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
             timeout=aiohttp.ClientTimeout(

@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import queue
+import re
 import stat
 import threading
 from collections.abc import Callable, Iterable
@@ -199,10 +200,13 @@ class RecordLog:
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="ctxview-recording", daemon=True)
 
-    def open(self) -> None:
-        """Open the file for appending (a header line first when it is new) and start the
-        thread. Raises OSError."""
+    def open(self) -> int:
+        """Open the file for appending (a header line first) and start the thread; the id the
+        next request gets (one past the recording's last: ids stay unique in a file appended to
+        by several runs). Raises OSError."""
+        first_id = 0
         if self.path is not None:
+            first_id = _next_id(self.path)
             self._file = open(self.path, "ab")  # noqa: SIM115 (closed by close())
             header = {
                 "format": LOG_FORMAT,
@@ -213,6 +217,7 @@ class RecordLog:
             self._file.write((json_text(header) + "\n").encode("utf-8"))
             self._file.flush()
         self._thread.start()
+        return first_id
 
     def submit(self, rec: RequestRecord, secrets: Iterable[str] = ()) -> None:
         """Queue a finished record with the credential values its request carried."""
@@ -281,6 +286,27 @@ class RecordLog:
                 self.error = f"{self.path}: cannot write the recording ({exc.strerror or exc})"
         if self.on_record is not None:
             self.on_record(rec)
+
+
+#: how each exchange line starts (``RequestRecord.to_dict``'s first keys, as json_text writes them)
+_LINE_ID = re.compile(rb'(?:^|\n)\{"type": "exchange", "id": ([0-9]{1,12})')
+
+
+def _next_id(path: str) -> int:
+    """One past the largest exchange id in an existing recording (0 for a new one), read in
+    chunks: a recording of big bodies is never held whole."""
+    best = -1
+    tail = b""
+    try:
+        with open(path, "rb") as f:
+            while chunk := f.read(1 << 20):
+                data = tail + chunk
+                for m in _LINE_ID.finditer(data):
+                    best = max(best, int(m.group(1)))
+                tail = data[-64:]
+    except FileNotFoundError:
+        return 0
+    return best + 1
 
 
 def _parse_body(rec: RequestRecord) -> None:

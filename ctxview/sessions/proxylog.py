@@ -567,7 +567,8 @@ def summary_line(s: RequestSummary) -> str:
     if s.model:
         parts.append(s.model)
     if s.messages is not None:
-        parts.append(f"{s.messages} msgs ~{n(s.estimated_tokens)} tok {s.verdict}")
+        msgs = f"{s.messages} message{'s' if s.messages != 1 else ''}"
+        parts.append(f"{msgs} ~{n(s.estimated_tokens)} tok {s.verdict}")
     if s.counted_tokens is not None:
         parts.append(f"counted {s.counted_tokens} input tokens")
     if s.input_tokens is not None or s.output_tokens is not None:

@@ -404,6 +404,7 @@ async def test_a_recording_is_appended_to_never_rewritten(
         "ctxview.proxy-log",
         "exchange",
     ]
+    assert [x["id"] for x in lines if "id" in x] == [0, 1]  # ids stay unique in the file
 
 
 def test_loopback_hosts_in_every_spelling() -> None:
