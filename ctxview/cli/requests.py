@@ -311,18 +311,13 @@ def recorded_report(session: Any) -> dict[str, Any]:
 
 
 def _print_recorded(session: Any) -> None:
-    from ctxview.sessions.proxylog import summary_line
+    from ctxview.sessions.proxylog import recorded_counts, summary_line
 
     out = sys.stdout
     summaries = _recorded_summaries(session)
-    n = len(summaries)
-    failed = sum(1 for s in summaries if s.error)
-    cut = sum(1 for s in summaries if s.incomplete and not s.error)
-    counts = sum(1 for s in summaries if s.endpoint == "count_tokens")
     out.write(
-        f"\nrecorded: {n} request{'s' if n != 1 else ''} of conversation "
-        f"#{session.conversation} ({failed} failed, {cut} incomplete, {counts} count_tokens), "
-        "as the proxy saw them:\n"
+        f"\nrecorded in conversation #{session.conversation}: "
+        f"{recorded_counts(session.exchanges)}, as the proxy saw them:\n"
     )
     for s in summaries:
         out.write("  " + one_line(summary_line(s), 400) + "\n")

@@ -547,6 +547,19 @@ def summarise(rec: RequestRecord) -> RequestSummary:
     )
 
 
+def recorded_counts(exchanges: list[dict[str, Any]]) -> str:
+    """``16 requests (2 failed, 1 incomplete, 1 count_tokens)``: what a conversation's recorded
+    requests came to (the ``requests`` command and the TUI's Requests view say it so)."""
+    n = len(exchanges)
+    failed = sum(1 for e in exchanges if e.get("error"))
+    cut = sum(1 for e in exchanges if e.get("incomplete") and not e.get("error"))
+    counts = sum(1 for e in exchanges if e.get("endpoint") == "count_tokens")
+    return (
+        f"{n} request{'s' if n != 1 else ''} ({failed} failed, {cut} incomplete, "
+        f"{counts} count_tokens)"
+    )
+
+
 def kind_of(s: RequestSummary) -> str:
     """``stream``, ``json`` or ``count`` (a count_tokens call)."""
     if s.endpoint == "count_tokens":

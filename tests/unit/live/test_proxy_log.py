@@ -202,7 +202,7 @@ def test_a_recording_of_the_single_document_form_opens_as_a_log(
     assert session.metas[1]["usage"] and session.metas[3]["usage"]
     assert main(["requests", str(OLD_FORM)]) == 0
     out = capsys.readouterr().out
-    assert "recorded: 3 requests of conversation #1 (1 failed" in out
+    assert "recorded in conversation #1: 3 requests (1 failed, 0 incomplete" in out
 
 
 def test_a_line_cut_by_a_crash_is_named_and_the_rest_opens(tmp_path: Path) -> None:
