@@ -168,6 +168,7 @@ class ProxyApp(ShellApp):
             record_path=self.record,
             on_record=self._records.put,
             upstream_timeout=self.upstream_timeout,
+            recent=0,
         )
         self._proxy = proxy
         try:

@@ -151,6 +151,7 @@ async def _run_headless(args: argparse.Namespace, upstream: str) -> int:
         record_path=args.record,
         on_record=show,
         upstream_timeout=args.upstream_timeout,
+        recent=0,
     )
     try:
         host, port = await proxy.start(args.host, args.port)

@@ -187,6 +187,7 @@ class Proxy:
         record_path: str | None = None,
         on_record: Callable[[RequestRecord], None] | None = None,
         upstream_timeout: float = UPSTREAM_TIMEOUT,
+        recent: int = RECENT_RECORDS,
     ) -> None:
         url, self._upstream_secrets = split_userinfo(upstream.rstrip("/"))
         parts = urlsplit(upstream)
@@ -205,8 +206,9 @@ class Proxy:
         self.upstream = self._upstream_url = url
         self.record_path = record_path
         self.upstream_timeout = upstream_timeout
-        #: the newest finished records (the recording holds them all)
-        self.records: deque[RequestRecord] = deque(maxlen=RECENT_RECORDS)
+        #: the newest ``recent`` finished records, bodies included (tests, a library user; the
+        #: command and the app keep none: the recording holds them all)
+        self.records: deque[RequestRecord] = deque(maxlen=recent)
         self._on_record = on_record
         self.log = RecordLog(record_path, self.upstream, self._recorded)
         self._session: aiohttp.ClientSession | None = None
@@ -287,7 +289,7 @@ class Proxy:
 
     async def _read_body(
         self, request: web.Request, rec: RequestRecord
-    ) -> bytes | AsyncIterator[bytes]:
+    ) -> bytearray | AsyncIterator[bytes]:
         """The body (decompressed); above RECORD_BODY_LIMIT an iterator that forwards it as it
         arrives (counted, hashed, not kept)."""
         head = bytearray()
@@ -296,7 +298,7 @@ class Proxy:
                 chunk = await request.content.readany()
                 if not chunk:
                     rec.request_bytes = len(head)
-                    return bytes(head)
+                    return head  # (not copied: a body may be 32 MB)
                 head += chunk
         except (aiohttp.web.HTTPException, aiohttp.ClientError, ValueError, OSError) as exc:
             raise _BodyRefused(str(exc) or type(exc).__name__) from None
@@ -363,7 +365,7 @@ class Proxy:
             rec.incomplete = self._cut_reason("client disconnected while sending the request")
             self._finish(rec, t0, secrets)
             raise
-        if isinstance(body, bytes):
+        if isinstance(body, bytearray):
             rec.body = body
         try:
             up = await self._session.request(

@@ -279,7 +279,8 @@ class RecordLog:
             rec.error = clean["error"]
         if self._file is not None:
             try:
-                self._file.write((line + "\n").encode("utf-8"))
+                self._file.write(line.encode("utf-8"))  # (no second copy of a big line)
+                self._file.write(b"\n")
                 self._file.flush()
                 self.written += 1
             except OSError as exc:
@@ -317,8 +318,10 @@ def _parse_body(rec: RequestRecord) -> None:
     if not raw:
         rec.request = None
         return
+    size = len(raw)
     try:
         rec.request = json.loads(raw)
     except (ValueError, RecursionError):
         rec.request = None
-        rec.request_note = f"not JSON ({len(raw)} bytes): not kept"
+        rec.request_note = f"not JSON ({size} bytes): not kept"
+    del raw  # the bytes go before the record is encoded (a body may be 32 MB)

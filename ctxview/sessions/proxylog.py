@@ -77,7 +77,7 @@ class RequestRecord:
     first_byte_ms: float | None = None
     duration_ms: float | None = None
     #: the raw request body until the recording parses it (never written)
-    body: bytes | None = field(default=None, repr=False)
+    body: bytes | bytearray | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
