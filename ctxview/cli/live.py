@@ -67,7 +67,8 @@ def add_parsers(sub: Any) -> None:
     px.add_argument(
         "--host",
         default="127.0.0.1",
-        help="address to bind (default 127.0.0.1; anything else is reachable from elsewhere)",
+        help="address to bind (default 127.0.0.1; an address that is not loopback is reachable "
+        "from other machines)",
     )
     ss = sub.add_parser("sessions", help="list Claude Code sessions, newest first")
     ss.add_argument("--json", action="store_true", help="print one JSON array")

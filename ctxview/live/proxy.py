@@ -166,7 +166,7 @@ class _TimedServer(web.Server):
 
     def __call__(self) -> Any:
         handler = super().__call__()
-        loop = asyncio.get_event_loop()
+        loop = asyncio.get_running_loop()  # called by the loop's create_server, on it
 
         def check() -> None:
             transport = handler.transport
@@ -246,6 +246,8 @@ class Proxy:
         await self._runner.setup()
         server = self._runner.server
         if server is not None:
+            # aiohttp has no deadline for a request head; AppRunner builds its own Server, so
+            # the one it built is given the subclass that adds one (no state of its own)
             server.__class__ = _TimedServer
         site = web.TCPSite(self._runner, host, port, backlog=2048, reuse_address=True)
         await site.start()
