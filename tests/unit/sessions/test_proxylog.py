@@ -44,7 +44,7 @@ def test_a_request_that_extends_none_starts_a_conversation_and_no_messages_has_n
     assert keys.key(a) == 1
     assert keys.key([{"role": "user", "content": "a, edited"}]) == 2  # not an extension
     assert (
-        keys.key(a + [{"role": "assistant", "content": "x"}, {"role": "user", "content": "y"}]) == 1
+        keys.key([*a, {"role": "assistant", "content": "x"}, {"role": "user", "content": "y"}]) == 1
     )
     assert keys.key([]) is None and keys.key("not a list") is None
 
