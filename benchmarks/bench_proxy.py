@@ -3,8 +3,10 @@
 Time to first streamed text via the proxy and direct (the real AsyncAnthropic client,
 alternating, after a warm-up): the median of the paired differences. Then 200 concurrent
 streams through the proxy: every reply arrives, each the reply to its own request, and the
-recording holds all of them, each matched. The fake and ``ctxview proxy --no-tui --record``
-run as separate processes, as a user runs them.
+recording holds all of them, each matched. Then one growing conversation of 300 requests, sent
+once with one key and once with a new key on every request (rotating bearer tokens): each
+record is redacted once, so the second costs what the first does. The fake and ``ctxview proxy
+--no-tui --record`` run as separate processes, as a user runs them.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import anthropic
 
@@ -64,6 +67,44 @@ async def one_stream(client: anthropic.AsyncAnthropic, k: int) -> tuple[int, str
         messages=[{"role": "user", "content": f"concurrent stream {k}"}],
     ) as stream:
         return k, "".join([t async for t in stream.text_stream])
+
+
+async def conversation(proxy_url: str, n: int, rotate: bool) -> tuple[float, float]:
+    """(wall seconds, slowest request in ms) of one conversation of ``n`` requests, each
+    holding every earlier message; ``rotate``: a new API key on every request."""
+    msgs: list[Any] = []
+    slowest = 0.0
+    t0 = time.perf_counter()
+    tag = "rotating" if rotate else "one key"
+    for k in range(n):
+        key = f"sk-ant-bench-{tag.replace(' ', '-')}-{k if rotate else 0:06d}-0123456789"
+        client = anthropic.AsyncAnthropic(api_key=key, base_url=proxy_url, max_retries=0)
+        msgs.append({"role": "user", "content": f"{tag} turn {k}: " + "lorem ipsum " * 40})
+        t1 = time.perf_counter()
+        async with client.messages.stream(
+            model="claude-bench", max_tokens=16, messages=msgs
+        ) as stream:
+            text = "".join([t async for t in stream.text_stream])
+        slowest = max(slowest, (time.perf_counter() - t1) * 1000)
+        await client.close()
+        msgs.append({"role": "assistant", "content": text})
+    return time.perf_counter() - t0, slowest
+
+
+def recorded_lines(rec: Path) -> list[dict[str, Any]]:
+    try:
+        text = rec.read_text()
+    except OSError:
+        return []
+    out = []
+    for line in text.splitlines():
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # the last line, being written
+        if item.get("type") == "exchange":
+            out.append(item)
+    return out
 
 
 async def main_async(args: SimpleNamespace, fake_url: str, proxy_url: str, rec: Path) -> None:
@@ -123,40 +164,52 @@ async def main_async(args: SimpleNamespace, fake_url: str, proxy_url: str, rec: 
                     higher_is_better=True,
                 )
             )
-    # the recording: saved after every request, so give the last save a moment
+    # the recording: appended as each request ends, by a thread of its own
     want = {f"concurrent stream {k}" for k in range(n)}
     matched = 0
+    lines: list[dict[str, Any]] = []
     for _ in range(100):
-        try:
-            doc = json.loads(rec.read_text())
-        except (OSError, json.JSONDecodeError):
-            doc = {"requests": []}
+        lines = recorded_lines(rec)
         matched = 0
-        for r in doc["requests"]:
-            asked = r["request"]["messages"][0]["content"]
-            body = r["response"]["body"] or {}
+        for r in lines:
+            asked = (r.get("request") or {}).get("messages", [{}])[0].get("content")
+            body = r.get("response") or {}
             texts = [b.get("text") for b in body.get("content", [])]
-            if (
-                asked in want
-                and r["response"]["complete"]
-                and texts == [f"Fake API reply to: {asked}"]
-            ):
+            if asked in want and r["complete"] and texts == [f"Fake API reply to: {asked}"]:
                 matched += 1
         if matched == n:
             break
         time.sleep(0.1)
-    say(f"recording: {len(doc['requests'])} requests")
+    say(f"recording: {len(lines)} requests")
     report(
         Figure(
             "concurrent requests in the recording, matched", matched, "", n, higher_is_better=True
         )
     )
+    one, one_max = await conversation(proxy_url, args.turns, rotate=False)
+    many, many_max = await conversation(proxy_url, args.turns, rotate=True)
+    say(
+        f"one conversation of {args.turns} requests: one key {one:.2f} s (slowest "
+        f"{one_max:.0f} ms), a new key each {many:.2f} s (slowest {many_max:.0f} ms)"
+    )
+    report(
+        Figure(
+            f"{args.turns} requests with a new key each / with one key (wall time)",
+            many / one,
+            "×",
+            1.5,
+        )
+    )
 
 
 def run(b: Bench) -> None:
-    args = SimpleNamespace(rounds=20 if b.quick else 200, concurrent=50 if b.quick else 200)
+    args = SimpleNamespace(
+        rounds=20 if b.quick else 200,
+        concurrent=50 if b.quick else 200,
+        turns=60 if b.quick else 300,
+    )
     fake_port, proxy_port = free_port(), free_port()
-    rec = b.data / "recording.json"
+    rec = b.data / "recording.jsonl"
     rec.unlink(missing_ok=True)
     fake = subprocess.Popen(
         [sys.executable, str(test_helper_path("fake_api")), str(fake_port)],

@@ -114,6 +114,11 @@ class SessionFiles:
         app.post_message(SessionOpened(model, follow=follow))
         skipped = model.session.skipped_lines
         note = f" · skipped lines {', '.join(map(str, skipped[:10]))}" if skipped else ""
+        if len(model.session.conversations) > 1:  # a proxy recording of several
+            note += (
+                f" · conversation #{model.session.conversation} of "
+                f"{len(model.session.conversations)} (open another as FILE#N)"
+            )
         app.call_from_thread(
             app.notify,
             f"opened {model.name}: {len(model.transcript):,} messages ({model.session.format}){note}",

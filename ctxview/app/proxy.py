@@ -21,12 +21,14 @@ from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Static
 
+from ctxview.app.shell import ShellApp
 from ctxview.live.recording import RequestRecord, RequestSummary, summarise
+from ctxview.sessions.proxylog import kind_of
 from ctxview.textfmt import fmt_tokens, one_line, visible
 
 _STOP = object()
@@ -57,7 +59,28 @@ def _n(v: int | None) -> str:
     return "" if v is None else fmt_tokens(v)
 
 
-class ProxyApp(App[int]):
+#: the table's columns: what tells requests apart first (at 80 columns the first eight show:
+#: status, kind, protocol and ms among them), the model and the stop reason or error (the
+#: longest) last
+COLUMNS: tuple[tuple[str, int | None], ...] = (
+    ("#", 3),
+    ("time", 8),
+    ("status", 6),
+    ("kind", 6),
+    ("msgs", 4),
+    ("~tokens", 7),
+    ("protocol", 11),
+    ("ms", 6),
+    ("in", 6),
+    ("out", 6),
+    ("read", 6),
+    ("write", 6),
+    ("model", 14),
+    ("stop / error", None),  # as wide as its text: the detail below shows it whole too
+)
+
+
+class ProxyApp(ShellApp):
     TITLE = "ctxview proxy"
     CSS = """
     #status { height: auto; padding: 0 1; background: $panel; }
@@ -66,12 +89,29 @@ class ProxyApp(App[int]):
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+q", "quit", "quit"),
+        Binding("j", "step(1)", "next"),
+        Binding("k", "step(-1)", "previous"),
+        Binding("g", "top", "first", show=False),
         Binding("G", "bottom", "newest"),
     ]
 
-    def __init__(self, *, host: str, port: int, upstream: str, record: str | None) -> None:
+    def __init__(
+        self,
+        *,
+        host: str,
+        port: int,
+        upstream: str,
+        record: str | None,
+        upstream_timeout: float | None = None,
+    ) -> None:
         super().__init__()
-        self.host, self.port, self.upstream, self.record = host, port, upstream, record
+        from ctxview.live.proxy import UPSTREAM_TIMEOUT, split_userinfo
+
+        self.host, self.port, self.record = host, port, record
+        self.upstream_timeout = upstream_timeout or UPSTREAM_TIMEOUT
+        #: the upstream to use (credentials in it included) and as shown (without them)
+        self._upstream_url = upstream
+        self.upstream = split_userinfo(upstream)[0]
         self.start_error: str | None = None
         self._records: queue.SimpleQueue[Any] = queue.SimpleQueue()
         #: snapshots for the view (frozen summaries and start/failure notes), drained by a timer
@@ -94,26 +134,13 @@ class ProxyApp(App[int]):
     def on_mount(self) -> None:
         from ctxview.config import load_config
 
+        self._install_signal_handlers()
         theme = load_config().get("theme")
         if isinstance(theme, str) and theme in self.available_themes:
             self.theme = theme
         table = self.query_one("#requests", DataTable)
-        for label in (
-            "#",
-            "time",
-            "model",
-            "status",
-            "msgs",
-            "~tokens",
-            "protocol",
-            "in",
-            "out",
-            "cache read",
-            "cache write",
-            "stop",
-            "ms",
-        ):
-            table.add_column(label, key=label)
+        for label, width in COLUMNS:
+            table.add_column(label, key=label, width=width)
         self._thread = threading.Thread(target=self._serve, name="ctxview-proxy", daemon=True)
         self._thread.start()
         self._reader()
@@ -136,15 +163,24 @@ class ProxyApp(App[int]):
 
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
-        proxy = Proxy(self.upstream, record_path=self.record, on_record=self._records.put)
+        proxy = Proxy(
+            self._upstream_url,
+            record_path=self.record,
+            on_record=self._records.put,
+            upstream_timeout=self.upstream_timeout,
+            recent=0,
+        )
         self._proxy = proxy
         try:
             host, port = await proxy.start(self.host, self.port)
         except OSError as exc:
             await proxy.close()
-            self._snapshots.put(
-                ProxyFailed(f"cannot listen on {self.host}:{self.port} ({exc.strerror or exc})")
+            where = (
+                f"--record {exc.filename}"
+                if exc.filename is not None
+                else f"cannot listen on {self.host}:{self.port}"
             )
+            self._snapshots.put(ProxyFailed(f"{where} ({exc.strerror or exc})"))
             return
         self._snapshots.put(ProxyStarted(host, port))
         await self._stop.wait()
@@ -182,7 +218,8 @@ class ProxyApp(App[int]):
 
     @on(ProxyStarted)
     def _started(self, msg: ProxyStarted) -> None:
-        self._address = f"http://{msg.host}:{msg.port}"
+        host = f"[{msg.host}]" if ":" in msg.host else msg.host
+        self._address = f"http://{host}:{msg.port}"
         self.query_one("#status", Static).update(self._status())
 
     @on(ProxyFailed)
@@ -201,25 +238,32 @@ class ProxyApp(App[int]):
         verdict_style = (
             "green" if s.verdict.startswith("✓") else "red" if s.verdict.startswith("✗") else ""
         )
+        # short enough to be read whole at 140 columns; the detail below has the rest
         stop = s.stop_reason or ""
-        if s.incomplete:
-            stop = f"incomplete: {s.incomplete}"
-        elif s.error:
-            stop = s.error
+        if s.error:
+            stop = s.error.split(":", 1)[0]  # the error's type
+        elif s.incomplete:
+            stop = f"cut: {s.incomplete}"
+        elif s.counted_tokens is not None:
+            stop = f"counted {s.counted_tokens:,}"
+        status = "---" if s.status is None else str(s.status)
+        if s.incomplete and not s.error:
+            status += " ✂"  # cut: visible in the narrowest view
         table.add_row(
             Text(str(s.id)),
             Text(s.time),
-            Text(one_line(s.model, 30)),
-            Text("---" if s.status is None else str(s.status), style=status_style),
+            Text(status, style=status_style if s.complete or s.error else "bold yellow"),
+            Text(kind_of(s)),
             Text("" if s.messages is None else str(s.messages)),
             Text(_n(s.estimated_tokens)),
             Text(s.verdict, style=verdict_style),
-            Text(_n(s.input_tokens)),
+            Text("" if s.duration_ms is None else f"{s.duration_ms:.0f}"),
+            Text(_n(s.input_tokens if s.counted_tokens is None else s.counted_tokens)),
             Text(_n(s.output_tokens)),
             Text(_n(s.cache_read)),
             Text(_n(s.cache_write)),
-            Text(one_line(stop, 36), style="yellow" if s.incomplete or s.error else ""),
-            Text("" if s.duration_ms is None else f"{s.duration_ms:.0f}"),
+            Text(one_line(s.model, 30)),
+            Text(one_line(stop, 200), style="yellow" if s.incomplete or s.error else ""),
             key=str(s.id),
         )
         if at_bottom:
@@ -238,9 +282,16 @@ class ProxyApp(App[int]):
         t = Text()
         t.append(f"#{s.id} {s.method} ", style="bold")
         t.append(one_line(s.path, 200))
-        t.append(f"  {'stream' if s.streamed else 'json'}")
+        t.append(f"  {kind_of(s)}")
+        if s.conversation is not None:
+            t.append(f" · conversation {s.conversation}")
+        if s.model:
+            t.append(" · " + one_line(s.model, 60))
+        if s.duration_ms is not None:
+            t.append(f" · {s.duration_ms:.0f} ms")
         if s.messages is not None:
-            t.append(f"\nwindow: {s.messages} messages, ~{fmt_tokens(s.estimated_tokens or 0)} ")
+            noun = "message" if s.messages == 1 else "messages"
+            t.append(f"\nwindow: {s.messages} {noun}, ~{fmt_tokens(s.estimated_tokens or 0)} ")
             t.append("tokens · protocol ")
             t.append(s.verdict, style="green" if s.verdict.startswith("✓") else "red")
         for p in s.problems[:5]:
@@ -255,6 +306,8 @@ class ProxyApp(App[int]):
                 f"\nusage: input {s.input_tokens} · output {s.output_tokens} · "
                 f"cache read {s.cache_read or 0} · cache write {s.cache_write or 0}{share}"
             )
+        if s.counted_tokens is not None:
+            t.append(f"\ncount_tokens: {s.counted_tokens:,} input tokens (not sent to a model)")
         if s.incomplete:
             t.append("\nincomplete: " + one_line(s.incomplete, 300), style="yellow")
         if s.error:
@@ -263,6 +316,17 @@ class ProxyApp(App[int]):
             t.append("\nreply: ", style="bold")
             t.append(one_line(s.reply_preview, 300))
         self.query_one("#detail", Static).update(t)
+
+    def action_step(self, delta: int) -> None:
+        table = self.query_one("#requests", DataTable)
+        if table.row_count:
+            row = min(max(table.cursor_row + delta, 0), table.row_count - 1)
+            table.move_cursor(row=row)
+
+    def action_top(self) -> None:
+        table = self.query_one("#requests", DataTable)
+        if table.row_count:
+            table.move_cursor(row=0)
 
     def action_bottom(self) -> None:
         table = self.query_one("#requests", DataTable)

@@ -25,6 +25,16 @@ def _port(text: str) -> int:
     return value
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not 0 < value <= 86400:
+        raise argparse.ArgumentTypeError(f"expected seconds in (0, 86400], got {text}")
+    return value
+
+
 def add_parsers(sub: Any) -> None:
     px = sub.add_parser(
         "proxy",
@@ -42,13 +52,23 @@ def add_parsers(sub: Any) -> None:
     px.add_argument(
         "--record",
         metavar="FILE",
-        help="save every request to FILE (a ctxview session), atomically after each",
+        help="append every request to FILE (a log of requests, JSON Lines; see "
+        "docs/proxy-recording.md) as it ends; a crash loses only the requests in flight. "
+        "FILE is new or an earlier recording; its folder must exist",
+    )
+    px.add_argument(
+        "--upstream-timeout",
+        type=_seconds,
+        default=None,
+        metavar="S",
+        help="longest silence from the upstream before a request is cut (default 600 s)",
     )
     px.add_argument("--no-tui", action="store_true", help="print one line per request instead")
     px.add_argument(
         "--host",
         default="127.0.0.1",
-        help="address to bind (default 127.0.0.1; anything else is reachable from elsewhere)",
+        help="address to bind (default 127.0.0.1; an address that is not loopback is reachable "
+        "from other machines)",
     )
     ss = sub.add_parser("sessions", help="list Claude Code sessions, newest first")
     ss.add_argument("--json", action="store_true", help="print one JSON array")
@@ -68,14 +88,27 @@ def _err(msg: str) -> None:
 
 
 def cmd_proxy(args: argparse.Namespace) -> int:
-    from ctxview.live.proxy import DEFAULT_UPSTREAM, check_upstream
+    from ctxview.live.proxy import (
+        DEFAULT_UPSTREAM,
+        UPSTREAM_TIMEOUT,
+        check_upstream,
+        is_loopback,
+    )
+    from ctxview.live.recording import check_record_path
 
     upstream = args.upstream or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_UPSTREAM
+    if args.upstream_timeout is None:
+        args.upstream_timeout = UPSTREAM_TIMEOUT
+    if not args.host.strip():
+        _err("--host: expected an address to bind (default 127.0.0.1), got an empty one")
+        return EXIT_UNREADABLE
     problem = check_upstream(upstream, args.host, args.port)
+    if problem is None and args.record:
+        problem = check_record_path(args.record)
     if problem:
         _err(problem)
         return EXIT_UNREADABLE
-    if args.host not in ("127.0.0.1", "localhost", "::1"):
+    if not is_loopback(args.host):
         print(
             f"ctxview: warning: --host {visible(args.host)}: the proxy is reachable from other "
             "machines, and it forwards their requests with whatever key they send",
@@ -90,12 +123,19 @@ def cmd_proxy(args: argparse.Namespace) -> int:
             return EXIT_OK
     from ctxview.app.proxy import ProxyApp
 
-    app = ProxyApp(host=args.host, port=args.port, upstream=upstream, record=args.record)
+    app = ProxyApp(
+        host=args.host,
+        port=args.port,
+        upstream=upstream,
+        record=args.record,
+        upstream_timeout=args.upstream_timeout,
+    )
     rc = app.run()
     if app.start_error:
         _err(app.start_error)
         return EXIT_UNREADABLE
-    return int(rc or 0)
+    # a signal's exit status (143, 129) is the app's return code, not its result
+    return int(app.return_code or rc or 0)
 
 
 async def _run_headless(args: argparse.Namespace, upstream: str) -> int:
@@ -107,17 +147,23 @@ async def _run_headless(args: argparse.Namespace, upstream: str) -> int:
     def show(rec: Any) -> None:
         print(one_line(summary_line(summarise(rec)), 400), flush=True)
 
-    proxy = Proxy(upstream, record_path=args.record, on_record=show)
+    proxy = Proxy(
+        upstream,
+        record_path=args.record,
+        on_record=show,
+        upstream_timeout=args.upstream_timeout,
+        recent=0,
+    )
     try:
         host, port = await proxy.start(args.host, args.port)
     except OSError as exc:
-        _err(f"cannot listen on {args.host}:{args.port} ({exc.strerror or exc})")
+        _err(start_error(args, exc))
         await proxy.close()
         return EXIT_UNREADABLE
     print(
-        f"ctxview proxy on http://{host}:{port} -> {visible(upstream)}"
+        f"ctxview proxy on {url_of(host, port)} -> {visible(proxy.upstream)}"
         + (f", recording to {visible(args.record)}" if args.record else "")
-        + f"\npoint your agent at it: ANTHROPIC_BASE_URL=http://{host}:{port}",
+        + f"\npoint your agent at it: ANTHROPIC_BASE_URL={url_of(host, port)}",
         flush=True,
     )
     stop = asyncio.Event()
@@ -131,6 +177,18 @@ async def _run_headless(args: argparse.Namespace, upstream: str) -> int:
         _err(proxy.save_error)
         return EXIT_UNREADABLE
     return EXIT_OK
+
+
+def url_of(host: str, port: int) -> str:
+    """``http://HOST:PORT``, an IPv6 address in brackets."""
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def start_error(args: argparse.Namespace, exc: OSError) -> str:
+    """Why the proxy could not start: its recording could not be opened, or its port."""
+    if exc.filename is not None:
+        return f"--record {exc.filename}: {exc.strerror or exc}"
+    return f"cannot listen on {args.host}:{args.port} ({exc.strerror or exc})"
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:

@@ -291,12 +291,64 @@ def cmd_requests(args: argparse.Namespace) -> int:
         rejected = any(p.severity == "error" for p in check_protocol(window, session.system))
     if args.json:
         out = sys.stdout
-        for part in requests_json_parts(log, session):
-            out.write(part)
+        if session.format == "proxy":
+            out.write(json_text({**requests_report(log, session), **recorded_report(session)}))
+        else:
+            for part in requests_json_parts(log, session):
+                out.write(part)
         out.write("\n")
     else:
         _print_requests(requests_report(log, session), log, rejected)
+        if session.format == "proxy":
+            _print_recorded(session)
     return EXIT_PROBLEMS if rejected else EXIT_OK
+
+
+def _recorded_summaries(session: Any) -> list[Any]:
+    from ctxview.sessions.proxylog import RequestRecord, summarise
+
+    out = []
+    for i, d in enumerate(session.exchanges):
+        rec = RequestRecord.from_dict(d, f"exchanges[{i}]")
+        rec.conversation = session.conversation
+        out.append(summarise(rec))
+    return out
+
+
+def recorded_report(session: Any) -> dict[str, Any]:
+    """A proxy recording's own figures for ``requests --json``: every request of the shown
+    conversation as recorded (``exchanges``: errors, cut streams, count_tokens calls) and the
+    conversations the file holds."""
+    import dataclasses
+
+    return {
+        "conversation": session.conversation,
+        "conversations": session.conversations,
+        "exchanges": [dataclasses.asdict(s) for s in _recorded_summaries(session)],
+    }
+
+
+def _print_recorded(session: Any) -> None:
+    from ctxview.sessions.proxylog import recorded_counts, summary_line
+
+    out = sys.stdout
+    summaries = _recorded_summaries(session)
+    out.write(
+        f"\nrecorded in conversation #{session.conversation}: "
+        f"{recorded_counts(session.exchanges)}, as the proxy saw them:\n"
+    )
+    for s in summaries:
+        out.write("  " + one_line(summary_line(s), 400) + "\n")
+    if len(session.conversations) > 1:
+        out.write("\nconversations in this recording (open one as FILE#N):\n")
+        for c in session.conversations:
+            mark = "*" if c["conversation"] == session.conversation else " "
+            reqs, msgs = c["requests"], c["messages"]
+            out.write(
+                f" {mark}#{c['conversation']:<3} {reqs} request{'s' if reqs != 1 else ''} · "
+                f"{msgs} message{'s' if msgs != 1 else ''} · "
+                f"{one_line(repr(c['first_prompt']), 80)}\n"
+            )
 
 
 def _window_ids(log: Any, req: Any, session: Any) -> list[int]:

@@ -7,21 +7,25 @@ one maintained library on one asyncio loop, the server streams a response chunk 
 (``handler_cancellation``), which is how a client disconnect cancels the upstream request. No HTTP
 is parsed by hand.
 
-Every request is forwarded verbatim to the upstream (path, query, body, headers minus hop-by-hop
-ones); the response is passed back unchanged (SSE unbuffered). A copy of each request body and
-response is kept as a :class:`RequestRecord` (credential headers never are) and handed to
-``on_record`` and, with ``record_path``, saved atomically after every request.
+Every request is forwarded to the upstream (path, query, body, headers minus hop-by-hop ones; a
+compressed body is forwarded decompressed, without its ``Content-Encoding``); the response is
+passed back unchanged (SSE unbuffered). Each finished exchange becomes a :class:`RequestRecord`
+(credential headers never do) that a :class:`~ctxview.live.recording.RecordLog` thread parses,
+redacts, appends to the recording and hands to ``on_record``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
+import re
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import AsyncIterator, Callable
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
 import aiohttp
 from aiohttp import web
@@ -30,16 +34,18 @@ from multidict import CIMultiDict
 from ctxview.live.recording import (
     RECORDED_REQUEST_HEADERS,
     RECORDED_RESPONSE_HEADERS,
-    RecordingWriter,
+    REDACTED,
+    RecordLog,
     RequestRecord,
     now_iso,
 )
 from ctxview.live.sse import assemble
-from ctxview.sessions.store import atomic_write
+from ctxview.sessions.proxylog import endpoint_of
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
 
-#: never forwarded as-is: hop-by-hop (RFC 9110 §7.6.1) and what aiohttp sets itself
+#: never forwarded as-is: hop-by-hop (RFC 9110 §7.6.1), what aiohttp sets itself, and the body's
+#: encoding (the server hands the handler the body decompressed; it is forwarded so)
 HOP_BY_HOP = frozenset(
     {
         "connection",
@@ -51,20 +57,28 @@ HOP_BY_HOP = frozenset(
         "upgrade",
         "host",
         "content-length",
+        "content-encoding",
     }
 )
-#: headers whose value is a credential: forwarded untouched, never recorded or shown
-CREDENTIAL_HEADERS = frozenset(
-    {"x-api-key", "authorization", "proxy-authorization", "cookie", "x-auth-token"}
-)
+#: a header or query parameter whose name says its value is a credential (``x-api-key``,
+#: ``authorization``, ``anthropic-api-key``, ``api-key``, ``X-Custom-Auth``, ``?key=``, cookies…):
+#: forwarded untouched, its value never recorded or shown
+CREDENTIAL_NAME = re.compile(r"key|auth|token|secret|passw|cookie|credential|signature|^sig$", re.I)
 
-#: a recording is saved once no request was in flight for SAVE_QUIET s, at most SAVE_WITHIN s
-#: after a request finished
-SAVE_QUIET = 0.02
-SAVE_WITHIN = 1.0
-
-#: upstream connect timeout; reads have none (a long stream may idle between events)
+#: upstream connect timeout
 CONNECT_TIMEOUT = 30.0
+#: default upstream read timeout: the longest silence between two pieces of a response (a
+#: non-streamed reply of a big max_tokens may take minutes; a stream sends pings)
+UPSTREAM_TIMEOUT = 600.0
+#: a client has this long to send a request's head (slow or half-sent requests are dropped)
+HEADER_TIMEOUT = 30.0
+#: at shutdown, requests in flight get this long to finish; then they are cut (and recorded so)
+SHUTDOWN_GRACE = 2.0
+#: a request body larger than this is forwarded as it arrives and not kept (the Messages API
+#: refuses bodies above 32 MB): memory stays flat whatever a client sends
+RECORD_BODY_LIMIT = 32 * 1024**2
+#: finished records kept in memory (``Proxy.records``) besides the recording
+RECENT_RECORDS = 64
 
 
 def _error_body(etype: str, message: str) -> bytes:
@@ -87,8 +101,84 @@ def _api_error(body: Any) -> dict[str, Any] | None:
     return None
 
 
+def split_userinfo(url: str) -> tuple[str, list[str]]:
+    """(the URL without ``user:password@``, the credential values it held)."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, []
+    userinfo, _, hostport = parts.netloc.rpartition("@")
+    secrets = [userinfo, *userinfo.split(":", 1)]
+    secrets += [unquote_plus(s) for s in secrets]
+    return urlunsplit(parts._replace(netloc=hostport)), secrets
+
+
+def redact_query(path_qs: str) -> tuple[str, list[str]]:
+    """(the path with every credential query parameter's value replaced, those values)."""
+    path, sep, query = path_qs.partition("?")
+    if not sep:
+        return path_qs, []
+    secrets: list[str] = []
+    pieces = []
+    for piece in query.split("&"):
+        name, eq, value = piece.partition("=")
+        if eq and value and CREDENTIAL_NAME.search(unquote_plus(name)):
+            secrets += [value, unquote_plus(value)]
+            piece = f"{name}={REDACTED}"
+        pieces.append(piece)
+    return path + "?" + "&".join(pieces), secrets
+
+
+def _header_secrets(value: str) -> list[str]:
+    """A credential header's value and the parts a body might echo (a bearer token, cookies)."""
+    out = [value, value.split(" ", 1)[-1].strip()]
+    for part in value.split(";"):
+        out.append(part.split("=", 1)[-1].strip())
+    return out
+
+
+def _whole_response_problem(endpoint: str, parsed: Any, size: int) -> str | None:
+    """Why a 2xx non-streamed body is not a whole answer of its endpoint, or None."""
+    if parsed is None:
+        return f"the response body is not JSON ({size} bytes)"
+    if endpoint == "messages" and not (
+        isinstance(parsed, dict)
+        and parsed.get("type") == "message"
+        and isinstance(parsed.get("content"), list)
+    ):
+        return "the response is JSON but not a message"
+    if endpoint == "count_tokens" and not (
+        isinstance(parsed, dict)
+        and isinstance(parsed.get("input_tokens"), int)
+        and not isinstance(parsed.get("input_tokens"), bool)
+    ):
+        return "the response is JSON but not a token count"
+    return None
+
+
+class _BodyRefused(Exception):
+    """The request body could not be read (a bad gzip body, say): answered 400."""
+
+
+class _TimedServer(web.Server):
+    """aiohttp's server, with a deadline for each connection's first request head: a client that
+    opens a connection and sends its request slowly (or half of it) is dropped after
+    HEADER_TIMEOUT instead of holding a slot for ever."""
+
+    def __call__(self) -> Any:
+        handler = super().__call__()
+        loop = asyncio.get_running_loop()  # called by the loop's create_server, on it
+
+        def check() -> None:
+            transport = handler.transport
+            if transport is not None and getattr(handler, "_request_count", 1) == 0:
+                transport.close()
+
+        loop.call_later(HEADER_TIMEOUT, check)
+        return handler
+
+
 class Proxy:
-    """The proxy's handler, its upstream client, its records and its recording file."""
+    """The proxy's handler, its upstream client and its recording."""
 
     def __init__(
         self,
@@ -96,203 +186,262 @@ class Proxy:
         *,
         record_path: str | None = None,
         on_record: Callable[[RequestRecord], None] | None = None,
+        upstream_timeout: float = UPSTREAM_TIMEOUT,
+        recent: int = RECENT_RECORDS,
     ) -> None:
-        self.upstream = upstream.rstrip("/")
+        url, self._upstream_secrets = split_userinfo(upstream.rstrip("/"))
+        parts = urlsplit(upstream)
+        #: the upstream's user:password as HTTP basic auth, sent when the client sends no
+        #: Authorization of its own (aiohttp refuses both at once)
+        self._upstream_auth = (
+            aiohttp.encode_basic_auth(
+                unquote_plus(parts.username), unquote_plus(parts.password or "")
+            )
+            if parts.username is not None
+            else None
+        )
+        if self._upstream_auth is not None:
+            self._upstream_secrets += _header_secrets(self._upstream_auth)
+        #: the upstream as used, shown and saved: without user:password
+        self.upstream = self._upstream_url = url
         self.record_path = record_path
-        self.on_record = on_record
-        self.records: list[RequestRecord] = []
-        #: credential values seen in headers, only to make sure none reaches the recording
-        self._secrets: set[str] = set()
+        self.upstream_timeout = upstream_timeout
+        #: the newest ``recent`` finished records, bodies included (tests, a library user; the
+        #: command and the app keep none: the recording holds them all)
+        self.records: deque[RequestRecord] = deque(maxlen=recent)
+        self._on_record = on_record
+        self.log = RecordLog(record_path, self.upstream, self._recorded)
         self._session: aiohttp.ClientSession | None = None
         self._runner: web.AppRunner | None = None
-        self._dirty = asyncio.Event()
-        self._saver: asyncio.Task[None] | None = None
-        self._saved = 0
-        self._writer = RecordingWriter(self.upstream)
         self._counter = 0
-        self._inflight = 0
-        self._last_activity = 0.0
-        self.save_error: str | None = None
+        self._closing = False
         self.address: tuple[str, int] = ("", 0)
+
+    @property
+    def save_error(self) -> str | None:
+        return self.log.error
+
+    def _recorded(self, rec: RequestRecord) -> None:
+        self.records.append(rec)
+        if self._on_record is not None:
+            self._on_record(rec)
 
     # -- lifecycle --------------------------------------------------------------------------------
     async def start(self, host: str = "127.0.0.1", port: int = 8787) -> tuple[str, int]:
+        """Open the recording, then listen. Raises OSError (the recording or the port)."""
+        self._counter = self.log.open()
         self._session = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
-            timeout=aiohttp.ClientTimeout(total=None, sock_connect=CONNECT_TIMEOUT),
+            timeout=aiohttp.ClientTimeout(
+                total=None, sock_connect=CONNECT_TIMEOUT, sock_read=self.upstream_timeout
+            ),
             auto_decompress=True,
             skip_auto_headers=("User-Agent", "Accept-Encoding"),
         )
-        app = web.Application(client_max_size=256 * 1024**2)
+        app = web.Application(client_max_size=RECORD_BODY_LIMIT)
         app.router.add_route("*", "/{tail:.*}", self.handle)
-        self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
+        self._runner = web.AppRunner(
+            app, handler_cancellation=True, access_log=None, shutdown_timeout=SHUTDOWN_GRACE
+        )
         await self._runner.setup()
+        server = self._runner.server
+        if server is not None:
+            # aiohttp has no deadline for a request head; AppRunner builds its own Server, so
+            # the one it built is given the subclass that adds one (no state of its own)
+            server.__class__ = _TimedServer
         site = web.TCPSite(self._runner, host, port, backlog=2048, reuse_address=True)
         await site.start()
-        server = site._server
-        sockets = getattr(server, "sockets", None) or []
+        sockets = getattr(site._server, "sockets", None) or []
         self.address = sockets[0].getsockname()[:2] if sockets else (host, port)
-        if self.record_path:
-            self._saver = asyncio.create_task(self._save_loop())
         return self.address
 
     async def close(self) -> None:
+        """Stop: requests in flight get SHUTDOWN_GRACE seconds, then are cut (recorded as cut);
+        every record is written before this returns."""
+        self._closing = True
         if self._runner is not None:
             await self._runner.cleanup()
-        if self._saver is not None:
-            if self._dirty.is_set():
-                await self._save_now()
-            self._saver.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._saver
         if self._session is not None:
             await self._session.close()
-
-    # -- recording --------------------------------------------------------------------------------
-    def _finish(self, rec: RequestRecord, t0: float) -> None:
-        rec.duration_ms = round((time.perf_counter() - t0) * 1000, 2)
-        self.records.append(rec)  # in the order they finish; the recording sorts by id
-        if self.record_path:
-            self._dirty.set()
-        if self.on_record is not None:
-            self.on_record(rec)
-
-    async def _save_loop(self) -> None:
-        """Save each finished request: at the first quiet moment (no request in flight for
-        SAVE_QUIET seconds), and at most SAVE_WITHIN seconds after it finished, so a save (a
-        write and two fsyncs) does not compete with the streams of a busy agent."""
-        loop = asyncio.get_running_loop()
-        while True:
-            await self._dirty.wait()
-            deadline = loop.time() + SAVE_WITHIN
-            while loop.time() < deadline:
-                quiet_for = loop.time() - self._last_activity
-                if self._inflight == 0 and quiet_for >= SAVE_QUIET:
-                    break
-                await asyncio.sleep(SAVE_QUIET)
-            await self._save_now()
-
-    async def _save_now(self) -> None:
-        """Write the recording (in a thread: fsync must not stall streams in flight). Requests
-        that finish during a write set the flag again and are saved by the next pass."""
-        self._dirty.clear()
-        records = list(self.records)
-        secrets = set(self._secrets)
-        path = self.record_path
-        assert path is not None
-        try:
-            # encoding is a little Python work (new records only) done here; a thread doing it
-            # would hold the GIL against the streams in flight. The write + fsync go to a thread.
-            data = self._writer.encode(records, secrets)
-            await asyncio.to_thread(atomic_write, path, data)
-            self._saved = len(records)
-            self.save_error = None
-        except OSError as exc:
-            self.save_error = f"{path}: cannot write the recording ({exc.strerror or exc})"
+        await asyncio.to_thread(self.log.close)
 
     async def flush(self) -> None:
-        """Save now if anything is unsaved (tests and shutdown)."""
-        if self.record_path and (self._dirty.is_set() or self._saved < len(self.records)):
-            await self._save_now()
+        """Wait until every finished request is written (tests)."""
+        await asyncio.to_thread(self.log.wait_idle, 10)
 
     # -- the handler ------------------------------------------------------------------------------
-    def _forward_headers(self, request: web.Request) -> dict[str, str]:
+    def _forward_headers(self, request: web.Request, secrets: list[str]) -> dict[str, str]:
         out: dict[str, str] = {}
         for k, v in request.headers.items():
             low = k.lower()
             if low in HOP_BY_HOP:
                 continue
-            if low in CREDENTIAL_HEADERS:
-                self._secrets.add(v)
-                token = v.split(" ", 1)[-1].strip()
-                if token:
-                    self._secrets.add(token)
+            if CREDENTIAL_NAME.search(low):
+                secrets += _header_secrets(v)
             out[k] = v
         return out
 
-    async def handle(self, request: web.Request) -> web.StreamResponse:
-        self._inflight += 1
-        try:
-            return await self._handle(request)
-        finally:
-            self._inflight -= 1
-            self._last_activity = asyncio.get_running_loop().time()
+    def _finish(self, rec: RequestRecord, t0: float, secrets: list[str]) -> None:
+        rec.duration_ms = round((time.perf_counter() - t0) * 1000, 2)
+        rec.ended_at = now_iso()
+        self.log.submit(rec, [*secrets, *self._upstream_secrets])
 
-    async def _handle(self, request: web.Request) -> web.StreamResponse:
+    def _cut_reason(self, default: str) -> str:
+        return "the proxy stopped mid-request" if self._closing else default
+
+    async def _read_body(
+        self, request: web.Request, rec: RequestRecord
+    ) -> bytearray | AsyncIterator[bytes]:
+        """The body (decompressed); above RECORD_BODY_LIMIT an iterator that forwards it as it
+        arrives (counted, hashed, not kept)."""
+        head = bytearray()
+        try:
+            while len(head) <= RECORD_BODY_LIMIT:
+                chunk = await request.content.readany()
+                if not chunk:
+                    rec.request_bytes = len(head)
+                    return head  # (not copied: a body may be 32 MB)
+                head += chunk
+        except (aiohttp.web.HTTPException, aiohttp.ClientError, ValueError, OSError) as exc:
+            raise _BodyRefused(str(exc) or type(exc).__name__) from None
+        except Exception as exc:  # aiohttp's payload errors (a bad gzip body)
+            if type(exc).__module__.startswith("aiohttp"):
+                raise _BodyRefused(str(exc) or type(exc).__name__) from None
+            raise
+
+        digest = hashlib.sha256()
+
+        async def rest() -> AsyncIterator[bytes]:
+            first = bytes(head)
+            head.clear()
+            digest.update(first)
+            rec.request_bytes = len(first)
+            yield first
+            async for piece in request.content.iter_any():
+                digest.update(piece)
+                rec.request_bytes += len(piece)
+                yield piece
+            rec.request_note = (
+                f"{rec.request_bytes} bytes (sha256 {digest.hexdigest()}): above the "
+                f"{RECORD_BODY_LIMIT // 1024**2} MB a recording keeps; forwarded, not kept"
+            )
+
+        rec.request_note = f"above the {RECORD_BODY_LIMIT // 1024**2} MB a recording keeps"
+        return rest()
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
         assert self._session is not None
         t0 = time.perf_counter()
+        path, secrets = redact_query(request.path_qs)
         rec = RequestRecord(
             id=self._counter,
             started_at=now_iso(),
             method=request.method,
-            path=request.path_qs,
+            path=path,
+            endpoint=endpoint_of(request.method, request.path),
         )
         self._counter += 1
-        headers = self._forward_headers(request)
+        headers = self._forward_headers(request, secrets)
+        if self._upstream_auth is not None and "authorization" not in {k.lower() for k in headers}:
+            headers["Authorization"] = self._upstream_auth
         rec.request_headers = {
             k.lower(): v
             for k, v in request.headers.items()
             if k.lower() in RECORDED_REQUEST_HEADERS
         }
-        body = await request.read()
-        rec.request = _json_or_none(body)
-        if rec.request is None and body:
-            rec.request = {"non_json_body_bytes": len(body)}
-        url = self.upstream + request.path_qs
+        try:
+            body = await self._read_body(request, rec)
+        except _BodyRefused as exc:
+            message = f"ctxview proxy: the request body could not be read ({exc})"
+            rec.status = 400
+            rec.error = {"type": "invalid_request_error", "message": message}
+            rec.incomplete = "request body unreadable"
+            rec.request_note = message
+            self._finish(rec, t0, secrets)
+            return web.Response(
+                status=400,
+                body=_error_body("invalid_request_error", message),
+                content_type="application/json",
+            )
+        except asyncio.CancelledError:
+            rec.incomplete = self._cut_reason("client disconnected while sending the request")
+            self._finish(rec, t0, secrets)
+            raise
+        if isinstance(body, bytearray):
+            rec.body = body
         try:
             up = await self._session.request(
                 request.method,
-                url,
+                self._upstream_url + request.path_qs,
                 headers=headers,
                 data=body if body else None,
                 allow_redirects=False,
             )
         except asyncio.CancelledError:
-            rec.incomplete = "client disconnected before the upstream answered"
-            self._finish(rec, t0)
+            rec.incomplete = self._cut_reason("client disconnected before the upstream answered")
+            self._finish(rec, t0, secrets)
             raise
         except (aiohttp.ClientError, OSError, TimeoutError) as exc:
-            reason = str(exc) or type(exc).__name__
-            message = f"ctxview proxy: upstream {self.upstream} is unreachable ({reason})"
+            message = self._upstream_failure(exc)
             rec.status = 502
             rec.error = {"type": "api_error", "message": message}
-            rec.incomplete = "upstream unreachable"
+            rec.incomplete = "upstream failed"
             rec.response = {"type": "error", "error": rec.error}
-            self._finish(rec, t0)
+            self._finish(rec, t0, secrets)
             return web.Response(
                 status=502,
                 body=_error_body("api_error", message),
                 content_type="application/json",
             )
         try:
-            return await self._relay(request, up, rec, t0)
+            return await self._relay(request, up, rec, t0, secrets)
         finally:
             up.close()  # no-op once fully read; otherwise it drops the upstream connection
 
+    def _upstream_failure(self, exc: BaseException) -> str:
+        """The 502's message: what happened, in words, with the upstream (no credentials)."""
+        up = self.upstream
+        if isinstance(exc, aiohttp.ServerDisconnectedError):
+            what = f"upstream {up} closed the connection after receiving the request, without answering"
+        elif isinstance(exc, (TimeoutError, aiohttp.ServerTimeoutError)) and not isinstance(
+            exc, aiohttp.ConnectionTimeoutError
+        ):
+            what = (
+                f"upstream {up} did not answer within {self.upstream_timeout:g} s "
+                "(--upstream-timeout)"
+            )
+        elif isinstance(exc, (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError)):
+            what = f"upstream {up} is unreachable ({_strip(str(exc), self._upstream_secrets)})"
+        else:
+            reason = _strip(str(exc) or type(exc).__name__, self._upstream_secrets)
+            what = f"upstream {up} failed ({reason})"
+        return f"ctxview proxy: {what}"
+
     async def _relay(
-        self, request: web.Request, up: aiohttp.ClientResponse, rec: RequestRecord, t0: float
+        self,
+        request: web.Request,
+        up: aiohttp.ClientResponse,
+        rec: RequestRecord,
+        t0: float,
+        secrets: list[str],
     ) -> web.StreamResponse:
         rec.status = up.status
         rec.first_byte_ms = round((time.perf_counter() - t0) * 1000, 2)
         rec.response_headers = {
             k.lower(): v for k, v in up.headers.items() if k.lower() in RECORDED_RESPONSE_HEADERS
         }
-        out_headers = [
-            (k, v)
-            for k, v in up.headers.items()
-            if k.lower() not in HOP_BY_HOP and k.lower() != "content-encoding"
-        ]
+        out_headers = [(k, v) for k, v in up.headers.items() if k.lower() not in HOP_BY_HOP]
         ctype = up.headers.get("content-type", "")
         if "text/event-stream" not in ctype:
             try:
                 data = await up.read()
             except asyncio.CancelledError:
-                rec.incomplete = "client disconnected"
-                self._finish(rec, t0)
+                rec.incomplete = self._cut_reason("client disconnected")
+                self._finish(rec, t0, secrets)
                 raise
             except (aiohttp.ClientError, OSError, TimeoutError) as exc:
                 rec.incomplete = f"upstream response cut ({exc or type(exc).__name__})"
-                self._finish(rec, t0)
+                self._finish(rec, t0, secrets)
                 if request.transport is not None:
                     request.transport.close()
                 return web.Response(status=502, body=_error_body("api_error", rec.incomplete))
@@ -304,9 +453,13 @@ class Proxy:
                 rec.usage = usage if isinstance(usage, dict) else None
                 sr = parsed.get("stop_reason")
                 rec.stop_reason = sr if isinstance(sr, str) else None
-            rec.complete = up.status < 400
+            if up.status < 400:
+                rec.incomplete = _whole_response_problem(rec.endpoint, parsed, len(data))
+                rec.complete = rec.incomplete is None
+                if parsed is None and data:
+                    rec.response = {"non_json_body": data[:2000].decode("utf-8", "replace")}
             whole = web.Response(status=up.status, body=data, headers=CIMultiDict(out_headers))
-            self._finish(rec, t0)
+            self._finish(rec, t0, secrets)
             return whole
         rec.streamed = True
         resp = web.StreamResponse(status=up.status, headers=CIMultiDict(out_headers))
@@ -322,19 +475,23 @@ class Proxy:
                 except StopAsyncIteration:
                     break
                 except (aiohttp.ClientError, OSError, TimeoutError) as exc:
-                    reason = f"upstream stream broken ({exc or type(exc).__name__})"
+                    reason = (
+                        f"upstream silent for {self.upstream_timeout:g} s (--upstream-timeout)"
+                        if isinstance(exc, TimeoutError)
+                        else f"upstream stream broken ({exc or type(exc).__name__})"
+                    )
                     upstream_broken = True
                     break
                 chunks.append(chunk)
                 await resp.write(chunk)
         except asyncio.CancelledError:
-            self._record_stream(rec, chunks, "client disconnected mid-stream")
-            self._finish(rec, t0)
+            self._record_stream(rec, chunks, self._cut_reason("client disconnected mid-stream"))
+            self._finish(rec, t0, secrets)
             raise
         except (ConnectionError, aiohttp.ClientConnectionError):
             reason = "client disconnected mid-stream"
         self._record_stream(rec, chunks, reason)
-        self._finish(rec, t0)
+        self._finish(rec, t0, secrets)
         if upstream_broken:
             if request.transport is not None:
                 request.transport.close()  # the client sees a broken stream, as it would direct
@@ -363,16 +520,48 @@ class Proxy:
             rec.incomplete = "stream ended before message_stop"
 
 
+def _strip(text: str, secrets: list[str]) -> str:
+    for s in sorted(secrets, key=len, reverse=True):
+        if s:
+            text = text.replace(s, REDACTED)
+    return text
+
+
+LOOPBACK_NAMES = ("localhost",)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` keeps the proxy on this machine (127.0.0.0/8, ::1, localhost,
+    and the short forms ``127.1`` the resolver accepts)."""
+    import ipaddress
+    import socket
+
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        pass
+    try:  # inet_aton reads the short forms: 127.1 is 127.0.0.1
+        return ipaddress.ip_address(socket.inet_aton(host)).is_loopback
+    except (OSError, ValueError):
+        return False
+
+
 def check_upstream(upstream: str, host: str, port: int) -> str | None:
     """Why this upstream cannot be used (a malformed URL, or the proxy itself), or None."""
+    shown, _ = split_userinfo(upstream)
     parts = urlsplit(upstream)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        return f"--upstream: expected an http(s) URL, got {upstream!r}"
-    up_port = parts.port or (443 if parts.scheme == "https" else 80)
+        return f"--upstream: expected an http(s) URL, got {shown!r}"
+    try:
+        up_port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return f"--upstream: the port of {shown!r} is not a number 0-65535"
     local = {"127.0.0.1", "localhost", "::1", host}
-    if parts.hostname in local and up_port == port:
+    if (parts.hostname in local or is_loopback(parts.hostname)) and up_port == port:
         return (
-            f"--upstream {upstream} is this proxy itself (is ANTHROPIC_BASE_URL pointing at the "
+            f"--upstream {shown} is this proxy itself (is ANTHROPIC_BASE_URL pointing at the "
             "proxy? pass --upstream https://api.anthropic.com)"
         )
     return None

@@ -1,335 +1,327 @@
-"""What the proxy records, and the ctxview session document a recording is saved as.
+"""Writing a proxy recording: a log of requests, one JSON line appended as each exchange ends.
 
-Headless (no Textual, no aiohttp). A recording is a ctxview session (docs/session-format.md)
-whose transcript is the newest ``POST /v1/messages`` request's messages plus its reply, with one
-extra top-level key, ``requests``: every request the proxy saw, in order (see the "Recordings"
-section of the format document). Credential headers are never part of a record.
+The format and the record are :mod:`ctxview.sessions.proxylog` (docs/proxy-recording.md). Here:
+where a recording may go (:func:`check_record_path`, asked before the proxy starts), and the
+:class:`RecordLog` thread that takes each finished record off the event loop, parses its body,
+gives it its conversation, removes every credential value from it, appends it and hands it on.
+
+Headless (no Textual, no aiohttp).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-from dataclasses import dataclass, field
+import os
+import queue
+import re
+import stat
+import threading
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from ctxview.core.protocol import check_protocol
-from ctxview.core.tokens import estimate_message, estimate_system, estimate_tools
-from ctxview.sessions.store import document, record_item
-from ctxview.sessions.validate import message_problem, validate_system
+from ctxview.sessions.fileio import file_kind
+from ctxview.sessions.proxylog import (
+    LOG_FORMAT,
+    LOG_VERSION,
+    Conversations,
+    RequestRecord,
+    RequestSummary,
+    is_proxy_log,
+    summarise,
+    summary_line,
+)
+from ctxview.textfmt import json_text
+
+__all__ = [
+    "RECORDED_REQUEST_HEADERS",
+    "RECORDED_RESPONSE_HEADERS",
+    "REDACTED",
+    "RecordLog",
+    "RequestRecord",
+    "RequestSummary",
+    "Secrets",
+    "check_record_path",
+    "now_iso",
+    "redact",
+    "summarise",
+    "summary_line",
+]
 
 #: request headers a record keeps (an allow-list: anything else, credentials above all, is dropped)
 RECORDED_REQUEST_HEADERS = ("anthropic-version", "anthropic-beta", "content-type")
 #: response headers a record keeps
 RECORDED_RESPONSE_HEADERS = ("content-type", "request-id", "retry-after", "x-should-retry")
 
+REDACTED = "[credential removed by ctxview]"
+#: shorter values are not taken for credentials (they would blank ordinary words)
+MIN_SECRET = 8
+
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-@dataclass
-class RequestRecord:
-    """One request through the proxy and what came back."""
-
-    id: int
-    started_at: str
-    method: str
-    path: str
-    request: Any = None
-    request_headers: dict[str, str] = field(default_factory=dict)
-    status: int | None = None
-    streamed: bool = False
-    #: the assembled message (streamed or JSON), or the JSON body of any other response
-    response: Any = None
-    usage: dict[str, Any] | None = None
-    stop_reason: str | None = None
-    #: false for a stream cut before message_stop, an abandoned response, an error
-    complete: bool = False
-    #: why an incomplete response is incomplete (None when complete)
-    incomplete: str | None = None
-    #: the API error ({type, message}) of a 4xx/5xx or an SSE error event; the proxy's own for 502
-    error: dict[str, Any] | None = None
-    response_headers: dict[str, str] = field(default_factory=dict)
-    first_byte_ms: float | None = None
-    duration_ms: float | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "started_at": self.started_at,
-            "method": self.method,
-            "path": self.path,
-            "request_headers": dict(self.request_headers),
-            "request": self.request,
-            "response": {
-                "status": self.status,
-                "streamed": self.streamed,
-                "complete": self.complete,
-                "incomplete": self.incomplete,
-                "stop_reason": self.stop_reason,
-                "usage": self.usage,
-                "error": self.error,
-                "headers": dict(self.response_headers),
-                "body": self.response,
-                "first_byte_ms": self.first_byte_ms,
-                "duration_ms": self.duration_ms,
-            },
-        }
-
-
-def is_messages_call(rec: RequestRecord) -> bool:
-    path = rec.path.split("?", 1)[0].rstrip("/")
-    return rec.method == "POST" and path.endswith("/v1/messages")
-
-
-def _valid_messages(body: Any) -> list[dict[str, Any]] | None:
-    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
-        return None
-    msgs = body["messages"]
-    if any(message_problem(m) is not None for m in msgs):
-        return None
-    return list(msgs)
-
-
-def _system_of(body: dict[str, Any]) -> Any:
-    system = body.get("system", "")
+def check_record_path(path: str) -> str | None:
+    """Why ``--record PATH`` cannot be used (one sentence naming it), or None. A recording is
+    appended to: a new file, or an existing ctxview proxy recording. Nothing else is replaced,
+    and no folder is created."""
     try:
-        validate_system(system, "system")
-    except ValueError:
-        return ""
-    return "" if system is None else system
-
-
-def session_document(
-    records: list[RequestRecord], *, upstream: str, with_requests: bool = True
-) -> dict[str, Any]:
-    """The recording as a ctxview session: the newest valid messages call is the transcript.
-    Without ``with_requests`` the ``requests`` list is left out (see :class:`RecordingWriter`)."""
-    last: RequestRecord | None = None
-    messages: list[dict[str, Any]] = []
-    for rec in reversed(records):
-        if is_messages_call(rec):
-            found = _valid_messages(rec.request)
-            if found is not None:
-                last, messages = rec, found
-                break
-    metas: list[dict[str, Any]] = [{} for _ in messages]
-    settings: dict[str, Any] = {
-        "model": None,
-        "max_tokens": None,
-        "max_context_messages": max(1, len(messages)),
-        "strategy": "seed",
-        "system_prompt": "",
-        "tools": [],
-        "as_sent": "proxy",  # opens as it was sent (ctxview.sessions.replay)
-    }
-    if last is not None:
-        body = last.request
-        if metas:
-            metas[-1]["timestamp"] = last.started_at
-        reply = last.response
-        if (
-            last.complete
-            and isinstance(reply, dict)
-            and reply.get("role") == "assistant"
-            and isinstance(reply.get("content"), list)
-            and reply["content"]
-            and message_problem({"role": "assistant", "content": reply["content"]}) is None
-        ):
-            messages.append({"role": "assistant", "content": reply["content"]})
-            meta: dict[str, Any] = {"timestamp": last.started_at, "usage": last.usage}
-            if last.stop_reason:
-                meta["stop_reason"] = last.stop_reason
-            if isinstance(reply.get("model"), str):
-                meta["model"] = reply["model"]
-            metas.append(meta)
-        model = body.get("model")
-        max_tokens = body.get("max_tokens")
-        tools = body.get("tools")
-        settings.update(
-            model=model if isinstance(model, str) else None,
-            max_tokens=max_tokens
-            if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and max_tokens > 0
-            else None,
-            max_context_messages=max(1, len(messages)),
-            system_prompt=_system_of(body),
-            tools=tools if isinstance(tools, list) else [],
+        st = os.stat(path)
+    except FileNotFoundError:
+        parent = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(parent):
+            return f"--record {path}: the folder {parent} does not exist (it is not created)"
+        if not os.access(parent, os.W_OK):
+            return f"--record {path}: cannot write in {parent}"
+        return None
+    except OSError as exc:
+        return f"--record {path}: {exc.strerror or exc}"
+    if not stat.S_ISREG(st.st_mode):
+        return f"--record {path}: is {file_kind(st.st_mode)}, not a file a recording can go to"
+    if st.st_size == 0:
+        return None
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(64 * 1024).decode("utf-8", "replace")
+    except OSError as exc:
+        return f"--record {path}: {exc.strerror or exc}"
+    if not is_proxy_log(first.strip()):
+        return (
+            f"--record {path}: exists and is not a ctxview proxy recording (not replaced; "
+            "give a new file name, or an earlier recording to append to)"
         )
-    return {
-        **document(
-            title=f"ctxview proxy recording: {len(records)} request(s) to {upstream}",
-            settings=settings,
-            step=len(messages),
-            records=[
-                record_item(i, msg, meta, i + 1, None)
-                for i, (msg, meta) in enumerate(zip(messages, metas, strict=True))
-            ],
-            window={"ids": list(range(len(messages))), "cut": False},
-            saved_at=now_iso(),
-        ),
-        **({"requests": [r.to_dict() for r in records]} if with_requests else {}),
-    }
+    return None
 
 
-REDACTED = "[credential removed by ctxview]"
+# -- credentials -----------------------------------------------------------------------------
+def _json_form(secret: str) -> str:
+    """How a value appears inside a JSON string of the recording (quotes and backslashes
+    escaped)."""
+    return json_text(secret)[1:-1]
 
 
-def _redact(text: str, secrets: set[str]) -> str:
-    for secret in secrets:
-        if len(secret) >= 8 and secret in text:
-            text = text.replace(secret, REDACTED)
-    return text
+def _redact_value(value: Any, secrets: list[str]) -> Any:
+    if isinstance(value, str):
+        for s in secrets:
+            if s in value:
+                value = value.replace(s, REDACTED)
+        return value
+    if isinstance(value, dict):
+        return {_redact_value(k, secrets): _redact_value(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_value(v, secrets) for v in value]
+    return value
 
 
-class RecordingWriter:
-    """Encodes a growing recording without re-encoding it: a finished record never changes, so
-    each is encoded once and kept; a save encodes only the new records and the session part
-    (the newest request's messages), then joins. Any credential value seen in a header is
-    blanked wherever it occurs (a body that echoes the key, say)."""
+class Secrets:
+    """Every credential value seen, found in a text by the first few characters they share: a
+    rotating key (``sk-ant-…`` on every request) adds to one group, so a record is searched once
+    for that head rather than once per key ever seen."""
 
-    def __init__(self, upstream: str) -> None:
+    HEAD = 4
+
+    def __init__(self) -> None:
+        #: head -> (form to look for, the secret it stands for): the value and its JSON form
+        self._by_head: dict[str, list[tuple[str, str]]] = {}
+        self._known: set[str] = set()
+
+    def __len__(self) -> int:
+        return len(self._known)
+
+    def add(self, secret: str) -> None:
+        if len(secret) < MIN_SECRET or secret in self._known:
+            return
+        self._known.add(secret)
+        for form in {secret, _json_form(secret)}:
+            self._by_head.setdefault(form[: self.HEAD], []).append((form, secret))
+
+    def found_in(self, text: str) -> list[str]:
+        """The secrets that occur in ``text`` (as themselves or in their JSON form)."""
+        hits: set[str] = set()
+        for head, forms in self._by_head.items():
+            at = text.find(head)
+            while at != -1:
+                for form, secret in forms:
+                    if text.startswith(form, at):
+                        hits.add(secret)
+                at = text.find(head, at + 1)
+        return list(hits)
+
+
+def redact(data: Any, secrets: Secrets | Iterable[str]) -> tuple[str, Any]:
+    """(one line of JSON, the data it encodes) with every occurrence of every secret replaced,
+    in values and keys, by value on the decoded data (a secret holding ``"`` or ``\\`` is found
+    too). The common case costs one encoding and one search per group of secrets; only a record
+    that holds a secret is walked."""
+    if not isinstance(secrets, Secrets):
+        found = Secrets()
+        for s in secrets:
+            found.add(s)
+        secrets = found
+    text = json_text(data)
+    hits = secrets.found_in(text)
+    if not hits:
+        return text, data
+    hits.sort(key=len, reverse=True)  # a longer secret holding a shorter one goes first
+    clean = _redact_value(data, hits)
+    return json_text(clean), clean
+
+
+# -- the log ---------------------------------------------------------------------------------
+_STOP = object()
+
+
+class RecordLog:
+    """Finished records in, in order, on a thread of their own: each is parsed, given its
+    conversation, redacted once (against every credential seen so far), appended as one line
+    (flushed, so a crash of the proxy loses only requests still in flight; fsync at close) and
+    handed to ``on_record``. ``path`` None: no file, the rest as well."""
+
+    def __init__(
+        self,
+        path: str | None,
+        upstream: str,
+        on_record: Callable[[RequestRecord], None] | None = None,
+    ) -> None:
+        self.path = path
         self.upstream = upstream
-        self._encoded: dict[int, str] = {}
-        self._secrets: set[str] = set()
+        self.on_record = on_record
+        self.error: str | None = None
+        self.written = 0
+        self._secrets = Secrets()
+        self._conversations = Conversations()
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._file: Any = None
+        self._idle = threading.Event()
+        self._idle.set()
+        self._pending = 0
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name="ctxview-recording", daemon=True)
 
-    def encode(self, records: list[RequestRecord], secrets: set[str]) -> bytes:
-        if not secrets <= self._secrets:  # a new credential: check what was encoded before it
-            self._secrets = set(secrets)
-            self._encoded.clear()
-        for rec in records:
-            if rec.id not in self._encoded:
-                self._encoded[rec.id] = _redact(
-                    json.dumps(rec.to_dict(), ensure_ascii=False), secrets
-                )
-        head = session_document(records, upstream=self.upstream, with_requests=False)
-        text = _redact(json.dumps(head, ensure_ascii=False, indent=1), secrets)
-        assert text.endswith("}")
-        body = ",\n".join(self._encoded[r.id] for r in sorted(records, key=lambda r: r.id))
-        return (text[:-1] + ',\n "requests": [\n' + body + "\n ]\n}\n").encode("utf-8")
+    def open(self) -> int:
+        """Open the file for appending (a header line first) and start the thread; the id the
+        next request gets (one past the recording's last: ids stay unique in a file appended to
+        by several runs). Raises OSError."""
+        first_id = 0
+        if self.path is not None:
+            first_id = _next_id(self.path)
+            self._file = open(self.path, "ab")  # noqa: SIM115 (closed by close())
+            header = {
+                "format": LOG_FORMAT,
+                "version": LOG_VERSION,
+                "upstream": self.upstream,
+                "started_at": now_iso(),
+            }
+            self._file.write((json_text(header) + "\n").encode("utf-8"))
+            self._file.flush()
+        self._thread.start()
+        return first_id
 
+    def submit(self, rec: RequestRecord, secrets: Iterable[str] = ()) -> None:
+        """Queue a finished record with the credential values its request carried."""
+        with self._lock:
+            self._pending += 1
+            self._idle.clear()
+        self._queue.put((rec, tuple(secrets)))
 
-@dataclass(frozen=True)
-class RequestSummary:
-    """A frozen, display-ready view of one recorded request (what the TUI and --no-tui show)."""
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Wait until every submitted record is written (tests, shutdown)."""
+        return self._idle.wait(timeout)
 
-    id: int
-    time: str
-    method: str
-    path: str
-    model: str
-    status: int | None
-    streamed: bool
-    complete: bool
-    incomplete: str | None
-    stop_reason: str | None
-    messages: int | None
-    estimated_tokens: int | None
-    problems: tuple[str, ...]
-    verdict: str
-    input_tokens: int | None
-    output_tokens: int | None
-    cache_read: int | None
-    cache_write: int | None
-    error: str | None
-    duration_ms: float | None
-    reply_preview: str
+    def close(self, timeout: float = 10.0) -> None:
+        """Write what is queued, fsync and close."""
+        if self._thread.is_alive():
+            self._queue.put(_STOP)
+            self._thread.join(timeout)
+        if self._file is not None:
+            with contextlib.suppress(OSError):
+                self._file.flush()
+                os.fsync(self._file.fileno())
+            with contextlib.suppress(OSError):
+                self._file.close()
+            self._file = None
 
+    # -- the thread -------------------------------------------------------------------------------
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is _STOP:
+                return
+            rec, secrets = item
+            try:
+                self._one(rec, secrets)
+            finally:
+                with self._lock:
+                    self._pending -= 1
+                    if self._pending == 0:
+                        self._idle.set()
 
-def _int(usage: dict[str, Any] | None, key: str) -> int | None:
-    v = (usage or {}).get(key)
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
-def summarise(rec: RequestRecord) -> RequestSummary:
-    """Window size, protocol verdict and cache usage of one request (text not yet sanitised)."""
-    body = rec.request if isinstance(rec.request, dict) else {}
-    msgs = body.get("messages") if is_messages_call(rec) else None
-    problems: tuple[str, ...] = ()
-    n_msgs: int | None = None
-    est: int | None = None
-    if isinstance(msgs, list):
-        n_msgs = len(msgs)
-        valid = _valid_messages(body)
-        if valid is None:
-            problems = ("malformed messages (not checked)",)
-            verdict = "malformed"
-        else:
-            found = check_protocol(valid, body.get("system"))
-            problems = tuple(p.message for p in found if p.severity == "error")
-            verdict = f"✗ {len(problems)} problem(s)" if problems else "✓ valid"
-            est = (
-                sum(estimate_message(m) for m in valid)
-                + estimate_system(_system_of(body))
-                + estimate_tools(body.get("tools"))
-            )
-    else:
-        verdict = "—"
-    reply = rec.response if isinstance(rec.response, dict) else {}
-    preview = ""
-    content = reply.get("content")
-    if isinstance(content, list):
-        parts = []
-        for b in content:
-            if isinstance(b, dict):
-                if b.get("type") == "text":
-                    parts.append(str(b.get("text", "")))
-                elif b.get("type") == "tool_use":
-                    parts.append(f"[tool_use {b.get('name')}]")
-        preview = " ".join(parts)
-    err = None
-    if rec.error:
-        err = f"{rec.error.get('type', 'error')}: {rec.error.get('message', '')}"
-    model = body.get("model") if isinstance(body.get("model"), str) else reply.get("model")
-    return RequestSummary(
-        id=rec.id,
-        time=rec.started_at[11:19],
-        method=rec.method,
-        path=rec.path,
-        model=str(model or ""),
-        status=rec.status,
-        streamed=rec.streamed,
-        complete=rec.complete,
-        incomplete=rec.incomplete,
-        stop_reason=rec.stop_reason,
-        messages=n_msgs,
-        estimated_tokens=est,
-        problems=problems,
-        verdict=verdict,
-        input_tokens=_int(rec.usage, "input_tokens"),
-        output_tokens=_int(rec.usage, "output_tokens"),
-        cache_read=_int(rec.usage, "cache_read_input_tokens"),
-        cache_write=_int(rec.usage, "cache_creation_input_tokens"),
-        error=err,
-        duration_ms=rec.duration_ms,
-        reply_preview=preview,
-    )
+    def _one(self, rec: RequestRecord, secrets: tuple[str, ...]) -> None:
+        for s in secrets:
+            self._secrets.add(s)
+        _parse_body(rec)
+        body = rec.request if isinstance(rec.request, dict) else {}
+        if rec.endpoint in ("messages", "count_tokens"):
+            rec.conversation = self._conversations.key(body.get("messages"))
+        try:
+            line, clean = redact(rec.to_dict(), self._secrets)
+        except ValueError:  # NaN or Infinity in a body: not JSON a reader takes
+            rec.request, rec.request_note = None, "not strict JSON (NaN or Infinity): not kept"
+            rec.response = None if not isinstance(rec.response, dict) else rec.response
+            line, clean = redact(rec.to_dict(), self._secrets)
+        if clean is not None and line is not None:
+            # what is shown is what is saved: the redacted values
+            rec.request = clean["request"]
+            rec.response = clean["response"]
+            rec.path = clean["path"]
+            rec.error = clean["error"]
+        if self._file is not None:
+            try:
+                self._file.write(line.encode("utf-8"))  # (no second copy of a big line)
+                self._file.write(b"\n")
+                self._file.flush()
+                self.written += 1
+            except OSError as exc:
+                self.error = f"{self.path}: cannot write the recording ({exc.strerror or exc})"
+        if self.on_record is not None:
+            self.on_record(rec)
 
 
-def summary_line(s: RequestSummary) -> str:
-    """One line for ``--no-tui`` (the caller sanitises it with one_line)."""
+#: how each exchange line starts (``RequestRecord.to_dict``'s first keys, as json_text writes them)
+_LINE_ID = re.compile(rb'(?:^|\n)\{"type": "exchange", "id": ([0-9]{1,12})')
 
-    def n(v: int | None) -> str:
-        return "-" if v is None else str(v)
 
-    status = "---" if s.status is None else str(s.status)
-    kind = "stream" if s.streamed else "json"
-    parts = [f"#{s.id} {s.time} {s.method} {s.path} {status} {kind}"]
-    if s.model:
-        parts.append(s.model)
-    if s.messages is not None:
-        parts.append(f"{s.messages} msgs ~{n(s.estimated_tokens)} tok {s.verdict}")
-    if s.input_tokens is not None or s.output_tokens is not None:
-        parts.append(
-            f"in {n(s.input_tokens)} out {n(s.output_tokens)} "
-            f"cache read {n(s.cache_read)} write {n(s.cache_write)}"
-        )
-    if s.stop_reason:
-        parts.append(f"stop {s.stop_reason}")
-    if s.incomplete:
-        parts.append(f"INCOMPLETE ({s.incomplete})")
-    if s.error:
-        parts.append(f"error {s.error}")
-    if s.duration_ms is not None:
-        parts.append(f"{s.duration_ms:.0f} ms")
-    return " · ".join(parts)
+def _next_id(path: str) -> int:
+    """One past the largest exchange id in an existing recording (0 for a new one), read in
+    chunks: a recording of big bodies is never held whole."""
+    best = -1
+    tail = b""
+    try:
+        with open(path, "rb") as f:
+            while chunk := f.read(1 << 20):
+                data = tail + chunk
+                for m in _LINE_ID.finditer(data):
+                    best = max(best, int(m.group(1)))
+                tail = data[-64:]
+    except FileNotFoundError:
+        return 0
+    return best + 1
+
+
+def _parse_body(rec: RequestRecord) -> None:
+    """The record's raw body as JSON (``request``), or a note saying why it is not kept."""
+    raw, rec.body = rec.body, None
+    if raw is None or rec.request_note is not None:
+        return
+    if not raw:
+        rec.request = None
+        return
+    size = len(raw)
+    try:
+        rec.request = json.loads(raw)
+    except (ValueError, RecursionError):
+        rec.request = None
+        rec.request_note = f"not JSON ({size} bytes): not kept"
+    del raw  # the bytes go before the record is encoded (a body may be 32 MB)

@@ -55,6 +55,11 @@ def _age() -> None:
         gc.unfreeze()
 
 
+#: request body fields ctxview rebuilds itself; every other one is kept in ``request_params``
+#: (``stream`` is a transport choice, not part of the request: it is dropped)
+REQUEST_OWN_FIELDS = frozenset({"model", "max_tokens", "system", "messages", "tools", "stream"})
+
+
 class SessionError(Exception):
     """A file that cannot be opened; the message is one clear sentence naming the file."""
 
@@ -99,6 +104,12 @@ class LoadedSession:
     as_sent_format: str | None = None
     #: ids the user pinned (``window.pinned``): kept whatever the strategy evicts
     saved_pinned: list[int] = field(default_factory=list)
+    #: proxy recordings: every request of the shown conversation as recorded (the lines of
+    #: docs/proxy-recording.md: errors, cut streams and count_tokens calls included)
+    exchanges: list[dict[str, Any]] = field(default_factory=list)
+    #: proxy recordings: the shown conversation's number and every conversation the file holds
+    conversation: int | None = None
+    conversations: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def system_text(self) -> str:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxview.core.strategies import STRATEGIES
 from ctxview.sessions.fileio import FileRefused, read_regular
-from ctxview.sessions.model import LoadedSession, SessionError, gc_paused
+from ctxview.sessions.model import REQUEST_OWN_FIELDS, LoadedSession, SessionError, gc_paused
 from ctxview.sessions.validate import (
     _kind,
     message_problem,
@@ -394,8 +394,22 @@ def detect(path: str, text: str, data: Any | None) -> str:
     raise SessionError(f"{path}: not a recognised session: the JSON is {_kind(data)}")
 
 
+#: ``FILE#N``: conversation N of a proxy recording
+_CONVERSATION = re.compile(r"(.+)#([0-9]{1,9})")
+
+
+def split_conversation(path: str) -> tuple[str, int | None]:
+    """(file, conversation number) of ``FILE#N`` when no file of that whole name exists and
+    ``FILE`` does; else (path, None)."""
+    m = _CONVERSATION.fullmatch(path)
+    if m is None or os.path.lexists(path) or not os.path.lexists(m.group(1)):
+        return path, None
+    return m.group(1), int(m.group(2))
+
+
 def load_session(path: str | os.PathLike[str], format: str | None = None) -> LoadedSession:
-    """Read and parse a session file of any supported format."""
+    """Read and parse a session file of any supported format (``FILE#N``: conversation N of a
+    proxy recording, see :func:`split_conversation`)."""
     with gc_paused():
         return _load_session(os.fspath(path), format)
 
@@ -403,7 +417,20 @@ def load_session(path: str | os.PathLike[str], format: str | None = None) -> Loa
 def _load_session(spath: str, format: str | None) -> LoadedSession:
     if format is not None and format not in FORMATS:
         raise SessionError(f"unknown format {format!r} (known: {', '.join(FORMATS)})")
+    spath, conversation = split_conversation(spath)
     text = _read_text(spath)
+    first = _FIRST_LINE.match(text)
+    if format is None and first is not None:
+        from ctxview.sessions import proxylog
+
+        if proxylog.is_proxy_log(first.group(1)):
+            records, bad, upstream = proxylog.parse_log(spath, text)
+            return proxylog.open_recording(spath, records, bad, upstream, conversation)
+    if conversation is not None:
+        raise SessionError(
+            f"{spath}#{conversation}: #N picks a conversation of a proxy recording; "
+            f"{spath} is not one"
+        )
     data: Any | None
     if format == "claude-code" or (format is None and _looks_jsonl(text)):
         data = None
@@ -429,11 +456,6 @@ def _load_session(spath: str, format: str | None) -> LoadedSession:
         raise SessionError(f"{spath}: {exc}") from None
     except RecursionError:
         raise SessionError(f"{spath}: JSON is nested too deeply to read") from None
-
-
-#: request body fields ctxview rebuilds itself; every other one is kept in ``request_params``
-#: (``stream`` is a transport choice, not part of the request: it is dropped)
-REQUEST_OWN_FIELDS = frozenset({"model", "max_tokens", "system", "messages", "tools", "stream"})
 
 
 # -- readers -------------------------------------------------------------------------------------
@@ -669,6 +691,8 @@ def _read_ctxview(path: str, text: str, data: Any) -> LoadedSession:
     title = data.get("title") if isinstance(data.get("title"), str) else None
     if as_sent is None and title is not None and title.startswith(PROXY_TITLE):
         as_sent = "proxy"
+    if as_sent == "proxy" and isinstance(data.get("requests"), list):
+        return _read_old_recording(path, data["requests"])
     return LoadedSession(
         path,
         "ctxview",
@@ -695,6 +719,23 @@ def _read_ctxview(path: str, text: str, data: Any) -> LoadedSession:
         as_sent_format=as_sent,
         saved_pinned=saved_pinned,
     )
+
+
+def _read_old_recording(path: str, requests: list[Any]) -> LoadedSession:
+    """A proxy recording of the single-document form (a ctxview session with a ``requests``
+    list): its requests opened as a log, as a recording of today's form is."""
+    from ctxview.sessions import proxylog
+
+    records, bad = [], []
+    for i, item in enumerate(requests):
+        try:
+            if not isinstance(item, dict):
+                raise ValueError
+            records.append(proxylog.RequestRecord.from_dict(item, f"requests[{i}]"))
+        except ValueError:
+            bad.append(i + 1)
+    records.sort(key=lambda r: r.id)
+    return proxylog.open_recording(path, records, bad, "", None)
 
 
 READERS: dict[str, Callable[[str, str, Any], LoadedSession]] = {

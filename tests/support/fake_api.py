@@ -189,12 +189,15 @@ def tool_events(
 
 @dataclass
 class Response:
-    kind: str  # "sse" | "error" | "hang" | "json"
+    kind: str  # "sse" | "error" | "hang" | "json" | "raw" (``raw`` bytes as the body)
     events: list[bytes] = field(default_factory=list)
     status: int = 200
     body: dict[str, Any] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    raw: bytes = b""
+    #: "raw": the Content-Length sent (default: the body's length; more: a body cut short)
+    length: int | None = None
 
 
 def error(status: int, etype: str, message: str, **headers: str) -> Response:
@@ -218,6 +221,7 @@ class FakeAPI:
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
         self.headers: list[dict[str, str]] = []
+        self.bodies: list[bytes] = []
         self._queue: list[Response] = []
         self._lock = threading.Lock()
         api = self
@@ -230,11 +234,13 @@ class FakeAPI:
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", "0"))
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                body = json.loads(raw or b"{}")
                 with api._lock:
                     api.requests.append(body)
                     api.paths.append(self.path)
                     api.headers.append({k.lower(): v for k, v in self.headers.items()})
+                    api.bodies.append(raw)
                     resp = api._queue.pop(0) if api._queue else None
                 if self.path.startswith("/v1/messages/count_tokens"):
                     if resp is not None and resp.kind == "error":
@@ -255,6 +261,16 @@ class FakeAPI:
                     return
                 if resp.kind == "json":
                     return self._json(resp.status, resp.body, resp.headers)
+                if resp.kind == "raw":
+                    self.send_response(resp.status)
+                    self.send_header("content-type", "application/json")
+                    length = len(resp.raw) if resp.length is None else resp.length
+                    self.send_header("content-length", str(length))
+                    self.send_header("connection", "close")
+                    self.end_headers()
+                    self.wfile.write(resp.raw)
+                    self.close_connection = True
+                    return
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
                 self.send_header("connection", "close")

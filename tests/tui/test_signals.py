@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pty
@@ -138,3 +139,53 @@ def test_crash_exits_1_with_one_line_and_a_log(tmp_path: Path) -> None:
     log = logs[0].read_text()
     assert "Traceback" in log and "RuntimeError: boom" in log and "def boom" not in err
     assert b"\x1b[?1049l" in tty.out  # the terminal was restored
+
+
+def test_proxy_app_on_sigterm_records_the_cut_request_and_restores_the_terminal(
+    tmp_path: Path,
+) -> None:
+    import socket
+    import threading
+    import urllib.request
+
+    from tests.support.fake_api import FakeAPI, Response
+
+    api = FakeAPI().start()
+    api.queue(Response("hang"))  # the upstream never answers: the request is in flight
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    rec = tmp_path / "rec.jsonl"
+    args = ["proxy", "--port", str(port), "--upstream", api.url, "--record", str(rec)]
+    tty = Tty(RUN.format(args=args), {"CTXVIEW_CONFIG": str(tmp_path / "c.toml")})
+    try:
+        tty.wait_for(b"ANTHROPIC_BASE_URL")
+
+        def send() -> None:
+            req = urllib.request.Request(
+                f"http://127.0.0.1:{port}/v1/messages",
+                data=b'{"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}',
+                headers={"content-type": "application/json"},
+            )
+            with contextlib.suppress(OSError):
+                urllib.request.urlopen(req, timeout=20).read()
+
+        client = threading.Thread(target=send, daemon=True)
+        client.start()
+        end = time.monotonic() + 10
+        while not api.requests and time.monotonic() < end:
+            tty.pump(0.05)
+        assert api.requests, "the request never reached the upstream"
+        before = tty.out
+        tty.proc.send_signal(signal.SIGTERM)
+        rc, err = tty.finish()
+    finally:
+        api.stop()
+    assert rc == 143, err
+    assert "Traceback" not in err
+    tail = tty.out[len(before) :]
+    assert b"\x1b[?1049l" in tail and b"\x1b[?25h" in tail  # the terminal restored
+    lines = [json.loads(x) for x in rec.read_text().splitlines()]
+    assert lines[0]["format"] == "ctxview.proxy-log"
+    (cut,) = lines[1:]
+    assert cut["complete"] is False and cut["incomplete"] == "the proxy stopped mid-request"

@@ -210,7 +210,15 @@ class RequestsScreen(ModalScreen[int | None]):
         saved = m.cache_prediction.so_far if m.cache_prediction is not None else None
         log = saved.log_for(view, settings, prices) if saved is not None else None
         settings["prices"] = prices
-        return cls(view, settings, m.mode_label(), log)
+        screen = cls(view, settings, m.mode_label(), log)
+        if m.session.format == "proxy" and m.session.exchanges:
+            from ctxview.sessions.proxylog import recorded_counts
+
+            screen.recorded = (
+                f"recorded in conversation #{m.session.conversation}: "
+                f"{recorded_counts(m.session.exchanges)} · every one: ctxview requests FILE"
+            )
+        return screen
 
     def __init__(
         self,
@@ -227,6 +235,9 @@ class RequestsScreen(ModalScreen[int | None]):
         self.label = label
         self.reqlog: RequestLog | None = None
         self._ready = log
+        #: a proxy recording: what its recorded requests came to (errors, cuts and
+        #: count_tokens calls are not requests the model replays)
+        self.recorded: str | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -288,6 +299,8 @@ class RequestsScreen(ModalScreen[int | None]):
         err = t.get("token_error")
         if err:
             line += f" · token error median {100 * err['median']:.1f}%"
+        if self.recorded:
+            line += "\n" + self.recorded
         self.query_one("#summary", Static).update(Text(line))
         lst = RequestList(log, id="requests")
         self.query_one(Vertical).mount(lst, before=self.query_one(".hint"))

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 TTL_5M = 300.0
 TTL_1H = 3600.0
 #: formats whose requests are simulated as sent when neither max nor strategy is given
-RECORDED_FORMATS = ("claude-code", "claude-code-web", "request")
+RECORDED_FORMATS = ("claude-code", "claude-code-web", "request", "proxy")
 #: the formats whose recorded usage calibrates the token estimates (:func:`calibrate`)
 CALIBRATED_FORMATS = ("claude-code", "claude-code-web")
 #: repeated tool results / texts shorter than this are not counted as redundancy

@@ -44,6 +44,13 @@ def client(url: str) -> anthropic.AsyncAnthropic:
     return anthropic.AsyncAnthropic(api_key=KEY, base_url=url, max_retries=0)
 
 
+def log_lines(path: Path) -> list[dict[str, Any]]:
+    """The exchange lines of a recording (the header checked and left out)."""
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert lines[0]["format"] == "ctxview.proxy-log" and lines[0]["version"] == 1
+    return lines[1:]
+
+
 async def test_stream_passthrough_and_recording(
     proxied: tuple[Proxy, str, Path], fake_api: FakeAPI
 ) -> None:
@@ -63,6 +70,7 @@ async def test_stream_passthrough_and_recording(
     (rec,) = proxy.records
     assert rec.streamed and rec.complete and rec.incomplete is None
     assert rec.status == 200 and rec.stop_reason == "end_turn"
+    assert rec.endpoint == "messages" and rec.conversation == 1
     assert rec.usage == {
         "input_tokens": 21,
         "output_tokens": 12,
@@ -70,12 +78,14 @@ async def test_stream_passthrough_and_recording(
         "cache_creation_input_tokens": 3,
     }
     assert rec.response["content"] == [{"type": "text", "text": "one two three"}]
-    doc = json.loads(rec_path.read_text())
-    assert doc["requests"][0]["request"]["messages"] == BODY["messages"]
-    assert doc["requests"][0]["response"]["complete"] is True
+    (line,) = log_lines(rec_path)
+    assert line["request"] == BODY | {"stream": True}
+    assert line["complete"] is True and line["conversation"] == 1
+    assert line["started_at"] <= line["ended_at"] and line["first_byte_ms"] <= line["duration_ms"]
     # the recording opens like any session: the request's messages plus the reply
     session = load_session(rec_path)
-    assert session.format == "ctxview"
+    assert session.format == "proxy"
+    assert session.metas[1]["usage"] == rec.usage
     assert [m["role"] for m in session.messages] == ["user", "assistant"]
     assert session.system == "be brief" and session.model == "claude-test"
     assert main(["inspect", str(rec_path), "--json"]) == 0
@@ -96,6 +106,7 @@ async def test_json_response(proxied: tuple[Proxy, str, Path], fake_api: FakeAPI
     fake_api.queue(Response("json", body=message))
     got = await client(url).messages.create(**BODY)
     assert got.content[0].text == "plain JSON reply"  # type: ignore[union-attr]
+    await proxy.flush()
     (rec,) = proxy.records
     assert not rec.streamed and rec.complete and rec.response == message
     assert rec.usage == {"input_tokens": 5, "output_tokens": 3}
@@ -131,7 +142,7 @@ async def test_errors_pass_through(
     (rec,) = proxy.records
     assert rec.status == status and not rec.complete
     assert rec.error == {"type": etype, "message": f"scripted {etype}"}
-    assert json.loads(rec_path.read_text())["requests"][0]["response"]["status"] == status
+    assert log_lines(rec_path)[0]["status"] == status
 
 
 async def test_stream_cut_before_message_stop_is_incomplete(
@@ -142,6 +153,7 @@ async def test_stream_cut_before_message_stop_is_incomplete(
     async with client(url).messages.stream(**BODY) as stream:
         final = await stream.get_final_message()
     assert final.stop_reason is None  # what the client sees direct, too
+    await proxy.flush()
     (rec,) = proxy.records
     assert rec.status == 200 and not rec.complete
     assert rec.incomplete == "stream ended before message_stop"
@@ -187,6 +199,7 @@ async def test_sse_error_event_is_recorded(
     # the client raises as soon as it reads the error event; the proxy records when its side of
     # the stream ends, a moment later
     for _ in range(200):
+        await proxy.flush()
         if proxy.records:
             break
         await asyncio.sleep(0.025)
@@ -213,8 +226,9 @@ async def test_upstream_down_is_502_with_an_api_error(tmp_path: Path) -> None:
         assert isinstance(body, dict) and body["type"] == "error"
         assert body["error"]["type"] == "api_error"
         assert "unreachable" in body["error"]["message"]
+        await proxy.flush()
         (rec,) = proxy.records
-        assert rec.status == 502 and rec.incomplete == "upstream unreachable"
+        assert rec.status == 502 and rec.incomplete == "upstream failed"
     finally:
         await proxy.close()
 
@@ -255,6 +269,7 @@ async def test_client_disconnect_cancels_upstream() -> None:
                     break  # leave mid-stream: the context manager closes the connection
         await asyncio.wait_for(upstream_cancelled.wait(), 5)
         for _ in range(100):
+            await proxy.flush()
             if proxy.records:
                 break
             await asyncio.sleep(0.02)
@@ -276,9 +291,12 @@ async def test_paths_verbatim_and_count_tokens(
     )
     assert got.input_tokens == 1234
     assert fake_api.paths == ["/v1/messages/count_tokens?beta=true"]
+    await proxy.flush()
     (rec,) = proxy.records
     assert rec.path == "/v1/messages/count_tokens?beta=true"
     assert rec.response == {"input_tokens": 1234}
+    assert rec.endpoint == "count_tokens" and rec.complete and rec.conversation == 1
+    assert summarise(rec).counted_tokens == 1234
     # a GET the fake does not implement: its 501 comes back unchanged
     c = client(url)
     with pytest.raises(anthropic.APIStatusError) as info:
@@ -337,11 +355,13 @@ async def test_concurrent_streams_are_not_mixed(
     got = await asyncio.gather(*(one(k) for k in range(40)))
     assert got == [f"Fake API reply to: stream number {k}" for k in range(40)]
     await proxy.flush()
-    doc = json.loads(rec_path.read_text())
-    assert len(doc["requests"]) == 40
-    for r in doc["requests"]:
+    lines = log_lines(rec_path)
+    assert len(lines) == 40
+    for r in lines:
         asked = r["request"]["messages"][0]["content"]
-        assert r["response"]["body"]["content"][0]["text"] == f"Fake API reply to: {asked}"
+        assert r["response"]["content"][0]["text"] == f"Fake API reply to: {asked}"
+    # forty first messages: forty conversations
+    assert sorted(r["conversation"] for r in lines) == list(range(1, 41))
 
 
 def test_check_upstream_refuses_itself_and_bad_urls() -> None:

@@ -1,0 +1,600 @@
+"""Proxy recordings: a log of requests (docs/proxy-recording.md), and how one opens as sessions.
+
+A recording is JSON Lines: a header line (``format: ctxview.proxy-log``), then one line per
+request/response exchange, appended as each exchange ends. Requests are grouped into
+conversations by their messages (:class:`Conversations`: a request whose messages extend an
+earlier request's belongs to that request's conversation); each conversation opens as one
+:class:`~ctxview.sessions.model.LoadedSession` of format ``proxy`` whose transcript is the
+conversation as its longest request sent it, with each reply's usage and time on it, and whose
+``exchanges`` are the conversation's requests as recorded (errors, cut streams and count_tokens
+calls included).
+
+This module is the one definition of a record (:class:`RequestRecord`), of the grouping rule and
+of a record's display summary: the proxy writes with it, the readers read with it.
+
+Headless: imports neither Textual nor an SDK nor aiohttp.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxview.core.protocol import check_protocol
+from ctxview.core.tokens import estimate_message, estimate_system, estimate_tools
+from ctxview.sessions.model import REQUEST_OWN_FIELDS, LoadedSession, SessionError
+from ctxview.sessions.validate import message_problem, validate_system
+
+LOG_FORMAT = "ctxview.proxy-log"
+LOG_VERSION = 1
+#: the endpoints a record names (``other``: any other path, forwarded as well)
+ENDPOINTS = ("messages", "count_tokens", "other")
+
+
+def endpoint_of(method: str, path: str) -> str:
+    """``messages``, ``count_tokens`` or ``other`` for a request's method and path."""
+    bare = path.split("?", 1)[0].rstrip("/")
+    if method == "POST" and bare.endswith("/v1/messages"):
+        return "messages"
+    if method == "POST" and bare.endswith("/v1/messages/count_tokens"):
+        return "count_tokens"
+    return "other"
+
+
+@dataclass
+class RequestRecord:
+    """One request through the proxy and what came back (one line of a recording)."""
+
+    id: int
+    started_at: str
+    method: str
+    path: str
+    endpoint: str = "other"
+    #: the request body as parsed JSON (None: no body, or see ``request_note``)
+    request: Any = None
+    #: why ``request`` is not the body: not JSON, or too large to record (with its size)
+    request_note: str | None = None
+    request_bytes: int = 0
+    request_headers: dict[str, str] = field(default_factory=dict)
+    #: the conversation this request belongs to (1, 2, …; None: it holds no messages)
+    conversation: int | None = None
+    status: int | None = None
+    streamed: bool = False
+    #: the assembled message (streamed or JSON), or the JSON body of any other response
+    response: Any = None
+    usage: dict[str, Any] | None = None
+    stop_reason: str | None = None
+    #: true only for a whole response: a stream that reached message_stop, a JSON message
+    complete: bool = False
+    #: why an incomplete response is incomplete (None when complete)
+    incomplete: str | None = None
+    #: the API error ({type, message}) of a 4xx/5xx or an SSE error event; the proxy's own for 502
+    error: dict[str, Any] | None = None
+    response_headers: dict[str, str] = field(default_factory=dict)
+    ended_at: str | None = None
+    first_byte_ms: float | None = None
+    duration_ms: float | None = None
+    #: the raw request body until the recording parses it (never written)
+    body: bytes | bytearray | None = field(default=None, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": "exchange",
+            "id": self.id,
+            "conversation": self.conversation,
+            "endpoint": self.endpoint,
+            "method": self.method,
+            "path": self.path,
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+            "first_byte_ms": self.first_byte_ms,
+            "duration_ms": self.duration_ms,
+            "request_headers": dict(self.request_headers),
+            "request_bytes": self.request_bytes,
+            "request_note": self.request_note,
+            "request": self.request,
+            "status": self.status,
+            "streamed": self.streamed,
+            "complete": self.complete,
+            "incomplete": self.incomplete,
+            "stop_reason": self.stop_reason,
+            "usage": self.usage,
+            "error": self.error,
+            "response_headers": dict(self.response_headers),
+            "response": self.response,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], where: str) -> RequestRecord:
+        """A record from its line (``where`` names it in errors); the older nested form (a
+        ``response`` object holding status, usage, body…) is read too."""
+
+        def text(key: str, value: Any, default: str = "") -> str:
+            if value is None:
+                return default
+            if not isinstance(value, str):
+                raise ValueError(f"{where}.{key}: expected a string, got {type(value).__name__}")
+            return value
+
+        def number(value: Any) -> float | None:
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+            return float(value) if ok else None
+
+        def obj(value: Any) -> dict[str, Any] | None:
+            return value if isinstance(value, dict) else None
+
+        resp: dict[str, Any] = d
+        body = d.get("response")
+        if "status" not in d and isinstance(body, dict) and "body" in body:
+            resp, body = body, body.get("body")  # the older nested form
+        rid = d.get("id")
+        if not isinstance(rid, int) or isinstance(rid, bool):
+            raise ValueError(f"{where}.id: expected an integer, got {rid!r}"[:160])
+        method = text("method", d.get("method"), "POST")
+        path = text("path", d.get("path"), "")
+        status = resp.get("status")
+        return cls(
+            id=rid,
+            started_at=text("started_at", d.get("started_at")),
+            method=method,
+            path=path,
+            endpoint=endpoint_of(method, path),
+            request=d.get("request"),
+            request_note=d.get("request_note") if isinstance(d.get("request_note"), str) else None,
+            request_headers={
+                str(k): str(v) for k, v in (obj(d.get("request_headers")) or {}).items()
+            },
+            status=status if isinstance(status, int) and not isinstance(status, bool) else None,
+            streamed=resp.get("streamed") is True,
+            response=body,
+            usage=obj(resp.get("usage")),
+            stop_reason=resp.get("stop_reason")
+            if isinstance(resp.get("stop_reason"), str)
+            else None,
+            complete=resp.get("complete") is True,
+            incomplete=resp.get("incomplete") if isinstance(resp.get("incomplete"), str) else None,
+            error=obj(resp.get("error")),
+            ended_at=d.get("ended_at") if isinstance(d.get("ended_at"), str) else None,
+            first_byte_ms=number(resp.get("first_byte_ms")),
+            duration_ms=number(resp.get("duration_ms")),
+        )
+
+
+# -- conversations ---------------------------------------------------------------------------
+def _message_digest(message: Any) -> bytes:
+    data = json.dumps(message, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.blake2b(data.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+class Conversations:
+    """Assigns each request's messages to a conversation: a request whose messages extend (or
+    repeat: a retry) the messages of an earlier request joins that request's conversation (the
+    longest such earlier request decides); any other starts a new one. Only a digest of each
+    request's message prefix is kept (16 bytes a message while hashing, one entry a request)."""
+
+    def __init__(self) -> None:
+        self._ends: dict[tuple[int, bytes], int] = {}
+        self.count = 0
+
+    def key(self, messages: Any) -> int | None:
+        """The conversation number (1, 2, …) of a request with these ``messages``; None when
+        they are not a non-empty list."""
+        if not isinstance(messages, list) or not messages:
+            return None
+        chain: list[bytes] = []
+        h = hashlib.blake2b(digest_size=16)
+        for m in messages:
+            h.update(_message_digest(m))
+            chain.append(h.digest())
+        found: int | None = None
+        for j in range(len(chain), 0, -1):
+            found = self._ends.get((j, chain[j - 1]))
+            if found is not None:
+                break
+        if found is None:
+            self.count += 1
+            found = self.count
+        self._ends[(len(chain), chain[-1])] = found
+        return found
+
+
+# -- reading a recording ---------------------------------------------------------------------
+def is_proxy_log(first_line: str) -> bool:
+    """Whether a file whose first line is this is a proxy recording (its header)."""
+    if LOG_FORMAT not in first_line:
+        return False
+    try:
+        head = json.loads(first_line)
+    except ValueError:
+        return False
+    return isinstance(head, dict) and head.get("format") == LOG_FORMAT
+
+
+def _header(path: str, line_no: int, head: dict[str, Any]) -> None:
+    version = head.get("version")
+    if version != LOG_VERSION:
+        newer = isinstance(version, int) and not isinstance(version, bool) and version > 1
+        raise SessionError(
+            f"{path}: line {line_no}: "
+            + (
+                f"version {version}: written by a newer ctxview (this one reads version 1)"
+                if newer
+                else f"version: expected {LOG_VERSION}, got {version!r}"[:160]
+            )
+        )
+
+
+def parse_log(path: str, text: str) -> tuple[list[RequestRecord], list[int], str]:
+    """(records in file order, 1-based numbers of lines that could not be read, upstream) of a
+    recording's text. A line cut by a crash (the last one) is skipped and named."""
+    records: list[RequestRecord] = []
+    bad: list[int] = []
+    upstream = ""
+    for n, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except (ValueError, RecursionError):
+            bad.append(n)
+            continue
+        if not isinstance(item, dict):
+            bad.append(n)
+            continue
+        if item.get("format") == LOG_FORMAT:
+            _header(path, n, item)
+            if isinstance(item.get("upstream"), str):
+                upstream = item["upstream"]
+            continue
+        try:
+            records.append(RequestRecord.from_dict(item, f"line {n}"))
+        except ValueError:
+            bad.append(n)
+    return records, bad, upstream
+
+
+def valid_messages(body: Any) -> list[dict[str, Any]] | None:
+    """A request body's messages when every one is a well-formed message, else None."""
+    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        return None
+    msgs = body["messages"]
+    if any(message_problem(m) is not None for m in msgs):
+        return None
+    return list(msgs)
+
+
+def system_of(body: dict[str, Any]) -> Any:
+    """A request body's system prompt when well formed, else ``""``."""
+    system = body.get("system", "")
+    try:
+        validate_system(system, "system")
+    except ValueError:
+        return ""
+    return "" if system is None else system
+
+
+def _reply_of(rec: RequestRecord) -> dict[str, Any] | None:
+    reply = rec.response
+    if (
+        rec.complete
+        and isinstance(reply, dict)
+        and reply.get("role") == "assistant"
+        and isinstance(reply.get("content"), list)
+        and reply["content"]
+        and message_problem({"role": "assistant", "content": reply["content"]}) is None
+    ):
+        return {"role": "assistant", "content": reply["content"]}
+    return None
+
+
+def _first_prompt(messages: list[dict[str, Any]]) -> str:
+    for m in messages:
+        content = m.get("content")
+        if isinstance(content, str):
+            return content
+        if isinstance(content, list):
+            for b in content:
+                if isinstance(b, dict) and b.get("type") == "text":
+                    return str(b.get("text", ""))
+    return ""
+
+
+def group(records: list[RequestRecord]) -> dict[int, list[RequestRecord]]:
+    """Records by conversation number (keys assigned again, in file order, by the one rule)."""
+    conversations = Conversations()
+    out: dict[int, list[RequestRecord]] = {}
+    for rec in records:
+        body = rec.request if isinstance(rec.request, dict) else {}
+        rec.conversation = (
+            conversations.key(body.get("messages"))
+            if rec.endpoint in ("messages", "count_tokens")
+            else None
+        )
+        if rec.conversation is not None:
+            out.setdefault(rec.conversation, []).append(rec)
+    return out
+
+
+def conversation_session(
+    path: str, records: list[RequestRecord], number: int, of: int, upstream: str
+) -> LoadedSession:
+    """One conversation as a session: the messages its longest request sent (the newest of the
+    longest), plus that request's reply; each reply's usage, model and time on its message;
+    every request of the conversation, as recorded, in ``exchanges``."""
+    calls = [
+        (r, msgs)
+        for r in records
+        if r.endpoint == "messages" and (msgs := valid_messages(r.request)) is not None
+    ]
+    if not calls:
+        raise SessionError(
+            f"{path}: conversation #{number}: none of its {len(records)} requests holds "
+            "well-formed messages to show"
+        )
+    spine_rec, spine = max(reversed(calls), key=lambda c: len(c[1]))
+    messages = list(spine)
+    reply = _reply_of(spine_rec)
+    if reply is not None:
+        messages.append(reply)
+    metas: list[dict[str, Any]] = [{} for _ in messages]
+    last_body = spine_rec.request
+    assert isinstance(last_body, dict)
+    final_system, final_tools = system_of(last_body), last_body.get("tools") or []
+    digests = [_message_digest(m) for m in messages]
+    for rec, msgs in calls:
+        n = len(msgs)
+        if n > len(messages) or any(_message_digest(m) != digests[i] for i, m in enumerate(msgs)):
+            continue  # not on the conversation's longest path
+        for i in range(n):
+            metas[i].setdefault("timestamp", rec.started_at)
+        if n < len(messages) and messages[n].get("role") == "assistant":
+            if _reply_of(rec) is None:
+                continue  # the reply the conversation went on with came from a retry
+            body = rec.request
+            assert isinstance(body, dict)
+            meta: dict[str, Any] = {"timestamp": rec.started_at, "request": rec.id}
+            if rec.usage:
+                meta["usage"] = rec.usage
+            if isinstance(rec.response, dict) and isinstance(rec.response.get("model"), str):
+                meta["model"] = rec.response["model"]
+            if rec.stop_reason:
+                meta["stop_reason"] = rec.stop_reason
+            # the request model breaks the cache where these change from one request to the next
+            if system_of(body) != final_system:
+                meta["system"] = system_of(body)
+            if (body.get("tools") or []) != final_tools:
+                meta["tools"] = body.get("tools") or []
+            metas[n] = meta
+    model = last_body.get("model")
+    max_tokens = last_body.get("max_tokens")
+    return LoadedSession(
+        path,
+        "proxy",
+        messages,
+        metas,
+        system=final_system,
+        tools=final_tools if isinstance(final_tools, list) else [],
+        model=model if isinstance(model, str) else None,
+        max_tokens=max_tokens
+        if isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and max_tokens > 0
+        else None,
+        title=f"proxy recording: conversation #{number} of {of}, "
+        f"{len(records)} request{'s' if len(records) != 1 else ''}"
+        + (f" to {upstream}" if upstream else ""),
+        request_params={k: v for k, v in last_body.items() if k not in REQUEST_OWN_FIELDS},
+        exchanges=[r.to_dict() for r in records],
+        conversation=number,
+    )
+
+
+def open_recording(
+    path: str, records: list[RequestRecord], bad: list[int], upstream: str, number: int | None
+) -> LoadedSession:
+    """Conversation ``number`` of a recording (default: the one with the most requests, the
+    first of those), with every conversation listed in ``conversations``."""
+    groups = group(records)
+    if not groups:
+        raise SessionError(
+            f"{path}: a proxy recording of {len(records)} request"
+            f"{'s' if len(records) != 1 else ''}, none of them with messages (nothing to open)"
+        )
+    listing = []
+    for k, recs in groups.items():
+        longest = max((valid_messages(r.request) or [] for r in recs), key=len, default=[])
+        listing.append(
+            {
+                "conversation": k,
+                "requests": len(recs),
+                "messages": len(longest),
+                "first_prompt": _first_prompt(longest)[:200],
+                "started_at": recs[0].started_at,
+            }
+        )
+    if number is None:
+        number = max(groups, key=lambda k: (len(groups[k]), -k))
+    elif number not in groups:
+        raise SessionError(
+            f"{path}#{number}: no such conversation (this recording holds "
+            f"{len(groups)}: #1–#{len(groups)})"
+            if len(groups) > 1
+            else f"{path}#{number}: no such conversation (this recording holds one: #1)"
+        )
+    session = conversation_session(path, groups[number], number, len(groups), upstream)
+    session.conversations = listing
+    session.skipped_lines = bad
+    others = sum(1 for r in records if r.conversation is None)
+    if len(groups) > 1:
+        session.warnings.append(
+            f"this recording holds {len(groups)} conversations; showing #{number} "
+            f"(open another as FILE#N; `ctxview requests FILE` lists them)"
+        )
+    if others:
+        session.warnings.append(
+            f"{others} request{'s' if others != 1 else ''} without messages (other endpoints) "
+            "belong to no conversation"
+        )
+    return session
+
+
+# -- a record in one line ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class RequestSummary:
+    """A frozen, display-ready view of one recorded request (what the TUI and --no-tui show)."""
+
+    id: int
+    time: str
+    method: str
+    path: str
+    endpoint: str
+    model: str
+    status: int | None
+    streamed: bool
+    complete: bool
+    incomplete: str | None
+    stop_reason: str | None
+    messages: int | None
+    estimated_tokens: int | None
+    problems: tuple[str, ...]
+    verdict: str
+    input_tokens: int | None
+    output_tokens: int | None
+    cache_read: int | None
+    cache_write: int | None
+    error: str | None
+    duration_ms: float | None
+    reply_preview: str
+    conversation: int | None = None
+    #: count_tokens: the input tokens the API counted
+    counted_tokens: int | None = None
+
+
+def _int(usage: dict[str, Any] | None, key: str) -> int | None:
+    v = (usage or {}).get(key)
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def summarise(rec: RequestRecord) -> RequestSummary:
+    """Window size, protocol verdict and cache usage of one request (text not yet sanitised)."""
+    body = rec.request if isinstance(rec.request, dict) else {}
+    msgs = body.get("messages") if rec.endpoint in ("messages", "count_tokens") else None
+    problems: tuple[str, ...] = ()
+    n_msgs: int | None = None
+    est: int | None = None
+    if isinstance(msgs, list):
+        n_msgs = len(msgs)
+        valid = valid_messages(body)
+        if valid is None:
+            problems = ("malformed messages (not checked)",)
+            verdict = "malformed"
+        else:
+            found = check_protocol(valid, body.get("system"))
+            problems = tuple(p.message for p in found if p.severity == "error")
+            n = len(problems)
+            verdict = f"✗ {n} problem{'s' if n != 1 else ''}" if problems else "✓ valid"
+            est = (
+                sum(estimate_message(m) for m in valid)
+                + estimate_system(system_of(body))
+                + estimate_tools(body.get("tools"))
+            )
+    else:
+        verdict = "—"
+    reply = rec.response if isinstance(rec.response, dict) else {}
+    preview = ""
+    content = reply.get("content")
+    if isinstance(content, list):
+        parts = []
+        for b in content:
+            if isinstance(b, dict):
+                if b.get("type") == "text":
+                    parts.append(str(b.get("text", "")))
+                elif b.get("type") == "tool_use":
+                    parts.append(f"[tool_use {b.get('name')}]")
+        preview = " ".join(parts)
+    err = None
+    if rec.error:
+        err = f"{rec.error.get('type', 'error')}: {rec.error.get('message', '')}"
+    model = body.get("model") if isinstance(body.get("model"), str) else reply.get("model")
+    counted = (
+        _int(reply, "input_tokens") if rec.endpoint == "count_tokens" and rec.complete else None
+    )
+    return RequestSummary(
+        id=rec.id,
+        time=rec.started_at[11:19],
+        method=rec.method,
+        path=rec.path,
+        endpoint=rec.endpoint,
+        model=str(model or ""),
+        status=rec.status,
+        streamed=rec.streamed,
+        complete=rec.complete,
+        incomplete=rec.incomplete,
+        stop_reason=rec.stop_reason,
+        messages=n_msgs,
+        estimated_tokens=est,
+        problems=problems,
+        verdict=verdict,
+        input_tokens=_int(rec.usage, "input_tokens"),
+        output_tokens=_int(rec.usage, "output_tokens"),
+        cache_read=_int(rec.usage, "cache_read_input_tokens"),
+        cache_write=_int(rec.usage, "cache_creation_input_tokens"),
+        error=err,
+        duration_ms=rec.duration_ms,
+        reply_preview=preview,
+        conversation=rec.conversation,
+        counted_tokens=counted,
+    )
+
+
+def recorded_counts(exchanges: list[dict[str, Any]]) -> str:
+    """``16 requests (2 failed, 1 incomplete, 1 count_tokens)``: what a conversation's recorded
+    requests came to (the ``requests`` command and the TUI's Requests view say it so)."""
+    n = len(exchanges)
+    failed = sum(1 for e in exchanges if e.get("error"))
+    cut = sum(1 for e in exchanges if e.get("incomplete") and not e.get("error"))
+    counts = sum(1 for e in exchanges if e.get("endpoint") == "count_tokens")
+    return (
+        f"{n} request{'s' if n != 1 else ''} ({failed} failed, {cut} incomplete, "
+        f"{counts} count_tokens)"
+    )
+
+
+def kind_of(s: RequestSummary) -> str:
+    """``stream``, ``json`` or ``count`` (a count_tokens call)."""
+    if s.endpoint == "count_tokens":
+        return "count"
+    return "stream" if s.streamed else "json"
+
+
+def summary_line(s: RequestSummary) -> str:
+    """One line for ``--no-tui`` and ``requests`` (the caller sanitises it with one_line)."""
+
+    def n(v: int | None) -> str:
+        return "-" if v is None else str(v)
+
+    status = "---" if s.status is None else str(s.status)
+    parts = [f"#{s.id} {s.time} {s.method} {s.path} {status} {kind_of(s)}"]
+    if s.conversation is not None:
+        parts.append(f"conversation {s.conversation}")
+    if s.model:
+        parts.append(s.model)
+    if s.messages is not None:
+        msgs = f"{s.messages} message{'s' if s.messages != 1 else ''}"
+        parts.append(f"{msgs} ~{n(s.estimated_tokens)} tok {s.verdict}")
+    if s.counted_tokens is not None:
+        parts.append(f"counted {s.counted_tokens} input tokens")
+    if s.input_tokens is not None or s.output_tokens is not None:
+        parts.append(
+            f"in {n(s.input_tokens)} out {n(s.output_tokens)} "
+            f"cache read {n(s.cache_read)} write {n(s.cache_write)}"
+        )
+    if s.stop_reason:
+        parts.append(f"stop {s.stop_reason}")
+    if s.incomplete:
+        parts.append(f"INCOMPLETE ({s.incomplete})")
+    if s.error:
+        parts.append(f"error {s.error}")
+    if s.duration_ms is not None:
+        parts.append(f"{s.duration_ms:.0f} ms")
+    return " · ".join(parts)

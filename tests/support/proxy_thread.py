@@ -1,0 +1,62 @@
+"""A recording proxy on a thread and event loop of its own, in front of a loopback fake API: one
+per test module (the tests' own loops come and go; this one stays). Each test reads only the
+records it made (:meth:`ProxyThread.mark`, :meth:`ProxyThread.lines_since`)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ctxview.live.proxy import Proxy
+from tests.support.fake_api import FakeAPI
+
+
+class ProxyThread:
+    def __init__(self, upstream: str, record: Path, **kwargs: Any) -> None:
+        self.record = record
+        self.proxy = Proxy(upstream, record_path=str(record), **kwargs)
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        host, port = self._call(self.proxy.start("127.0.0.1", 0))
+        self.url = f"http://{host}:{port}"
+
+    def _call(self, coro: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(30)
+
+    def flush(self) -> None:
+        self.proxy.log.wait_idle(10)
+
+    def mark(self) -> int:
+        """The id the next request will get."""
+        self.flush()
+        return self.proxy._counter
+
+    def lines_since(self, mark: int) -> list[dict[str, Any]]:
+        """The recording's exchange lines of requests from ``mark`` on, in id order."""
+        self.flush()
+        lines = [json.loads(x) for x in self.record.read_text().splitlines()]
+        return sorted(
+            (x for x in lines if x.get("type") == "exchange" and x["id"] >= mark),
+            key=lambda x: x["id"],
+        )
+
+    def close(self) -> None:
+        self._call(self.proxy.close())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+        self.loop.close()
+
+
+def running(tmp: Path, **kwargs: Any) -> Iterator[tuple[ProxyThread, FakeAPI]]:
+    api = FakeAPI().start()
+    px = ProxyThread(api.url, tmp / "shared.jsonl", **kwargs)
+    try:
+        yield px, api
+    finally:
+        px.close()
+        api.stop()
