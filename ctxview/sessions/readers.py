@@ -44,6 +44,9 @@ PROXY_TITLE = "ctxview proxy recording:"
 FORMATS = ("ctxview", "request", "messages", "claude-code", "claude-code-web")
 
 MAX_BYTES = 2 * 1024**3
+#: a JSONL line longer than this is skipped, here and by ``ctxview.live.follow`` (which must not
+#: hold a line without an end in memory); a request the API takes is far smaller (32 MB)
+MAX_LINE_BYTES = 64 * 1024**2
 
 
 _BLANK_BYTES = re.compile(rb"\s*\Z")
@@ -346,6 +349,11 @@ def _jsonl_records(path: str, text: str) -> tuple[list[Line], list[int]]:
     for number, raw in enumerate(text.split("\n"), start=1):
         raw = raw.strip()
         if not raw:
+            continue
+        if len(raw) > MAX_LINE_BYTES // 4 and len(raw.encode("utf-8", "surrogatepass")) > (
+            MAX_LINE_BYTES
+        ):
+            skipped.append(number)
             continue
         try:
             record = _loads_line(raw)

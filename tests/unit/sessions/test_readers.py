@@ -686,3 +686,23 @@ def test_ctxview_records_of_every_shape_read_as_the_general_path(tmp_path: Path)
         with pytest.raises(SessionError) as exc:
             load_session(str(f))
         assert error in str(exc.value)
+
+
+def test_a_jsonl_line_past_the_line_cap_is_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The line cap ``--follow`` applies (ctxview.live.follow) holds for a full open too: the
+    same lines are skipped either way."""
+    from ctxview.sessions import readers
+    from tests.support.transcripts import rec, text
+
+    monkeypatch.setattr(readers, "MAX_LINE_BYTES", 1000)
+    p = tmp_path / "s.jsonl"
+    p.write_text(
+        rec("user", "u1", None, "q")
+        + rec("assistant", "a1", "u1", text("é" * 600))  # 600 characters, 1,200 bytes
+        + rec("assistant", "a2", "u1", text("short"))
+    )
+    s = load_session(p)
+    assert s.skipped_lines == [2]
+    assert [m["content"] for m in s.messages][-1] == [{"type": "text", "text": "short"}]
