@@ -205,11 +205,12 @@ class SessionFiles:
         self._ask_path("Export the next request body (JSON)", default, self.export_to)
 
     def export_to(self, path: str) -> None:
-        from ctxview.sessions.store import save_request
+        from ctxview.sessions.store import check_output, save_request
 
         app, model = self.app, self.model
         body = self.request_body()
         try:  # like autosave: never the API key; controls escaped; atomic
+            check_output(path, (model.path,))  # a request body never replaces the open file
             save_request(path, body)
         except (OSError, ValueError) as exc:
             app.notify(

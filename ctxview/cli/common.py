@@ -6,6 +6,7 @@ The bottom of ``ctxview.cli``: it imports no other module of the package."""
 from __future__ import annotations
 
 import argparse
+import errno
 import functools
 import sys
 from collections.abc import Callable
@@ -82,6 +83,33 @@ def unreadable(args: argparse.Namespace, msg: str, *, in_json: bool = True) -> i
     if getattr(args, "json", False):
         json_error(args.file, msg if in_json else "", EXIT_UNREADABLE)
     return EXIT_UNREADABLE
+
+
+def add_output_args(p: argparse.ArgumentParser, what: str) -> None:
+    """``-o OUT`` and ``--force``: where a command writes, checked before it starts."""
+    p.add_argument("-o", "--output", metavar="OUT", help=what)
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="write OUT even when it is the input file (replacing it)",
+    )
+
+
+def output_problem(args: argparse.Namespace, *inputs: str | None) -> str | None:
+    """Why ``args.output`` cannot be written (one line naming it), or None: a directory, FIFO or
+    device, a missing folder (never created), or one of ``inputs`` without ``--force``
+    (``ctxview.sessions.store.check_output``, the rule every writing command shares)."""
+    output = getattr(args, "output", None)
+    if output is None:
+        return None
+    from ctxview.sessions.store import WriteRefused, check_output
+
+    try:
+        check_output(output, inputs, force=bool(getattr(args, "force", False)))
+    except WriteRefused as exc:
+        again = "; give another name, or --force" if exc.errno == errno.EEXIST else ""
+        return f"{output}: cannot write ({exc}){again}"
+    return None
 
 
 def load_file(args: argparse.Namespace) -> Any:
