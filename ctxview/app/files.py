@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxview.app.messages import NameChanged, SessionOpened
+from ctxview.sessions.store import check_output
 from ctxview.textfmt import fmt_tokens
 
 if TYPE_CHECKING:
@@ -205,7 +206,7 @@ class SessionFiles:
         self._ask_path("Export the next request body (JSON)", default, self.export_to)
 
     def export_to(self, path: str) -> None:
-        from ctxview.sessions.store import check_output, save_request
+        from ctxview.sessions.store import save_request
 
         app, model = self.app, self.model
         body = self.request_body()
