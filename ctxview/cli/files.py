@@ -181,8 +181,13 @@ def cmd_diff(args: argparse.Namespace) -> int:
     for path in (args.a, args.b):
         try:
             bodies.append(request_of(path, args.format, cfg.as_defaults()))
-        except (SessionError, ValueError) as exc:
-            msg = str(exc) if isinstance(exc, SessionError) else f"{path}: {exc}"
+        except Exception as exc:  # a reader bug too: one line, exit 2, as load_file says it
+            if isinstance(exc, SessionError):
+                msg = str(exc)
+            elif isinstance(exc, ValueError):
+                msg = f"{path}: {exc}"
+            else:
+                msg = f"{path}: cannot read the file (internal error: {type(exc).__name__}: {exc})"
             err(msg)
             if args.json:  # one object on stdout, as inspect --json
                 obj = {"a": args.a, "b": args.b, "error": msg, "exit": EXIT_UNREADABLE}

@@ -238,11 +238,8 @@ def rebuild(
     skipped: list[int] = []
     usable: list[Line] = []
     for ln in lines:
-        if (
-            ln.type in MESSAGE_TYPES
-            and not ln.record.get("isSidechain")
-            and _usable(ln) is not None
-        ):
+        # a sub-agent's line too (isSidechain): a sub-agent's own file holds only those
+        if ln.type in MESSAGE_TYPES and _usable(ln) is not None:
             skipped.append(ln.number)
             continue
         usable.append(ln)

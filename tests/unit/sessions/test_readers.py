@@ -706,3 +706,30 @@ def test_a_jsonl_line_past_the_line_cap_is_skipped(
     s = load_session(p)
     assert s.skipped_lines == [2]
     assert [m["content"] for m in s.messages][-1] == [{"type": "text", "text": "short"}]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        {"message": None},  # no message object
+        {"message": "text"},  # a string, not an object
+        {"message": {"role": "user"}},  # no content
+    ],
+)
+def test_a_sub_agents_broken_line_is_skipped(tmp_path: Path, damage: dict[str, Any]) -> None:
+    """A sub-agent's own file holds only ``isSidechain`` lines: a broken one is a skipped line,
+    as in a main transcript (not an error inside the reader)."""
+    from tests.support.transcripts import rec, text
+
+    broken = json.loads(rec("user", "u0", None, "hello", isSidechain=True))
+    broken.update(damage)
+    p = tmp_path / "agent-a1.jsonl"
+    p.write_text(
+        json.dumps(broken)
+        + "\n"
+        + rec("user", "u1", None, "task", isSidechain=True)
+        + rec("assistant", "a1", "u1", text("done"), isSidechain=True)
+    )
+    s = load_session(p)
+    assert s.skipped_lines == [1]
+    assert [m["role"] for m in s.messages] == ["user", "assistant"]
