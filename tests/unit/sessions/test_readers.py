@@ -733,3 +733,22 @@ def test_a_sub_agents_broken_line_is_skipped(tmp_path: Path, damage: dict[str, A
     s = load_session(p)
     assert s.skipped_lines == [1]
     assert [m["role"] for m in s.messages] == ["user", "assistant"]
+
+
+@pytest.mark.parametrize("bad_id", [{}, [], 5])
+def test_a_message_id_that_is_no_string(tmp_path: Path, bad_id: Any) -> None:
+    """Claude Code's ``message.id`` groups a response's lines; one that is not a string groups
+    nothing (never an error inside the reader)."""
+    from tests.support.transcripts import rec, text
+
+    broken = json.loads(rec("assistant", "a1", "u1", text("on it")))
+    broken["message"]["id"] = bad_id
+    p = tmp_path / "s.jsonl"
+    p.write_text(
+        rec("user", "u1", None, "fix it")
+        + json.dumps(broken)
+        + "\n"
+        + rec("user", "u2", "a1", "thanks")
+    )
+    s = load_session(p)
+    assert [m["role"] for m in s.messages] == ["user", "assistant", "user"]
