@@ -24,12 +24,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ctxview.sessions.fileio import FileRefused, open_regular, read_span
+from ctxview.sessions.fileio import FileRefused, open_regular, read_regular, read_span
 from ctxview.textfmt import fmt_tokens, one_line
 
 HEAD_BYTES = 32 * 1024
 TAIL_BYTES = 16 * 1024
 CACHE_VERSION = 1
+#: a bigger cache file is not read (a summary is about 500 bytes: 100,000 sessions fit)
+MAX_CACHE_BYTES = 256 * 1024**2
 _SKIP_PROMPT_PREFIXES = (
     "<command-",
     "<local-command",
@@ -281,14 +283,14 @@ class SummaryCache:
         self.entries: dict[str, dict[str, Any]] = {}
         self.dirty = False
         if path is not None:
-            try:
-                data = json.loads(path.read_text("utf-8"))
+            try:  # a regular file of a bounded size: the cache is a path anyone may replace
+                data = json.loads(read_regular(path, MAX_CACHE_BYTES, what="cache file"))
                 if isinstance(data, dict) and data.get("version") == CACHE_VERSION:
                     entries = data.get("entries")
                     if isinstance(entries, dict):
                         self.entries = entries
-            except (OSError, ValueError):
-                pass
+            except (FileRefused, ValueError, RecursionError):
+                pass  # the transcripts are read again (and the cache written anew)
 
     def get(self, path: Path) -> _FileSummary | None:
         try:

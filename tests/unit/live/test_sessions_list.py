@@ -252,3 +252,33 @@ def test_a_timestamp_past_year_9999_in_utc(home: Path) -> None:
     write_session(proj / "far.jsonl", "far", "9999-12-31T23:59:59-23:59")
     (info,) = list_sessions(projects_roots(), cache_path=None)
     assert info.first_prompt == "far" and info.last_activity.startswith("20")  # the mtime
+
+
+@posix
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_a_cache_that_is_no_regular_file(home: Path, kind: str) -> None:
+    """The cache path replaced by a FIFO or a symlink to /dev/zero: the list is made from the
+    transcripts at once (memory capped at 1 GiB, as above)."""
+    proj = home / ".claude" / "projects" / "p"
+    write_session(proj / "real.jsonl", "the real one", "2026-01-01T00:00:00Z")
+    cache = home / "state" / "sessions-list.json"
+    cache.parent.mkdir()
+    if kind == "fifo":
+        os.mkfifo(cache)
+    else:
+        cache.symlink_to("/dev/zero")
+
+    def cap_memory() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    env = {**os.environ, "HOME": str(home), "CTXVIEW_STATE_DIR": str(home / "state")}
+    env.pop("CLAUDE_CONFIG_DIR", None)
+    try:
+        r = cli("sessions", "--json", timeout=20, env=env, preexec_fn=cap_memory)
+    finally:
+        if kind == "fifo":
+            _release_fifo(cache)
+    assert r.returncode == 0, r.stderr
+    assert [d["first_prompt"] for d in json.loads(r.stdout)] == ["the real one"]
