@@ -100,10 +100,12 @@ def commands(f: str, seed: str, out: Path) -> list[list[str]]:
         ["inspect", f, "--json"],
         ["requests", f],
         ["requests", f, "--json"],
+        ["compare", f],
         ["compare", f, "--json"],
         ["repair", f, "-o", str(out / "repaired.json"), "--json"],
-        ["repair", f, "--dry-run"],
+        ["repair", f],
         ["export", f, "-o", str(out / "exported.json")],
+        ["export", f],
         ["diff", f, seed, "--json"],
         ["diff", seed, f],
     ]
