@@ -4,8 +4,8 @@ Every way ctxview opens a file (``inspect``, ``export``, ``ctxview FILE``, ctrl+
 ``read_file`` tool) goes through :func:`read_regular`; the sessions list reads the head and tail
 of a transcript through :func:`open_regular` and :func:`read_span`. A FIFO is opened without
 blocking and refused (it would hang a plain ``open`` until a writer comes), a device
-(``/dev/zero``) or socket is refused before a byte is read, a symlink loop is named as such, and the size is capped before
-reading, with the size in the message.
+(``/dev/zero``) or socket is refused before a byte is read, a symlink loop is named as such, and
+the size is capped before reading, with the size in the message.
 """
 
 from __future__ import annotations
