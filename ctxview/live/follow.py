@@ -1,12 +1,12 @@
 """Follow a Claude Code transcript as the agent writes it (headless).
 
 :class:`Tail` reads only the bytes appended since the last poll and hands back complete lines (a
-trailing partial line waits for its newline; one past MAX_LINE_BYTES is skipped, with the
-reason); a file that was truncated or replaced (another inode, a smaller size, different first
-bytes) is read again from the start. :class:`Follower` parses each new line once and keeps the
-parsed lines; after a change it runs the reader's in-memory ``rebuild`` over them (responses split over several lines merged, tool results gathered,
-rewinds followed, compaction marked: exactly as a full open) and :meth:`Follower.step` compares
-the result with what the view already holds:
+trailing partial line waits for its newline; one past MAX_LINE_BYTES is skipped, with the reason);
+a file that was truncated or replaced (another inode, a smaller size, different first bytes) is
+read again from the start. :class:`Follower` parses each new line once and keeps the parsed lines;
+after a change it runs the reader's in-memory ``rebuild`` over them (responses split over several
+lines merged, tool results gathered, rewinds followed, compaction marked: exactly as a full open)
+and :meth:`Follower.step` compares the result with what the view already holds:
 
 * the view's messages are a prefix of the rebuilt ones: the new ones are **appended** (the
   newest one only once a poll brought no more lines, since Claude Code writes one line per
