@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxview.core.strategies import STRATEGIES
-from ctxview.sessions.fileio import FileRefused, read_regular
+from ctxview.sessions.fileio import FileRefused, fmt_bytes, read_regular
 from ctxview.sessions.model import LoadedSession, SessionError, gc_paused
 from ctxview.sessions.validate import (
     _kind,
@@ -331,7 +331,12 @@ def _loads_line(raw: str) -> Any:
     parsed by a shared decoder under the interpreter's own recursion limit, and walked for its
     depth only when it has more than MAX_DEPTH opening brackets (fewer cannot nest deeper).
     Anything unusual (NaN, a huge integer, deep nesting, bad JSON) is parsed again by
-    :func:`_loads_checked`, which names the problem."""
+    :func:`_loads_checked`, which names the problem. A line over MAX_LINE_BYTES is a ValueError
+    before any parse."""
+    if len(raw) > MAX_LINE_BYTES // 4 and len(raw.encode("utf-8", "surrogatepass")) > (
+        MAX_LINE_BYTES
+    ):
+        raise ValueError(f"a line longer than {fmt_bytes(MAX_LINE_BYTES)}")
     try:
         data = _LINE_DECODER.decode(raw)
     except (_Constant, ValueError, RecursionError):
@@ -349,11 +354,6 @@ def _jsonl_records(path: str, text: str) -> tuple[list[Line], list[int]]:
     for number, raw in enumerate(text.split("\n"), start=1):
         raw = raw.strip()
         if not raw:
-            continue
-        if len(raw) > MAX_LINE_BYTES // 4 and len(raw.encode("utf-8", "surrogatepass")) > (
-            MAX_LINE_BYTES
-        ):
-            skipped.append(number)
             continue
         try:
             record = _loads_line(raw)
