@@ -1,5 +1,6 @@
 """What every command module of the CLI shares: exit codes, the one-line error, argument types,
-reading the file a command names, and keeping what a command built until the process exits.
+checking the file a command writes (``-o``), reading the file a command names, and keeping what
+a command built until the process exits.
 
 The bottom of ``ctxview.cli``: it imports no other module of the package."""
 
@@ -62,29 +63,6 @@ def add_window_args(p: argparse.ArgumentParser, format_help: str | None = None) 
     )
 
 
-def without_gc(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    """``command`` run with the cyclic GC paused: nothing a headless command builds is a cycle,
-    so no collection needs to walk the loaded session (``ctxview.sessions.model.gc_paused``)."""
-
-    @functools.wraps(command)
-    def run(args: argparse.Namespace) -> int:
-        from ctxview.sessions.model import gc_paused
-
-        with gc_paused():
-            return command(args)
-
-    return run
-
-
-def unreadable(args: argparse.Namespace, msg: str, *, in_json: bool = True) -> int:
-    """Exit 2 after the reason in one line (and, with ``--json``, the error object; ``in_json``
-    False: an empty error there)."""
-    err(msg)
-    if getattr(args, "json", False):
-        json_error(args.file, msg if in_json else "", EXIT_UNREADABLE)
-    return EXIT_UNREADABLE
-
-
 def add_output_args(p: argparse.ArgumentParser, what: str) -> None:
     """``-o OUT`` and ``--force``: where a command writes, checked before it starts."""
     p.add_argument("-o", "--output", metavar="OUT", help=what)
@@ -110,6 +88,29 @@ def output_problem(args: argparse.Namespace, *inputs: str | None) -> str | None:
         again = "; give another name, or --force" if exc.errno == errno.EEXIST else ""
         return f"{output}: cannot write ({exc}){again}"
     return None
+
+
+def without_gc(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """``command`` run with the cyclic GC paused: nothing a headless command builds is a cycle,
+    so no collection needs to walk the loaded session (``ctxview.sessions.model.gc_paused``)."""
+
+    @functools.wraps(command)
+    def run(args: argparse.Namespace) -> int:
+        from ctxview.sessions.model import gc_paused
+
+        with gc_paused():
+            return command(args)
+
+    return run
+
+
+def unreadable(args: argparse.Namespace, msg: str, *, in_json: bool = True) -> int:
+    """Exit 2 after the reason in one line (and, with ``--json``, the error object; ``in_json``
+    False: an empty error there)."""
+    err(msg)
+    if getattr(args, "json", False):
+        json_error(args.file, msg if in_json else "", EXIT_UNREADABLE)
+    return EXIT_UNREADABLE
 
 
 def load_file(args: argparse.Namespace) -> Any:
