@@ -3,11 +3,14 @@
 What the follower does per change (read the new bytes, parse the new lines, rebuild over the
 lines already parsed, the prefix check), beside reading and parsing the new lines alone, a
 late block (a reply already shown gets a second block: the view is replayed), and a full
-re-open of the file per change. The followed sequence must equal a full open.
+re-open of the file per change. The followed sequence must equal a full open. Then a line with
+no end (a sparse file of 1 GB, 256 MB with --quick): the bytes held for it stay under the line
+cap, and the CPU to read past it grows with its size only.
 """
 
 from __future__ import annotations
 
+import os
 import time
 
 from benchmarks.common import Bench, Figure, cc_line, report, say
@@ -140,3 +143,33 @@ def run(b: Bench, mb: float = 3.0, appends: int = 200) -> None:
         "the followed sequence differs from a full open"
     )
     say("followed sequence == full open: ok")
+    endless_line(b)
+
+
+def endless_line(b: Bench) -> None:
+    from ctxview.sessions.readers import MAX_LINE_BYTES
+
+    path = b.data / "endless.jsonl"
+    size = (256 if b.quick else 1024) * 1024**2
+    with open(path, "w") as fh:
+        fh.write(cc_line("user", "u0", None, "go"))
+        fh.write('{"junk": "')
+    os.truncate(path, size)  # sparse: no disk, every byte a NUL, no newline
+    f = Follower(str(path))
+    held = 0
+    t = time.process_time()
+    while f._tail is not None and f._tail.offset < size:
+        f.poll()
+        held = max(held, f._tail.pending_bytes)
+    cpu = time.process_time() - t
+    assert f.bad == [2], f.bad
+    report(
+        Figure(
+            f"a line with no end ({size / 1024**3:g} GiB): most bytes held for it",
+            held / 1e6,
+            "MB",
+            target=MAX_LINE_BYTES / 1e6,
+        )
+    )
+    report(Figure("  CPU to read past it, per GiB", cpu / (size / 1024**3), "s", target=10))
+    path.unlink()

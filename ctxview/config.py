@@ -67,6 +67,46 @@ DEFAULTS: dict[str, Any] = {
     },
 }
 
+
+@dataclass(frozen=True)
+class Range:
+    """The values a numeric key takes: an integer or a finite number from ``low`` (excluded when
+    ``low_open``) to ``high``."""
+
+    integer: bool
+    low: float
+    high: float
+    low_open: bool = False
+    unit: str = ""
+
+    def holds(self, value: Any) -> bool:
+        if isinstance(value, bool) or not isinstance(value, int if self.integer else (int, float)):
+            return False
+        above = value > self.low if self.low_open else value >= self.low
+        return above and value <= self.high  # NaN fails both; inf fails the second
+
+    def describe(self) -> str:
+        what = "an integer" if self.integer else "a number"
+        unit = f" {self.unit}" if self.unit else ""
+        low = f"{self.low:,g}" if not self.integer else f"{int(self.low):,}"
+        high = f"{self.high:,g}" if not self.integer else f"{int(self.high):,}"
+        if self.low_open:
+            return f"{what}{unit} above {low}, at most {high}"
+        return f"{what}{unit} from {low} to {high}"
+
+
+#: every numeric key and its range (what the API or a person could use, with room to spare;
+#: beyond it a value is a typo or a hostile file: ``tool_rounds = 100000000``, ``inf``)
+RANGES: dict[str, Range] = {
+    "max_tokens": Range(True, 1, 1_000_000),  # the largest output of any model: 128k
+    "max_context_messages": Range(True, 1, 10_000_000),
+    "max_context_tokens": Range(True, 1, 100_000_000),  # context windows: up to 1M
+    "tool_rounds": Range(True, 1, 1_000),
+    "file_tool_max_bytes": Range(True, 1, 64 * 1024**2),  # a request holds at most 32 MB
+    "low_water_fraction": Range(False, 0, 1, low_open=True),
+    "request_timeout": Range(False, 0, 24 * 3600, low_open=True, unit="of seconds"),
+}
+
 ANIMATIONS = ("full", "basic", "none")
 KNOWN_TOOLS = ("calculator", "current_time", "word_count", "read_file", "list_directory")
 FORBIDDEN_KEYS = ("api_key", "anthropic_api_key", "ANTHROPIC_API_KEY")
@@ -112,28 +152,11 @@ def _check(key: str, value: Any) -> Any:
         if not cond:
             raise ConfigError(f"{key}: expected {what}, got {quote(value)}")
 
-    if key in (
-        "max_tokens",
-        "max_context_messages",
-        "max_context_tokens",
-        "tool_rounds",
-        "file_tool_max_bytes",
-    ):
-        need(
-            isinstance(value, int) and not isinstance(value, bool) and value >= 1, "an integer >= 1"
-        )
-    elif key == "low_water_fraction":
-        need(
-            isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value <= 1,
-            "a number in (0, 1]",
-        )
-        value = float(value)
-    elif key == "request_timeout":
-        need(
-            isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0,
-            "a number of seconds > 0",
-        )
-        value = float(value)
+    if key in RANGES:
+        bounds = RANGES[key]
+        need(bounds.holds(value), bounds.describe())
+        if not bounds.integer:
+            value = float(value)
     elif key == "strategy":
         need(isinstance(value, str) and value in STRATEGIES, f"one of {', '.join(STRATEGIES)}")
     elif key == "animation":
@@ -271,13 +294,21 @@ def parse_value(key: str, text: str) -> Any:
     return text
 
 
+def check_theme(value: Any, themes: Collection[str]) -> None:
+    """ConfigError unless ``value`` names one of ``themes`` (the UI's: the config is headless,
+    so the app, ``config show`` and ``config set`` pass them)."""
+    if not isinstance(value, str) or value not in themes:
+        raise ConfigError(
+            f"theme: unknown theme {quote(value)} (known: {', '.join(sorted(themes))})"
+        )
+
+
 def check_for_set(key: str, value: Any, themes: Collection[str]) -> None:
     """Checks that only make sense when a user sets a value (``config set``), beyond its type:
     the theme must be one of ``themes`` (the caller knows the UI's; the config stays headless),
     the system prompt file must be readable. ConfigError otherwise."""
     if key == "theme":
-        if value not in themes:
-            raise ConfigError(f"theme: unknown theme {value!r} (known: {', '.join(themes)})")
+        check_theme(value, themes)
     elif key == "system_prompt_file" and value:
         p = Path(os.path.expanduser(str(value)))
         try:  # the same reader as at start-up: a FIFO or a device is refused, never read

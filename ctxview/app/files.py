@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxview.app.messages import NameChanged, SessionOpened
+from ctxview.sessions.store import check_output
 from ctxview.textfmt import fmt_tokens
 
 if TYPE_CHECKING:
@@ -215,6 +216,7 @@ class SessionFiles:
         app, model = self.app, self.model
         body = self.request_body()
         try:  # like autosave: never the API key; controls escaped; atomic
+            check_output(path, (model.path,))  # a request body never replaces the open file
             save_request(path, body)
         except (OSError, ValueError) as exc:
             app.notify(

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ctxview.app.messages import ContextChanged, Followed, ReplayRequested, SessionReplaced
 from ctxview.core.compaction import claude_code_compaction
 from ctxview.live.follow import LATE_BLOCK, Backoff, Follower, Update
+from ctxview.sessions.fileio import FileRefused
 from ctxview.textfmt import visible
 
 if TYPE_CHECKING:
@@ -74,13 +75,20 @@ class Following:
         while not self.stopped.is_set() and not worker.is_cancelled:
             try:
                 changed = self.follower.poll()
-            except OSError as exc:
+            except (OSError, FileRefused) as exc:
                 if not self._error_shown:
                     self._error_shown = True
-                    self._call(self._notify_error, f"{self.path}: {exc.strerror or exc}")
+                    msg = (  # a FileRefused names the path itself
+                        str(exc)
+                        if isinstance(exc, FileRefused)
+                        else f"{self.path}: {exc.strerror or exc}"
+                    )
+                    self._call(self._notify_error, msg)
                 self.stopped.wait(Backoff.SLOW)
                 continue
             self._error_shown = False
+            for note in self.follower.take_notes():
+                self._call(self._notify_skipped, f"{self.path}: {note}")
             update = None
             if changed or self.follower.pending:
                 update = self.follower.step(quiet=not changed)
@@ -133,7 +141,15 @@ class Following:
     # -- on the app's thread -----------------------------------------------------------------------
     def _notify_error(self, message: str) -> None:
         self.app.notify(
-            f"following: {message} (still trying)", severity="warning", markup=False, timeout=6
+            f"following: {visible(message)} (still trying)",
+            severity="warning",
+            markup=False,
+            timeout=6,
+        )
+
+    def _notify_skipped(self, message: str) -> None:
+        self.app.notify(
+            f"following: {visible(message)}", severity="warning", markup=False, timeout=8
         )
 
     def apply(

@@ -132,12 +132,15 @@ class ProxyApp(ShellApp):
         yield Footer()
 
     def on_mount(self) -> None:
-        from ctxview.config import load_config
+        from ctxview.config import ConfigError, check_theme, load_config
 
         self._install_signal_handlers()
-        theme = load_config().get("theme")
-        if isinstance(theme, str) and theme in self.available_themes:
-            self.theme = theme
+        cfg = load_config()
+        try:  # the main app's rule (ShellApp.use_theme): an unknown theme is said, not ignored
+            check_theme(cfg.get("theme"), self.available_themes)
+            self.theme = cfg.get("theme")
+        except ConfigError as exc:
+            self.notify(f"{cfg.path}: {exc}; using {self.theme}", severity="warning", markup=False)
         table = self.query_one("#requests", DataTable)
         for label, width in COLUMNS:
             table.add_column(label, key=label, width=width)

@@ -19,15 +19,21 @@ class ShellApp(App[int]):
 
     def use_theme(self, theme: object, where: str) -> None:
         """The configured theme (from ``where``), or a warning that there is none of that name."""
-        if isinstance(theme, str) and theme in self.available_themes:
-            self.theme = theme
-        elif theme:
+        from ctxview.config import ConfigError, check_theme
+
+        if not theme:
+            return
+        try:
+            check_theme(theme, self.available_themes)
+        except ConfigError as exc:
             self.notify(
-                f"{where}: theme: unknown theme {theme!r}; using {self.theme}",
+                f"{where}: {exc}; using {self.theme}",
                 title="config",
                 severity="warning",
                 markup=False,
             )
+        else:
+            self.theme = str(theme)
 
     # -- crashes and signals --------------------------------------------------------------------
     #: set when an unhandled exception ended the app: (exception, its traceback text)

@@ -17,9 +17,11 @@ from ctxview.cli.common import (
     EXIT_OK,
     EXIT_PROBLEMS,
     EXIT_UNREADABLE,
+    add_output_args,
     add_window_args,
     err,
     json_error,
+    output_problem,
 )
 from ctxview.textfmt import id_ranges, json_text, one_line, visible
 
@@ -38,9 +40,7 @@ def add_parsers(sub: Any) -> None:
     add_window_args(ch, "force the file format")
     ch.add_argument("--model", help="model (default: the file's, else the config's)")
     ch.add_argument("--resume", action="store_true", help="continue the newest autosaved chat")
-    ch.add_argument(
-        "-o", "--output", metavar="OUT", help="save the session here (default: autosave dir)"
-    )
+    add_output_args(ch, "save the session here (default: autosave dir)")
     ch.add_argument("--json", action="store_true", help="print exactly one JSON object")
     ch.add_argument(
         "--send-anyway",
@@ -88,6 +88,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
         return _fail(args, EXIT_UNREADABLE, "give FILE or --resume, not both")
     try:
         path = resume_path(path, args.resume)
+        if (problem := output_problem(args, path)) is not None:
+            return _fail(args, EXIT_UNREADABLE, problem)
         rep = open_chat(
             path, args.format, cfg, max_context_messages=args.max, strategy=args.strategy
         )
@@ -176,7 +178,7 @@ def _run(args: argparse.Namespace, cfg: Any, rep: Any) -> int:
         from ctxview.sessions.store import save_session
 
         try:
-            save_session(args.output, hs.session_document())
+            save_session(args.output, hs.session_document(), make_parents=False)
             saved = args.output
         except OSError as exc:
             error = f"{args.output}: cannot write ({exc.strerror or exc})"

@@ -1,11 +1,13 @@
 """What every command module of the CLI shares: exit codes, the one-line error, argument types,
-reading the file a command names, and keeping what a command built until the process exits.
+checking the file a command writes (``-o``), reading the file a command names, and keeping what
+a command built until the process exits.
 
 The bottom of ``ctxview.cli``: it imports no other module of the package."""
 
 from __future__ import annotations
 
 import argparse
+import errno
 import functools
 import sys
 from collections.abc import Callable
@@ -59,6 +61,33 @@ def add_window_args(p: argparse.ArgumentParser, format_help: str | None = None) 
         choices=formats(),
         help=format_help or "force the file format (default: detect)",
     )
+
+
+def add_output_args(p: argparse.ArgumentParser, what: str) -> None:
+    """``-o OUT`` and ``--force``: where a command writes, checked before it starts."""
+    p.add_argument("-o", "--output", metavar="OUT", help=what)
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="write OUT even when it is the input file (replacing it)",
+    )
+
+
+def output_problem(args: argparse.Namespace, *inputs: str | None) -> str | None:
+    """Why ``args.output`` cannot be written (one line naming it), or None: a directory, FIFO or
+    device, a missing folder (never created), or one of ``inputs`` without ``--force``
+    (``ctxview.sessions.store.check_output``, the rule every writing command shares)."""
+    output = getattr(args, "output", None)
+    if output is None:
+        return None
+    from ctxview.sessions.store import WriteRefused, check_output
+
+    try:
+        check_output(output, inputs, force=bool(getattr(args, "force", False)))
+    except WriteRefused as exc:
+        again = "; give another name, or --force" if exc.errno == errno.EEXIST else ""
+        return f"{output}: cannot write ({exc}){again}"
+    return None
 
 
 def without_gc(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:

@@ -22,8 +22,10 @@ def add_parsers(sub: Any) -> None:
 
 def cmd_config(args: argparse.Namespace) -> int:
     from ctxview.config import (
+        DEFAULTS,
         ConfigError,
         check_for_set,
+        check_theme,
         config_path,
         load_config,
         parse_value,
@@ -35,8 +37,14 @@ def cmd_config(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.action == "show":
         import tomli_w
+        from textual.theme import BUILTIN_THEMES  # the themes the app offers
 
         cfg = load_config()
+        try:
+            check_theme(cfg.values["theme"], BUILTIN_THEMES)
+        except ConfigError as exc:  # shown as the app uses it: the default
+            cfg.errors.append(f"{cfg.path}: {exc}; the app uses the default")
+            cfg.values["theme"] = DEFAULTS["theme"]
         for e in cfg.errors:
             err(e)
         print(

@@ -10,10 +10,13 @@ from ctxview.cli.common import (
     EXIT_OK,
     EXIT_PROBLEMS,
     EXIT_UNREADABLE,
+    add_output_args,
     add_window_args,
     err,
     formats,
     load_replay,
+    output_problem,
+    unreadable,
 )
 from ctxview.textfmt import json_text, visible
 
@@ -25,9 +28,7 @@ def add_parsers(sub: Any) -> None:
     exp.add_argument(
         "--model", help="model to put in the request (default: the file's, else the config's)"
     )
-    exp.add_argument(
-        "-o", "--output", metavar="OUT", help="write here (atomically) instead of stdout"
-    )
+    add_output_args(exp, "write here (atomically) instead of stdout")
     exp.add_argument(
         "--context-management",
         action="store_true",
@@ -41,9 +42,7 @@ def add_parsers(sub: Any) -> None:
     )
     rep.add_argument("file")
     add_window_args(rep)
-    rep.add_argument(
-        "-o", "--output", metavar="OUT", help="write here (atomically) instead of stdout"
-    )
+    add_output_args(rep, "write here (atomically) instead of stdout")
     rep.add_argument("--dry-run", action="store_true", help="list the fixes, write nothing")
     rep.add_argument(
         "--json", action="store_true", help="print the fixes as one JSON object on stdout"
@@ -58,6 +57,8 @@ def add_parsers(sub: Any) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    if (problem := output_problem(args, args.file)) is not None:
+        return unreadable(args, problem)
     rep, cfg = load_replay(args)
     if isinstance(rep, int):
         return rep
@@ -101,7 +102,10 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_repair(args: argparse.Namespace) -> int:
     from ctxview.core.repair import describe_unfixable
     from ctxview.sessions.repairio import repair_replay
+    from ctxview.sessions.store import same_file
 
+    if (problem := output_problem(args, args.file)) is not None:
+        return unreadable(args, problem)
     rep, cfg = load_replay(args)
     if isinstance(rep, int):
         return rep
@@ -117,7 +121,10 @@ def cmd_repair(args: argparse.Namespace) -> int:
         for p in result.unfixable
     ]
     wrote: str | None = None
-    if not args.dry_run and (args.output or not args.json):
+    unchanged = (  # the input itself (--force) with nothing to fix: left as it is
+        args.output is not None and not result.fixes and same_file(args.output, args.file)
+    )
+    if not args.dry_run and not unchanged and (args.output or not args.json):
         from ctxview.sessions.store import atomic_write, check_no_api_key
 
         try:
@@ -128,7 +135,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
             return EXIT_UNREADABLE
         if args.output:
             try:
-                atomic_write(args.output, text.encode("utf-8"))
+                atomic_write(args.output, text.encode("utf-8"), make_parents=False)
             except (OSError, ValueError) as exc:
                 reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
                 err(f"{args.output}: cannot write ({reason})")
@@ -148,7 +155,8 @@ def cmd_repair(args: argparse.Namespace) -> int:
         for f in result.fixes:
             print(visible(f"messages.{f.index}: {f.code}: {f.action}: {f.detail}"), file=out)
         if not result.fixes and not unfixable:
-            print("nothing to repair: the API will accept this window", file=out)
+            left = f" ({visible(args.file)} left as it is)" if unchanged else ""
+            print(f"nothing to repair: the API will accept this window{left}", file=out)
     for u in unfixable:
         err(f"{args.file}: messages.{u['index']}: {u['code']}: no safe fix: {u['reason']}")
     if wrote:
@@ -173,8 +181,13 @@ def cmd_diff(args: argparse.Namespace) -> int:
     for path in (args.a, args.b):
         try:
             bodies.append(request_of(path, args.format, cfg.as_defaults()))
-        except (SessionError, ValueError) as exc:
-            msg = str(exc) if isinstance(exc, SessionError) else f"{path}: {exc}"
+        except Exception as exc:  # a reader bug too: one line, exit 2, as load_file says it
+            if isinstance(exc, SessionError):
+                msg = str(exc)
+            elif isinstance(exc, ValueError):
+                msg = f"{path}: {exc}"
+            else:
+                msg = f"{path}: cannot read the file (internal error: {type(exc).__name__}: {exc})"
             err(msg)
             if args.json:  # one object on stdout, as inspect --json
                 obj = {"a": args.a, "b": args.b, "error": msg, "exit": EXIT_UNREADABLE}

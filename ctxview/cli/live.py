@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import signal
 import sys
 from typing import Any
 
 from ctxview.cli.common import EXIT_OK, EXIT_UNREADABLE, positive_int
-from ctxview.textfmt import one_line, visible
+from ctxview.textfmt import json_text, one_line, visible
 
 
 def _port(text: str) -> int:
@@ -199,7 +198,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     if args.limit is not None:
         infos = infos[: args.limit]
     if args.json:
-        sys.stdout.write(json.dumps([i.to_dict() for i in infos], ensure_ascii=False) + "\n")
+        sys.stdout.write(json_text([i.to_dict() for i in infos]) + "\n")
         return EXIT_OK
     if not infos:
         where = ", ".join(str(r) for r in roots) or "~/.claude/projects"

@@ -1,12 +1,12 @@
 """Follow a Claude Code transcript as the agent writes it (headless).
 
 :class:`Tail` reads only the bytes appended since the last poll and hands back complete lines (a
-trailing partial line waits for its newline); a file that was truncated or replaced (another
-inode, a smaller size, different first bytes) is read again from the start. :class:`Follower`
-parses each new line once and keeps the parsed lines; after a change it runs the reader's
-in-memory ``rebuild`` over them (responses split over several lines merged, tool results gathered,
-rewinds followed, compaction marked: exactly as a full open) and :meth:`Follower.step` compares
-the result with what the view already holds:
+trailing partial line waits for its newline; one past MAX_LINE_BYTES is skipped, with the reason);
+a file that was truncated or replaced (another inode, a smaller size, different first bytes) is
+read again from the start. :class:`Follower` parses each new line once and keeps the parsed lines;
+after a change it runs the reader's in-memory ``rebuild`` over them (responses split over several
+lines merged, tool results gathered, rewinds followed, compaction marked: exactly as a full open)
+and :meth:`Follower.step` compares the result with what the view already holds:
 
 * the view's messages are a prefix of the rebuilt ones: the new ones are **appended** (the
   newest one only once a poll brought no more lines, since Claude Code writes one line per
@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxview.sessions.claude_code import Line, rebuild
+from ctxview.sessions.fileio import fmt_bytes, open_regular, read_span
+from ctxview.sessions.readers import MAX_LINE_BYTES
 
 #: bytes compared at the head of the file to notice that it was rewritten in place
 FINGERPRINT_BYTES = 256
@@ -50,42 +52,79 @@ Built = tuple[list[dict[str, Any]], list[dict[str, Any]], list[int], list[str]]
 
 
 class Tail:
-    """The complete lines appended to a file since the last :meth:`read`."""
+    """The complete lines appended to a file since the last :meth:`read`.
+
+    A line still waiting for its newline is kept as a list of chunks (joined once, when it
+    ends: no copy of the whole per poll); one longer than MAX_LINE_BYTES is given up at once,
+    handed back as ``None`` in its place, and the rest of it, up to its newline, is dropped
+    as it arrives (a line without an end, a symlink to a huge sparse file, cannot fill memory).
+    """
 
     def __init__(self, path: str) -> None:
         self.path = path
         self.offset = 0
-        self.partial = b""
+        #: the chunks of the line waiting for its newline, and their length
+        self._pending: list[bytes] = []
+        self._pending_len = 0
+        #: the line being read is over MAX_LINE_BYTES: dropped up to its newline
+        self._overlong = False
         self._ident: tuple[int, int] | None = None
         self._head = b""
 
-    def read(self) -> tuple[bool, list[bytes]]:
+    @property
+    def pending_bytes(self) -> int:
+        """Bytes held for the line that waits for its newline."""
+        return self._pending_len
+
+    def read(self) -> tuple[bool, list[bytes | None]]:
         """(reset, lines): reset is true when the file was truncated or replaced and the lines
-        are the file's from its start. Raises OSError when the file cannot be read."""
+        are the file's from its start; a line over MAX_LINE_BYTES is ``None``. Raises OSError
+        when the file cannot be read, FileRefused when it is no longer a regular file."""
         st = os.stat(self.path)
         ident = (st.st_dev, st.st_ino)
         reset = False
         if self._ident is not None and (ident != self._ident or st.st_size < self.offset):
             reset = True
         elif self._ident is not None and self._head and st.st_size != self.offset:
-            with open(self.path, "rb") as fh:
-                if fh.read(len(self._head)) != self._head:
+            with open_regular(self.path, what="transcript") as (fd, _):
+                if read_span(fd, 0, len(self._head)) != self._head:
                     reset = True
         if reset:
-            self.offset, self.partial, self._head = 0, b"", b""
+            self.offset, self._head = 0, b""
+            self._pending, self._pending_len, self._overlong = [], 0, False
         self._ident = ident
         if st.st_size == self.offset:
             return reset, []
-        with open(self.path, "rb") as fh:
-            fh.seek(self.offset)
-            data = fh.read(min(st.st_size - self.offset, MAX_READ))
+        with open_regular(self.path, what="transcript") as (fd, _):
+            data = read_span(fd, self.offset, min(st.st_size - self.offset, MAX_READ))
         if not self._head:
             self._head = data[:FINGERPRINT_BYTES]
         elif len(self._head) < FINGERPRINT_BYTES and self.offset < FINGERPRINT_BYTES:
             self._head = (self._head + data)[:FINGERPRINT_BYTES]
         self.offset += len(data)
-        *complete, self.partial = (self.partial + data).split(b"\n")
-        return reset, complete
+        return reset, self._split(data)
+
+    def _split(self, data: bytes) -> list[bytes | None]:
+        *ended, rest = data.split(b"\n")
+        lines: list[bytes | None] = []
+        for piece in ended:
+            if self._overlong:  # the end of a line already given up
+                self._overlong = False
+            elif self._pending_len + len(piece) > MAX_LINE_BYTES:
+                lines.append(None)
+            elif self._pending:
+                lines.append(b"".join([*self._pending, piece]))
+            else:
+                lines.append(piece)
+            self._pending, self._pending_len = [], 0
+        if rest and not self._overlong:
+            if self._pending_len + len(rest) > MAX_LINE_BYTES:
+                lines.append(None)  # given up now: its newline may never come
+                self._pending, self._pending_len, self._overlong = [], 0, True
+            else:
+                self._pending.append(rest)
+                self._pending_len += len(rest)
+        return lines
 
 
 @dataclass(frozen=True)
@@ -108,6 +147,8 @@ class Follower:
     applied: list[dict[str, Any]] = field(default_factory=list)
     lines: list[Line] = field(default_factory=list)
     bad: list[int] = field(default_factory=list)
+    #: why lines were skipped, for the view to say (it takes them: :meth:`take_notes`)
+    notes: list[str] = field(default_factory=list)
     line_no: int = 0
     _tail: Tail | None = None
     _built: Built | None = None
@@ -135,6 +176,12 @@ class Follower:
             self._drop_checkpoint()
         for chunk in raw:
             self.line_no += 1
+            if chunk is None:
+                self.bad.append(self.line_no)
+                self.notes.append(
+                    f"line {self.line_no}: longer than {fmt_bytes(MAX_LINE_BYTES)}, skipped"
+                )
+                continue
             text = chunk.strip()
             if not text:
                 continue
@@ -151,6 +198,11 @@ class Follower:
             self._built = None
             return True
         return False
+
+    def take_notes(self) -> list[str]:
+        """The reasons lines were skipped since the last call."""
+        notes, self.notes = self.notes, []
+        return notes
 
     def step(self, quiet: bool) -> Update | None:
         """Compare the rebuilt sequence with what the view holds. ``quiet``: the last poll

@@ -6,8 +6,12 @@ folder name), the first prompt, the last activity (the newest ``timestamp`` of t
 file's mtime), the size, the sub-agents (``<session>/subagents/agent-*.jsonl``, and older
 ``agent-*.jsonl`` files beside it whose ``sessionId`` names the session) and the number of
 messages (user and assistant lines): exact when head and tail cover the whole file, otherwise
-estimated from the line density of the two samples (shown with ``~``). Summaries are cached by
-path, size and mtime in ``<state dir>/sessions-list.json``.
+estimated from the line density of the two samples (shown with ``~``). Only regular files are
+read (``ctxview.sessions.fileio.open_regular``: a FIFO or a symlink to a device is skipped, never
+waited on or read to its end). Summaries are cached by path, size and mtime in
+``<state dir>/sessions-list.json``; an entry is used only when every field has the type
+summarise_file writes, and its text passes ``one_line`` where a :class:`SessionInfo` is made, as
+fresh text does.
 """
 
 from __future__ import annotations
@@ -20,11 +24,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ctxview.sessions.fileio import FileRefused, open_regular, read_regular, read_span
 from ctxview.textfmt import fmt_tokens, one_line
 
 HEAD_BYTES = 32 * 1024
 TAIL_BYTES = 16 * 1024
 CACHE_VERSION = 1
+#: a bigger cache file is not read (a summary is about 500 bytes: 100,000 sessions fit)
+MAX_CACHE_BYTES = 256 * 1024**2
 _SKIP_PROMPT_PREFIXES = (
     "<command-",
     "<local-command",
@@ -152,17 +159,19 @@ def _first_type_is_message(raw: bytes) -> bool:
     return rest.startswith((b'"user"', b'"assistant"'))
 
 
-def summarise_file(path: Path, st: os.stat_result) -> _FileSummary:
-    size = st.st_size
-    with open(path, "rb") as fh:
-        head = fh.read(HEAD_BYTES)
+def summarise_file(path: Path) -> _FileSummary:
+    """Head and tail of a regular file (opened through :func:`open_regular`: a FIFO or device
+    is refused with :class:`FileRefused`, never waited on or read), at most HEAD_BYTES +
+    TAIL_BYTES of it."""
+    with open_regular(path, what="transcript") as (fd, st):
+        size = st.st_size
         whole = size <= HEAD_BYTES + TAIL_BYTES
-        if whole:
-            head += fh.read()
+        if whole:  # (a file growing meanwhile: still no more than the two samples' bytes)
+            head = read_span(fd, 0, HEAD_BYTES + TAIL_BYTES)
             tail = b""
         else:
-            fh.seek(size - TAIL_BYTES)
-            tail = fh.read(TAIL_BYTES)
+            head = read_span(fd, 0, HEAD_BYTES)
+            tail = read_span(fd, size - TAIL_BYTES, TAIL_BYTES)
     head_lines = _lines(head, False, not whole or not head.endswith(b"\n"))
     tail_lines = _lines(tail, True, not tail.endswith(b"\n")) if tail else []
     cwd = session_id = title = None
@@ -220,6 +229,8 @@ def summarise_file(path: Path, st: os.stat_result) -> _FileSummary:
 
 
 def _iso(ts: str | None, mtime_ns: int) -> str:
+    """The last activity in UTC: the transcript's timestamp, else the file's mtime, else ""
+    (a date past year 9999 either way: ``9999-12-31T23:59:59-23:59`` is one in UTC)."""
     if ts:
         try:
             return (
@@ -227,9 +238,41 @@ def _iso(ts: str | None, mtime_ns: int) -> str:
                 .astimezone(UTC)
                 .isoformat(timespec="seconds")
             )
-        except ValueError:
+        except (ValueError, OverflowError):
             pass
-    return datetime.fromtimestamp(mtime_ns / 1e9, UTC).isoformat(timespec="seconds")
+    try:
+        return datetime.fromtimestamp(mtime_ns / 1e9, UTC).isoformat(timespec="seconds")
+    except (ValueError, OverflowError, OSError):
+        return ""
+
+
+_NONE = type(None)
+#: each cached field and the types summarise_file writes for it (exact types: a bool is no count)
+_CACHED_FIELDS: dict[str, tuple[type, ...]] = {
+    "size": (int,),
+    "mtime_ns": (int,),
+    "cwd": (str, _NONE),
+    "session_id": (str, _NONE),
+    "first_prompt": (str,),
+    "title": (str, _NONE),
+    "messages": (int,),
+    "exact": (bool,),
+    "last_ts": (str, _NONE),
+}
+
+
+def _from_cache(entry: Any) -> _FileSummary | None:
+    """A cache entry as a summary, or None when it is not one summarise_file could have written
+    (the cache is a file anyone can edit: a wrong type or a negative count means the transcript
+    is read again). Its text is made safe where the summary is shown (:func:`_info`)."""
+    if not isinstance(entry, dict) or entry.keys() != _CACHED_FIELDS.keys():
+        return None
+    for name, types in _CACHED_FIELDS.items():
+        if type(entry[name]) not in types:
+            return None
+    if entry["size"] < 0 or not 0 <= entry["messages"] <= max(entry["size"], 0):
+        return None
+    return _FileSummary(**entry)
 
 
 class SummaryCache:
@@ -240,29 +283,27 @@ class SummaryCache:
         self.entries: dict[str, dict[str, Any]] = {}
         self.dirty = False
         if path is not None:
-            try:
-                data = json.loads(path.read_text("utf-8"))
+            try:  # a regular file of a bounded size: the cache is a path anyone may replace
+                data = json.loads(read_regular(path, MAX_CACHE_BYTES, what="cache file"))
                 if isinstance(data, dict) and data.get("version") == CACHE_VERSION:
                     entries = data.get("entries")
                     if isinstance(entries, dict):
                         self.entries = entries
-            except (OSError, ValueError):
-                pass
+            except (FileRefused, ValueError, RecursionError):
+                pass  # the transcripts are read again (and the cache written anew)
 
     def get(self, path: Path) -> _FileSummary | None:
         try:
             st = path.stat()
         except OSError:
             return None
-        hit = self.entries.get(str(path))
-        if hit and hit.get("size") == st.st_size and hit.get("mtime_ns") == st.st_mtime_ns:
-            try:
-                return _FileSummary(**hit)
-            except TypeError:
-                pass
+        hit = _from_cache(self.entries.get(str(path)))
+        if hit is not None and hit.size == st.st_size and hit.mtime_ns == st.st_mtime_ns:
+            return hit
         try:
-            summary = summarise_file(path, st)
-        except OSError:
+            summary = summarise_file(path)
+        except (OSError, FileRefused):  # gone, unreadable, or no regular file (a FIFO, a device)
+            self.entries.pop(str(path), None)
             return None
         self.entries[str(path)] = asdict(summary)
         self.dirty = True
@@ -291,7 +332,7 @@ def _subagent(path: Path, s: _FileSummary) -> SubAgent:
         size=s.size,
         messages=s.messages,
         messages_exact=s.exact,
-        first_prompt=s.first_prompt,
+        first_prompt=one_line(s.first_prompt, 200),
         last_activity=_iso(s.last_ts, s.mtime_ns),
     )
 
@@ -325,8 +366,8 @@ def list_sessions(roots: list[Path], cache_path: Path | bool | None = True) -> l
                     path=str(f),
                     session_id=f.stem,
                     project=one_line(s.cwd or project_dir.name, 200),
-                    first_prompt=s.first_prompt,
-                    title=s.title,
+                    first_prompt=one_line(s.first_prompt, 200),
+                    title=one_line(s.title, 200) if s.title else None,
                     messages=s.messages,
                     messages_exact=s.exact,
                     size=s.size,
@@ -363,8 +404,8 @@ def messages_label(n: int, exact: bool) -> str:
 
 
 def format_table(infos: list[SessionInfo], width: int = 160) -> str:
-    """A plain-text table, each session followed by its path and its sub-agents (every field
-    already went through one_line; paths are made visible here)."""
+    """A plain-text table, each session followed by its path and its sub-agents (every text
+    field went through one_line when the SessionInfo was made; paths are made visible here)."""
     from ctxview.textfmt import visible
 
     head = ("last activity", "project", "msgs", "size", "agents", "first prompt")

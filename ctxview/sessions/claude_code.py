@@ -238,11 +238,8 @@ def rebuild(
     skipped: list[int] = []
     usable: list[Line] = []
     for ln in lines:
-        if (
-            ln.type in MESSAGE_TYPES
-            and not ln.record.get("isSidechain")
-            and _usable(ln) is not None
-        ):
+        # a sub-agent's line too (isSidechain): a sub-agent's own file holds only those
+        if ln.type in MESSAGE_TYPES and _usable(ln) is not None:
             skipped.append(ln.number)
             continue
         usable.append(ln)
@@ -384,7 +381,7 @@ def off_branch_responses(
     on_branch_ids: set[Any] = set()
     for ln in selected:
         if ln.record.get("type") == "assistant":
-            on_branch_ids.add(ln.record["message"].get("id"))
+            on_branch_ids.add(_message_id(ln))  # (an id that is no string: None)
     # one pass over the lines off the branch: their uuids, the responses among them (grouped by
     # message.id, which several lines of one response share), the tool-result lines under each
     off_by_uuid: dict[str, Line] = {}

@@ -1,10 +1,11 @@
 """Reading a file the user named, safely: only regular files, never a hang, never unbounded.
 
 Every way ctxview opens a file (``inspect``, ``export``, ``ctxview FILE``, ctrl+o, the
-``read_file`` tool) goes through :func:`read_regular`. A FIFO is opened without blocking and
-refused (it would hang a plain ``open`` until a writer comes), a device (``/dev/zero``) or socket
-is refused before a byte is read, a symlink loop is named as such, and the size is capped before
-reading, with the size in the message.
+``read_file`` tool) goes through :func:`read_regular`; the sessions list reads the head and tail
+of a transcript through :func:`open_regular` and :func:`read_span`. A FIFO is opened without
+blocking and refused (it would hang a plain ``open`` until a writer comes), a device
+(``/dev/zero``) or socket is refused before a byte is read, a symlink loop is named as such, and
+the size is capped before reading, with the size in the message.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 
 class FileRefused(Exception):
@@ -59,19 +62,16 @@ def _open_error(path: str, exc: OSError) -> FileRefused:
     return FileRefused(f"{path}: cannot read the file ({exc.strerror or exc})")
 
 
-def read_regular(
-    path: str | os.PathLike[str],
-    max_bytes: int,
-    *,
-    truncate: bool = False,
-    what: str = "file",
-) -> bytes:
-    """The bytes of a regular file, at most ``max_bytes``.
+@contextmanager
+def open_regular(
+    path: str | os.PathLike[str], *, what: str = "file"
+) -> Iterator[tuple[int, os.stat_result]]:
+    """``(fd, stat)`` of a regular file, opened for reading, closed on leaving.
 
-    Over the cap: :class:`FileRefused` naming the size, or, with ``truncate``, the first
-    ``max_bytes + 1`` bytes (the caller sees that there was more). Anything but a regular file
-    (directory, FIFO, device, socket) is refused without reading or waiting.
-    """
+    The file is opened without blocking (a FIFO would hang a plain ``open`` until a writer
+    comes) and checked with ``fstat`` on what was opened (a symlink swapped after a ``stat`` is
+    caught); a directory, FIFO, device or socket is :class:`FileRefused`, as is any error opening
+    it. The fd is blocking again when yielded (a regular file never waits)."""
     spath = os.fspath(path)
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
@@ -88,12 +88,48 @@ def read_regular(
                     f"{spath}: is {file_kind(st.st_mode)}, not a {what}"
                     + (" (only regular files are read)" if not stat.S_ISDIR(st.st_mode) else "")
                 )
-            if st.st_size > max_bytes and not truncate:
-                raise FileRefused(
-                    f"{spath}: file is too large ({fmt_bytes(st.st_size)}; "
-                    f"the limit is {fmt_bytes(max_bytes)})"
-                )
             os.set_blocking(fd, True)
+        except OSError as exc:
+            raise _open_error(spath, exc) from None
+        yield fd, st
+    finally:
+        os.close(fd)
+
+
+def read_span(fd: int, offset: int, count: int) -> bytes:
+    """At most ``count`` bytes of an open file from ``offset`` (fewer at its end)."""
+    chunks: list[bytes] = []
+    got = 0
+    while got < count:
+        chunk = os.pread(fd, min(count - got, 1 << 30), offset + got)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def read_regular(
+    path: str | os.PathLike[str],
+    max_bytes: int,
+    *,
+    truncate: bool = False,
+    what: str = "file",
+) -> bytes:
+    """The bytes of a regular file, at most ``max_bytes``.
+
+    Over the cap: :class:`FileRefused` naming the size, or, with ``truncate``, the first
+    ``max_bytes + 1`` bytes (the caller sees that there was more). Anything but a regular file
+    (directory, FIFO, device, socket) is refused without reading or waiting.
+    """
+    spath = os.fspath(path)
+    with open_regular(spath, what=what) as (fd, st):
+        if st.st_size > max_bytes and not truncate:
+            raise FileRefused(
+                f"{spath}: file is too large ({fmt_bytes(st.st_size)}; "
+                f"the limit is {fmt_bytes(max_bytes)})"
+            )
+        try:
             chunks: list[bytes] = []
             got = 0
             # one read of the whole file (plus one byte, to see growth) where the OS allows it
@@ -106,8 +142,6 @@ def read_regular(
                 got += len(chunk)
         except OSError as exc:
             raise _open_error(spath, exc) from None
-    finally:
-        os.close(fd)
     data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
     if len(data) > max_bytes and not truncate:
         raise FileRefused(

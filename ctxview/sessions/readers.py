@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxview.core.strategies import STRATEGIES
-from ctxview.sessions.fileio import FileRefused, read_regular
+from ctxview.sessions.fileio import FileRefused, fmt_bytes, read_regular
 from ctxview.sessions.model import REQUEST_OWN_FIELDS, LoadedSession, SessionError, gc_paused
 from ctxview.sessions.validate import (
     _kind,
@@ -44,6 +44,9 @@ PROXY_TITLE = "ctxview proxy recording:"
 FORMATS = ("ctxview", "request", "messages", "claude-code", "claude-code-web")
 
 MAX_BYTES = 2 * 1024**3
+#: a JSONL line longer than this is skipped, here and by ``ctxview.live.follow`` (which must not
+#: hold a line without an end in memory); a request the API takes is far smaller (32 MB)
+MAX_LINE_BYTES = 64 * 1024**2
 
 
 _BLANK_BYTES = re.compile(rb"\s*\Z")
@@ -328,7 +331,12 @@ def _loads_line(raw: str) -> Any:
     parsed by a shared decoder under the interpreter's own recursion limit, and walked for its
     depth only when it has more than MAX_DEPTH opening brackets (fewer cannot nest deeper).
     Anything unusual (NaN, a huge integer, deep nesting, bad JSON) is parsed again by
-    :func:`_loads_checked`, which names the problem."""
+    :func:`_loads_checked`, which names the problem. A line over MAX_LINE_BYTES is a ValueError
+    before any parse."""
+    if len(raw) > MAX_LINE_BYTES // 4 and len(raw.encode("utf-8", "surrogatepass")) > (
+        MAX_LINE_BYTES
+    ):
+        raise ValueError(f"a line longer than {fmt_bytes(MAX_LINE_BYTES)}")
     try:
         data = _LINE_DECODER.decode(raw)
     except (_Constant, ValueError, RecursionError):

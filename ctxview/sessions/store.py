@@ -158,6 +158,54 @@ def _reason(exc: OSError) -> str:
     return str(exc.strerror or exc.__class__.__name__)
 
 
+def check_output(
+    path: str | os.PathLike[str],
+    inputs: tuple[str | os.PathLike[str] | None, ...] = (),
+    *,
+    force: bool = False,
+) -> None:
+    """Can ``path``, an output the user typed, be written? Checked before any work, by every
+    command that writes one (``export``, ``repair``, ``chat -o``, the TUI's export).
+
+    :class:`WriteRefused` (the reason in one line) when it is a directory, a FIFO, a device or a
+    socket, when its folder does not exist (no folder is created for a typed path), or when it
+    is one of ``inputs``: the same file by name, through a symlink or a hard link (writing would
+    replace what is being read) unless ``force``.
+    """
+    spath = os.fspath(path)
+    if not spath:
+        raise WriteRefused(spath, "no file name given", errno.ENOENT)
+    try:
+        target = _resolve_target(spath)  # a directory, FIFO, device or socket: refused there
+    except ValueError as exc:  # a NUL byte in the name
+        raise WriteRefused(spath, str(exc), errno.EINVAL) from None
+    if not target.parent.is_dir():
+        missing = "not a folder" if target.parent.exists() else "no such folder"
+        raise WriteRefused(spath, f"{missing}: {target.parent}", errno.ENOENT)
+    if force:
+        return
+    for given in inputs:
+        if given is not None and same_file(spath, given):
+            raise WriteRefused(
+                spath,
+                "is the input file"
+                + ("" if os.fspath(given) == spath else f" {os.fspath(given)}")
+                + ": writing would replace it",
+                errno.EEXIST,
+            )
+
+
+def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Are ``a`` and ``b`` one file: the same path once symlinks are resolved, or the same
+    inode (a hard link)?"""
+    try:
+        if os.path.realpath(a) == os.path.realpath(b):
+            return True
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
+
+
 _TMP_RE = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[A-Za-z0-9_]+\.tmp$")
 _OLD_TMP_SECONDS = 600
 #: temp files of saves in flight in this process (a concurrent save must not delete them)

@@ -311,6 +311,27 @@ async def test_export_request(tmp_path: Path) -> None:
         )
 
 
+async def test_export_never_replaces_the_open_file(tmp_path: Path) -> None:
+    """``x`` onto the file that is open (by its name or a symlink to it) is refused: a request
+    body would replace the session."""
+    opened = tmp_path / "s.json"
+    shutil.copy(AGENT, opened)
+    (tmp_path / "link.json").symlink_to(opened)
+    before = opened.read_bytes()
+    app = make_app(str(opened))
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await settle(pilot)
+        for target in (opened, tmp_path / "link.json"):
+            await pilot.press("x")
+            await pilot.pause()
+            app.screen.query_one("#path", Input).value = str(target)
+            await pilot.press("enter")
+            await settle(pilot)
+            assert opened.read_bytes() == before
+            assert any("is the input file" in str(n.message) for n in app._notifications), target
+            app._notifications.clear()
+
+
 @pytest.mark.parametrize("size", [(80, 24), (100, 30)])
 async def test_narrow_terminal(size: tuple[int, int]) -> None:
     app = make_app(AGENT)

@@ -154,3 +154,22 @@ def test_a_file_name_that_is_not_utf8_keeps_every_output_utf8(tmp_path: Path, co
             assert json.loads(text)["file"] == os.fsdecode(name)
         else:
             assert "bad\\xff.json" in text
+
+
+def test_diff_reports_a_reader_failure_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An unexpected error inside a reader is one line naming the file and exit 2, as
+    ``inspect`` reports it, never a traceback."""
+    from ctxview.sessions import diffio
+
+    def broken(path: str, *a: object) -> None:
+        raise KeyError("message")
+
+    monkeypatch.setattr(diffio, "request_of", broken)
+    sample = str(ROOT / "sample_sessions" / "agent_loop.json")
+    code, _, err = run(capsys, "diff", sample, sample)
+    assert code == 2
+    assert one_line_error(err) == (
+        f"ctxview: {sample}: cannot read the file (internal error: KeyError: 'message')"
+    )

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from ctxview.live import follow
 from ctxview.live.follow import LATE_BLOCK, Follower, Tail
 from ctxview.sessions import SessionError, load_session
 from tests.support.paths import ACCEPTANCE
@@ -201,3 +202,48 @@ def test_following_real_transcripts_equals_a_full_open(tmp_path: Path, monkeypat
                 except SessionError:  # no message yet in this part of the file
                     want = []
                 assert f.applied == want, f"{src.name}: differs after {done} lines"
+
+
+def test_a_line_past_the_cap_is_skipped_and_never_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A line that never ends (or ends too late) is given up once it passes MAX_LINE_BYTES: it
+    is reported as a skipped line with the reason, the bytes held stay under the cap, and the
+    lines after it are read."""
+    monkeypatch.setattr(follow, "MAX_LINE_BYTES", 1000)
+    monkeypatch.setattr(follow, "MAX_READ", 300)  # the long line arrives over several reads
+    p = tmp_path / "s.jsonl"
+    p.write_text(rec("user", "u1", None, "q") + '{"junk": "' + "x" * 5000)
+    f = Follower(str(p))
+    held = []
+    for _ in range(40):
+        f.poll()
+        assert f._tail is not None
+        held.append(f._tail.pending_bytes)
+    assert max(held) <= 1000
+    assert f.bad == [2]
+    assert f.take_notes() == ["line 2: longer than 1000 bytes, skipped"]
+    with open(p, "a") as fh:  # its end comes at last, then a good line
+        fh.write('"}\n' + rec("assistant", "a1", "u1", text("answer")))
+    while f.poll():
+        pass
+    assert f.bad == [2] and f.take_notes() == []
+    up = f.step(quiet=True)
+    assert up is not None and [m["role"] for m in up.messages] == ["user", "assistant"]
+    assert [ln.number for ln in f.lines] == [1, 3]
+
+
+def test_a_line_over_many_reads_is_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line under the cap that arrives over many reads comes back whole, once it ends."""
+    monkeypatch.setattr(follow, "MAX_READ", 64)
+    line = rec("user", "u1", None, "y" * 4000)
+    p = tmp_path / "s.jsonl"
+    p.write_text(line[:-1])
+    tail = Tail(str(p))
+    for _ in range(100):
+        assert tail.read() == (False, [])
+    assert tail.pending_bytes == len(line) - 1
+    with open(p, "a") as fh:
+        fh.write("\n")
+    assert tail.read() == (False, [line.rstrip("\n").encode()])
+    assert tail.pending_bytes == 0

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,7 @@ import pytest
 from ctxview.cli import main
 from ctxview.live import sessions_list
 from ctxview.live.sessions_list import list_sessions, projects_roots
+from tests.support.cli import cli
 
 
 def line(kind: str, content: object, ts: str, **extra: object) -> str:
@@ -101,27 +105,14 @@ def test_big_file_reads_head_and_tail_only(home: Path, monkeypatch: pytest.Monke
     size = (proj / "big.jsonl").stat().st_size
     assert size > 4 * sessions_list.HEAD_BYTES
     reads: list[int] = []
-    real_open = open
+    real_read = sessions_list.read_span
 
-    class Spy:
-        def __init__(self, fh):  # type: ignore[no-untyped-def]
-            self.fh = fh
+    def spy(fd: int, offset: int, count: int) -> bytes:
+        data = real_read(fd, offset, count)
+        reads.append(len(data))
+        return data
 
-        def __enter__(self):  # type: ignore[no-untyped-def]
-            return self
-
-        def __exit__(self, *a):  # type: ignore[no-untyped-def]
-            self.fh.close()
-
-        def read(self, n: int = -1) -> bytes:
-            data = self.fh.read(n)
-            reads.append(len(data))
-            return data
-
-        def seek(self, n: int) -> None:
-            self.fh.seek(n)
-
-    monkeypatch.setattr(sessions_list, "open", lambda p, m: Spy(real_open(p, m)), raising=False)
+    monkeypatch.setattr(sessions_list, "read_span", spy)
     (info,) = list_sessions(projects_roots(), cache_path=None)
     assert sum(reads) <= sessions_list.HEAD_BYTES + sessions_list.TAIL_BYTES
     assert not info.messages_exact
@@ -135,9 +126,7 @@ def test_cache_by_mtime(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert list_sessions(projects_roots(), cache_path=cache)[0].first_prompt == "first"
     calls: list[Path] = []
     real = sessions_list.summarise_file
-    monkeypatch.setattr(
-        sessions_list, "summarise_file", lambda p, st: calls.append(p) or real(p, st)
-    )
+    monkeypatch.setattr(sessions_list, "summarise_file", lambda p: calls.append(p) or real(p))
     assert list_sessions(projects_roots(), cache_path=cache)[0].first_prompt == "first"
     assert calls == []  # served from the cache
     write_session(proj / "a.jsonl", "changed", "2026-01-02T00:00:00Z", n=6)
@@ -160,3 +149,136 @@ def test_garbage_files_do_not_break_the_list(home: Path) -> None:
     infos = list_sessions(projects_roots(), cache_path=None)
     assert sorted(i.session_id for i in infos) == ["bin", "empty"]
     assert all(i.messages == 0 and i.first_prompt == "" for i in infos)
+
+
+posix = pytest.mark.skipif(sys.platform == "win32", reason="POSIX special files")
+
+
+def _release_fifo(fifo: Path) -> None:
+    """Open the FIFO's write end (and close it): a reader blocked in ``open`` goes on."""
+    with contextlib.suppress(OSError):
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+
+@posix
+def test_a_fifo_among_the_sessions_is_skipped_without_waiting(home: Path) -> None:
+    proj = home / ".claude" / "projects" / "p"
+    write_session(proj / "real.jsonl", "the real one", "2026-01-01T00:00:00Z")
+    os.mkfifo(proj / "pipe.jsonl")
+    found: list[list[str]] = []
+    worker = threading.Thread(
+        target=lambda: found.append(
+            [i.first_prompt for i in list_sessions(projects_roots(), cache_path=None)]
+        ),
+        daemon=True,
+    )
+    worker.start()
+    worker.join(timeout=5)
+    stuck = worker.is_alive()
+    _release_fifo(proj / "pipe.jsonl")
+    worker.join(timeout=5)
+    assert not stuck, "listing the sessions waited on a FIFO"
+    assert found == [["the real one"]]
+
+
+@posix
+def test_special_files_listed_as_a_user(home: Path) -> None:
+    """``ctxview sessions`` beside a FIFO and a symlink to /dev/zero (memory capped at 1 GiB: a
+    read of the device to its end would fail there): exit 0 at once, the real session listed."""
+    proj = home / ".claude" / "projects" / "p"
+    write_session(proj / "real.jsonl", "the real one", "2026-01-01T00:00:00Z")
+    os.mkfifo(proj / "pipe.jsonl")
+    (proj / "zero.jsonl").symlink_to("/dev/zero")
+    (proj / "dir.jsonl").mkdir()
+
+    def cap_memory() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    env = {**os.environ, "HOME": str(home), "CTXVIEW_STATE_DIR": str(home / "state")}
+    env.pop("CLAUDE_CONFIG_DIR", None)
+    try:
+        r = cli("sessions", "--json", timeout=20, env=env, preexec_fn=cap_memory)
+    finally:
+        _release_fifo(proj / "pipe.jsonl")
+    assert r.returncode == 0, r.stderr
+    assert [d["first_prompt"] for d in json.loads(r.stdout)] == ["the real one"]
+
+
+def test_an_edited_cache_is_checked_and_shown_safely(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The cache is a file anyone can edit: text from it passes the sanitising boundary in the
+    table and the JSON, an entry of the wrong shape is dropped and its transcript read again."""
+    monkeypatch.setenv("CTXVIEW_STATE_DIR", str(home / "state"))
+    proj = home / ".claude" / "projects" / "p"
+    write_session(proj / "a.jsonl", "first a", "2026-01-01T00:00:00Z")
+    write_session(proj / "b.jsonl", "first b", "2026-01-02T00:00:00Z")
+    assert main(["sessions"]) == 0
+    capsys.readouterr()
+    cache = home / "state" / "sessions-list.json"
+    data = json.loads(cache.read_text())
+    entries = data["entries"]
+    hostile = "\x1b]0;PWNED\x07\x1b[2J\x9b31m\u202e"
+    entries[str(proj / "a.jsonl")].update(first_prompt=hostile, title=hostile, cwd=hostile)
+    entries[str(proj / "b.jsonl")]["messages"] = "notint"
+    cache.write_text(json.dumps(data))
+
+    assert main(["sessions"]) == 0
+    out = capsys.readouterr().out
+    assert "␛]0;PWNED␇␛[2J" in out
+    assert not any(c in out for c in "\x1b\x07\x9b\u202e")
+    assert main(["sessions", "--json"]) == 0
+    raw = capsys.readouterr().out
+    assert not any(c in raw for c in "\x1b\x07\x9b\u202e")
+    infos = {d["session_id"]: d for d in json.loads(raw)}
+    assert infos["a"]["first_prompt"] == "␛]0;PWNED␇␛[2J\\x9b31m⟨U+202E⟩"
+    assert infos["b"]["first_prompt"] == "first b" and infos["b"]["messages"] == 7
+
+    for bad in ("notint", True, -3, 10**9, None, 1.5):
+        entries[str(proj / "b.jsonl")]["messages"] = bad
+        cache.write_text(json.dumps(data))
+        (b,) = [i for i in list_sessions(projects_roots()) if i.session_id == "b"]
+        assert b.messages == 7, bad
+    entries[str(proj / "b.jsonl")] = {"size": "x"}
+    del entries[str(proj / "a.jsonl")]["exact"]
+    cache.write_text(json.dumps(data))
+    assert [i.messages for i in list_sessions(projects_roots())] == [7, 7]
+
+
+def test_a_timestamp_past_year_9999_in_utc(home: Path) -> None:
+    proj = home / ".claude" / "projects" / "p"
+    write_session(proj / "far.jsonl", "far", "9999-12-31T23:59:59-23:59")
+    (info,) = list_sessions(projects_roots(), cache_path=None)
+    assert info.first_prompt == "far" and info.last_activity.startswith("20")  # the mtime
+
+
+@posix
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_a_cache_that_is_no_regular_file(home: Path, kind: str) -> None:
+    """The cache path replaced by a FIFO or a symlink to /dev/zero: the list is made from the
+    transcripts at once (memory capped at 1 GiB, as above)."""
+    proj = home / ".claude" / "projects" / "p"
+    write_session(proj / "real.jsonl", "the real one", "2026-01-01T00:00:00Z")
+    cache = home / "state" / "sessions-list.json"
+    cache.parent.mkdir()
+    if kind == "fifo":
+        os.mkfifo(cache)
+    else:
+        cache.symlink_to("/dev/zero")
+
+    def cap_memory() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    env = {**os.environ, "HOME": str(home), "CTXVIEW_STATE_DIR": str(home / "state")}
+    env.pop("CLAUDE_CONFIG_DIR", None)
+    try:
+        r = cli("sessions", "--json", timeout=20, env=env, preexec_fn=cap_memory)
+    finally:
+        if kind == "fifo":
+            _release_fifo(cache)
+    assert r.returncode == 0, r.stderr
+    assert [d["first_prompt"] for d in json.loads(r.stdout)] == ["the real one"]

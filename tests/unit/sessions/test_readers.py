@@ -686,3 +686,69 @@ def test_ctxview_records_of_every_shape_read_as_the_general_path(tmp_path: Path)
         with pytest.raises(SessionError) as exc:
             load_session(str(f))
         assert error in str(exc.value)
+
+
+def test_a_jsonl_line_past_the_line_cap_is_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The line cap ``--follow`` applies (ctxview.live.follow) holds for a full open too: the
+    same lines are skipped either way."""
+    from ctxview.sessions import readers
+    from tests.support.transcripts import rec, text
+
+    monkeypatch.setattr(readers, "MAX_LINE_BYTES", 1000)
+    p = tmp_path / "s.jsonl"
+    p.write_text(
+        rec("user", "u1", None, "q")
+        + rec("assistant", "a1", "u1", text("é" * 600))  # 600 characters, 1,200 bytes
+        + rec("assistant", "a2", "u1", text("short"))
+    )
+    s = load_session(p)
+    assert s.skipped_lines == [2]
+    assert [m["content"] for m in s.messages][-1] == [{"type": "text", "text": "short"}]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        {"message": None},  # no message object
+        {"message": "text"},  # a string, not an object
+        {"message": {"role": "user"}},  # no content
+    ],
+)
+def test_a_sub_agents_broken_line_is_skipped(tmp_path: Path, damage: dict[str, Any]) -> None:
+    """A sub-agent's own file holds only ``isSidechain`` lines: a broken one is a skipped line,
+    as in a main transcript (not an error inside the reader)."""
+    from tests.support.transcripts import rec, text
+
+    broken = json.loads(rec("user", "u0", None, "hello", isSidechain=True))
+    broken.update(damage)
+    p = tmp_path / "agent-a1.jsonl"
+    p.write_text(
+        json.dumps(broken)
+        + "\n"
+        + rec("user", "u1", None, "task", isSidechain=True)
+        + rec("assistant", "a1", "u1", text("done"), isSidechain=True)
+    )
+    s = load_session(p)
+    assert s.skipped_lines == [1]
+    assert [m["role"] for m in s.messages] == ["user", "assistant"]
+
+
+@pytest.mark.parametrize("bad_id", [{}, [], 5])
+def test_a_message_id_that_is_no_string(tmp_path: Path, bad_id: Any) -> None:
+    """Claude Code's ``message.id`` groups a response's lines; one that is not a string groups
+    nothing (never an error inside the reader)."""
+    from tests.support.transcripts import rec, text
+
+    broken = json.loads(rec("assistant", "a1", "u1", text("on it")))
+    broken["message"]["id"] = bad_id
+    p = tmp_path / "s.jsonl"
+    p.write_text(
+        rec("user", "u1", None, "fix it")
+        + json.dumps(broken)
+        + "\n"
+        + rec("user", "u2", "a1", "thanks")
+    )
+    s = load_session(p)
+    assert [m["role"] for m in s.messages] == ["user", "assistant", "user"]

@@ -1,0 +1,43 @@
+"""The sessions list (``ctrl+l``) on a hostile cache: what an edited cache says is drawn as
+visible symbols, an entry of the wrong shape is read again from its transcript."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from textual.widgets import Tree
+
+from ctxview.live.sessions_list import default_cache_path, list_sessions, projects_roots
+from tests.support.apphelp import assert_clean, make_app, settle, wait_until
+from tests.support.transcripts import rec, text
+
+
+async def test_a_hostile_cache_is_drawn_safely(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    proj = tmp_path / ".claude" / "projects" / "-work"
+    proj.mkdir(parents=True)
+    for name in ("a", "b"):
+        (proj / f"{name}.jsonl").write_text(
+            rec("user", "u0", None, f"prompt {name}") + rec("assistant", "a0", "u0", text("ok"))
+        )
+    list_sessions(projects_roots())  # writes the cache
+    cache = default_cache_path()
+    data = json.loads(cache.read_text())
+    hostile = "\x1b]0;PWNED\x07\x1b[2J\x9b31m\u202e"
+    data["entries"][str(proj / "a.jsonl")].update(first_prompt=hostile, cwd=hostile)
+    data["entries"][str(proj / "b.jsonl")]["messages"] = "notint"
+    cache.write_text(json.dumps(data))
+
+    app = make_app(None)
+    async with app.run_test(size=(140, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+l")
+        await wait_until(pilot, lambda: bool(app.screen.query(Tree)))
+        tree = app.screen.query_one(Tree)
+        await wait_until(pilot, lambda: len(tree.root.children) == 2, timeout=20)
+        await settle(pilot)
+        drawn = assert_clean(app, "the sessions list")
+        assert "␛]0;PWNED␇␛[2J" in drawn and "prompt b" in drawn
