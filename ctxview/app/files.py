@@ -153,7 +153,11 @@ class SessionFiles:
         self._ask_path("Save the session as… (ctxview format)", default, self.save_checked)
 
     def save_checked(self, path: str) -> None:
-        """Save, but never silently over a file this session did not create: ask first."""
+        """Save, but never silently over a file this session did not create: ask first. A
+        folder typed as the target gets the file inside it, under the session's name."""
+        if os.path.isdir(path):
+            inside = os.path.join(path, Path(self._path_default()).name)
+            path = inside if self._owns(inside) else free_session_name(inside)
         if self._owns(path):
             self.save_to(path)
             return
@@ -196,17 +200,22 @@ class SessionFiles:
         return True
 
     # -- exporting the next request -------------------------------------------------------------
-    def export(self) -> None:
+    def _export_default(self) -> str:
         if self.model.path:
             p = Path(self.model.path)
-            default = str(p.with_name(p.stem.removesuffix(".ctxview") + ".request.json"))
-        else:
-            default = str(Path.cwd() / "request.json")
-        self._ask_path("Export the next request body (JSON)", default, self.export_to)
+            return str(p.with_name(p.stem.removesuffix(".ctxview") + ".request.json"))
+        return str(Path.cwd() / "request.json")
+
+    def export(self) -> None:
+        self._ask_path(
+            "Export the next request body (JSON)", self._export_default(), self.export_to
+        )
 
     def export_to(self, path: str) -> None:
         from ctxview.sessions.store import save_request
 
+        if os.path.isdir(path):  # a folder: the file goes inside it
+            path = os.path.join(path, Path(self._export_default()).name)
         app, model = self.app, self.model
         body = self.request_body()
         try:  # like autosave: never the API key; controls escaped; atomic
