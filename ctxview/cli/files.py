@@ -11,9 +11,11 @@ from ctxview.cli.common import (
     EXIT_PROBLEMS,
     EXIT_UNREADABLE,
     add_window_args,
+    config_used,
     err,
     formats,
     load_replay,
+    say_config_used,
 )
 from ctxview.textfmt import json_text, visible
 
@@ -142,6 +144,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
         report["valid"] = result.valid
         report["format"] = repaired.format
         report["output"] = wrote
+        report["config_used"] = args.config_used
         sys.stdout.write(json_text(report) + "\n")
     else:
         out = sys.stdout if args.dry_run else sys.stderr
@@ -169,6 +172,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     cfg = load_config()
     for e in cfg.errors:
         err(e)
+    used = config_used(cfg, args)
+    say_config_used(used)
     bodies = []
     for path in (args.a, args.b):
         try:
@@ -182,7 +187,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
             return EXIT_UNREADABLE
     diff = diff_requests(bodies[0], bodies[1])
     if args.json:
-        report = {"a": args.a, "b": args.b, **diff.to_dict()}
+        report = {"a": args.a, "b": args.b, **diff.to_dict(), "config_used": used}
         sys.stdout.write(json_text(report) + "\n")
     else:
         print(f"A {visible(args.a)}\nB {visible(args.b)}")
