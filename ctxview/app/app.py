@@ -286,7 +286,8 @@ class CtxviewApp(ShellApp):
         return f"Message {one_line(self.model.model, 60)} · enter to send · escape cancels a reply"
 
     def _update_titles(self) -> None:
-        self.title = f"ctxview · {self.model.name}"  # validate_title makes it visible text
+        unsaved = " · ● unsaved" if self.model.unsaved else ""
+        self.title = f"ctxview · {self.model.name}{unsaved}"  # validate_title: visible text
         mode = "offline" if self.offline else "online"
         following = " · following" if self._following is not None and self._following.active else ""
         self.sub_title = f"{self.model.model} · {mode}{following}"
@@ -321,6 +322,7 @@ class CtxviewApp(ShellApp):
     def _context_changed(self, event: messages.ContextChanged) -> None:
         if event.count_stale:
             self.exact_tokens = None
+        self._update_titles()  # (an edit marks the session unsaved)
         self.context_changed(keep=event.keep)
         if event.end:
             self.timeline.action_jump_end()
@@ -377,6 +379,10 @@ class CtxviewApp(ShellApp):
 
     def action_cycle_strategy(self) -> None:
         self.settings.cycle_strategy()
+
+    async def action_quit(self) -> None:
+        """Quit, after asking when the session has unsaved changes."""
+        self.files.confirm_leave("quit", self.exit)
 
     def action_make_default(self) -> None:
         self.settings.make_default()

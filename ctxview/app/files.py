@@ -58,6 +58,9 @@ class SessionFiles:
         self.request_body = request_body
         #: files this session wrote (or was allowed to overwrite): ctrl+s saves over them quietly
         self.owned: set[str] = set()
+        #: what to do once the save under way has succeeded (quit, open another file)
+        self._after_save: Callable[[], None] | None = None
+        self._asking = False  #: the unsaved-changes question is up
 
     def show(self, model: SessionModel) -> None:
         """Another session (or view of it) is shown."""
@@ -81,8 +84,33 @@ class SessionFiles:
             chosen,
         )
 
+    def confirm_leave(self, what: str, then: Callable[[], None]) -> None:
+        """``then()`` at once when the session has no unsaved changes; else ask first: save
+        (then, once saved), discard (then) or cancel (nothing)."""
+        if not self.model.unsaved:
+            then()
+            return
+        if self._asking:
+            return  # (ctrl+q pressed again while asked)
+        from ctxview.app.screens.modals import UnsavedScreen
+
+        def answered(choice: str | None) -> None:
+            self._asking = False
+            if choice == "discard":
+                then()
+            elif choice == "save":
+                self._after_save = then
+                self.save()
+
+        self._asking = True
+        self.app.push_screen(UnsavedScreen(self.model.name, what), answered)
+
     def load(self, path: str, follow: bool = False) -> None:
-        """Read and replay ``path`` in a worker thread (a newer open cancels an older one)."""
+        """Read and replay ``path`` in a worker thread (a newer open cancels an older one),
+        after asking about unsaved changes."""
+        self.confirm_leave("open another file", lambda: self._start_load(path, follow))
+
+    def _start_load(self, path: str, follow: bool) -> None:
         self.app.run_worker(
             lambda: self._load(path, follow),
             thread=True,
@@ -138,6 +166,8 @@ class SessionFiles:
         def chosen(path: str | None) -> None:
             if path:
                 then(path)
+            else:
+                self._after_save = None  # not saved: nothing goes on after it
 
         self.app.push_screen(SavePathScreen(title, default), chosen)
 
@@ -174,6 +204,8 @@ class SessionFiles:
                 self._ask_path(
                     "Save the session as… (ctxview format)", suggestion, self.save_checked
                 )
+            else:
+                self._after_save = None
 
         self.app.push_screen(OverwriteScreen(path, suggestion), answered)
 
@@ -184,6 +216,7 @@ class SessionFiles:
             save_session(path, self.document(), make_parents=False)  # a typed path
             self.owned.add(os.path.abspath(path))
         except (OSError, ValueError) as exc:
+            self._after_save = None
             self.app.notify(
                 f"{path}: not saved: {exc}",
                 title="save failed",
@@ -192,11 +225,15 @@ class SessionFiles:
                 timeout=10,
             )
             return False
+        self.model.unsaved = False
         if self.model.path != path:
             self.model.path = path
             self.model.session.format = "ctxview"
-            self.app.post_message(NameChanged())
+        self.app.post_message(NameChanged())
         self.app.notify(f"saved {path}", markup=False, timeout=3)
+        then, self._after_save = self._after_save, None
+        if then is not None:
+            then()
         return True
 
     # -- exporting the next request -------------------------------------------------------------

@@ -158,6 +158,9 @@ class Settings:
                 )
             )
             return
+        # a switch the user asked for shows another view than the one saved (a switch with a
+        # note is the follower's: a compaction seen)
+        model.unsaved = old.unsaved or note is None
         self.app.post_message(SessionReplaced(old, model, at_end=False))
         if note is not None:
             self.app.notify(note, markup=False, timeout=5)
@@ -274,6 +277,7 @@ class Settings:
             self.replay_as(as_sent=False, max_messages=n)
             return
         ctx.set_max_context_messages(n)
+        self.model.unsaved = True
         self.app.post_message(ContextChanged(count_stale=True))
         if n > old and self.model.evicted_count():
             self.app.notify(
@@ -294,6 +298,7 @@ class Settings:
             self.replay_as(as_sent=False, strategy=name)
             return
         self.model.context.set_strategy(name)
+        self.model.unsaved = True
         self.app.post_message(ContextChanged(count_stale=True))
         self.app.notify(
             f"strategy: {name} — {STRATEGIES[name].description}", markup=False, timeout=4
@@ -304,6 +309,7 @@ class Settings:
         if name in (self.model.model, one_line(self.model.model, 200)):
             return  # the Model input shows a hostile name made visible: unchanged, not renamed
         self.model.model = name
+        self.model.unsaved = True
         self.app.post_message(NameChanged(count_stale=True))
         self.app.notify(f"model: {name}", markup=False, timeout=3)
         self.persist_setting({"model": name})
