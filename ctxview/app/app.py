@@ -309,6 +309,16 @@ class CtxviewApp(ShellApp):
         if self._panes_ready:
             self.sidebar.styles.width = sidebar_width(width)
 
+    @cached_property
+    def _contrast(self) -> Any:
+        from ctxview.app.colours import ContrastFilter
+
+        return ContrastFilter()
+
+    def get_line_filters(self) -> Any:
+        """Textual's filters, then ctxview's: every text readable (WCAG AA) in every theme."""
+        return [*super().get_line_filters(), self._contrast]
+
     def _theme_changed(self, theme: Any) -> None:
         if self.save_config and getattr(theme, "name", None):
             self.settings.persist({"theme": theme.name})
