@@ -209,6 +209,8 @@ class Config:
     path: Path = field(default_factory=config_path)
     #: problems met while reading (each names the file and key); defaults were used for them
     errors: list[str] = field(default_factory=list)
+    #: the keys whose value came from the file (the others are ctxview's defaults)
+    from_file: set[str] = field(default_factory=set)
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
@@ -255,6 +257,7 @@ def load_config(path: Path | None = None) -> Config:
     for key, value in data.items():
         try:
             cfg.values[key] = _check(key, value)
+            cfg.from_file.add(key)
         except ConfigError as exc:
             cfg.errors.append(f"{cfg.path}: {exc}; using the default")
     return cfg

@@ -286,7 +286,8 @@ class CtxviewApp(ShellApp):
         return f"Message {one_line(self.model.model, 60)} · enter to send · escape cancels a reply"
 
     def _update_titles(self) -> None:
-        self.title = f"ctxview · {self.model.name}"  # validate_title makes it visible text
+        unsaved = " · ● unsaved" if self.model.unsaved else ""
+        self.title = f"ctxview · {self.model.name}{unsaved}"  # validate_title: visible text
         mode = "offline" if self.offline else "online"
         following = " · following" if self._following is not None and self._following.active else ""
         self.sub_title = f"{self.model.model} · {mode}{following}"
@@ -308,6 +309,16 @@ class CtxviewApp(ShellApp):
         if self._panes_ready:
             self.sidebar.styles.width = sidebar_width(width)
 
+    @cached_property
+    def _contrast(self) -> Any:
+        from ctxview.app.colours import ContrastFilter
+
+        return ContrastFilter()
+
+    def get_line_filters(self) -> Any:
+        """Textual's filters, then ctxview's: every text readable (WCAG AA) in every theme."""
+        return [*super().get_line_filters(), self._contrast]
+
     def _theme_changed(self, theme: Any) -> None:
         if self.save_config and getattr(theme, "name", None):
             self.settings.persist({"theme": theme.name})
@@ -321,6 +332,7 @@ class CtxviewApp(ShellApp):
     def _context_changed(self, event: messages.ContextChanged) -> None:
         if event.count_stale:
             self.exact_tokens = None
+        self._update_titles()  # (an edit marks the session unsaved)
         self.context_changed(keep=event.keep)
         if event.end:
             self.timeline.action_jump_end()
@@ -377,6 +389,10 @@ class CtxviewApp(ShellApp):
 
     def action_cycle_strategy(self) -> None:
         self.settings.cycle_strategy()
+
+    async def action_quit(self) -> None:
+        """Quit, after asking when the session has unsaved changes."""
+        self.files.confirm_leave("quit", self.exit)
 
     def action_make_default(self) -> None:
         self.settings.make_default()

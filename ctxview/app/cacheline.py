@@ -8,6 +8,7 @@ No widgets here.
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
@@ -157,7 +158,14 @@ def with_next_request(view: Any) -> Any:
     else:
         msgs.append({"role": "assistant", "content": []})
         metas.append({})
-    return SimpleNamespace(**{**vars(view), "messages": msgs, "metas": metas})
+    # the next request goes out after every edit made so far: the request model applies an
+    # edit before the first request whose response was added after it (without a step of its
+    # own the placeholder would be sent as recorded, the edits left out)
+    steps = dict(getattr(view, "saved_added_steps", None) or {})
+    steps[len(msgs) - 1] = sys.maxsize
+    return SimpleNamespace(
+        **{**vars(view), "messages": msgs, "metas": metas, "saved_added_steps": steps}
+    )
 
 
 def predict(view: Any, settings: dict[str, Any], prices: Any = None) -> CachePrediction | None:

@@ -9,11 +9,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.segment import Segment
 from rich.style import Style
 from textual.color import Color
+from textual.filter import LineFilter
 
-MIN_DIM_CONTRAST = 2.5  #: dimmed text stays at least this readable (WCAG ratio)
-DIM_TARGET = 3.0  #: aim a little above the minimum
+#: every text reaches this WCAG contrast ratio on its background (WCAG 2 AA, normal text)
+MIN_TEXT = 4.5
+#: dimmed text (evicted rows) stays at least this readable, and below :data:`MIN_TEXT`: visibly
+#: fainter than the kept rows
+MIN_DIM_CONTRAST = 3.0
+DIM_TARGET = 3.3  #: aim a little above the minimum
+#: muted text (ids, token counts of kept rows): fainter than the body text, still AA
+MUTED_TARGET = 5.0
+#: the colours :func:`dim_colour` gave: text in one of them is dimmed on purpose (the filter
+#: holds it to :data:`MIN_DIM_CONTRAST`, not :data:`MIN_TEXT`); a handful per theme
+DIMMED: set[Any] = set()
 
 
 def _channel(c: int) -> float:
@@ -39,9 +50,21 @@ def dim_colour(fg: Color, bg: Color) -> Color:
     fg = bg + fg  # composite a translucent foreground over the background
     full = contrast_ratio(fg, bg)
     if full <= MIN_DIM_CONTRAST:
-        return fg.blend(bg, 0.15)  # nothing to spare: dim a little, keep it readable
+        dim = fg.blend(bg, 0.15)  # nothing to spare: dim a little (the filter lifts it)
+        DIMMED.add(dim.rich_color)
+        return dim
     target = min(DIM_TARGET, MIN_DIM_CONTRAST + (full - MIN_DIM_CONTRAST) * 0.6)
-    # the most faded blend that still reaches the target (contrast grows with t)
+    # never as strong as the kept text
+    dim = bg.blend(fg, min(_faded(fg, bg, target), 0.95))
+    if len(DIMMED) > 1024:
+        DIMMED.clear()
+    DIMMED.add(dim.rich_color)
+    return dim
+
+
+def _faded(fg: Color, bg: Color, target: float) -> float:
+    """The smallest t for which ``bg.blend(fg, t)`` reaches ``target`` on ``bg`` (contrast grows
+    with t; 1 when even ``fg`` does not)."""
     lo, hi = 0.0, 1.0
     for _ in range(20):
         mid = (lo + hi) / 2
@@ -49,8 +72,60 @@ def dim_colour(fg: Color, bg: Color) -> Color:
             hi = mid
         else:
             lo = mid
-    # never as strong as the kept text
-    return bg.blend(fg, min(hi, 0.95))
+    return hi
+
+
+def muted_colour(fg: Color, bg: Color) -> Color:
+    """``fg`` blended towards ``bg`` to :data:`MUTED_TARGET`: fainter than body text, still
+    readable as text (ids and token counts), never the dimmed rows' colour."""
+    fg = bg + fg
+    if contrast_ratio(fg, bg) <= MUTED_TARGET:
+        return fg
+    return bg.blend(fg, _faded(fg, bg, MUTED_TARGET))
+
+
+def lifted(fg: Color, bg: Color, minimum: float) -> Color:
+    """``fg`` if it reaches ``minimum`` on ``bg``, else ``fg`` moved towards black or white
+    (whichever stands out more on ``bg``) just far enough: its hue kept where it can be."""
+    if contrast_ratio(fg, bg) >= minimum:
+        return fg
+    black, white = Color(0, 0, 0), Color(255, 255, 255)
+    pole = white if contrast_ratio(white, bg) >= contrast_ratio(black, bg) else black
+    lo, hi = 0.0, 1.0
+    for _ in range(20):
+        mid = (lo + hi) / 2
+        if contrast_ratio(fg.blend(pole, mid), bg) >= minimum:
+            hi = mid
+        else:
+            lo = mid
+    return fg.blend(pole, hi)
+
+
+#: block elements and box drawing: borders, bars, rules (not text; their contrast is not text's)
+_GRAPHICS = range(0x2500, 0x25A0)
+
+
+def is_text(text: str) -> bool:
+    """Does ``text`` hold a character read as text (not space, not a border or bar glyph)?"""
+    return any(not ch.isspace() and ord(ch) not in _GRAPHICS for ch in text)
+
+
+def segment_colours(style: Style, background: Color) -> tuple[Color, Color] | None:
+    """(foreground, background) a segment is drawn in, or None when the terminal picks them
+    (no colour, or the terminal's own palette)."""
+    if style.color is None:
+        return None
+    fg = Color.from_rich_color(style.color)
+    bg = Color.from_rich_color(style.bgcolor) if style.bgcolor is not None else background
+    if fg.ansi is not None or bg.ansi is not None:
+        return None
+    return (bg, fg) if style.reverse else (fg, bg)
+
+
+def required_contrast(style: Style) -> float:
+    """The contrast a text segment must reach: :data:`MIN_TEXT`, or :data:`MIN_DIM_CONTRAST`
+    for text dimmed on purpose (in a colour of :data:`DIMMED`)."""
+    return MIN_DIM_CONTRAST if style.color in DIMMED else MIN_TEXT
 
 
 MIN_LEGIBLE = 3.0  #: coloured words (roles, status, gap marker) reach at least this ratio
@@ -89,3 +164,43 @@ def readable_style(style: Style, over: Style, base: Style, cache: dict[Any, Any]
             cache.clear()
         cache[key] = cached
     return style + Style(color=cached)
+
+
+class ContrastFilter(LineFilter):
+    """The app's last line filter: every text segment reaches :func:`required_contrast` on its
+    background, in every theme and every widget (Textual's own included), its colour moved
+    towards black or white as little as needed. Borders and bars are left as they are."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._fixed: dict[tuple[Any, ...], Style | None] = {}
+
+    def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
+        out: list[Segment] = []
+        for seg in segments:
+            text, style, control = seg
+            if control or style is None or style.color is None or not is_text(text):
+                out.append(seg)
+                continue
+            key = (style.color, style.bgcolor, style.reverse, background)
+            if key in self._fixed:
+                fix = self._fixed[key]
+            else:
+                fix = self._fix(style, background)
+                if len(self._fixed) > 4096:
+                    self._fixed.clear()
+                self._fixed[key] = fix
+            out.append(seg if fix is None else Segment(text, style + fix, control))
+        return out
+
+    @staticmethod
+    def _fix(style: Style, background: Color) -> Style | None:
+        colours = segment_colours(style, background)
+        if colours is None:
+            return None
+        fg, bg = colours
+        minimum = required_contrast(style)
+        if contrast_ratio(fg, bg) >= minimum:
+            return None
+        new = lifted(fg, bg, minimum).rich_color
+        return Style(bgcolor=new) if style.reverse else Style(color=new)

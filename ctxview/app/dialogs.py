@@ -54,6 +54,7 @@ def edit_system_prompt(app: App[Any], model: SessionModel) -> None:
         if text is None or text == model.context.system_prompt:
             return
         model.context.system_prompt = text
+        model.unsaved = True
         app.post_message(ContextChanged())
         app.notify(f"system prompt set ({len(text):,} characters)", markup=False)
 

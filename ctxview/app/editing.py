@@ -383,4 +383,5 @@ class Editor:
         self.app.notify(f"undone: {visible(group.what)}", markup=False, timeout=4)
 
     def _changed(self, ids: list[int]) -> None:
+        self.model.unsaved = True
         self.app.post_message(ContextChanged(flash=ids, count_stale=True))

@@ -59,6 +59,9 @@ class SessionFiles:
         self.request_body = request_body
         #: files this session wrote (or was allowed to overwrite): ctrl+s saves over them quietly
         self.owned: set[str] = set()
+        #: what to do once the save under way has succeeded (quit, open another file)
+        self._after_save: Callable[[], None] | None = None
+        self._asking = False  #: the unsaved-changes question is up
 
     def show(self, model: SessionModel) -> None:
         """Another session (or view of it) is shown."""
@@ -82,8 +85,33 @@ class SessionFiles:
             chosen,
         )
 
+    def confirm_leave(self, what: str, then: Callable[[], None]) -> None:
+        """``then()`` at once when the session has no unsaved changes; else ask first: save
+        (then, once saved), discard (then) or cancel (nothing)."""
+        if not self.model.unsaved:
+            then()
+            return
+        if self._asking:
+            return  # (ctrl+q pressed again while asked)
+        from ctxview.app.screens.modals import UnsavedScreen
+
+        def answered(choice: str | None) -> None:
+            self._asking = False
+            if choice == "discard":
+                then()
+            elif choice == "save":
+                self._after_save = then
+                self.save()
+
+        self._asking = True
+        self.app.push_screen(UnsavedScreen(self.model.name, what), answered)
+
     def load(self, path: str, follow: bool = False) -> None:
-        """Read and replay ``path`` in a worker thread (a newer open cancels an older one)."""
+        """Read and replay ``path`` in a worker thread (a newer open cancels an older one),
+        after asking about unsaved changes."""
+        self.confirm_leave("open another file", lambda: self._start_load(path, follow))
+
+    def _start_load(self, path: str, follow: bool) -> None:
         self.app.run_worker(
             lambda: self._load(path, follow),
             thread=True,
@@ -144,6 +172,8 @@ class SessionFiles:
         def chosen(path: str | None) -> None:
             if path:
                 then(path)
+            else:
+                self._after_save = None  # not saved: nothing goes on after it
 
         self.app.push_screen(SavePathScreen(title, default), chosen)
 
@@ -159,7 +189,11 @@ class SessionFiles:
         self._ask_path("Save the session as… (ctxview format)", default, self.save_checked)
 
     def save_checked(self, path: str) -> None:
-        """Save, but never silently over a file this session did not create: ask first."""
+        """Save, but never silently over a file this session did not create: ask first. A
+        folder typed as the target gets the file inside it, under the session's name."""
+        if os.path.isdir(path):
+            inside = os.path.join(path, Path(self._path_default()).name)
+            path = inside if self._owns(inside) else free_session_name(inside)
         if self._owns(path):
             self.save_to(path)
             return
@@ -176,6 +210,8 @@ class SessionFiles:
                 self._ask_path(
                     "Save the session as… (ctxview format)", suggestion, self.save_checked
                 )
+            else:
+                self._after_save = None
 
         self.app.push_screen(OverwriteScreen(path, suggestion), answered)
 
@@ -186,6 +222,7 @@ class SessionFiles:
             save_session(path, self.document(), make_parents=False)  # a typed path
             self.owned.add(os.path.abspath(path))
         except (OSError, ValueError) as exc:
+            self._after_save = None
             self.app.notify(
                 f"{path}: not saved: {exc}",
                 title="save failed",
@@ -194,25 +231,34 @@ class SessionFiles:
                 timeout=10,
             )
             return False
+        self.model.unsaved = False
         if self.model.path != path:
             self.model.path = path
             self.model.session.format = "ctxview"
-            self.app.post_message(NameChanged())
+        self.app.post_message(NameChanged())
         self.app.notify(f"saved {path}", markup=False, timeout=3)
+        then, self._after_save = self._after_save, None
+        if then is not None:
+            then()
         return True
 
     # -- exporting the next request -------------------------------------------------------------
-    def export(self) -> None:
+    def _export_default(self) -> str:
         if self.model.path:
             p = Path(self.model.path)
-            default = str(p.with_name(p.stem.removesuffix(".ctxview") + ".request.json"))
-        else:
-            default = str(Path.cwd() / "request.json")
-        self._ask_path("Export the next request body (JSON)", default, self.export_to)
+            return str(p.with_name(p.stem.removesuffix(".ctxview") + ".request.json"))
+        return str(Path.cwd() / "request.json")
+
+    def export(self) -> None:
+        self._ask_path(
+            "Export the next request body (JSON)", self._export_default(), self.export_to
+        )
 
     def export_to(self, path: str) -> None:
         from ctxview.sessions.store import save_request
 
+        if os.path.isdir(path):  # a folder: the file goes inside it
+            path = os.path.join(path, Path(self._export_default()).name)
         app, model = self.app, self.model
         body = self.request_body()
         try:  # like autosave: never the API key; controls escaped; atomic

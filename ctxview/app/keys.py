@@ -125,5 +125,5 @@ KEYS_HELP: list[tuple[str, str]] = [
     ("d", "show / hide the block detail pane"),
     ("ctrl+p", "command palette (every action, themes)"),
     ("? / F1", "this help"),
-    ("ctrl+q", "quit"),
+    ("ctrl+q", "quit (asks first when there are unsaved changes)"),
 ]

@@ -164,6 +164,9 @@ class SessionModel:
         self.session: LoadedSession = replay.session
         self.tools: list[Any] = list(tools if tools is not None else self.session.tools)
         self.show_evicted = True
+        #: changed since it was opened or saved (an edit, a pin, a setting, the system prompt):
+        #: the title says so, and quitting or opening another file asks first
+        self.unsaved = False
         #: the request model's figures for the next request (ctxview.app.cacheline), computed
         #: off the UI thread; None until then
         self.cache_prediction: Any = None

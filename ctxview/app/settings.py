@@ -158,6 +158,9 @@ class Settings:
                 )
             )
             return
+        # a switch the user asked for shows another view than the one saved (a switch with a
+        # note is the follower's: a compaction seen)
+        model.unsaved = old.unsaved or note is None
         self.app.post_message(SessionReplaced(old, model, at_end=False))
         if note is not None:
             self.app.notify(note, markup=False, timeout=5)
@@ -167,19 +170,20 @@ class Settings:
         self.app.notify(f"{model.mode_label()}{back}{lost}", markup=False, timeout=5)
 
     def persist_setting(self, updates: dict[str, Any]) -> None:
-        """Max, strategy and model: a new chat's become the defaults; an open file's stay with
-        that session (saved with it) unless made the default from the palette."""
-        if self.model.path is None:
-            self.persist(updates)
+        """Max, strategy and model stay with the shown session (saved with it; a new chat's in
+        its autosave): none becomes a default unless the user asks, from the palette (a key,
+        a command-line flag or a pre-send answer is a choice for this session only). Said
+        once per session."""
+        if self._told_per_file:
             return
-        if not self._told_per_file:
-            self._told_per_file = True
-            self.app.notify(
-                f"applies to {self.model.name} only (saved with it); to keep it for new chats: "
-                "ctrl+p → Make these settings the default",
-                markup=False,
-                timeout=6,
-            )
+        self._told_per_file = True
+        what = self.model.name if self.model.path is not None else "this chat"
+        self.app.notify(
+            f"applies to {what} only (not saved as a default); to keep it for new sessions: "
+            "ctrl+p → Make these settings the default",
+            markup=False,
+            timeout=5,
+        )
 
     def make_default(self) -> None:
         """The session's max, strategy and model become the defaults in config.toml (as sent
@@ -192,28 +196,32 @@ class Settings:
         }
         if self.model.as_sent is not None:
             updates = {"model": self.model.model}
+        self.persist(updates)
+
+    def persist(self, updates: dict[str, Any]) -> None:
+        """Write ``updates`` to config.toml, and say so with the command that undoes it."""
         if not self.save_config:
             return
+        before = {key: self.config.get(key) for key in updates}
         try:
             path = save_config_values(updates, self.config.path)
         except (ConfigError, OSError) as exc:
             self.app.notify(f"not saved to config: {exc}", severity="warning", markup=False)
             return
         self.config.values.update(updates)
-        saved = (
-            f"model {self.model.model} (as sent: no max or strategy to save)"
-            if len(updates) == 1
-            else f"max {ctx.max_context_messages}, {ctx.strategy}, {self.model.model}"
-        )
-        self.app.notify(f"defaults saved to {path}: {saved}", markup=False)
-
-    def persist(self, updates: dict[str, Any]) -> None:
-        if not self.save_config:
+        changed = {k: v for k, v in updates.items() if before[k] != v}
+        if not changed:
             return
-        try:
-            save_config_values(updates, self.config.path)
-        except (ConfigError, OSError) as exc:
-            self.app.notify(f"not saved to config: {exc}", severity="warning", markup=False)
+        saved = ", ".join(f"{k} = {v}" for k, v in changed.items())
+        undo = " && ".join(
+            f"ctxview config set {k} {before[k]}" for k in changed if before[k] is not None
+        )
+        self.app.notify(
+            f"saved as your default in {path}: {saved}" + (f" — undo: {undo}" if undo else ""),
+            title="config",
+            markup=False,
+            timeout=8,
+        )
 
     def show_as_sent(self) -> None:
         """Show the recorded session as it was sent again (after a simulation)."""
@@ -269,6 +277,7 @@ class Settings:
             self.replay_as(as_sent=False, max_messages=n)
             return
         ctx.set_max_context_messages(n)
+        self.model.unsaved = True
         self.app.post_message(ContextChanged(count_stale=True))
         if n > old and self.model.evicted_count():
             self.app.notify(
@@ -289,6 +298,7 @@ class Settings:
             self.replay_as(as_sent=False, strategy=name)
             return
         self.model.context.set_strategy(name)
+        self.model.unsaved = True
         self.app.post_message(ContextChanged(count_stale=True))
         self.app.notify(
             f"strategy: {name} — {STRATEGIES[name].description}", markup=False, timeout=4
@@ -299,6 +309,7 @@ class Settings:
         if name in (self.model.model, one_line(self.model.model, 200)):
             return  # the Model input shows a hostile name made visible: unchanged, not renamed
         self.model.model = name
+        self.model.unsaved = True
         self.app.post_message(NameChanged(count_stale=True))
         self.app.notify(f"model: {name}", markup=False, timeout=3)
         self.persist_setting({"model": name})

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from ctxview.chat.autosave import new_autosave_path
+from ctxview.chat.autosave import file_id, new_autosave_path
 from ctxview.chat.backends import AnthropicBackend, Backend, ChatError, OfflineBackend
 from ctxview.chat.presend import not_in_window, pair_safe_would_fix, raised_max
 from ctxview.chat.tools import ToolSettings, run_tool
@@ -251,6 +251,8 @@ class AgentLoop:
         self.decide = decide
         self.tool_timeout = tool_timeout
         self.autosave_path: Path | None = None
+        #: :func:`~ctxview.chat.autosave.file_id` of the autosave file as this chat left it
+        self._autosave_id: tuple[int, int, int, int] | None = None
         self.busy = False  #: a request is in flight
         self.failed = False  #: the last turn did not complete
         self.requests: list[dict[str, Any]] = []  #: every body sent, for tests and the curious
@@ -303,6 +305,7 @@ class AgentLoop:
     def reset(self) -> None:
         """Another session: the next turn autosaves to a new file."""
         self.autosave_path = None
+        self._autosave_id = None
         self.failed = False
 
     def cannot_retry(self) -> str | None:
@@ -508,38 +511,50 @@ class AgentLoop:
         was no chat to save or the save was refused (the key in the text, an unwritable dir)."""
         if not self.autosave_enabled or self.autosave_path is None:
             return None
-        from ctxview.sessions.store import save_session
-
         try:
             with self._save_lock:
                 self._save_seq += 1
                 self._saved_seq = self._save_seq
-                save_session(self.autosave_path, self.session.session_document())
+                self._write_autosave(self.session.session_document())
         except (OSError, ValueError):
             return None
         return self.autosave_path
+
+    def _write_autosave(self, doc: dict[str, Any]) -> None:
+        """Write ``doc`` to the autosave file (under the save lock). The file is replaced only
+        while it is still the one this chat created or last wrote: when another program put a
+        file of its own there, the chat goes on in a fresh file instead."""
+        from ctxview.sessions.store import save_session
+
+        path = self.autosave_path
+        if path is None or file_id(path) != self._autosave_id:
+            path = self.autosave_path = new_autosave_path()
+        save_session(path, doc)
+        self._autosave_id = file_id(path)
 
     def autosave(self) -> None:
         """Snapshot the session now and write it in a thread (atomically, never the API key)."""
         if not self.autosave_enabled:
             return
         if self.autosave_path is None:
-            self.autosave_path = new_autosave_path()
+            try:  # the name is claimed here, at once: two chats never share it
+                self.autosave_path = new_autosave_path()
+            except OSError as exc:
+                self._emit(SaveFailed(f"autosave failed: {exc}"))
+                return
+            self._autosave_id = file_id(self.autosave_path)
         doc = self.session.session_document()
-        path = self.autosave_path
         self._save_seq += 1
         seq = self._save_seq
 
         def save() -> str | None:
-            from ctxview.sessions.store import save_session
-
             try:
                 # saves run in threads, one at a time: an older snapshot never overwrites a newer
                 with self._save_lock:
                     if seq < self._saved_seq:
                         return None
                     self._saved_seq = seq
-                    save_session(path, doc)
+                    self._write_autosave(doc)
             except (OSError, ValueError) as exc:
                 return f"autosave failed: {exc}"
             return None

@@ -113,6 +113,51 @@ def unreadable(args: argparse.Namespace, msg: str, *, in_json: bool = True) -> i
     return EXIT_UNREADABLE
 
 
+#: config keys no headless command reads (the TUI's and the chat's own)
+_NOT_HEADLESS = frozenset(
+    {
+        "theme",
+        "animation",
+        "tools_enabled",
+        "file_tools",
+        "file_tool_max_bytes",
+        "request_timeout",
+        "tool_rounds",
+    }
+)
+#: a config key -> the flag and the session setting that win over it
+_OVERRIDES = {
+    "max_context_messages": ("max", "max_context_messages"),
+    "strategy": ("strategy", "strategy"),
+    "model": ("model", "model"),
+}
+
+
+def config_used(cfg: Any, args: argparse.Namespace, session: Any = None) -> dict[str, Any]:
+    """The values a command took from the config file, not ctxview's defaults: ``{"path",
+    "values"}`` (``--json``'s ``config_used``). A key a flag or the file's own saved settings
+    decided is left out: the config did not decide it."""
+    values: dict[str, Any] = {}
+    for key in sorted(cfg.from_file):
+        flag, setting = _OVERRIDES.get(key, ("", ""))
+        if key in _NOT_HEADLESS or (
+            flag and (getattr(args, flag, None) or getattr(session, setting, None))
+        ):
+            continue
+        values[key] = cfg.values[key]
+    return {"path": str(cfg.path), "values": values}
+
+
+def say_config_used(used: dict[str, Any]) -> None:
+    """On stderr, one line naming the config values a command used (none: nothing)."""
+    if not used["values"]:
+        return
+    shown = ", ".join(
+        f"{key} = {one_line(json_text(value), 80)}" for key, value in used["values"].items()
+    )
+    err(f"using {used['path']}: {shown} (flags --max, --strategy win over them)")
+
+
 def load_file(args: argparse.Namespace) -> Any:
     """(session, config) or (exit code, config) after printing the reason in one line (with
     ``--json`` also the error object on stdout): what every command that reads ``args.file``
@@ -126,6 +171,8 @@ def load_file(args: argparse.Namespace) -> Any:
     try:
         session = load_session(args.file, args.format)
         retain(session)
+        args.config_used = config_used(cfg, args, session)
+        say_config_used(args.config_used)
         return session, cfg
     except SessionError as exc:
         msg = str(exc)

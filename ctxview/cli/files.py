@@ -12,10 +12,12 @@ from ctxview.cli.common import (
     EXIT_UNREADABLE,
     add_output_args,
     add_window_args,
+    config_used,
     err,
     formats,
     load_replay,
     output_problem,
+    say_config_used,
     unreadable,
 )
 from ctxview.textfmt import json_text, visible
@@ -149,6 +151,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
         report["valid"] = result.valid
         report["format"] = repaired.format
         report["output"] = wrote
+        report["config_used"] = args.config_used
         sys.stdout.write(json_text(report) + "\n")
     else:
         out = sys.stdout if args.dry_run else sys.stderr
@@ -177,6 +180,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     cfg = load_config()
     for e in cfg.errors:
         err(e)
+    used = config_used(cfg, args)
+    say_config_used(used)
     bodies = []
     for path in (args.a, args.b):
         try:
@@ -195,7 +200,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
             return EXIT_UNREADABLE
     diff = diff_requests(bodies[0], bodies[1])
     if args.json:
-        report = {"a": args.a, "b": args.b, **diff.to_dict()}
+        report = {"a": args.a, "b": args.b, **diff.to_dict(), "config_used": used}
         sys.stdout.write(json_text(report) + "\n")
     else:
         print(f"A {visible(args.a)}\nB {visible(args.b)}")

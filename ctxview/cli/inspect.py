@@ -32,6 +32,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         return rep
     summary = rep.summary(rep.model_name(cfg.as_defaults()))
     if args.json:
+        summary["config_used"] = args.config_used
         sys.stdout.write(json_text(summary) + "\n")
     else:
         _print_rich(summary, rep.session.warnings)

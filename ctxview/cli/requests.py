@@ -81,8 +81,11 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any, Any] | int:
     return session, cfg, PriceTable(price_overrides(cfg))
 
 
-def requests_report(log: Any, session: Any) -> dict[str, Any]:
-    return {
+def requests_report(
+    log: Any, session: Any, config_used: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """``requests --json``'s object (``config_used``: the config values used, when given)."""
+    report = {
         "file": session.path,
         "format": session.format,
         "strategy": log.strategy,
@@ -93,6 +96,9 @@ def requests_report(log: Any, session: Any) -> dict[str, Any]:
         "totals": log.totals(),
         "notes": log.notes,
     }
+    if config_used is not None:
+        report["config_used"] = config_used
+    return report
 
 
 #: the keys of ``Request.to_dict()`` that :func:`requests_json` writes itself, in order
@@ -148,19 +154,21 @@ def money_text(v: float) -> str:
     return text + "0" if text[-1] == "." else text
 
 
-def requests_json(log: Any, session: Any) -> str:
+def requests_json(log: Any, session: Any, config_used: dict[str, Any] | None = None) -> str:
     """``json_text(requests_report(log, session))``, the same text, without building a dict per
     request: each request is one f-string (50,000 requests: a tenth of the time of
     ``to_dict`` + ``json.dumps``). Falls back to the dicts when ``Request.to_dict`` holds other
     keys than these, or a count is not an int. ``tests/unit/core/test_request_window_sources.py`` holds the two against each other."""
-    return "".join(requests_json_parts(log, session))
+    return "".join(requests_json_parts(log, session, config_used))
 
 
 #: requests joined per piece of :func:`requests_json_parts`
 _PIECE = 1024
 
 
-def requests_json_parts(log: Any, session: Any) -> list[str]:
+def requests_json_parts(
+    log: Any, session: Any, config_used: dict[str, Any] | None = None
+) -> list[str]:
     """:func:`requests_json`'s text in pieces of :data:`_PIECE` requests, to be written one after
     the other: 50,000 requests are not held as 50,000 strings, then 20 MB joined, then 20 MB
     encoded at once (each a fresh allocation the process pays page faults for). Everything is
@@ -170,7 +178,7 @@ def requests_json_parts(log: Any, session: Any) -> list[str]:
 
     reqs = log.requests
     if reqs and not all(_plain(r) for r in (reqs[0], reqs[-1])):
-        return [json_text(requests_report(log, session))]
+        return [json_text(requests_report(log, session, config_used))]
     enc = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
     # the pieces that repeat (break reasons and positions, models) are formatted once
     breaks: dict[int, str] = {}
@@ -257,7 +265,10 @@ def requests_json_parts(log: Any, session: Any) -> list[str]:
             flush()
     if rows:
         flush()
-    parts.append(escape_controls(f'], "totals": {enc(log.totals())}, "notes": {enc(log.notes)}}}'))
+    used = "" if config_used is None else f', "config_used": {enc(config_used)}'
+    parts.append(
+        escape_controls(f'], "totals": {enc(log.totals())}, "notes": {enc(log.notes)}{used}}}')
+    )
     return parts
 
 
@@ -292,9 +303,10 @@ def cmd_requests(args: argparse.Namespace) -> int:
     if args.json:
         out = sys.stdout
         if session.format == "proxy":
-            out.write(json_text({**requests_report(log, session), **recorded_report(session)}))
+            report = {**requests_report(log, session, args.config_used), **recorded_report(session)}
+            out.write(json_text(report))
         else:
-            for part in requests_json_parts(log, session):
+            for part in requests_json_parts(log, session, args.config_used):
                 out.write(part)
         out.write("\n")
     else:
@@ -482,6 +494,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return unreadable(args, f"{args.file}: {exc}")
     report = {"file": session.path, "max_context_messages": max_, "strategies": rows}
     if args.json:
+        report["config_used"] = args.config_used
         sys.stdout.write(json_text(report) + "\n")
     else:
         _print_compare(report)

@@ -381,6 +381,28 @@ async def test_model_input_applies_and_saves() -> None:
         assert not Path(os.environ["CTXVIEW_CONFIG"]).exists()  # the file's session only
         app.action_make_default()
         assert 'model = "claude-opus-5"' in Path(os.environ["CTXVIEW_CONFIG"]).read_text()
+        await pilot.pause()
+        said = [n.message for n in app._notifications if "saved as your default" in n.message]
+        assert len(said) == 1
+        assert "model = claude-opus-5" in said[0]
+        assert "— undo: ctxview config set" in said[0]
+        assert "ctxview config set model claude-sonnet-5-5" in said[0]
+
+
+async def test_a_new_chats_settings_never_become_defaults() -> None:
+    app = make_app(max_=1, strategy="seed")  # as `ctxview --max 1 --strategy seed`
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("i")
+        await pilot.press(*"hello", "enter")
+        await settle(pilot, 6)
+        app.timeline.focus()
+        await pilot.press("plus", "s", "minus")
+        await settle(pilot)
+        assert app.model.context.strategy != "seed"
+        assert not Path(os.environ["CTXVIEW_CONFIG"]).exists()
+        told = [n.message for n in app._notifications if "applies to this chat only" in n.message]
+        assert len(told) == 1 and "Make these settings the default" in told[0]
 
 
 async def test_edit_system_prompt_modal() -> None:
@@ -408,6 +430,8 @@ async def test_theme_change_is_saved() -> None:
         app.theme = "nord"
         await settle(pilot)
         assert 'theme = "nord"' in Path(os.environ["CTXVIEW_CONFIG"]).read_text()
+        said = [n.message for n in app._notifications if "saved as your default" in n.message]
+        assert len(said) == 1 and "undo: ctxview config set theme textual-dark" in said[0]
     app2 = make_app(AGENT)
     async with app2.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
@@ -497,7 +521,7 @@ async def test_notices_do_not_cover_the_detail_at_80x24() -> None:
         assert isinstance(top, Toast) or any(isinstance(a, Toast) for a in top.ancestors)
 
 
-async def test_file_settings_stay_with_the_file_new_chat_settings_become_defaults() -> None:
+async def test_settings_stay_with_their_session_until_made_the_default() -> None:
     import os
 
     from ctxview.config import load_config
@@ -531,4 +555,5 @@ async def test_file_settings_stay_with_the_file_new_chat_settings_become_default
         chat.theme = "textual-light"
         await settle(pilot)
         cfg = load_config()
-        assert cfg["max_context_messages"] == 7 and cfg["theme"] == "textual-light"
+        # the chat's max is the chat's; a theme chosen is the user's default (and says so)
+        assert cfg["max_context_messages"] == 20 and cfg["theme"] == "textual-light"

@@ -445,6 +445,8 @@ async def test_message_evicted_before_sending_is_warned() -> None:
         assert app.model.context.max_context_messages == 3
         sent = app.chat.requests[-1]["messages"]  # type: ignore[union-attr]
         assert any(m["role"] == "user" and m["content"] == "again" for m in sent)
+        # a one-off answer to the pre-send question is this chat's, never a default
+        assert not Path(os.environ["CTXVIEW_CONFIG"]).exists()
 
 
 async def test_send_anyway_sends_without_the_message() -> None:

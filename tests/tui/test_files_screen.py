@@ -103,3 +103,41 @@ async def test_save_as_key_and_palette_command(tmp_path: Path) -> None:
         await pilot.press("o")
         await settle(pilot)
         assert taken.read_text() != "mine" and '"format": "ctxview.session"' in taken.read_text()
+
+
+async def test_save_as_onto_a_folder_saves_inside_it(tmp_path: Path) -> None:
+    from ctxview.app.screens.files import SavePathScreen
+
+    folder = tmp_path / "out"
+    folder.mkdir()
+    app = make_app(AGENT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("S")
+        await pilot.pause()
+        assert isinstance(app.screen, SavePathScreen)
+        hint = " ".join(str(w.render()) for w in app.screen.query(".hint"))
+        assert "a folder: the file goes inside it" in hint
+        app.screen.query_one("#path").value = str(folder)  # type: ignore[attr-defined]
+        await pilot.press("enter")
+        await settle(pilot)
+        assert len(app.screen_stack) == 1  # nothing to overwrite: no question
+        inside = folder / "agent_loop.json"  # the session's own name
+        assert '"format": "ctxview.session"' in inside.read_text()
+        assert not (tmp_path / "out.ctxview.json").exists()
+        assert app.model.path == str(inside)
+        # the session wrote that file: saving into the folder again saves over it
+        await pilot.press("minus")
+        app.files.save_checked(str(folder))
+        await settle(pilot)
+        assert app.model.path == str(inside) and len(app.screen_stack) == 1
+        assert '"max_context_messages": 13' in inside.read_text()
+
+
+async def test_export_onto_a_folder_writes_inside_it(tmp_path: Path) -> None:
+    app = make_app(AGENT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.files.export_to(str(tmp_path))
+        await settle(pilot)
+        assert '"messages"' in (tmp_path / "agent_loop.request.json").read_text()

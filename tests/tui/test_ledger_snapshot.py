@@ -59,5 +59,6 @@ def test_ledger_marker_dark(snap_compare: Any) -> None:
 
 
 def test_ledger_marker_light(snap_compare: Any) -> None:
-    app = make_app(str(TRANSCRIPT), max_=1000)
+    # (the theme is not saved: no "saved as your default" toast with a temporary path)
+    app = make_app(str(TRANSCRIPT), max_=1000, save_config=False)
     assert snap_compare(app, terminal_size=(120, 40), run_before=_on_summary("textual-light"))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
-from tests.support.apphelp import make_app, row_texts, settle
+from tests.support.apphelp import make_app, row_texts, settle, text_of, wait_prediction, wait_until
 from tests.support.paths import SAMPLES
 
 AGENT = str(SAMPLES / "agent_loop.json")
@@ -192,3 +192,36 @@ async def test_mounting_the_sidebar_keeps_the_session_strategy() -> None:
             if Path(os.environ["CTXVIEW_CONFIG"]).exists()
             else ""
         )
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [("A",), ("r",), ("c",), ("delete",)],
+    ids=["repair-all", "repair", "stub", "drop"],
+)
+async def test_the_cache_line_follows_an_edit(keys: tuple[str, ...]) -> None:
+    """After an edit the cache line's next request is the edited window (its tokens the
+    sidebar's), with no note that it is another window."""
+    from ctxview.app.editing import EditPreviewScreen
+
+    app = make_app(str(SAMPLES / "agent_loop.json"))
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_prediction(pilot)
+        before = app.model.window_tokens
+        app.timeline.select_id(14 if keys in (("A",), ("r",)) else 20)  # a problem / a reply
+        await settle(pilot)
+        await pilot.press(*keys)
+        await settle(pilot)
+        if isinstance(app.screen, EditPreviewScreen):
+            await pilot.press("enter")
+            await settle(pilot)
+        assert app.model.window_tokens != before  # the edit changed the window
+
+        def follows() -> bool:
+            pred = app.model.cache_prediction
+            return pred is not None and pred.next_window == app.model.window_ids
+
+        await wait_until(pilot, follows)
+        pred = app.model.cache_prediction
+        assert pred.input_tokens == app.model.window_tokens
+        assert "is not the live one" not in text_of(app, "#cache")

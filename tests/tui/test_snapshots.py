@@ -75,7 +75,8 @@ def test_agent_loop_light_theme(snap_compare: Any) -> None:
         pilot.app.theme = "textual-light"
         await _select("home", "j", "j")(pilot)
 
-    app = make_app(str(SAMPLES / "agent_loop.json"))
+    # (the theme is not saved: no "saved as your default" toast with a temporary path)
+    app = make_app(str(SAMPLES / "agent_loop.json"), save_config=False)
     assert snap_compare(app, terminal_size=(120, 40), run_before=light)
 
 

@@ -183,7 +183,11 @@ class SavePathScreen(PathScreen):
             yield Static(Text(visible(self.title_text)))
             yield Input(value=one_line(self.default, 1000), id="path")
             yield Static(
-                Text("enter: save (atomic: temp file + rename) · escape: cancel"), classes="hint"
+                Text(
+                    "enter: save (atomic: temp file + rename) · a folder: the file goes inside "
+                    "it · escape: cancel"
+                ),
+                classes="hint",
             )
 
 

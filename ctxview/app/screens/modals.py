@@ -53,6 +53,47 @@ class SystemPromptScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
+class UnsavedScreen(ModalScreen[str]):
+    """The shown session has changes not saved: save them first, discard them, or cancel
+    (``"save"``, ``"discard"``, ``"cancel"``) before ``what`` (quit, open another file)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("s,enter", "choose('save')", "Save"),
+        Binding("d", "choose('discard')", "Discard"),
+        Binding("escape,c", "choose('cancel')", "Cancel"),
+    ]
+    DEFAULT_CSS = """
+    UnsavedScreen { align: center middle; }
+    UnsavedScreen > Vertical {
+        width: 80%; max-width: 80; height: auto;
+        background: $panel; border: thick $warning; padding: 1 2;
+    }
+    UnsavedScreen .name { text-style: bold; }
+    UnsavedScreen .hint { color: $text-muted; margin-top: 1; }
+    """
+
+    def __init__(self, name: str, what: str) -> None:
+        super().__init__()
+        self.name_shown = name
+        self.what = what
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Text(visible(self.name_shown)), classes="name")
+            yield Static(
+                Text(
+                    f"has changes that are not saved (edits, pins or settings). Save them "
+                    f"before you {visible(self.what)}?"
+                )
+            )
+            yield Static(
+                Text("s / enter: save · d: discard the changes · escape: cancel"), classes="hint"
+            )
+
+    def action_choose(self, choice: str) -> None:
+        self.dismiss(choice)
+
+
 class ConfirmSendScreen(ModalScreen[str]):
     """The window has protocol errors, or no longer holds the message just typed: send anyway,
     switch to pair-safe, raise max, or cancel."""

@@ -24,7 +24,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Static
 
-from ctxview.app.colours import dim_colour, readable_style
+from ctxview.app.colours import dim_colour, muted_colour, readable_style
 from ctxview.app.model import DRAFT, GAP, SessionModel, marker_id
 from ctxview.app.safe import one_line
 from ctxview.textfmt import fmt_tokens, id_ranges
@@ -142,6 +142,7 @@ class Timeline(ScrollView, can_focus=True):
         self.animation = "full"
         self._dim_cache: tuple[object, Style] | None = None
         self._legible_cache: dict[tuple[object, object, object], RichColor] = {}
+        self._muted_cache: dict[tuple[object, object], Style] = {}
         self.clock = time.monotonic  #: the animation's clock (tests drive their own)
         #: where each jump (``p``, ``n``, ``t``) came from: backspace goes back
         self._back: list[int] = []
@@ -396,6 +397,25 @@ class Timeline(ScrollView, can_focus=True):
             self._dim_cache = (key, style)
         return self._dim_cache[1]
 
+    def muted_style(self, over: Style) -> Style:
+        """Kept rows' ids and token counts: the text colour faded to :data:`MUTED_TARGET` on
+        the row's background (``$text-muted`` loses its alpha in a partial style)."""
+        fg_c, bg_c = self.rich_style.color, over.bgcolor or self.rich_style.bgcolor
+        if fg_c is None or bg_c is None:
+            return Style()
+        key = (fg_c, bg_c)
+        cached = self._muted_cache.get(key)
+        if cached is None:
+            fg, bg = Color.from_rich_color(fg_c), Color.from_rich_color(bg_c)
+            if fg.ansi is not None or bg.ansi is not None:
+                cached = Style()
+            else:
+                cached = Style(color=muted_colour(fg, bg).rich_color)
+            if len(self._muted_cache) > 256:
+                self._muted_cache.clear()
+            self._muted_cache[key] = cached
+        return cached
+
     def _readable(self, style: Style, over: Style) -> Style:
         """``style`` with its colour made legible on ``over``'s background (see ``legible``)."""
         return readable_style(style, over, self.rich_style, self._legible_cache)
@@ -502,8 +522,8 @@ class Timeline(ScrollView, can_focus=True):
             else self._readable(self._style(f"timeline--status-{status}"), over)
         )
         mark_style = self._readable(mark_style, over)
-        # ids and token counts: the same explicit blend (``$text-muted`` loses its alpha here)
-        muted = Style() if dim else self._readable(self.evicted_style(), over)
+        # ids and token counts: fainter than the text, never the evicted rows' grey
+        muted = Style() if dim else self.muted_style(over)
         tokens = fmt_tokens(info.tokens)
         left = f"{mid:>6} "
         role = f"{info.role[:9]:<10}"

@@ -45,6 +45,7 @@ def test_inspect_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
         "fixes",
         "skipped_lines",
         "subagents",
+        "config_used",
     }
     assert set(d["window"]) == {"ids", "size", "estimated_tokens", "token_breakdown"}
     assert set(d["window"]["token_breakdown"]) == {"system", "tools", "messages"}

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import run
-from tests.support.paths import ROOT
+from tests.support.paths import FIXTURES, ROOT
 
 SAMPLES = ROOT / "sample_sessions"
 
@@ -125,3 +125,40 @@ def test_requests_and_compare_json_on_an_unreadable_file(
     # without --json: nothing on stdout
     code, out, _ = run(capsys, command, missing)
     assert code == 2 and out == ""
+
+
+TRANSCRIPT = str(FIXTURES / "claude_code" / "spotter_short.jsonl")
+
+
+@pytest.mark.parametrize("command", ["inspect", "requests", "compare", "repair"])
+def test_headless_commands_say_which_config_values_they_used(
+    capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    cfg = Path(os.environ["CTXVIEW_CONFIG"])
+    cfg.write_text('strategy = "pair-safe"\nmax_context_messages = 14\ntheme = "nord"\n')
+    extra = ["--dry-run"] if command == "repair" else []
+    _, out, err = run(capsys, command, TRANSCRIPT, "--json", *extra)
+    assert json.loads(out)["config_used"] == {
+        "path": str(cfg),
+        "values": {"max_context_messages": 14, "strategy": "pair-safe"},
+    }
+    _, out, err = run(capsys, command, TRANSCRIPT, *extra)
+    assert f'using {cfg}: max_context_messages = 14, strategy = "pair-safe"' in err
+    assert "theme" not in err  # the TUI's, not the command's
+
+
+def test_a_flag_or_the_files_own_settings_win_over_the_config(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    cfg = Path(os.environ["CTXVIEW_CONFIG"])
+    cfg.write_text('strategy = "pair-safe"\nmax_context_messages = 14\n')
+    _, out, err = run(capsys, "inspect", TRANSCRIPT, "--json", "--max", "3")
+    assert json.loads(out)["config_used"]["values"] == {"strategy": "pair-safe"}
+    # the sample carries its own max and strategy: the config decided nothing
+    _, out, err = run(capsys, "inspect", str(SAMPLES / "agent_loop.json"), "--json")
+    assert json.loads(out)["config_used"]["values"] == {} and "using" not in err
+
+
+def test_without_a_config_file_nothing_is_said(capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, err = run(capsys, "requests", TRANSCRIPT, "--json")
+    assert json.loads(out)["config_used"]["values"] == {} and err == ""
