@@ -114,6 +114,9 @@ class SessionFiles:
         app.post_message(SessionOpened(model, follow=follow))
         skipped = model.session.skipped_lines
         note = f" · skipped lines {', '.join(map(str, skipped[:10]))}" if skipped else ""
+        unplaced, dangling = model.session.unplaced_lines, model.session.dangling_parents
+        note += f" · {len(unplaced)} lines on no branch" if unplaced else ""
+        note += f" · {len(dangling)} parents not in the file" if dangling else ""
         app.call_from_thread(
             app.notify,
             f"opened {model.name}: {len(model.transcript):,} messages ({model.session.format}){note}",

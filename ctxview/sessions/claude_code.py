@@ -121,7 +121,127 @@ def _branch_end(main: list[Line]) -> Line | None:
     return end
 
 
-def _select(lines: list[Line]) -> list[Line]:
+@dataclass
+class Placement:
+    """How the lines of a transcript were placed on the current branch, for the notices a
+    reader shows: nothing that cannot be placed is dropped without saying so."""
+
+    #: (line number, parent uuid) of lines whose parent is not in the file: the branch went on
+    #: from the message line written before them
+    dangling_parents: list[tuple[int, str]] = field(default_factory=list)
+    #: line numbers of the compactions (``compact_boundary``) whose next lines hang off the
+    #: pre-compaction line, re-hung on the compaction's summary
+    spliced_compactions: list[int] = field(default_factory=list)
+    #: main-thread message lines on no branch: neither sent with the current branch nor with a
+    #: request off it (a rewind)
+    unplaced_lines: list[int] = field(default_factory=list)
+
+
+#: a request after a compaction that billed at least this share of the compaction's
+#: ``preTokens`` was sent the whole history, not the summary
+_FULL_HISTORY_SHARE = 0.9
+
+
+def placement_notes(placement: Placement) -> list[str]:
+    """The notices a reader adds to its warnings for a :class:`Placement`."""
+    notes: list[str] = []
+    dangling = placement.dangling_parents
+    if dangling:
+        where = ", ".join(str(n) for n, _ in dangling[:8]) + (" ..." if len(dangling) > 8 else "")
+        notes.append(
+            f"{len(dangling)} line{'s name' if len(dangling) != 1 else ' names'} a parent that is "
+            f"not in the file (line{'s' if len(dangling) != 1 else ''} {where}): the "
+            "conversation was followed on from the message line written before "
+            + ("each" if len(dangling) != 1 else "it")
+        )
+    for n in placement.spliced_compactions:
+        notes.append(
+            f"line {n}: the lines after this compaction hang off the line before it; they were "
+            "read after its summary, as Claude Code sent them"
+        )
+    unplaced = placement.unplaced_lines
+    if unplaced:
+        where = ", ".join(map(str, unplaced[:8])) + (" ..." if len(unplaced) > 8 else "")
+        notes.append(
+            f"{len(unplaced)} message line{'s are' if len(unplaced) != 1 else ' is'} on no branch "
+            f"of the conversation and left out (line{'s' if len(unplaced) != 1 else ''} {where})"
+        )
+    return notes
+
+
+def _recorded_total(line: Line) -> int | None:
+    msg = line.record.get("message")
+    u = msg.get("usage") if isinstance(msg, dict) else None
+    if not isinstance(u, dict):
+        return None
+    total = 0
+    for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
+        v = u.get(key, 0)
+        if not isinstance(v, int) or isinstance(v, bool):
+            return None
+        total += v
+    return total
+
+
+def _compaction_splices(
+    main: list[Line], position: dict[int, int], by_uuid: dict[str, Line]
+) -> tuple[dict[int, Line], list[int]]:
+    """Lines written after a ``compact_boundary`` that hang off a line before it (Claude Code
+    2.1.2xx writes a manual ``/compact``'s caveat, command and output lines under the
+    pre-compaction line, after the boundary and its summary): ``id(line) -> the line to hang it
+    on`` (the last line of the boundary's own chain written before it: the summary), and the
+    boundaries' line numbers.
+
+    The recorded usage decides where it can: when the first response under such a line billed
+    at least 90% of the boundary's ``preTokens``, its request held the whole history (no
+    summary), and the line keeps its parent."""
+    splices: dict[int, Line] = {}
+    spliced: list[int] = []
+    bounds = [
+        k
+        for k, ln in enumerate(main)
+        if ln.type == "system" and ln.uuid and ln.record.get("subtype") == "compact_boundary"
+    ]
+    for j, kb in enumerate(bounds):
+        end = bounds[j + 1] if j + 1 < len(bounds) else len(main)
+        boundary = main[kb]
+        own = {boundary.uuid}
+        tail = boundary
+        meta = boundary.record.get("compactMetadata")
+        pre = meta.get("preTokens") if isinstance(meta, dict) else None
+        for k in range(kb + 1, end):
+            ln = main[k]
+            if ln.parent in own and ln.uuid:
+                own.add(ln.uuid)
+                tail = ln
+                continue
+            parent = by_uuid.get(ln.parent) if ln.parent else None
+            if parent is None or position[id(parent)] >= kb or ln.uuid is None:
+                continue
+            if isinstance(pre, int) and pre > 0:
+                billed = _first_billed_under(main, k, end)
+                if billed is not None and billed >= _FULL_HISTORY_SHARE * pre:
+                    continue
+            splices[id(ln)] = tail
+            if not spliced or spliced[-1] != boundary.number:
+                spliced.append(boundary.number)
+    return splices, spliced
+
+
+def _first_billed_under(main: list[Line], k: int, end: int) -> int | None:
+    """The recorded input of the first response that descends from ``main[k]`` before ``end``."""
+    under = {main[k].uuid}
+    for ln in main[k + 1 : end]:
+        if ln.parent in under and ln.uuid:
+            under.add(ln.uuid)
+            if ln.type == "assistant":
+                total = _recorded_total(ln)
+                if total is not None:
+                    return total
+    return None
+
+
+def _select(lines: list[Line], placement: Placement | None = None) -> list[Line]:
     """Main-thread message lines of the current branch, in file order."""
     main = [ln for ln in lines if not ln.record.get("isSidechain")]
     if not any(ln.type in MESSAGE_TYPES for ln in main):
@@ -142,19 +262,34 @@ def _select(lines: list[Line]) -> list[Line]:
     if last is None:
         return message_lines
     position = {id(ln): k for k, ln in enumerate(main)}
+    splices, spliced = _compaction_splices(main, position, by_uuid)
+    if placement is not None:
+        placement.spliced_compactions = spliced
     chain: set[str] = set()
     cursor: Line | None = last
     while cursor is not None and cursor.uuid and cursor.uuid not in chain:
         chain.add(cursor.uuid)
-        nxt = by_uuid.get(cursor.parent) if cursor.parent else None
-        if nxt is None and cursor.record.get("subtype") == "compact_boundary":
-            # the boundary's logicalParentUuid is not always in the file: the conversation
-            # before a compaction continues from the last main-thread line written before it
-            k = position[id(cursor)] - 1
-            while k >= 0 and not (main[k].uuid and main[k].type in MESSAGE_TYPES):
-                k -= 1
-            nxt = main[k] if k >= 0 else None
+        nxt = splices.get(id(cursor))
+        if nxt is None and cursor.parent:
+            nxt = by_uuid.get(cursor.parent)
+            if nxt is None:
+                # a parent that is not in the file (a compaction's logical parent, a progress
+                # line Claude Code did not write, a file cut at the start): the conversation
+                # went on from the last main-thread message line written before this one (Claude
+                # Code writes a turn's lines in the order it sends them); said in the placement
+                k = position[id(cursor)] - 1
+                while k >= 0 and not (main[k].uuid and main[k].type in MESSAGE_TYPES):
+                    k -= 1
+                nxt = main[k] if k >= 0 else None
+                if (
+                    nxt is not None
+                    and placement is not None
+                    and cursor.record.get("subtype") != "compact_boundary"
+                ):
+                    placement.dangling_parents.append((cursor.number, cursor.parent))
         cursor = nxt
+    if placement is not None:
+        placement.dangling_parents.sort()
     # One API response is written as several lines sharing message.id, and parallel tool calls can
     # hang their results off different lines of it: every main-thread line of a response that has
     # a line on the chain belongs to it, in file order.
@@ -229,11 +364,14 @@ def _only_results_for(line: Line, tool_ids: set[str]) -> bool:
 def rebuild(
     lines: list[Line],
     off_branch: list[dict[str, Any]] | None = None,
+    placement: Placement | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[int], list[str]]:
     """(messages, metas, unusable line numbers, warnings) from the records of a transcript.
 
     ``off_branch``: a list to fill with the API responses written on abandoned branches (a
-    rewind, an edited prompt): see :func:`off_branch_responses`.
+    rewind, an edited prompt): see :func:`off_branch_responses`. ``placement``: filled with
+    the lines whose parent is not in the file, the compactions re-hung and the message lines
+    on no branch (:class:`Placement`).
     """
     skipped: list[int] = []
     usable: list[Line] = []
@@ -246,7 +384,7 @@ def rebuild(
             skipped.append(ln.number)
             continue
         usable.append(ln)
-    selected = _select(usable)
+    selected = _select(usable, placement)
 
     out: list[_Builder] = []
     last_asst: _Builder | None = None
@@ -360,9 +498,35 @@ def rebuild(
         messages.append({"role": b.role, "content": content})
         b.meta["source_lines"] = b.lines
         metas.append(b.meta)
+    off = (
+        off_branch_responses(usable, selected, metas)
+        if off_branch is not None or placement is not None
+        else []
+    )
     if off_branch is not None:
-        off_branch.extend(off_branch_responses(usable, selected, metas))
+        off_branch.extend(off)
+    if placement is not None:
+        placement.unplaced_lines = _unplaced(usable, selected, off)
     return messages, metas, skipped, warnings
+
+
+def _unplaced(usable: list[Line], selected: list[Line], off: list[dict[str, Any]]) -> list[int]:
+    """Numbers of the main-thread message lines neither on the current branch nor sent with a
+    request off it."""
+    placed = {id(ln) for ln in selected}
+    off_uuids = {u for o in off for u in (o["uuid"], *o["path"]) if u}
+    off_ids = {o["message_id"] for o in off}
+    main = [ln for ln in usable if not ln.record.get("isSidechain")]
+    if not any(ln.type in MESSAGE_TYPES for ln in main):
+        main = usable
+    return [
+        ln.number
+        for ln in main
+        if ln.type in MESSAGE_TYPES
+        and id(ln) not in placed
+        and ln.uuid not in off_uuids
+        and not (ln.type == "assistant" and _message_id(ln) in off_ids)
+    ]
 
 
 def off_branch_responses(

@@ -508,10 +508,12 @@ def subagent_paths(path: str) -> list[str]:
 
 
 def _from_lines(path: str, fmt: str, lines: list[Line], bad: list[int]) -> LoadedSession:
-    from ctxview.sessions.claude_code import rebuild, title_of
+    from ctxview.sessions.claude_code import Placement, placement_notes, rebuild, title_of
 
     off_branch: list[dict[str, Any]] = []
-    messages, metas, unusable, warnings = rebuild(lines, off_branch)
+    placement = Placement()
+    messages, metas, unusable, warnings = rebuild(lines, off_branch, placement)
+    warnings.extend(placement_notes(placement))
     if not messages:
         raise SessionError(f"{path}: no user or assistant messages found in this transcript")
     model = next((m.get("model") for m in reversed(metas) if isinstance(m.get("model"), str)), None)
@@ -526,6 +528,8 @@ def _from_lines(path: str, fmt: str, lines: list[Line], bad: list[int]) -> Loade
         warnings=warnings,
         subagents=subagent_paths(path),
         off_branch=off_branch,
+        dangling_parents=[{"line": n, "parent": p} for n, p in placement.dangling_parents],
+        unplaced_lines=placement.unplaced_lines,
     )
 
 

@@ -170,6 +170,9 @@ class Session:
         return {
             "file": session.path,
             "format": session.format,
+            # "as sent": a recorded session's window as it went to the API (no truncation);
+            # "simulated": under the max and strategy
+            "mode": "as sent" if self.as_sent is not None else "simulated",
             "messages_total": len(self.transcript),
             "max_context_messages": ctx.max_context_messages,
             "strategy": ctx.strategy,
@@ -190,6 +193,9 @@ class Session:
             "problems": [p.to_dict() for p in problems],
             "fixes": _fixes(window, self.system, problems),
             "skipped_lines": session.skipped_lines,
+            # Claude Code: lines whose parent is not in the file, message lines on no branch
+            "dangling_parents": session.dangling_parents,
+            "unplaced_lines": session.unplaced_lines,
             "subagents": session.subagents,
             **_editing_summary(ctx),
         }
