@@ -203,8 +203,19 @@ def _compaction_splices(
         if ln.type == "system" and ln.uuid and ln.record.get("subtype") == "compact_boundary"
     ]
     for j, kb in enumerate(bounds):
+        start = bounds[j - 1] + 1 if j else 0
         end = bounds[j + 1] if j + 1 < len(bounds) else len(main)
         boundary = main[kb]
+        # the boundary's own lines after it (its summary), then the messages the compaction
+        # kept: written before it, hanging off its summary (``preservedSegment``)
+        after: set[str | None] = {boundary.uuid}
+        for ln in main[kb + 1 : end]:
+            if ln.parent in after and ln.uuid:
+                after.add(ln.uuid)
+        kept: set[str | None] = set()
+        for ln in main[start:kb]:
+            if (ln.parent in after or ln.parent in kept) and ln.uuid:
+                kept.add(ln.uuid)
         own = {boundary.uuid}
         tail = boundary
         meta = boundary.record.get("compactMetadata")
@@ -216,7 +227,12 @@ def _compaction_splices(
                 tail = ln
                 continue
             parent = by_uuid.get(ln.parent) if ln.parent else None
-            if parent is None or position[id(parent)] >= kb or ln.uuid is None:
+            if (
+                parent is None
+                or position[id(parent)] >= kb
+                or ln.uuid is None
+                or parent.uuid in kept
+            ):
                 continue
             if isinstance(pre, int) and pre > 0:
                 billed = _first_billed_under(main, k, end)
@@ -266,26 +282,45 @@ def _select(lines: list[Line], placement: Placement | None = None) -> list[Line]
     if placement is not None:
         placement.spliced_compactions = spliced
     chain: set[str] = set()
+    #: per compaction boundary on the chain, the chain lines written before it that hang (through
+    #: its summary) after it: messages a compaction kept verbatim (``preservedSegment``)
+    kept_after: dict[int, list[Line]] = {}
+    walked: list[Line] = []
+    lowest = len(main)  # the lowest position of a chain line so far
     cursor: Line | None = last
     while cursor is not None and cursor.uuid and cursor.uuid not in chain:
         chain.add(cursor.uuid)
+        at = position[id(cursor)]
+        boundary = cursor.type == "system" and cursor.record.get("subtype") == "compact_boundary"
+        if boundary:
+            kept = [ln for ln in walked if position[id(ln)] < at]
+            if kept:
+                kept_after[id(cursor)] = kept
+        walked.append(cursor)
+        lowest = min(lowest, at)
         nxt = splices.get(id(cursor))
         if nxt is None and cursor.parent:
             nxt = by_uuid.get(cursor.parent)
-            if nxt is None:
-                # a parent that is not in the file (a compaction's logical parent, a progress
-                # line Claude Code did not write, a file cut at the start): the conversation
-                # went on from the last main-thread message line written before this one (Claude
-                # Code writes a turn's lines in the order it sends them); said in the placement
-                k = position[id(cursor)] - 1
+            if boundary and (nxt is None or nxt.uuid in chain or position[id(nxt)] > lowest):
+                # the boundary's logical parent is not in the file, or is one of the messages
+                # the compaction kept (already on the chain): the history before the compaction
+                # goes on from the message line written before the first chain line
+                k = lowest - 1
+                while k >= 0 and not (
+                    main[k].uuid and main[k].type in MESSAGE_TYPES and main[k].uuid not in chain
+                ):
+                    k -= 1
+                nxt = main[k] if k >= 0 else None
+            elif nxt is None:
+                # a parent that is not in the file (a progress line Claude Code did not write,
+                # a file cut at the start): the conversation went on from the last main-thread
+                # message line written before this one (Claude Code writes a turn's lines in
+                # the order it sends them); said in the placement
+                k = at - 1
                 while k >= 0 and not (main[k].uuid and main[k].type in MESSAGE_TYPES):
                     k -= 1
                 nxt = main[k] if k >= 0 else None
-                if (
-                    nxt is not None
-                    and placement is not None
-                    and cursor.record.get("subtype") != "compact_boundary"
-                ):
+                if nxt is not None and placement is not None:
                     placement.dangling_parents.append((cursor.number, cursor.parent))
         cursor = nxt
     if placement is not None:
@@ -327,7 +362,29 @@ def _select(lines: list[Line], placement: Placement | None = None) -> list[Line]
             and _only_results_for(ln, chain_tool_ids)
         ):
             selected.append(ln)  # tool results hanging off a block of a response on the chain
-    return selected
+    return _kept_after_summaries(selected, kept_after, position) if kept_after else selected
+
+
+def _kept_after_summaries(
+    selected: list[Line], kept_after: dict[int, list[Line]], position: dict[int, int]
+) -> list[Line]:
+    """``selected`` with the messages each compaction kept (written before its boundary, hung
+    after its summary) moved after the summary, where the requests after it sent them: the
+    kept lines' span of the file (their responses' other lines and tool results with them)."""
+    out = list(selected)
+    for bid, kept in kept_after.items():
+        lo = min(position[id(ln)] for ln in kept)
+        hi = max(position[id(ln)] for ln in kept)
+        span = [ln for ln in out if lo <= position[id(ln)] <= hi]
+        moving = {id(ln) for ln in span}
+        rest = [ln for ln in out if id(ln) not in moving]
+        b = next(k for k, ln in enumerate(rest) if id(ln) == bid)
+        # after the boundary and its summary (the user lines right after it)
+        k = b + 1
+        while k < len(rest) and rest[k].type == "user" and rest[k].record.get("isCompactSummary"):
+            k += 1
+        out = rest[:k] + span + rest[k:]
+    return out
 
 
 def _blank(value: Any) -> bool:

@@ -212,6 +212,53 @@ def manual_compact(pre_rounds: int = 12, post_rounds: int = 6) -> list[dict[str,
     return w.records
 
 
+def preserved_compact(logical_parent: str = "tail") -> list[dict[str, Any]]:
+    """A compaction that kept its last messages verbatim (``compactMetadata.preservedSegment``,
+    2.1.x): the kept lines are written *before* the boundary, the first of them hanging off the
+    summary written after it; the boundary's ``logicalParentUuid`` is the kept segment's tail
+    (``logical_parent="tail"``) or the line before the segment (``"before"``)."""
+    w = Writer()
+    u = w.user(None, "Port the tokenizer.")
+    last = grow(w, u, 8, 0, 20_000, 3_000)
+    before = w.assistant(last, [{"type": "text", "text": "Ported."}], (3, 44_000, 300), "msg_pre")
+    summary_uuid = "5a5a5a5a-0000-4000-8000-00000000cafe"
+    head = w.user(summary_uuid, "Keep the old API as a shim.")
+    tail = w.assistant(head, [{"type": "text", "text": "Shim kept."}], (3, 44_300, 200), "msg_kept")
+    boundary = w.base("system", None, 40)
+    boundary.update(
+        subtype="compact_boundary",
+        content="Conversation compacted",
+        isMeta=False,
+        level="info",
+        logicalParentUuid=tail if logical_parent == "tail" else before,
+        compactMetadata={
+            "trigger": "auto",
+            "preTokens": 44_600,
+            "postTokens": 1_700,
+            "durationMs": 10_550,
+            "preservedSegment": {"headUuid": head, "anchorUuid": summary_uuid, "tailUuid": tail},
+            "preservedMessages": {"anchorUuid": summary_uuid, "uuids": [head, tail]},
+        },
+    )
+    w.add(boundary)
+    summary = w.base("user", boundary["uuid"])
+    summary.update(
+        uuid=summary_uuid,
+        message={
+            "role": "user",
+            "content": "This session is being continued from a previous conversation that ran "
+            "out of context. The summary below covers the earlier portion of the conversation."
+            + " The tokenizer was ported."
+            * 30,
+        },
+        isCompactSummary=True,
+    )
+    w.add(summary)
+    prompt = w.user(tail, "Now benchmark it.")
+    grow(w, prompt, 4, 200, 19_800, 1_000)
+    return w.records
+
+
 def dangling_progress(rounds: int = 30) -> list[dict[str, Any]]:
     """A long tool loop; late in it a ``progress`` line names a parent the file does not have,
     and the last rounds hang off that progress line."""

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from ctxview.core.requests import simulate, window_of
 from ctxview.sessions import load_session
 from tests.support import claude_code_shapes as shapes
@@ -118,3 +120,26 @@ def test_every_recorded_transcript_places_every_message_line() -> None:
         lines = path.read_text().splitlines()
         for d in session.dangling_parents:
             assert json.loads(lines[d["line"] - 1])["parentUuid"] == d["parent"]
+
+
+@pytest.mark.parametrize("logical_parent", ["tail", "before"])
+def test_messages_a_compaction_kept_are_sent_after_its_summary(
+    tmp_path: Path, logical_parent: str
+) -> None:
+    path = shapes.write(tmp_path / "p.jsonl", shapes.preserved_compact(logical_parent))
+    session = load_session(path)
+    summary = next(i for i, m in enumerate(session.metas) if m.get("compact_summary"))
+    texts = [b["text"] for b in session.messages[summary]["content"]]
+    assert texts[0].startswith("This session is being continued")
+    assert texts[1] == "Keep the old API as a shim."
+    assert session.messages[summary + 1]["content"] == [{"type": "text", "text": "Shim kept."}]
+    assert session.messages[summary + 2]["content"] == "Now benchmark it."
+    # the history before it is all there, in order, before the summary
+    assert session.messages[0]["content"] == "Port the tokenizer."
+    assert session.messages[summary - 1]["content"] == [{"type": "text", "text": "Ported."}]
+    assert len(session.messages) == 1 + 2 * 8 + 1 + 2 + 1 + 2 * 4
+    assert session.unplaced_lines == [] and session.off_branch == []
+    log = simulate(session)
+    after = next(r for r in log.requests if r.message_ids and r.message_ids[0] >= summary)
+    assert after.cache_break is not None and after.cache_break.reason == "compaction"
+    assert window_of(session, log, after.index)[0] == summary
