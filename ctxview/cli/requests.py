@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from ctxview.cli.common import (
@@ -69,17 +70,42 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any, Any] | int:
     return session, cfg, PriceTable(price_overrides(cfg))
 
 
-def requests_report(log: Any, session: Any) -> dict[str, Any]:
+def requests_report(log: Any, session: Any, agents: Sequence[Any] = ()) -> dict[str, Any]:
+    """The ``requests --json`` object; ``agents``: the sub-agents' logs
+    (``sessions.subagents.AgentLog``), whose requests follow the main session's, each with its
+    ``agent``, and count in ``totals``."""
     return {
         "file": session.path,
         "format": session.format,
         "strategy": log.strategy,
         "max_context_messages": log.max_context_messages,
         "model": log.model,
-        "requests": [r.to_dict() for r in log.requests],
-        "totals": log.totals(),
+        "requests": [
+            {**r.to_dict(), "agent": name}
+            for name, reqs in _agent_requests(log, agents)
+            for r in reqs
+        ],
+        "totals": _totals(log, agents),
+        "agents": _agents(log, agents),
         "notes": log.notes,
     }
+
+
+def _agent_requests(log: Any, agents: Sequence[Any]) -> list[tuple[str, list[Any]]]:
+    return [("main", log.requests)] + [
+        (al.agent.agent_id, al.log.requests) for al in agents if al.log is not None
+    ]
+
+
+def _totals(log: Any, agents: Sequence[Any]) -> dict[str, Any]:
+    from ctxview.sessions.subagents import totals_with_agents
+
+    return totals_with_agents(log, list(agents))
+
+
+def _agents(log: Any, agents: Sequence[Any]) -> list[dict[str, Any]]:
+    main = {"agent": "main", "requests": len(log.requests), "totals": log.totals()}
+    return [main, *(al.describe() for al in agents)]
 
 
 #: the keys of ``Request.to_dict()`` that :func:`requests_json` writes itself, in order
@@ -134,19 +160,19 @@ def money_text(v: float) -> str:
     return text + "0" if text[-1] == "." else text
 
 
-def requests_json(log: Any, session: Any) -> str:
+def requests_json(log: Any, session: Any, agents: Sequence[Any] = ()) -> str:
     """``json_text(requests_report(log, session))``, the same text, without building a dict per
     request: each request is one f-string (50,000 requests: a tenth of the time of
     ``to_dict`` + ``json.dumps``). Falls back to the dicts when ``Request.to_dict`` holds other
     keys than these, or a count is not an int. ``tests/unit/core/test_request_window_sources.py`` holds the two against each other."""
-    return "".join(requests_json_parts(log, session))
+    return "".join(requests_json_parts(log, session, agents))
 
 
 #: requests joined per piece of :func:`requests_json_parts`
 _PIECE = 1024
 
 
-def requests_json_parts(log: Any, session: Any) -> list[str]:
+def requests_json_parts(log: Any, session: Any, agents: Sequence[Any] = ()) -> list[str]:
     """:func:`requests_json`'s text in pieces of :data:`_PIECE` requests, to be written one after
     the other: 50,000 requests are not held as 50,000 strings, then 20 MB joined, then 20 MB
     encoded at once (each a fresh allocation the process pays page faults for). Everything is
@@ -156,7 +182,7 @@ def requests_json_parts(log: Any, session: Any) -> list[str]:
 
     reqs = log.requests
     if reqs and not all(_plain(r) for r in (reqs[0], reqs[-1])):
-        return [json_text(requests_report(log, session))]
+        return [json_text(requests_report(log, session, agents))]
     enc = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
     # the pieces that repeat (break reasons and positions, models) are formatted once
     breaks: dict[int, str] = {}
@@ -192,7 +218,9 @@ def requests_json_parts(log: Any, session: Any) -> list[str]:
         parts.append(escape_controls(("" if len(parts) == 1 else ", ") + ", ".join(rows)))
         rows.clear()
 
-    for r in reqs:
+    for agent, r in (
+        (encode_basestring(name), r) for name, rs in _agent_requests(log, agents) for r in rs
+    ):
         # the counts are ints by construction (simulate): formatted as they are, as json does
         b = r.cache_break
         bs = breaks.get(id(b))  # by identity: the replays share one object per break
@@ -234,13 +262,19 @@ def requests_json_parts(log: Any, session: Any) -> list[str]:
             f'"cost_usd": {cs}, '
             f'"model": {ms}, "response_id": {"null" if rid is None else rid}, '
             f'"redundancy": {rs}, '
-            f'"off_branch": {"true" if r.off_branch is True else "false"}}}'
+            f'"off_branch": {"true" if r.off_branch is True else "false"}, '
+            f'"agent": {agent}}}'
         )
         if len(rows) == _PIECE:
             flush()
     if rows:
         flush()
-    parts.append(escape_controls(f'], "totals": {enc(log.totals())}, "notes": {enc(log.notes)}}}'))
+    parts.append(
+        escape_controls(
+            f'], "totals": {enc(_totals(log, agents))}, '
+            f'"agents": {enc(_agents(log, agents))}, "notes": {enc(log.notes)}}}'
+        )
+    )
     return parts
 
 
@@ -263,7 +297,8 @@ def cmd_requests(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         return unreadable(args, f"{args.file}: {exc}")
-    retain(log)
+    agents = _subagent_logs(session, log, cfg, prices)
+    retain(log, agents)
     # exit 1 as inspect: the last request (the window the session would send) is rejected
     rejected = False
     if log.requests:
@@ -273,12 +308,22 @@ def cmd_requests(args: argparse.Namespace) -> int:
         rejected = any(p.severity == "error" for p in check_protocol(window, session.system))
     if args.json:
         out = sys.stdout
-        for part in requests_json_parts(log, session):
+        for part in requests_json_parts(log, session, agents):
             out.write(part)
         out.write("\n")
     else:
-        _print_requests(requests_report(log, session), log, rejected)
+        _print_requests(requests_report(log, session, agents), log, rejected)
     return EXIT_PROBLEMS if rejected else EXIT_OK
+
+
+def _subagent_logs(session: Any, log: Any, cfg: Any, prices: Any) -> list[Any]:
+    """The sub-agents' requests as they sent them, when the main session is shown as sent
+    (a simulation under max and strategy replays the main conversation alone)."""
+    if not log.as_sent:
+        return []
+    from ctxview.sessions.subagents import agent_logs, subagents_of
+
+    return agent_logs(subagents_of(session), prices=prices, defaults=cfg.as_defaults())
 
 
 def _window_ids(log: Any, req: Any, session: Any) -> list[int]:
@@ -340,6 +385,21 @@ def _print_requests(report: dict[str, Any], log: Any, rejected: bool) -> None:
             f"{fmt_tokens(r.cache_read):>7} {fmt_tokens(r.cache_write):>7} "
             f"{fmt_tokens(r.uncached):>8} {rec:>24} {brk:<16} {_money(r.cost_usd):>9}  {red}\n"
         )
+    for a in report["agents"][1:]:
+        at = a["totals"]
+        called = f", started by #{a['message_id']}" if a["message_id"] is not None else ""
+        what = visible(one_line(a["description"] or a["agent_type"] or a["kind"], 60))
+        out.write(
+            f"\nsub-agent {visible(a['agent'])} ({what}{called}): "
+            + (
+                f"{at['requests']:,} requests · input {fmt_tokens(at['input_tokens'])} · "
+                f"hit rate {_pct(at['hit_rate'])} · cost {_money(at['cost_usd'])}"
+                if at is not None
+                else f"not read: {visible(a['error'] or '')}"
+            )
+        )
+    if len(report["agents"]) > 1:
+        out.write("\n(the totals below include the sub-agents)\n")
     t = report["totals"]
     out.write(
         f"\ntotal: {t['requests']:,} requests · input {fmt_tokens(t['input_tokens'])} · "

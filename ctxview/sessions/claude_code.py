@@ -749,6 +749,56 @@ def off_branch_responses(
     return out
 
 
+def subagent_links(lines: list[Line]) -> dict[str, str]:
+    """agent id -> the tool_use id of the ``Task``/``Agent`` call that started it, from the
+    main thread's tool_result lines: ``toolUseResult.agentId`` (2.1.x) or the line's own
+    ``agentId`` (2.0.x)."""
+    links: dict[str, str] = {}
+    for ln in lines:
+        rec = ln.record
+        if ln.type != "user" or rec.get("isSidechain"):
+            continue
+        result = rec.get("toolUseResult")
+        agent = result.get("agentId") if isinstance(result, dict) else None
+        if not isinstance(agent, str):
+            agent = rec.get("agentId")
+        if not isinstance(agent, str):
+            continue
+        msg = rec.get("message")
+        content = msg.get("content") if isinstance(msg, dict) else None
+        for b in content if isinstance(content, list) else []:
+            if isinstance(b, dict) and b.get("type") == "tool_result":
+                tid = b.get("tool_use_id")
+                if isinstance(tid, str):
+                    links.setdefault(agent, tid)
+    return links
+
+
+def sidechain_groups(lines: list[Line]) -> dict[str, list[Line]]:
+    """The sub-agents written into a main transcript as ``isSidechain`` lines (Claude Code 1.0
+    and 2.0): agent id (the lines' ``agentId``, else the uuid of the sidechain's first line) ->
+    its lines, in file order. Empty for a sub-agent's own file (every line a sidechain)."""
+    if not any(ln.type in MESSAGE_TYPES and not ln.record.get("isSidechain") for ln in lines):
+        return {}
+    groups: dict[str, list[Line]] = {}
+    group_of: dict[str, str] = {}  # uuid -> group key
+    for ln in lines:
+        rec = ln.record
+        if not rec.get("isSidechain"):
+            continue
+        agent = rec.get("agentId")
+        if isinstance(agent, str) and agent:
+            key = agent
+        elif ln.parent is not None and ln.parent in group_of:
+            key = group_of[ln.parent]
+        else:
+            key = ln.uuid or f"line-{ln.number}"
+        if ln.uuid:
+            group_of[ln.uuid] = key
+        groups.setdefault(key, []).append(ln)
+    return {k: v for k, v in groups.items() if any(ln.type in MESSAGE_TYPES for ln in v)}
+
+
 def title_of(lines: list[Line]) -> str | None:
     for ln in lines:
         if ln.type == "ai-title" and isinstance(ln.record.get("title"), str):

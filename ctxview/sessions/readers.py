@@ -478,7 +478,7 @@ def _read_claude_code(path: str, text: str, data: Any) -> LoadedSession:
         lines, bad = [Line(1, data)], []
     else:
         lines, bad = _jsonl_records(path, text)
-    return _from_lines(path, "claude-code", lines, bad)
+    return from_lines(path, "claude-code", lines, bad)
 
 
 def _read_web(path: str, text: str, data: Any) -> LoadedSession:
@@ -489,7 +489,7 @@ def _read_web(path: str, text: str, data: Any) -> LoadedSession:
     raw = data["loglines"]
     lines = [Line(i + 1, r) for i, r in enumerate(raw) if isinstance(r, dict)]
     bad = [i + 1 for i, r in enumerate(raw) if not isinstance(r, dict)]
-    session = _from_lines(path, "claude-code-web", lines, bad)
+    session = from_lines(path, "claude-code-web", lines, bad)
     if bad:
         session.warnings.insert(0, "skipped_lines are 1-based positions in loglines")
     return session
@@ -507,8 +507,17 @@ def subagent_paths(path: str) -> list[str]:
         return []
 
 
-def _from_lines(path: str, fmt: str, lines: list[Line], bad: list[int]) -> LoadedSession:
-    from ctxview.sessions.claude_code import Placement, placement_notes, rebuild, title_of
+def from_lines(path: str, fmt: str, lines: list[Line], bad: list[int]) -> LoadedSession:
+    """The session of a Claude Code transcript's records (``bad``: line numbers that were not
+    records); ``path`` names it in messages."""
+    from ctxview.sessions.claude_code import (
+        Placement,
+        placement_notes,
+        rebuild,
+        sidechain_groups,
+        subagent_links,
+        title_of,
+    )
 
     off_branch: list[dict[str, Any]] = []
     placement = Placement()
@@ -530,6 +539,8 @@ def _from_lines(path: str, fmt: str, lines: list[Line], bad: list[int]) -> Loade
         off_branch=off_branch,
         dangling_parents=[{"line": n, "parent": p} for n, p in placement.dangling_parents],
         unplaced_lines=placement.unplaced_lines,
+        subagent_links=subagent_links(lines),
+        sidechains=sidechain_groups(lines),
     )
 
 

@@ -25,6 +25,7 @@ from ctxview.sessions.model import LoadedSession
 
 if TYPE_CHECKING:
     from ctxview.core.protocol import Problem
+    from ctxview.sessions.subagents import SubAgent
 
 
 @dataclass
@@ -48,6 +49,7 @@ class Session:
     _compacted_ids: set[int] | None = field(default=None, init=False, repr=False)
     _ledger: LedgerScanner = field(default_factory=LedgerScanner, init=False, repr=False)
     _steps_of: tuple[int, set[int]] | None = field(default=None, init=False, repr=False)
+    _subagents: list[SubAgent] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         # registered after the replay: a 100,000-message load sends no event through it. Through
@@ -74,6 +76,23 @@ class Session:
             self._tool_index = None
         if event.kind == "edited":
             self._ledger.reset()  # an edit may add or remove a compaction block
+
+    @property
+    def subagents(self) -> list[SubAgent]:
+        """The sub-agents this session started (Claude Code), each linked to its tool call;
+        their messages are read when one is opened (:meth:`SubAgent.load`)."""
+        if self._subagents is None:
+            from ctxview.sessions.subagents import subagents_of
+
+            self._subagents = subagents_of(self.session)
+        return self._subagents
+
+    def subagent_for(self, tool_use_id: str) -> SubAgent | None:
+        """The sub-agent a ``Task``/``Agent`` tool call started, or None."""
+        return next(
+            (a for top in self.subagents for a in top.walk() if a.tool_use_id == tool_use_id),
+            None,
+        )
 
     @property
     def system(self) -> Any:

@@ -272,9 +272,10 @@ def dangling_progress(rounds: int = 30) -> list[dict[str, Any]]:
     return w.records
 
 
-def with_subagent(folder: Path) -> tuple[Path, Path]:
+def with_subagent(folder: Path, sidecar: bool = False, link: bool = True) -> tuple[Path, Path]:
     """``<folder>/<session>.jsonl`` whose ``Task`` tool call ran a sub-agent, and the sub-agent's
-    ``<folder>/<session>/subagents/agent-<id>.jsonl``."""
+    ``<folder>/<session>/subagents/agent-<id>.jsonl`` (with its ``agent-<id>.meta.json`` when
+    ``sidecar``; ``link=False``: the tool_result records no ``agentId``, as 1.0.x wrote it)."""
     agent_id = "a1b2c3d"
     prompt = "Find every caller of parse() and list them."
     w = Writer()
@@ -311,7 +312,7 @@ def with_subagent(folder: Path) -> tuple[Path, Path]:
         toolUseResult={
             "status": "completed",
             "prompt": prompt,
-            "agentId": agent_id,
+            **({"agentId": agent_id} if link else {}),
             "content": [{"type": "text", "text": answer}],
             "totalDurationMs": 9000,
             "totalTokens": 12_000,
@@ -327,4 +328,16 @@ def with_subagent(folder: Path) -> tuple[Path, Path]:
     last = grow(sub, su, 2, 0, 9_000, 800)
     sub.assistant(last, [{"type": "text", "text": answer}], (3, 10_600, 200), "msg_sub_end")
     agent = write(folder / SESSION / "subagents" / f"agent-{agent_id}.jsonl", sub.records)
+    if sidecar:
+        agent.with_suffix(".meta.json").write_text(
+            json.dumps(
+                {
+                    "agentType": "general-purpose",
+                    "description": "Find callers",
+                    "toolUseId": tid,
+                    "spawnDepth": 1,
+                    "model": "haiku",
+                }
+            )
+        )
     return main, agent
