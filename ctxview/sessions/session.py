@@ -94,6 +94,20 @@ class Session:
             None,
         )
 
+    def subagent_of_message(self, mid: int) -> SubAgent | None:
+        """The sub-agent started by a call of message ``mid`` (or answered by its tool_result),
+        or None."""
+        from ctxview.sessions.subagents import call_ids
+
+        record = self.transcript.get(mid) if 0 <= mid < len(self.transcript) else None
+        if record is None or not self.subagents:
+            return None
+        for tid in call_ids(record.message):
+            found = self.subagent_for(tid)
+            if found is not None:
+                return found
+        return None
+
     @property
     def system(self) -> Any:
         """The system prompt as sent (``ConversationContext.system_sent``)."""

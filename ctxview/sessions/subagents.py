@@ -179,6 +179,25 @@ def subagents_of(session: LoadedSession) -> list[SubAgent]:
     return top
 
 
+def call_ids(message: Any) -> list[str]:
+    """The tool_use ids a message names: of its ``Task``/``Agent`` calls (an assistant
+    message) or of the calls its tool_results answer (a user message), in block order."""
+    content = message.get("content") if isinstance(message, dict) else None
+    out: list[str] = []
+    for b in content if isinstance(content, list) else []:
+        if not isinstance(b, dict):
+            continue
+        if b.get("type") == "tool_use" and b.get("name") in AGENT_TOOLS:
+            tid = b.get("id")
+        elif b.get("type") == "tool_result":
+            tid = b.get("tool_use_id")
+        else:
+            continue
+        if isinstance(tid, str):
+            out.append(tid)
+    return out
+
+
 def _str(v: Any) -> str | None:
     return v if isinstance(v, str) and v else None
 
