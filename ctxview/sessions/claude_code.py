@@ -446,12 +446,15 @@ def rebuild(
     out: list[_Builder] = []
     last_asst: _Builder | None = None
     pending_boundary: dict[str, Any] | None = None
+    cleared: list[str] = []
     for ln in selected:
         rec = ln.record
         if ln.type == "system":
             if rec.get("subtype") == "compact_boundary":
                 cm = rec.get("compactMetadata")
                 pending_boundary = dict(cm) if isinstance(cm, dict) else {}
+            elif rec.get("subtype") == "microcompact_boundary":
+                cleared.append(_microcompact_note(ln))
             continue
         msg = rec["message"]
         content = msg["content"]
@@ -544,7 +547,7 @@ def rebuild(
 
     messages: list[dict[str, Any]] = []
     metas: list[dict[str, Any]] = []
-    warnings: list[str] = []
+    warnings: list[str] = list(cleared)
     for b in out:
         content = b.content()
         if b.role == "assistant" and not content:
@@ -565,6 +568,23 @@ def rebuild(
     if placement is not None:
         placement.unplaced_lines = _unplaced(usable, selected, off)
     return messages, metas, skipped, warnings
+
+
+def _microcompact_note(line: Line) -> str:
+    """What a reader says of a ``microcompact_boundary`` line: Claude Code cleared the content
+    of earlier tool results there (``microcompactMetadata.compactedToolIds``), and the requests
+    after it sent them cleared, which the rebuilt messages (as recorded) do not show."""
+    meta = line.record.get("microcompactMetadata")
+    meta = meta if isinstance(meta, dict) else {}
+    ids = meta.get("compactedToolIds")
+    n = len(ids) if isinstance(ids, list) else 0
+    saved = meta.get("tokensSaved")
+    saved_text = f", about {saved:,} tokens" if isinstance(saved, int) else ""
+    return (
+        f"line {line.number}: Claude Code cleared {n} earlier tool result"
+        f"{'s' if n != 1 else ''} here (microcompact{saved_text}); the requests after it sent "
+        "them cleared, the messages show them as recorded (their estimates run high)"
+    )
 
 
 def _unplaced(usable: list[Line], selected: list[Line], off: list[dict[str, Any]]) -> list[int]:

@@ -143,3 +143,30 @@ def test_messages_a_compaction_kept_are_sent_after_its_summary(
     after = next(r for r in log.requests if r.message_ids and r.message_ids[0] >= summary)
     assert after.cache_break is not None and after.cache_break.reason == "compaction"
     assert window_of(session, log, after.index)[0] == summary
+
+
+def test_a_microcompaction_is_named(tmp_path: Path) -> None:
+    w = shapes.Writer()
+    last = shapes.grow(w, w.user(None, "go"), 4, 0, 20_000, 500)
+    line = w.base("system", last)
+    line.update(
+        subtype="microcompact_boundary",
+        content="Context microcompacted",
+        level="info",
+        microcompactMetadata={
+            "trigger": "auto",
+            "preTokens": 22_000,
+            "tokensSaved": 1_400,
+            "compactedToolIds": ["toolu_main_0000", "toolu_main_0001"],
+            "clearedAttachmentUUIDs": [],
+        },
+    )
+    w.add(line)
+    shapes.grow(w, line["uuid"], 2, 10, 20_700, 500)
+    session = load_session(shapes.write(tmp_path / "m.jsonl", w.records))
+    assert len(session.messages) == 1 + 2 * 6
+    assert session.warnings == [
+        "line 14: Claude Code cleared 2 earlier tool results here (microcompact, about 1,400 "
+        "tokens); the requests after it sent them cleared, the messages show them as recorded "
+        "(their estimates run high)"
+    ]
