@@ -392,7 +392,8 @@ def _print_requests(report: dict[str, Any], log: Any, rejected: bool) -> None:
         out.write(
             f"\nsub-agent {visible(a['agent'])} ({what}{called}): "
             + (
-                f"{at['requests']:,} requests · input {fmt_tokens(at['input_tokens'])} · "
+                f"{at['requests']:,} request{'s' if at['requests'] != 1 else ''} · "
+                f"input {fmt_tokens(at['input_tokens'])} · "
                 f"hit rate {_pct(at['hit_rate'])} · cost {_money(at['cost_usd'])}"
                 if at is not None
                 else f"not read: {visible(a['error'] or '')}"

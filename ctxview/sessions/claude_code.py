@@ -8,8 +8,14 @@ Rebuilds the message sequence that was actually sent to the API:
 * the conversation is a tree (rewinds): the chain is followed back from the last main-thread line
   through ``parentUuid`` (``logicalParentUuid`` across a compaction); tool_result lines hanging off
   the chain (siblings, not on it) are gathered into their turn;
-* sidechain (sub-agent), progress, snapshot, queue, summary and system records are not messages;
-  a ``compact_boundary`` marks the next message, and the compact summary is marked as such;
+* a parent that is not in the file does not end the chain: it goes on from the message line
+  written before (:class:`Placement` lists such lines, and message lines on no branch);
+* every compaction shape: a ``compact_boundary`` marks the next message (the summary); lines
+  written after it that hang off the pre-compaction line (a 2.1.2xx ``/compact``'s command lines)
+  are read after the summary, and messages the compaction kept (``preservedSegment``, written
+  before it) are moved after the summary; a ``microcompact_boundary`` is named in a warning;
+* sidechain (sub-agent), progress, snapshot, queue, summary and system records are not messages
+  (:func:`sidechain_groups` and :func:`subagent_links` read the sub-agents apart);
 * ``isMeta`` text is kept and marked; whitespace-only assistant text blocks are dropped, as Claude
   Code does before sending.
 """
