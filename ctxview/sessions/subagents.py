@@ -7,6 +7,8 @@ Where Claude Code writes a sub-agent:
   parent's ``Task``/``Agent`` tool_use id; ``agentType``, ``description``, ``parentAgentId`` for
   an agent started by another agent). ``agent-acompact-*.jsonl`` is a compaction's own
   summarising request (``kind == "compaction"``);
+* 2.0: ``agent-<id>.jsonl`` beside the session's file, its lines naming the session
+  (``sessionId``);
 * 1.0 and 2.0: ``isSidechain`` lines inside the main transcript
   (:func:`~ctxview.sessions.claude_code.sidechain_groups`).
 
@@ -136,7 +138,7 @@ def subagents_of(session: LoadedSession) -> list[SubAgent]:
             by_prompt.setdefault(c.prompt.strip(), c)
     links = session.subagent_links
     agents: list[SubAgent] = []
-    for p in session.subagents:
+    for p in [*session.subagents, *_loose_agent_files(session.path)]:
         path = Path(p)
         agent_id = path.stem[len("agent-") :] if path.stem.startswith("agent-") else path.stem
         meta = _sidecar(path)
@@ -198,6 +200,38 @@ def call_ids(message: Any) -> list[str]:
     return out
 
 
+#: at most this many ``agent-*.jsonl`` files beside a session are looked at for its sub-agents
+_LOOSE_LIMIT = 2000
+
+
+def _loose_agent_files(path: str) -> list[str]:
+    """``agent-*.jsonl`` files beside a session's file (Claude Code 2.0 wrote sub-agents there)
+    whose first line names the session (``sessionId``)."""
+    base = Path(path)
+    if base.suffix != ".jsonl" or base.stem.startswith("agent-"):
+        return []
+    out: list[str] = []
+    try:
+        candidates = sorted(base.parent.glob("agent-*.jsonl"))[:_LOOSE_LIMIT]
+    except OSError:
+        return []
+    for p in candidates:
+        rec = _first_record(p)
+        if rec is not None and rec.get("sessionId") == base.stem:
+            out.append(str(p))
+    return out
+
+
+def _first_record(path: Path) -> dict[str, Any] | None:
+    try:
+        with path.open("r", encoding="utf-8", errors="replace") as f:
+            first = f.readline(_READ_LIMIT)
+        rec = json.loads(first)
+    except (OSError, ValueError, RecursionError):
+        return None
+    return rec if isinstance(rec, dict) else None
+
+
 def _str(v: Any) -> str | None:
     return v if isinstance(v, str) and v else None
 
@@ -225,13 +259,8 @@ def _prompt_text(content: Any) -> str | None:
 
 def _first_prompt(path: Path) -> str | None:
     """The first user message's text of a sub-agent transcript (its first line only)."""
-    try:
-        with path.open("r", encoding="utf-8", errors="replace") as f:
-            first = f.readline(_READ_LIMIT)
-        rec = json.loads(first)
-    except (OSError, ValueError, RecursionError):
-        return None
-    msg = rec.get("message") if isinstance(rec, dict) else None
+    rec = _first_record(path)
+    msg = rec.get("message") if rec is not None else None
     if not isinstance(msg, dict) or msg.get("role") != "user":
         return None
     return _prompt_text(msg.get("content"))

@@ -272,10 +272,13 @@ def dangling_progress(rounds: int = 30) -> list[dict[str, Any]]:
     return w.records
 
 
-def with_subagent(folder: Path, sidecar: bool = False, link: bool = True) -> tuple[Path, Path]:
+def with_subagent(
+    folder: Path, sidecar: bool = False, link: bool = True, beside: bool = False
+) -> tuple[Path, Path]:
     """``<folder>/<session>.jsonl`` whose ``Task`` tool call ran a sub-agent, and the sub-agent's
     ``<folder>/<session>/subagents/agent-<id>.jsonl`` (with its ``agent-<id>.meta.json`` when
-    ``sidecar``; ``link=False``: the tool_result records no ``agentId``, as 1.0.x wrote it)."""
+    ``sidecar``; ``link=False``: the tool_result records no ``agentId``, as 1.0.x wrote it;
+    ``beside``: ``<folder>/agent-<id>.jsonl``, as 2.0 wrote it)."""
     agent_id = "a1b2c3d"
     prompt = "Find every caller of parse() and list them."
     w = Writer()
@@ -327,7 +330,8 @@ def with_subagent(folder: Path, sidecar: bool = False, link: bool = True) -> tup
     su = sub.user(None, prompt)
     last = grow(sub, su, 2, 0, 9_000, 800)
     sub.assistant(last, [{"type": "text", "text": answer}], (3, 10_600, 200), "msg_sub_end")
-    agent = write(folder / SESSION / "subagents" / f"agent-{agent_id}.jsonl", sub.records)
+    where = folder if beside else folder / SESSION / "subagents"
+    agent = write(where / f"agent-{agent_id}.jsonl", sub.records)
     if sidecar:
         agent.with_suffix(".meta.json").write_text(
             json.dumps(

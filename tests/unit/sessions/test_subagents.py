@@ -81,3 +81,12 @@ def test_sidechain_lines_inside_an_older_transcript_are_its_sub_agents() -> None
 
 def test_a_session_without_sub_agents_has_none() -> None:
     assert subagents_of(load_session(ACC / "spotter_tool_heavy.jsonl")) == []
+
+
+def test_an_agent_file_beside_the_session_that_names_it_is_its_sub_agent(tmp_path: Path) -> None:
+    main, agent = shapes.with_subagent(tmp_path, beside=True)
+    # another session's agent file in the same folder is not
+    other = tmp_path / "agent-0th3r.jsonl"
+    other.write_text(agent.read_text().replace(shapes.SESSION, "another-session"))
+    [a] = subagents_of(load_session(main))
+    assert a.path == str(agent) and a.tool_use_id == "toolu_task_0001"
