@@ -26,38 +26,27 @@ import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxview.sessions.claude_code_compaction import (
+    Placement,
+    compaction_splices,
+    kept_after_summaries,
+    microcompact_note,
+    placement_notes,
+)
+from ctxview.sessions.claude_code_lines import MESSAGE_TYPES, Line, message_id
 from ctxview.sessions.validate import block_problem
 
-MESSAGE_TYPES = ("user", "assistant")
-
-
-class Line:
-    """One record of a transcript, with the fields the branch selection reads again and again
-    (uuid, parent, type) read once, when the line is made (a record is not changed after)."""
-
-    __slots__ = ("number", "parent", "record", "type", "uuid")
-
-    def __init__(self, number: int, record: dict[str, Any]) -> None:
-        self.number = number  # 1-based line number (or logline index + 1)
-        self.record = record
-        get = record.get
-        u = get("uuid")
-        self.uuid: str | None = u if type(u) is str or isinstance(u, str) else None
-        p = get("parentUuid")
-        if not isinstance(p, str):
-            p = get("logicalParentUuid")
-        self.parent: str | None = p if isinstance(p, str) else None
-        self.type: Any = get("type")
-
-    def __repr__(self) -> str:
-        return f"Line(number={self.number!r}, record={self.record!r})"
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Line):
-            return NotImplemented
-        return self.number == other.number and self.record == other.record
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
+__all__ = [
+    "MESSAGE_TYPES",
+    "Line",
+    "Placement",
+    "off_branch_responses",
+    "placement_notes",
+    "rebuild",
+    "sidechain_groups",
+    "subagent_links",
+    "title_of",
+]
 
 
 @dataclass
@@ -96,12 +85,6 @@ def _usable(line: Line) -> str | None:
     return None
 
 
-def _message_id(line: Line) -> str | None:
-    msg = line.record.get("message")
-    mid = msg.get("id") if isinstance(msg, dict) else None
-    return mid if isinstance(mid, str) else None
-
-
 def _branch_end(main: list[Line]) -> Line | None:
     """The last line of the current branch: the last main-thread assistant line, or a later line
     that descends from it (a question typed after the last response).
@@ -127,142 +110,6 @@ def _branch_end(main: list[Line]) -> Line | None:
     return end
 
 
-@dataclass
-class Placement:
-    """How the lines of a transcript were placed on the current branch, for the notices a
-    reader shows: nothing that cannot be placed is dropped without saying so."""
-
-    #: (line number, parent uuid) of lines whose parent is not in the file: the branch went on
-    #: from the message line written before them
-    dangling_parents: list[tuple[int, str]] = field(default_factory=list)
-    #: line numbers of the compactions (``compact_boundary``) whose next lines hang off the
-    #: pre-compaction line, re-hung on the compaction's summary
-    spliced_compactions: list[int] = field(default_factory=list)
-    #: main-thread message lines on no branch: neither sent with the current branch nor with a
-    #: request off it (a rewind)
-    unplaced_lines: list[int] = field(default_factory=list)
-
-
-#: a request after a compaction that billed at least this share of the compaction's
-#: ``preTokens`` was sent the whole history, not the summary
-_FULL_HISTORY_SHARE = 0.9
-
-
-def placement_notes(placement: Placement) -> list[str]:
-    """The notices a reader adds to its warnings for a :class:`Placement`."""
-    notes: list[str] = []
-    dangling = placement.dangling_parents
-    if dangling:
-        where = ", ".join(str(n) for n, _ in dangling[:8]) + (" ..." if len(dangling) > 8 else "")
-        notes.append(
-            f"{len(dangling)} line{'s name' if len(dangling) != 1 else ' names'} a parent that is "
-            f"not in the file (line{'s' if len(dangling) != 1 else ''} {where}): the "
-            "conversation was followed on from the message line written before "
-            + ("each" if len(dangling) != 1 else "it")
-        )
-    for n in placement.spliced_compactions:
-        notes.append(
-            f"line {n}: the lines after this compaction hang off the line before it; they were "
-            "read after its summary, as Claude Code sent them"
-        )
-    unplaced = placement.unplaced_lines
-    if unplaced:
-        where = ", ".join(map(str, unplaced[:8])) + (" ..." if len(unplaced) > 8 else "")
-        notes.append(
-            f"{len(unplaced)} message line{'s are' if len(unplaced) != 1 else ' is'} on no branch "
-            f"of the conversation and left out (line{'s' if len(unplaced) != 1 else ''} {where})"
-        )
-    return notes
-
-
-def _recorded_total(line: Line) -> int | None:
-    msg = line.record.get("message")
-    u = msg.get("usage") if isinstance(msg, dict) else None
-    if not isinstance(u, dict):
-        return None
-    total = 0
-    for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
-        v = u.get(key, 0)
-        if not isinstance(v, int) or isinstance(v, bool):
-            return None
-        total += v
-    return total
-
-
-def _compaction_splices(
-    main: list[Line], position: dict[int, int], by_uuid: dict[str, Line]
-) -> tuple[dict[int, Line], list[int]]:
-    """Lines written after a ``compact_boundary`` that hang off a line before it (Claude Code
-    2.1.2xx writes a manual ``/compact``'s caveat, command and output lines under the
-    pre-compaction line, after the boundary and its summary): ``id(line) -> the line to hang it
-    on`` (the last line of the boundary's own chain written before it: the summary), and the
-    boundaries' line numbers.
-
-    The recorded usage decides where it can: when the first response under such a line billed
-    at least 90% of the boundary's ``preTokens``, its request held the whole history (no
-    summary), and the line keeps its parent."""
-    splices: dict[int, Line] = {}
-    spliced: list[int] = []
-    bounds = [
-        k
-        for k, ln in enumerate(main)
-        if ln.type == "system" and ln.uuid and ln.record.get("subtype") == "compact_boundary"
-    ]
-    for j, kb in enumerate(bounds):
-        start = bounds[j - 1] + 1 if j else 0
-        end = bounds[j + 1] if j + 1 < len(bounds) else len(main)
-        boundary = main[kb]
-        # the boundary's own lines after it (its summary), then the messages the compaction
-        # kept: written before it, hanging off its summary (``preservedSegment``)
-        after: set[str | None] = {boundary.uuid}
-        for ln in main[kb + 1 : end]:
-            if ln.parent in after and ln.uuid:
-                after.add(ln.uuid)
-        kept: set[str | None] = set()
-        for ln in main[start:kb]:
-            if (ln.parent in after or ln.parent in kept) and ln.uuid:
-                kept.add(ln.uuid)
-        own = {boundary.uuid}
-        tail = boundary
-        meta = boundary.record.get("compactMetadata")
-        pre = meta.get("preTokens") if isinstance(meta, dict) else None
-        for k in range(kb + 1, end):
-            ln = main[k]
-            if ln.parent in own and ln.uuid:
-                own.add(ln.uuid)
-                tail = ln
-                continue
-            parent = by_uuid.get(ln.parent) if ln.parent else None
-            if (
-                parent is None
-                or position[id(parent)] >= kb
-                or ln.uuid is None
-                or parent.uuid in kept
-            ):
-                continue
-            if isinstance(pre, int) and pre > 0:
-                billed = _first_billed_under(main, k, end)
-                if billed is not None and billed >= _FULL_HISTORY_SHARE * pre:
-                    continue
-            splices[id(ln)] = tail
-            if not spliced or spliced[-1] != boundary.number:
-                spliced.append(boundary.number)
-    return splices, spliced
-
-
-def _first_billed_under(main: list[Line], k: int, end: int) -> int | None:
-    """The recorded input of the first response that descends from ``main[k]`` before ``end``."""
-    under = {main[k].uuid}
-    for ln in main[k + 1 : end]:
-        if ln.parent in under and ln.uuid:
-            under.add(ln.uuid)
-            if ln.type == "assistant":
-                total = _recorded_total(ln)
-                if total is not None:
-                    return total
-    return None
-
-
 def _select(lines: list[Line], placement: Placement | None = None) -> list[Line]:
     """Main-thread message lines of the current branch, in file order."""
     main = [ln for ln in lines if not ln.record.get("isSidechain")]
@@ -284,7 +131,7 @@ def _select(lines: list[Line], placement: Placement | None = None) -> list[Line]
     if last is None:
         return message_lines
     position = {id(ln): k for k, ln in enumerate(main)}
-    splices, spliced = _compaction_splices(main, position, by_uuid)
+    splices, spliced = compaction_splices(main, position, by_uuid)
     if placement is not None:
         placement.spliced_compactions = spliced
     chain: set[str] = set()
@@ -335,15 +182,12 @@ def _select(lines: list[Line], placement: Placement | None = None) -> list[Line]
     # hang their results off different lines of it: every main-thread line of a response that has
     # a line on the chain belongs to it, in file order.
     responses = {
-        mid
-        for ln in main
-        if ln.uuid in chain and ln.type == "assistant"
-        if (mid := _message_id(ln))
+        mid for ln in main if ln.uuid in chain and ln.type == "assistant" if (mid := message_id(ln))
     }
     response_uuids: set[str] = set(chain)
     chain_tool_ids: set[str] = set()
     for ln in main:
-        if ln.type != "assistant" or not (ln.uuid in chain or _message_id(ln) in responses):
+        if ln.type != "assistant" or not (ln.uuid in chain or message_id(ln) in responses):
             continue
         if ln.uuid:
             response_uuids.add(ln.uuid)
@@ -360,7 +204,7 @@ def _select(lines: list[Line], placement: Placement | None = None) -> list[Line]
             continue
         if ln.uuid in chain:
             selected.append(ln)
-        elif ln.type == "assistant" and _message_id(ln) in responses:
+        elif ln.type == "assistant" and message_id(ln) in responses:
             selected.append(ln)  # another block of a response on the chain
         elif (
             ln.type == "user"
@@ -368,29 +212,7 @@ def _select(lines: list[Line], placement: Placement | None = None) -> list[Line]
             and _only_results_for(ln, chain_tool_ids)
         ):
             selected.append(ln)  # tool results hanging off a block of a response on the chain
-    return _kept_after_summaries(selected, kept_after, position) if kept_after else selected
-
-
-def _kept_after_summaries(
-    selected: list[Line], kept_after: dict[int, list[Line]], position: dict[int, int]
-) -> list[Line]:
-    """``selected`` with the messages each compaction kept (written before its boundary, hung
-    after its summary) moved after the summary, where the requests after it sent them: the
-    kept lines' span of the file (their responses' other lines and tool results with them)."""
-    out = list(selected)
-    for bid, kept in kept_after.items():
-        lo = min(position[id(ln)] for ln in kept)
-        hi = max(position[id(ln)] for ln in kept)
-        span = [ln for ln in out if lo <= position[id(ln)] <= hi]
-        moving = {id(ln) for ln in span}
-        rest = [ln for ln in out if id(ln) not in moving]
-        b = next(k for k, ln in enumerate(rest) if id(ln) == bid)
-        # after the boundary and its summary (the user lines right after it)
-        k = b + 1
-        while k < len(rest) and rest[k].type == "user" and rest[k].record.get("isCompactSummary"):
-            k += 1
-        out = rest[:k] + span + rest[k:]
-    return out
+    return kept_after_summaries(selected, kept_after, position) if kept_after else selected
 
 
 def _blank(value: Any) -> bool:
@@ -460,7 +282,7 @@ def rebuild(
                 cm = rec.get("compactMetadata")
                 pending_boundary = dict(cm) if isinstance(cm, dict) else {}
             elif rec.get("subtype") == "microcompact_boundary":
-                cleared.append(_microcompact_note(ln))
+                cleared.append(microcompact_note(ln))
             continue
         msg = rec["message"]
         content = msg["content"]
@@ -576,23 +398,6 @@ def rebuild(
     return messages, metas, skipped, warnings
 
 
-def _microcompact_note(line: Line) -> str:
-    """What a reader says of a ``microcompact_boundary`` line: Claude Code cleared the content
-    of earlier tool results there (``microcompactMetadata.compactedToolIds``), and the requests
-    after it sent them cleared, which the rebuilt messages (as recorded) do not show."""
-    meta = line.record.get("microcompactMetadata")
-    meta = meta if isinstance(meta, dict) else {}
-    ids = meta.get("compactedToolIds")
-    n = len(ids) if isinstance(ids, list) else 0
-    saved = meta.get("tokensSaved")
-    saved_text = f", about {saved:,} tokens" if isinstance(saved, int) else ""
-    return (
-        f"line {line.number}: Claude Code cleared {n} earlier tool result"
-        f"{'s' if n != 1 else ''} here (microcompact{saved_text}); the requests after it sent "
-        "them cleared, the messages show them as recorded (their estimates run high)"
-    )
-
-
 def _unplaced(usable: list[Line], selected: list[Line], off: list[dict[str, Any]]) -> list[int]:
     """Numbers of the main-thread message lines neither on the current branch nor sent with a
     request off it."""
@@ -608,7 +413,7 @@ def _unplaced(usable: list[Line], selected: list[Line], off: list[dict[str, Any]
         if ln.type in MESSAGE_TYPES
         and id(ln) not in placed
         and ln.uuid not in off_uuids
-        and not (ln.type == "assistant" and _message_id(ln) in off_ids)
+        and not (ln.type == "assistant" and message_id(ln) in off_ids)
     ]
 
 
@@ -711,7 +516,7 @@ def off_branch_responses(
         # written before this response (parallel tool calls branch off one response's lines)
         on_path = {id(ln) for ln in path}
         extra: list[Line] = []
-        for mid_on in {m for ln in path if ln.type == "assistant" if (m := _message_id(ln))}:
+        for mid_on in {m for ln in path if ln.type == "assistant" if (m := message_id(ln))}:
             extra.extend(lines_of_response.get(mid_on, ()))
         todo = [ln.uuid for ln in path if ln.uuid] + [ln.uuid for ln in extra if ln.uuid]
         while todo:
