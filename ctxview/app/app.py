@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from ctxview.app.follow import Following
     from ctxview.app.notices import EvictionNotices
     from ctxview.app.settings import Settings
+    from ctxview.app.subagents import SubAgentNavigation
     from ctxview.app.widgets.detail import BlockDetail
     from ctxview.app.widgets.sidebar import ConfigSidebar
 
@@ -101,6 +102,12 @@ class CtxviewApp(ShellApp):
         from ctxview.app.figures import Figures
 
         return Figures(self, self.model, self.config)
+
+    @cached_property
+    def subagents(self) -> SubAgentNavigation:
+        from ctxview.app.subagents import SubAgentNavigation
+
+        return SubAgentNavigation(self)
 
     @cached_property
     def evictions(self) -> EvictionNotices:
@@ -287,7 +294,10 @@ class CtxviewApp(ShellApp):
 
     def _update_titles(self) -> None:
         unsaved = " · ● unsaved" if self.model.unsaved else ""
-        self.title = f"ctxview · {self.model.name}{unsaved}"  # validate_title: visible text
+        name = self.model.name
+        if "subagents" in self.__dict__ and (crumb := self.subagents.breadcrumb()):
+            name = crumb
+        self.title = f"ctxview · {name}{unsaved}"  # validate_title makes it visible text
         mode = "offline" if self.offline else "online"
         following = " · following" if self._following is not None and self._following.active else ""
         self.sub_title = f"{self.model.model} · {mode}{following}"
@@ -517,6 +527,16 @@ class CtxviewApp(ShellApp):
             return
         if isinstance(self.focused, Input):
             self.timeline.focus()
+            return
+        if "subagents" in self.__dict__:
+            self.subagents.back()
+
+    def action_open_subagent(self) -> None:
+        self.subagents.open_selected()
+
+    def action_subagent_back(self) -> None:
+        if not ("subagents" in self.__dict__ and self.subagents.back()):
+            self.notify("this is the main session (no sub-agent opened)", markup=False)
 
     def action_edit_system(self) -> None:
         from ctxview.app import dialogs
@@ -543,6 +563,8 @@ class CtxviewApp(ShellApp):
         self.opened_file = True
         if self.chat is not None:
             self.chat.reset()
+        if "subagents" in self.__dict__:
+            self.subagents.opened(model)
         self._install_model(model, focus=True)
         if event.follow:
             self.action_follow()

@@ -148,6 +148,9 @@ class SessionFiles:
                 f" · conversation #{model.session.conversation} of "
                 f"{len(model.session.conversations)} (open another as FILE#N)"
             )
+        unplaced, dangling = model.session.unplaced_lines, model.session.dangling_parents
+        note += f" · {len(unplaced)} lines on no branch" if unplaced else ""
+        note += f" · {len(dangling)} parents not in the file" if dangling else ""
         app.call_from_thread(
             app.notify,
             f"opened {model.name}: {len(model.transcript):,} messages ({model.session.format}){note}",

@@ -183,9 +183,10 @@ def load_file(args: argparse.Namespace) -> Any:
     return unreadable(args, msg), cfg
 
 
-def load_replay(args: argparse.Namespace) -> Any:
+def load_replay(args: argparse.Namespace, *, as_sent: bool = False) -> Any:
     """(session replayed under ``--max`` and ``--strategy``, config) or (exit code, config)
-    after printing the reason as :func:`load_file` does."""
+    after printing the reason as :func:`load_file` does. ``as_sent``: a recorded session with
+    neither flag is replayed as it was sent, as the TUI opens it (``sessions.replay``)."""
     from ctxview.sessions import replay
 
     session, cfg = load_file(args)
@@ -197,6 +198,7 @@ def load_replay(args: argparse.Namespace) -> Any:
             max_context_messages=args.max,
             strategy=args.strategy,
             defaults=cfg.as_defaults(),
+            as_sent=as_sent,
         )
     except ValueError as exc:
         return unreadable(args, f"{args.file}: {exc}"), cfg

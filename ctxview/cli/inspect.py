@@ -27,7 +27,7 @@ def add_parsers(sub: Any) -> None:
 
 @without_gc
 def cmd_inspect(args: argparse.Namespace) -> int:
-    rep, cfg = load_replay(args)
+    rep, cfg = load_replay(args, as_sent=True)
     if isinstance(rep, int):
         return rep
     summary = rep.summary(rep.model_name(cfg.as_defaults()))
@@ -66,7 +66,12 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
     rows = [
         ("format", summary["format"]),
         ("messages", f"{summary['messages_total']:,} in the file"),
-        ("strategy", f"{summary['strategy']}, max {summary['max_context_messages']}"),
+        (
+            "strategy",
+            "as sent (the whole conversation; a compaction starts it again)"
+            if summary["mode"] == "as sent"
+            else f"{summary['strategy']}, max {summary['max_context_messages']}",
+        ),
         (
             "window",
             f"{summary['window']['size']:,} message{'s' if summary['window']['size'] != 1 else ''}"
@@ -87,6 +92,15 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
     ]
     if summary["skipped_lines"]:
         rows.append(("skipped lines", ", ".join(map(str, summary["skipped_lines"]))))
+    if summary["unplaced_lines"]:
+        rows.append(("unplaced lines", ", ".join(map(str, summary["unplaced_lines"]))))
+    if summary["dangling_parents"]:
+        rows.append(
+            (
+                "dangling parents",
+                ", ".join(f"line {d['line']}" for d in summary["dangling_parents"]),
+            )
+        )
     for k, v in rows:
         t.add_row(k, Text(visible(str(v))))
     t.add_row("protocol", status)

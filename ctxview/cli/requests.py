@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from ctxview.cli.common import (
@@ -82,9 +83,14 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any, Any] | int:
 
 
 def requests_report(
-    log: Any, session: Any, config_used: dict[str, Any] | None = None
+    log: Any,
+    session: Any,
+    config_used: dict[str, Any] | None = None,
+    agents: Sequence[Any] = (),
 ) -> dict[str, Any]:
-    """``requests --json``'s object (``config_used``: the config values used, when given)."""
+    """The ``requests --json`` object (``config_used``: the config values used, when given;
+    ``agents``: the sub-agents' logs (``sessions.subagents.AgentLog``), whose requests follow the
+    main session's, each with its ``agent``, and count in ``totals``)."""
     report = {
         "file": session.path,
         "format": session.format,
@@ -92,13 +98,35 @@ def requests_report(
         "max_context_messages": log.max_context_messages,
         "model": log.model,
         "cache_assumption": log.cache_assumption(),
-        "requests": [r.to_dict() for r in log.requests],
-        "totals": log.totals(),
+        "requests": [
+            {**r.to_dict(), "agent": name}
+            for name, reqs in _agent_requests(log, agents)
+            for r in reqs
+        ],
+        "totals": _totals(log, agents),
+        "agents": _agents(log, agents),
         "notes": log.notes,
     }
     if config_used is not None:
         report["config_used"] = config_used
     return report
+
+
+def _agent_requests(log: Any, agents: Sequence[Any]) -> list[tuple[str, list[Any]]]:
+    return [("main", log.requests)] + [
+        (al.agent.agent_id, al.log.requests) for al in agents if al.log is not None
+    ]
+
+
+def _totals(log: Any, agents: Sequence[Any]) -> dict[str, Any]:
+    from ctxview.sessions.subagents import totals_with_agents
+
+    return totals_with_agents(log, list(agents))
+
+
+def _agents(log: Any, agents: Sequence[Any]) -> list[dict[str, Any]]:
+    main = {"agent": "main", "requests": len(log.requests), "totals": log.totals()}
+    return [main, *(al.describe() for al in agents)]
 
 
 #: the keys of ``Request.to_dict()`` that :func:`requests_json` writes itself, in order
@@ -154,12 +182,17 @@ def money_text(v: float) -> str:
     return text + "0" if text[-1] == "." else text
 
 
-def requests_json(log: Any, session: Any, config_used: dict[str, Any] | None = None) -> str:
+def requests_json(
+    log: Any,
+    session: Any,
+    config_used: dict[str, Any] | None = None,
+    agents: Sequence[Any] = (),
+) -> str:
     """``json_text(requests_report(log, session))``, the same text, without building a dict per
     request: each request is one f-string (50,000 requests: a tenth of the time of
     ``to_dict`` + ``json.dumps``). Falls back to the dicts when ``Request.to_dict`` holds other
     keys than these, or a count is not an int. ``tests/unit/core/test_request_window_sources.py`` holds the two against each other."""
-    return "".join(requests_json_parts(log, session, config_used))
+    return "".join(requests_json_parts(log, session, config_used, agents))
 
 
 #: requests joined per piece of :func:`requests_json_parts`
@@ -167,7 +200,10 @@ _PIECE = 1024
 
 
 def requests_json_parts(
-    log: Any, session: Any, config_used: dict[str, Any] | None = None
+    log: Any,
+    session: Any,
+    config_used: dict[str, Any] | None = None,
+    agents: Sequence[Any] = (),
 ) -> list[str]:
     """:func:`requests_json`'s text in pieces of :data:`_PIECE` requests, to be written one after
     the other: 50,000 requests are not held as 50,000 strings, then 20 MB joined, then 20 MB
@@ -178,7 +214,7 @@ def requests_json_parts(
 
     reqs = log.requests
     if reqs and not all(_plain(r) for r in (reqs[0], reqs[-1])):
-        return [json_text(requests_report(log, session, config_used))]
+        return [json_text(requests_report(log, session, config_used, agents))]
     enc = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
     # the pieces that repeat (break reasons and positions, models) are formatted once
     breaks: dict[int, str] = {}
@@ -215,7 +251,9 @@ def requests_json_parts(
         parts.append(escape_controls(("" if len(parts) == 1 else ", ") + ", ".join(rows)))
         rows.clear()
 
-    for r in reqs:
+    for agent, r in (
+        (encode_basestring(name), r) for name, rs in _agent_requests(log, agents) for r in rs
+    ):
         # the counts are ints by construction (simulate): formatted as they are, as json does
         b = r.cache_break
         bs = breaks.get(id(b))  # by identity: the replays share one object per break
@@ -259,7 +297,8 @@ def requests_json_parts(
             f'"model": {ms}, "response_id": {"null" if rid is None else rid}, '
             f'"redundancy": {rs}, '
             f'"off_branch": {"true" if r.off_branch is True else "false"}, '
-            f'"recorded_break": {"null" if (rm := r.recorded_miss) is None else enc(rm.to_dict())}}}'
+            f'"recorded_break": {"null" if (rm := r.recorded_miss) is None else enc(rm.to_dict())}, '
+            f'"agent": {agent}}}'
         )
         if len(rows) == _PIECE:
             flush()
@@ -267,7 +306,10 @@ def requests_json_parts(
         flush()
     used = "" if config_used is None else f', "config_used": {enc(config_used)}'
     parts.append(
-        escape_controls(f'], "totals": {enc(log.totals())}, "notes": {enc(log.notes)}{used}}}')
+        escape_controls(
+            f'], "totals": {enc(_totals(log, agents))}, '
+            f'"agents": {enc(_agents(log, agents))}, "notes": {enc(log.notes)}{used}}}'
+        )
     )
     return parts
 
@@ -292,7 +334,8 @@ def cmd_requests(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         return unreadable(args, f"{args.file}: {exc}")
-    retain(log)
+    agents = _subagent_logs(session, log, cfg, prices)
+    retain(log, agents)
     # exit 1 as inspect: the last request (the window the session would send) is rejected
     rejected = False
     if log.requests:
@@ -303,14 +346,17 @@ def cmd_requests(args: argparse.Namespace) -> int:
     if args.json:
         out = sys.stdout
         if session.format == "proxy":
-            report = {**requests_report(log, session, args.config_used), **recorded_report(session)}
+            report = {
+                **requests_report(log, session, args.config_used, agents),
+                **recorded_report(session),
+            }
             out.write(json_text(report))
         else:
-            for part in requests_json_parts(log, session, args.config_used):
+            for part in requests_json_parts(log, session, args.config_used, agents):
                 out.write(part)
         out.write("\n")
     else:
-        _print_requests(requests_report(log, session), log, rejected)
+        _print_requests(requests_report(log, session, agents=agents), log, rejected)
         if session.format == "proxy":
             _print_recorded(session)
     return EXIT_PROBLEMS if rejected else EXIT_OK
@@ -361,6 +407,16 @@ def _print_recorded(session: Any) -> None:
                 f"{msgs} message{'s' if msgs != 1 else ''} · "
                 f"{one_line(repr(c['first_prompt']), 80)}\n"
             )
+
+
+def _subagent_logs(session: Any, log: Any, cfg: Any, prices: Any) -> list[Any]:
+    """The sub-agents' requests as they sent them, when the main session is shown as sent
+    (a simulation under max and strategy replays the main conversation alone)."""
+    if not log.as_sent:
+        return []
+    from ctxview.sessions.subagents import agent_logs, subagents_of
+
+    return agent_logs(subagents_of(session), prices=prices, defaults=cfg.as_defaults())
 
 
 def _window_ids(log: Any, req: Any, session: Any) -> list[int]:
@@ -428,6 +484,22 @@ def _print_requests(report: dict[str, Any], log: Any, rejected: bool) -> None:
             f"{fmt_tokens(r.cache_read):>7} {fmt_tokens(r.cache_write):>7} "
             f"{fmt_tokens(r.uncached):>8} {rec:>24} {brk:<16} {_money(r.cost_usd):>9}  {red}\n"
         )
+    for a in report["agents"][1:]:
+        at = a["totals"]
+        called = f", started by #{a['message_id']}" if a["message_id"] is not None else ""
+        what = visible(one_line(a["description"] or a["agent_type"] or a["kind"], 60))
+        out.write(
+            f"\nsub-agent {visible(a['agent'])} ({what}{called}): "
+            + (
+                f"{at['requests']:,} request{'s' if at['requests'] != 1 else ''} · "
+                f"input {fmt_tokens(at['input_tokens'])} · "
+                f"hit rate {_pct(at['hit_rate'])} · cost {_money(at['cost_usd'])}"
+                if at is not None
+                else f"not read: {visible(a['error'] or '')}"
+            )
+        )
+    if len(report["agents"]) > 1:
+        out.write("\n(the totals below include the sub-agents)\n")
     t = report["totals"]
     out.write(
         f"\ntotal: {t['requests']:,} requests · input {fmt_tokens(t['input_tokens'])} · "

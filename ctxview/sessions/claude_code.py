@@ -8,8 +8,14 @@ Rebuilds the message sequence that was actually sent to the API:
 * the conversation is a tree (rewinds): the chain is followed back from the last main-thread line
   through ``parentUuid`` (``logicalParentUuid`` across a compaction); tool_result lines hanging off
   the chain (siblings, not on it) are gathered into their turn;
-* sidechain (sub-agent), progress, snapshot, queue, summary and system records are not messages;
-  a ``compact_boundary`` marks the next message, and the compact summary is marked as such;
+* a parent that is not in the file does not end the chain: it goes on from the message line
+  written before (:class:`Placement` lists such lines, and message lines on no branch);
+* every compaction shape: a ``compact_boundary`` marks the next message (the summary); lines
+  written after it that hang off the pre-compaction line (a 2.1.2xx ``/compact``'s command lines)
+  are read after the summary, and messages the compaction kept (``preservedSegment``, written
+  before it) are moved after the summary; a ``microcompact_boundary`` is named in a warning;
+* sidechain (sub-agent), progress, snapshot, queue, summary and system records are not messages
+  (:func:`sidechain_groups` and :func:`subagent_links` read the sub-agents apart);
 * ``isMeta`` text is kept and marked; whitespace-only assistant text blocks are dropped, as Claude
   Code does before sending.
 """
@@ -20,38 +26,27 @@ import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxview.sessions.claude_code_compaction import (
+    Placement,
+    compaction_splices,
+    kept_after_summaries,
+    microcompact_note,
+    placement_notes,
+)
+from ctxview.sessions.claude_code_lines import MESSAGE_TYPES, Line, message_id
 from ctxview.sessions.validate import block_problem
 
-MESSAGE_TYPES = ("user", "assistant")
-
-
-class Line:
-    """One record of a transcript, with the fields the branch selection reads again and again
-    (uuid, parent, type) read once, when the line is made (a record is not changed after)."""
-
-    __slots__ = ("number", "parent", "record", "type", "uuid")
-
-    def __init__(self, number: int, record: dict[str, Any]) -> None:
-        self.number = number  # 1-based line number (or logline index + 1)
-        self.record = record
-        get = record.get
-        u = get("uuid")
-        self.uuid: str | None = u if type(u) is str or isinstance(u, str) else None
-        p = get("parentUuid")
-        if not isinstance(p, str):
-            p = get("logicalParentUuid")
-        self.parent: str | None = p if isinstance(p, str) else None
-        self.type: Any = get("type")
-
-    def __repr__(self) -> str:
-        return f"Line(number={self.number!r}, record={self.record!r})"
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Line):
-            return NotImplemented
-        return self.number == other.number and self.record == other.record
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass was
+__all__ = [
+    "MESSAGE_TYPES",
+    "Line",
+    "Placement",
+    "off_branch_responses",
+    "placement_notes",
+    "rebuild",
+    "sidechain_groups",
+    "subagent_links",
+    "title_of",
+]
 
 
 @dataclass
@@ -90,12 +85,6 @@ def _usable(line: Line) -> str | None:
     return None
 
 
-def _message_id(line: Line) -> str | None:
-    msg = line.record.get("message")
-    mid = msg.get("id") if isinstance(msg, dict) else None
-    return mid if isinstance(mid, str) else None
-
-
 def _branch_end(main: list[Line]) -> Line | None:
     """The last line of the current branch: the last main-thread assistant line, or a later line
     that descends from it (a question typed after the last response).
@@ -121,7 +110,7 @@ def _branch_end(main: list[Line]) -> Line | None:
     return end
 
 
-def _select(lines: list[Line]) -> list[Line]:
+def _select(lines: list[Line], placement: Placement | None = None) -> list[Line]:
     """Main-thread message lines of the current branch, in file order."""
     main = [ln for ln in lines if not ln.record.get("isSidechain")]
     if not any(ln.type in MESSAGE_TYPES for ln in main):
@@ -142,32 +131,63 @@ def _select(lines: list[Line]) -> list[Line]:
     if last is None:
         return message_lines
     position = {id(ln): k for k, ln in enumerate(main)}
+    splices, spliced = compaction_splices(main, position, by_uuid)
+    if placement is not None:
+        placement.spliced_compactions = spliced
     chain: set[str] = set()
+    #: per compaction boundary on the chain, the chain lines written before it that hang (through
+    #: its summary) after it: messages a compaction kept verbatim (``preservedSegment``)
+    kept_after: dict[int, list[Line]] = {}
+    walked: list[Line] = []
+    lowest = len(main)  # the lowest position of a chain line so far
     cursor: Line | None = last
     while cursor is not None and cursor.uuid and cursor.uuid not in chain:
         chain.add(cursor.uuid)
-        nxt = by_uuid.get(cursor.parent) if cursor.parent else None
-        if nxt is None and cursor.record.get("subtype") == "compact_boundary":
-            # the boundary's logicalParentUuid is not always in the file: the conversation
-            # before a compaction continues from the last main-thread line written before it
-            k = position[id(cursor)] - 1
-            while k >= 0 and not (main[k].uuid and main[k].type in MESSAGE_TYPES):
-                k -= 1
-            nxt = main[k] if k >= 0 else None
+        at = position[id(cursor)]
+        boundary = cursor.type == "system" and cursor.record.get("subtype") == "compact_boundary"
+        if boundary:
+            kept = [ln for ln in walked if position[id(ln)] < at]
+            if kept:
+                kept_after[id(cursor)] = kept
+        walked.append(cursor)
+        lowest = min(lowest, at)
+        nxt = splices.get(id(cursor))
+        if nxt is None and cursor.parent:
+            nxt = by_uuid.get(cursor.parent)
+            if boundary and (nxt is None or nxt.uuid in chain or position[id(nxt)] > lowest):
+                # the boundary's logical parent is not in the file, or is one of the messages
+                # the compaction kept (already on the chain): the history before the compaction
+                # goes on from the message line written before the first chain line
+                k = lowest - 1
+                while k >= 0 and not (
+                    main[k].uuid and main[k].type in MESSAGE_TYPES and main[k].uuid not in chain
+                ):
+                    k -= 1
+                nxt = main[k] if k >= 0 else None
+            elif nxt is None:
+                # a parent that is not in the file (a progress line Claude Code did not write,
+                # a file cut at the start): the conversation went on from the last main-thread
+                # message line written before this one (Claude Code writes a turn's lines in
+                # the order it sends them); said in the placement
+                k = at - 1
+                while k >= 0 and not (main[k].uuid and main[k].type in MESSAGE_TYPES):
+                    k -= 1
+                nxt = main[k] if k >= 0 else None
+                if nxt is not None and placement is not None:
+                    placement.dangling_parents.append((cursor.number, cursor.parent))
         cursor = nxt
+    if placement is not None:
+        placement.dangling_parents.sort()
     # One API response is written as several lines sharing message.id, and parallel tool calls can
     # hang their results off different lines of it: every main-thread line of a response that has
     # a line on the chain belongs to it, in file order.
     responses = {
-        mid
-        for ln in main
-        if ln.uuid in chain and ln.type == "assistant"
-        if (mid := _message_id(ln))
+        mid for ln in main if ln.uuid in chain and ln.type == "assistant" if (mid := message_id(ln))
     }
     response_uuids: set[str] = set(chain)
     chain_tool_ids: set[str] = set()
     for ln in main:
-        if ln.type != "assistant" or not (ln.uuid in chain or _message_id(ln) in responses):
+        if ln.type != "assistant" or not (ln.uuid in chain or message_id(ln) in responses):
             continue
         if ln.uuid:
             response_uuids.add(ln.uuid)
@@ -184,7 +204,7 @@ def _select(lines: list[Line]) -> list[Line]:
             continue
         if ln.uuid in chain:
             selected.append(ln)
-        elif ln.type == "assistant" and _message_id(ln) in responses:
+        elif ln.type == "assistant" and message_id(ln) in responses:
             selected.append(ln)  # another block of a response on the chain
         elif (
             ln.type == "user"
@@ -192,7 +212,7 @@ def _select(lines: list[Line]) -> list[Line]:
             and _only_results_for(ln, chain_tool_ids)
         ):
             selected.append(ln)  # tool results hanging off a block of a response on the chain
-    return selected
+    return kept_after_summaries(selected, kept_after, position) if kept_after else selected
 
 
 def _blank(value: Any) -> bool:
@@ -229,11 +249,14 @@ def _only_results_for(line: Line, tool_ids: set[str]) -> bool:
 def rebuild(
     lines: list[Line],
     off_branch: list[dict[str, Any]] | None = None,
+    placement: Placement | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[int], list[str]]:
     """(messages, metas, unusable line numbers, warnings) from the records of a transcript.
 
     ``off_branch``: a list to fill with the API responses written on abandoned branches (a
-    rewind, an edited prompt): see :func:`off_branch_responses`.
+    rewind, an edited prompt): see :func:`off_branch_responses`. ``placement``: filled with
+    the lines whose parent is not in the file, the compactions re-hung and the message lines
+    on no branch (:class:`Placement`).
     """
     skipped: list[int] = []
     usable: list[Line] = []
@@ -243,17 +266,20 @@ def rebuild(
             skipped.append(ln.number)
             continue
         usable.append(ln)
-    selected = _select(usable)
+    selected = _select(usable, placement)
 
     out: list[_Builder] = []
     last_asst: _Builder | None = None
     pending_boundary: dict[str, Any] | None = None
+    cleared: list[str] = []
     for ln in selected:
         rec = ln.record
         if ln.type == "system":
             if rec.get("subtype") == "compact_boundary":
                 cm = rec.get("compactMetadata")
                 pending_boundary = dict(cm) if isinstance(cm, dict) else {}
+            elif rec.get("subtype") == "microcompact_boundary":
+                cleared.append(microcompact_note(ln))
             continue
         msg = rec["message"]
         content = msg["content"]
@@ -350,7 +376,7 @@ def rebuild(
 
     messages: list[dict[str, Any]] = []
     metas: list[dict[str, Any]] = []
-    warnings: list[str] = []
+    warnings: list[str] = list(cleared)
     for b in out:
         content = b.content()
         if b.role == "assistant" and not content:
@@ -361,9 +387,35 @@ def rebuild(
         messages.append({"role": b.role, "content": content})
         b.meta["source_lines"] = b.lines
         metas.append(b.meta)
+    off = (
+        off_branch_responses(usable, selected, metas)
+        if off_branch is not None or placement is not None
+        else []
+    )
     if off_branch is not None:
-        off_branch.extend(off_branch_responses(usable, selected, metas))
+        off_branch.extend(off)
+    if placement is not None:
+        placement.unplaced_lines = _unplaced(usable, selected, off)
     return messages, metas, skipped, warnings
+
+
+def _unplaced(usable: list[Line], selected: list[Line], off: list[dict[str, Any]]) -> list[int]:
+    """Numbers of the main-thread message lines neither on the current branch nor sent with a
+    request off it."""
+    placed = {id(ln) for ln in selected}
+    off_uuids = {u for o in off for u in (o["uuid"], *o["path"]) if u}
+    off_ids = {o["message_id"] for o in off}
+    main = [ln for ln in usable if not ln.record.get("isSidechain")]
+    if not any(ln.type in MESSAGE_TYPES for ln in main):
+        main = usable
+    return [
+        ln.number
+        for ln in main
+        if ln.type in MESSAGE_TYPES
+        and id(ln) not in placed
+        and ln.uuid not in off_uuids
+        and not (ln.type == "assistant" and message_id(ln) in off_ids)
+    ]
 
 
 def off_branch_responses(
@@ -465,7 +517,7 @@ def off_branch_responses(
         # written before this response (parallel tool calls branch off one response's lines)
         on_path = {id(ln) for ln in path}
         extra: list[Line] = []
-        for mid_on in {m for ln in path if ln.type == "assistant" if (m := _message_id(ln))}:
+        for mid_on in {m for ln in path if ln.type == "assistant" if (m := message_id(ln))}:
             extra.extend(lines_of_response.get(mid_on, ()))
         todo = [ln.uuid for ln in path if ln.uuid] + [ln.uuid for ln in extra if ln.uuid]
         while todo:
@@ -527,6 +579,56 @@ def off_branch_responses(
             }
         )
     return out
+
+
+def subagent_links(lines: list[Line]) -> dict[str, str]:
+    """agent id -> the tool_use id of the ``Task``/``Agent`` call that started it, from the
+    main thread's tool_result lines: ``toolUseResult.agentId`` (2.1.x) or the line's own
+    ``agentId`` (2.0.x)."""
+    links: dict[str, str] = {}
+    for ln in lines:
+        rec = ln.record
+        if ln.type != "user" or rec.get("isSidechain"):
+            continue
+        result = rec.get("toolUseResult")
+        agent = result.get("agentId") if isinstance(result, dict) else None
+        if not isinstance(agent, str):
+            agent = rec.get("agentId")
+        if not isinstance(agent, str):
+            continue
+        msg = rec.get("message")
+        content = msg.get("content") if isinstance(msg, dict) else None
+        for b in content if isinstance(content, list) else []:
+            if isinstance(b, dict) and b.get("type") == "tool_result":
+                tid = b.get("tool_use_id")
+                if isinstance(tid, str):
+                    links.setdefault(agent, tid)
+    return links
+
+
+def sidechain_groups(lines: list[Line]) -> dict[str, list[Line]]:
+    """The sub-agents written into a main transcript as ``isSidechain`` lines (Claude Code 1.0
+    and 2.0): agent id (the lines' ``agentId``, else the uuid of the sidechain's first line) ->
+    its lines, in file order. Empty for a sub-agent's own file (every line a sidechain)."""
+    if not any(ln.type in MESSAGE_TYPES and not ln.record.get("isSidechain") for ln in lines):
+        return {}
+    groups: dict[str, list[Line]] = {}
+    group_of: dict[str, str] = {}  # uuid -> group key
+    for ln in lines:
+        rec = ln.record
+        if not rec.get("isSidechain"):
+            continue
+        agent = rec.get("agentId")
+        if isinstance(agent, str) and agent:
+            key = agent
+        elif ln.parent is not None and ln.parent in group_of:
+            key = group_of[ln.parent]
+        else:
+            key = ln.uuid or f"line-{ln.number}"
+        if ln.uuid:
+            group_of[ln.uuid] = key
+        groups.setdefault(key, []).append(ln)
+    return {k: v for k, v in groups.items() if any(ln.type in MESSAGE_TYPES for ln in v)}
 
 
 def title_of(lines: list[Line]) -> str | None:

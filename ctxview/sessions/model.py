@@ -99,6 +99,19 @@ class LoadedSession:
     #: Claude Code: API responses off the current branch (a rewind or an edited prompt), with
     #: where their requests left it (``ctxview.sessions.claude_code.off_branch_responses``)
     off_branch: list[dict[str, Any]] = field(default_factory=list)
+    #: Claude Code: lines whose ``parentUuid`` is not in the file, ``{"line", "parent"}``: the
+    #: branch went on from the message line written before each
+    dangling_parents: list[dict[str, Any]] = field(default_factory=list)
+    #: Claude Code: 1-based numbers of main-thread message lines on no branch (neither sent
+    #: with the current one nor with a request off it): kept out of the messages, and said
+    unplaced_lines: list[int] = field(default_factory=list)
+    #: Claude Code: what links a sub-agent to the tool call that started it, read from the
+    #: parent's tool_result lines: agent id -> the ``Task``/``Agent`` tool_use id
+    subagent_links: dict[str, str] = field(default_factory=dict)
+    #: Claude Code (older versions): sub-agents written into this file as ``isSidechain`` lines,
+    #: agent id (or the sidechain's first uuid) -> its lines (``claude_code.Line``), rebuilt when
+    #: the sub-agent is opened (``sessions.subagents``)
+    sidechains: dict[str, list[Any]] = field(default_factory=dict)
     #: ctxview sessions only: saved from an "as sent" view of a recorded session (the format it
     #: was recorded in); reopened as sent
     as_sent_format: str | None = None

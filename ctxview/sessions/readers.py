@@ -508,7 +508,7 @@ def _read_claude_code(path: str, text: str, data: Any) -> LoadedSession:
         lines, bad = [Line(1, data)], []
     else:
         lines, bad = _jsonl_records(path, text)
-    return _from_lines(path, "claude-code", lines, bad)
+    return from_lines(path, "claude-code", lines, bad)
 
 
 def _read_web(path: str, text: str, data: Any) -> LoadedSession:
@@ -519,7 +519,7 @@ def _read_web(path: str, text: str, data: Any) -> LoadedSession:
     raw = data["loglines"]
     lines = [Line(i + 1, r) for i, r in enumerate(raw) if isinstance(r, dict)]
     bad = [i + 1 for i, r in enumerate(raw) if not isinstance(r, dict)]
-    session = _from_lines(path, "claude-code-web", lines, bad)
+    session = from_lines(path, "claude-code-web", lines, bad)
     if bad:
         session.warnings.insert(0, "skipped_lines are 1-based positions in loglines")
     return session
@@ -537,11 +537,22 @@ def subagent_paths(path: str) -> list[str]:
         return []
 
 
-def _from_lines(path: str, fmt: str, lines: list[Line], bad: list[int]) -> LoadedSession:
-    from ctxview.sessions.claude_code import rebuild, title_of
+def from_lines(path: str, fmt: str, lines: list[Line], bad: list[int]) -> LoadedSession:
+    """The session of a Claude Code transcript's records (``bad``: line numbers that were not
+    records); ``path`` names it in messages."""
+    from ctxview.sessions.claude_code import (
+        Placement,
+        placement_notes,
+        rebuild,
+        sidechain_groups,
+        subagent_links,
+        title_of,
+    )
 
     off_branch: list[dict[str, Any]] = []
-    messages, metas, unusable, warnings = rebuild(lines, off_branch)
+    placement = Placement()
+    messages, metas, unusable, warnings = rebuild(lines, off_branch, placement)
+    warnings.extend(placement_notes(placement))
     if not messages:
         raise SessionError(f"{path}: no user or assistant messages found in this transcript")
     model = next((m.get("model") for m in reversed(metas) if isinstance(m.get("model"), str)), None)
@@ -556,6 +567,10 @@ def _from_lines(path: str, fmt: str, lines: list[Line], bad: list[int]) -> Loade
         warnings=warnings,
         subagents=subagent_paths(path),
         off_branch=off_branch,
+        dangling_parents=[{"line": n, "parent": p} for n, p in placement.dangling_parents],
+        unplaced_lines=placement.unplaced_lines,
+        subagent_links=subagent_links(lines),
+        sidechains=sidechain_groups(lines),
     )
 
 

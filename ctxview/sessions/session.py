@@ -25,6 +25,7 @@ from ctxview.sessions.model import LoadedSession
 
 if TYPE_CHECKING:
     from ctxview.core.protocol import Problem
+    from ctxview.sessions.subagents import SubAgent
 
 
 @dataclass
@@ -48,6 +49,7 @@ class Session:
     _compacted_ids: set[int] | None = field(default=None, init=False, repr=False)
     _ledger: LedgerScanner = field(default_factory=LedgerScanner, init=False, repr=False)
     _steps_of: tuple[int, set[int]] | None = field(default=None, init=False, repr=False)
+    _subagents: list[SubAgent] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         # registered after the replay: a 100,000-message load sends no event through it. Through
@@ -74,6 +76,37 @@ class Session:
             self._tool_index = None
         if event.kind == "edited":
             self._ledger.reset()  # an edit may add or remove a compaction block
+
+    @property
+    def subagents(self) -> list[SubAgent]:
+        """The sub-agents this session started (Claude Code), each linked to its tool call;
+        their messages are read when one is opened (:meth:`SubAgent.load`)."""
+        if self._subagents is None:
+            from ctxview.sessions.subagents import subagents_of
+
+            self._subagents = subagents_of(self.session)
+        return self._subagents
+
+    def subagent_for(self, tool_use_id: str) -> SubAgent | None:
+        """The sub-agent a ``Task``/``Agent`` tool call started, or None."""
+        return next(
+            (a for top in self.subagents for a in top.walk() if a.tool_use_id == tool_use_id),
+            None,
+        )
+
+    def subagent_of_message(self, mid: int) -> SubAgent | None:
+        """The sub-agent started by a call of message ``mid`` (or answered by its tool_result),
+        or None."""
+        from ctxview.sessions.subagents import call_ids
+
+        record = self.transcript.get(mid) if 0 <= mid < len(self.transcript) else None
+        if record is None or not self.subagents:
+            return None
+        for tid in call_ids(record.message):
+            found = self.subagent_for(tid)
+            if found is not None:
+                return found
+        return None
 
     @property
     def system(self) -> Any:
@@ -170,6 +203,9 @@ class Session:
         return {
             "file": session.path,
             "format": session.format,
+            # "as sent": a recorded session's window as it went to the API (no truncation);
+            # "simulated": under the max and strategy
+            "mode": "as sent" if self.as_sent is not None else "simulated",
             "messages_total": len(self.transcript),
             "max_context_messages": ctx.max_context_messages,
             "strategy": ctx.strategy,
@@ -190,6 +226,9 @@ class Session:
             "problems": [p.to_dict() for p in problems],
             "fixes": _fixes(window, self.system, problems),
             "skipped_lines": session.skipped_lines,
+            # Claude Code: lines whose parent is not in the file, message lines on no branch
+            "dangling_parents": session.dangling_parents,
+            "unplaced_lines": session.unplaced_lines,
             "subagents": session.subagents,
             **_editing_summary(ctx),
         }

@@ -17,7 +17,7 @@ from ctxview.app.model import GAP, Draft, SessionModel
 from ctxview.app.safe import literal, visible
 from ctxview.core.ledger import Compaction
 from ctxview.core.tokens import block_tokens, estimate_message, image_info
-from ctxview.textfmt import fmt_tokens, tokens_text
+from ctxview.textfmt import fmt_tokens, one_line, tokens_text
 
 
 def compaction_text(c: Compaction) -> Text:
@@ -375,6 +375,9 @@ class BlockDetail(VerticalScroll, can_focus=True):
                 if model.partner(mid) is not None
                 else "no tool_result yet"
             )
+            agent = model.replay.subagent_for(str(block.get("id"))) if t == "tool_use" else None
+            if agent is not None:
+                hint += f" · enter: open its sub-agent ({one_line(agent.label, 60)})"
             return [
                 self._title(title),
                 Static(_json(block.get("input", {})), classes="body"),

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from ctxview.cli import main
+from tests.support import claude_code_shapes as shapes
 from tests.support.cli import cli, run
 from tests.support.paths import FIXTURES, ROOT
 
@@ -34,6 +35,7 @@ def test_inspect_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
     assert set(d) == {
         "file",
         "format",
+        "mode",
         "messages_total",
         "max_context_messages",
         "strategy",
@@ -44,9 +46,12 @@ def test_inspect_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
         "problems",
         "fixes",
         "skipped_lines",
+        "dangling_parents",
+        "unplaced_lines",
         "subagents",
         "config_used",
     }
+    assert d["mode"] == "simulated" and d["dangling_parents"] == d["unplaced_lines"] == []
     assert set(d["window"]) == {"ids", "size", "estimated_tokens", "token_breakdown"}
     assert set(d["window"]["token_breakdown"]) == {"system", "tools", "messages"}
     assert d["format"] == "ctxview" and d["messages_total"] == 62
@@ -67,6 +72,25 @@ def test_inspect_exit_1_on_orphan_and_0_with_pair_safe(capsys: pytest.CaptureFix
     code, out, _ = run(capsys, "inspect", path, "--json", "--strategy", "pair-safe")
     assert code == 0
     assert all(p["severity"] == "warning" for p in json.loads(out)["problems"])
+
+
+def test_inspect_checks_a_recorded_session_as_it_was_sent(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # 15 tool rounds: a max-20 seed window would start at a tool_result that was never sent alone
+    w = shapes.Writer()
+    shapes.grow(w, w.user(None, "go"), 15, 0, 20_000, 500)
+    path = str(shapes.write(tmp_path / "loop.jsonl", w.records))
+    code, out, _ = run(capsys, "inspect", path, "--json")
+    d = json.loads(out)
+    assert code == 0, d["problems"]
+    assert d["mode"] == "as sent" and d["window"]["size"] == 31 and d["evicted"] == []
+    code, out, _ = run(capsys, "inspect", path, "--json", "--max", "20")
+    d = json.loads(out)
+    assert code == 1 and d["mode"] == "simulated"
+    assert "orphan_tool_result" in [p["code"] for p in d["problems"]]
+    code, out, _ = run(capsys, "inspect", path, "--strategy", "seed")
+    assert code == 1 and "seed, max 20" in out
 
 
 def test_inspect_max_override_replays(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,408 @@
+"""How closely the request model matches what the API recorded, over a folder of real Claude Code
+transcripts: the measurement behind the request model's accuracy goals.
+
+    python -m benchmarks.truth tests/acceptance/claude_code /work/shared/fixtures/claude_code
+    python -m benchmarks.truth DIR --json          # the same figures as JSON
+    python -m benchmarks.truth DIR --files         # a row per file as well
+    python -m benchmarks.truth DIR --all-disagreements
+
+Every ``*.jsonl`` under the folders (recursively; a sub-agent's ``agent-*.jsonl`` is a
+conversation of its own) is opened with ``load_session`` and replayed as sent with the library's
+own request model (``simulate``: calibrated from the file's recorded usage). Printed:
+
+* **input tokens, calibrated**: median and p90 of ``|estimate - recorded| / recorded`` over
+  every request with recorded usage, pooled over the files (the billed input is
+  ``input_tokens + cache_read + cache_creation``);
+* **fitted on the first half**: the rates and the static part (system + tools) fitted from the
+  recorded usage of the first half of each file's requests only (the later ones' usage hidden
+  from the fit), the error measured on the second half: what the model predicts for requests it
+  has not seen;
+* **cache break agreement**: a request *breaks* when it writes more than half of its input to the
+  cache (:attr:`Request.recorded_break` / :attr:`Request.predicted_break`); every disagreement is
+  listed with its file, request, the predicted reason, the recorded read/write and the seconds
+  since the previous request;
+* **blocks lost in the rebuild**: ``tool_use`` / ``tool_result`` / ``text`` / ``thinking`` blocks
+  of the file's conversation lines (main thread; a sub-agent file's own lines) that are not in the
+  rebuilt session's messages. A block is matched by its tool id, or by its text. Blocks Claude
+  Code does not send (whitespace-only assistant text) are not counted; lines left on a rewound
+  branch are counted as lost, and the file's off-branch requests are shown beside them (a real
+  rewind explains them, a broken parent chain does not).
+
+The figures are what a user of ``ctxview requests --json`` sees; nothing here models a request.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ctxview.core.requests import Request, RequestLog, parse_timestamp, simulate
+from ctxview.core.requests.points import calibrate, session_features
+from ctxview.sessions import LoadedSession, SessionError, load_session
+
+BLOCK_TYPES = ("tool_use", "tool_result", "text", "thinking")
+
+
+@dataclass
+class Disagreement:
+    file: str
+    request: int
+    predicted: str  #: "break (<reason>)" or "hit"
+    recorded: str  #: "break" or "hit", with the recorded read / write
+    gap_s: float | None  #: seconds since the previous request (None: no timestamps)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "request": self.request,
+            "predicted": self.predicted,
+            "recorded": self.recorded,
+            "gap_s": self.gap_s,
+        }
+
+
+@dataclass
+class FileFigures:
+    name: str
+    requests: int
+    recorded: int
+    errors: list[float] = field(default_factory=list)
+    #: errors of the second half's requests, the model fitted on the first half only
+    half_errors: list[float] = field(default_factory=list)
+    agree: int = 0
+    disagreements: list[Disagreement] = field(default_factory=list)
+    raw_blocks: Counter[str] = field(default_factory=Counter)
+    lost_blocks: Counter[str] = field(default_factory=Counter)
+    off_branch_requests: int = 0
+    compactions: int = 0
+    error: str | None = None
+
+
+def quantile(values: Sequence[float], q: float) -> float | None:
+    """The ``q`` quantile of ``values`` by linear interpolation (as ``RequestLog.token_error``)."""
+    s = sorted(values)
+    if not s:
+        return None
+    pos = q * (len(s) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def _errors(requests: Iterable[Request]) -> list[float]:
+    return [abs(r.input_tokens - t) / t for r in requests if (t := r.recorded_total)]
+
+
+# -- blocks ------------------------------------------------------------------------------------
+def _block_key(block: Any) -> tuple[str, Any] | None:
+    """(type, identity) of a content block counted by the rebuild check, or None."""
+    if isinstance(block, str):
+        return ("text", block) if block.strip() else None
+    if not isinstance(block, dict):
+        return None
+    kind = block.get("type")
+    if kind == "tool_use":
+        return ("tool_use", block.get("id"))
+    if kind == "tool_result":
+        return ("tool_result", block.get("tool_use_id"))
+    if kind == "text":
+        text = block.get("text")
+        return ("text", text) if isinstance(text, str) and text.strip() else None
+    if kind == "thinking":
+        return ("thinking", block.get("thinking"))
+    return None
+
+
+def _content_keys(content: Any) -> list[tuple[str, Any]]:
+    blocks = [content] if isinstance(content, str) else content if isinstance(content, list) else []
+    return [k for b in blocks if (k := _block_key(b)) is not None]
+
+
+def raw_block_keys(path: Path) -> Counter[tuple[str, Any]]:
+    """The blocks of a transcript's conversation lines, read straight from the file: the main
+    thread's user and assistant lines (every line of a sub-agent file, whose lines are all
+    ``isSidechain``), one per uuid (a repeated uuid: the later line)."""
+    records: dict[str, dict[str, Any]] = {}
+    anonymous: list[dict[str, Any]] = []
+    for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        raw = raw.strip()
+        if not raw:
+            continue
+        try:
+            rec = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(rec, dict) or rec.get("type") not in ("user", "assistant"):
+            continue
+        u = rec.get("uuid")
+        if isinstance(u, str):
+            records[u] = rec
+        else:
+            anonymous.append(rec)
+    recs = [*records.values(), *anonymous]
+    main = [r for r in recs if not r.get("isSidechain")]
+    if not main:
+        main = recs  # a sub-agent transcript
+    out: Counter[tuple[str, Any]] = Counter()
+    for rec in main:
+        msg = rec.get("message")
+        if isinstance(msg, dict):
+            out.update(_content_keys(msg.get("content")))
+    return out
+
+
+def rebuilt_block_keys(session: LoadedSession) -> Counter[tuple[str, Any]]:
+    out: Counter[tuple[str, Any]] = Counter()
+    for m in session.messages:
+        out.update(_content_keys(m.get("content")))
+    return out
+
+
+# -- one file ----------------------------------------------------------------------------------
+def _first_half_only(session: LoadedSession, log: RequestLog) -> tuple[LoadedSession, int]:
+    """A copy of ``session`` whose responses after the first half of its recorded requests
+    carry no usage (what the calibration may read), and the index of the first hidden request."""
+    recorded = [r for r in log.requests if r.recorded is not None and r.response_id is not None]
+    half = len(recorded) // 2
+    hidden = {r.response_id for r in recorded[half:]}
+    metas = [
+        {k: v for k, v in meta.items() if k != "usage"} if i in hidden else meta
+        for i, meta in enumerate(session.metas)
+    ]
+    first_hidden = recorded[half].index if half < len(recorded) else len(log.requests)
+    return replace(session, metas=metas), first_hidden
+
+
+def measure_file(path: Path, name: str | None = None) -> FileFigures:
+    name = name or path.name
+    try:
+        session = load_session(path)
+    except SessionError as exc:
+        return FileFigures(name, 0, 0, error=str(exc))
+    log = simulate(session)
+    reqs = log.requests
+    fig = FileFigures(name, len(reqs), sum(1 for r in reqs if r.recorded is not None))
+    fig.errors = _errors(reqs)
+    fig.off_branch_requests = len(session.off_branch)
+    fig.compactions = sum(
+        1
+        for m in session.metas
+        if m.get("compact_boundary") is not None or m.get("compact_summary")
+    )
+    # fitted on the first half, measured on the second
+    if fig.recorded >= 4:
+        partial, first_hidden = _first_half_only(session, log)
+        cal = calibrate(partial, session_features(session))
+        half_log = simulate(session, _calibration=cal)
+        fig.half_errors = _errors(half_log.requests[first_hidden:])
+    prev_ts: float | None = None
+    for r in reqs:
+        ts = parse_timestamp(r.timestamp)
+        gap = round(ts - prev_ts, 1) if ts is not None and prev_ts is not None else None
+        if ts is not None:
+            prev_ts = ts
+        if r.recorded is None:
+            continue
+        if r.predicted_break == r.recorded_break:
+            fig.agree += 1
+            continue
+        rec = r.recorded
+        fig.disagreements.append(
+            Disagreement(
+                name,
+                r.index,
+                f"break ({r.cache_break.reason})"
+                if r.predicted_break and r.cache_break is not None
+                else "break"
+                if r.predicted_break
+                else "hit",
+                ("break" if r.recorded_break else "hit")
+                + f" (read {rec['cache_read_input_tokens']:,}, "
+                f"write {rec['cache_creation_input_tokens']:,})",
+                gap,
+            )
+        )
+    raw = raw_block_keys(path)
+    kept = rebuilt_block_keys(session)
+    for key, n in raw.items():
+        fig.raw_blocks[key[0]] += n
+        missing = n - kept.get(key, 0)
+        if missing > 0:
+            fig.lost_blocks[key[0]] += missing
+    return fig
+
+
+# -- a folder ----------------------------------------------------------------------------------
+def transcripts(folders: Iterable[Path]) -> list[tuple[Path, str]]:
+    out: list[tuple[Path, str]] = []
+    for folder in folders:
+        if folder.is_file():
+            out.append((folder, folder.name))
+            continue
+        for p in sorted(folder.rglob("*.jsonl")):
+            out.append((p, str(p.relative_to(folder))))
+    return out
+
+
+def summary(figs: Sequence[FileFigures]) -> dict[str, Any]:
+    errs = [e for f in figs for e in f.errors]
+    half = [e for f in figs for e in f.half_errors]
+    recorded = sum(f.recorded for f in figs)
+    agree = sum(f.agree for f in figs)
+    raw: Counter[str] = Counter()
+    lost: Counter[str] = Counter()
+    for f in figs:
+        raw.update(f.raw_blocks)
+        lost.update(f.lost_blocks)
+
+    def r4(v: float | None) -> float | None:
+        return None if v is None else round(v, 4)
+
+    return {
+        "files": len(figs),
+        "unreadable": [f.name for f in figs if f.error],
+        "requests": sum(f.requests for f in figs),
+        "recorded_requests": recorded,
+        "token_error": {"median": r4(quantile(errs, 0.5)), "p90": r4(quantile(errs, 0.9))},
+        "token_error_first_half_fit": {
+            "median": r4(quantile(half, 0.5)),
+            "p90": r4(quantile(half, 0.9)),
+            "requests": len(half),
+        },
+        "break_agreement": r4(agree / recorded) if recorded else None,
+        "break_disagreements": [d.to_dict() for f in figs for d in f.disagreements],
+        "blocks": {t: raw[t] for t in BLOCK_TYPES},
+        "blocks_lost": {t: lost[t] for t in BLOCK_TYPES},
+        "files_losing_blocks": [
+            {
+                "file": f.name,
+                "lost": {t: f.lost_blocks[t] for t in BLOCK_TYPES},
+                "off_branch_requests": f.off_branch_requests,
+            }
+            for f in figs
+            if sum(f.lost_blocks.values())
+        ],
+        "compactions": sum(f.compactions for f in figs),
+    }
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{100 * v:.1f}%"
+
+
+def render(
+    figs: Sequence[FileFigures], s: dict[str, Any], per_file: bool, max_dis: int | None
+) -> str:
+    te, th = s["token_error"], s["token_error_first_half_fit"]
+    lost, raw = s["blocks_lost"], s["blocks"]
+    lines = [
+        f"{s['files']} files, {s['requests']:,} requests, {s['recorded_requests']:,} with "
+        f"recorded usage, {s['compactions']} compactions",
+        "",
+        "| measure | value |",
+        "|---|---|",
+        f"| per-request input tokens, calibrated: median / p90 error | "
+        f"{_pct(te['median'])} / {_pct(te['p90'])} |",
+        f"| the same, fitted on the first half of each file only (error on the second half, "
+        f"{th['requests']:,} requests) | {_pct(th['median'])} / {_pct(th['p90'])} |",
+        f"| predicted vs recorded cache break agrees | {_pct(s['break_agreement'])} "
+        f"({len(s['break_disagreements'])} disagreements) |",
+        "| tool_use / tool_result / text / thinking blocks lost in the rebuild | "
+        + " + ".join(str(lost[t]) for t in BLOCK_TYPES)
+        + " (of "
+        + " + ".join(f"{raw[t]:,}" for t in BLOCK_TYPES)
+        + f"), in {len(s['files_losing_blocks'])} files |",
+    ]
+    if s["unreadable"]:
+        lines += ["", "unreadable: " + ", ".join(s["unreadable"])]
+    if s["files_losing_blocks"]:
+        lines += ["", "files losing blocks (tool_use/tool_result/text/thinking):"]
+        for row in s["files_losing_blocks"]:
+            lost_f = "/".join(str(row["lost"][t]) for t in BLOCK_TYPES)
+            lines.append(
+                f"  {row['file']}: {lost_f}, off-branch requests {row['off_branch_requests']}"
+            )
+    dis = s["break_disagreements"]
+    if dis:
+        lines += ["", "cache break disagreements (file, request: predicted / recorded, gap):"]
+        for d in dis if max_dis is None else dis[:max_dis]:
+            gap = "-" if d["gap_s"] is None else f"{d['gap_s']:g} s"
+            lines.append(
+                f"  {d['file']} #{d['request']}: predicted {d['predicted']} / recorded "
+                f"{d['recorded']}, gap {gap}"
+            )
+        if max_dis is not None and len(dis) > max_dis:
+            lines.append(f"  ... {len(dis) - max_dis} more (--all-disagreements)")
+    if per_file:
+        lines += [
+            "",
+            "| file | requests | recorded | median / p90 | half-fit median / p90 | breaks agree |"
+            " lost blocks |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for f in figs:
+            if f.error:
+                lines.append(f"| {f.name} | unreadable: {f.error} |")
+                continue
+            lines.append(
+                f"| {f.name} | {f.requests} | {f.recorded} | "
+                f"{_pct(quantile(f.errors, 0.5))} / {_pct(quantile(f.errors, 0.9))} | "
+                f"{_pct(quantile(f.half_errors, 0.5))} / {_pct(quantile(f.half_errors, 0.9))} | "
+                f"{f.agree}/{f.recorded} | {sum(f.lost_blocks.values())} |"
+            )
+    return "\n".join(lines)
+
+
+def measure(folders: Iterable[Path]) -> tuple[list[FileFigures], dict[str, Any]]:
+    figs = [measure_file(p, name) for p, name in transcripts(folders)]
+    return figs, summary(figs)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m benchmarks.truth",
+        description="the request model against the usage recorded in real Claude Code transcripts",
+    )
+    ap.add_argument("folders", nargs="+", type=Path, help="folders of *.jsonl transcripts")
+    ap.add_argument("--json", action="store_true", help="the figures as JSON")
+    ap.add_argument("--files", action="store_true", help="a row per file")
+    ap.add_argument(
+        "--all-disagreements", action="store_true", help="every disagreement (default: 40)"
+    )
+    args = ap.parse_args(argv)
+    missing = [str(p) for p in args.folders if not p.exists()]
+    if missing:
+        print(f"no such folder: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    figs, s = measure(args.folders)
+    if args.json:
+        if args.files:
+            s["per_file"] = [
+                {
+                    "file": f.name,
+                    "requests": f.requests,
+                    "recorded": f.recorded,
+                    "median": quantile(f.errors, 0.5),
+                    "p90": quantile(f.errors, 0.9),
+                    "half_median": quantile(f.half_errors, 0.5),
+                    "half_p90": quantile(f.half_errors, 0.9),
+                    "agree": f.agree,
+                    "lost": dict(f.lost_blocks),
+                    "error": f.error,
+                }
+                for f in figs
+            ]
+        print(json.dumps(s, indent=2))
+    else:
+        print(render(figs, s, args.files, None if args.all_disagreements else 40))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""Pilot tests of sub-agents in the app: enter on a Task call opens its sub-agent, b (or escape)
+goes back to the session that started it, as it was left."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.support import claude_code_shapes as shapes
+from tests.support.apphelp import make_app, settle, wait_until
+
+
+def _detail_text(app: object) -> str:
+    return " ".join(str(w.render()) for w in app.detail.query("Static"))  # type: ignore[attr-defined]
+
+
+async def test_enter_on_a_task_call_opens_its_sub_agent_and_b_goes_back(tmp_path: Path) -> None:
+    main, agent = shapes.with_subagent(tmp_path, sidecar=True)
+    app = make_app(str(main), as_sent=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        parent = app.model
+        assert app.timeline.select_id(1)  # the assistant message holding the Task call
+        await settle(pilot)
+        assert "enter: open its sub-agent (Find callers)" in _detail_text(app)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.model is not parent)
+        assert app.model.path == str(agent)
+        assert len(app.model.transcript) == 6
+        assert app.title == "ctxview · main › Find callers"
+        await pilot.press("b")
+        await wait_until(pilot, lambda: app.model is parent)
+        await settle(pilot)
+        assert app.timeline.selected_id == 1
+        assert "agent-" not in app.title and app.title.endswith(main.name)
+        # escape goes back too, and b at the main session says so
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.model is not parent)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.model is parent)
+        await pilot.press("b")
+        await settle(pilot)
+        assert any("main session" in n.message for n in app._notifications)
+
+
+async def test_enter_where_no_sub_agent_was_started_says_so(tmp_path: Path) -> None:
+    main, _ = shapes.with_subagent(tmp_path, sidecar=True)
+    app = make_app(str(main), as_sent=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        parent = app.model
+        assert app.timeline.select_id(0)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.model is parent
+        assert any("no sub-agent here" in n.message for n in app._notifications)
+
+
+async def test_opening_another_file_from_a_sub_agent_ends_the_path(tmp_path: Path) -> None:
+    main, _ = shapes.with_subagent(tmp_path, sidecar=True)
+    app = make_app(str(main), as_sent=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        parent = app.model
+        app.timeline.select_id(1)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.model is not parent)
+        app.open_path(str(main))
+        await wait_until(pilot, lambda: app.model is not parent and not app.subagents.path)
+        assert app.title == f"ctxview · {main.name}"

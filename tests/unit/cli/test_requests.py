@@ -1,0 +1,72 @@
+"""``ctxview requests`` over a session with sub-agents: every agent's requests, each with its
+``agent``, and totals that include them (``ctxview/cli/requests.py``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ctxview.cli.requests import requests_json, requests_report
+from ctxview.core.requests import simulate
+from ctxview.sessions import load_session
+from ctxview.sessions.subagents import agent_logs, subagents_of
+from ctxview.textfmt import json_text
+from tests.support import claude_code_shapes as shapes
+from tests.support.cli import run
+from tests.support.transcripts import session_folder
+
+SPOTTER = "spotter_258c7280-ae70-4798-800f-63464d01a85d"
+
+
+def test_requests_json_lists_every_agents_requests_and_counts_them_in_the_totals(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main = session_folder(tmp_path, SPOTTER)
+    code, out, _ = run(capsys, "requests", str(main), "--json")
+    assert code == 0
+    doc = json.loads(out)
+    agents = [r["agent"] for r in doc["requests"]]
+    assert agents == ["main"] * 152 + ["a881341"] * 3 + ["acompact-fffbd0"] * 1
+    assert [(a["agent"], a["requests"]) for a in doc["agents"]] == [
+        ("main", 152),
+        ("a881341", 3),
+        ("acompact-fffbd0", 1),
+    ]
+    task = doc["agents"][1]
+    assert task["tool_use_id"] == "toolu_01VmaERAwhb19LGUwu9GenaK" and task["kind"] == "task"
+    assert doc["agents"][2]["kind"] == "compaction"
+    t = doc["totals"]
+    assert t["requests"] == 156
+    assert t["input_tokens"] == sum(a["totals"]["input_tokens"] for a in doc["agents"])
+    assert t["cache_read"] == sum(a["totals"]["cache_read"] for a in doc["agents"])
+    costs = [a["totals"]["cost_usd"] for a in doc["agents"]]
+    assert t["cost_usd"] == pytest.approx(sum(costs), abs=1e-5)
+    assert t["hit_rate"] == round(t["cache_read"] / t["input_tokens"], 4)
+    # a simulation replays the main conversation alone
+    code, out, _ = run(capsys, "requests", str(main), "--json", "--max", "30")
+    doc = json.loads(out)
+    assert {r["agent"] for r in doc["requests"]} == {"main"} and len(doc["agents"]) == 1
+
+
+def test_the_requests_json_with_agents_is_the_reports_json(tmp_path: Path) -> None:
+    main, _ = shapes.with_subagent(tmp_path, sidecar=True)
+    session = load_session(main)
+    log = simulate(session)
+    logs = agent_logs(subagents_of(session))
+    assert requests_json(log, session, logs) == json_text(requests_report(log, session, logs))
+    assert [a["agent"] for a in requests_report(log, session, logs)["agents"]] == [
+        "main",
+        "a1b2c3d",
+    ]
+
+
+def test_requests_text_names_each_sub_agent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main, _ = shapes.with_subagent(tmp_path, sidecar=True)
+    code, out, _ = run(capsys, "requests", str(main))
+    assert code == 0
+    assert "sub-agent a1b2c3d (Find callers, started by #1): 3 requests" in out
+    assert "total: 5 requests" in out

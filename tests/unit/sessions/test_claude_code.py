@@ -1,0 +1,172 @@
+"""The Claude Code reader's branch: compactions of every shape, parents not in the file, lines on
+no branch (``ctxview/sessions/claude_code.py``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ctxview.core.requests import simulate, window_of
+from ctxview.sessions import load_session
+from tests.support import claude_code_shapes as shapes
+from tests.support.paths import ACCEPTANCE
+
+
+def _compacted(tmp_path: Path, **kw: int) -> Path:
+    return shapes.write(tmp_path / "compact.jsonl", shapes.manual_compact(**kw))
+
+
+def test_a_manual_compact_of_the_newer_shape_starts_the_conversation_again(
+    tmp_path: Path,
+) -> None:
+    session = load_session(_compacted(tmp_path))
+    summary = next(i for i, m in enumerate(session.metas) if m.get("compact_summary"))
+    assert session.metas[summary]["compact_boundary"] == {"trigger": "manual", "preTokens": 56_500}
+    # the summary's turn: the summary, the caveat, the /compact command, its output, the next
+    # prompt (one user message, as the API merges consecutive user turns)
+    texts = [b["text"] for b in session.messages[summary]["content"]]
+    assert texts[0].startswith("This session is being continued")
+    assert texts[1].startswith("<local-command-caveat>")
+    assert texts[2].startswith("<command-name>/compact")
+    assert texts[-1] == "Now add tests for the parser."
+    assert session.messages[summary + 1]["role"] == "assistant"
+    log = simulate(session)
+    first_after = next(r for r in log.requests if r.message_ids and r.message_ids[0] >= summary)
+    assert first_after.cache_break is not None
+    assert first_after.cache_break.reason == "compaction"
+    window = window_of(session, log, first_after.index)
+    assert window[0] == summary  # priced from the compacted history
+    assert any("compaction" in w for w in session.warnings)
+
+
+def test_a_request_that_billed_the_whole_history_keeps_the_lines_under_it(tmp_path: Path) -> None:
+    # the response after the command lines billed as much as the history before the compaction:
+    # it was sent the history, so the lines keep their parent
+    records = shapes.manual_compact()
+    boundary = next(k for k, r in enumerate(records) if r.get("subtype") == "compact_boundary")
+    first = next(
+        r for r in records[boundary:] if r["type"] == "assistant" and "usage" in r["message"]
+    )
+    first["message"]["usage"]["cache_read_input_tokens"] = 60_000
+    session = load_session(shapes.write(tmp_path / "c.jsonl", records))
+    assert not any(m.get("compact_summary") for m in session.metas)
+    assert not any("compaction" in w for w in session.warnings)
+
+
+def test_a_parent_missing_from_the_file_does_not_cut_the_branch(tmp_path: Path) -> None:
+    path = shapes.write(tmp_path / "d.jsonl", shapes.dangling_progress(rounds=30))
+    session = load_session(path)
+    assert len(session.messages) == 1 + 2 * 32 + 0  # the prompt, 32 rounds of call + result
+    assert session.off_branch == []
+    progress = next(
+        k + 1 for k, line in enumerate(path.read_text().splitlines()) if '"progress"' in line
+    )
+    assert session.dangling_parents == [
+        {"line": progress, "parent": "ffffffff-dead-4000-8000-000000000000"}
+    ]
+    assert any("not in the file" in w for w in session.warnings)
+    log = simulate(session)
+    assert [r.cache_break.reason for r in log.requests if r.cache_break] == ["first"]
+
+
+def test_lines_hanging_off_the_parent_session_are_kept_in_a_compaction_agent_file() -> None:
+    # the summariser's sub-agent file: its first lines name parents in the main session
+    path = (
+        ACCEPTANCE
+        / "claude_code"
+        / "spotter_4d5611e5-241a-462a-8d15-5122611a9569__subagent_agent-acompact-e1f845.jsonl"
+    )
+    session = load_session(path)
+    assert len(session.messages) == 2
+    assert [len(m["content"]) for m in session.messages[:1]] == [4]
+    assert [d["line"] for d in session.dangling_parents] == [2, 3]
+
+
+def test_a_message_line_on_no_branch_is_named(tmp_path: Path) -> None:
+    w = shapes.Writer()
+    u = w.user(None, "hello")
+    a = w.assistant(u, [{"type": "text", "text": "hi"}], (3, 0, 9_000), "msg_1")
+    w.user(a, "and then?")
+    w.assistant(w.records[-1]["uuid"], [{"type": "text", "text": "then"}], (3, 9_000, 20), "m2")
+    # a line written later that hangs off the first prompt: no response answered it
+    w.user(u, "a bash-mode command's output", isMeta=True)
+    path = shapes.write(tmp_path / "n.jsonl", w.records)
+    session = load_session(path)
+    assert [m["content"] for m in session.messages][-1] == [{"type": "text", "text": "then"}]
+    assert session.unplaced_lines == [5]
+    assert any("on no branch" in w for w in session.warnings)
+
+
+def test_a_rewind_is_not_reported_as_unplaced(tmp_path: Path) -> None:
+    w = shapes.Writer()
+    u = w.user(None, "hello")
+    a = w.assistant(u, [{"type": "text", "text": "hi"}], (3, 0, 9_000), "msg_1")
+    old = w.user(a, "first try")
+    w.assistant(old, [{"type": "text", "text": "old answer"}], (3, 9_000, 20), "msg_old")
+    new = w.user(a, "second try")
+    w.assistant(new, [{"type": "text", "text": "new answer"}], (3, 9_000, 25), "msg_new")
+    session = load_session(shapes.write(tmp_path / "r.jsonl", w.records))
+    assert len(session.off_branch) == 1
+    assert session.unplaced_lines == []
+    assert session.dangling_parents == []
+
+
+def test_every_recorded_transcript_places_every_message_line() -> None:
+    for path in sorted((ACCEPTANCE / "claude_code").glob("*.jsonl")):
+        session = load_session(path)
+        assert session.unplaced_lines == [], path.name
+        lines = path.read_text().splitlines()
+        for d in session.dangling_parents:
+            assert json.loads(lines[d["line"] - 1])["parentUuid"] == d["parent"]
+
+
+@pytest.mark.parametrize("logical_parent", ["tail", "before"])
+def test_messages_a_compaction_kept_are_sent_after_its_summary(
+    tmp_path: Path, logical_parent: str
+) -> None:
+    path = shapes.write(tmp_path / "p.jsonl", shapes.preserved_compact(logical_parent))
+    session = load_session(path)
+    summary = next(i for i, m in enumerate(session.metas) if m.get("compact_summary"))
+    texts = [b["text"] for b in session.messages[summary]["content"]]
+    assert texts[0].startswith("This session is being continued")
+    assert texts[1] == "Keep the old API as a shim."
+    assert session.messages[summary + 1]["content"] == [{"type": "text", "text": "Shim kept."}]
+    assert session.messages[summary + 2]["content"] == "Now benchmark it."
+    # the history before it is all there, in order, before the summary
+    assert session.messages[0]["content"] == "Port the tokenizer."
+    assert session.messages[summary - 1]["content"] == [{"type": "text", "text": "Ported."}]
+    assert len(session.messages) == 1 + 2 * 8 + 1 + 2 + 1 + 2 * 4
+    assert session.unplaced_lines == [] and session.off_branch == []
+    log = simulate(session)
+    after = next(r for r in log.requests if r.message_ids and r.message_ids[0] >= summary)
+    assert after.cache_break is not None and after.cache_break.reason == "compaction"
+    assert window_of(session, log, after.index)[0] == summary
+
+
+def test_a_microcompaction_is_named(tmp_path: Path) -> None:
+    w = shapes.Writer()
+    last = shapes.grow(w, w.user(None, "go"), 4, 0, 20_000, 500)
+    line = w.base("system", last)
+    line.update(
+        subtype="microcompact_boundary",
+        content="Context microcompacted",
+        level="info",
+        microcompactMetadata={
+            "trigger": "auto",
+            "preTokens": 22_000,
+            "tokensSaved": 1_400,
+            "compactedToolIds": ["toolu_main_0000", "toolu_main_0001"],
+            "clearedAttachmentUUIDs": [],
+        },
+    )
+    w.add(line)
+    shapes.grow(w, line["uuid"], 2, 10, 20_700, 500)
+    session = load_session(shapes.write(tmp_path / "m.jsonl", w.records))
+    assert len(session.messages) == 1 + 2 * 6
+    assert session.warnings == [
+        "line 14: Claude Code cleared 2 earlier tool results here (microcompact, about 1,400 "
+        "tokens); the requests after it sent them cleared, the messages show them as recorded "
+        "(their estimates run high)"
+    ]
