@@ -433,7 +433,7 @@ def off_branch_responses(
     on_branch_ids: set[Any] = set()
     for ln in selected:
         if ln.record.get("type") == "assistant":
-            on_branch_ids.add(_message_id(ln))  # (an id that is no string: None)
+            on_branch_ids.add(message_id(ln))  # (an id that is no string: None)
     # one pass over the lines off the branch: their uuids, the responses among them (grouped by
     # message.id, which several lines of one response share), the tool-result lines under each
     off_by_uuid: dict[str, Line] = {}
