@@ -205,6 +205,16 @@ class CtxviewApp(ShellApp):
         self.timeline.animation = str(self.config.get("animation", "full"))
         for err in self.config.errors:
             self.notify(err, title="config", severity="warning", markup=False, timeout=10)
+        if self.model.session.skipped_lines:
+            from ctxview.app.skipped import skipped_note
+
+            self.notify(
+                skipped_note(self.model.session.skipped()),
+                title=self.model.name,
+                severity="warning",
+                markup=False,
+                timeout=10,
+            )
         self._apply_width(self.size.width)
         self._install_model(self.model, focus=True)
         self.call_after_refresh(self._mount_panes)
@@ -219,6 +229,11 @@ class CtxviewApp(ShellApp):
             self._following, self, self.model, self.timeline, self.config
         )
         self._update_titles()
+
+    def action_skipped_lines(self) -> None:
+        from ctxview.app.skipped import show_skipped
+
+        show_skipped(self, self.model.name, self.model.session)
 
     def action_sessions(self) -> None:
         from ctxview.app import dialogs

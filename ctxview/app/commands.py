@@ -50,6 +50,11 @@ ACTIONS: list[tuple[str, str, str]] = [
     ),
     ("Edit system prompt…", "change the system prompt (ctrl+e)", "edit_system"),
     (
+        "Skipped lines…",
+        "the lines of the open file that could not be used, and why (L)",
+        "skipped_lines",
+    ),
+    (
         "Toggle sidebar",
         "show or hide the config sidebar (ctrl+b)",
         "toggle_sidebar",

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxview.app.messages import NameChanged, SessionOpened
+from ctxview.app.skipped import skipped_note
 from ctxview.textfmt import fmt_tokens
 
 if TYPE_CHECKING:
@@ -112,8 +113,8 @@ class SessionFiles:
             return
         model = SessionModel(rep, path, session.model or self.model.model)
         app.post_message(SessionOpened(model, follow=follow))
-        skipped = model.session.skipped_lines
-        note = f" · skipped lines {', '.join(map(str, skipped[:10]))}" if skipped else ""
+        skipped = skipped_note(model.session.skipped())
+        note = f" · {skipped}" if skipped else ""
         app.call_from_thread(
             app.notify,
             f"opened {model.name}: {len(model.transcript):,} messages ({model.session.format}){note}",

@@ -51,6 +51,7 @@ BINDINGS: list[BindingType] = [
     Binding("escape", "escape", "Cancel", show=False),
     Binding("f", "follow", "Follow", show=False),
     Binding("ctrl+l", "sessions", "Sessions", show=False),
+    Binding("L", "skipped_lines", "Skipped lines", show=False),
     Binding("question_mark,f1", "help", "Help"),
 ]
 
@@ -77,6 +78,7 @@ TYPING_SENSITIVE: set[str] = {
     "help",
     "follow",
     "compare",
+    "skipped_lines",
 }
 
 #: priority-bound actions: everywhere on the main screen, the chat input included
@@ -111,6 +113,7 @@ KEYS_HELP: list[tuple[str, str]] = [
     ("ctrl+o", "open a file"),
     ("ctrl+l", "Claude Code sessions, newest first (enter opens, f opens and follows)"),
     ("f", "follow the open Claude Code transcript as it grows / stop"),
+    ("L", "the lines of the open file that were skipped, and why"),
     (
         "ctrl+s",
         "save the session (ctxview format, atomic; asks before overwriting a file "

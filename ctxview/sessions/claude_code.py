@@ -229,11 +229,13 @@ def _only_results_for(line: Line, tool_ids: set[str]) -> bool:
 def rebuild(
     lines: list[Line],
     off_branch: list[dict[str, Any]] | None = None,
+    reasons: dict[int, str] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[int], list[str]]:
     """(messages, metas, unusable line numbers, warnings) from the records of a transcript.
 
     ``off_branch``: a list to fill with the API responses written on abandoned branches (a
-    rewind, an edited prompt): see :func:`off_branch_responses`.
+    rewind, an edited prompt): see :func:`off_branch_responses`. ``reasons``: a dict to fill
+    with why each unusable line cannot be used.
     """
     skipped: list[int] = []
     usable: list[Line] = []
@@ -241,9 +243,11 @@ def rebuild(
         if (
             ln.type in MESSAGE_TYPES
             and not ln.record.get("isSidechain")
-            and _usable(ln) is not None
+            and (why := _usable(ln)) is not None
         ):
             skipped.append(ln.number)
+            if reasons is not None:
+                reasons[ln.number] = why
             continue
         usable.append(ln)
     selected = _select(usable)

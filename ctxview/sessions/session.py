@@ -190,6 +190,7 @@ class Session:
             "problems": [p.to_dict() for p in problems],
             "fixes": _fixes(window, self.system, problems),
             "skipped_lines": session.skipped_lines,
+            "skipped": session.skipped(),
             "subagents": session.subagents,
             **_editing_summary(ctx),
         }
