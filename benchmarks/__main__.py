@@ -47,6 +47,7 @@ BENCHMARKS = {
     "follow": True,
     "sessions": True,
     "proxy": True,
+    "search": True,
     "steps": False,
     "instructions": False,
 }

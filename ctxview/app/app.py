@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from ctxview.app.files import SessionFiles
     from ctxview.app.follow import Following
     from ctxview.app.notices import EvictionNotices
+    from ctxview.app.search import TimelineSearch
     from ctxview.app.settings import Settings
     from ctxview.app.subagents import SubAgentNavigation
     from ctxview.app.widgets.detail import BlockDetail
@@ -108,6 +109,12 @@ class CtxviewApp(ShellApp):
         from ctxview.app.subagents import SubAgentNavigation
 
         return SubAgentNavigation(self)
+
+    @cached_property
+    def search(self) -> TimelineSearch:
+        from ctxview.app.search import TimelineSearch
+
+        return TimelineSearch(self, self.model, self.timeline)
 
     @cached_property
     def evictions(self) -> EvictionNotices:
@@ -212,6 +219,16 @@ class CtxviewApp(ShellApp):
         self.timeline.animation = str(self.config.get("animation", "full"))
         for err in self.config.errors:
             self.notify(err, title="config", severity="warning", markup=False, timeout=10)
+        if self.model.session.skipped_lines:
+            from ctxview.app.skipped import skipped_note
+
+            self.notify(
+                skipped_note(self.model.session.skipped()),
+                title=self.model.name,
+                severity="warning",
+                markup=False,
+                timeout=10,
+            )
         self._apply_width(self.size.width)
         self._install_model(self.model, focus=True)
         self.call_after_refresh(self._mount_panes)
@@ -226,6 +243,11 @@ class CtxviewApp(ShellApp):
             self._following, self, self.model, self.timeline, self.config
         )
         self._update_titles()
+
+    def action_skipped_lines(self) -> None:
+        from ctxview.app.skipped import show_skipped
+
+        show_skipped(self, self.model.name, self.model.session)
 
     def action_sessions(self) -> None:
         from ctxview.app import dialogs
@@ -271,7 +293,13 @@ class CtxviewApp(ShellApp):
     def _install_model(self, model: SessionModel, focus: bool = False) -> None:
         self.model = model
         self.exact_tokens = None
-        for part in ("editor", "files", "settings", "figures"):  # those made so far follow it
+        for part in (
+            "editor",
+            "files",
+            "settings",
+            "figures",
+            "search",
+        ):  # those made so far follow it
             if part in self.__dict__:
                 self.__dict__[part].show(model)
         self._update_titles()
@@ -379,6 +407,8 @@ class CtxviewApp(ShellApp):
         if ids:
             self.timeline.flash(ids)
             self.evictions.add(evictions)
+        if "search" in self.__dict__:
+            self.search.session_grew()
         self.update_panes()
 
     # -- the shown session's settings (ctxview/app/settings.py) ---------------------------------
@@ -437,6 +467,8 @@ class CtxviewApp(ShellApp):
     # -- navigation ----------------------------------------------------------------------------
     @on(Timeline.Selected)
     def _selected(self, event: Timeline.Selected) -> None:
+        if "search" in self.__dict__:
+            self.search.cursor_moved()
         now = time.monotonic()
         if now - self._last_detail > 0.08:
             self.show_detail()
@@ -470,7 +502,61 @@ class CtxviewApp(ShellApp):
         self.editor.pin_selected(self.timeline.selected_id)
 
     def action_next_problem(self) -> None:
-        self.timeline.jump_next_problem()
+        """``n``: the next match while a search is on, else the next protocol problem."""
+        if "search" in self.__dict__ and self.search.active:
+            self.search.step(1)
+        else:
+            self.timeline.jump_next_problem()
+
+    def action_previous_match(self) -> None:
+        """``N``: the previous match while a search is on, else the previous problem."""
+        if "search" in self.__dict__ and self.search.active:
+            self.search.step(-1)
+        else:
+            self.timeline.jump_next_problem(-1)
+
+    def action_search(self) -> None:
+        self.search.open()
+
+    @on(Input.Changed, "#search-input")
+    def _search_changed(self, event: Input.Changed) -> None:
+        self.search.changed(event.value)
+
+    @on(Input.Submitted, "#search-input")
+    def _search_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        if self.search.query is None or self.search.query.text != event.value:
+            self.search.run(event.value)
+        self.timeline.focus()
+
+    def _selected_message(self) -> tuple[int, Any] | None:
+        mid = self.timeline.selected_id
+        if mid is None:
+            self.notify("no message selected", markup=False, timeout=2)
+            return None
+        return mid, self.model.transcript[mid].message
+
+    def action_copy_message(self) -> None:
+        """``y``: the selected message's text to the clipboard."""
+        from ctxview.app import copy
+
+        if (sel := self._selected_message()) is not None:
+            copy.copy(self, f"#{sel[0]}", copy.message_text(sel[1]))
+
+    def action_copy_json(self) -> None:
+        """``Y``: the selected message as JSON (the API's shape) to the clipboard."""
+        from ctxview.app import copy
+        from ctxview.textfmt import json_text
+
+        if (sel := self._selected_message()) is not None:
+            copy.copy(self, f"#{sel[0]} as JSON", json_text(sel[1], indent=2))
+
+    def action_view_message(self) -> None:
+        """``v``: the selected message in $PAGER."""
+        from ctxview.app import copy
+
+        if (sel := self._selected_message()) is not None:
+            copy.page(self, copy.message_page(*sel))
 
     def action_partner(self) -> None:
         self.timeline.jump_partner()
@@ -524,6 +610,11 @@ class CtxviewApp(ShellApp):
     def action_escape(self) -> None:
         if self._chat_busy():
             self.chat.cancel()
+            return
+        if "search" in self.__dict__ and (
+            self.search.active or getattr(self.focused, "id", None) == "search-input"
+        ):
+            self.search.close(back=getattr(self.focused, "id", None) == "search-input")
             return
         if isinstance(self.focused, Input):
             self.timeline.focus()

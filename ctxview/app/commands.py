@@ -43,12 +43,25 @@ ACTIONS: list[tuple[str, str, str]] = [
         "keep the selected message (and its tool pair) whatever the strategy evicts (P)",
         "pin",
     ),
+    ("Copy message", "the selected message's text to the clipboard (y)", "copy_message"),
+    ("Copy message as JSON", "the selected message as the API reads it (Y)", "copy_json"),
+    ("View message in pager", "the selected message in $PAGER (v)", "view_message"),
+    (
+        "Search the timeline…",
+        'words, "a phrase", tool:Bash, is:error, role:user; n / N step (/)',
+        "search",
+    ),
     (
         "Jump to next problem",
         "select the next message with a protocol error (n)",
         "next_problem",
     ),
     ("Edit system prompt…", "change the system prompt (ctrl+e)", "edit_system"),
+    (
+        "Skipped lines…",
+        "the lines of the open file that could not be used, and why (L)",
+        "skipped_lines",
+    ),
     (
         "Toggle sidebar",
         "show or hide the config sidebar (ctrl+b)",

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxview.app.messages import NameChanged, SessionOpened
+from ctxview.app.skipped import skipped_note
 from ctxview.sessions.store import check_output
 from ctxview.textfmt import fmt_tokens
 
@@ -141,8 +142,8 @@ class SessionFiles:
             return
         model = SessionModel(rep, path, session.model or self.model.model)
         app.post_message(SessionOpened(model, follow=follow))
-        skipped = model.session.skipped_lines
-        note = f" · skipped lines {', '.join(map(str, skipped[:10]))}" if skipped else ""
+        skipped = skipped_note(model.session.skipped())
+        note = f" · {skipped}" if skipped else ""
         if len(model.session.conversations) > 1:  # a proxy recording of several
             note += (
                 f" · conversation #{model.session.conversation} of "

@@ -16,6 +16,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from ctxview.app.messages import ContextChanged, Followed, ReplayRequested, SessionReplaced
+from ctxview.app.skipped import skipped_note
 from ctxview.core.compaction import claude_code_compaction
 from ctxview.live.follow import LATE_BLOCK, Backoff, Follower, Update
 from ctxview.sessions.fileio import FileRefused
@@ -123,6 +124,7 @@ class Following:
             title=old.session.title,
             subagents=list(old.session.subagents),
             skipped_lines=list(update.skipped_lines),
+            skipped_reasons=dict(update.skipped_reasons),
             warnings=list(update.warnings),
             # the user's pins are kept across the replay (pinned again as they are added)
             saved_pinned=list(old.context.pinned_ids),
@@ -160,6 +162,7 @@ class Following:
         the app to show at once (a message would let a reader see the lines before the rows)."""
         if self.stopped.is_set():  # another file was opened meanwhile
             return None
+        self._note_skipped(update)
         tl = self.timeline
         rows = self.model.rows
         at_end = not rows or tl.cursor >= len(rows) - 1
@@ -193,6 +196,26 @@ class Following:
                 timeout=5,
             )
         return SessionReplaced(old, model, at_end=at_end)
+
+    def _note_skipped(self, update: Update) -> None:
+        """A notice for the lines the update skipped that the shown session had not (a
+        replay's model carries them; appended lines add theirs to the shown session)."""
+        session = self.model.session
+        known = set(session.skipped_lines)
+        new = [n for n in update.skipped_lines if n not in known]
+        if not new:
+            return
+        reasons = dict(update.skipped_reasons)
+        session.skipped_lines = sorted(known | set(new))
+        session.skipped_reasons.update(reasons)
+        new_skipped = [{"line": n, "reason": reasons.get(n, "not usable")} for n in new]
+        self.app.notify(
+            skipped_note(new_skipped, "skipped while following"),
+            title="following",
+            severity="warning",
+            markup=False,
+            timeout=8,
+        )
 
 
 def toggle_follow(

@@ -30,7 +30,12 @@ BINDINGS: list[BindingType] = [
     Binding("p", "jump_pinned", "Pinned", show=False),
     Binding("P", "pin", "Pin", show=False),
     Binding("n", "next_problem", "Problem", show=False),
+    Binding("N", "previous_match", "Previous", show=False),
+    Binding("slash", "search", "Search", show=False),
     Binding("t", "partner", "Tool pair", show=False),
+    Binding("y", "copy_message", "Copy", show=False),
+    Binding("Y", "copy_json", "Copy JSON", show=False),
+    Binding("v", "view_message", "Pager", show=False),
     Binding("backspace", "jump_back", "Back", show=False),
     Binding("enter", "open_subagent", "Sub-agent", show=False),
     Binding("b", "subagent_back", "Parent", show=False),
@@ -53,6 +58,7 @@ BINDINGS: list[BindingType] = [
     Binding("escape", "escape", "Cancel", show=False),
     Binding("f", "follow", "Follow", show=False),
     Binding("ctrl+l", "sessions", "Sessions", show=False),
+    Binding("L", "skipped_lines", "Skipped lines", show=False),
     Binding("question_mark,f1", "help", "Help"),
 ]
 
@@ -65,7 +71,12 @@ TYPING_SENSITIVE: set[str] = {
     "jump_pinned",
     "pin",
     "next_problem",
+    "previous_match",
+    "search",
     "partner",
+    "copy_message",
+    "copy_json",
+    "view_message",
     "jump_back",
     "open_subagent",
     "subagent_back",
@@ -81,6 +92,7 @@ TYPING_SENSITIVE: set[str] = {
     "help",
     "follow",
     "compare",
+    "skipped_lines",
 }
 
 #: priority-bound actions: everywhere on the main screen, the chat input included
@@ -97,11 +109,19 @@ KEYS_HELP: list[tuple[str, str]] = [
     ("e", "show / hide evicted rows"),
     ("p", "jump to the first message, then to each pinned message in turn"),
     ("P", "pin / unpin the selected message (and its tool pair): never evicted (preview first)"),
-    ("n", "jump to the next message with a protocol error"),
+    (
+        "/",
+        'search the timeline: words, "a phrase", tool:Bash, is:error, role:user '
+        "(enter keeps it, escape clears it)",
+    ),
+    ("n / N", "next / previous search match (no search: next / previous protocol error)"),
     ("t", "jump from a tool_result to its tool_use (and from a tool_use to its result)"),
     ("backspace", "jump back"),
     ("enter", "open the sub-agent a Task / Agent tool call started (on the call or its result)"),
     ("b", "back from a sub-agent to the session that started it (escape too)"),
+    ("y", "copy the selected message's text to the clipboard (the terminal's: OSC 52)"),
+    ("Y", "copy the selected message as JSON"),
+    ("v", "the selected message in your $PAGER (each block, then its JSON)"),
     ("r", "repair: apply the fix of the selected message's protocol error"),
     ("A", "repair all: every protocol error of the window"),
     ("delete", "drop the selected message pair-safely (preview first)"),
@@ -117,6 +137,7 @@ KEYS_HELP: list[tuple[str, str]] = [
     ("ctrl+o", "open a file"),
     ("ctrl+l", "Claude Code sessions, newest first (enter opens, f opens and follows)"),
     ("f", "follow the open Claude Code transcript as it grows / stop"),
+    ("L", "the lines of the open file that were skipped, and why"),
     (
         "ctrl+s",
         "save the session (ctxview format, atomic; asks before overwriting a file "

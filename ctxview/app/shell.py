@@ -51,10 +51,14 @@ class ShellApp(App[int]):
 
     def _install_signal_handlers(self) -> None:
         """SIGTERM and SIGHUP: save (before_signal_exit), leave the terminal as it was, exit
-        143 / 129."""
+        143 / 129. Not for a headless app (Pilot, tests, benchmarks): it runs in its host's event
+        loop, and a SIGTERM meant for the host (``timeout pytest``) would only end the app while
+        the host went on."""
         import asyncio
         import signal
 
+        if self.is_headless:
+            return
         try:
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGTERM, signal.SIGHUP):

@@ -157,7 +157,7 @@ class OfflineBackend:
                 content,
                 "tool_use",
                 self._usage(body, say),
-                self.model,
+                self._answering(body),
                 f"msg_offline_{self.calls:04d}",
             )
         n = len(messages)
@@ -184,9 +184,17 @@ class OfflineBackend:
             [{"type": "text", "text": text}],
             "end_turn",
             self._usage(body, text),
-            self.model,
+            self._answering(body),
             f"msg_offline_{self.calls:04d}",
         )
+
+    def _answering(self, body: dict[str, Any]) -> str:
+        """The model a reply names: the one its request named, as the API answers. A request
+        is priced as the model its reply names (``core.requests``: the next request, which has
+        no reply yet, as the session's model), so an offline chat's requests so far and its
+        next one are priced alike: what that model would charge for the estimated usage."""
+        m = body.get("model")
+        return m if isinstance(m, str) and m else self.model
 
     def _usage(self, body: dict[str, Any], out: str) -> dict[str, Any]:
         est = estimate_window(body.get("messages", []), body.get("system"), body.get("tools"))

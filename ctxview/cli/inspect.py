@@ -90,8 +90,8 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
         ),
         ("window ids", id_ranges(summary["window"]["ids"]) or "none"),
     ]
-    if summary["skipped_lines"]:
-        rows.append(("skipped lines", ", ".join(map(str, summary["skipped_lines"]))))
+    if summary["skipped"]:
+        rows.append(("skipped lines", skipped_text(summary["skipped"])))
     if summary["unplaced_lines"]:
         rows.append(("unplaced lines", ", ".join(map(str, summary["unplaced_lines"]))))
     if summary["dangling_parents"]:
@@ -130,3 +130,16 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
         console.print(ft)
     for w in warnings:
         console.print(Text(f"note: {visible(w)}", style="dim"))
+
+
+#: skipped lines listed with their reasons by ``inspect``; the rest are counted (--json: all)
+SKIPPED_SHOWN = 10
+
+
+def skipped_text(skipped: list[dict[str, Any]]) -> str:
+    """``line 31: invalid JSON at column 5: Expecting value`` for each skipped line (the first
+    SKIPPED_SHOWN of them, then "and N more"), one a line."""
+    out = [f"line {s['line']}: {s['reason']}" for s in skipped[:SKIPPED_SHOWN]]
+    if len(skipped) > SKIPPED_SHOWN:
+        out.append(f"and {len(skipped) - SKIPPED_SHOWN:,} more (--json lists them all)")
+    return "\n".join(out)

@@ -28,14 +28,13 @@ saved builder state would make this simpler.)
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from typing import Any
 
 from ctxview.sessions.claude_code import Line, rebuild
 from ctxview.sessions.fileio import fmt_bytes, open_regular, read_span
-from ctxview.sessions.readers import MAX_LINE_BYTES
+from ctxview.sessions.readers import MAX_LINE_BYTES, jsonl_record
 
 #: bytes compared at the head of the file to notice that it was rewritten in place
 FINGERPRINT_BYTES = 256
@@ -138,6 +137,8 @@ class Update:
     skipped_lines: tuple[int, ...] = ()
     warnings: tuple[str, ...] = ()
     model: str | None = None
+    #: why each skipped line cannot be used (``LoadedSession.skipped_reasons``)
+    skipped_reasons: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass
@@ -149,6 +150,8 @@ class Follower:
     bad: list[int] = field(default_factory=list)
     #: why lines were skipped, for the view to say (it takes them: :meth:`take_notes`)
     notes: list[str] = field(default_factory=list)
+    #: why each bad or unusable line cannot be used
+    reasons: dict[int, str] = field(default_factory=dict)
     line_no: int = 0
     _tail: Tail | None = None
     _built: Built | None = None
@@ -172,12 +175,14 @@ class Follower:
         reset, raw = self._tail.read()
         if reset:
             self.lines, self.bad, self.line_no = [], [], 0
+            self.reasons.clear()
             self._reset_reason = "the file was truncated or replaced"
             self._drop_checkpoint()
         for chunk in raw:
             self.line_no += 1
             if chunk is None:
                 self.bad.append(self.line_no)
+                self.reasons[self.line_no] = f"longer than {fmt_bytes(MAX_LINE_BYTES)}"
                 self.notes.append(
                     f"line {self.line_no}: longer than {fmt_bytes(MAX_LINE_BYTES)}, skipped"
                 )
@@ -186,14 +191,14 @@ class Follower:
             if not text:
                 continue
             try:
-                record = json.loads(text)
-            except (ValueError, RecursionError):
+                record, reason = jsonl_record(text.decode("utf-8-sig"))
+            except UnicodeDecodeError as exc:
+                record, reason = None, f"not UTF-8 text (invalid byte at column {exc.start + 1})"
+            if record is None:
                 self.bad.append(self.line_no)
-                continue
-            if isinstance(record, dict):
-                self.lines.append(Line(self.line_no, record))
+                self.reasons[self.line_no] = reason
             else:
-                self.bad.append(self.line_no)
+                self.lines.append(Line(self.line_no, record))
         if reset or raw:
             self._built = None
             return True
@@ -232,10 +237,17 @@ class Follower:
                 tuple(sorted(set(self.bad) | set(unusable))),
                 tuple(warnings),
                 self._model(metas),
+                tuple(sorted(self.reasons.items())),
             )
         if ready > n:
             self.applied.extend(messages[n:ready])
-            return Update("append", tuple(messages[n:ready]), tuple(metas[n:ready]))
+            return Update(
+                "append",
+                tuple(messages[n:ready]),
+                tuple(metas[n:ready]),
+                skipped_lines=tuple(sorted(set(self.bad) | set(unusable))),
+                skipped_reasons=tuple(sorted(self.reasons.items())),
+            )
         return None
 
     # -- the checkpointed rebuild ------------------------------------------------------------------
@@ -263,9 +275,9 @@ class Follower:
             self._drop_checkpoint()
         if not self._cp:
             self.full_rebuilds += 1
-            built = rebuild(self.lines)
+            built = rebuild(self.lines, reasons=self.reasons)
         else:
-            tail = rebuild(self.lines[self._cp :])
+            tail = rebuild(self.lines[self._cp :], reasons=self.reasons)
             head = self._prefix
             built = (
                 head[0] + tail[0],
@@ -302,7 +314,7 @@ class Follower:
                 want = "user"
             else:
                 continue
-            prefix = rebuild(lines[:c])
+            prefix = rebuild(lines[:c], reasons=self.reasons)
             self.full_rebuilds += 1
             if not prefix[0] or prefix[0][-1].get("role") != want:
                 return

@@ -250,20 +250,24 @@ def rebuild(
     lines: list[Line],
     off_branch: list[dict[str, Any]] | None = None,
     placement: Placement | None = None,
+    reasons: dict[int, str] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[int], list[str]]:
     """(messages, metas, unusable line numbers, warnings) from the records of a transcript.
 
     ``off_branch``: a list to fill with the API responses written on abandoned branches (a
     rewind, an edited prompt): see :func:`off_branch_responses`. ``placement``: filled with
     the lines whose parent is not in the file, the compactions re-hung and the message lines
-    on no branch (:class:`Placement`).
+    on no branch (:class:`Placement`). ``reasons``: a dict to fill with why each unusable line
+    cannot be used.
     """
     skipped: list[int] = []
     usable: list[Line] = []
     for ln in lines:
         # a sub-agent's line too (isSidechain): a sub-agent's own file holds only those
-        if ln.type in MESSAGE_TYPES and _usable(ln) is not None:
+        if ln.type in MESSAGE_TYPES and (why := _usable(ln)) is not None:
             skipped.append(ln.number)
+            if reasons is not None:
+                reasons[ln.number] = why
             continue
         usable.append(ln)
     selected = _select(usable, placement)

@@ -89,6 +89,8 @@ class LoadedSession:
     subagents: list[str] = field(default_factory=list)
     #: 1-based numbers of JSONL lines that could not be used
     skipped_lines: list[int] = field(default_factory=list)
+    #: why each skipped line could not be used (visible text, one line, cut short)
+    skipped_reasons: dict[int, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     #: ctxview sessions only: the saved window and eviction steps, to restore exactly
     saved_window: list[int] | None = None
@@ -123,6 +125,13 @@ class LoadedSession:
     #: proxy recordings: the shown conversation's number and every conversation the file holds
     conversation: int | None = None
     conversations: list[dict[str, Any]] = field(default_factory=list)
+
+    def skipped(self) -> list[dict[str, Any]]:
+        """``[{"line": n, "reason": why}]`` for every skipped line, in order."""
+        return [
+            {"line": n, "reason": self.skipped_reasons.get(n, "not usable")}
+            for n in self.skipped_lines
+        ]
 
     @property
     def system_text(self) -> str:

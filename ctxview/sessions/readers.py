@@ -27,6 +27,7 @@ from ctxview.sessions.validate import (
     validate_messages,
     validate_system,
 )
+from ctxview.textfmt import one_line
 
 if TYPE_CHECKING:
     # the Claude Code reader is imported when a file is detected as a transcript
@@ -346,22 +347,44 @@ def _loads_line(raw: str) -> Any:
     return data
 
 
-def _jsonl_records(path: str, text: str) -> tuple[list[Line], list[int]]:
+#: a skipped line's reason is cut to this many characters (a JSON path can be long)
+SKIP_REASON_CHARS = 160
+
+
+def skip_reason(text: str) -> str:
+    """Why a line was skipped, as every view shows it: one line, control characters made
+    visible (a JSON path quotes the file's own keys), at most SKIP_REASON_CHARS."""
+    return one_line(text, SKIP_REASON_CHARS)
+
+
+def jsonl_record(raw: str) -> tuple[dict[str, Any] | None, str]:
+    """One JSONL line (stripped, not blank): (its object, "") or (None, why it cannot be used).
+    The one rule for a line of a transcript, opened or followed."""
+    try:
+        record = _loads_line(raw)
+    except json.JSONDecodeError as exc:
+        return None, skip_reason(f"invalid JSON at column {exc.colno}: {exc.msg}")
+    except RecursionError:
+        return None, skip_reason(f"JSON nested too deeply (the limit is {MAX_DEPTH} levels)")
+    except ValueError as exc:  # NaN, a huge integer, too deep: the JSON path and the value
+        return None, skip_reason(str(exc))
+    if not isinstance(record, dict):
+        return None, skip_reason(f"{_kind(record)}, not a JSON object")
+    return record, ""
+
+
+def _jsonl_records(path: str, text: str) -> tuple[list[Line], dict[int, str]]:
     from ctxview.sessions.claude_code import Line
 
     lines: list[Line] = []
-    skipped: list[int] = []
+    skipped: dict[int, str] = {}
     for number, raw in enumerate(text.split("\n"), start=1):
         raw = raw.strip()
         if not raw:
             continue
-        try:
-            record = _loads_line(raw)
-        except (ValueError, RecursionError):  # bad JSON, NaN, a huge integer, too deep
-            skipped.append(number)
-            continue
-        if not isinstance(record, dict):
-            skipped.append(number)
+        record, reason = jsonl_record(raw)
+        if record is None:
+            skipped[number] = reason
             continue
         lines.append(Line(number, record))
     if not lines:
@@ -503,9 +526,9 @@ def _read_claude_code(path: str, text: str, data: Any) -> LoadedSession:
 
     if isinstance(data, list):
         lines = [Line(i + 1, r) for i, r in enumerate(data) if isinstance(r, dict)]
-        bad = [i + 1 for i, r in enumerate(data) if not isinstance(r, dict)]
+        bad = _not_objects(data)
     elif isinstance(data, dict) and "loglines" not in data:
-        lines, bad = [Line(1, data)], []
+        lines, bad = [Line(1, data)], {}
     else:
         lines, bad = _jsonl_records(path, text)
     return from_lines(path, "claude-code", lines, bad)
@@ -518,7 +541,7 @@ def _read_web(path: str, text: str, data: Any) -> LoadedSession:
 
     raw = data["loglines"]
     lines = [Line(i + 1, r) for i, r in enumerate(raw) if isinstance(r, dict)]
-    bad = [i + 1 for i, r in enumerate(raw) if not isinstance(r, dict)]
+    bad = _not_objects(raw)
     session = from_lines(path, "claude-code-web", lines, bad)
     if bad:
         session.warnings.insert(0, "skipped_lines are 1-based positions in loglines")
@@ -537,9 +560,18 @@ def subagent_paths(path: str) -> list[str]:
         return []
 
 
-def from_lines(path: str, fmt: str, lines: list[Line], bad: list[int]) -> LoadedSession:
-    """The session of a Claude Code transcript's records (``bad``: line numbers that were not
-    records); ``path`` names it in messages."""
+def _not_objects(records: list[Any]) -> dict[int, str]:
+    """{1-based position: reason} of the records of an array that are not objects."""
+    return {
+        i + 1: skip_reason(f"{_kind(r)}, not a JSON object")
+        for i, r in enumerate(records)
+        if not isinstance(r, dict)
+    }
+
+
+def from_lines(path: str, fmt: str, lines: list[Line], bad: dict[int, str]) -> LoadedSession:
+    """The session of a Claude Code transcript's records (``bad``: line numbers that were
+    not records, with why); ``path`` names it in messages."""
     from ctxview.sessions.claude_code import (
         Placement,
         placement_notes,
@@ -551,7 +583,8 @@ def from_lines(path: str, fmt: str, lines: list[Line], bad: list[int]) -> Loaded
 
     off_branch: list[dict[str, Any]] = []
     placement = Placement()
-    messages, metas, unusable, warnings = rebuild(lines, off_branch, placement)
+    reasons = dict(bad)
+    messages, metas, unusable, warnings = rebuild(lines, off_branch, placement, reasons)
     warnings.extend(placement_notes(placement))
     if not messages:
         raise SessionError(f"{path}: no user or assistant messages found in this transcript")
@@ -564,6 +597,7 @@ def from_lines(path: str, fmt: str, lines: list[Line], bad: list[int]) -> Loaded
         model=model,
         title=title_of(lines),
         skipped_lines=sorted(set(bad) | set(unusable)),
+        skipped_reasons=reasons,
         warnings=warnings,
         subagents=subagent_paths(path),
         off_branch=off_branch,

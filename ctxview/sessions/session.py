@@ -229,6 +229,7 @@ class Session:
             # Claude Code: lines whose parent is not in the file, message lines on no branch
             "dangling_parents": session.dangling_parents,
             "unplaced_lines": session.unplaced_lines,
+            "skipped": session.skipped(),
             "subagents": session.subagents,
             **_editing_summary(ctx),
         }

@@ -91,7 +91,7 @@ class SubAgent:
                 from ctxview.sessions.readers import from_lines
 
                 self._loaded = from_lines(
-                    f"{self.parent_path}#{self.agent_id}", "claude-code", self._lines or [], []
+                    f"{self.parent_path}#{self.agent_id}", "claude-code", self._lines or [], {}
                 )
         return self._loaded
 

@@ -481,3 +481,22 @@ async def test_one_eviction_notice_per_turn() -> None:
         notices = [n for n in app._notifications if n.title == "eviction"]
         assert len(notices) == 1, [n.message for n in notices]
         assert app.model.evicted_count() >= 2
+
+
+async def test_an_offline_chat_prices_its_requests_so_far_and_the_next_as_one_model() -> None:
+    from tests.support.apphelp import text_of, wait_prediction
+
+    app = make_app(None)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        await send(pilot, "calculate 6*7")
+        await wait_prediction(pilot)
+        pred = app.model.cache_prediction
+        assert pred is not None and pred.requests == 2
+        answered = {
+            r.meta.get("model") for r in app.model.transcript.records if r.meta.get("model")
+        }
+        assert answered == {pred.model} == {app.model.model}
+        assert pred.cost_usd is not None and pred.cost_so_far is not None
+        cache = text_of(app, "#cache")
+        assert "n/a" not in cache and "cost so far $" in cache

@@ -189,3 +189,71 @@ def test_proxy_app_on_sigterm_records_the_cut_request_and_restores_the_terminal(
     assert lines[0]["format"] == "ctxview.proxy-log"
     (cut,) = lines[1:]
     assert cut["complete"] is False and cut["incomplete"] == "the proxy stopped mid-request"
+
+
+# A test that runs the app under Pilot, then waits far longer than the runner below allows it
+HANGING_PILOT_TEST = """
+import asyncio
+from pathlib import Path
+
+from tests.support.apphelp import make_app
+
+
+async def test_app_then_long_wait() -> None:
+    app = make_app("sample_sessions/agent_loop.json")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        Path({ready!r}).write_text("ready")
+        await asyncio.sleep(120)
+"""
+
+
+def test_sigterm_stops_a_test_run_with_an_app_under_pilot(tmp_path: Path) -> None:
+    """`timeout N pytest` must stop the run: a headless app leaves SIGTERM to its host process."""
+    ready = tmp_path / "ready"
+    test_file = tmp_path / "test_hanging_pilot.py"
+    test_file.write_text(HANGING_PILOT_TEST.format(ready=str(ready)))
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "CTXVIEW_CONFIG": str(tmp_path / "c.toml"),
+        "CTXVIEW_STATE_DIR": str(tmp_path / "state"),
+    }
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "0",
+            "-o",
+            "asyncio_mode=auto",
+            "--rootdir",
+            str(tmp_path),
+            str(test_file),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        end = time.monotonic() + 60
+        while not ready.exists():
+            assert proc.poll() is None, proc.communicate()[0].decode(errors="replace")[-2000:]
+            assert time.monotonic() < end, "the app under Pilot never started"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        try:
+            rc = proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pytest.fail("pytest went on after SIGTERM: something in the app swallowed it")
+        assert rc == -signal.SIGTERM
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()

@@ -94,6 +94,7 @@ class Timeline(ScrollView, can_focus=True):
         "timeline--assistant",
         "timeline--error",
         "timeline--dim",
+        "timeline--match",
     }
 
     DEFAULT_CSS = """
@@ -123,6 +124,7 @@ class Timeline(ScrollView, can_focus=True):
     Timeline > .timeline--assistant { color: $primary; }
     Timeline > .timeline--error { color: $error; text-style: bold; }
     Timeline > .timeline--dim { color: $text-muted; }
+    Timeline > .timeline--match { background: $secondary 30%; }
     """
 
     cursor: reactive[int] = reactive(0, always_update=True)
@@ -146,6 +148,8 @@ class Timeline(ScrollView, can_focus=True):
         self.clock = time.monotonic  #: the animation's clock (tests drive their own)
         #: where each jump (``p``, ``n``, ``t``) came from: backspace goes back
         self._back: list[int] = []
+        #: the messages that match the search (``ctxview.app.search``): marked rows
+        self.search_matches: frozenset[int] = frozenset()
 
     # -- data --------------------------------------------------------------------------------------
     def set_model(self, model: SessionModel, select: int | None = None) -> None:
@@ -275,12 +279,17 @@ class Timeline(ScrollView, can_focus=True):
         cur = self.selected_id
         self.jump_to(next((i for i in targets if cur is not None and i > cur), targets[0]))
 
-    def jump_next_problem(self) -> None:
+    def jump_next_problem(self, direction: int = 1) -> None:
+        """The next (``direction`` -1: previous) message with a protocol error, round the end."""
         ids = self.model.error_ids() if self.model is not None else []
         if not ids:
             self.notify("no protocol errors in the window: the API will accept it", markup=False)
             return
         cur = self.selected_id
+        if direction < 0:
+            before = [i for i in ids if cur is None or i < cur]
+            self.jump_to(before[-1] if before else ids[-1])
+            return
         after = [i for i in ids if cur is None or i > cur]
         self.jump_to(after[0] if after else ids[0])
 
@@ -494,10 +503,13 @@ class Timeline(ScrollView, can_focus=True):
         problems = self.model.problems_for(mid) if not out else []
         has_error = any(p.severity == "error" for p in problems)
         row_style = base
+        matched = mid in self.search_matches
         if pinned:
             row_style += self._bg_style("timeline--pinned")
         elif out:
             row_style += self.evicted_style()
+        if matched:
+            row_style += self._bg_style("timeline--match")
         flash_t0 = self._flash.get(mid)
         if flash_t0 is not None:
             row_style = self._flash_style(row_style, flash_t0)
@@ -514,7 +526,7 @@ class Timeline(ScrollView, can_focus=True):
         )
         over = row_style + top
         role_style = self._readable(role_style, over)
-        mark = "⚑" if pinned else ("!" if has_error else " ")
+        mark = "⚑" if pinned else ("!" if has_error else ("›" if matched else " "))
         mark_style = self._style("timeline--error") if has_error and not dim else Style()
         status_style = (
             Style(italic=True)

@@ -48,6 +48,7 @@ def test_inspect_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
         "skipped_lines",
         "dangling_parents",
         "unplaced_lines",
+        "skipped",
         "subagents",
         "config_used",
     }
@@ -121,6 +122,22 @@ def test_inspect_skipped_lines(capsys: pytest.CaptureFixture[str]) -> None:
     )
     d = json.loads(out)
     assert 13 in d["skipped_lines"] and code == 1
+    assert [s["line"] for s in d["skipped"]] == d["skipped_lines"]
+    assert all(s["reason"] for s in d["skipped"])
+
+
+def test_inspect_names_each_skipped_line_and_why_then_counts_the_rest(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    good = '{"type":"user","uuid":"u","parentUuid":null,"message":{"role":"user","content":"hi"}}'
+    p = tmp_path / "t.jsonl"
+    p.write_text(good + "\n" + "{oops\n" * 13)
+    code, out, _ = run(capsys, "inspect", str(p))
+    assert code == 0
+    assert "line 2: invalid JSON at column 2: Expecting property name" in out
+    assert "line 11: invalid JSON" in out and "line 12:" not in out
+    assert "and 3 more (--json lists them all)" in out
 
 
 def test_inspect_rich_output(capsys: pytest.CaptureFixture[str]) -> None:

@@ -110,6 +110,24 @@ def test_bad_lines_are_reported_not_fatal(tmp_path: Path) -> None:
     f.poll()
     up = f.step(quiet=True)
     assert up is not None and up.messages[0]["content"] == "q"
+    assert up.skipped_lines == (2, 3)
+    assert dict(up.skipped_reasons) == {
+        2: "invalid JSON at column 2: Expecting property name enclosed in double quotes",
+        3: "an array, not a JSON object",
+    }
+
+
+def test_a_followed_line_is_read_by_the_rule_of_an_opened_one(tmp_path: Path) -> None:
+    """NaN, as on opening: a line the reader refuses is not a message when followed either."""
+    p = tmp_path / "s.jsonl"
+    nan = rec("user", "u2", "u1", "x").replace('"x"', "NaN")
+    p.write_text(rec("user", "u1", None, "q") + nan)
+    f = Follower(str(p))
+    f.poll()
+    up = f.step(quiet=True)
+    assert up is not None
+    assert up.skipped_lines == tuple(load_session(p).skipped_lines) == (2,)
+    assert dict(up.skipped_reasons)[2] == load_session(p).skipped_reasons[2]
 
 
 @pytest.mark.slow

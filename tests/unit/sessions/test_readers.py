@@ -288,6 +288,28 @@ def test_jsonl_bad_lines_load_the_good_ones(tmp_path: Path) -> None:
     assert len(s.messages) == 2
 
 
+def test_skipped_lines_say_why_in_visible_text(tmp_path: Path) -> None:
+    good = [_user("u1", None, "a"), _asst("a1", "u1", "m1", {"type": "text", "text": "b"})]
+    unusable = _user("u2", "a1", "c")
+    unusable["message"]["content"] = 5
+    lines = [
+        json.dumps(good[0]),
+        "{broken",
+        json.dumps(good[1]),
+        "[1]",
+        r"""{"\u001b]0;evil\u0007""" + "k" * 400 + r"""": NaN}""",
+        json.dumps(unusable),
+    ]
+    s = load_session(write(tmp_path, "t.jsonl", "\n".join(lines) + "\n"))
+    assert s.skipped_lines == [2, 4, 5, 6]
+    why = {d["line"]: d["reason"] for d in s.skipped()}
+    assert why[2] == "invalid JSON at column 2: Expecting property name enclosed in double quotes"
+    assert why[4] == "an array, not a JSON object"
+    assert why[5].startswith("␛]0;evil␇kkk") and len(why[5]) == 160
+    assert why[6] == "message without content"
+    assert all(ch.isprintable() for r in why.values() for ch in r)
+
+
 def test_ctxview_session_errors(tmp_path: Path) -> None:
     doc = json.loads((ROOT / "sample_sessions" / "long_chat.json").read_text())
     doc["version"] = 7
