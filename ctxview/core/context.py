@@ -92,9 +92,7 @@ class ProtocolError(ValueError):
 
     def __init__(self, problems: Sequence[Problem]) -> None:
         self.problems = list(problems)
-        lines = [
-            (f"messages.{p.index}: " if p.index >= 0 else "") + p.message for p in self.problems
-        ]
+        lines = [p.message for p in self.problems]  # (each names its place: messages.1...)
         super().__init__(
             f"the API would reject this request ({len(lines)} error"
             f"{'s' if len(lines) != 1 else ''}):\n  " + "\n  ".join(lines)
@@ -943,20 +941,23 @@ class ConversationContext:
 
     # -- reading -------------------------------------------------------------------------------
     @property
-    def messages(self) -> list[dict[str, Any]]:
-        """The window as sent, as plain dicts (a deep copy: changing it does not change the
+    def messages(self) -> list[MessageParam]:
+        """The window as sent, as plain dicts typed as the SDK's ``MessageParam`` (ready for
+        ``client.messages.create(messages=...)``; a deep copy: changing it does not change the
         context). Under a context-editing strategy, the edited copy (:meth:`sent_form`); the
         originals are :meth:`entries`."""
         sf = self.sent_form() if self._strategy.name in STRATEGY_EDITS else None
         if sf is None or not sf.edited:
-            return [json_copy(e[1]) for e in self._window]
-        ed = sf.edited
-        return [json_copy(ed.get(e[0], e[1])) for e in self._window]
+            out = [json_copy(e[1]) for e in self._window]
+        else:
+            ed = sf.edited
+            out = [json_copy(ed.get(e[0], e[1])) for e in self._window]
+        return cast("list[MessageParam]", out)
 
     @property
-    def original_messages(self) -> list[dict[str, Any]]:
+    def original_messages(self) -> list[MessageParam]:
         """The window's messages as recorded (before context editing), deep-copied."""
-        return [json_copy(e[1]) for e in self._window]
+        return cast("list[MessageParam]", [json_copy(e[1]) for e in self._window])
 
     @property
     def window_ids(self) -> list[int]:

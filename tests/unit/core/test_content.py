@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 from anthropic.types import Message, TextBlock, ToolUseBlock, Usage
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxview import ConversationContext
 from ctxview.core.content import ContentError
@@ -176,3 +178,38 @@ def test_system_prompt_refuses_what_the_api_refuses(bad: Any) -> None:
     with pytest.raises(ValueError, match="system_prompt"):
         ctx.system_prompt = bad
     assert ctx.system_prompt == "kept"
+
+
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+_BLOCK = st.dictionaries(st.text(max_size=6), _JSON.filter(lambda v: v is not None), max_size=5)
+
+
+@settings(max_examples=60, deadline=None)
+@given(blocks=st.lists(_BLOCK, max_size=4), extra=st.dictionaries(st.text(max_size=6), _JSON))
+def test_json_content_comes_back_exactly(
+    blocks: list[dict[str, Any]], extra: dict[str, Any]
+) -> None:
+    ctx = ConversationContext()
+    ctx.add_user_message(blocks)
+    ctx.add_tool_results([{**extra, "type": "tool_result", "tool_use_id": "t", "content": blocks}])
+    ctx.add_message({**extra, "role": "assistant", "content": blocks})
+    user, results, assistant = ctx.messages
+    assert user["content"] == blocks
+    assert results["content"][0] == {
+        **extra,
+        "type": "tool_result",
+        "tool_use_id": "t",
+        "content": blocks,
+        "is_error": bool(extra.get("is_error", False)),
+    }
+    assert assistant == {**extra, "role": "assistant", "content": blocks}
