@@ -894,11 +894,7 @@ class ConversationContext:
         ``context-management-2025-06-27``; ``client.beta.messages.create(**body, betas=[...])``).
         """
         sys_sent: Any = self.system_prompt if system is None else system_value(system)
-        if check:
-            errors = [p for p in self.check(sys_sent) if p.severity == "error"]
-            if errors:
-                raise ProtocolError(errors)
-        return self.request_body(
+        body = self.request_body(
             model=model,
             max_tokens=max_tokens,
             system=sys_sent,
@@ -906,6 +902,13 @@ class ConversationContext:
             params=extra,
             context_management=context_management,
         )
+        if check:
+            # what is sent is what is checked (the full messages when the API edits them)
+            problems = check_protocol(body["messages"], body.get("system"))
+            errors = [p for p in problems if p.severity == "error"]
+            if errors:
+                raise ProtocolError(errors)
+        return body
 
     def request_body(
         self,
@@ -932,12 +935,10 @@ class ConversationContext:
             tools=json_copy(tools) if tools else None,
         )
 
-    def check(self, system: Any = None) -> list[Problem]:
+    def check(self) -> list[Problem]:
         """The protocol problems of the window as it would be sent (errors and warnings, in the
         API's words): ``[]`` when the API would accept it."""
-        return check_protocol(
-            [e[1] for e in self.sent_entries()], self.system_prompt if system is None else system
-        )
+        return check_protocol([e[1] for e in self.sent_entries()], self.system_prompt)
 
     # -- reading -------------------------------------------------------------------------------
     @property

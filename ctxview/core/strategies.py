@@ -443,7 +443,7 @@ class FunctionStrategy:
         budget = Budget(
             window.max_messages,
             window.max_context_tokens,
-            window.tokens,
+            window.counted_tokens(),
             window.low_water_fraction,
             window.count_message,
         )

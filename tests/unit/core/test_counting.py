@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from ctxview import ConversationContext
+from ctxview import Budget, ConversationContext
 from ctxview.core.calibrate import Rates
 from ctxview.core.tokens import estimate_tools, estimate_window
 
@@ -103,3 +103,16 @@ def test_a_callback_returning_nonsense_is_refused() -> None:
 def test_an_unknown_counter_is_refused() -> None:
     with pytest.raises(ValueError, match="token_counter must be"):
         ConversationContext(token_counter=3)  # type: ignore[arg-type]
+
+
+def test_a_strategy_functions_budget_holds_the_callbacks_count() -> None:
+    seen: list[int] = []
+
+    def spy(messages: list[dict[str, Any]], budget: Budget) -> int:
+        seen.append(budget.tokens)
+        return 0
+
+    ctx = ConversationContext(strategy=spy, token_counter=lambda r: 7 * len(r["messages"]))
+    ctx.add_user_message("a")
+    ctx.add_user_message("b")
+    assert seen == [7, 14]
