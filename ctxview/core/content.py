@@ -11,9 +11,6 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-#: the scalar types JSON has (``bool`` is an ``int``; floats are checked for NaN and infinity)
-_SCALARS = (str, int, type(None))
-
 
 class ContentError(ValueError):
     """A value that is not JSON, or a message of the wrong shape; ``path`` says where
@@ -25,49 +22,72 @@ class ContentError(ValueError):
         self.problem = problem
 
 
-def _describe(value: object) -> str:
-    if isinstance(value, float):
-        return f"{value!r} (JSON has no NaN or infinity)"
-    return f"a {type(value).__module__}.{type(value).__qualname__}, not JSON".replace(
-        "builtins.", ""
-    )
-
-
 def json_value(value: Any, path: str) -> Any:
     """A deep copy of JSON-shaped ``value`` (mappings become dicts, tuples lists); ContentError
     naming the path of the first value that is not JSON (a key that is not a string, an object,
     bytes, a set, a non-finite float). An SDK object inside (pydantic's ``model_dump``) is
     dumped as the request would send it."""
+    try:
+        return _copy(value)
+    except _NotJson as exc:
+        where = path + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in exc.parts)
+        raise ContentError(where, exc.problem) from None
+
+
+class _NotJson(Exception):
+    """Raised deep in :func:`_copy`; each level on the way out adds its key (the path is built
+    only when something is wrong)."""
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+        self.parts: list[str | int] = []
+
+
+def _copy(value: Any) -> Any:
     t = type(value)
     if t is str or t is int or t is bool or value is None:
         return value
-    if t is float:
-        if math.isfinite(value):
-            return value
-        raise ContentError(path, _describe(value))
     if t is dict or isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for k, v in value.items():
             if not isinstance(k, str):
-                raise ContentError(path, f"key {k!r} is not a string")
-            out[k] = json_value(v, f"{path}.{k}")
+                raise _NotJson(f"key {k!r} is not a string")
+            try:
+                out[k] = _copy(v)
+            except _NotJson as exc:
+                exc.parts.insert(0, k)
+                raise
         return out
     if t is list or t is tuple:
-        return [json_value(v, f"{path}[{n}]") for n, v in enumerate(value)]
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        return sdk_dump(value, path)
-    if isinstance(value, _SCALARS) and not isinstance(value, (bytes, bytearray)):
+        items = []
+        for n, v in enumerate(value):
+            try:
+                items.append(_copy(v))
+            except _NotJson as exc:
+                exc.parts.insert(0, n)
+                raise
+        return items
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        raise _NotJson(f"{value!r} (JSON has no NaN or infinity)")
+    if callable(getattr(value, "model_dump", None)):
+        # an SDK object: the JSON the SDK would send, with no ``None``-valued keys (the
+        # response models spell absent fields so; the params leave them out)
+        data = value.model_dump(mode="json", exclude_none=True)
+        if not isinstance(data, dict):
+            raise _NotJson(f"model_dump() of {type(value).__name__} did not return a dict")
+        return data
+    if isinstance(value, (str, int)):
         return value  # a str or int subclass (an enum member): JSON as it is
-    raise ContentError(path, _describe(value))
+    kind = f"{t.__module__}.{t.__qualname__}".removeprefix("builtins.")
+    raise _NotJson(f"a {kind}, not JSON")
 
 
 def sdk_dump(value: Any, path: str) -> dict[str, Any]:
     """An SDK object (a content block, a pydantic model) as the JSON the SDK would send, with no
     ``None``-valued keys (the response models spell absent fields so; the params leave them out)."""
-    data = value.model_dump(mode="json", exclude_none=True)
-    if not isinstance(data, dict):
-        raise ContentError(path, f"model_dump() of {type(value).__name__} did not return a dict")
+    data: dict[str, Any] = json_value(value, path)  # (``_copy`` dumps it)
     return data
 
 
