@@ -51,14 +51,14 @@ def edit_system_prompt(app: App[Any], model: SessionModel) -> None:
     from ctxview.app.screens.modals import SystemPromptScreen
 
     def done(text: str | None) -> None:
-        if text is None or text == model.context.system_prompt:
+        if text is None or text == model.context.system_text:
             return
         model.context.system_prompt = text
         model.unsaved = True
         app.post_message(ContextChanged())
         app.notify(f"system prompt set ({len(text):,} characters)", markup=False)
 
-    app.push_screen(SystemPromptScreen(model.context.system_prompt), done)
+    app.push_screen(SystemPromptScreen(model.context.system_text), done)
 
 
 def show_sessions(app: App[Any]) -> None:

@@ -7,21 +7,37 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ctxview.core.context import ContextEvent, ConversationContext
+    from ctxview.core.content import ContentError
+    from ctxview.core.context import ContextEvent, ConversationContext, ProtocolError
     from ctxview.core.protocol import Problem, ProtocolReport, check_protocol, check_request
-    from ctxview.core.strategies import STRATEGIES, Strategy, get_strategy, register_strategy
+    from ctxview.core.strategies import (
+        STRATEGIES,
+        Budget,
+        FunctionStrategy,
+        Strategy,
+        get_strategy,
+        register_strategy,
+        safe_cut,
+    )
     from ctxview.core.transcript import Record, Transcript
+    from ctxview.core.window import Window
 
 #: public name -> the module that defines it; each is imported on first use, so importing one
 #: core module (``ctxview.core.tokens``) does not import them all
 _HOME = {
+    "ContentError": "content",
     "ContextEvent": "context",
+    "ProtocolError": "context",
     "ConversationContext": "context",
     "Problem": "protocol",
     "check_protocol": "protocol",
     "ProtocolReport": "protocol",
     "check_request": "protocol",
     "STRATEGIES": "strategies",
+    "Budget": "strategies",
+    "FunctionStrategy": "strategies",
+    "safe_cut": "strategies",
+    "Window": "window",
     "Strategy": "strategies",
     "get_strategy": "strategies",
     "register_strategy": "strategies",
@@ -31,17 +47,23 @@ _HOME = {
 
 __all__ = [
     "STRATEGIES",
+    "Budget",
+    "ContentError",
     "ContextEvent",
     "ConversationContext",
+    "FunctionStrategy",
     "Problem",
+    "ProtocolError",
     "ProtocolReport",
     "Record",
     "Strategy",
     "Transcript",
+    "Window",
     "check_protocol",
     "check_request",
     "get_strategy",
     "register_strategy",
+    "safe_cut",
 ]
 
 

@@ -8,20 +8,44 @@ the Java ``_truncateIfNeeded``, exactly).
 from __future__ import annotations
 
 import bisect
+import inspect
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
+from ctxview.core.body import request_body
 from ctxview.core.compaction import effective_messages, has_compaction
-from ctxview.core.protocol import Problem
-from ctxview.core.strategies import STRATEGY_EDITS, Strategy, get_strategy
+from ctxview.core.content import (
+    ContentError,
+    content_shape,
+    json_value,
+    message_content,
+    response_parts,
+    system_text,
+    system_value,
+    tools_value,
+)
+from ctxview.core.content import block as content_block
+from ctxview.core.counting import counter_for
+from ctxview.core.protocol import Problem, check_protocol
+from ctxview.core.strategies import STRATEGY_EDITS, Strategy, StrategyFunction, get_strategy
 from ctxview.core.tokens import estimate_message, estimate_window
 from ctxview.core.window import Entry, Window, json_copy
 
 if TYPE_CHECKING:
     # context editing is imported when a clear-* strategy needs it, not by every context
+    from ctxview.core.calibrate import Rates
     from ctxview.core.clearing import ContextEditing, SentForm
+    from ctxview.core.counting import RequestCounter
+    from ctxview.core.sdk_types import (
+        Content,
+        Message,
+        MessageParam,
+        TextBlockParam,
+        ToolResultBlockParam,
+        ToolUnionParam,
+    )
 
 EventKind = Literal["added", "evicted", "config", "edited", "pinned"]
 
@@ -62,6 +86,30 @@ class ContextEvent:
 Subscriber = Callable[[ContextEvent], None]
 
 
+class ProtocolError(ValueError):
+    """The API would reject the request (:meth:`ConversationContext.request` with
+    ``check=True``): ``problems`` holds each error, its ``message`` in the API's words."""
+
+    def __init__(self, problems: Sequence[Problem]) -> None:
+        self.problems = list(problems)
+        lines = [p.message for p in self.problems]  # (each names its place: messages.1...)
+        super().__init__(
+            f"the API would reject this request ({len(lines)} error"
+            f"{'s' if len(lines) != 1 else ''}):\n  " + "\n  ".join(lines)
+        )
+
+
+_ASYNC_REFUSED = (
+    "{name} is async: context events are delivered synchronously, in the thread that changes "
+    "the context, and nothing would await it (hand each event to your loop instead, e.g. "
+    "ctx.subscribe(queue.put_nowait))"
+)
+
+
+def _name_of(callback: object) -> str:
+    return str(getattr(callback, "__qualname__", None) or type(callback).__qualname__)
+
+
 def _check_max(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(
@@ -88,18 +136,8 @@ def _check_fraction(value: object) -> float:
 
 def block_to_dict(block: Any) -> dict[str, Any]:
     """An SDK content block (anything with pydantic's ``model_dump``) or a mapping, as a plain dict
-    with no ``None``-valued keys."""
-    dump = getattr(block, "model_dump", None)
-    if callable(dump):
-        data = dump(mode="json", exclude_none=True)
-        if not isinstance(data, dict):
-            raise ValueError(f"model_dump() of {type(block).__name__} did not return a dict")
-        return data
-    if isinstance(block, Mapping):
-        return {str(k): json_copy(v) for k, v in block.items() if v is not None}
-    raise ValueError(
-        f"assistant content block must be an SDK block or a mapping, got {type(block).__name__}"
-    )
+    with no ``None``-valued keys and every other key kept (:func:`ctxview.core.content.block`)."""
+    return content_block(block, "block")
 
 
 def _blocks(message: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -175,20 +213,28 @@ class ConversationContext:
     def __init__(
         self,
         max_context_messages: int = 20,
-        system_prompt: str = "",
-        strategy: str | Strategy = "seed",
+        system_prompt: str | Iterable[TextBlockParam] = "",
+        strategy: str | Strategy | StrategyFunction = "seed",
         *,
         max_context_tokens: int = DEFAULT_MAX_CONTEXT_TOKENS,
         low_water_fraction: float = DEFAULT_LOW_WATER_FRACTION,
         context_editing: ContextEditing | Mapping[str, Any] | None = None,
+        tools: Iterable[ToolUnionParam] | None = None,
+        token_counter: Rates | RequestCounter | Literal["estimate"] | None = None,
     ) -> None:
         self._window = Window(
             _check_max(max_context_messages),
             _check_max_tokens(max_context_tokens),
             _check_fraction(low_water_fraction),
-            system_prompt,
+            system_value(system_prompt),
         )
+        self._window.set_counter(*counter_for(token_counter))
+        #: (step, count) of the last request-callback count
+        self._counted: tuple[int, int] | None = None
         self._strategy = get_strategy(strategy)
+        self._tools: list[dict[str, Any]] = []
+        if tools is not None:
+            self._set_tools(tools)
         self._next_id = 0
         self._step = 0
         self._subscribers: list[Subscriber] = []
@@ -204,12 +250,30 @@ class ConversationContext:
         else:
             self._editing = context_editing
         self._sent: SentForm | None = None
+        #: the :class:`~ctxview.core.transcript.Transcript` attached last (its full history)
+        self.transcript: Any = None
+        #: a session shown as it was sent: max grows with the window, so nothing is evicted
+        self._max_follows_size = False
         #: tool_use ids of pinned assistant messages (their results are pinned when added)
         self._pinned_uses: set[str] = set()
 
     # -- observation ---------------------------------------------------------------------------
+    # Events are delivered after the change is complete (the window consistent, the strategy
+    # run), synchronously, in the thread that made the change. A subscriber that raises does not
+    # stop the others, nor the events after it: the first exception is re-raised once every
+    # subscriber had every event of the change (the change stands).
     def subscribe(self, callback: Subscriber) -> Callable[[], None]:
-        """Call ``callback`` with every :class:`ContextEvent`; returns an unsubscribe function."""
+        """Call ``callback`` with every :class:`ContextEvent`; returns an unsubscribe function.
+
+        TypeError for an ``async`` callback: events are delivered synchronously, and nothing
+        would await it (hand the event to your loop instead:
+        ``ctx.subscribe(queue.put_nowait)``)."""
+        if not callable(callback):
+            raise TypeError(f"subscribe takes a callable, got {type(callback).__name__}")
+        if inspect.iscoroutinefunction(callback) or inspect.iscoroutinefunction(
+            getattr(callback, "__call__", None)  # noqa: B004 (an async __call__ method)
+        ):
+            raise TypeError(_ASYNC_REFUSED.format(name=_name_of(callback)))
         self._subscribers.append(callback)
 
         def unsubscribe() -> None:
@@ -218,9 +282,24 @@ class ConversationContext:
 
         return unsubscribe
 
-    def _emit(self, event: ContextEvent) -> None:
-        for callback in list(self._subscribers):
-            callback(event)
+    def _emit(self, *events: ContextEvent) -> None:
+        errors: list[BaseException] = []
+        for event in events:
+            for callback in list(self._subscribers):
+                try:
+                    result = callback(event)
+                except Exception as exc:
+                    errors.append(exc)
+                    continue
+                if result is not None and inspect.isawaitable(result):
+                    if inspect.iscoroutine(result):
+                        result.close()  # never awaited: no "was never awaited" warning later
+                    errors.append(TypeError(_ASYNC_REFUSED.format(name=_name_of(callback))))
+        if errors:
+            first = errors[0]
+            for other in errors[1:]:
+                first.add_note(f"another subscriber raised too: {other!r}")
+            raise first
 
     # -- adding --------------------------------------------------------------------------------
     def _add(self, message: dict[str, Any], meta: Mapping[str, Any] | None) -> int:
@@ -238,37 +317,70 @@ class ConversationContext:
             window.append((mid, message))
         else:
             window.tail.append((mid, message))
+        if self._max_follows_size and window.max_messages <= window.size:
+            # a session shown as it was sent: nothing is truncated, however long it grows
+            window.max_messages = window.size + 1
         if window.released:
             window.evict_released()  # unpinned since the last add: the strategy passed them
-        if self._subscribers:
-            self._emit(ContextEvent("added", self._step, (mid,), "add", message, meta))
-            if auto_pin:
-                self._emit(ContextEvent("pinned", self._step, (mid,), "pin"))
-        self._strategy.truncate(window)
-        if window.evicted:
+        try:
+            self._strategy.truncate(window)
+        finally:
+            # even when a strategy raised: what was added (and evicted) is reported
             if self._subscribers:
-                self._drain("add")
-            else:
+                events = [ContextEvent("added", self._step, (mid,), "add", message, meta)]
+                if auto_pin:
+                    events.append(ContextEvent("pinned", self._step, (mid,), "pin"))
+                if window.evicted:
+                    evicted, window.evicted = window.evicted, []
+                    events.append(
+                        ContextEvent(
+                            "evicted",
+                            self._step,
+                            tuple(e[0] for e in evicted),
+                            "add",
+                            evicted_messages=tuple(e[1] for e in evicted),
+                        )
+                    )
+                self._emit(*events)
+            elif window.evicted:
                 window.evicted.clear()
         return mid
 
-    def add_user_message(self, content: str, *, meta: Mapping[str, Any] | None = None) -> int:
-        """Append ``{"role": "user", "content": content}``; returns the new message's id."""
-        return self._add({"role": "user", "content": content}, meta)
+    def add_user_message(self, content: Content, *, meta: Mapping[str, Any] | None = None) -> int:
+        """Append a user message: ``content`` a string, or a list of content blocks (text,
+        image, document, tool_result...: the SDK's params or objects, or dicts; every key kept).
+        Returns the new message's id. ValueError (:class:`~ctxview.core.content.ContentError`,
+        naming the path) for anything else, or a value inside that is not JSON."""
+        return self._add({"role": "user", "content": message_content(content)}, meta)
 
     def add_assistant_message(
-        self, content: Iterable[Any], *, meta: Mapping[str, Any] | None = None
+        self, content: Content, *, meta: Mapping[str, Any] | None = None
     ) -> int:
-        """Append an assistant message of SDK content blocks or dicts (``None`` keys dropped)."""
-        if isinstance(content, (str, bytes, Mapping)):
-            raise ValueError("add_assistant_message takes a list of content blocks")
-        blocks = [block_to_dict(b) for b in content]
-        return self._add({"role": "assistant", "content": blocks}, meta)
+        """Append an assistant message: SDK content blocks (``response.content``) or dicts, or a
+        string (``None``-valued keys of a block are dropped, every other key kept). For the
+        whole response (its usage, id and stop reason too) use :meth:`add_response`."""
+        return self._add({"role": "assistant", "content": message_content(content)}, meta)
+
+    def add_response(self, message: Message, *, meta: Mapping[str, Any] | None = None) -> int:
+        """Append the SDK's ``Message`` (what ``client.messages.create`` returns, or its dict):
+        its content as the assistant message, its ``usage``, ``id``, ``model``,
+        ``stop_reason`` and ``stop_sequence`` as the message's meta (what the Requests view and
+        the cost figures read), ``meta`` added on top. Returns the new message's id."""
+        blocks, kept = response_parts(message)
+        if meta:
+            kept.update(meta)
+        return self._add({"role": "assistant", "content": blocks}, kept)
 
     def add_tool_results(
-        self, results: Sequence[Mapping[str, Any]], *, meta: Mapping[str, Any] | None = None
+        self,
+        results: Sequence[ToolResultBlockParam | Mapping[str, Any]],
+        *,
+        meta: Mapping[str, Any] | None = None,
     ) -> int:
-        """Append ONE user message holding a tool_result block per item, in the given order."""
+        """Append ONE user message holding a tool_result block per item, in the given order.
+
+        Each item needs ``tool_use_id``; ``content`` defaults to ``""`` and ``is_error`` to
+        false; every other key (``cache_control``...) is kept as given."""
         if isinstance(results, (str, bytes, Mapping)):
             raise ValueError("add_tool_results takes a list of result mappings")
         items = list(results)
@@ -280,37 +392,46 @@ class ConversationContext:
                 raise ValueError(f"add_tool_results: item {n} is not a mapping: {item!r}")
             if item.get("tool_use_id") in (None, ""):
                 raise ValueError(f"add_tool_results: item {n} has no 'tool_use_id': {dict(item)!r}")
-            blocks.append(
-                {
-                    "type": "tool_result",
-                    "tool_use_id": str(item["tool_use_id"]),
-                    "content": json_copy(item.get("content", "")),
-                    "is_error": bool(item.get("is_error", False)),
-                }
-            )
+            if item.get("type", "tool_result") != "tool_result":
+                raise ValueError(
+                    f"add_tool_results: item {n} is a {item.get('type')!r} block, not tool_result"
+                )
+            block: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": str(item["tool_use_id"]),
+                "content": item.get("content", ""),
+                "is_error": bool(item.get("is_error", False)),
+            }
+            block.update((k, v) for k, v in item.items() if k not in block)
+            blocks.append(json_value(block, f"results[{n}]"))
         return self._add({"role": "user", "content": blocks}, meta)
 
     def add_message(
         self,
-        message: Mapping[str, Any],
+        message: MessageParam | Mapping[str, Any],
         *,
         meta: Mapping[str, Any] | None = None,
         copy: bool = True,
     ) -> int:
-        """Append an already-formed message (used when replaying a file).
+        """Append an already-formed message (every key kept; used when replaying a file).
 
         ``role: "system"`` messages are carried as they are: current models accept them mid-
         conversation (the protocol checker applies their placement rules).
 
-        The message is copied as JSON unless ``copy=False``: a reader that hands over messages it
-        just parsed saves a second copy of a large session that way.
+        The message is copied as JSON (ValueError naming the path of a value that is not
+        JSON) unless ``copy=False``: a reader that hands over messages it just parsed saves a
+        second copy of a large session that way (and they are JSON already).
         """
+        if not isinstance(message, Mapping):
+            raise ContentError("message", f"a message is a mapping, got {type(message).__name__}")
         role = message.get("role")
         if role not in ("user", "assistant", "system"):
             raise ValueError(f"message role must be 'user', 'assistant' or 'system', got {role!r}")
-        stored = json_copy(message) if copy else message
-        if not isinstance(stored, dict):
-            stored = dict(stored)
+        if copy:
+            stored: Any = json_value(message, "message")
+            content_shape(stored.get("content"), "message.content")
+        else:
+            stored = message if type(message) is dict else dict(message)
         return self._add(stored, meta)
 
     def start_again(
@@ -600,10 +721,10 @@ class ConversationContext:
         return self._strategy.name
 
     @strategy.setter
-    def strategy(self, value: str | Strategy) -> None:
+    def strategy(self, value: str | Strategy | StrategyFunction) -> None:
         self.set_strategy(value)
 
-    def set_strategy(self, value: str | Strategy) -> list[int]:
+    def set_strategy(self, value: str | Strategy | StrategyFunction) -> list[int]:
         self._strategy = get_strategy(value)
         return self._config_changed("strategy")
 
@@ -682,22 +803,45 @@ class ConversationContext:
         self._config_changed("low_water")
 
     @property
-    def system_sent(self) -> Any:
-        """The system prompt as a request sends it: the blocks a file gave (cache_control and
-        all) until the prompt is changed, else the text (:attr:`system_prompt`)."""
-        return self._window.system_prompt
+    def tools(self) -> list[ToolUnionParam]:
+        """The tool definitions every request sends (a copy): counted in
+        :attr:`estimated_tokens` and the ``token-budget`` strategy's budget, sent by
+        :meth:`request`. Set a list (SDK params or dicts)."""
+        return cast("list[ToolUnionParam]", json_copy(self._tools))
+
+    @tools.setter
+    def tools(self, value: Iterable[ToolUnionParam] | None) -> None:
+        self._set_tools(value or [])
+        self._config_changed("tools")
+
+    def _set_tools(self, value: Iterable[ToolUnionParam]) -> None:
+        self._tools = tools_value(value)
+        self._window.set_tools(self._tools)
 
     @property
-    def system_prompt(self) -> str:
+    def system_sent(self) -> str | list[TextBlockParam]:
+        """The system prompt as a request sends it (:attr:`system_prompt`)."""
+        return self.system_prompt
+
+    @property
+    def system_prompt(self) -> str | list[TextBlockParam]:
+        """The system prompt as it was set: a string, or a list of text blocks (their
+        ``cache_control`` and every other key kept), sent as it is. Set either."""
         sp = self._window.system_prompt
+        if isinstance(sp, list):
+            return cast("list[TextBlockParam]", sp)
         return sp if isinstance(sp, str) else ""
 
     @system_prompt.setter
-    def system_prompt(self, value: str) -> None:
-        if not isinstance(value, str):
-            raise ValueError(f"system_prompt must be a string, got {type(value).__name__}")
-        self._window.set_system_prompt(value)
+    def system_prompt(self, value: str | Iterable[TextBlockParam]) -> None:
+        self._window.set_system_prompt(system_value(value))
         self._config_changed("system")
+
+    @property
+    def system_text(self) -> str:
+        """The system prompt as text: the string, or its text blocks' text joined by a blank
+        line (what a person reads; :attr:`system_prompt` is what is sent)."""
+        return system_text(self._window.system_prompt)
 
     def load_system_prompt(self, path: str | os.PathLike[str]) -> str:
         """Read a UTF-8 file as the system prompt; ValueError naming the file when unreadable."""
@@ -721,22 +865,100 @@ class ConversationContext:
         self.system_prompt = text
         return text
 
+    # -- the request ---------------------------------------------------------------------------
+    def request(
+        self,
+        *,
+        model: str,
+        max_tokens: int,
+        tools: Iterable[ToolUnionParam] | None = None,
+        check: bool = False,
+        system: str | Iterable[TextBlockParam] | None = None,
+        context_management: bool | None = None,
+        **extra: Any,
+    ) -> dict[str, Any]:
+        """The keyword arguments of the next ``client.messages.create(**ctx.request(...))``:
+        ``model``, ``max_tokens``, ``extra`` (thinking, tool_choice, temperature, metadata...
+        verbatim), ``system`` (the context's system prompt, blocks and ``cache_control``
+        kept, unless given), the window's ``messages`` and ``tools`` (the context's
+        :attr:`tools` unless given): the body :func:`ctxview.core.body.request_body` builds,
+        the one every ctxview command sends.
+
+        ``check=True``: the window is checked first (:func:`~ctxview.core.protocol.check_protocol`)
+        and :class:`ProtocolError` raised, holding the problems in the API's words, when the
+        API would reject it.
+
+        Under a context-editing strategy the messages are ctxview's edited copy, unless
+        ``context_management`` (default: the parameters' ``server_side``): then the full
+        messages and the ``context_management`` block that asks the API to edit them (beta
+        ``context-management-2025-06-27``; ``client.beta.messages.create(**body, betas=[...])``).
+        """
+        sys_sent: Any = self.system_prompt if system is None else system_value(system)
+        body = self.request_body(
+            model=model,
+            max_tokens=max_tokens,
+            system=sys_sent,
+            tools=self._tools if tools is None else tools_value(tools),
+            params=extra,
+            context_management=context_management,
+        )
+        if check:
+            # what is sent is what is checked (the full messages when the API edits them)
+            problems = check_protocol(body["messages"], body.get("system"))
+            errors = [p for p in problems if p.severity == "error"]
+            if errors:
+                raise ProtocolError(errors)
+        return body
+
+    def request_body(
+        self,
+        *,
+        model: Any,
+        max_tokens: Any,
+        system: Any,
+        tools: list[Any] | None,
+        params: Mapping[str, Any] | None,
+        context_management: bool | None,
+    ) -> dict[str, Any]:
+        """:meth:`request` with every part as it is given (a file's system prompt and tools,
+        unvalidated, for ``export``), unchecked: the one place a context's body is built."""
+        if context_management is None and self.edits_messages:
+            context_management = self.context_editing.server_side
+        cm = self.context_editing.context_management(self.strategy) if context_management else None
+        return request_body(
+            model=model,
+            max_tokens=max_tokens,
+            params=params,
+            system=system,
+            messages=self.original_messages if cm is not None else self.messages,
+            context_management=cm,
+            tools=json_copy(tools) if tools else None,
+        )
+
+    def check(self) -> list[Problem]:
+        """The protocol problems of the window as it would be sent (errors and warnings, in the
+        API's words): ``[]`` when the API would accept it."""
+        return check_protocol([e[1] for e in self.sent_entries()], self.system_prompt)
+
     # -- reading -------------------------------------------------------------------------------
     @property
-    def messages(self) -> list[dict[str, Any]]:
-        """The window as sent, as plain dicts (a deep copy: changing it does not change the
+    def messages(self) -> list[MessageParam]:
+        """The window as sent, as plain dicts typed as the SDK's ``MessageParam`` (ready for
+        ``client.messages.create(messages=...)``; a deep copy: changing it does not change the
         context). Under a context-editing strategy, the edited copy (:meth:`sent_form`); the
         originals are :meth:`entries`."""
         sf = self.sent_form() if self._strategy.name in STRATEGY_EDITS else None
         if sf is None or not sf.edited:
-            return [json_copy(e[1]) for e in self._window]
-        ed = sf.edited
-        return [json_copy(ed.get(e[0], e[1])) for e in self._window]
+            out = [json_copy(e[1]) for e in self._window]
+        else:
+            ed = sf.edited
+            out = [json_copy(ed.get(e[0], e[1])) for e in self._window]
+        return cast("list[MessageParam]", out)
 
     @property
-    def original_messages(self) -> list[dict[str, Any]]:
+    def original_messages(self) -> list[MessageParam]:
         """The window's messages as recorded (before context editing), deep-copied."""
-        return [json_copy(e[1]) for e in self._window]
+        return cast("list[MessageParam]", [json_copy(e[1]) for e in self._window])
 
     @property
     def window_ids(self) -> list[int]:
@@ -759,15 +981,23 @@ class ConversationContext:
 
     @property
     def estimated_tokens(self) -> int:
-        """Estimated tokens of system prompt + window (cached per message).
+        """Tokens of system prompt + tool definitions + window, by the ``token_counter``
+        (the offline estimate unless another was given; cached per message, and a request
+        callback is asked once per change of the window).
 
         With a ``compaction`` block in the window, only what the API reads counts: the last
         compaction block and what follows it.
         """
         window = self._window
+        if window.request_counter is not None:
+            if self._counted is None or self._counted[0] != self._step:
+                self._counted = (self._step, window.counted_tokens())
+            return self._counted[1]
         cids = self._compaction_ids
         if cids and any(e[0] in cids for e in window):
-            return estimate_window([e[1] for e in self.sent_entries()], window.system_prompt)
+            return estimate_window(
+                [e[1] for e in self.sent_entries()], window.system_prompt, self._tools
+            )
         sf = self.sent_form()
         return window.tokens - (sf.cleared_tokens if sf is not None else 0)
 

@@ -2,8 +2,8 @@
 
 A strategy trims a :class:`~ctxview.core.window.Window` by calling ``window.evict(n)``
 until the window satisfies it. Adding one means writing a class with ``name``, ``description``
-and ``truncate`` and passing it to :func:`register_strategy`; ``ConversationContext`` does
-not change.
+and ``truncate`` — or a plain function of the window's messages and a :class:`Budget` — and
+passing it to :func:`register_strategy`; ``ConversationContext`` does not change.
 
 The built-in eviction rules are functions of integers (:func:`seed_evictions` and the others):
 a Window's truncation and the request replay's range form (``ctxview.core.requests``) both
@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, overload, runtime_checkable
 
 from ctxview.core.window import Entry, Window
 
@@ -29,7 +30,7 @@ class Strategy(Protocol):
         """Evict from the front of ``window.tail`` until the window satisfies the strategy."""
 
 
-def _is_tool_result_message(message: dict[str, Any]) -> bool:
+def _is_tool_result_message(message: Mapping[str, Any]) -> bool:
     """A user message holding at least one ``tool_result`` block."""
     if message.get("role") != "user":
         return False
@@ -399,12 +400,184 @@ class ClearThinkingStrategy:
         return None
 
 
+# -- strategies as plain functions ------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """What a strategy function is given besides the messages: the context's limits and its
+    token count now (system prompt, tool definitions and every window message, by the
+    context's ``token_counter``); ``count(message)`` counts one message the same way."""
+
+    max_messages: int
+    max_tokens: int
+    tokens: int
+    low_water_fraction: float
+    count: Callable[[Mapping[str, Any]], int]
+
+
+#: ``(window_messages, budget) -> how many to drop`` (the oldest after the first), or the
+#: messages to keep: the first (optional) and the newest, in order
+StrategyFunction = Callable[[list[dict[str, Any]], Budget], "int | Sequence[Mapping[str, Any]]"]
+
+
+class FunctionStrategy:
+    """A strategy written as a plain function (:data:`StrategyFunction`).
+
+    The function sees the window's first message and the messages it may drop, oldest first
+    (pinned messages the eviction front passed are kept aside: never dropped, not shown), and
+    returns how many of the oldest after the first to drop, or the list it keeps. The messages
+    are the window's own: read them, do not change them. Nothing else is done for it: to keep
+    tool pairs whole, return ``safe_cut(messages, n)``."""
+
+    __slots__ = ("description", "function", "name")
+
+    def __init__(self, name: str, function: StrategyFunction, description: str = "") -> None:
+        self.name = name
+        self.function = function
+        self.description = description or (function.__doc__ or "").strip().split("\n")[0]
+
+    def truncate(self, window: Window) -> None:
+        first = [window.first[1]] if window.first is not None else []
+        messages = first + [e[1] for e in window.tail]
+        budget = Budget(
+            window.max_messages,
+            window.max_context_tokens,
+            window.counted_tokens(),
+            window.low_water_fraction,
+            window.count_message,
+        )
+        n = _drop_count(self.name, self.function(messages, budget), messages, len(first))
+        if n:
+            window.evict(n)
+
+    def __repr__(self) -> str:
+        return f"FunctionStrategy({self.name!r}, {self.function!r})"
+
+
+def _drop_count(name: str, result: object, messages: list[dict[str, Any]], n_first: int) -> int:
+    droppable = len(messages) - n_first
+    if isinstance(result, int) and not isinstance(result, bool):
+        if not 0 <= result <= droppable:
+            raise ValueError(
+                f"strategy {name!r} asked to drop {result} of the {droppable} messages after "
+                "the first (the first message is never dropped)"
+            )
+        return result
+    if isinstance(result, (str, bytes, Mapping)) or not isinstance(result, Sequence):
+        raise TypeError(
+            f"strategy {name!r} returned {type(result).__name__}: return how many to drop (an "
+            "int) or the messages to keep (a list)"
+        )
+    kept = list(result)
+    # the kept run of the newest, matched from the end; what comes before it in ``kept`` may
+    # only be the first message (``messages[:1] + messages[-k:]`` repeats it in a short window)
+    j = 0
+    while j < len(kept) and j < droppable and _same(kept[-1 - j], messages[-1 - j]):
+        j += 1
+    if not all(n_first and _same(m, messages[0]) for m in kept[: len(kept) - j]):
+        raise ValueError(
+            f"strategy {name!r} returned messages to keep that are not the newest of the window "
+            "in order (the window drops its oldest messages after the first: keep the first, "
+            "optionally, and a run of the newest)"
+        )
+    return droppable - j
+
+
+def _same(a: object, b: object) -> bool:
+    return a is b or a == b
+
+
+class _FlagsOf:
+    """A flag of each message of a list, by tail position (the list without its first)."""
+
+    __slots__ = ("_messages", "_test")
+
+    def __init__(
+        self, messages: Sequence[Mapping[str, Any]], test: Callable[[Mapping[str, Any]], bool]
+    ) -> None:
+        self._messages = messages
+        self._test = test
+
+    def __getitem__(self, x: int) -> bool:
+        return self._test(self._messages[x + 1])
+
+
+def safe_cut(messages: Sequence[Mapping[str, Any]], drop: int) -> int:
+    """``drop`` (how many of the oldest messages after the first leave ``messages``, a window
+    whose first message is kept) moved so that no tool_result loses its tool_use: never the
+    newest message nor the tool_use its results answer, and the kept run never starts with a
+    tool_result message. The rule ``pair-safe`` applies, for a strategy function to reuse."""
+    n = len(messages) - 1
+    if n <= 0:
+        return 0
+    drop = max(0, min(int(drop), n))
+    tool_result = _FlagsOf(messages, _is_tool_result_message)
+    assistant = _FlagsOf(messages, lambda m: m.get("role") == "assistant")
+    return _safe_evictions(0, n, drop > 0, n - drop, tool_result, assistant, None)
+
+
 STRATEGIES: dict[str, Strategy] = {}
+#: the names of the strategies ctxview ships (never replaced without ``replace=True``)
+BUILT_IN: frozenset[str] = frozenset()
 
 
-def register_strategy(strategy: Strategy) -> Strategy:
-    STRATEGIES[strategy.name] = strategy
-    return strategy
+@overload
+def register_strategy(strategy: Strategy, /, *, replace: bool = False) -> Strategy: ...
+
+
+@overload
+def register_strategy(
+    name: str,
+    function: StrategyFunction,
+    /,
+    *,
+    description: str = "",
+    replace: bool = False,
+) -> Strategy: ...
+
+
+def register_strategy(
+    strategy: Strategy | str,
+    function: StrategyFunction | None = None,
+    /,
+    *,
+    description: str = "",
+    replace: bool = False,
+) -> Strategy:
+    """Make a strategy known by its name (``--strategy``, session files, ``ctx.strategy =
+    name``): an object with ``name``, ``description`` and ``truncate(window)``, or a name and
+    a plain function (:class:`FunctionStrategy`). Returns the strategy.
+
+    ValueError when another strategy has the name already (a built-in one included) unless
+    ``replace=True``; registering the same one again does nothing."""
+    if isinstance(strategy, str):
+        if function is None or not callable(function):
+            raise TypeError("register_strategy(name, function): the function is missing")
+        existing = STRATEGIES.get(strategy)
+        if isinstance(existing, FunctionStrategy) and existing.function is function:
+            return existing
+        made: Strategy = FunctionStrategy(strategy, function, description)
+    else:
+        if function is not None:
+            raise TypeError("register_strategy(strategy): a strategy object takes no function")
+        if not isinstance(strategy, Strategy):
+            raise TypeError(
+                f"not a strategy: {strategy!r} (it needs name, description and truncate(window); "
+                "or pass a name and a function)"
+            )
+        made = strategy
+    name = made.name
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"a strategy's name is a non-empty string, got {name!r}")
+    existing = STRATEGIES.get(name)
+    if existing is not None and existing is not made and not replace:
+        what = "a built-in strategy" if name in BUILT_IN else "a strategy"
+        raise ValueError(
+            f"{what} named {name!r} is registered already: pass replace=True to replace it"
+        )
+    STRATEGIES[name] = made
+    return made
 
 
 for _s in (
@@ -416,16 +589,27 @@ for _s in (
     ClearThinkingStrategy(),
 ):
     register_strategy(_s)
+BUILT_IN = frozenset(STRATEGIES)
 
 
-def get_strategy(name: str | Strategy) -> Strategy:
-    """The strategy called ``name``; ValueError naming the known ones otherwise."""
+def get_strategy(name: str | Strategy | StrategyFunction) -> Strategy:
+    """The strategy called ``name``, a strategy object as it is, or a plain function as a
+    :class:`FunctionStrategy` named after it (its registered one when it is registered);
+    ValueError naming the known ones otherwise."""
     if not isinstance(name, str):
         if isinstance(name, Strategy):
             return name
+        if callable(name):
+            for registered in STRATEGIES.values():
+                if isinstance(registered, FunctionStrategy) and registered.function is name:
+                    return registered
+            return FunctionStrategy(getattr(name, "__name__", "custom"), name)
         raise ValueError(f"not a strategy: {name!r}")
     try:
         return STRATEGIES[name]
     except KeyError:
         known = ", ".join(sorted(STRATEGIES))
-        raise ValueError(f"unknown strategy {name!r} (known: {known})") from None
+        raise ValueError(
+            f"unknown strategy {name!r} (known: {known}); a strategy of your own is known once "
+            f"registered: ctxview.register_strategy({name!r}, function)"
+        ) from None

@@ -36,13 +36,27 @@ class Transcript:
         self.pins: set[int] = set()
         self.listeners: list[Callable[[ContextEvent], None]] = []
         self._unsubscribe: Callable[[], None] | None = None
+        #: the context attached last
+        self.context: ConversationContext | None = None
         if context is not None:
             self.attach(context)
 
     def attach(self, context: ConversationContext) -> None:
+        """Record ``context``'s events from now on; it becomes ``context.transcript`` (what
+        ``ctxview.save`` saves). ValueError when the context holds messages this empty
+        transcript never saw: its history would start mid-way, and a session saved from it
+        would not reopen (attach before the first add)."""
+        if not self.records and context.next_id:
+            raise ValueError(
+                f"attach the Transcript before the first message is added: the context has "
+                f"added {context.next_id} already, and a history without them cannot be saved "
+                "or reopened"
+            )
         if self._unsubscribe is not None:
             self._unsubscribe()
         self._unsubscribe = context.subscribe(self.on_event)
+        self.context = context
+        context.transcript = self
 
     def on_event(self, event: ContextEvent) -> None:
         if event.kind == "added":

@@ -11,11 +11,13 @@ that, and their tokens count toward ``max_context_tokens``.
 
 from __future__ import annotations
 
+import math
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from ctxview.core.tokens import estimate_message, estimate_system
+from ctxview.core.counting import ESTIMATE, Estimate, RequestCounter
+from ctxview.core.tokens import estimate_message
 
 #: One message in a context: ``(id, message)``. A plain tuple keeps the add path cheap.
 Entry = tuple[int, dict[str, Any]]
@@ -34,6 +36,10 @@ class Window:
         "_system_tokens",
         "_tail_tok",
         "_tail_tokens",
+        "_tools",
+        "_tools_tokens",
+        "count_message",
+        "counter",
         "cut",
         "evicted",
         "first",
@@ -43,6 +49,7 @@ class Window:
         "max_messages",
         "pins",
         "released",
+        "request_counter",
         "rule_views",
         "system_prompt",
         "tail",
@@ -76,6 +83,14 @@ class Window:
         self._tail_tokens: int | None = None
         self._system_tokens: int | None = None
         self._first_tokens: int | None = None
+        #: the tool definitions' estimate (sent with every request, counted like the system)
+        self._tools_tokens = 0
+        self._tools: Any = None
+        #: how tokens are counted (``ConversationContext(token_counter=...)``)
+        self.counter: Estimate = ESTIMATE
+        self.count_message: Callable[[Mapping[str, Any]], int] = estimate_message
+        #: a callback counting a whole request, when one was given
+        self.request_counter: RequestCounter | None = None
         #: what the strategies' rules read of the tail by position, built once by the first
         #: truncation (``strategies._views``): its flags read the tail deque, which never changes
         self.rule_views: Any = None
@@ -117,34 +132,80 @@ class Window:
         then on a deque of per-message estimates runs beside the tail, so adds and evictions
         keep the total in O(1)."""
         if self._tail_tokens is None:
-            self._tail_tok = deque(estimate_message(e[1]) for e in self.tail)
+            self._tail_tok = deque(self.count_message(e[1]) for e in self.tail)
             self._tail_tokens = sum(self._tail_tok)
         return self._tail_tokens
 
     def token_terms(self) -> tuple[int, deque[int]]:
-        """(:attr:`tokens`, the estimated tokens of each tail message, oldest first)."""
+        """(:attr:`tokens`, the estimated tokens of each tail message, oldest first). With a
+        request callback: its count, and each message's estimate scaled to it."""
         tokens = self.tokens  # (estimates the tail's messages if not done yet)
         assert self._tail_tok is not None
-        return tokens, self._tail_tok
+        if self.request_counter is None:
+            return tokens, self._tail_tok
+        counted = self.counted_tokens()
+        ratio = counted / tokens if tokens else 1.0
+        return counted, deque(math.ceil(t * ratio) for t in self._tail_tok)
 
     @property
     def tokens(self) -> int:
-        """Estimated tokens of system prompt + window."""
+        """Estimated tokens of system prompt + tool definitions + window."""
         if self._first_tokens is None:
-            self._first_tokens = estimate_message(self.first[1]) if self.first is not None else 0
+            self._first_tokens = self.count_message(self.first[1]) if self.first is not None else 0
         if self._system_tokens is None:
-            self._system_tokens = estimate_system(self.system_prompt)
+            self._system_tokens = self.counter.system(self.system_prompt)
         tail = self._tail_tokens if self._tail_tokens is not None else self.tail_tokens
         if self.held:
             if self._held_tokens is None:
-                self._held_tokens = sum(estimate_message(e[1]) for e in self.held)
-            return self._system_tokens + self._first_tokens + self._held_tokens + tail
-        return self._system_tokens + self._first_tokens + tail
+                self._held_tokens = sum(self.count_message(e[1]) for e in self.held)
+            return (
+                self._system_tokens
+                + self._tools_tokens
+                + self._first_tokens
+                + self._held_tokens
+                + tail
+            )
+        return self._system_tokens + self._tools_tokens + self._first_tokens + tail
 
     # -- changing ------------------------------------------------------------------------------
     def set_system_prompt(self, system_prompt: Any) -> None:
         self.system_prompt = system_prompt
         self._system_tokens = None
+
+    def set_tools(self, tools: Any) -> None:
+        self._tools = tools
+        self._tools_tokens = self.counter.tools(tools)
+
+    def set_counter(self, counter: Estimate, request_counter: RequestCounter | None) -> None:
+        """Count with ``counter`` from now on (every running total is recounted when read)."""
+        self.counter = counter
+        self.count_message = counter.message
+        self.request_counter = request_counter
+        self._tail_tok = self._tail_tokens = None
+        self._first_tokens = self._system_tokens = self._held_tokens = None
+        self._tools_tokens = counter.tools(self._tools)
+
+    def request_parts(self) -> dict[str, Any]:
+        """What a request sends besides its model and settings: ``system``, ``messages``,
+        ``tools`` (empty ones left out), for a request-counting callback."""
+        parts: dict[str, Any] = {}
+        if self.system_prompt:
+            parts["system"] = self.system_prompt
+        parts["messages"] = [e[1] for e in self]
+        if self._tools:
+            parts["tools"] = self._tools
+        return parts
+
+    def counted_tokens(self) -> int:
+        """The window's tokens (system and tools included) by the request callback when there
+        is one, else :attr:`tokens`."""
+        rc = self.request_counter
+        if rc is None:
+            return self.tokens
+        counted = rc(self.request_parts())
+        if isinstance(counted, bool) or not isinstance(counted, int) or counted < 0:
+            raise ValueError(f"token_counter returned {counted!r}, not a number of tokens")
+        return counted
 
     def append(self, entry: Entry) -> None:
         if self.first is None:
@@ -153,7 +214,7 @@ class Window:
             return
         self.tail.append(entry)
         if self._tail_tok is not None and self._tail_tokens is not None:
-            value = estimate_message(entry[1])
+            value = self.count_message(entry[1])
             self._tail_tok.append(value)
             self._tail_tokens += value
 
@@ -193,7 +254,9 @@ class Window:
             if entry[0] in pins:
                 self.held.append(entry)
                 if self._held_tokens is not None:
-                    self._held_tokens += value if value is not None else estimate_message(entry[1])
+                    self._held_tokens += (
+                        value if value is not None else self.count_message(entry[1])
+                    )
             else:
                 out.append(entry)
             if value is not None and self._tail_tokens is not None:

@@ -8,6 +8,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxview.core.content import system_text
+
 
 @contextmanager
 def gc_paused() -> Iterator[None]:
@@ -136,9 +138,4 @@ class LoadedSession:
     @property
     def system_text(self) -> str:
         """The system prompt as text (blocks joined)."""
-        if isinstance(self.system, str):
-            return self.system
-        if isinstance(self.system, list):
-            parts = [b.get("text", "") for b in self.system if isinstance(b, dict) and "text" in b]
-            return "\n\n".join(str(p) for p in parts)
-        return ""
+        return system_text(self.system)

@@ -725,9 +725,9 @@ def _read_ctxview(path: str, text: str, data: Any) -> LoadedSession:
     strategy = settings.get("strategy")
     if strategy is not None and (not isinstance(strategy, str) or strategy not in STRATEGIES):
         raise ValueError(
-            f"settings.strategy: unknown strategy {strategy!r} (known: {', '.join(STRATEGIES)})"[
-                :200
-            ]
+            f"settings.strategy: unknown strategy {strategy!r:.80} (a strategy of your own is "
+            "known once registered: ctxview.register_strategy(name, function) before opening; "
+            f"known: {', '.join(STRATEGIES)})"[:300]
         )
     editing = settings.get("context_editing")
     if editing is not None:

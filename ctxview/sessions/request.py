@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxview.core.body import request_body
 from ctxview.core.context import ConversationContext
 
 
@@ -18,25 +17,20 @@ def build_request(
     params: dict[str, Any] | None = None,
     context_management: bool | None = None,
 ) -> dict[str, Any]:
-    """The body (:func:`ctxview.core.body.request_body`) of the window's next request: the
+    """The body (:meth:`ConversationContext.request_body`) of the window's next request: the
     window's ``messages``, the context's system prompt unless ``system`` is given.
 
     Under a context-editing strategy the messages are the edited copy ctxview computes, unless
     ``context_management`` (default: the context's ``server_side`` setting): then the full
     messages and the ``context_management`` block that asks the API to edit them (beta
     ``context-management-2025-06-27``; ``client.beta.messages.create(**body, betas=[...])``)."""
-    if context_management is None:
-        context_management = context.context_editing.server_side
-    cm = context.context_editing.context_management(context.strategy)
-    full = context_management and cm is not None
-    return request_body(
+    return context.request_body(
         model=model,
         max_tokens=max_tokens,
-        params=params,
         system=system if system is not None else context.system_prompt,
-        messages=context.original_messages if full else context.messages,
-        context_management=cm if full else None,
         tools=tools,
+        params=params,
+        context_management=context_management,
     )
 
 

@@ -63,14 +63,11 @@ class Session:
                 session._changed(event)
 
         self.transcript.listeners.append(changed)
+        # as sent: nothing is truncated, however long it grows (follow, chat); max follows the
+        # window's size as each message is added (not a setting change)
+        self.context._max_follows_size = self.as_sent is not None
 
     def _changed(self, event: ContextEvent) -> None:
-        if event.kind == "added" and self.as_sent is not None:
-            # as sent: nothing is truncated, however long it grows (follow, chat). The event
-            # comes before the strategy runs; raising the cap here is not a setting change.
-            window = self.context._window
-            if window.max_messages <= window.size:
-                window.max_messages = window.size + 1
         self._compacted_ids = None
         if event.kind in ("added", "edited"):
             self._tool_index = None

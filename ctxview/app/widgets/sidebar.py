@@ -157,7 +157,7 @@ class ConfigSidebar(VerticalScroll):
         model_input = self.query_one("#model-input", Input)
         if not model_input.has_focus:
             model_input.value = one_line(model.model, 200)  # a model name from the session
-        sp = ctx.system_prompt
+        sp = ctx.system_text
         self.query_one("#system", Static).update(Text(one_line(sp, 160) if sp else "(none)"))
         n = len(ctx)
         evicted = model.evicted_count()

@@ -126,7 +126,7 @@ class Shared:
     @property
     def is_tool_result(self) -> list[bool]:
         if self._is_tr is None:
-            self._is_tr = [_is_tool_result_message(m) for m in self.msgs]  # type: ignore[arg-type]
+            self._is_tr = [_is_tool_result_message(m) for m in self.msgs]
         return self._is_tr
 
     @property
