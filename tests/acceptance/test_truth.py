@@ -79,7 +79,6 @@ def test_token_estimates_hold_todays_figures(real: dict[str, Any]) -> None:
     assert th["median"] <= 0.055 and th["p90"] <= 0.125, th
 
 
-@pytest.mark.xfail(strict=True, reason="goal of the calibration per segment and model")
 def test_token_estimates_reach_the_goal(real: dict[str, Any]) -> None:
     te, th = real["token_error"], real["token_error_first_half_fit"]
     assert te["median"] <= 0.02 and te["p90"] <= 0.08, te
