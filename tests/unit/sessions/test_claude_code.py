@@ -209,3 +209,16 @@ def test_no_missing_parent_drops_history(rounds: int, cut: int, progress: bool) 
 def _loaded(records: list[dict[str, object]]) -> LoadedSession:
     lines = [Line(i + 1, r) for i, r in enumerate(records)]
     return from_lines("t.jsonl", "claude-code", lines, [])
+
+
+@settings(max_examples=25, deadline=None)
+@given(pre=st.integers(min_value=1, max_value=8), post=st.integers(min_value=1, max_value=5))
+def test_every_request_after_a_manual_compact_starts_at_its_summary(pre: int, post: int) -> None:
+    session = _loaded(shapes.manual_compact(pre_rounds=pre, post_rounds=post))
+    summary = next(i for i, m in enumerate(session.metas) if m.get("compact_summary"))
+    assert len(session.messages) == 1 + 2 * pre + 1 + 1 + 2 * post
+    log = simulate(session)
+    after = [r for r in log.requests if r.message_ids and r.message_ids[0] >= summary]
+    assert len(after) == post
+    for r in after:
+        assert window_of(session, log, r.index)[0] == summary
