@@ -1,7 +1,7 @@
 """How closely the request model matches what the API recorded, over a folder of real Claude Code
 transcripts: the measurement behind the request model's accuracy goals.
 
-    python -m benchmarks.truth tests/acceptance/claude_code /work/shared/fixtures/claude_code
+    python -m benchmarks.truth tests/acceptance/claude_code tests/fixtures/claude_code
     python -m benchmarks.truth DIR --json          # the same figures as JSON
     python -m benchmarks.truth DIR --files         # a row per file as well
     python -m benchmarks.truth DIR --all-disagreements

@@ -85,9 +85,11 @@ def _usable(line: Line) -> str | None:
     return None
 
 
-def _branch_end(main: list[Line]) -> Line | None:
+def _branch_end(main: list[Line], known: dict[str, Line]) -> Line | None:
     """The last line of the current branch: the last main-thread assistant line, or a later line
-    that descends from it (a question typed after the last response).
+    that descends from it (a question typed after the last response). A line whose parent is not
+    in the file (not in ``known``) descends from the message line written before it, as
+    :func:`_select` follows it.
 
     Lines written after the last response that do not descend from it (a bash-mode ``!`` command
     or a local command hanging off an early line) do not choose the branch: choosing by the last
@@ -102,11 +104,17 @@ def _branch_end(main: list[Line]) -> Line | None:
         return next((ln for ln in reversed(main) if ln.uuid and ln.type in kinds), None)
     end = main[last_asst]
     descendants = {end.uuid}
+    before = end  # the last message line so far
     for ln in main[last_asst + 1 :]:
-        if ln.uuid and ln.parent in descendants:
+        parent = ln.parent
+        if parent is not None and parent not in known:
+            parent = before.uuid
+        if ln.uuid and parent in descendants:
             descendants.add(ln.uuid)
             if ln.type in kinds:
                 end = ln
+        if ln.uuid and ln.type in MESSAGE_TYPES:
+            before = ln
     return end
 
 
@@ -127,7 +135,7 @@ def _select(lines: list[Line], placement: Placement | None = None) -> list[Line]
     resolving = sum(1 for ln in message_lines if ln.parent and ln.parent in by_uuid)
     if resolving < max(1, len(message_lines) // 2):
         return message_lines
-    last = _branch_end(main)
+    last = _branch_end(main, by_uuid)
     if last is None:
         return message_lines
     position = {id(ln): k for k, ln in enumerate(main)}

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from tests.support import claude_code_shapes as shapes
 from tests.support.apphelp import make_app, settle, wait_until
+from tests.support.paths import ACCEPTANCE
 
 
 def _detail_text(app: object) -> str:
@@ -67,3 +68,18 @@ async def test_opening_another_file_from_a_sub_agent_ends_the_path(tmp_path: Pat
         app.open_path(str(main))
         await wait_until(pilot, lambda: app.model is not parent and not app.subagents.path)
         assert app.title == f"ctxview · {main.name}"
+
+
+async def test_a_sidechain_sub_agent_inside_an_older_transcript_opens_too() -> None:
+    path = ACCEPTANCE / "claude_code" / "ccviewer_5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
+    app = make_app(str(path), as_sent=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        parent = app.model
+        assert app.timeline.select_id(6)  # the tool_result of the Task call at #5
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.model is not parent)
+        assert len(app.model.transcript) == 6
+        assert app.title == "ctxview · main › Check package configuration"
+        await pilot.press("b")
+        await wait_until(pilot, lambda: app.model is parent)

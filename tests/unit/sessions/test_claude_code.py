@@ -7,9 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxview.core.requests import simulate, window_of
-from ctxview.sessions import load_session
+from ctxview.sessions import LoadedSession, load_session
+from ctxview.sessions.claude_code import Line
+from ctxview.sessions.readers import from_lines
 from tests.support import claude_code_shapes as shapes
 from tests.support.paths import ACCEPTANCE
 
@@ -170,3 +174,51 @@ def test_a_microcompaction_is_named(tmp_path: Path) -> None:
         "tokens); the requests after it sent them cleared, the messages show them as recorded "
         "(their estimates run high)"
     ]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    rounds=st.integers(min_value=1, max_value=12),
+    cut=st.integers(min_value=1, max_value=10_000),
+    progress=st.booleans(),
+)
+def test_no_missing_parent_drops_history(rounds: int, cut: int, progress: bool) -> None:
+    """Whichever line's parent is missing from the file (the line itself names a lost uuid, or
+    a progress line with a lost parent is put before it and it hangs off that), the rebuilt
+    conversation is the same, and the line is named."""
+    w = shapes.Writer()
+    shapes.grow(w, w.user(None, "go"), rounds, 0, 20_000, 300)
+    records = w.records
+    whole = _loaded(records)
+    k = 1 + cut % (len(records) - 1)
+    lost = "ffffffff-0000-4000-8000-00000000dead"
+    broken = [dict(r) for r in records]
+    if progress:
+        p = w.base("progress", lost, 0)
+        p["data"] = {"type": "hook_progress"}
+        broken[k]["parentUuid"] = p["uuid"]
+        broken.insert(k, p)
+    else:
+        broken[k]["parentUuid"] = lost
+    session = _loaded(broken)
+    assert session.messages == whole.messages
+    assert session.off_branch == [] and session.unplaced_lines == []
+    assert [d["parent"] for d in session.dangling_parents] == [lost]
+
+
+def _loaded(records: list[dict[str, object]]) -> LoadedSession:
+    lines = [Line(i + 1, r) for i, r in enumerate(records)]
+    return from_lines("t.jsonl", "claude-code", lines, [])
+
+
+@settings(max_examples=25, deadline=None)
+@given(pre=st.integers(min_value=1, max_value=8), post=st.integers(min_value=1, max_value=5))
+def test_every_request_after_a_manual_compact_starts_at_its_summary(pre: int, post: int) -> None:
+    session = _loaded(shapes.manual_compact(pre_rounds=pre, post_rounds=post))
+    summary = next(i for i, m in enumerate(session.metas) if m.get("compact_summary"))
+    assert len(session.messages) == 1 + 2 * pre + 1 + 1 + 2 * post
+    log = simulate(session)
+    after = [r for r in log.requests if r.message_ids and r.message_ids[0] >= summary]
+    assert len(after) == post
+    for r in after:
+        assert window_of(session, log, r.index)[0] == summary
