@@ -22,6 +22,14 @@ SOURCE = (
     "and cache diagnostics (platform.claude.com/docs/en/build-with-claude/cache-diagnostics)"
 )
 DATE = "2026-12-02 (as read that day; the minimums change with new models)"
+#: where a figure was read second-hand: the stored copy of the prompt-caching page did not hold
+#: its minimums table that day
+SECONDARY = (
+    "minimums of the 5.x, Opus 4.7/4.8 and Sonnet 4.6 models as quoted from that table by "
+    "dev.to/creeta 'Claude's prompt cache fails silently below 1,024 tokens' (2026) and "
+    "anthropics/anthropic-sdk-python issue 1194; 'What invalidates the cache' as summarised by "
+    "dev.to/ji_ai 'Claude Prompt Caching: Why cache_read_input_tokens Stays 0'"
+)
 
 #: cache breakpoints one request may set (``cache_control`` on blocks, plus the top-level one of
 #: automatic caching, which takes one of the four slots)
