@@ -85,6 +85,7 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any, Any] | int:
 def requests_report(
     log: Any,
     session: Any,
+    *,
     config_used: dict[str, Any] | None = None,
     agents: Sequence[Any] = (),
 ) -> dict[str, Any]:
@@ -185,6 +186,7 @@ def money_text(v: float) -> str:
 def requests_json(
     log: Any,
     session: Any,
+    *,
     config_used: dict[str, Any] | None = None,
     agents: Sequence[Any] = (),
 ) -> str:
@@ -192,7 +194,7 @@ def requests_json(
     request: each request is one f-string (50,000 requests: a tenth of the time of
     ``to_dict`` + ``json.dumps``). Falls back to the dicts when ``Request.to_dict`` holds other
     keys than these, or a count is not an int. ``tests/unit/core/test_request_window_sources.py`` holds the two against each other."""
-    return "".join(requests_json_parts(log, session, config_used, agents))
+    return "".join(requests_json_parts(log, session, config_used=config_used, agents=agents))
 
 
 #: requests joined per piece of :func:`requests_json_parts`
@@ -202,6 +204,7 @@ _PIECE = 1024
 def requests_json_parts(
     log: Any,
     session: Any,
+    *,
     config_used: dict[str, Any] | None = None,
     agents: Sequence[Any] = (),
 ) -> list[str]:
@@ -214,7 +217,7 @@ def requests_json_parts(
 
     reqs = log.requests
     if reqs and not all(_plain(r) for r in (reqs[0], reqs[-1])):
-        return [json_text(requests_report(log, session, config_used, agents))]
+        return [json_text(requests_report(log, session, config_used=config_used, agents=agents))]
     enc = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
     # the pieces that repeat (break reasons and positions, models) are formatted once
     breaks: dict[int, str] = {}
@@ -347,12 +350,14 @@ def cmd_requests(args: argparse.Namespace) -> int:
         out = sys.stdout
         if session.format == "proxy":
             report = {
-                **requests_report(log, session, args.config_used, agents),
+                **requests_report(log, session, config_used=args.config_used, agents=agents),
                 **recorded_report(session),
             }
             out.write(json_text(report))
         else:
-            for part in requests_json_parts(log, session, args.config_used, agents):
+            for part in requests_json_parts(
+                log, session, config_used=args.config_used, agents=agents
+            ):
                 out.write(part)
         out.write("\n")
     else:

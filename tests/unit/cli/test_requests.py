@@ -55,8 +55,10 @@ def test_the_requests_json_with_agents_is_the_reports_json(tmp_path: Path) -> No
     session = load_session(main)
     log = simulate(session)
     logs = agent_logs(subagents_of(session))
-    assert requests_json(log, session, logs) == json_text(requests_report(log, session, logs))
-    assert [a["agent"] for a in requests_report(log, session, logs)["agents"]] == [
+    assert requests_json(log, session, agents=logs) == json_text(
+        requests_report(log, session, agents=logs)
+    )
+    assert [a["agent"] for a in requests_report(log, session, agents=logs)["agents"]] == [
         "main",
         "a1b2c3d",
     ]
