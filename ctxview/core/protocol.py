@@ -488,6 +488,8 @@ def _result_problems(
     ...)``) after an assistant turn with the tool_use ids ``expected``: the position and code of
     each orphan or duplicate result, and the positions of the matched results that do not lead
     the turn (one error for all of them)."""
+    if not expected:  # (the usual case of a window's front: read once per message)
+        return [(k, "orphan_tool_result") for k in range(len(results))], []
     seen: set[str] = set()
     bad: list[tuple[int, str]] | None = None
     misplaced: list[int] | None = None

@@ -54,6 +54,12 @@ NO_SAFE_FIX = {
     "tool_use_in_user": "a tool_use inside a user message cannot be moved safely",
     "invalid_role": "a message with an unknown role cannot be given one safely",
     "no_messages": "a request with no messages has nothing to repair",
+    "invalid_message": "a message that is not an object cannot be rebuilt safely",
+    "invalid_message_key": "a key the API does not take may matter to whoever wrote it",
+    "invalid_content": "content of the wrong kind cannot be rewritten safely",
+    "invalid_block": "a content block that is not an object cannot be rebuilt safely",
+    "invalid_block_type": "a block without a string type cannot be given one safely",
+    "invalid_block_field": "a missing or malformed field of a block cannot be invented safely",
 }
 
 _THINKING = ("thinking", "redacted_thinking")
@@ -70,6 +76,7 @@ _DROP_BLOCK = frozenset(
         "empty_text_block",
         "whitespace_text_block",
         "final_thinking",
+        "duplicate_tool_use_id",
     }
 )
 
@@ -256,6 +263,7 @@ def _apply(state: _State, p: Problem, compaction: tuple[int, int] | None = None)
             "empty_text_block": "the empty text block",
             "whitespace_text_block": "the whitespace-only text block",
             "final_thinking": "the trailing thinking block",
+            "duplicate_tool_use_id": "the repeated tool_use",
         }[code]
         ids = f" for {', '.join(p.ids)}" if p.ids else ""
         del blocks[block]
@@ -387,6 +395,7 @@ def fix_summary(p: Problem) -> str:
         "empty_text_block": f"drop the empty text block ({at})",
         "whitespace_text_block": f"drop the whitespace-only text block ({at})",
         "final_thinking": f"drop the trailing thinking block ({at})",
+        "duplicate_tool_use_id": f"drop the repeated tool_use {ids} ({at})",
         "empty_content": f"drop messages.{p.index} (empty content)",
         "unanswered_tool_use": f"answer {ids} with an error tool_result ({INTERRUPTED}) at the "
         "front of the next user turn",

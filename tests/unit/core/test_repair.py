@@ -327,3 +327,31 @@ def test_a_window_whose_fixes_would_drop_every_message_keeps_one_and_says_so() -
     assert not r.valid
     assert len(r.messages) == 1 and [p.code for p in r.unfixable] == ["orphan_tool_result"]
     assert [f.code for f in r.fixes] == ["empty_text_block"]
+
+
+def test_a_tool_use_repeated_in_its_message_is_dropped() -> None:
+    msgs = [
+        user(text("go")),
+        asst(tool_use("toolu_1"), tool_use("toolu_1")),
+        user(result("toolu_1")),
+    ]
+    r = _assert_repaired(msgs)
+    assert [(f.index, f.code, f.action) for f in r.fixes] == [
+        (1, "duplicate_tool_use_id", "drop_block")
+    ]
+    assert r.messages[1]["content"] == [tool_use("toolu_1")]
+
+
+def test_a_final_string_content_loses_its_trailing_whitespace() -> None:
+    r = _assert_repaired([user(text("go")), {"role": "assistant", "content": "the answer is \n"}])
+    assert [f.code for f in r.fixes] == ["final_assistant_trailing_whitespace"]
+    assert r.messages[1]["content"] == [{"type": "text", "text": "the answer is"}]
+
+
+def test_shape_errors_have_no_safe_fix() -> None:
+    msgs: list[Any] = [
+        user(text("go")),
+        {"role": "assistant", "content": [tool_use("a")], "id": "x"},
+    ]
+    r = repair(msgs)
+    assert not r.valid and [p.code for p in r.unfixable] == ["invalid_message_key"]
