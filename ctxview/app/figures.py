@@ -53,7 +53,7 @@ class Figures:
         )
 
     def _estimate(self, model: SessionModel) -> None:
-        toks = compute_tokens([r.message for r in model.transcript.records])
+        toks = compute_tokens([r.message for r in model.transcript.records], model.estimate)
         self.app.call_from_thread(self._estimated, model, toks)
 
     def _estimated(self, model: SessionModel, toks: list[int]) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
@@ -163,6 +163,8 @@ class SessionModel:
         self.model = model
         self.session: LoadedSession = replay.session
         self.tools: list[Any] = list(tools if tools is not None else self.session.tools)
+        #: tokens of one message: the request model's estimate (calibrated on a transcript)
+        self.estimate = replay.message_estimate()
         self.show_evicted = True
         #: the request model's figures for the next request (ctxview.app.cacheline), computed
         #: off the UI thread; None until then
@@ -201,7 +203,9 @@ class SessionModel:
         # are dropped before this one asks for them
         self.transcript.listeners.append(self._on_event)
         if len(self.transcript) <= SYNC_TOKEN_LIMIT:
-            self.install_tokens(compute_tokens([r.message for r in self.transcript.records]))
+            self.install_tokens(
+                compute_tokens([r.message for r in self.transcript.records], self.estimate)
+            )
         self.rebuild_rows()
 
     # -- core objects ---------------------------------------------------------------------------
@@ -255,7 +259,7 @@ class SessionModel:
             self.pending.append(Eviction(ids, self.sum_ids(ids), event.reason))
         if event.kind == "added":
             if self.tokens_ready and event.message is not None:
-                self._append_tokens(event.ids[0], estimate_message(event.message))
+                self._append_tokens(event.ids[0], self.estimate(event.message))
         elif event.kind == "edited":
             self._edited(event)
 
@@ -272,7 +276,7 @@ class SessionModel:
             self._versions[mid] = next_version_key()
         self._info.pop(mid, None)
         if event.message is not None and self.tokens_ready and mid < len(self._tok):
-            self._tok[mid] = estimate_message(event.message)
+            self._tok[mid] = self.estimate(event.message)
             self._pre = list(accumulate(self._tok, initial=0))
 
     def take_evictions(self) -> list[Eviction]:
@@ -495,7 +499,7 @@ class SessionModel:
     def tokens(self, mid: int) -> int:
         if mid < len(self._tok):
             return self._tok[mid]
-        return estimate_message(self.transcript[mid].message)
+        return self.estimate(self.transcript[mid].message)
 
     @property
     def tokens_ready(self) -> bool:
@@ -504,7 +508,7 @@ class SessionModel:
     def install_tokens(self, toks: list[int]) -> None:
         """Install estimates for ids 0..len(toks)-1 (from a worker); later ids are estimated now."""
         for rec in self.transcript.records[len(toks) :]:
-            toks.append(estimate_message(rec.message))
+            toks.append(self.estimate(rec.message))
         self._tok = toks
         self._pre = list(accumulate(toks, initial=0))
         self._ready = True
@@ -653,7 +657,11 @@ class SessionModel:
     # -- tokens and cache ------------------------------------------------------------------------
     @property
     def overhead_tokens(self) -> int:
-        return estimate_system(self.system) + estimate_tools(self.tools)
+        """The system prompt + tools: a Claude Code transcript's calibrated from its usage (the
+        request model's figure), else estimated from the session's own."""
+        calibrated = self.replay.calibrated_static()
+        own = estimate_system(self.system) + estimate_tools(self.tools)
+        return own + calibrated if calibrated is not None else own
 
     @property
     def window_tokens(self) -> int:
@@ -674,7 +682,9 @@ class SessionModel:
     def token_breakdown(self) -> dict[str, int]:
         from ctxview.sessions.request import token_breakdown
 
-        return token_breakdown(self.system, self.tools, self.message_tokens())
+        return token_breakdown(
+            self.system, self.tools, self.message_tokens(), self.replay.calibrated_static()
+        )
 
     def _update_cache(self, old: list[int], new: list[int], edited_from: int | None = None) -> None:
         """The prefix of the request the last change left unchanged (still a cache hit) against
@@ -714,9 +724,11 @@ def as_sent_possible(model: SessionModel) -> bool:
     return model.as_sent is not None or as_sent_format(model.session) is not None
 
 
-def compute_tokens(messages: list[dict[str, Any]]) -> list[int]:
+def compute_tokens(
+    messages: list[dict[str, Any]], estimate: Callable[[Mapping[str, Any]], int] = estimate_message
+) -> list[int]:
     """Token estimates of messages (safe to run in a worker thread: it only reads)."""
-    return [estimate_message(m) for m in messages]
+    return [estimate(m) for m in messages]
 
 
 class _KeyView:

@@ -30,9 +30,9 @@ from ctxview.core.requests.cache import _price_notes
 from ctxview.core.requests.context_form import replay_context
 from ctxview.core.requests.points import (
     _fingerprint,
-    _static_tokens,
     calibrate,
     session_features,
+    static_of,
 )
 from ctxview.core.requests.range_form import replay_editing, replay_range, strategy_kind
 from ctxview.core.requests.shared import Shared
@@ -180,14 +180,12 @@ def simulate(
             + ", ".join(f"{k} {v}" for k, v in rates.chars_per_token().items())
             + ")"
         )
-    if cal_static is not None and session.format in ("claude-code", "claude-code-web"):
-        static = cal_static
+    static = static_of(session, rates, cal_static)
+    if cal_static is not None and session.format in CALIBRATED_FORMATS:
         notes.append(
             f"system prompt and tools (not in the transcript): {static:,} tokens, calibrated "
             f"from {n_rec} recorded requests"
         )
-    else:
-        static = _static_tokens(session, rates)
     session_model = session.model or d.get("model")
     # what does not depend on the strategy: computed once per session in compare
     shared = _shared if _shared is not None else Shared(msgs)

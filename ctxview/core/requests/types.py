@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol
 
+from ctxview.core.calibrate import CALIBRATED_FORMATS as CALIBRATED_FORMATS
+
 if TYPE_CHECKING:
     from ctxview.core.calibrate import Rates
 
@@ -17,8 +19,6 @@ TTL_5M = 300.0
 TTL_1H = 3600.0
 #: formats whose requests are simulated as sent when neither max nor strategy is given
 RECORDED_FORMATS = ("claude-code", "claude-code-web", "request")
-#: the formats whose recorded usage calibrates the token estimates (:func:`calibrate`)
-CALIBRATED_FORMATS = ("claude-code", "claude-code-web")
 #: repeated tool results / texts shorter than this are not counted as redundancy
 REDUNDANT_MIN_CHARS = 100
 
