@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxview.app.safe import one_line
+from ctxview.core.calibrate import CALIBRATED_FORMATS
 from ctxview.core.context import ContextEvent, ConversationContext
 from ctxview.core.ledger import Compaction
 from ctxview.core.limits import MODEL_CONTEXT as MODEL_CONTEXT  # the rule lives in core.limits
@@ -32,6 +33,9 @@ from ctxview.textfmt import fmt_tokens, id_ranges
 GAP = -1  #: the row id of the gap marker
 DRAFT = -2  #: the row id of a reply being streamed (or cut), which is not in the context
 SYNC_TOKEN_LIMIT = 20_000  #: sessions up to this size get token estimates before first paint
+#: a transcript is calibrated (``Session.calibration``: a fit over every request) before first
+#: paint up to this size, in the token worker above it
+SYNC_CALIBRATION_LIMIT = 5_000
 #: row ids at or below this are compaction ledger markers: ``MARK_BASE - id`` stands before the
 #: message ``id`` the compaction starts the conversation again at (see ctxview.core.ledger)
 MARK_BASE = -10
@@ -163,8 +167,11 @@ class SessionModel:
         self.model = model
         self.session: LoadedSession = replay.session
         self.tools: list[Any] = list(tools if tools is not None else self.session.tools)
-        #: tokens of one message: the request model's estimate (calibrated on a transcript)
-        self.estimate = replay.message_estimate()
+        #: tokens of one message: the request model's estimate (calibrated on a transcript;
+        #: for a big session the default until the token worker brings it: :meth:`install_tokens`)
+        self.estimate: Callable[[Mapping[str, Any]], int] = estimate_message
+        #: a transcript's system prompt + tools, calibrated from its usage (once known)
+        self.calibrated_static: int | None = None
         self.show_evicted = True
         #: the request model's figures for the next request (ctxview.app.cacheline), computed
         #: off the UI thread; None until then
@@ -202,9 +209,12 @@ class SessionModel:
         # after the Session's own listener (registered when it was built): its memoised facts
         # are dropped before this one asks for them
         self.transcript.listeners.append(self._on_event)
-        if len(self.transcript) <= SYNC_TOKEN_LIMIT:
+        n = len(self.transcript)
+        if n <= SYNC_TOKEN_LIMIT and (
+            n <= SYNC_CALIBRATION_LIMIT or self.session.format not in CALIBRATED_FORMATS
+        ):
             self.install_tokens(
-                compute_tokens([r.message for r in self.transcript.records], self.estimate)
+                *compute_tokens([r.message for r in self.transcript.records], replay)
             )
         self.rebuild_rows()
 
@@ -505,8 +515,17 @@ class SessionModel:
     def tokens_ready(self) -> bool:
         return self._ready
 
-    def install_tokens(self, toks: list[int]) -> None:
-        """Install estimates for ids 0..len(toks)-1 (from a worker); later ids are estimated now."""
+    def install_tokens(
+        self,
+        toks: list[int],
+        estimate: Callable[[Mapping[str, Any]], int] = estimate_message,
+        calibrated_static: int | None = None,
+    ) -> None:
+        """Install estimates for ids 0..len(toks)-1 (from a worker), made by ``estimate`` (the
+        request model's, with the system prompt + tools it calibrated); later ids are estimated
+        now."""
+        self.estimate = estimate
+        self.calibrated_static = calibrated_static
         for rec in self.transcript.records[len(toks) :]:
             toks.append(self.estimate(rec.message))
         self._tok = toks
@@ -659,7 +678,7 @@ class SessionModel:
     def overhead_tokens(self) -> int:
         """The system prompt + tools: a Claude Code transcript's calibrated from its usage (the
         request model's figure), else estimated from the session's own."""
-        calibrated = self.replay.calibrated_static()
+        calibrated = self.calibrated_static
         own = estimate_system(self.system) + estimate_tools(self.tools)
         return own + calibrated if calibrated is not None else own
 
@@ -683,7 +702,7 @@ class SessionModel:
         from ctxview.sessions.request import token_breakdown
 
         return token_breakdown(
-            self.system, self.tools, self.message_tokens(), self.replay.calibrated_static()
+            self.system, self.tools, self.message_tokens(), self.calibrated_static
         )
 
     def _update_cache(self, old: list[int], new: list[int], edited_from: int | None = None) -> None:
@@ -725,10 +744,13 @@ def as_sent_possible(model: SessionModel) -> bool:
 
 
 def compute_tokens(
-    messages: list[dict[str, Any]], estimate: Callable[[Mapping[str, Any]], int] = estimate_message
-) -> list[int]:
-    """Token estimates of messages (safe to run in a worker thread: it only reads)."""
-    return [estimate(m) for m in messages]
+    messages: list[dict[str, Any]], replay: Session
+) -> tuple[list[int], Callable[[Mapping[str, Any]], int], int | None]:
+    """(token estimates of messages, the estimate that made them, the calibrated system prompt +
+    tools) as the request model counts them (``Session.message_estimate``: a transcript's
+    calibration is O(session), so a big one's runs in a worker thread: this only reads)."""
+    estimate = replay.message_estimate()
+    return [estimate(m) for m in messages], estimate, replay.calibrated_static()
 
 
 class _KeyView:

@@ -58,10 +58,14 @@ class Session:
         if self._calibration is None:
             from ctxview.core.calibrate import CALIBRATED_FORMATS, DEFAULT_RATES
 
-            if self.session.format in CALIBRATED_FORMATS:
+            memo = self.session.calibration_memo
+            if memo is not None and memo[0] is self.session.messages:
+                self._calibration = memo[1]
+            elif self.session.format in CALIBRATED_FORMATS:
                 from ctxview.core.requests import calibration
 
                 self._calibration = calibration(self.session)
+                self.session.calibration_memo = (self.session.messages, self._calibration)
             else:  # (the request model itself is not imported for a file it never calibrates)
                 self._calibration = (DEFAULT_RATES, None)
         return self._calibration

@@ -53,3 +53,18 @@ async def test_sidebar_request_model_ctrl_k_and_inspect_agree(
         await pilot.press("ctrl+k")  # offline: the API's count is not there, the estimate is
         await settle(pilot)
         assert any(f"(estimate: ~{total:,})" in str(n.message) for n in app._notifications)
+
+
+async def test_a_big_transcript_is_calibrated_in_the_worker_to_the_same_figure(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import ctxview.app.model as model_module
+
+    monkeypatch.setattr(model_module, "SYNC_CALIBRATION_LIMIT", 0)  # as above 5,000 messages
+    app = make_app(TRANSCRIPT, as_sent=True)
+    assert not app.model.tokens_ready  # the fit over every request waits for the worker
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_prediction(pilot)
+        await settle(pilot)
+        assert app.model.tokens_ready and app.model.calibrated_static is not None
+        assert app.model.window_tokens == app.model.cache_prediction.input_tokens
