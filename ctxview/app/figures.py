@@ -53,13 +53,13 @@ class Figures:
         )
 
     def _estimate(self, model: SessionModel) -> None:
-        toks = compute_tokens([r.message for r in model.transcript.records])
-        self.app.call_from_thread(self._estimated, model, toks)
+        figures = compute_tokens([r.message for r in model.transcript.records], model.replay)
+        self.app.call_from_thread(self._estimated, model, figures)
 
-    def _estimated(self, model: SessionModel, toks: list[int]) -> None:
+    def _estimated(self, model: SessionModel, figures: tuple[Any, ...]) -> None:
         if model is not self.model:
             return
-        model.install_tokens(toks)
+        model.install_tokens(*figures)
         self.app.post_message(FiguresChanged(rows=True))
 
     # -- the protocol check of a big window -------------------------------------------------------

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import bisect
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
 from ctxview.app.safe import one_line
+from ctxview.core.calibrate import CALIBRATED_FORMATS
 from ctxview.core.context import ContextEvent, ConversationContext
 from ctxview.core.ledger import Compaction
 from ctxview.core.limits import MODEL_CONTEXT as MODEL_CONTEXT  # the rule lives in core.limits
@@ -32,6 +33,9 @@ from ctxview.textfmt import fmt_tokens, id_ranges
 GAP = -1  #: the row id of the gap marker
 DRAFT = -2  #: the row id of a reply being streamed (or cut), which is not in the context
 SYNC_TOKEN_LIMIT = 20_000  #: sessions up to this size get token estimates before first paint
+#: a transcript is calibrated (``Session.calibration``: a fit over every request) before first
+#: paint up to this size, in the token worker above it
+SYNC_CALIBRATION_LIMIT = 5_000
 #: row ids at or below this are compaction ledger markers: ``MARK_BASE - id`` stands before the
 #: message ``id`` the compaction starts the conversation again at (see ctxview.core.ledger)
 MARK_BASE = -10
@@ -163,6 +167,11 @@ class SessionModel:
         self.model = model
         self.session: LoadedSession = replay.session
         self.tools: list[Any] = list(tools if tools is not None else self.session.tools)
+        #: tokens of one message: the request model's estimate (calibrated on a transcript;
+        #: for a big session the default until the token worker brings it: :meth:`install_tokens`)
+        self.estimate: Callable[[Mapping[str, Any]], int] = estimate_message
+        #: a transcript's system prompt + tools, calibrated from its usage (once known)
+        self.calibrated_static: int | None = None
         self.show_evicted = True
         #: changed since it was opened or saved (an edit, a pin, a setting, the system prompt):
         #: the title says so, and quitting or opening another file asks first
@@ -203,8 +212,13 @@ class SessionModel:
         # after the Session's own listener (registered when it was built): its memoised facts
         # are dropped before this one asks for them
         self.transcript.listeners.append(self._on_event)
-        if len(self.transcript) <= SYNC_TOKEN_LIMIT:
-            self.install_tokens(compute_tokens([r.message for r in self.transcript.records]))
+        n = len(self.transcript)
+        if n <= SYNC_TOKEN_LIMIT and (
+            n <= SYNC_CALIBRATION_LIMIT or self.session.format not in CALIBRATED_FORMATS
+        ):
+            self.install_tokens(
+                *compute_tokens([r.message for r in self.transcript.records], replay)
+            )
         self.rebuild_rows()
 
     # -- core objects ---------------------------------------------------------------------------
@@ -258,7 +272,7 @@ class SessionModel:
             self.pending.append(Eviction(ids, self.sum_ids(ids), event.reason))
         if event.kind == "added":
             if self.tokens_ready and event.message is not None:
-                self._append_tokens(event.ids[0], estimate_message(event.message))
+                self._append_tokens(event.ids[0], self.estimate(event.message))
         elif event.kind == "edited":
             self._edited(event)
 
@@ -275,7 +289,7 @@ class SessionModel:
             self._versions[mid] = next_version_key()
         self._info.pop(mid, None)
         if event.message is not None and self.tokens_ready and mid < len(self._tok):
-            self._tok[mid] = estimate_message(event.message)
+            self._tok[mid] = self.estimate(event.message)
             self._pre = list(accumulate(self._tok, initial=0))
 
     def take_evictions(self) -> list[Eviction]:
@@ -498,16 +512,25 @@ class SessionModel:
     def tokens(self, mid: int) -> int:
         if mid < len(self._tok):
             return self._tok[mid]
-        return estimate_message(self.transcript[mid].message)
+        return self.estimate(self.transcript[mid].message)
 
     @property
     def tokens_ready(self) -> bool:
         return self._ready
 
-    def install_tokens(self, toks: list[int]) -> None:
-        """Install estimates for ids 0..len(toks)-1 (from a worker); later ids are estimated now."""
+    def install_tokens(
+        self,
+        toks: list[int],
+        estimate: Callable[[Mapping[str, Any]], int] = estimate_message,
+        calibrated_static: int | None = None,
+    ) -> None:
+        """Install estimates for ids 0..len(toks)-1 (from a worker), made by ``estimate`` (the
+        request model's, with the system prompt + tools it calibrated); later ids are estimated
+        now."""
+        self.estimate = estimate
+        self.calibrated_static = calibrated_static
         for rec in self.transcript.records[len(toks) :]:
-            toks.append(estimate_message(rec.message))
+            toks.append(self.estimate(rec.message))
         self._tok = toks
         self._pre = list(accumulate(toks, initial=0))
         self._ready = True
@@ -656,7 +679,11 @@ class SessionModel:
     # -- tokens and cache ------------------------------------------------------------------------
     @property
     def overhead_tokens(self) -> int:
-        return estimate_system(self.system) + estimate_tools(self.tools)
+        """The system prompt + tools: a Claude Code transcript's calibrated from its usage (the
+        request model's figure), else estimated from the session's own."""
+        calibrated = self.calibrated_static
+        own = estimate_system(self.system) + estimate_tools(self.tools)
+        return own + calibrated if calibrated is not None else own
 
     @property
     def window_tokens(self) -> int:
@@ -677,7 +704,9 @@ class SessionModel:
     def token_breakdown(self) -> dict[str, int]:
         from ctxview.sessions.request import token_breakdown
 
-        return token_breakdown(self.system, self.tools, self.message_tokens())
+        return token_breakdown(
+            self.system, self.tools, self.message_tokens(), self.calibrated_static
+        )
 
     def _update_cache(self, old: list[int], new: list[int], edited_from: int | None = None) -> None:
         """The prefix of the request the last change left unchanged (still a cache hit) against
@@ -717,9 +746,14 @@ def as_sent_possible(model: SessionModel) -> bool:
     return model.as_sent is not None or as_sent_format(model.session) is not None
 
 
-def compute_tokens(messages: list[dict[str, Any]]) -> list[int]:
-    """Token estimates of messages (safe to run in a worker thread: it only reads)."""
-    return [estimate_message(m) for m in messages]
+def compute_tokens(
+    messages: list[dict[str, Any]], replay: Session
+) -> tuple[list[int], Callable[[Mapping[str, Any]], int], int | None]:
+    """(token estimates of messages, the estimate that made them, the calibrated system prompt +
+    tools) as the request model counts them (``Session.message_estimate``: a transcript's
+    calibration is O(session), so a big one's runs in a worker thread: this only reads)."""
+    estimate = replay.message_estimate()
+    return [estimate(m) for m in messages], estimate, replay.calibrated_static()
 
 
 class _KeyView:

@@ -42,6 +42,7 @@ class TimelineSearch:
         self._origin: int | None = None
         self._jumped = False
         self._pending = ""
+        self._pending_jump = True
 
     @property
     def active(self) -> bool:
@@ -83,9 +84,10 @@ class TimelineSearch:
             self.timeline.select_id(self._origin)
         self.timeline.focus()
 
-    def changed(self, text: str) -> None:
-        """The query was edited: search again once the keys pause."""
-        self._pending = text
+    def changed(self, text: str, jump: bool = True) -> None:
+        """The query was edited (or, ``jump`` False, the session): search again once the keys
+        (or a followed transcript's lines) pause."""
+        self._pending, self._pending_jump = text, jump
         if self._timer is not None:
             self._timer.stop()
         self._timer = self.app.set_timer(DEBOUNCE, self._run_pending)
@@ -93,7 +95,7 @@ class TimelineSearch:
     def _run_pending(self) -> None:
         # (a timer stopped after it fired still calls back: the text typed last is searched)
         self._timer = None
-        self.run(self._pending)
+        self.run(self._pending, jump=self._pending_jump)
 
     # -- searching -----------------------------------------------------------------------------
     def _cancel(self) -> None:
@@ -238,6 +240,7 @@ class TimelineSearch:
             self.run(self.query.text, jump=False)
 
     def session_grew(self) -> None:
-        """Messages were added or edited: search again (ids are kept; the cursor stays)."""
-        if self.query is not None:
-            self.run(self.query.text, jump=False)
+        """Messages were added or edited: search again once they pause (ids are kept; the
+        cursor stays)."""
+        if self.query is not None and self._timer is None:  # (a pending search reads it anyway)
+            self.changed(self.query.text, jump=False)

@@ -93,6 +93,9 @@ class LoadedSession:
     skipped_lines: list[int] = field(default_factory=list)
     #: why each skipped line could not be used (visible text, one line, cut short)
     skipped_reasons: dict[int, str] = field(default_factory=dict)
+    #: ``Session.calibration`` of these messages, kept for every replay of them (a new strategy
+    #: replays the same file: its recorded usage calibrates the same)
+    calibration_memo: Any = field(default=None, repr=False, compare=False)
     warnings: list[str] = field(default_factory=list)
     #: ctxview sessions only: the saved window and eviction steps, to restore exactly
     saved_window: list[int] | None = None

@@ -34,20 +34,38 @@ def build_request(
     )
 
 
-def token_breakdown(system: Any, tools: Any, message_tokens: int) -> dict[str, int]:
+#: the breakdown's key for a transcript's system prompt + tools, calibrated from its usage
+CALIBRATED_KEY = "system_and_tools_calibrated"
+
+
+def token_breakdown(
+    system: Any, tools: Any, message_tokens: int, calibrated: int | None = None
+) -> dict[str, int]:
     """The one definition of a request's estimated size, used by the app and ``inspect``:
-    the system prompt, the tool definitions and the window's messages (everything sent)."""
+    the system prompt, the tool definitions and the window's messages (everything sent). A
+    Claude Code transcript holds no system prompt nor tools, though its requests carried them:
+    ``calibrated`` (``Session.calibrated_static``, the request model's figure) stands for both."""
     from ctxview.core.tokens import estimate_system, estimate_tools
 
-    return {
+    out = {
         "system": estimate_system(system),
         "tools": estimate_tools(tools or []),
         "messages": message_tokens,
     }
+    if calibrated is not None:
+        out[CALIBRATED_KEY] = calibrated
+    return out
 
 
 def breakdown_text(b: dict[str, int]) -> str:
-    """``system 22 · tools 134 · messages 310`` (numbers as ``fmt_tokens``)."""
+    """``system 22 · tools 134 · messages 310`` (numbers as ``fmt_tokens``); a transcript's
+    ``system + tools ~27k (calibrated) · messages 4.7k``."""
     from ctxview.textfmt import fmt_tokens
 
+    if CALIBRATED_KEY in b:
+        static = b[CALIBRATED_KEY] + b.get("system", 0) + b.get("tools", 0)
+        return (
+            f"system + tools ~{fmt_tokens(static)} (calibrated) · "
+            f"messages {fmt_tokens(b.get('messages', 0))}"
+        )
     return " · ".join(f"{k} {fmt_tokens(v)}" for k, v in b.items())

@@ -14,7 +14,7 @@ Headless: imports neither Textual nor the anthropic SDK.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +50,45 @@ class Session:
     _ledger: LedgerScanner = field(default_factory=LedgerScanner, init=False, repr=False)
     _steps_of: tuple[int, set[int]] | None = field(default=None, init=False, repr=False)
     _subagents: list[SubAgent] | None = field(default=None, init=False, repr=False)
+    #: the request model's calibration of the file, once computed
+    _calibration: tuple[Any, int | None] | None = field(default=None, init=False, repr=False)
+
+    def calibration(self) -> tuple[Any, int | None]:
+        """(rates, system prompt + tools) as the request model prices a request of this file
+        (``ctxview.core.requests.calibration``): a Claude Code transcript's fitted to its
+        recorded usage, the defaults elsewhere. The file's, so computed once."""
+        if self._calibration is None:
+            from ctxview.core.calibrate import CALIBRATED_FORMATS, DEFAULT_RATES
+
+            memo = self.session.calibration_memo
+            if memo is not None and memo[0] is self.session.messages:
+                self._calibration = memo[1]
+            elif self.session.format in CALIBRATED_FORMATS:
+                from ctxview.core.requests import calibration
+
+                self._calibration = calibration(self.session)
+                self.session.calibration_memo = (self.session.messages, self._calibration)
+            else:  # (the request model itself is not imported for a file it never calibrates)
+                self._calibration = (DEFAULT_RATES, None)
+        return self._calibration
+
+    def calibrated_static(self) -> int | None:
+        """The system prompt + tools a Claude Code transcript's requests carried (``requests``
+        shows the same); None for other formats."""
+        return self.calibration()[1]
+
+    def message_estimate(self) -> Callable[[Mapping[str, Any]], int]:
+        """Tokens of one message as the request model counts them: under the calibrated rates
+        for a Claude Code transcript, else ``estimate_message``. The one estimate of the
+        sidebar, the timeline, ``inspect`` and the request model."""
+        rates = self.calibration()[0]
+        if not rates.calibrated:
+            from ctxview.core.tokens import estimate_message
+
+            return estimate_message
+        from ctxview.core.calibrate import message_features
+
+        return lambda m: int(rates.tokens(message_features(m)))
 
     def __post_init__(self) -> None:
         # registered after the replay: a 100,000-message load sends no event through it. Through
@@ -180,8 +219,8 @@ class Session:
     def summary(self, model: str | None = None) -> dict[str, Any]:
         """What ``ctxview inspect --json`` prints (``model``: the one the request goes to, for
         the context-window check; default the file's)."""
+        from ctxview.core.compaction import effective_messages, has_compaction
         from ctxview.core.limits import context_problem
-        from ctxview.core.tokens import estimate_window
         from ctxview.sessions.request import token_breakdown
 
         ctx = self.context
@@ -192,7 +231,12 @@ class Session:
         # messages as the API reads them (from the last compaction block on; as sent, under a
         # context-editing strategy)
         sent = [m for _, m in ctx.sent_entries()] if ctx.edits_messages else window
-        breakdown = token_breakdown(self.system, session.tools, estimate_window(sent))
+        estimate = self.message_estimate()
+        if any(has_compaction(m) for m in sent):
+            sent = effective_messages(sent)[1]  # the API ignores what precedes a compaction
+        breakdown = token_breakdown(
+            self.system, session.tools, sum(estimate(m) for m in sent), self.calibrated_static()
+        )
         # the sidebar's rule: system + tools + window against the model's context
         over = context_problem(sum(breakdown.values()), model or session.model)
         if over is not None:

@@ -92,3 +92,22 @@ async def test_no_match_says_so_and_the_query_as_read() -> None:
         await settle(pilot)
         await _search(pilot, "zzzq is:error")
         await wait_until(pilot, lambda: _count(app) == "no match · zzzq · errors")
+
+
+async def test_matches_follow_new_messages() -> None:
+    app = make_app(str(SAMPLES / "agent_loop.json"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await _search(pilot, "calculate")
+        assert app.search.matches == []
+        await pilot.press("enter")
+        app.timeline.select_id(3)
+        chat = app.query_one("#chat")
+        chat.focus()
+        chat.value = "calculate 6*7"
+        await pilot.press("enter")
+        await settle(pilot)
+        n = len(app.model.transcript)
+        await wait_until(pilot, lambda: app.search.done and app.search.matches)
+        assert app.search.matches[0] >= 27 and app.search.matches[-1] < n
+        assert all(i in app.timeline.search_matches for i in app.search.matches)

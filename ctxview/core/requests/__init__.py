@@ -61,7 +61,13 @@ The predicted prompt cache (the model, in order of the prompt: tools → system 
   none; the API's cache diagnostics where the file recorded them).
 """
 
-from ctxview.core.requests.points import parse_timestamp, request_points, segment_starts
+from ctxview.core.requests.points import (
+    calibrated_static,
+    calibration,
+    parse_timestamp,
+    request_points,
+    segment_starts,
+)
 from ctxview.core.requests.replay import compare, iter_compare, simulate, window_of, window_source
 from ctxview.core.requests.types import (
     BREAK_REASONS,
@@ -83,6 +89,8 @@ __all__ = [
     "Request",
     "RequestLog",
     "Totals",
+    "calibrated_static",
+    "calibration",
     "compare",
     "iter_compare",
     "parse_timestamp",

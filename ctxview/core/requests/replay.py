@@ -41,9 +41,9 @@ from ctxview.core.requests.diagnose import recorded_breaks
 from ctxview.core.requests.points import (
     Calibration,
     _fingerprint,
-    _static_tokens,
     calibrate,
     session_features,
+    static_of,
 )
 from ctxview.core.requests.range_form import replay_editing, replay_range, strategy_kind
 from ctxview.core.requests.shared import Shared
@@ -198,8 +198,8 @@ def simulate(
             + ", ".join(f"{k} {v}" for k, v in rates.chars_per_token().items())
             + ")"
         )
-    if cal_static is not None and session.format in ("claude-code", "claude-code-web"):
-        static = cal_static
+    static = static_of(session, rates, cal_static)
+    if cal_static is not None and session.format in CALIBRATED_FORMATS:
         spread = sorted(set((statics or {}).values()))
         notes.append(
             f"system prompt and tools (not in the transcript): {static:,} tokens, calibrated "
@@ -211,7 +211,6 @@ def simulate(
             )
         )
     else:
-        static = _static_tokens(session, rates)
         statics = scales = None
     if scales:
         notes.append(

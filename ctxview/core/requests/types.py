@@ -11,6 +11,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ctxview.core.cache_rules import API_REASON, ASSUMPTIONS, AUTOMATIC
+from ctxview.core.calibrate import CALIBRATED_FORMATS as CALIBRATED_FORMATS
 
 if TYPE_CHECKING:
     from ctxview.core.calibrate import Rates
@@ -19,8 +20,6 @@ TTL_5M = 300.0
 TTL_1H = 3600.0
 #: formats whose requests are simulated as sent when neither max nor strategy is given
 RECORDED_FORMATS = ("claude-code", "claude-code-web", "request", "proxy")
-#: the formats whose recorded usage calibrates the token estimates (:func:`calibrate`)
-CALIBRATED_FORMATS = ("claude-code", "claude-code-web")
 #: repeated tool results / texts shorter than this are not counted as redundancy
 REDUNDANT_MIN_CHARS = 100
 
