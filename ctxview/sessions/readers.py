@@ -450,7 +450,9 @@ def _load_session(spath: str, format: str | None) -> LoadedSession:
         raise SessionError(f"unknown format {format!r} (known: {', '.join(FORMATS)})")
     spath, conversation = split_conversation(spath)
     text = _read_text(spath)
-    first = _FIRST_LINE.match(text)
+    # a recording's header is its short first line: only the file's start is looked at (a
+    # 100 MB one-line JSON file is not copied to find that it is not one)
+    first = _FIRST_LINE.match(text[:4096])
     if format is None and first is not None:
         from ctxview.sessions import proxylog
 
