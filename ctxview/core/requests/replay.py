@@ -381,14 +381,14 @@ def iter_compare(
             _shared=shared,
             _totals=Totals(),
         )
-        yield {"name": name, **_compare_row(log), "evicted_messages": log.evicted_messages}
+        yield {"name": name, **compare_row(log), "evicted_messages": log.evicted_messages}
 
 
 #: a request's fields in their order (what :meth:`Totals.add` takes)
 _FIELDS = attrgetter(*(f.name for f in fields(Request)))
 
 
-def _compare_row(log: RequestLog) -> dict[str, Any]:
+def compare_row(log: RequestLog) -> dict[str, Any]:
     """A compare row's figures: from the replay's sums when it summed (the fast replay), else
     from the requests (the same figures: ``tests/unit/core/test_request_window_sources.py``)."""
     sums = log.summary
