@@ -17,7 +17,7 @@ from ctxview.cli.common import (
     load_replay,
     say_config_used,
 )
-from ctxview.textfmt import json_text, visible
+from ctxview.textfmt import json_text, plural, visible
 
 
 def add_parsers(sub: Any) -> None:
@@ -93,7 +93,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     errors = [p for p in rep.protocol_problems() if p.severity == "error"]
     if errors:
         n = len(errors)
-        err(f"warning: the API would reject this request ({n} problem{'s' if n != 1 else ''}):")
+        err(f"warning: the API would reject this request ({plural(n, 'problem')}):")
         for p in errors:
             err(f"  {visible(p.message)}")
         return EXIT_PROBLEMS

@@ -226,7 +226,7 @@ async def test_applying_a_row_gives_the_window_its_replay_ends_with() -> None:
         row = next(r for r in screen.rows if r["name"] == "low-water")
         assert row["evicted_messages"] == 8
         hint = str(screen.query_one(".hint", Static).render())
-        assert "mean window of its requests" in hint and "evicted counts the whole replay" in hint
+        assert "mean win: over its requests" in hint and "evicted: the whole replay" in hint
         screen.query_one(DataTable).move_cursor(row=screen.rows.index(row))
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.model.context.strategy == "low-water")

@@ -21,7 +21,7 @@ from textual.widgets import DataTable, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from ctxview.app.safe import one_line
-from ctxview.textfmt import fmt_tokens, fmt_usd
+from ctxview.textfmt import fmt_tokens, fmt_usd, plural
 
 if TYPE_CHECKING:
     from ctxview.app.model import SessionModel
@@ -153,7 +153,7 @@ class CompareScreen(ModalScreen[str | None]):
             prices=price_table(config),
             context_editing=settings["context_editing"],
             as_sent=baseline,
-            label=(f"{one_line(m.name, 60)} · {n:,} message{'s' if n != 1 else ''} · {how}"),
+            label=(f"{one_line(m.name, 60)} · {plural(n, 'message', f'{n:,}')} · {how}"),
         )
 
     def compose(self) -> ComposeResult:
@@ -165,10 +165,9 @@ class CompareScreen(ModalScreen[str | None]):
             yield table
             yield Static(
                 Text(
-                    "each row replays every request from the start: mean win is the mean "
-                    "window of its requests, evicted counts the whole replay · enter: replay "
-                    "the session under it (the live window becomes the one its replay ends "
-                    "with) · escape: close · ● the current view"
+                    "each row replays the session from the start (mean win: over its requests;"
+                    " evicted: the whole replay) · enter: replay under it, the live window "
+                    "becomes its last · escape: close · ● current"
                 ),
                 classes="hint",
             )

@@ -48,6 +48,7 @@ from ctxview.core.requests.types import (
     _round,
 )
 from ctxview.core.strategies import STRATEGIES
+from ctxview.textfmt import plural
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -264,7 +265,7 @@ def simulate(
         n_off = sum(1 for r in out if r.off_branch)
         if n_off:
             notes.append(
-                f"{n_off} request{'s' if n_off != 1 else ''} sent on branches the conversation "
+                f"{plural(n_off, 'request')} sent on branches the conversation "
                 "left (a rewind or an edited prompt): included, marked off-branch"
             )
     _price_notes(notes, price_notes, min_notes)
