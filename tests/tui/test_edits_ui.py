@@ -68,7 +68,7 @@ async def test_drop_pair_safely_with_preview_and_cancel(tmp_path: Path) -> None:
         await settle(pilot)
         await screen_after(pilot, "delete", EditPreviewScreen)
         shown = "\n".join(str(w.render()) for w in app.screen.query(Static))
-        assert "drop #17 with 1 paired block(s) in 1 other message(s)" in shown
+        assert "drop #17 with 1 paired block in 1 other message" in shown
         assert "rejected after this edit: orphan_tool_result" in shown  # #14 is still orphaned
         assert "saves ~49" in shown
         # a small session: below the minimum cacheable length, priced as uncached input

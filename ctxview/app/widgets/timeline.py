@@ -42,7 +42,7 @@ def summary_width(width: int) -> int:
         return 26
     if width >= 76:
         return 22
-    return max(8, min(16, width - 37))
+    return max(8, min(15, width - 38))
 
 
 def column_header(width: int) -> str:
