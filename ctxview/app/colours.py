@@ -23,7 +23,8 @@ DIM_TARGET = 3.3  #: aim a little above the minimum
 #: muted text (ids, token counts of kept rows): fainter than the body text, still AA
 MUTED_TARGET = 5.0
 #: the colours :func:`dim_colour` gave: text in one of them is dimmed on purpose (the filter
-#: holds it to :data:`MIN_DIM_CONTRAST`, not :data:`MIN_TEXT`); a handful per theme
+#: holds it to :data:`MIN_DIM_CONTRAST`, not :data:`MIN_TEXT`); a handful per theme, never
+#: forgotten
 DIMMED: set[Any] = set()
 
 
@@ -56,8 +57,8 @@ def dim_colour(fg: Color, bg: Color) -> Color:
     target = min(DIM_TARGET, MIN_DIM_CONTRAST + (full - MIN_DIM_CONTRAST) * 0.6)
     # never as strong as the kept text
     dim = bg.blend(fg, min(_faded(fg, bg, target), 0.95))
-    if len(DIMMED) > 1024:
-        DIMMED.clear()
+    # never cleared: a widget keeps the colour it was given, which must stay known as dimmed
+    # (one or two per theme and background: a few dozen in a session)
     DIMMED.add(dim.rich_color)
     return dim
 
