@@ -394,7 +394,9 @@ class Timeline(ScrollView, can_focus=True):
                 # ask it for faint text
                 style = Style(dim=True)
             else:
-                style = Style(color=dim_colour(fg, bg).rich_color)
+                contrast = getattr(self.app, "contrast_filter", None)
+                dim = contrast.dim(fg, bg) if contrast is not None else dim_colour(fg, bg)
+                style = Style(color=dim.rich_color)
             self._dim_cache = (key, style)
         return self._dim_cache[1]
 
