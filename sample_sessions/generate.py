@@ -18,10 +18,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from ctxview.core.context import ConversationContext  # noqa: E402
+from ctxview.core.pricing import min_cacheable  # noqa: E402
+from ctxview.core.tokens import estimate_tools  # noqa: E402
 from ctxview.core.transcript import Transcript  # noqa: E402
 from ctxview.sessions.store import save_session, session_document  # noqa: E402
 
 T0 = datetime(2026, 11, 2, 9, 30, tzinfo=UTC)
+MODEL = "claude-sonnet-5-5"
 
 TOOLS = [
     {
@@ -51,7 +54,9 @@ TOOLS = [
 
 
 class Builder:
-    def __init__(self, max_: int, system: str, strategy: str = "seed") -> None:
+    def __init__(
+        self, max_: int, system: str, strategy: str = "seed", tools: list[Any] | None = None
+    ) -> None:
         self.ctx = ConversationContext(
             max_context_messages=max_, system_prompt=system, strategy=strategy
         )
@@ -59,6 +64,9 @@ class Builder:
         self.t = T0
         self.n = 0
         self.system = system
+        self.cached = 0  #: the prompt tokens the last request wrote to the cache
+        #: the tools' tokens: part of every request's prompt (sent before the messages)
+        self.tools_tokens = estimate_tools(tools) if tools else 0
 
     def _meta(self, usage: dict[str, int] | None = None) -> dict[str, Any]:
         self.t += timedelta(seconds=7 + (self.n * 13) % 40)
@@ -68,12 +76,25 @@ class Builder:
         return meta
 
     def usage(self, out: int) -> dict[str, int]:
-        inp = self.ctx.estimated_tokens
+        """What the API reports for a request of this window: below the model's minimum
+        cacheable length nothing is cached (every token is plain input); above it the prefix the
+        previous request wrote is read and the rest written (a breakpoint on the last message)."""
+        inp = self.ctx.estimated_tokens + self.tools_tokens
+        if inp < min_cacheable(MODEL)[0]:
+            self.cached = 0
+            return {
+                "input_tokens": inp,
+                "output_tokens": out,
+                "cache_read_input_tokens": 0,
+                "cache_creation_input_tokens": 0,
+            }
+        read = min(self.cached, inp)
+        self.cached = inp
         return {
-            "input_tokens": 12 + self.n % 7,
+            "input_tokens": 0,
             "output_tokens": out,
-            "cache_read_input_tokens": max(0, inp - 400),
-            "cache_creation_input_tokens": 380 + self.n % 50,
+            "cache_read_input_tokens": read,
+            "cache_creation_input_tokens": inp - read,
         }
 
     def user(self, text: str) -> None:
@@ -100,7 +121,7 @@ class Builder:
 
     def save(self, name: str, title: str, tools: list[Any] | None = None) -> None:
         doc = session_document(
-            self.ctx, self.tr, model="claude-sonnet-5-5", max_tokens=4096, tools=tools, title=title
+            self.ctx, self.tr, model=MODEL, max_tokens=4096, tools=tools, title=title
         )
         doc["saved_at"] = "2026-11-02T12:00:00+00:00"
         save_session(HERE / name, doc)
@@ -115,6 +136,7 @@ def agent_loop() -> None:
     b = Builder(
         14,
         "You are a careful coding agent. Use the tools to inspect the repository before answering.",
+        tools=TOOLS,
     )
     b.user(
         "The test suite fails on CI with a KeyError in the config loader. Find the cause and tell me the fix."
@@ -313,7 +335,9 @@ def thinking_image() -> None:
 
 
 def tool_errors() -> None:
-    b = Builder(14, "You are an ops assistant with read-only tools.", strategy="pair-safe")
+    b = Builder(
+        14, "You are an ops assistant with read-only tools.", strategy="pair-safe", tools=TOOLS
+    )
     b.user("Why did last night's backup job fail? Check the logs.")
     tu = b.tool("read_file", path="/var/log/backup.log")
     b.assistant(text("Reading the backup log."), tu)

@@ -348,14 +348,15 @@ class CtxviewApp(ShellApp):
             self.sidebar.styles.width = sidebar_width(width)
 
     @cached_property
-    def _contrast(self) -> Any:
+    def contrast_filter(self) -> Any:
+        """The last line filter: every text readable (WCAG AA); it knows the dimmed colours."""
         from ctxview.app.colours import ContrastFilter
 
         return ContrastFilter()
 
     def get_line_filters(self) -> Any:
         """Textual's filters, then ctxview's: every text readable (WCAG AA) in every theme."""
-        return [*super().get_line_filters(), self._contrast]
+        return [*super().get_line_filters(), self.contrast_filter]
 
     def _theme_changed(self, theme: Any) -> None:
         if self.save_config and getattr(theme, "name", None):

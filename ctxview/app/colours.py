@@ -7,6 +7,7 @@ from the real foreground and background.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from rich.segment import Segment
@@ -22,9 +23,6 @@ MIN_DIM_CONTRAST = 3.0
 DIM_TARGET = 3.3  #: aim a little above the minimum
 #: muted text (ids, token counts of kept rows): fainter than the body text, still AA
 MUTED_TARGET = 5.0
-#: the colours :func:`dim_colour` gave: text in one of them is dimmed on purpose (the filter
-#: holds it to :data:`MIN_DIM_CONTRAST`, not :data:`MIN_TEXT`); a handful per theme
-DIMMED: set[Any] = set()
 
 
 def _channel(c: int) -> float:
@@ -50,16 +48,10 @@ def dim_colour(fg: Color, bg: Color) -> Color:
     fg = bg + fg  # composite a translucent foreground over the background
     full = contrast_ratio(fg, bg)
     if full <= MIN_DIM_CONTRAST:
-        dim = fg.blend(bg, 0.15)  # nothing to spare: dim a little (the filter lifts it)
-        DIMMED.add(dim.rich_color)
-        return dim
+        return fg.blend(bg, 0.15)  # nothing to spare: dim a little (the filter lifts it)
     target = min(DIM_TARGET, MIN_DIM_CONTRAST + (full - MIN_DIM_CONTRAST) * 0.6)
     # never as strong as the kept text
-    dim = bg.blend(fg, min(_faded(fg, bg, target), 0.95))
-    if len(DIMMED) > 1024:
-        DIMMED.clear()
-    DIMMED.add(dim.rich_color)
-    return dim
+    return bg.blend(fg, min(_faded(fg, bg, target), 0.95))
 
 
 def _faded(fg: Color, bg: Color, target: float) -> float:
@@ -122,10 +114,10 @@ def segment_colours(style: Style, background: Color) -> tuple[Color, Color] | No
     return (bg, fg) if style.reverse else (fg, bg)
 
 
-def required_contrast(style: Style) -> float:
+def required_contrast(style: Style, dimmed: Collection[Any]) -> float:
     """The contrast a text segment must reach: :data:`MIN_TEXT`, or :data:`MIN_DIM_CONTRAST`
-    for text dimmed on purpose (in a colour of :data:`DIMMED`)."""
-    return MIN_DIM_CONTRAST if style.color in DIMMED else MIN_TEXT
+    for text dimmed on purpose (in one of the ``dimmed`` colours)."""
+    return MIN_DIM_CONTRAST if style.color in dimmed else MIN_TEXT
 
 
 MIN_LEGIBLE = 3.0  #: coloured words (roles, status, gap marker) reach at least this ratio
@@ -174,6 +166,17 @@ class ContrastFilter(LineFilter):
     def __init__(self) -> None:
         super().__init__()
         self._fixed: dict[tuple[Any, ...], Style | None] = {}
+        #: the colours this app dims on purpose (evicted rows, see :meth:`dim`): held to
+        #: :data:`MIN_DIM_CONTRAST`; never forgotten (a widget keeps the colour it was given)
+        self.dimmed: set[Any] = set()
+
+    def dim(self, fg: Color, bg: Color) -> Color:
+        """:func:`dim_colour`, remembered as dimmed on purpose."""
+        colour = dim_colour(fg, bg)
+        if colour.rich_color not in self.dimmed:
+            self.dimmed.add(colour.rich_color)
+            self._fixed.clear()
+        return colour
 
     def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
         out: list[Segment] = []
@@ -193,13 +196,12 @@ class ContrastFilter(LineFilter):
             out.append(seg if fix is None else Segment(text, style + fix, control))
         return out
 
-    @staticmethod
-    def _fix(style: Style, background: Color) -> Style | None:
+    def _fix(self, style: Style, background: Color) -> Style | None:
         colours = segment_colours(style, background)
         if colours is None:
             return None
         fg, bg = colours
-        minimum = required_contrast(style)
+        minimum = required_contrast(style, self.dimmed)
         if contrast_ratio(fg, bg) >= minimum:
             return None
         new = lifted(fg, bg, minimum).rich_color

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ctxview.app.messages import ContextChanged, OpenRequested, StrategyChosen
+from ctxview.app.messages import ContextChanged, OpenRequested, ReplayRequested
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -35,16 +35,26 @@ def show_requests(app: App[Any], model: SessionModel, config: Config, timeline: 
 
 
 def show_compare(app: App[Any], model: SessionModel, config: Config) -> None:
-    """Every strategy replayed on the shown session at the current max; enter applies the
-    chosen one to the live context."""
+    """Every strategy replayed on the shown session at the current max; enter replays the
+    session from the start under the chosen one (or as sent), as its row did."""
+    from ctxview.app.model import AS_SENT
     from ctxview.app.screens.compare import CompareScreen
 
-    def chosen(name: str | None) -> None:
-        # as sent, any choice (seed too) switches to a simulation under it
-        if name is not None and (name != model.context.strategy or model.as_sent is not None):
-            app.post_message(StrategyChosen(name))
+    screen = CompareScreen.for_session(model, config)
 
-    app.push_screen(CompareScreen.for_session(model, config), chosen)
+    def chosen(name: str | None) -> None:
+        if name is None:
+            return
+        if name == AS_SENT:
+            app.post_message(ReplayRequested(as_sent=True))
+        else:
+            app.post_message(
+                ReplayRequested(
+                    as_sent=False, strategy=name, max_messages=screen.max_context_messages
+                )
+            )
+
+    app.push_screen(screen, chosen)
 
 
 def edit_system_prompt(app: App[Any], model: SessionModel) -> None:

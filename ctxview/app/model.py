@@ -28,7 +28,7 @@ from ctxview.core.tokens import estimate_message, estimate_system, estimate_tool
 from ctxview.core.transcript import Transcript
 from ctxview.sessions.model import LoadedSession
 from ctxview.sessions.session import Session
-from ctxview.textfmt import fmt_tokens, id_ranges
+from ctxview.textfmt import fmt_tokens, id_ranges, plural
 
 GAP = -1  #: the row id of the gap marker
 DRAFT = -2  #: the row id of a reply being streamed (or cut), which is not in the context
@@ -151,7 +151,7 @@ class Eviction:
 
     def describe(self) -> str:
         n = len(self.ids)
-        return f"evicted {id_ranges(self.ids, 4)} · {n} message{'s' if n != 1 else ''} · {fmt_tokens(self.tokens)} tokens"
+        return f"evicted {id_ranges(self.ids, 4)} · {plural(n, 'message')} · {fmt_tokens(self.tokens)} tokens"
 
 
 class SessionModel:
@@ -661,9 +661,9 @@ class SessionModel:
                 errors.append(over)
         if errors:
             n = len(errors)
-            return "bad", f"✗ {n} problem{'s' if n != 1 else ''}", errors[0].message
+            return "bad", f"✗ {plural(n, 'problem')}", errors[0].message
         warnings = len(self.problems)
-        warn = f" ({warnings} warning{'s' if warnings != 1 else ''})" if warnings else ""
+        warn = f" ({plural(warnings, 'warning')})" if warnings else ""
         return "ok", f"✓ valid{warn}", ""
 
     def error_ids(self) -> list[int]:

@@ -29,7 +29,7 @@ from textual.widgets import DataTable, Footer, Static
 from ctxview.app.shell import ShellApp
 from ctxview.live.recording import RequestRecord, RequestSummary, summarise
 from ctxview.sessions.proxylog import kind_of
-from ctxview.textfmt import fmt_tokens, one_line, visible
+from ctxview.textfmt import fmt_tokens, one_line, plural, visible
 
 _STOP = object()
 
@@ -214,7 +214,7 @@ class ProxyApp(ShellApp):
         if self._address:
             t.append(f"\npoint your agent at it: ANTHROPIC_BASE_URL={self._address}", style="dim")
         n = len(self._summaries)
-        t.append(f"\n{n} request{'s' if n != 1 else ''}", style="bold")
+        t.append(f"\n{plural(n, 'request')}", style="bold")
         if self._save_error:
             t.append("  ✗ " + one_line(self._save_error, 200), style="bold red")
         return t

@@ -17,6 +17,13 @@ class ShellApp(App[int]):
     #: priority-bound actions: everywhere on the main screen, an input included
     MAIN_SCREEN_ONLY: ClassVar[set[str]] = set()
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: (message, title, severity) of the latest notices, newest last (toasts come and go)
+        self.notice_log: list[tuple[str, str, Any]] = []
+        #: notices raised since the last toast: (message, title, severity, timeout)
+        self._pending_notices: list[tuple[str, str, Any, float]] = []
+
     def use_theme(self, theme: object, where: str) -> None:
         """The configured theme (from ``where``), or a warning that there is none of that name."""
         from ctxview.config import ConfigError, check_theme
@@ -74,6 +81,13 @@ class ShellApp(App[int]):
         """What to save before SIGTERM or SIGHUP ends the app."""
 
     # -- the sanitising boundary for app-wide text ---------------------------------------------
+    #: how long a notice stays, by severity (seconds): short, so that none goes stale over the
+    #: rows (a caller's longer timeout is cut to these)
+    NOTICE_SECONDS: ClassVar[dict[str, float]] = {"information": 3, "warning": 5, "error": 8}
+    #: notices raised this close together are one event: one toast says them all
+    SAME_EVENT_SECONDS: ClassVar[float] = 0.5
+    _SEVERITY_ORDER: ClassVar[dict[str, int]] = {"information": 0, "warning": 1, "error": 2}
+
     def notify(
         self,
         message: str,
@@ -85,14 +99,59 @@ class ShellApp(App[int]):
     ) -> None:
         """Every notification (the app's, its widgets', the chat controller's, from threads)
         comes here: control characters, C1 controls and bidi overrides are made visible and the
-        text is never parsed as markup, whatever the caller passed."""
-        kwargs: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
-        super().notify(
+        text is never parsed as markup, whatever the caller passed. Notices of one event are
+        shown as one toast, which replaces the toast before it."""
+        import threading
+
+        if getattr(self, "_thread_id", None) not in (None, threading.get_ident()):
+            self.call_from_thread(
+                self.notify, message, title=title, severity=severity, timeout=timeout
+            )
+            return
+        limit = self.NOTICE_SECONDS.get(str(severity), 5)
+        note = (
             visible(str(message)[:4000]),
-            title=one_line(str(title), 120),
+            one_line(str(title), 120),
+            severity,
+            limit if timeout is None else min(timeout, limit),
+        )
+        self.notice_log.append(note[:3])
+        if len(self.notice_log) > 200:
+            del self.notice_log[:100]
+        self._pending_notices.append(note)
+        if len(self._pending_notices) == 1:
+            self.call_later(self._show_notices)
+
+    def _show_notices(self) -> None:
+        """The notices raised since the last call as one toast, replacing the toast before it
+        (merged into it when it was raised a moment ago: the same event)."""
+        import time
+
+        notes = list(self._pending_notices)
+        self._pending_notices.clear()
+        if not notes:
+            return
+        order = self._SEVERITY_ORDER
+        now = time.time()
+        shown = list(self._notifications)
+        recent = [n for n in shown if now - n.raised_at < self.SAME_EVENT_SECONDS]
+        earlier = [(n.message, n.title, n.severity, n.timeout) for n in recent]
+        notes = [*earlier, *notes]
+        severity = max((n[2] for n in notes), key=lambda s: order.get(str(s), 0))
+        for n in shown:  # one toast at a time: what came before is stale
+            self._unnotify(n, refresh=False)
+        texts: list[str] = []
+        for message, title, _, _ in notes:
+            text = f"{title}: {message}" if title and len(notes) > 1 else message
+            if text not in texts:
+                texts.append(text)
+        titles = {t for _, t, _, _ in notes if t}
+        super().notify(
+            "\n".join(texts),
+            title=next(iter(titles)) if len(titles) == 1 and len(notes) == 1 else "",
             severity=severity,
             markup=False,
-            **kwargs,
+            timeout=max(n[3] for n in notes),
         )
 
     def validate_title(self, title: str) -> str:

@@ -425,8 +425,8 @@ class AgentLoop:
                             TurnResult(
                                 "declined",
                                 "the tool results were added, but the API would reject the "
-                                f"window ({pre.problems[0]}): not sent. Retry to choose: send "
-                                "anyway or switch strategy",
+                                f"window ({pre.problems[0]}): not sent. Retry (ctrl+r) to choose: "
+                                "send anyway or switch strategy",
                                 reply_id,
                                 stop_reason,
                                 presend=pre,

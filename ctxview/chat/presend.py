@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ctxview.textfmt import plural
+
 
 def not_in_window(window_ids: Sequence[int], message_id: int, max_messages: int) -> str | None:
     """Why the message just added will not be sent, or None when the window holds it.
@@ -20,7 +22,7 @@ def not_in_window(window_ids: Sequence[int], message_id: int, max_messages: int)
         return None
     return (
         f"your message #{message_id} is not in the window (max {max_messages}, "
-        f"{len(window_ids)} message{'s' if len(window_ids) != 1 else ''} kept): "
+        f"{plural(len(window_ids), 'message')} kept): "
         "the model will not see it"
     )
 

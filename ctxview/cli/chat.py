@@ -23,7 +23,7 @@ from ctxview.cli.common import (
     json_error,
     output_problem,
 )
-from ctxview.textfmt import id_ranges, json_text, one_line, visible
+from ctxview.textfmt import id_ranges, json_text, one_line, plural, visible
 
 
 def add_parsers(sub: Any) -> None:
@@ -190,9 +190,7 @@ def _run(args: argparse.Namespace, cfg: Any, rep: Any) -> int:
     summary = rep.summary(model_name)
     probs = [p for p in summary["problems"] if p["severity"] == "error"]
     verdict = (
-        "✓ valid"
-        if not probs
-        else f"✗ {len(probs)} problem{'s' if len(probs) != 1 else ''}: {probs[0]['message']}"
+        "✓ valid" if not probs else f"✗ {plural(len(probs), 'problem')}: {probs[0]['message']}"
     )
     window = (
         f"window {summary['window']['size']}/{ctx.max_context_messages} ({ctx.strategy})"
@@ -248,7 +246,7 @@ def _run(args: argparse.Namespace, cfg: Any, rep: Any) -> int:
         return code
     if evicted:
         n = len(evicted)
-        print(f"evicted {id_ranges(sorted(evicted), 4)} · {n} message{'s' if n != 1 else ''}")
+        print(f"evicted {id_ranges(sorted(evicted), 4)} · {plural(n, 'message')}")
     print(one_line(f"{window} · {verdict}", 1000))
     if saved:
         print(one_line(f"saved {saved}", 1000))

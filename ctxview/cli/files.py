@@ -20,7 +20,7 @@ from ctxview.cli.common import (
     say_config_used,
     unreadable,
 )
-from ctxview.textfmt import json_text, visible
+from ctxview.textfmt import json_text, plural, visible
 
 
 def add_parsers(sub: Any) -> None:
@@ -94,7 +94,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     errors = [p for p in rep.protocol_problems() if p.severity == "error"]
     if errors:
         n = len(errors)
-        err(f"warning: the API would reject this request ({n} problem{'s' if n != 1 else ''}):")
+        err(f"warning: the API would reject this request ({plural(n, 'problem')}):")
         for p in errors:
             err(f"  {visible(p.message)}")
         return EXIT_PROBLEMS

@@ -13,7 +13,7 @@ from ctxview.cli.common import (
     load_replay,
     without_gc,
 )
-from ctxview.textfmt import id_ranges, json_text, visible
+from ctxview.textfmt import id_ranges, json_text, plural, visible
 
 
 def add_parsers(sub: Any) -> None:
@@ -58,8 +58,7 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
         Text("✓ valid: the API will accept this window", style="green")
         if not errors
         else Text(
-            f"✗ {len(errors)} problem{'s' if len(errors) != 1 else ''}: "
-            "the API will reject this request",
+            f"✗ {plural(len(errors), 'problem')}: the API will reject this request",
             style="bold red",
         )
     )
@@ -74,7 +73,7 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
         ),
         (
             "window",
-            f"{summary['window']['size']:,} message{'s' if summary['window']['size'] != 1 else ''}"
+            f"{plural(size := summary['window']['size'], 'message', f'{size:,}')}"
             f" · ~{summary['window']['estimated_tokens']:,} request tokens "
             f"({breakdown_text(summary['window']['token_breakdown'])})",
         ),

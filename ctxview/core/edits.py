@@ -18,6 +18,7 @@ from ctxview.core.repair import Fix, next_version_key, repair
 from ctxview.core.requests import CacheBreak
 from ctxview.core.tokens import estimate_message, estimate_window
 from ctxview.core.window import Entry, json_copy
+from ctxview.textfmt import plural
 
 #: What a stubbed block's content becomes (``N`` = characters removed).
 STUB = "[stubbed by ctxview: {n:,} characters removed]"
@@ -57,7 +58,7 @@ class Preview:
         return (
             f"rejected after this edit: {first.code}"
             + (f" (+{more} more)" if more else "")
-            + f" · {self.errors_before} error(s) before it"
+            + f" · {plural(self.errors_before, 'error')} before it"
         )
 
 
@@ -143,7 +144,9 @@ def drop_plan(entries: Sequence[Entry], mid: int) -> EditPlan:
             plan.changes[other] = {**json_copy(m), "content": json_copy(kept)} if kept else None
     n = len(plan.changes)
     plan.what = f"drop #{mid}" + (
-        f" with {partners} paired block(s) in {n - 1} other message(s)" if n > 1 else ""
+        f" with {plural(partners, 'paired block')} in {plural(n - 1, 'other message')}"
+        if n > 1
+        else ""
     )
     return plan
 
@@ -182,7 +185,8 @@ def stub_plan(entries: Sequence[Entry], mid: int) -> EditPlan:
     if not n_stubbed:
         return EditPlan("stub", reason="nothing to stub: no tool_result, and no long text block")
     return EditPlan(
-        f"stub {n_stubbed} {kind} block(s) of #{mid}", {mid: {**json_copy(msg), "content": blocks}}
+        f"stub {plural(n_stubbed, f'{kind} block')} of #{mid}",
+        {mid: {**json_copy(msg), "content": blocks}},
     )
 
 
@@ -338,16 +342,12 @@ class EditCost:
         how = "uncached" if below else "as cache reads"
         if self.tokens_saved > 0:
             money = (
-                f" (-${self.tokens_saved * rate / 1e6:.4f} a request {how})"
-                if delta is not None
-                else ""
+                _per_request("-", self.tokens_saved * rate / 1e6, how) if delta is not None else ""
             )
             out.append(f"later requests: ~{self.tokens_saved:,} fewer tokens each{money}")
         if self.kept_tokens > 0:
             money = (
-                f" (+${self.kept_tokens * rate / 1e6:.4f} a request {how})"
-                if delta is not None
-                else ""
+                _per_request("+", self.kept_tokens * rate / 1e6, how) if delta is not None else ""
             )
             out.append(
                 f"later requests: ~{self.kept_tokens:,} pinned tokens stay in each once the "
@@ -436,3 +436,11 @@ def edit_cost(
         kept_tokens,
         None if price is None else price.input if total_after < minimum else price.cache_read,
     )
+
+
+def _per_request(sign: str, usd: float, how: str) -> str:
+    """`` (-$0.0012 a request as cache reads)``; an amount that rounds to nothing at four
+    decimals is said as under a hundredth of a cent, never ``-$0.0000``."""
+    if round(usd, 4) == 0:
+        return f" ({sign}under $0.0001 a request {how})"
+    return f" ({sign}${usd:.4f} a request {how})"

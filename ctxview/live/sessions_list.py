@@ -412,7 +412,7 @@ def format_table(infos: list[SessionInfo], width: int = 160) -> str:
     rows = [
         (
             i.last_activity.replace("T", " ")[:16],
-            i.project[-28:],
+            i.project if len(i.project) <= 28 else "…" + i.project[-27:],  # its end names it
             messages_label(i.messages, i.messages_exact),
             _size(i.size),
             str(len(i.subagents)) if i.subagents else "",

@@ -16,6 +16,8 @@ import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from ctxview.textfmt import plural
+
 
 class FileRefused(Exception):
     """A file that cannot be read; the message is one line naming the path."""
@@ -24,7 +26,7 @@ class FileRefused(Exception):
 def fmt_bytes(n: int) -> str:
     """1536 -> "1.5 KiB"; exact bytes below 1 KiB."""
     if n < 1024:
-        return f"{n} byte{'s' if n != 1 else ''}"
+        return f"{plural(n, 'byte')}"
     value = float(n)
     for unit in ("KiB", "MiB", "GiB", "TiB"):
         value /= 1024

@@ -74,13 +74,13 @@ async def test_max_minus_plus_live_and_saved_to_config() -> None:
         # an open file's max is that session's, not the default
         assert not Path(os.environ["CTXVIEW_CONFIG"]).exists()
         # the eviction notice comes after its debounce
-        await wait_until(pilot, lambda: any(n.title == "eviction" for n in app._notifications))
-        notes = [n.message for n in app._notifications]
+        await wait_until(pilot, lambda: any(t == "eviction" for m, t, _ in app.notice_log))
+        notes = [m for m, t, _ in app.notice_log]
         assert any(n.startswith(f"evicted #{before[1]}") and "1 message" in n for n in notes)
         await pilot.press("plus", "plus")
         await settle(pilot)
         assert ctx.max_context_messages == 15 and len(ctx) == 13  # raising brings nothing back
-        assert any("do not come back" in n.message for n in app._notifications)
+        assert any("do not come back" in m for m, t, _ in app.notice_log)
 
 
 async def test_eviction_flashes_when_animated() -> None:
@@ -216,7 +216,7 @@ async def test_bad_file_keeps_session(tmp_path: Path) -> None:
         app.open_path(str(bad))
         await settle(pilot)
         assert app.model is before
-        msgs = [n.message for n in app._notifications]
+        msgs = [m for m, t, _ in app.notice_log]
         assert any(str(bad) in m and "line 1, column 18" in m for m in msgs)
 
 
@@ -382,7 +382,7 @@ async def test_model_input_applies_and_saves() -> None:
         app.action_make_default()
         assert 'model = "claude-opus-5"' in Path(os.environ["CTXVIEW_CONFIG"]).read_text()
         await pilot.pause()
-        said = [n.message for n in app._notifications if "saved as your default" in n.message]
+        said = [n for n, _, _ in app.notice_log if "saved as your default" in n]
         assert len(said) == 1
         assert "model = claude-opus-5" in said[0]
         assert "— undo: ctxview config set" in said[0]
@@ -401,7 +401,7 @@ async def test_a_new_chats_settings_never_become_defaults() -> None:
         await settle(pilot)
         assert app.model.context.strategy != "seed"
         assert not Path(os.environ["CTXVIEW_CONFIG"]).exists()
-        told = [n.message for n in app._notifications if "applies to this chat only" in n.message]
+        told = [n for n, _, _ in app.notice_log if "applies to this chat only" in n]
         assert len(told) == 1 and "Make these settings the default" in told[0]
 
 
@@ -430,7 +430,7 @@ async def test_theme_change_is_saved() -> None:
         app.theme = "nord"
         await settle(pilot)
         assert 'theme = "nord"' in Path(os.environ["CTXVIEW_CONFIG"]).read_text()
-        said = [n.message for n in app._notifications if "saved as your default" in n.message]
+        said = [n for n, _, _ in app.notice_log if "saved as your default" in n]
         assert len(said) == 1 and "undo: ctxview config set theme textual-dark" in said[0]
     app2 = make_app(AGENT)
     async with app2.run_test(size=(120, 40)) as pilot:
@@ -498,7 +498,7 @@ async def test_the_cache_line_says_when_its_window_is_not_the_live_one() -> None
         assert "not the live one" in text_of(app, "#cache")
 
 
-async def test_notices_do_not_cover_the_detail_at_80x24() -> None:
+async def test_notices_cover_neither_the_rows_nor_the_detail_at_80x24() -> None:
     from textual.widgets._toast import Toast, ToastRack
 
     app = make_app(AGENT)
@@ -507,17 +507,20 @@ async def test_notices_do_not_cover_the_detail_at_80x24() -> None:
         for i in range(4):
             app.notify(f"notice {i} " + "word " * 20)
         await pilot.pause(0.3)
-        detail = app.query_one("#detail").region
         assert list(app.screen.query_one(ToastRack).query(Toast))
         covered = set()
-        for y in range(detail.y, detail.bottom):
-            for x in range(detail.x, detail.right):
-                widget, _ = app.screen.get_widget_at(x, y)
-                if isinstance(widget, Toast) or any(isinstance(a, Toast) for a in widget.ancestors):
-                    covered.add((x, y))
+        for pane in (app.timeline.region, app.query_one("#detail").region):
+            for y in range(pane.y, pane.bottom):
+                for x in range(pane.x, pane.right):
+                    widget, _ = app.screen.get_widget_at(x, y)
+                    if isinstance(widget, Toast) or any(
+                        isinstance(a, Toast) for a in widget.ancestors
+                    ):
+                        covered.add((x, y))
         assert not covered, sorted(covered)[:5]
-        # they are on screen, above the detail pane
-        top = app.screen.get_widget_at(70, 3)[0]
+        # they are on screen, over the chat input
+        chat = app.query_one("#chat").region
+        top = app.screen.get_widget_at(chat.right - 4, chat.y + 1)[0]
         assert isinstance(top, Toast) or any(isinstance(a, Toast) for a in top.ancestors)
 
 
@@ -533,7 +536,7 @@ async def test_settings_stay_with_their_session_until_made_the_default() -> None
         await pilot.press("minus", "s")
         await settle(pilot)
         assert not cfg_path.exists()  # browsing a sample does not change the next chat
-        assert any("Make these settings the default" in str(n.message) for n in app._notifications)
+        assert any("Make these settings the default" in m for m, t, _ in app.notice_log)
         # the session document carries them
         doc = app.session_document()
         assert doc["settings"]["max_context_messages"] == 13

@@ -307,9 +307,11 @@ async def test_compare_as_sent_compares_at_the_configs_max_and_enter_simulates()
         assert "max 20 (the config's; shown as sent)" in screen.label
         table = screen.query_one(DataTable)
         cells = [str(c) for c in table.get_row_at(0)]
-        assert not cells[0].startswith("●")  # as sent is none of the strategies
-        seed = screen.rows[0]
+        assert cells[0].startswith("● as sent")  # the baseline row: the current view
+        assert not str(table.get_row_at(1)[0]).startswith("●")
+        seed = screen.rows[1]
         assert seed["name"] == "seed" and seed["evicted_messages"] > 0  # a real max, not len + 1
+        table.move_cursor(row=1)
         await pilot.press("enter")  # seed: leaves as sent for a simulation under it
         await settle(pilot)
         assert app.model.as_sent is None

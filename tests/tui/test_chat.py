@@ -60,7 +60,7 @@ async def test_offline_seed_orphan_fails_like_the_api() -> None:
         n = len(app.model.transcript)
         await pilot.press("s")  # send anyway
         await settle(pilot)
-        notes = " ".join(n.message for n in app._notifications)
+        notes = " ".join(m for m, t, _ in app.notice_log)
         assert "400" in notes and "unexpected `tool_use_id` found in `tool_result` blocks" in notes
         assert len(app.model.transcript) == n  # nothing added; the user's message stays
         assert app.model.context.messages[-1] == {"role": "user", "content": "what now?"}
@@ -145,7 +145,7 @@ async def test_cut_stream_not_added_and_never_sent_back(fake_api: FakeAPI) -> No
         assert [m["role"] for m in app.model.context.messages] == ["user"]
         d = app.model.draft
         assert d is not None and d.state == "incomplete" and "PARTIAL" in d.text
-        assert any("message_stop" in n.message for n in app._notifications)
+        assert any("message_stop" in m for m, t, _ in app.notice_log)
         await pilot.press("ctrl+r")
         await settle(pilot)
         assert len(fake_api.requests) == 2
@@ -168,7 +168,7 @@ async def test_faults_keep_app_running(fake_api: FakeAPI) -> None:
         await settle(pilot)
         await pilot.press("ctrl+r")
         await settle(pilot)
-        notes = [n.message for n in app._notifications]
+        notes = [m for m, t, _ in app.notice_log]
         assert any(n.startswith("529 overloaded") for n in notes)
         assert any("429" in n and "retry after 30 s" in n for n in notes)
         assert any("404" in n and "claude-nope" in n for n in notes)
@@ -329,7 +329,7 @@ async def test_offline_rejects_a_window_over_the_context(tmp_path: Path) -> None
         tokens = app.query_one("#tokens")
         assert "over the model's context" in str(tokens.render()) and tokens.has_class("-over")
         await send(pilot, "and now?")
-        notes = " ".join(n.message for n in app._notifications)
+        notes = " ".join(m for m, t, _ in app.notice_log)
         assert "400" in notes and "prompt is too long" in notes
         assert app.model.context.messages[-1] == {"role": "user", "content": "and now?"}
 
@@ -349,7 +349,7 @@ async def test_count_tokens_changes_nothing_in_the_session(fake_api: FakeAPI) ->
             assert [t["name"] for t in app.model.session.tools] == tools
             assert app.model.window_tokens == before
             if api is None:  # offline: the estimate given is the sidebar's
-                assert any(f"estimate: ~{before:,}" in str(n.message) for n in app._notifications)
+                assert any(f"estimate: ~{before:,}" in m for m, t, _ in app.notice_log)
             else:  # what was counted is what a send would offer: the built-in tools too
                 assert app.exact_tokens == 1234
                 counted = [t["name"] for t in fake_api.requests[-1]["tools"]]
@@ -388,7 +388,7 @@ async def test_seed_tool_round_is_checked_before_it_is_sent_and_pair_safe_is_off
         await send(pilot, "calculate 6*7")
         # the tool round was answered locally but not sent: two requests would be one too many
         assert len(app.chat.requests) == 1
-        assert any("not sent" in str(n.message) for n in app._notifications)
+        assert any("not sent" in m for m, t, _ in app.notice_log)
         screen = await screen_after(pilot, "ctrl+r", ConfirmSendScreen)
         assert screen.pair_safe_helps is False
         assert screen.check_action("choose", ("pair-safe",)) is False
@@ -407,7 +407,7 @@ async def test_ctrl_k_and_ctrl_e_work_from_the_chat_box() -> None:
         await pilot.press("ctrl+k")  # the input's kill-to-end would empty the draft
         await settle(pilot)
         assert chat.value == "hello"  # type: ignore[attr-defined]
-        assert any("count_tokens" in str(n.message) for n in app._notifications)
+        assert any("count_tokens" in m for m, t, _ in app.notice_log)
         await pilot.press("ctrl+e")
         await pilot.pause()
         assert isinstance(app.screen, SystemPromptScreen)
@@ -478,8 +478,8 @@ async def test_one_eviction_notice_per_turn() -> None:
         await pilot.press(*"calculate 6*7", "enter")
         await settle(pilot, 6)
         await wait_until(pilot, lambda: not app.evictions.pending)
-        notices = [n for n in app._notifications if n.title == "eviction"]
-        assert len(notices) == 1, [n.message for n in notices]
+        notices = [m for m, t, _ in app.notice_log if t == "eviction"]
+        assert len(notices) == 1, notices
         assert app.model.evicted_count() >= 2
 
 

@@ -7,14 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Static
 
 from ctxview.app.screens.compare import CompareScreen
 from ctxview.core.context import ConversationContext
 from ctxview.core.requests import compare
 from ctxview.core.strategies import STRATEGIES
 from ctxview.sessions import load_session
-from tests.support.apphelp import assert_clean, make_app, screen_after, settle
+from tests.support.apphelp import assert_clean, make_app, screen_after, settle, wait_until
 from tests.support.paths import ROOT
 
 AGENT = str(ROOT / "sample_sessions" / "agent_loop.json")
@@ -213,3 +213,49 @@ def test_money_is_written_alike_everywhere() -> None:
     assert fmt_usd(15606.0019) == "$15,606.00" == cell_text("cost_usd", 15606.0019)
     assert fmt_usd(0.0225) == "$0.0225" == _money(0.0225)
     assert fmt_usd(None) == "—" and fmt_usd(None, "n/a") == "n/a"
+
+
+async def test_applying_a_row_gives_the_window_its_replay_ends_with() -> None:
+    """tool_errors.json (pair-safe at max 14, 4 evicted): low-water's row counts 8 evicted; enter
+    on it left the live context at "14 / 14 · evicted 4" (the strategy switched in place)."""
+    app = make_app(str(ROOT / "sample_sessions" / "tool_errors.json"))
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        assert app.model.evicted_count() == 4
+        screen = await screen_after(pilot, "C", CompareScreen)
+        row = next(r for r in screen.rows if r["name"] == "low-water")
+        assert row["evicted_messages"] == 8
+        hint = str(screen.query_one(".hint", Static).render())
+        assert "mean win: over its requests" in hint and "evicted: the whole replay" in hint
+        screen.query_one(DataTable).move_cursor(row=screen.rows.index(row))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.model.context.strategy == "low-water")
+        await settle(pilot)
+        assert app.model.evicted_count() == row["evicted_messages"]
+        fresh = ConversationContext(max_context_messages=14, strategy="low-water")
+        for rec in app.model.transcript.records:
+            fresh.add_message(rec.message)
+        assert app.model.window_ids == fresh.window_ids
+
+
+async def test_a_recorded_session_has_an_as_sent_baseline_row() -> None:
+    from ctxview.core.requests import simulate
+
+    path = str(ROOT / "tests" / "fixtures" / "claude_code" / "spotter_short.jsonl")
+    app = make_app(path, as_sent=True)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        screen = await screen_after(pilot, "C", CompareScreen)
+        assert [r["name"] for r in screen.rows] == ["as sent", *STRATEGIES]
+        assert _cells(screen, 0)[0].startswith("● as sent")  # shown as sent now
+        sent = simulate(load_session(path))  # as the file recorded it
+        assert screen.rows[0]["requests"] == len(sent.requests)
+        assert screen.rows[0]["input_tokens"] == sent.totals()["input_tokens"]
+        await pilot.press("down", "enter")  # the first strategy: a simulation
+        await wait_until(pilot, lambda: app.model.as_sent is None)
+        await pilot.press("C")
+        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen))
+        await wait_until(pilot, lambda: app.screen.done)
+        app.screen.query_one(DataTable).move_cursor(row=0)
+        await pilot.press("enter")  # back to as sent
+        await wait_until(pilot, lambda: app.model.as_sent is not None)

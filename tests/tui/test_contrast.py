@@ -11,7 +11,6 @@ import pytest
 from textual.color import Color
 
 from ctxview.app.colours import (
-    DIMMED,
     MIN_DIM_CONTRAST,
     MIN_TEXT,
     contrast_ratio,
@@ -54,7 +53,7 @@ async def _failures(app: Any, pilot: Any) -> list[str]:
         segments = _text_segments(app)
         assert segments
         for y, text, style, ratio in segments:
-            dimmed = style.color in DIMMED
+            dimmed = style.color in app.contrast_filter.dimmed
             if ratio < (MIN_DIM_CONTRAST if dimmed else MIN_TEXT):
                 failures.append(f"{name} line {y} {text.strip()[:30]!r}: {ratio:.2f}")
     return failures
@@ -113,4 +112,5 @@ async def test_evicted_rows_are_dimmer_than_kept_and_kept_ids_are_not_grey() -> 
             for s in evicted:
                 assert MIN_DIM_CONTRAST <= ratio[id(s)] < ratio[id(preview)], (name, s.text)
             ids = next(s for s in kept if s.text.strip() == "20")
-            assert ids.style.color not in DIMMED and ratio[id(ids)] >= MIN_TEXT, name
+            assert ids.style.color not in app.contrast_filter.dimmed, name
+            assert ratio[id(ids)] >= MIN_TEXT, name

@@ -42,7 +42,7 @@ async def test_r_repairs_the_selected_problem_and_u_undoes(tmp_path: Path) -> No
         await pilot.press("r")
         await settle(pilot)
         assert errors(check_protocol(app.model.context.messages)) == []
-        notice = [n.message for n in app._notifications][-1]
+        notice = [m for m, t, _ in app.notice_log][-1]
         assert notice.startswith("repaired (2 fixes)") and "next request -$" in notice
         assert "below the minimum cacheable length" in notice  # a small session
         assert 14 not in app.model.context.window_ids
@@ -68,7 +68,7 @@ async def test_drop_pair_safely_with_preview_and_cancel(tmp_path: Path) -> None:
         await settle(pilot)
         await screen_after(pilot, "delete", EditPreviewScreen)
         shown = "\n".join(str(w.render()) for w in app.screen.query(Static))
-        assert "drop #17 with 1 paired block(s) in 1 other message(s)" in shown
+        assert "drop #17 with 1 paired block in 1 other message" in shown
         assert "rejected after this edit: orphan_tool_result" in shown  # #14 is still orphaned
         assert "saves ~49" in shown
         # a small session: below the minimum cacheable length, priced as uncached input
@@ -164,7 +164,7 @@ async def test_a_stub_longer_than_a_tiny_result_says_it_adds_tokens() -> None:
         assert "~-" not in shown and "(adds ~" in shown, shown
         await pilot.press("enter")
         await settle(pilot)
-        notice = [n.message for n in app._notifications][-1]
+        notice = [m for m, t, _ in app.notice_log][-1]
         assert "~-" not in notice and "added ~" in notice, notice
         # let the debounced cache prediction the edit started finish before the app exits
         for _ in range(40):

@@ -91,9 +91,7 @@ async def test_f_on_a_non_transcript_says_why(tmp_path: Path) -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
         await pilot.press("f")
-        await wait_until(
-            pilot, lambda: any("Claude Code" in str(n.message) for n in app._notifications)
-        )
+        await wait_until(pilot, lambda: any("Claude Code" in m for m, t, _ in app.notice_log))
         assert getattr(app, "_following", None) is None
 
 

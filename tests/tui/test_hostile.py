@@ -88,7 +88,7 @@ async def test_hostile_session_in_every_pane_dialog_and_notification(tmp_path: P
         await settle(pilot)
         text = assert_clean(app, "main screen")
         assert "␛]0;" in text or "␛[2J" in text  # the sequences are shown, made visible
-        notes = " ".join(n.message for n in app._notifications)
+        notes = " ".join(m for m, t, _ in app.notice_log)
         assert "unknown key" in notes and "unknown theme" in notes
         # every row selected in turn: timeline, detail pane, sidebar
         for _ in range(len(app.model.rows)):
@@ -132,13 +132,13 @@ async def test_hostile_session_in_every_pane_dialog_and_notification(tmp_path: P
         await settle(pilot)
         text = assert_clean(app, "open error notification")
         assert "keys: ␛[2Jkey" in text.replace("\n", " ") or "cannot open" in text
-        assert any("␛[2Jkey" in n.message for n in app._notifications)
+        assert any("␛[2Jkey" in m for m, t, _ in app.notice_log)
         # "opened <file name>"
         app.open_path(str(folder / "other\x1b[31m\u2066.json"))
         await settle(pilot)
         await pilot.pause(0.3)
         text = assert_clean(app, "opened notification")
-        assert any(n.message.startswith("opened other␛[31m") for n in app._notifications)
+        assert any(m.startswith("opened other␛[31m") for m, t, _ in app.notice_log)
         assert "opened other" in text
 
 
@@ -153,7 +153,7 @@ async def test_hostile_api_error_text(fake_api: FakeAPI) -> None:
         await pilot.pause(0.3)
         text = assert_clean(app, "API error notification")
         assert "bad␛]0;pwned" in text.replace("\n", "")
-        assert any("400" in n.message for n in app._notifications)
+        assert any("400" in m for m, t, _ in app.notice_log)
 
 
 async def test_tool_faults_answer_and_the_chat_goes_on(monkeypatch: Any) -> None:
@@ -236,7 +236,7 @@ async def test_bad_files_in_the_tui_refused_without_spinning(tmp_path: Path) -> 
             await settle(pilot)
             assert time.monotonic() - t0 < 5, path
             assert app.model is before
-            msgs = [n.message for n in app._notifications]
+            msgs = [m for m, t, _ in app.notice_log]
             assert any(m.startswith(str(path)) for m in msgs), (path, msgs)
             assert all("\n" not in m for m in msgs)
         await pilot.press("j")
@@ -262,6 +262,6 @@ async def test_x_export_refuses_a_typed_api_key(tmp_path: Path, monkeypatch: Any
         await pilot.press("enter")
         await settle(pilot)
         assert not out.exists() and list(tmp_path.iterdir()) == []
-        msgs = [n.message for n in app._notifications]
+        msgs = [m for m, t, _ in app.notice_log]
         assert any("not written" in m and "ANTHROPIC_API_KEY" in m for m in msgs), msgs
         assert key not in " ".join(msgs)

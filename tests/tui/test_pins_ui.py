@@ -124,7 +124,7 @@ async def test_unpin_previews_and_the_first_message_needs_no_pin(tmp_path: Path)
         await pilot.press("u")
         await settle(pilot)
         assert ctx.pinned_ids == []
-        assert any("undone in part" in n.message for n in app._notifications)
+        assert any("undone in part" in m for m, t, _ in app.notice_log)
 
 
 async def test_the_palette_offers_pin(tmp_path: Path) -> None:

@@ -186,7 +186,7 @@ async def test_mounting_the_sidebar_keeps_the_session_strategy() -> None:
         await settle(pilot)
         await pilot.pause(0.3)
         assert app.model.context.strategy == "pair-safe"
-        assert not any(n.message.startswith("strategy:") for n in app._notifications)
+        assert not any(m.startswith("strategy:") for m, t, _ in app.notice_log)
         assert 'strategy = "seed"' not in (
             Path(os.environ["CTXVIEW_CONFIG"]).read_text()
             if Path(os.environ["CTXVIEW_CONFIG"]).exists()

@@ -21,7 +21,7 @@ from textual.widgets import DataTable, ProgressBar, Static
 from textual.worker import get_current_worker
 
 from ctxview.app.safe import one_line
-from ctxview.textfmt import fmt_tokens, fmt_usd
+from ctxview.textfmt import fmt_tokens, fmt_usd, plural
 
 if TYPE_CHECKING:
     from ctxview.app.model import SessionModel
@@ -94,8 +94,12 @@ class CompareScreen(ModalScreen[str | None]):
         prices: Any,
         label: str,
         context_editing: Any = None,
+        as_sent: tuple[Any, dict[str, Any]] | None = None,
     ) -> None:
+        """``as_sent``: a recorded session's (view, simulate settings) as it was sent: the
+        baseline row."""
         super().__init__()
+        self.as_sent = as_sent
         self.session = session
         self.strategies = strategies
         self.current = current
@@ -112,11 +116,23 @@ class CompareScreen(ModalScreen[str | None]):
     @classmethod
     def for_session(cls, m: SessionModel, config: Config) -> CompareScreen:
         """The Compare screen of the open session ``m`` at its current max and settings."""
+        from ctxview.app.model import AS_SENT
         from ctxview.app.request_inputs import context_settings, price_table, session_view
         from ctxview.core.strategies import STRATEGIES
+        from ctxview.sessions.replay import as_sent_format
 
         settings = context_settings(m)
         n = len(m.transcript)
+        baseline: tuple[Any, dict[str, Any]] | None = None
+        recorded = m.as_sent or as_sent_format(m.session)
+        if recorded is not None:
+            view = session_view(m)
+            if recorded == "proxy":  # every request of a proxy recording held the whole chat
+                sent = {"max_context_messages": len(view.messages) + 1, "strategy": "seed"}
+            else:
+                view.format = recorded
+                sent = {"max_context_messages": None, "strategy": None}
+            baseline = (view, sent)
         how = f"max {settings['max_context_messages']:,} (simulated)"
         if m.as_sent is not None:
             # shown as sent (max = every message): compare the strategies at the max a
@@ -127,7 +143,7 @@ class CompareScreen(ModalScreen[str | None]):
         return cls(
             session_view(m),
             strategies=list(STRATEGIES),
-            current="" if m.as_sent is not None else settings["strategy"],
+            current=AS_SENT if m.as_sent is not None else settings["strategy"],
             max_context_messages=settings["max_context_messages"],
             defaults={
                 "max_context_tokens": settings["max_context_tokens"],
@@ -136,20 +152,22 @@ class CompareScreen(ModalScreen[str | None]):
             },
             prices=price_table(config),
             context_editing=settings["context_editing"],
-            label=(f"{one_line(m.name, 60)} · {n:,} message{'s' if n != 1 else ''} · {how}"),
+            as_sent=baseline,
+            label=(f"{one_line(m.name, 60)} · {plural(n, 'message', f'{n:,}')} · {how}"),
         )
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(Text(f"Compare strategies · {self.label}"), id="title")
             yield Static(Text(self._progress_text()), id="progress-line")
-            yield ProgressBar(total=len(self.strategies), show_eta=False, id="progress")
+            yield ProgressBar(total=self._total, show_eta=False, id="progress")
             table: DataTable[Text] = DataTable(cursor_type="row", zebra_stripes=True, id="table")
             yield table
             yield Static(
                 Text(
-                    "enter: apply this strategy to the live context · escape: close · "
-                    "● the current strategy"
+                    "each row replays the session from the start (mean win: over its requests;"
+                    " evicted: the whole replay) · enter: replay under it, the live window "
+                    "becomes its last · escape: close · ● current"
                 ),
                 classes="hint",
             )
@@ -161,21 +179,28 @@ class CompareScreen(ModalScreen[str | None]):
         table.focus()
         self.compute()
 
+    @property
+    def _total(self) -> int:
+        """The rows to come: every strategy, and the as-sent baseline of a recorded session."""
+        return len(self.strategies) + (self.as_sent is not None)
+
     def _progress_text(self) -> str:
-        total = len(self.strategies)
+        total = self._total
         if self.error is not None:
             return self.error
         if self.done:
             if not any(r.get("requests") for r in self.rows):
                 return "no requests yet: this session has sent nothing to compare"
+            base = " beside the requests as sent" if self.as_sent is not None else ""
             return (
-                f"{total} strategies replayed on the same requests: the API's rejections, "
-                "the context kept and the money spent"
+                f"{len(self.strategies)} strategies replayed on the same requests{base}: the "
+                "API's rejections, the context kept and the money spent"
             )
         k = len(self.rows)
         if k >= total:  # every row is in; the worker is ending
             return f"{total} of {total} replayed…"
-        return f"replaying {one_line(self.strategies[k], 40)} ({k + 1} of {total})… escape stops"
+        names = (["as sent"] if self.as_sent is not None else []) + self.strategies
+        return f"replaying {one_line(names[k], 40)} ({k + 1} of {total})… escape stops"
 
     @work(thread=True, exclusive=True, group="compare", description="compare")
     def compute(self) -> None:
@@ -183,6 +208,11 @@ class CompareScreen(ModalScreen[str | None]):
 
         worker = get_current_worker()
         try:
+            if self.as_sent is not None:
+                row = self._as_sent_row(*self.as_sent)
+                if worker.is_cancelled:
+                    return
+                self.app.call_from_thread(self._add_row, row)
             for row in iter_compare(
                 self.session,
                 self.strategies,
@@ -200,6 +230,22 @@ class CompareScreen(ModalScreen[str | None]):
             return
         if not worker.is_cancelled:
             self.app.call_from_thread(self._finished)
+
+    def _as_sent_row(self, view: Any, settings: dict[str, Any]) -> dict[str, Any]:
+        """The baseline: the recorded requests as they were sent, in a compare row's figures."""
+        from ctxview.app.model import AS_SENT
+        from ctxview.core.requests import simulate
+        from ctxview.core.requests.replay import compare_row
+
+        log = simulate(
+            view,
+            defaults=self.defaults,
+            prices=self.prices,
+            check=True,
+            redundancy=False,
+            **settings,
+        )
+        return {"name": AS_SENT, **compare_row(log), "evicted_messages": log.evicted_messages}
 
     def _add_row(self, row: dict[str, Any]) -> None:
         if not self.is_attached:

@@ -246,6 +246,7 @@ class RequestsScreen(ModalScreen[int | None]):
             yield Static(Text(header_row(), no_wrap=True, overflow="crop"), classes="head")
             yield Static(
                 Text(
+                    "⟳N: N repeated contents (a copy of text or a result already in the request) · "
                     "enter: show in the timeline · space: mark, then space on another: diff · "
                     "escape: close · j/k PgUp/PgDn g/G ←/→ (h/l)"
                 ),

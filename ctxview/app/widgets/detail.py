@@ -17,7 +17,7 @@ from ctxview.app.model import GAP, Draft, SessionModel
 from ctxview.app.safe import literal, visible
 from ctxview.core.ledger import Compaction
 from ctxview.core.tokens import block_tokens, estimate_message, image_info
-from ctxview.textfmt import fmt_tokens, one_line, tokens_text
+from ctxview.textfmt import fmt_tokens, id_ranges, one_line, plural, tokens_text
 
 
 def compaction_text(c: Compaction) -> Text:
@@ -29,7 +29,7 @@ def compaction_text(c: Compaction) -> Text:
     gone = c.replaced
     n = len(gone)
     replaced = (
-        f"replaced #{gone[0]}–#{gone[-1]} ({n:,} message{'s' if n != 1 else ''})"
+        f"replaced {id_ranges(list(gone))} ({plural(n, 'message')})"
         if n
         else "replaced nothing in this file"
     )

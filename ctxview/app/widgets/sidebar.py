@@ -18,7 +18,7 @@ from ctxview.app.model import AS_SENT, SessionModel, as_sent_possible, context_s
 from ctxview.app.safe import one_line
 from ctxview.core.limits import context_problem
 from ctxview.core.strategies import STRATEGIES
-from ctxview.textfmt import fmt_tokens, fmt_usd
+from ctxview.textfmt import fmt_tokens, fmt_usd, plural
 
 
 class ConfigSidebar(VerticalScroll):
@@ -313,7 +313,7 @@ class ConfigSidebar(VerticalScroll):
                 else f" (recorded {100 * pred.recorded_hit_rate:.1f}%)"
             )
             lines.append(
-                f"{pred.requests:,} request{'s' if pred.requests != 1 else ''}: hit {hit}{rec}"
+                f"{plural(pred.requests, 'request', f'{pred.requests:,}')}: hit {hit}{rec}"
             )
             lines.append(f"cost so far {usd(pred.cost_so_far)}")
         if pred.next_window is not None and pred.next_window != model.window_ids:

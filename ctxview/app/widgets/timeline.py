@@ -27,11 +27,12 @@ from textual.widgets import Static
 from ctxview.app.colours import dim_colour, muted_colour, readable_style
 from ctxview.app.model import DRAFT, GAP, SessionModel, marker_id
 from ctxview.app.safe import one_line
-from ctxview.textfmt import fmt_tokens, id_ranges
+from ctxview.textfmt import fmt_tokens, id_ranges, plural
 
 FLASH_SECONDS = {"full": 0.8, "basic": 0.5, "none": 0.0}
 
-STATUS_WIDTH = 9
+#: the status column: its longest word ("compacted") and a space before the scrollbar
+STATUS_WIDTH = 10
 
 
 def summary_width(width: int) -> int:
@@ -41,7 +42,7 @@ def summary_width(width: int) -> int:
         return 26
     if width >= 76:
         return 22
-    return max(8, min(16, width - 37))
+    return max(8, min(15, width - 38))
 
 
 def column_header(width: int) -> str:
@@ -402,7 +403,9 @@ class Timeline(ScrollView, can_focus=True):
                 # ask it for faint text
                 style = Style(dim=True)
             else:
-                style = Style(color=dim_colour(fg, bg).rich_color)
+                contrast = getattr(self.app, "contrast_filter", None)
+                dim = contrast.dim(fg, bg) if contrast is not None else dim_colour(fg, bg)
+                style = Style(color=dim.rich_color)
             self._dim_cache = (key, style)
         return self._dim_cache[1]
 
@@ -487,7 +490,7 @@ class Timeline(ScrollView, can_focus=True):
         if len(gone):
             n = len(gone)
             span = f"#{gone[0]}" if n == 1 else f"#{gone[0]}–#{gone[-1]}"
-            parts.append(f"replaced {span} ({n:,} message{'s' if n != 1 else ''})")
+            parts.append(f"replaced {span} ({plural(n, 'message')})")
         if c.summary_id is not None:
             parts.append(f"summary #{c.summary_id}")
         label = " · ".join(parts) + " ━━"

@@ -59,6 +59,7 @@ from ctxview.core.requests.types import (
     _round,
 )
 from ctxview.core.strategies import STRATEGIES
+from ctxview.textfmt import plural
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _RECORDED = attrgetter("recorded")
@@ -318,7 +319,7 @@ def simulate(
         n_off = sum(1 for r in out if r.off_branch)
         if n_off:
             notes.append(
-                f"{n_off} request{'s' if n_off != 1 else ''} sent on branches the conversation "
+                f"{plural(n_off, 'request')} sent on branches the conversation "
                 "left (a rewind or an edited prompt): included, marked off-branch"
             )
     _price_notes(notes, price_notes, min_notes)
@@ -447,14 +448,14 @@ def iter_compare(
             _shared=shared,
             _totals=Totals(),
         )
-        yield {"name": name, **_compare_row(log), "evicted_messages": log.evicted_messages}
+        yield {"name": name, **compare_row(log), "evicted_messages": log.evicted_messages}
 
 
 #: a request's fields in their order (what :meth:`Totals.add` takes)
 _FIELDS = attrgetter(*(f.name for f in fields(Request)))
 
 
-def _compare_row(log: RequestLog) -> dict[str, Any]:
+def compare_row(log: RequestLog) -> dict[str, Any]:
     """A compare row's figures: from the replay's sums when it summed (the fast replay), else
     from the requests (the same figures: ``tests/unit/core/test_request_window_sources.py``)."""
     sums = log.summary

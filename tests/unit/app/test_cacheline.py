@@ -120,3 +120,25 @@ def test_the_saved_log_is_reused_only_for_the_same_inputs() -> None:
         }
     )
     assert saved.log_for(longer, cfg, prices) is None
+
+
+def test_the_bundled_samples_record_what_the_api_would_report() -> None:
+    """Below the model's minimum cacheable length the API caches nothing: agent_loop.json
+    recorded a ~380-token cache write on every request ("predicted 0, recorded 0/382")."""
+    from ctxview.core.pricing import min_cacheable
+    from ctxview.core.requests import simulate
+    from ctxview.sessions import load_session
+    from tests.support.paths import SAMPLES
+
+    for name in ("agent_loop.json", "long_chat.json", "tool_errors.json"):
+        log = simulate(load_session(str(SAMPLES / name)))
+        recorded = [r for r in log.requests if r.recorded is not None]
+        assert recorded, name
+        for r in recorded:
+            short = r.input_tokens < min_cacheable(r.model)[0]
+            if short:
+                assert r.recorded["cache_creation_input_tokens"] == 0, (name, r.index)
+                assert r.recorded["cache_read_input_tokens"] == 0, (name, r.index)
+            # the recorded prompt is the one predicted (within the estimate's rounding)
+            total = sum(r.recorded.values()) - r.recorded.get("output_tokens", 0)
+            assert abs(total - r.input_tokens) <= max(5, r.input_tokens // 20), (name, r.index)

@@ -157,6 +157,7 @@ def test_cli_diff(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
         "system",
         "messages",
         "cache_prefix",
+        "config_used",
     }
     assert main(["diff", str(pa), str(pa)]) == 0
     assert "identical requests" in capsys.readouterr().out

@@ -285,3 +285,28 @@ def test_edit_cost_line_never_shows_two_equal_figures_for_different_costs() -> N
     line = next(ln for ln in c.lines() if ln.startswith("next request:"))
     after, before = re.findall(r"\$(\d+\.\d+) instead of \$(\d+\.\d+)", line)[0]
     assert after != before, line
+
+
+def test_edit_words_agree_with_their_counts() -> None:
+    """One paired block in one other message: no "block(s)", no "message(s)"."""
+    ctx, _, _ = _loop()
+    plan = drop_plan(ctx.entries(), 1)
+    assert plan.what == "drop #1 with 1 paired block in 1 other message"
+    assert "(s)" not in stub_plan(ctx.entries(), 2).what
+
+
+def test_a_saving_too_small_to_show_is_never_minus_zero() -> None:
+    """A stub that saves a few tokens at cache-read prices read "(-$0.0000 a request ...)"."""
+    from ctxview.core.edits import edit_cost
+
+    msgs = [
+        {"role": "user", "content": "short question"},
+        {"role": "assistant", "content": "Sure: " + "word " * 30},
+        {"role": "user", "content": "thanks"},
+        {"role": "assistant", "content": "ok"},
+    ]
+    entries = list(enumerate(msgs))
+    c = edit_cost(entries, drop_plan(entries, 3), static_tokens=0, model="claude-sonnet-5-5")
+    later = [ln for ln in c.lines() if ln.startswith("later requests")]
+    assert later and all("$0.0000" not in ln for ln in later), later
+    assert any("under $0.0001 a request" in ln for ln in later), later

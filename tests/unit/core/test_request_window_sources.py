@@ -125,7 +125,7 @@ def test_the_replays_sums_are_the_requests_figures(
     import ctxview.core.requests as R
     from ctxview.core.clearing import parse_context_editing
     from ctxview.core.requests import Totals
-    from ctxview.core.requests.replay import _compare_row
+    from ctxview.core.requests.replay import compare_row
 
     kw: dict[str, Any] = {
         "max_context_messages": max_,
@@ -144,7 +144,7 @@ def test_the_replays_sums_are_the_requests_figures(
     summed = R.simulate(s, **kw, _totals=Totals())
     assert summed.summary is not None
     assert summed.requests == [] and summed.summary.requests == len(full.requests)
-    assert _compare_row(summed) == _compare_row(full)
+    assert compare_row(summed) == compare_row(full)
     assert summed.evicted_messages == full.evicted_messages
     assert summed.windows == full.windows  # the last window is kept either way
 
@@ -816,7 +816,7 @@ def _rows_match_the_reference(s: LoadedSession, max_: int) -> None:
     """compare's rows are the reference replay's, strategy by strategy: every figure of the
     row, summed by the fast replays or counted from the reference's requests."""
     import ctxview.core.requests as R
-    from ctxview.core.requests.replay import _compare_row
+    from ctxview.core.requests.replay import compare_row
 
     rows = compare(s, max_context_messages=max_)
     assert [r["name"] for r in rows] == list(STRATEGIES)
@@ -837,7 +837,7 @@ def _rows_match_the_reference(s: LoadedSession, max_: int) -> None:
         assert row["cache_read"] == ref.totals()["cache_read"]
         assert row["cost_usd"] == ref.totals()["cost_usd"]
         assert {k: v for k, v in row.items() if k != "name"} == {
-            **_compare_row(ref),
+            **compare_row(ref),
             "evicted_messages": ref.evicted_messages,
         }
         assert ref.summary is None

@@ -282,3 +282,17 @@ def test_a_cache_that_is_no_regular_file(home: Path, kind: str) -> None:
             _release_fifo(cache)
     assert r.returncode == 0, r.stderr
     assert [d["first_prompt"] for d in json.loads(r.stdout)] == ["the real one"]
+
+
+def test_a_long_project_name_is_cut_with_an_ellipsis(
+    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    proj = home / ".claude" / "projects" / "-deep"
+    path = proj / "s.jsonl"
+    write_session(path, "hello", "2026-03-01T10:00:00Z")
+    long_cwd = "/home/someone/work/clients/acme/very-long-project-name"
+    path.write_text(path.read_text().replace('"/work/proj"', json.dumps(long_cwd)))
+    assert main(["sessions"]) == 0
+    out = capsys.readouterr().out
+    assert "…" + long_cwd[-27:] in out and long_cwd[-28:] not in out

@@ -128,5 +128,5 @@ async def test_fuzz_tui_draws_no_escape(tmp_path: Path) -> None:
                 await pilot.pause(0.05)
                 assert_clean(app, f"fuzz input {i}")
             assert app.is_running
-        assert app._notifications  # opened or refused: each said so
+        assert app.notice_log  # opened or refused: each said so
         assert opened >= 2  # some mutated sessions did open and were drawn
