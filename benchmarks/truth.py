@@ -1,10 +1,12 @@
 """How closely the request model matches what the API recorded, over a folder of real Claude Code
 transcripts: the measurement behind the request model's accuracy goals.
 
+    python -m benchmarks.truth --set tune          # the repository's transcripts, tune set
+    python -m benchmarks.truth --set held-out      # ... held-out set (report both)
     python -m benchmarks.truth tests/acceptance/claude_code tests/fixtures/claude_code
     python -m benchmarks.truth DIR --json          # the same figures as JSON
     python -m benchmarks.truth DIR --files         # a row per file as well
-    python -m benchmarks.truth DIR --all-disagreements
+    python -m benchmarks.truth DIR --all-disagreements   # every disagreement, named
 
 Every ``*.jsonl`` under the folders (recursively; a sub-agent's ``agent-*.jsonl`` is a
 conversation of its own) is opened with ``load_session`` and replayed as sent with the library's
@@ -28,12 +30,24 @@ own request model (``simulate``: calibrated from the file's recorded usage). Pri
   branch are counted as lost, and the file's off-branch requests are shown beside them (a real
   rewind explains them, a broken parent chain does not).
 
+With no folder, the repository's own (:data:`FOLDERS`). ``--set`` keeps the files of one side of
+the **tune / held-out split** (:data:`TUNE`, :data:`HELD_OUT`, matched on the file name): the
+files the cache and calibration rules may be tuned on, and the files never looked at while
+tuning, whose figures are the ones to believe. The split is the one fixed first, before any
+tuning: three spotter sessions with their sub-agent files and the spotter fixtures to tune on;
+two other spotter sessions with theirs, spotter's two short 2.1.38 sessions and the three
+claude-code-viewer transcripts (another project, Claude Code 1.0.x, Sonnet 4) held out. A split
+drawn after some tuning had been seen could not claim its held-out files were never looked at,
+so only this one is kept. ``cclog_edge_cases`` and ``simonw_sample_session`` (synthetic: their
+usage is not what an API billed) are in neither set.
+
 The figures are what a user of ``ctxview requests --json`` sees; nothing here models a request.
 """
 
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import sys
 from collections import Counter
@@ -48,6 +62,36 @@ from ctxview.sessions import LoadedSession, SessionError, load_session
 
 BLOCK_TYPES = ("tool_use", "tool_result", "text", "thinking")
 
+ROOT = Path(__file__).resolve().parent.parent
+#: the repository's real Claude Code transcripts (tests/acceptance/MANIFEST.md) and fixtures
+FOLDERS = (
+    ROOT / "tests" / "acceptance" / "claude_code",
+    ROOT / "tests" / "fixtures" / "claude_code",
+)
+#: the files the cache and calibration rules may be tuned on (file-name patterns)
+TUNE = (
+    "spotter_258c7280-ae70-4798-800f-63464d01a85d*.jsonl",
+    "spotter_4d5611e5-241a-462a-8d15-5122611a9569*.jsonl",
+    "spotter_8463c716-a2ea-4c14-9efa-87158ebd9f20*.jsonl",
+    "spotter_short.jsonl",
+    "spotter_6c2214d7_subagent_agent-afc096d.jsonl",
+    "spotter_tool_heavy_L26-36_parallel_tools_out_of_order.jsonl",
+)
+#: held out: never looked at while tuning (file-name patterns)
+HELD_OUT = (
+    "spotter_ae4a77f8-aedd-4bc1-888f-c94edc91af04*.jsonl",
+    "spotter_fa812bfe-b295-4cca-9c2f-fdf01028cb46*.jsonl",
+    "spotter_subagent.jsonl",
+    "spotter_tool_heavy.jsonl",
+    "ccviewer_*.jsonl",
+)
+SETS = {"tune": TUNE, "held-out": HELD_OUT}
+
+
+def in_set(path: Path, which: str) -> bool:
+    """Whether the transcript at ``path`` belongs to the split's ``which`` set."""
+    return any(fnmatch.fnmatchcase(path.name, pat) for pat in SETS[which])
+
 
 @dataclass
 class Disagreement:
@@ -56,6 +100,10 @@ class Disagreement:
     predicted: str  #: "break (<reason>)" or "hit"
     recorded: str  #: "break" or "hit", with the recorded read / write
     gap_s: float | None  #: seconds since the previous request (None: no timestamps)
+    #: why the recorded usage broke, as the request model names it (``unexplained``: a break it
+    #: did not predict; ``growth``: the read held, the new messages billed above half the
+    #: input); None on a recorded hit
+    recorded_reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -63,6 +111,7 @@ class Disagreement:
             "request": self.request,
             "predicted": self.predicted,
             "recorded": self.recorded,
+            "recorded_reason": self.recorded_reason,
             "gap_s": self.gap_s,
         }
 
@@ -164,6 +213,14 @@ def rebuilt_block_keys(session: LoadedSession) -> Counter[tuple[str, Any]]:
     return out
 
 
+def _recorded_reason(r: Request) -> str | None:
+    """Why the recorded usage broke: the request model's name for it, or ``growth`` when the
+    read held and the new messages alone billed above half the input; None on a recorded hit."""
+    if r.recorded_miss is not None:
+        return r.recorded_miss.reason
+    return "growth" if r.recorded_break else None
+
+
 # -- one file ----------------------------------------------------------------------------------
 def _first_half_only(session: LoadedSession, log: RequestLog) -> tuple[LoadedSession, int]:
     """A copy of ``session`` whose responses after the first half of its recorded requests
@@ -226,6 +283,7 @@ def measure_file(path: Path, name: str | None = None) -> FileFigures:
                 + f" (read {rec['cache_read_input_tokens']:,}, "
                 f"write {rec['cache_creation_input_tokens']:,})",
                 gap,
+                _recorded_reason(r),
             )
         )
     raw = raw_block_keys(path)
@@ -333,9 +391,10 @@ def render(
         lines += ["", "cache break disagreements (file, request: predicted / recorded, gap):"]
         for d in dis if max_dis is None else dis[:max_dis]:
             gap = "-" if d["gap_s"] is None else f"{d['gap_s']:g} s"
+            why = f" [{d['recorded_reason']}]" if d["recorded_reason"] else ""
             lines.append(
                 f"  {d['file']} #{d['request']}: predicted {d['predicted']} / recorded "
-                f"{d['recorded']}, gap {gap}"
+                f"{d['recorded']}{why}, gap {gap}"
             )
         if max_dis is not None and len(dis) > max_dis:
             lines.append(f"  ... {len(dis) - max_dis} more (--all-disagreements)")
@@ -359,8 +418,15 @@ def render(
     return "\n".join(lines)
 
 
-def measure(folders: Iterable[Path]) -> tuple[list[FileFigures], dict[str, Any]]:
-    figs = [measure_file(p, name) for p, name in transcripts(folders)]
+def measure(
+    folders: Iterable[Path], which: str | None = None
+) -> tuple[list[FileFigures], dict[str, Any]]:
+    """The figures of every transcript under ``folders`` (of the split's ``which`` set only,
+    when given)."""
+    files = transcripts(folders)
+    if which is not None:
+        files = [(p, name) for p, name in files if in_set(p, which)]
+    figs = [measure_file(p, name) for p, name in files]
     return figs, summary(figs)
 
 
@@ -369,18 +435,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m benchmarks.truth",
         description="the request model against the usage recorded in real Claude Code transcripts",
     )
-    ap.add_argument("folders", nargs="+", type=Path, help="folders of *.jsonl transcripts")
+    ap.add_argument(
+        "folders",
+        nargs="*",
+        type=Path,
+        help="folders of *.jsonl transcripts (default: the repository's own)",
+    )
+    ap.add_argument(
+        "--set", dest="which", choices=sorted(SETS), help="only the tune or the held-out files"
+    )
     ap.add_argument("--json", action="store_true", help="the figures as JSON")
     ap.add_argument("--files", action="store_true", help="a row per file")
     ap.add_argument(
         "--all-disagreements", action="store_true", help="every disagreement (default: 40)"
     )
     args = ap.parse_args(argv)
-    missing = [str(p) for p in args.folders if not p.exists()]
+    folders = args.folders or list(FOLDERS)
+    missing = [str(p) for p in folders if not p.exists()]
     if missing:
         print(f"no such folder: {', '.join(missing)}", file=sys.stderr)
         return 2
-    figs, s = measure(args.folders)
+    figs, s = measure(folders, args.which)
     if args.json:
         if args.files:
             s["per_file"] = [

@@ -303,7 +303,7 @@ def fit_rates(deltas: Sequence[Delta], prior: Rates = DEFAULT_RATES) -> Rates:
 #: how much the tools + system a Claude Code transcript does not hold grow after a compaction,
 #: when the file records no request after it to fit them on: Claude Code sends what it
 #: re-attaches (files read, the todo list, plans) outside the transcript's messages. Measured
-#: on the tune set of benchmarks/request_accuracy.py (+18%, +23%, +34% on its three sessions
+#: on the tune set of benchmarks/truth.py (+18%, +23%, +34% on its three sessions
 #: with a compaction): the lowest, so a guess errs low.
 POST_COMPACTION_GROWTH = 0.18
 #: fewer recorded requests than this of one model in one segment: its tools + system are the

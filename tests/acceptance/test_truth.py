@@ -1,52 +1,47 @@
 """The request model against what the API recorded, measured by ``benchmarks/truth.py`` (the
-same figures ``python -m benchmarks.truth tests/acceptance/claude_code`` prints), with the goals
-of the request model as thresholds:
+same figures ``python -m benchmarks.truth --set tune`` and ``--set held-out`` print), with the
+goals of the request model as thresholds:
 
 | measure | goal |
 |---|---|
 | per-request input tokens, calibrated: median / p90 error | <= 2% / <= 8% |
 | the same, fitted on the first half of each file only | <= 4% / <= 12% |
-| predicted vs recorded cache break agrees | >= 99.7% |
+| predicted vs recorded cache break agrees | >= 99.7%, every disagreement named |
 | tool_use / tool_result / text / thinking blocks lost in the rebuild | 0 |
 
-On the real transcripts of ``claude_code/`` (MANIFEST.md): the held-out ones (``HELD_OUT``: not
-looked at while the reader and the model were changed) are measured apart from the others. A goal
-not reached yet is a strict ``xfail`` (it fails the day it is reached: then drop the mark), beside
-a test that holds today's figure so it cannot get worse. On hand-written files in the shapes no
-recorded file here has (``tests/support/claude_code_shapes.py``: a 2.1.2xx ``/compact``, a
-compaction that kept messages, a parent missing from the file, a sub-agent folder): nothing is
-lost, every compaction is found, no request is sent off the branch.
+On the real transcripts of ``claude_code/`` and ``tests/fixtures/claude_code/`` (MANIFEST.md),
+each side of the tune / held-out split (``benchmarks.truth.TUNE`` / ``HELD_OUT``: the held-out
+files were never looked at while tuning) is measured apart. A goal reached is a plain assert; a
+goal not reached yet is a strict ``xfail`` (it fails the day it is reached: then drop the mark),
+beside a test that holds today's figure so it cannot get worse. On hand-written files in the
+shapes no recorded file here has (``tests/support/claude_code_shapes.py``: a 2.1.2xx
+``/compact``, a compaction that kept messages, a parent missing from the file, a sub-agent
+folder): nothing is lost, every compaction is found, no request is sent off the branch.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from benchmarks.truth import BLOCK_TYPES, FileFigures, measure
+from benchmarks.truth import BLOCK_TYPES, FOLDERS, FileFigures, in_set, measure, transcripts
+from ctxview.core.requests import simulate
+from ctxview.sessions import load_session
 from tests.support import claude_code_shapes as shapes
-from tests.support.paths import ACCEPTANCE
 
-ACC = ACCEPTANCE / "claude_code"
-#: real sessions kept aside: the figures on them are reported apart
-HELD_OUT = ("spotter_fa812bfe-b295-4cca-9c2f-fdf01028cb46", "ccviewer_fe5e1c67")
-
-
-def _held_out(p: Path) -> bool:
-    return p.name.startswith(HELD_OUT)
+SETS = ["tune", "held_out"]
 
 
 @pytest.fixture(scope="module")
-def real() -> dict[str, Any]:
-    figs, s = measure([p for p in sorted(ACC.glob("*.jsonl")) if not _held_out(p)])
+def tune() -> dict[str, Any]:
+    figs, s = measure(FOLDERS, "tune")
     return {"figs": figs, **s}
 
 
 @pytest.fixture(scope="module")
 def held_out() -> dict[str, Any]:
-    figs, s = measure([p for p in sorted(ACC.glob("*.jsonl")) if _held_out(p)])
+    figs, s = measure(FOLDERS, "held-out")
     return {"figs": figs, **s}
 
 
@@ -61,53 +56,103 @@ def crafted(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[FileFigures]
     return measure([d])
 
 
-def test_there_is_enough_to_measure(real: dict[str, Any], held_out: dict[str, Any]) -> None:
-    assert real["files"] == 16 and real["recorded_requests"] == 719
-    assert held_out["files"] == 5 and held_out["recorded_requests"] == 187
+def test_there_is_enough_to_measure(tune: dict[str, Any], held_out: dict[str, Any]) -> None:
+    assert tune["files"] == 12 and tune["recorded_requests"] == 486
+    assert held_out["files"] == 12 and held_out["recorded_requests"] == 441
+    assert not tune["unreadable"] and not held_out["unreadable"]
 
 
-@pytest.mark.parametrize("which", ["real", "held_out"])
+def test_the_sets_do_not_overlap() -> None:
+    for path, _ in transcripts(FOLDERS):
+        assert not (in_set(path, "tune") and in_set(path, "held-out")), path
+
+
+@pytest.mark.parametrize("which", SETS)
 def test_no_block_is_lost_in_the_rebuild(which: str, request: pytest.FixtureRequest) -> None:
     s = request.getfixturevalue(which)
     assert s["blocks_lost"] == dict.fromkeys(BLOCK_TYPES, 0), s["files_losing_blocks"]
     assert s["blocks"]["tool_use"] > 250 and s["blocks"]["tool_result"] > 250
 
 
-def test_token_estimates_hold_todays_figures(real: dict[str, Any]) -> None:
-    te, th = real["token_error"], real["token_error_first_half_fit"]
-    assert te["median"] <= 0.04 and te["p90"] <= 0.09, te
-    assert th["median"] <= 0.055 and th["p90"] <= 0.125, th
-
-
-def test_token_estimates_reach_the_goal(real: dict[str, Any]) -> None:
-    te, th = real["token_error"], real["token_error_first_half_fit"]
+@pytest.mark.parametrize("which", SETS)
+def test_calibrated_token_estimates_reach_the_goal(
+    which: str, request: pytest.FixtureRequest
+) -> None:
+    te = request.getfixturevalue(which)["token_error"]
     assert te["median"] <= 0.02 and te["p90"] <= 0.08, te
+
+
+def test_estimates_fitted_on_the_first_half_reach_the_goal_on_the_tune_set(
+    tune: dict[str, Any],
+) -> None:
+    th = tune["token_error_first_half_fit"]
+    assert th["requests"] >= 200
     assert th["median"] <= 0.04 and th["p90"] <= 0.12, th
 
 
-def test_token_estimates_reach_the_goal_on_the_held_out_sessions(
+def test_estimates_fitted_on_the_first_half_hold_todays_figure_on_the_held_out_set(
     held_out: dict[str, Any],
 ) -> None:
-    te, th = held_out["token_error"], held_out["token_error_first_half_fit"]
-    assert te["median"] <= 0.02 and te["p90"] <= 0.08, te
-    assert th["median"] <= 0.04 and th["p90"] <= 0.12, th
-
-
-def test_cache_breaks_hold_todays_agreement(real: dict[str, Any], held_out: dict[str, Any]) -> None:
-    assert real["break_agreement"] >= 0.994, real["break_disagreements"]
-    assert held_out["break_agreement"] >= 0.989, held_out["break_disagreements"]
+    th = held_out["token_error_first_half_fit"]
+    assert th["requests"] >= 200
+    assert th["median"] <= 0.04 and th["p90"] <= 0.14, th
 
 
 @pytest.mark.xfail(
-    strict=True, reason="goal of the cache diagnostics: unexplained breaks, warm first"
+    strict=True, reason="one session's post-compaction growth is above the 18% assumed"
 )
-def test_cache_breaks_reach_the_goal(real: dict[str, Any], held_out: dict[str, Any]) -> None:
-    both = real["recorded_requests"] + held_out["recorded_requests"]
-    wrong = len(real["break_disagreements"]) + len(held_out["break_disagreements"])
-    assert 1 - wrong / both >= 0.997, [
-        *real["break_disagreements"],
-        *held_out["break_disagreements"],
-    ]
+def test_estimates_fitted_on_the_first_half_reach_the_goal_on_the_held_out_set(
+    held_out: dict[str, Any],
+) -> None:
+    th = held_out["token_error_first_half_fit"]
+    assert th["p90"] <= 0.12, th
+
+
+def test_cache_breaks_hold_todays_agreement(tune: dict[str, Any], held_out: dict[str, Any]) -> None:
+    assert tune["break_agreement"] >= 0.993, tune["break_disagreements"]
+    assert held_out["break_agreement"] >= 0.995, held_out["break_disagreements"]
+
+
+@pytest.mark.xfail(
+    strict=True, reason="the API broke the cache after background-task notices (unexplained)"
+)
+@pytest.mark.parametrize("which", SETS)
+def test_cache_breaks_reach_the_goal(which: str, request: pytest.FixtureRequest) -> None:
+    s = request.getfixturevalue(which)
+    assert s["break_agreement"] >= 0.997, s["break_disagreements"]
+
+
+@pytest.mark.parametrize("which", SETS)
+def test_every_cache_break_disagreement_is_named(
+    which: str, request: pytest.FixtureRequest
+) -> None:
+    """A break recorded but not predicted carries the model's name for it (``unexplained`` or
+    ``growth``); a break predicted but not recorded carries its predicted reason."""
+    for d in request.getfixturevalue(which)["break_disagreements"]:
+        if d["recorded"].startswith("break"):
+            assert d["recorded_reason"] in ("unexplained", "growth"), d
+        else:
+            assert d["predicted"].startswith("break (") and d["recorded_reason"] is None, d
+
+
+def test_no_recorded_break_is_a_silent_hit() -> None:
+    """Every held-out request whose recorded read fell well short of the previous prompt carries
+    a recorded break with a reason: the predicted one, or ``unexplained``."""
+    for path, _ in transcripts(FOLDERS):
+        if not in_set(path, "held-out"):
+            continue
+        log = simulate(load_session(path))
+        prev: dict[Any, int] = {}
+        for r in log.requests:
+            if r.recorded is None:
+                continue
+            p = prev.get(r.model)
+            if p is not None and r.recorded["cache_read_input_tokens"] < 0.5 * p:
+                assert r.recorded_miss is not None, (path.name, r.index)
+                assert r.recorded_miss.reason == (
+                    r.cache_break.reason if r.cache_break else "unexplained"
+                )
+            prev[r.model] = r.recorded_total or 0
 
 
 def test_hand_written_shapes_lose_nothing_and_find_every_compaction(

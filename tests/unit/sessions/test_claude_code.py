@@ -72,7 +72,8 @@ def test_a_parent_missing_from_the_file_does_not_cut_the_branch(tmp_path: Path) 
     ]
     assert any("not in the file" in w for w in session.warnings)
     log = simulate(session)
-    assert [r.cache_break.reason for r in log.requests if r.cache_break] == ["first"]
+    # no false rewind; the first request read a cache warmed before the file: no break at all
+    assert [r.cache_break.reason for r in log.requests if r.cache_break] == []
 
 
 def test_lines_hanging_off_the_parent_session_are_kept_in_a_compaction_agent_file() -> None:
