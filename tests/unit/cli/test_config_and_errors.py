@@ -162,3 +162,14 @@ def test_a_flag_or_the_files_own_settings_win_over_the_config(
 def test_without_a_config_file_nothing_is_said(capsys: pytest.CaptureFixture[str]) -> None:
     _, out, err = run(capsys, "requests", TRANSCRIPT, "--json")
     assert json.loads(out)["config_used"]["values"] == {} and err == ""
+
+
+def test_a_usage_error_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxview.cli.main import COMMANDS
+
+    with pytest.raises(SystemExit) as exc:
+        run(capsys, "export", "x.json", "--no-such-flag")
+    assert exc.value.code == 2
+    usage = " ".join(capsys.readouterr().err.split())
+    assert "{" + ",".join(COMMANDS) + "}" in usage
+    assert all(command in usage for command in ("requests", "compare", "sessions", "proxy", "chat"))
