@@ -32,7 +32,15 @@ from ctxview.cli.common import (
     without_gc,
 )
 from ctxview.core.strategies import STRATEGIES
-from ctxview.textfmt import escape_controls, fmt_tokens, fmt_usd, json_text, one_line, visible
+from ctxview.textfmt import (
+    escape_controls,
+    fmt_tokens,
+    fmt_total_usd,
+    fmt_usd,
+    json_text,
+    one_line,
+    visible,
+)
 
 
 def add_parsers(sub: Any) -> None:
@@ -505,7 +513,7 @@ def _print_requests(report: dict[str, Any], log: Any, rejected: bool) -> None:
         f"\ntotal: {t['requests']:,} requests · input {fmt_tokens(t['input_tokens'])} · "
         f"read {fmt_tokens(t['cache_read'])} · write {fmt_tokens(t['cache_write'])} · "
         f"hit rate {_pct(t['hit_rate'])} (recorded {_pct(t['recorded_hit_rate'])}) · "
-        f"cost {_money(t['cost_usd'])}\n"
+        f"cost {fmt_total_usd(t)}\n"
     )
     if t.get("token_error"):
         te = t["token_error"]
