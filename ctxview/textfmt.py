@@ -46,6 +46,12 @@ def plural(n: int, word: str, shown: str | None = None) -> str:
     return f"{n if shown is None else shown} {word}{'' if n == 1 else 's'}"
 
 
+def tail_text(text: str, limit: int) -> str:
+    """The end of ``text`` in at most ``limit`` characters, a leading ``…`` marking a cut (a
+    path's last parts say most: ``…worktrees/spotter-gqc``)."""
+    return text if len(text) <= limit else "…" + text[len(text) - limit + 1 :]
+
+
 def tokens_text(n: int) -> str:
     """``~1 token``, ``~310 tokens``, ``~1.2k tokens``."""
     return plural(n, "token", "~" + fmt_tokens(n))
