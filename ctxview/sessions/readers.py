@@ -512,6 +512,9 @@ def _read_request(path: str, text: str, data: Any) -> LoadedSession:
         raise ValueError(f"tools: expected an array, got {_kind(tools)}")
     model = data.get("model")
     max_tokens = data.get("max_tokens")
+    invalid = {}
+    if "max_tokens" in data and not _positive_int(max_tokens):
+        invalid["max_tokens"] = _max_tokens_problem(max_tokens)
     return LoadedSession(
         path,
         "request",
@@ -524,7 +527,21 @@ def _read_request(path: str, text: str, data: Any) -> LoadedSession:
         if isinstance(max_tokens, int) and not isinstance(max_tokens, bool)
         else None,
         request_params={k: v for k, v in data.items() if k not in REQUEST_OWN_FIELDS},
+        invalid_fields=invalid,
     )
+
+
+def _positive_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v > 0
+
+
+def _max_tokens_problem(v: Any) -> str:
+    """The API's 400 for a request's ``max_tokens`` (tests/acceptance/error_texts.md), with the
+    file's value."""
+    shown = one_line(json.dumps(v) if not isinstance(v, float) else repr(v), 40)
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"max_tokens: expected a positive integer, got {shown}"
+    return f"max_tokens: Input should be a valid integer (the file has {shown})"
 
 
 def _read_messages(path: str, text: str, data: Any) -> LoadedSession:
