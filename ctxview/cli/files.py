@@ -157,6 +157,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
         report["valid"] = result.valid
         report["format"] = repaired.format
         report["output"] = wrote
+        report["skipped"] = args.skipped
         report["config_used"] = args.config_used
         sys.stdout.write(json_text(report) + "\n")
     else:

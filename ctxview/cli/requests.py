@@ -114,6 +114,7 @@ def requests_report(
         "totals": _totals(log, agents),
         "agents": _agents(log, agents),
         "notes": log.notes,
+        "skipped": session.skipped(),
     }
     if config_used is not None:
         report["config_used"] = config_used
@@ -316,7 +317,8 @@ def requests_json_parts(
     parts.append(
         escape_controls(
             f'], "totals": {enc(_totals(log, agents))}, '
-            f'"agents": {enc(_agents(log, agents))}, "notes": {enc(log.notes)}{used}}}'
+            f'"agents": {enc(_agents(log, agents))}, "notes": {enc(log.notes)}, '
+            f'"skipped": {enc(session.skipped())}{used}}}'
         )
     )
     return parts
@@ -574,6 +576,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return unreadable(args, f"{args.file}: {exc}")
     report = {"file": session.path, "max_context_messages": max_, "strategies": rows}
     if args.json:
+        report["skipped"] = args.skipped
         report["config_used"] = args.config_used
         sys.stdout.write(json_text(report) + "\n")
     else:
