@@ -19,6 +19,14 @@ def fmt_usd(v: float | None, none: str = "—") -> str:
     return f"${v:.4f}" if v < 1 else f"${v:,.2f}"
 
 
+def fmt_total_usd(totals: dict[str, Any]) -> str:
+    """A request log's total cost: ``$0.0225``, ``$0.0005 + 1 unpriced`` when some requests have
+    no price (the known sum is not dropped), ``—`` when none has one."""
+    if totals["cost_usd"] is not None or not totals.get("priced_cost_usd"):
+        return fmt_usd(totals["cost_usd"])
+    return f"{fmt_usd(totals['priced_cost_usd'])} + {totals['unpriced_requests']:,} unpriced"
+
+
 def fmt_tokens(n: int) -> str:
     """1234 -> "1.2k", 45678 -> "46k", 2_500_000 -> "2.5M", 6_296_200_000 -> "6.3B" (each unit
     from where the smaller one would round up to 1000: 999_999 -> "1.0M", not "1000k")."""
@@ -36,6 +44,12 @@ def fmt_tokens(n: int) -> str:
 def plural(n: int, word: str, shown: str | None = None) -> str:
     """``1 token``, ``2 tokens``, ``~1.2k tokens`` (``shown`` replaces the number's text)."""
     return f"{n if shown is None else shown} {word}{'' if n == 1 else 's'}"
+
+
+def tail_text(text: str, limit: int) -> str:
+    """The end of ``text`` in at most ``limit`` characters, a leading ``…`` marking a cut (a
+    path's last parts say most: ``…worktrees/spotter-gqc``)."""
+    return text if len(text) <= limit else "…" + text[len(text) - limit + 1 :]
 
 
 def tokens_text(n: int) -> str:

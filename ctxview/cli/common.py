@@ -158,6 +158,17 @@ def say_config_used(used: dict[str, Any]) -> None:
     err(f"using {used['path']}: {shown} (flags --max, --strategy win over them)")
 
 
+def say_skipped(args: argparse.Namespace) -> None:
+    """On stderr, one line counting the file's skipped lines (``inspect`` lists them itself):
+    a command that writes or prices the session must not drop lines unsaid."""
+    n = len(args.skipped)
+    if n and getattr(args, "command", None) != "inspect":
+        err(
+            f"{args.file}: {n:,} line{'s' if n != 1 else ''} skipped "
+            f"(see ctxview inspect {args.file})"
+        )
+
+
 def load_file(args: argparse.Namespace) -> Any:
     """(session, config) or (exit code, config) after printing the reason in one line (with
     ``--json`` also the error object on stdout): what every command that reads ``args.file``
@@ -173,6 +184,8 @@ def load_file(args: argparse.Namespace) -> Any:
         retain(session)
         args.config_used = config_used(cfg, args, session)
         say_config_used(args.config_used)
+        args.skipped = session.skipped()
+        say_skipped(args)
         return session, cfg
     except SessionError as exc:
         msg = str(exc)

@@ -72,6 +72,11 @@ def cmd_export(args: argparse.Namespace) -> int:
             f"(--strategy clear-tool-uses or clear-thinking; this one is {rep.context.strategy})"
         )
         return EXIT_UNREADABLE
+    if rep.session.invalid_fields:
+        # the body is rebuilt from these fields: a default in their place would be a silent edit
+        for why in rep.session.invalid_fields.values():
+            err(f"{args.file}: not exported: {visible(why)}")
+        return EXIT_UNREADABLE
     body = rep.request_body(
         cfg.as_defaults(), args.model, context_management=args.context_management
     )
@@ -89,7 +94,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         err(f"{args.file}: not exported: {exc}")
         return EXIT_UNREADABLE
     if args.output:
-        print(f"wrote {visible(args.output)} ({len(body['messages'])} messages)", file=sys.stderr)
+        n = len(body["messages"])
+        print(f"wrote {visible(args.output)} ({plural(n, 'message')})", file=sys.stderr)
     # the same contract as inspect: a window the API would reject is exit 1 (the body is written)
     errors = [p for p in rep.protocol_problems() if p.severity == "error"]
     if errors:
@@ -151,6 +157,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
         report["valid"] = result.valid
         report["format"] = repaired.format
         report["output"] = wrote
+        report["skipped"] = args.skipped
         report["config_used"] = args.config_used
         sys.stdout.write(json_text(report) + "\n")
     else:

@@ -40,7 +40,8 @@ def build_sub_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The headless commands' parser: with ``command``, the always-built families and its own
     (the other families' modules are not imported); without, every family's."""
     p = argparse.ArgumentParser(prog="ctxview")
-    sub = p.add_subparsers(dest="command", required=True)
+    # every command in the usage line, also those whose family's parsers are not built here
+    sub = p.add_subparsers(dest="command", required=True, metavar="{" + ",".join(COMMANDS) + "}")
     for module, commands, always in FAMILIES:
         if always or command is None or command in commands:
             cast(_Family, importlib.import_module(module)).add_parsers(sub)

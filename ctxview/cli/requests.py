@@ -32,7 +32,15 @@ from ctxview.cli.common import (
     without_gc,
 )
 from ctxview.core.strategies import STRATEGIES
-from ctxview.textfmt import escape_controls, fmt_tokens, fmt_usd, json_text, one_line, visible
+from ctxview.textfmt import (
+    escape_controls,
+    fmt_tokens,
+    fmt_total_usd,
+    fmt_usd,
+    json_text,
+    one_line,
+    visible,
+)
 
 
 def add_parsers(sub: Any) -> None:
@@ -107,6 +115,7 @@ def requests_report(
         "totals": _totals(log, agents),
         "agents": _agents(log, agents),
         "notes": log.notes,
+        "skipped": session.skipped(),
     }
     if config_used is not None:
         report["config_used"] = config_used
@@ -311,7 +320,8 @@ def requests_json_parts(
     parts.append(
         escape_controls(
             f'], "totals": {enc(_totals(log, agents))}, '
-            f'"agents": {enc(_agents(log, agents))}, "notes": {enc(log.notes)}{used}}}'
+            f'"agents": {enc(_agents(log, agents))}, "notes": {enc(log.notes)}, '
+            f'"skipped": {enc(session.skipped())}{used}}}'
         )
     )
     return parts
@@ -510,7 +520,7 @@ def _print_requests(report: dict[str, Any], log: Any, rejected: bool) -> None:
         f"\ntotal: {t['requests']:,} requests · input {fmt_tokens(t['input_tokens'])} · "
         f"read {fmt_tokens(t['cache_read'])} · write {fmt_tokens(t['cache_write'])} · "
         f"hit rate {_pct(t['hit_rate'])} (recorded {_pct(t['recorded_hit_rate'])}) · "
-        f"cost {_money(t['cost_usd'])}\n"
+        f"cost {fmt_total_usd(t)}\n"
     )
     if t.get("token_error"):
         te = t["token_error"]
@@ -571,6 +581,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return unreadable(args, f"{args.file}: {exc}")
     report = {"file": session.path, "max_context_messages": max_, "strategies": rows}
     if args.json:
+        report["skipped"] = args.skipped
         report["config_used"] = args.config_used
         sys.stdout.write(json_text(report) + "\n")
     else:

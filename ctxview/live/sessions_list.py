@@ -406,13 +406,13 @@ def messages_label(n: int, exact: bool) -> str:
 def format_table(infos: list[SessionInfo], width: int = 160) -> str:
     """A plain-text table, each session followed by its path and its sub-agents (every text
     field went through one_line when the SessionInfo was made; paths are made visible here)."""
-    from ctxview.textfmt import visible
+    from ctxview.textfmt import tail_text, visible
 
     head = ("last activity", "project", "msgs", "size", "agents", "first prompt")
     rows = [
         (
             i.last_activity.replace("T", " ")[:16],
-            i.project if len(i.project) <= 28 else "…" + i.project[-27:],  # its end names it
+            tail_text(i.project, 28),
             messages_label(i.messages, i.messages_exact),
             _size(i.size),
             str(len(i.subagents)) if i.subagents else "",

@@ -79,10 +79,21 @@ def _usable(line: Line) -> str | None:
         return None
     if not isinstance(content, list):
         return "message without content"
-    for block in content:
-        if block_problem(block) is not None:
-            return "malformed content block"
+    for i, block in enumerate(content):
+        why = block_problem(block)
+        if why is not None:
+            return f"malformed content block message.content[{i}]: {why}{_type_shown(block)}"
     return None
+
+
+def _type_shown(block: Any) -> str:
+    """What a block's ``type`` is when it is there but no string (the reason names it)."""
+    if not isinstance(block, dict) or "type" not in block or isinstance(block["type"], str):
+        return ""
+    kind = {dict: "an object", list: "an array", type(None): "null"}.get(
+        type(block["type"]), type(block["type"]).__name__
+    )
+    return f" (type is {kind}, not a string)"
 
 
 def _branch_end(main: list[Line], known: dict[str, Line]) -> Line | None:

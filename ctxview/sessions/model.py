@@ -97,6 +97,9 @@ class LoadedSession:
     #: replays the same file: its recorded usage calibrates the same)
     calibration_memo: Any = field(default=None, repr=False, compare=False)
     warnings: list[str] = field(default_factory=list)
+    #: request bodies: the fields ctxview rebuilds whose value the API refuses (field -> why, in
+    #: the API's words); never replaced silently by a default
+    invalid_fields: dict[str, str] = field(default_factory=dict)
     #: ctxview sessions only: the saved window and eviction steps, to restore exactly
     saved_window: list[int] | None = None
     saved_cut: bool = False

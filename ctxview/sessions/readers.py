@@ -285,12 +285,23 @@ def _loads_checked(text: str) -> Any:
     return data
 
 
+def json_error(exc: json.JSONDecodeError, place: str, unit: str) -> str:
+    """``invalid JSON at line 3, column 5: Expecting value``, said whole: the json module's
+    messages that end in "at" expect their place after them (``Unterminated string starting
+    at``), and an unterminated string means the ``unit`` (file, line) ends inside it."""
+    if not exc.msg.endswith(" at"):
+        return f"invalid JSON at {place}: {exc.msg}"
+    what = exc.msg[:1].lower() + exc.msg[1:]
+    why = f" (the {unit} ends inside it: truncated?)" if what.startswith("unterminated") else ""
+    return f"invalid JSON: {what} {place}{why}"
+
+
 def _parse_json(path: str, text: str) -> Any:
     try:
         return _loads_checked(text)
     except json.JSONDecodeError as exc:
         raise SessionError(
-            f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+            f"{path}: {json_error(exc, f'line {exc.lineno}, column {exc.colno}', 'file')}"
         ) from None
     except RecursionError:
         raise BadJSONValue(
@@ -363,7 +374,7 @@ def jsonl_record(raw: str) -> tuple[dict[str, Any] | None, str]:
     try:
         record = _loads_line(raw)
     except json.JSONDecodeError as exc:
-        return None, skip_reason(f"invalid JSON at column {exc.colno}: {exc.msg}")
+        return None, skip_reason(json_error(exc, f"column {exc.colno}", "line"))
     except RecursionError:
         return None, skip_reason(f"JSON nested too deeply (the limit is {MAX_DEPTH} levels)")
     except ValueError as exc:  # NaN, a huge integer, too deep: the JSON path and the value
@@ -503,6 +514,9 @@ def _read_request(path: str, text: str, data: Any) -> LoadedSession:
         raise ValueError(f"tools: expected an array, got {_kind(tools)}")
     model = data.get("model")
     max_tokens = data.get("max_tokens")
+    invalid = {}
+    if "max_tokens" in data and not _positive_int(max_tokens):
+        invalid["max_tokens"] = _max_tokens_problem(max_tokens)
     return LoadedSession(
         path,
         "request",
@@ -515,7 +529,21 @@ def _read_request(path: str, text: str, data: Any) -> LoadedSession:
         if isinstance(max_tokens, int) and not isinstance(max_tokens, bool)
         else None,
         request_params={k: v for k, v in data.items() if k not in REQUEST_OWN_FIELDS},
+        invalid_fields=invalid,
     )
+
+
+def _positive_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v > 0
+
+
+def _max_tokens_problem(v: Any) -> str:
+    """The API's 400 for a request's ``max_tokens`` (tests/acceptance/error_texts.md), with the
+    file's value."""
+    shown = one_line(json.dumps(v) if not isinstance(v, float) else repr(v), 40)
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"max_tokens: expected a positive integer, got {shown}"
+    return f"max_tokens: Input should be a valid integer (the file has {shown})"
 
 
 def _read_messages(path: str, text: str, data: Any) -> LoadedSession:

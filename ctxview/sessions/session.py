@@ -209,9 +209,13 @@ class Session:
 
     def protocol_problems(self) -> list[Problem]:
         """The API's rules over the window (what makes it answer 400)."""
-        from ctxview.core.protocol import check_protocol
+        from ctxview.core.protocol import Problem, check_protocol
 
-        return check_protocol(self.window_messages(), self.system)
+        fields = [
+            Problem(-1, "invalid_request_field", "error", why)
+            for why in self.session.invalid_fields.values()
+        ]
+        return fields + check_protocol(self.window_messages(), self.system)
 
     def window_messages(self) -> list[dict[str, Any]]:
         return [m for _, m in self.context.entries()]

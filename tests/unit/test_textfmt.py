@@ -25,3 +25,11 @@ def test_plurals() -> None:
     assert tokens_text(1234) == "~1.2k tokens" and plural(1, "line") == "1 line"
     out, err = run_tool("word_count", {"text": "one"}, ToolSettings.from_config({}))
     assert not err and "1 word, 1 line, 3 characters" in out
+
+
+def test_tail_text_marks_a_cut() -> None:
+    from ctxview.textfmt import tail_text
+
+    assert tail_text("/a/b", 4) == "/a/b"
+    assert tail_text("/work/proj", 6) == "…/proj"
+    assert tail_text("abc", 1) == "…"

@@ -27,7 +27,7 @@ from textual.widgets import Static
 from ctxview.app.colours import readable_style
 from ctxview.app.safe import one_line
 from ctxview.core.requests import Request, RequestLog
-from ctxview.textfmt import fmt_tokens, fmt_usd
+from ctxview.textfmt import fmt_tokens, fmt_total_usd
 
 if TYPE_CHECKING:
     from ctxview.app.model import SessionModel
@@ -276,7 +276,7 @@ class RequestsScreen(ModalScreen[int | None]):
     def _show(self, log: RequestLog) -> None:
         self.reqlog = log
         t = log.totals()
-        cost = fmt_usd(t["cost_usd"])
+        cost = fmt_total_usd(t)
         hit = "—" if t["hit_rate"] is None else f"{100 * t['hit_rate']:.1f}%"
         rec = (
             ""

@@ -234,6 +234,7 @@ class RequestLog:
         read = sum(map(_CACHE_READ, reqs))
         write = sum(map(_CACHE_WRITE, reqs))
         costs = list(map(_COST, reqs))
+        priced = [c for c in costs if c is not None]
         rec = [r for r in reqs if r.recorded is not None]
         rec_total = sum(r.recorded_total or 0 for r in rec)
         rec_read = sum(r.recorded["cache_read_input_tokens"] for r in rec if r.recorded)
@@ -247,6 +248,9 @@ class RequestLog:
             "cache_write": write,
             "hit_rate": round(read / inp, 4) if inp else None,
             "cost_usd": _round(sum(costs)) if costs and None not in costs else None,
+            # what is known when some requests have no price (cost_usd is then null)
+            "priced_cost_usd": _round(sum(priced)) if priced else None,
+            "unpriced_requests": len(costs) - len(priced),
             "recorded_hit_rate": round(rec_read / rec_total, 4) if rec_total else None,
         }
         if rec:

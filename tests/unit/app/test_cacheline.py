@@ -125,7 +125,7 @@ def test_the_saved_log_is_reused_only_for_the_same_inputs() -> None:
 def test_the_bundled_samples_record_what_the_api_would_report() -> None:
     """Below the model's minimum cacheable length the API caches nothing: agent_loop.json
     recorded a ~380-token cache write on every request ("predicted 0, recorded 0/382")."""
-    from ctxview.core.pricing import min_cacheable
+    from ctxview.core.cache_rules import min_cacheable
     from ctxview.core.requests import simulate
     from ctxview.sessions import load_session
     from tests.support.paths import SAMPLES

@@ -410,3 +410,48 @@ def test_inspect_flags_a_window_over_the_context(
         "pair-safe",
     )
     assert code == 0
+
+
+def _transcript_with_a_bad_block(tmp_path: Path) -> Path:
+    user = '{"type":"user","uuid":"u","parentUuid":null,"message":{"role":"user","content":"hi"}}'
+    blocks = [{"type": "text", "text": "good"}, {"type": {}}]
+    bad = {
+        "type": "assistant",
+        "uuid": "a",
+        "parentUuid": "u",
+        "message": {"role": "assistant", "content": blocks},
+    }
+    p = tmp_path / "t.jsonl"
+    p.write_text(user + "\n" + json.dumps(bad) + "\n")
+    return p
+
+
+def test_a_skipped_block_names_its_path_and_what_is_wrong(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    p = _transcript_with_a_bad_block(tmp_path)
+    _, out, _ = run(capsys, "inspect", str(p), "--json")
+    (skipped,) = json.loads(out)["skipped"]
+    assert skipped["line"] == 2
+    assert "message.content[1]" in skipped["reason"]
+    assert "type is an object, not a string" in skipped["reason"]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("export", "-o", "OUT"),
+        ("repair", "-o", "OUT", "--json"),
+        ("requests", "--json"),
+        ("compare", "--json"),
+    ],
+)
+def test_commands_that_write_or_price_a_session_say_lines_were_skipped(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: tuple[str, ...]
+) -> None:
+    p = _transcript_with_a_bad_block(tmp_path)
+    args = [a.replace("OUT", str(tmp_path / "out.json")) for a in argv]
+    _, out, err = run(capsys, args[0], str(p), *args[1:])
+    assert f"ctxview: {p}: 1 line skipped (see ctxview inspect {p})" in err.splitlines()
+    if "--json" in argv:
+        assert [s["line"] for s in json.loads(out)["skipped"]] == [2]

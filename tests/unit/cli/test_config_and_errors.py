@@ -162,3 +162,44 @@ def test_a_flag_or_the_files_own_settings_win_over_the_config(
 def test_without_a_config_file_nothing_is_said(capsys: pytest.CaptureFixture[str]) -> None:
     _, out, err = run(capsys, "requests", TRANSCRIPT, "--json")
     assert json.loads(out)["config_used"]["values"] == {} and err == ""
+
+
+def test_a_usage_error_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxview.cli.main import COMMANDS
+
+    with pytest.raises(SystemExit) as exc:
+        run(capsys, "export", "x.json", "--no-such-flag")
+    assert exc.value.code == 2
+    usage = " ".join(capsys.readouterr().err.split())
+    assert "{" + ",".join(COMMANDS) + "}" in usage
+    assert all(command in usage for command in ("requests", "compare", "sessions", "proxy", "chat"))
+
+
+@pytest.mark.parametrize("value", ['"lots"', "1.5", "1e999", "0", "true"])
+def test_an_invalid_max_tokens_is_a_problem_never_a_default(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, value: str
+) -> None:
+    body = tmp_path / "body.json"
+    body.write_text(
+        '{"messages": [{"role": "user", "content": "hi"}], "model": "m", "max_tokens": '
+        + value
+        + "}"
+    )
+    code, out, _ = run(capsys, "inspect", str(body), "--json")
+    assert code == 1
+    (problem,) = json.loads(out)["problems"]
+    assert problem["message"].startswith("max_tokens: ")
+    out_path = tmp_path / "out.json"
+    code, _, err = run(capsys, "export", str(body), "-o", str(out_path))
+    assert code == 2 and "not exported: max_tokens: " in err and not out_path.exists()
+
+
+def test_a_valid_max_tokens_is_kept_and_one_message_is_singular(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    body = tmp_path / "body.json"
+    body.write_text('{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 77}')
+    out_path = tmp_path / "out.json"
+    code, _, err = run(capsys, "export", str(body), "-o", str(out_path))
+    assert code == 0 and json.loads(out_path.read_text())["max_tokens"] == 77
+    assert err.strip() == f"wrote {out_path} (1 message)"

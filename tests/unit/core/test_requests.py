@@ -273,6 +273,22 @@ def test_unknown_model_costs_null_with_a_note() -> None:
     assert all(r.cost_usd is not None for r in log.requests)
 
 
+def test_a_total_keeps_the_known_costs_when_one_request_is_unpriced() -> None:
+    from ctxview.textfmt import fmt_total_usd
+
+    log = simulate(convo(3, model="claude-sonnet-4-5"))
+    known = [r.cost_usd for r in log.requests]
+    assert None not in known and fmt_total_usd(log.totals()).startswith("$")
+    log.requests[1].cost_usd = None  # a reply of a model the price table lacks
+    t = log.totals()
+    assert t["cost_usd"] is None and t["unpriced_requests"] == 1
+    assert t["priced_cost_usd"] == pytest.approx(known[0] + known[2], abs=2e-6)
+    assert fmt_total_usd(t) == f"${t['priced_cost_usd']:.4f} + 1 unpriced"
+    for r in log.requests:
+        r.cost_usd = None
+    assert fmt_total_usd(log.totals()) == "—"
+
+
 def test_published_rates_that_are_not_the_standard_multipliers() -> None:
     # models/opus-5-5/overview: cache reads at 0.05x input, writes at 1.25x / 2x
     p = PriceTable().get("claude-opus-5-5-20260922")

@@ -296,3 +296,16 @@ def test_a_long_project_name_is_cut_with_an_ellipsis(
     assert main(["sessions"]) == 0
     out = capsys.readouterr().out
     assert "…" + long_cwd[-27:] in out and long_cwd[-28:] not in out
+
+
+def test_a_long_project_path_is_cut_from_the_left_with_a_mark(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cwd = "/home/user/projects/spotter-worktrees/spotter-gqc"
+    proj = home / ".claude" / "projects" / "-home-user-projects-spotter-worktrees-spotter-gqc"
+    proj.mkdir(parents=True)
+    (proj / "s.jsonl").write_text(line("user", "hello", "2026-03-01T10:00:00Z", cwd=cwd))
+    assert main(["sessions"]) == 0
+    row = capsys.readouterr().out.splitlines()[1]
+    shown = next(w for w in row.split() if w.endswith("spotter-gqc"))
+    assert shown.startswith("…") and cwd.endswith(shown[1:]) and len(shown) == 28

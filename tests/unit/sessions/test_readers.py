@@ -774,3 +774,21 @@ def test_a_message_id_that_is_no_string(tmp_path: Path, bad_id: Any) -> None:
     )
     s = load_session(p)
     assert [m["role"] for m in s.messages] == ["user", "assistant", "user"]
+
+
+def test_a_truncated_json_file_is_said_whole(tmp_path: Path) -> None:
+    text = '{"messages": [\n  {"role": "user", "content": "cut he'
+    with pytest.raises(SessionError) as exc:
+        load_session(write(tmp_path, "cut.json", text))
+    assert str(exc.value).endswith(
+        "cut.json: invalid JSON: unterminated string starting at line 2, column 31 "
+        "(the file ends inside it: truncated?)"
+    )
+
+
+def test_a_truncated_jsonl_line_is_said_whole(tmp_path: Path) -> None:
+    good = json.dumps(_user("u1", None, "a"))
+    s = load_session(write(tmp_path, "t.jsonl", good + "\n" + good[:30] + "\n"))
+    why = {d["line"]: d["reason"] for d in s.skipped()}
+    assert why[2].startswith("invalid JSON: unterminated string starting at column ")
+    assert why[2].endswith(" (the line ends inside it: truncated?)")
