@@ -13,7 +13,8 @@ from tests.support.transcripts import rec, text
 
 
 def _notices(app: object) -> list[str]:
-    return [str(n.message) for n in app._notifications]  # type: ignore[attr-defined]
+    # the notices raised, one by one (the toasts on screen merge those of one moment)
+    return [m for m, _, _ in app.notice_log]  # type: ignore[attr-defined]
 
 
 async def test_opening_a_file_with_bad_lines_says_so_and_L_lists_why(tmp_path: Path) -> None:

@@ -30,7 +30,8 @@ async def test_sidebar_request_model_ctrl_k_and_inspect_agree(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     static = _calibrated_static(capsys)
-    _, out, _ = run(capsys, "inspect", TRANSCRIPT, "--json")
+    # inspect checks a transcript as sent; --max/--strategy ask for the simulation `s` shows
+    _, out, _ = run(capsys, "inspect", TRANSCRIPT, "--json", "--max", "20", "--strategy", "seed")
     window = json.loads(out)["window"]
     app = make_app(TRANSCRIPT, as_sent=True)
     async with app.run_test(size=(140, 45)) as pilot:
