@@ -17,8 +17,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from ctxview.core.context import ConversationContext  # noqa: E402
 from ctxview.core.cache_rules import min_cacheable  # noqa: E402
+from ctxview.core.context import ConversationContext  # noqa: E402
 from ctxview.core.tokens import estimate_tools  # noqa: E402
 from ctxview.core.transcript import Transcript  # noqa: E402
 from ctxview.sessions.store import save_session, session_document  # noqa: E402
