@@ -143,6 +143,7 @@ def test_every_command_on_a_mutated_file(
 
 
 @pytest.mark.slow
+@pytest.mark.fuzz
 @pytest.mark.parametrize("k", range(QUICK_CASES, QUICK_CASES + SLOW_CASES))
 def test_every_command_on_more_mutated_files(
     k: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -189,6 +190,7 @@ def test_sessions_on_mutated_transcripts_and_cache(
 
 
 @pytest.mark.slow
+@pytest.mark.fuzz
 @pytest.mark.parametrize("start", range(100, 1100, 100))
 def test_sessions_on_more_mutated_transcripts_and_caches(
     start: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
