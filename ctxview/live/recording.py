@@ -207,6 +207,7 @@ class RecordLog:
         first_id = 0
         if self.path is not None:
             first_id = _next_id(self.path)
+            self._seed_conversations()
             self._file = open(self.path, "ab")  # noqa: SIM115 (closed by close())
             header = {
                 "format": LOG_FORMAT,
@@ -218,6 +219,29 @@ class RecordLog:
             self._file.flush()
         self._thread.start()
         return first_id
+
+    def _seed_conversations(self) -> None:
+        """Number this run's conversations on from the recording's: a reader numbers every
+        conversation of the file in file order by the one rule, so a run appending to a recording
+        first passes the requests already in it through that rule (a line at a time)."""
+        assert self.path is not None
+        try:
+            f = open(self.path, "rb")  # noqa: SIM115 (closed below)
+        except FileNotFoundError:
+            return
+        with f:
+            for raw in f:
+                try:
+                    d = json.loads(raw)
+                except ValueError:
+                    continue
+                if not isinstance(d, dict) or d.get("type") != "exchange":
+                    continue
+                body = d.get("request")
+                if d.get("endpoint") in ("messages", "count_tokens"):
+                    self._conversations.key(
+                        body.get("messages") if isinstance(body, dict) else None
+                    )
 
     def submit(self, rec: RequestRecord, secrets: Iterable[str] = ()) -> None:
         """Queue a finished record with the credential values its request carried."""

@@ -407,6 +407,31 @@ async def test_a_recording_is_appended_to_never_rewritten(
     assert [x["id"] for x in lines if "id" in x] == [0, 1]  # ids stay unique in the file
 
 
+async def test_a_run_appending_numbers_its_conversations_as_a_reader_does(
+    fake_api: FakeAPI, tmp_path: Path
+) -> None:
+    from ctxview.sessions.proxylog import group, parse_log
+
+    rec = tmp_path / "rec.jsonl"
+    bodies = [BODY, {**BODY, "messages": [{"role": "user", "content": "another conversation"}]}]
+    for body in bodies:
+        proxy = Proxy(fake_api.url, record_path=str(rec))
+        host, port = await proxy.start("127.0.0.1", 0)
+        try:
+            c = anthropic.AsyncAnthropic(
+                api_key="sk-ant-x-0123456789", base_url=f"http://{host}:{port}", max_retries=0
+            )
+            await c.messages.create(**body)  # type: ignore[call-overload]
+            await proxy.flush()
+        finally:
+            await proxy.close()
+    written = [json.loads(x) for x in rec.read_text().splitlines()]
+    live = [x["conversation"] for x in written if x.get("type") == "exchange"]
+    records, _, _ = parse_log(str(rec), rec.read_text())
+    read = {r.id: n for n, rs in group(records).items() for r in rs}
+    assert live == [read[0], read[1]] == [1, 2]
+
+
 def test_loopback_hosts_in_every_spelling() -> None:
     for host in ("127.0.0.1", "127.1", "127.0.0.2", "::1", "localhost"):
         assert is_loopback(host), host
