@@ -219,7 +219,12 @@ async def test_the_cache_line_follows_an_edit(keys: tuple[str, ...]) -> None:
 
         def follows() -> bool:
             pred = app.model.cache_prediction
-            return pred is not None and pred.next_window == app.model.window_ids
+            # (the window's ids can settle a moment before its token count: wait for both)
+            return (
+                pred is not None
+                and pred.next_window == app.model.window_ids
+                and pred.input_tokens == app.model.window_tokens
+            )
 
         await wait_until(pilot, follows)
         pred = app.model.cache_prediction
