@@ -97,6 +97,26 @@ async def test_opening_another_file_asks_and_cancel_keeps_the_edits() -> None:
         assert app.model.name == "long_chat.json" and "unsaved" not in app.title
 
 
+async def test_the_question_stays_until_it_is_answered() -> None:
+    """Keys other than its own (a shell command typed into the wrong window) neither answer nor
+    cancel it, and do not reach the session underneath."""
+    app = make_app(str(AGENT))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await _pinned(app, pilot)
+        app.open_path(str(SAMPLES / "long_chat.json"))
+        await pilot.pause()
+        assert isinstance(app.screen, UnsavedScreen)
+        for key in ("c", "x", "l", "y", "1"):
+            await pilot.press(key)
+            await pilot.pause()
+            assert isinstance(app.screen, UnsavedScreen), key
+        assert len(app.screen_stack) == 2 and app.model.name == "agent_loop.json"
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.model.name == "agent_loop.json"
+
+
 async def test_an_untouched_session_quits_without_a_question() -> None:
     app = make_app(str(AGENT))
     async with app.run_test(size=(120, 40)) as pilot:

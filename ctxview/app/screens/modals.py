@@ -60,7 +60,9 @@ class UnsavedScreen(ModalScreen[str]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s,enter", "choose('save')", "Save"),
         Binding("d", "choose('discard')", "Discard"),
-        Binding("escape,c", "choose('cancel')", "Cancel"),
+        # escape only: a word typed into the wrong window ("cd …") must not cancel the question
+        # and then act on the session key by key
+        Binding("escape", "choose('cancel')", "Cancel"),
     ]
     DEFAULT_CSS = """
     UnsavedScreen { align: center middle; }
