@@ -206,8 +206,7 @@ class RecordLog:
         by several runs). Raises OSError."""
         first_id = 0
         if self.path is not None:
-            first_id = _next_id(self.path)
-            self._seed_conversations()
+            first_id = self._read_existing()
             self._file = open(self.path, "ab")  # noqa: SIM115 (closed by close())
             header = {
                 "format": LOG_FORMAT,
@@ -220,28 +219,38 @@ class RecordLog:
         self._thread.start()
         return first_id
 
-    def _seed_conversations(self) -> None:
-        """Number this run's conversations on from the recording's: a reader numbers every
-        conversation of the file in file order by the one rule, so a run appending to a recording
-        first passes the requests already in it through that rule (a line at a time)."""
+    def _read_existing(self) -> int:
+        """One pass over an existing recording (a line at a time): the id the next request gets
+        (one past the largest: ids stay unique in a file appended to by several runs), and this
+        run's conversations numbered on from the file's (a reader numbers every conversation of
+        the file in file order by the one rule, so the requests already there pass through it
+        first). 0 for a new file."""
         assert self.path is not None
+        best = -1
         try:
             f = open(self.path, "rb")  # noqa: SIM115 (closed below)
         except FileNotFoundError:
-            return
+            return 0
         with f:
             for raw in f:
                 try:
                     d = json.loads(raw)
                 except ValueError:
+                    # a line cut by a kill: its id, when written, is still taken
+                    if m := _LINE_ID.match(raw):
+                        best = max(best, int(m.group(1)))
                     continue
                 if not isinstance(d, dict) or d.get("type") != "exchange":
                     continue
+                rid = d.get("id")
+                if type(rid) is int:
+                    best = max(best, rid)
                 body = d.get("request")
                 if d.get("endpoint") in ("messages", "count_tokens"):
                     self._conversations.key(
                         body.get("messages") if isinstance(body, dict) else None
                     )
+        return best + 1
 
     def submit(self, rec: RequestRecord, secrets: Iterable[str] = ()) -> None:
         """Queue a finished record with the credential values its request carried."""
@@ -314,24 +323,7 @@ class RecordLog:
 
 
 #: how each exchange line starts (``RequestRecord.to_dict``'s first keys, as json_text writes them)
-_LINE_ID = re.compile(rb'(?:^|\n)\{"type": "exchange", "id": ([0-9]{1,12})')
-
-
-def _next_id(path: str) -> int:
-    """One past the largest exchange id in an existing recording (0 for a new one), read in
-    chunks: a recording of big bodies is never held whole."""
-    best = -1
-    tail = b""
-    try:
-        with open(path, "rb") as f:
-            while chunk := f.read(1 << 20):
-                data = tail + chunk
-                for m in _LINE_ID.finditer(data):
-                    best = max(best, int(m.group(1)))
-                tail = data[-64:]
-    except FileNotFoundError:
-        return 0
-    return best + 1
+_LINE_ID = re.compile(rb'\{"type": "exchange", "id": ([0-9]{1,12})')
 
 
 def _parse_body(rec: RequestRecord) -> None:

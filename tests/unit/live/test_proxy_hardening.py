@@ -453,3 +453,20 @@ def test_host_127_1_gives_no_exposure_warning_and_an_empty_host_is_refused(
     assert main(["proxy", "--no-tui", "--host", "", "--upstream", "http://127.0.0.1:1"]) == 2
     err = capsys.readouterr().err
     assert "--host: expected an address to bind" in err and "http://:" not in err
+
+
+def test_a_run_appending_after_a_cut_line_takes_the_next_id(tmp_path: Path) -> None:
+    """A line cut by a kill still holds its id: the next run does not reuse it."""
+    from ctxview.live.recording import RecordLog
+
+    rec = tmp_path / "rec.jsonl"
+    rec.write_text(
+        '{"format": "ctxview.proxy-log", "version": 1}\n'
+        '{"type": "exchange", "id": 0, "endpoint": "messages", "request": {"messages": []}}\n'
+        '{"type": "exchange", "id": 7, "conversation": 1, "endpoint": "mess'
+    )
+    log = RecordLog(str(rec), "http://127.0.0.1:1")
+    try:
+        assert log.open() == 8
+    finally:
+        log.close()
