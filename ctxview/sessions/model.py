@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxview.core.content import system_text
+from ctxview.core.jsonfile import SessionError as SessionError
 
 
 @contextmanager
@@ -60,10 +61,6 @@ def _age() -> None:
 #: request body fields ctxview rebuilds itself; every other one is kept in ``request_params``
 #: (``stream`` is a transport choice, not part of the request: it is dropped)
 REQUEST_OWN_FIELDS = frozenset({"model", "max_tokens", "system", "messages", "tools", "stream"})
-
-
-class SessionError(Exception):
-    """A file that cannot be opened; the message is one clear sentence naming the file."""
 
 
 @dataclass

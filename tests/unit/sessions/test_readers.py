@@ -424,8 +424,8 @@ def test_fuzz_random_jsonl(tmp_path: Path, lines: list[Any]) -> None:
 @pytest.mark.parametrize("levels", [150, 201, 202, 260, 5000])
 def test_big_files_refuse_the_same_nesting_as_small_ones(tmp_path: Path, levels: int) -> None:
     """A big file is parsed under a recursion limit instead of walked for its depth afterwards
-    (readers._loads_bounded): the same files open, the same are refused, with the same path."""
-    from ctxview.sessions import readers
+    (jsonfile._loads_bounded): the same files open, the same are refused, with the same path."""
+    from ctxview.core import jsonfile
 
     def outcome(pad: int) -> str:
         inner = "[" * (levels - 3) + " " * pad + "]" * (levels - 3)  # levels in all
@@ -438,9 +438,9 @@ def test_big_files_refuse_the_same_nesting_as_small_ones(tmp_path: Path, levels:
         return "ok"
 
     small = outcome(0)
-    big = outcome(readers.BOUNDED_MIN_CHARS)
+    big = outcome(jsonfile.BOUNDED_MIN_CHARS)
     assert big == small
-    assert (small == "ok") == (levels <= readers.MAX_DEPTH + 1), small
+    assert (small == "ok") == (levels <= jsonfile.MAX_DEPTH + 1), small
 
 
 @settings(max_examples=300, deadline=None)
@@ -539,8 +539,9 @@ def test_a_jsonl_line_parses_as_the_careful_parser_says(
     value: Any, depth: int, damage: str
 ) -> None:
     """The per-line fast path (a shared decoder, the depth walk only for lines with enough
-    brackets) gives what ``_loads_checked`` gives: the same value, or the same error."""
-    from ctxview.sessions.readers import _loads_checked, _loads_line
+    brackets) gives what ``loads_checked`` gives: the same value, or the same error."""
+    from ctxview.core.jsonfile import loads_checked
+    from ctxview.sessions.readers import _loads_line
 
     raw = "[" * depth + json.dumps(value) + "]" * depth
     if damage == "nan":
@@ -553,7 +554,7 @@ def test_a_jsonl_line_parses_as_the_careful_parser_says(
         raw += " {}"
     elif damage == "cut":
         raw = raw[: len(raw) // 2]
-    assert _outcome(_loads_line, raw) == _outcome(_loads_checked, raw)
+    assert _outcome(_loads_line, raw) == _outcome(loads_checked, raw)
 
 
 # -- the fast yes of message validation --------------------------------------------------------
