@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ctxview.core.content import ContentError
-    from ctxview.core.context import ContextEvent, ConversationContext, ProtocolError
+    from ctxview.core.context import ConversationContext, ProtocolError
+    from ctxview.core.events import ContextEvent
     from ctxview.core.protocol import Problem, ProtocolReport, check_protocol, check_request
     from ctxview.core.strategies import (
         STRATEGIES,
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 #: core module (``ctxview.core.tokens``) does not import them all
 _HOME = {
     "ContentError": "content",
-    "ContextEvent": "context",
+    "ContextEvent": "events",
     "ProtocolError": "context",
     "ConversationContext": "context",
     "Problem": "protocol",

@@ -11,7 +11,6 @@ import bisect
 import inspect
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ctxview.core.body import request_body
@@ -28,9 +27,11 @@ from ctxview.core.content import (
 )
 from ctxview.core.content import block as content_block
 from ctxview.core.counting import counter_for
+from ctxview.core.events import ContextEvent as ContextEvent  # (imported from here by users)
+from ctxview.core.events import Subscriber
 from ctxview.core.protocol import Problem, check_protocol
 from ctxview.core.strategies import STRATEGY_EDITS, Strategy, StrategyFunction, get_strategy
-from ctxview.core.tokens import estimate_message, estimate_window
+from ctxview.core.tokens import estimate_window
 from ctxview.core.window import Entry, Window, json_copy
 
 if TYPE_CHECKING:
@@ -47,43 +48,8 @@ if TYPE_CHECKING:
         ToolUnionParam,
     )
 
-EventKind = Literal["added", "evicted", "config", "edited", "pinned"]
-
 DEFAULT_MAX_CONTEXT_TOKENS = 200_000
 DEFAULT_LOW_WATER_FRACTION = 0.5
-
-
-@dataclass(frozen=True, slots=True)
-class ContextEvent:
-    """Something that happened to a context.
-
-    ``added``: ``ids`` holds the one new id, ``message`` the message, ``meta`` what the caller
-    attached (timestamp, usage...). ``evicted``: ``ids`` in the order they left, ``reason`` is
-    ``"add"``, ``"max"``, ``"strategy"``, ``"tokens"``, ``"system"`` or ``"compaction"``
-    (:meth:`ConversationContext.start_again`: the whole window left). ``config``: a setting
-    changed (``reason`` names it) and nothing was evicted. ``edited``: a window message was
-    edited by hand or by a repair (``reason``: ``"replace"`` with the new ``message``,
-    ``"remove"``: it left the window, ``"readmit"``: an undo put ``message`` back); ``ids`` holds
-    the one id. ``pinned``: ``reason`` ``"pin"`` or ``"unpin"``, ``ids`` the messages pinned or
-    unpinned (a tool pair goes together); the window's messages do not change.
-    """
-
-    kind: EventKind
-    step: int
-    ids: tuple[int, ...]
-    reason: str = "add"
-    message: dict[str, Any] | None = None
-    meta: Mapping[str, Any] | None = None
-    #: evicted: the messages that left, in the order of ``ids``
-    evicted_messages: tuple[dict[str, Any], ...] = ()
-
-    @property
-    def tokens(self) -> int:
-        """Estimated tokens of the evicted messages (computed on demand)."""
-        return sum(estimate_message(m) for m in self.evicted_messages)
-
-
-Subscriber = Callable[[ContextEvent], None]
 
 
 class ProtocolError(ValueError):

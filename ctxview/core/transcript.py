@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ctxview.core.context import ContextEvent, ConversationContext
+from ctxview.core.events import ContextEvent, EventSource
 
 Status = Literal["pinned", "kept", "evicted"]
 
@@ -27,7 +27,7 @@ class Record:
 class Transcript:
     """Fed by a context's events: keeps the whole history, window membership, eviction steps."""
 
-    def __init__(self, context: ConversationContext | None = None) -> None:
+    def __init__(self, context: EventSource | None = None) -> None:
         self.records: list[Record] = []
         self._by_id: dict[int, Record] = {}
         self.pinned_id: int | None = None
@@ -37,11 +37,11 @@ class Transcript:
         self.listeners: list[Callable[[ContextEvent], None]] = []
         self._unsubscribe: Callable[[], None] | None = None
         #: the context attached last
-        self.context: ConversationContext | None = None
+        self.context: EventSource | None = None
         if context is not None:
             self.attach(context)
 
-    def attach(self, context: ConversationContext) -> None:
+    def attach(self, context: EventSource) -> None:
         """Record ``context``'s events from now on; it becomes ``context.transcript`` (what
         ``ctxview.save`` saves). ValueError when the context holds messages this empty
         transcript never saw: its history would start mid-way, and a session saved from it

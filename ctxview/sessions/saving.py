@@ -42,7 +42,7 @@ def save(
     ValueError when the context has no transcript (``Transcript(ctx)`` before the first add)."""
     if isinstance(context, Transcript):
         transcript = context
-        if context.context is None:
+        if not isinstance(context.context, ConversationContext):
             raise ValueError("this Transcript is attached to no context: nothing to save")
         ctx = context.context
     else:
