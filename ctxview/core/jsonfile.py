@@ -16,6 +16,9 @@ from typing import Any
 
 from ctxview.core.fileio import FileRefused, read_regular
 
+#: the largest session file read (a request the API takes is far smaller: 32 MB)
+MAX_BYTES = 2 * 1024**3
+
 
 class SessionError(Exception):
     """A file that cannot be opened; the message is one clear sentence naming the file."""

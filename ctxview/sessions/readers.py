@@ -10,12 +10,12 @@ import json
 import os
 import re
 from collections.abc import Callable
-from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxview.core.fileio import fmt_bytes
 from ctxview.core.jsonfile import (
+    MAX_BYTES,
     MAX_DEPTH,
     BadJSONValue,
     SessionError,
@@ -25,12 +25,13 @@ from ctxview.core.jsonfile import (
     read_text,
     too_deep,
 )
-from ctxview.core.strategies import STRATEGIES
+from ctxview.core.session_file import AS_SENT_FORMATS as AS_SENT_FORMATS
+from ctxview.core.session_file import PROXY_TITLE as PROXY_TITLE
+from ctxview.core.session_file import SESSION_FORMAT, read_document
+from ctxview.core.session_file import SESSION_VERSION as SESSION_VERSION
 from ctxview.sessions.model import REQUEST_OWN_FIELDS, LoadedSession, gc_paused
 from ctxview.sessions.validate import (
     _kind,
-    message_problem,
-    plain_message,
     validate_messages,
     validate_system,
 )
@@ -40,18 +41,9 @@ if TYPE_CHECKING:
     # the Claude Code reader is imported when a file is detected as a transcript
     from ctxview.sessions.claude_code import Line
 
-SESSION_FORMAT = "ctxview.session"
-SESSION_VERSION = 1
-#: recorded formats a session can be shown "as sent" in (``settings.as_sent`` of a saved one):
-#: ``ctxview.core.requests.RECORDED_FORMATS`` and ctxview's proxy recordings
-AS_SENT_FORMATS = ("claude-code", "claude-code-web", "request", "proxy")
-#: how ctxview's proxy titles its recordings (older ones have no ``settings.as_sent``)
-PROXY_TITLE = "ctxview proxy recording:"
-
 #: --format names
 FORMATS = ("ctxview", "request", "messages", "claude-code", "claude-code-web")
 
-MAX_BYTES = 2 * 1024**3
 #: a JSONL line longer than this is skipped, here and by ``ctxview.live.follow`` (which must not
 #: hold a line without an end in memory); a request the API takes is far smaller (32 MB)
 MAX_LINE_BYTES = 64 * 1024**2
@@ -388,173 +380,33 @@ def from_lines(path: str, fmt: str, lines: list[Line], bad: dict[int, str]) -> L
     )
 
 
-#: the keys of a transcript record as ctxview writes it (``store.session_document``)
-_USUAL_RECORD = itemgetter(
-    "id", "message", "timestamp", "usage", "added_at_step", "evicted_at_step"
-)
-
-
 def _read_ctxview(path: str, text: str, data: Any) -> LoadedSession:
-    if not isinstance(data, dict) or data.get("format") != SESSION_FORMAT:
-        raise ValueError(f'format: expected "{SESSION_FORMAT}"')
-    version = data.get("version")
-    if version != SESSION_VERSION:
-        if isinstance(version, int) and version > SESSION_VERSION:
-            raise ValueError(
-                f"version: written by a newer ctxview (version {version}); this one reads "
-                f"version {SESSION_VERSION}"
-            )
-        raise ValueError(f"version: expected {SESSION_VERSION}, got {version!r}")
-    settings = data.get("settings", {})
-    if not isinstance(settings, dict):
-        raise ValueError(f"settings: expected an object, got {_kind(settings)}")
-    transcript = data.get("transcript")
-    if not isinstance(transcript, list):
-        raise ValueError(f"transcript: expected an array, got {_kind(transcript)}")
-    messages: list[dict[str, Any]] = []
-    metas: list[dict[str, Any]] = []
-    evicted: dict[int, int] = {}
-    added: dict[int, int] = {}
-    add_message, add_meta = messages.append, metas.append
-    plain = plain_message
-    usual = _USUAL_RECORD
-    for i, rec in enumerate(transcript):
-        raw_meta: Any = None
-        try:
-            # the record ctxview writes: these six keys and no other (one look-up, not six)
-            if len(rec) != 6 or type(rec) is not dict:
-                raise KeyError
-            rid, msg, ts, usage, added_step, evicted_step = usual(rec)
-        except (KeyError, TypeError):
-            if type(rec) is not dict and not isinstance(rec, dict):
-                raise ValueError(f"transcript[{i}]: expected an object, got {_kind(rec)}") from None
-            get = rec.get
-            rid, msg, ts, usage = get("id"), get("message"), get("timestamp"), get("usage")
-            added_step, evicted_step = get("added_at_step"), get("evicted_at_step")
-            raw_meta = get("meta")
-        if rid != i:
-            raise ValueError(f"transcript[{i}].id: expected {i}, got {rid!r}")
-        # message_problem's fast yes first (100,000 calls); anything else is asked properly
-        if not plain(msg):
-            found = message_problem(msg)
-            if found is not None:
-                raise ValueError(f"transcript[{i}].message{found[0]}: {found[1]}")
-        add_message(msg)
-        meta: dict[str, Any] = (
-            {}
-            if raw_meta is None
-            else raw_meta.copy()
-            if type(raw_meta) is dict
-            else dict(raw_meta)
-            if isinstance(raw_meta, dict)
-            else {}
-        )
-        if isinstance(ts, str):
-            meta["timestamp"] = ts
-        if isinstance(usage, dict):
-            meta["usage"] = usage
-        add_meta(meta)
-        if isinstance(evicted_step, int):
-            evicted[i] = evicted_step
-        if isinstance(added_step, int):
-            added[i] = added_step
-    window = data.get("window")
-    saved_window: list[int] | None = None
-    saved_pinned: list[int] = []
-    cut = False
-    if window is not None:
-        if not isinstance(window, dict) or not isinstance(window.get("ids"), list):
-            raise ValueError("window: expected an object with an array of ids")
-        ids = window["ids"]
-        for k, mid in enumerate(ids):
-            if not isinstance(mid, int) or isinstance(mid, bool) or not 0 <= mid < len(messages):
-                raise ValueError(f"window.ids[{k}]: {mid!r} is not the id of a transcript message")
-        if ids != sorted(set(ids)):
-            raise ValueError("window.ids: ids must be increasing and unique")
-        saved_window = ids
-        cut = bool(window.get("cut", False))
-        pinned = window.get("pinned", [])
-        if not isinstance(pinned, list):
-            raise ValueError(f"window.pinned: expected an array of ids, got {_kind(pinned)}")
-        in_window = set(ids)
-        for k, mid in enumerate(pinned):
-            if not isinstance(mid, int) or isinstance(mid, bool) or mid not in in_window:
-                raise ValueError(
-                    f"window.pinned[{k}]: {mid!r} is not the id of a window message"[:160]
-                )
-        saved_pinned = sorted(set(pinned))
-
-    def opt_int(key: str) -> int | None:
-        v = settings.get(key)
-        if v is None:
-            return None
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"settings.{key}: expected an integer >= 1, got {v!r}"[:160])
-        return v
-
-    system = settings.get("system_prompt", "")
-    validate_system(system, "settings.system_prompt")
-    tools = settings.get("tools") or []
-    if not isinstance(tools, list):
-        raise ValueError(f"settings.tools: expected an array, got {_kind(tools)}")
-    frac = settings.get("low_water_fraction")
-    if frac is not None and (
-        isinstance(frac, bool) or not isinstance(frac, (int, float)) or not 0 < frac <= 1
-    ):
-        raise ValueError(f"settings.low_water_fraction: expected a number in (0, 1], got {frac!r}")
-    strategy = settings.get("strategy")
-    if strategy is not None and (not isinstance(strategy, str) or strategy not in STRATEGIES):
-        raise ValueError(
-            f"settings.strategy: unknown strategy {strategy!r:.80} (a strategy of your own is "
-            "known once registered: ctxview.register_strategy(name, function) before opening; "
-            f"known: {', '.join(STRATEGIES)})"[:300]
-        )
-    editing = settings.get("context_editing")
-    if editing is not None:
-        from ctxview.core.clearing import parse_context_editing
-
-        parse_context_editing(editing, "settings.context_editing")  # ValueError naming the path
-    model = settings.get("model")
-    step = data.get("step")
-    params = settings.get("request_params") or {}
-    if not isinstance(params, dict):
-        raise ValueError(f"settings.request_params: expected an object, got {_kind(params)}")
-    as_sent = settings.get("as_sent")
-    if as_sent is not None and as_sent not in AS_SENT_FORMATS:
-        raise ValueError(
-            f"settings.as_sent: expected null or one of {', '.join(AS_SENT_FORMATS)}, "
-            f"got {as_sent!r}"[:200]
-        )
-    title = data.get("title") if isinstance(data.get("title"), str) else None
-    if as_sent is None and title is not None and title.startswith(PROXY_TITLE):
-        as_sent = "proxy"
-    if as_sent == "proxy" and isinstance(data.get("requests"), list):
-        return _read_old_recording(path, data["requests"])
+    saved = read_document(data)
+    if saved.recorded_requests is not None:
+        return _read_old_recording(path, saved.recorded_requests)
     return LoadedSession(
         path,
         "ctxview",
-        messages,
-        metas,
-        system=system,
-        tools=tools,
-        model=model if isinstance(model, str) else None,
-        max_tokens=opt_int("max_tokens"),
-        max_context_messages=opt_int("max_context_messages"),
-        strategy=strategy if isinstance(strategy, str) else None,
-        max_context_tokens=opt_int("max_context_tokens"),
-        low_water_fraction=float(frac)
-        if isinstance(frac, (int, float)) and not isinstance(frac, bool)
-        else None,
-        context_editing=editing,
-        title=title,
-        request_params=params,
-        saved_window=saved_window,
-        saved_cut=cut,
-        saved_evicted_steps=evicted,
-        saved_added_steps=added,
-        saved_step=step if isinstance(step, int) else None,
-        as_sent_format=as_sent,
-        saved_pinned=saved_pinned,
+        saved.messages,
+        saved.metas,
+        system=saved.system,
+        tools=saved.tools,
+        model=saved.model,
+        max_tokens=saved.max_tokens,
+        max_context_messages=saved.max_context_messages,
+        strategy=saved.strategy,
+        max_context_tokens=saved.max_context_tokens,
+        low_water_fraction=saved.low_water_fraction,
+        context_editing=saved.context_editing,
+        title=saved.title,
+        request_params=saved.request_params,
+        saved_window=saved.window,
+        saved_cut=saved.cut,
+        saved_evicted_steps=saved.evicted_steps,
+        saved_added_steps=saved.added_steps,
+        saved_step=saved.step,
+        as_sent_format=saved.as_sent,
+        saved_pinned=saved.pinned,
     )
 
 

@@ -14,6 +14,7 @@ from ctxview.core.context import (
     DEFAULT_MAX_CONTEXT_TOKENS,
     ConversationContext,
 )
+from ctxview.core.session_file import AS_SENT_FORMATS
 from ctxview.core.transcript import Record, Transcript
 from ctxview.sessions.model import LoadedSession, gc_paused
 from ctxview.sessions.session import Session
@@ -23,8 +24,6 @@ def as_sent_format(session: LoadedSession) -> str | None:
     """The recorded format a session can be shown "as sent" in, or None: Claude Code
     transcripts (JSONL and web ``loglines``), request bodies, ctxview's proxy recordings, and
     ctxview sessions saved from such a view."""
-    from ctxview.sessions.readers import AS_SENT_FORMATS
-
     if session.format in AS_SENT_FORMATS:
         return session.format
     return session.as_sent_format

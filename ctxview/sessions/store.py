@@ -6,7 +6,6 @@ too for the commands and the app that save through this module."""
 from __future__ import annotations
 
 import os
-from datetime import UTC, datetime
 from typing import Any
 
 from ctxview.core.atomic import (
@@ -18,8 +17,9 @@ from ctxview.core.atomic import (
 )
 from ctxview.core.clearing import DEFAULT_EDITING
 from ctxview.core.context import ConversationContext
+from ctxview.core.session_file import document, record_item
+from ctxview.core.session_file import write_session_file as save_session
 from ctxview.core.transcript import Transcript
-from ctxview.sessions.readers import SESSION_FORMAT, SESSION_VERSION
 from ctxview.textfmt import json_text
 
 __all__ = [
@@ -34,56 +34,6 @@ __all__ = [
     "save_session",
     "session_document",
 ]
-
-#: meta keys written as top-level record fields rather than inside "meta"
-_RECORD_FIELDS = ("timestamp", "usage")
-
-
-def record_item(
-    id: int,
-    message: Any,
-    meta: dict[str, Any],
-    added_step: int | None,
-    evicted_step: int | None,
-) -> dict[str, Any]:
-    """One transcript record of a saved session: timestamp and usage are fields of their own,
-    the rest of the message's metadata goes under ``meta`` (left out when empty)."""
-    rest = {k: v for k, v in meta.items() if k not in _RECORD_FIELDS}
-    item: dict[str, Any] = {
-        "id": id,
-        "message": message,
-        "timestamp": meta.get("timestamp"),
-        "usage": meta.get("usage"),
-        "added_at_step": added_step,
-        "evicted_at_step": evicted_step,
-    }
-    if rest:
-        item["meta"] = rest
-    return item
-
-
-def document(
-    *,
-    title: str | None,
-    settings: dict[str, Any],
-    step: int,
-    records: list[dict[str, Any]],
-    window: dict[str, Any],
-    saved_at: str | None = None,
-) -> dict[str, Any]:
-    """The ctxview session document (docs/session-format.md) around its parts: every saved
-    session, a live one or a proxy recording, has this shape. ``saved_at``: now, to the second,
-    unless given."""
-    return {
-        "format": SESSION_FORMAT,
-        "version": SESSION_VERSION,
-        "saved_at": saved_at or datetime.now(UTC).isoformat(timespec="seconds"),
-        "title": title,
-        "settings": settings,
-        "step": step,
-        "transcript": records,
-        "window": window,
-    }
 
 
 def session_document(
@@ -131,14 +81,6 @@ def session_document(
             **({"pinned": context.pinned_ids} if context.pinned_ids else {}),
         },
     )
-
-
-def save_session(
-    path: str | os.PathLike[str], document: dict[str, Any], *, make_parents: bool = True
-) -> None:
-    data = json_text(document, indent=1).encode("utf-8")
-    check_no_api_key(data)
-    atomic_write(path, data, make_parents=make_parents)
 
 
 def save_request(
