@@ -8,10 +8,12 @@ the Java ``_truncateIfNeeded``, exactly).
 from __future__ import annotations
 
 import bisect
+import contextlib
+import errno
 import inspect
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, Self, cast
 
 from ctxview.core.body import request_body
 from ctxview.core.compaction import effective_messages, has_compaction
@@ -32,6 +34,7 @@ from ctxview.core.events import Subscriber
 from ctxview.core.protocol import Problem, check_protocol
 from ctxview.core.strategies import STRATEGY_EDITS, Strategy, StrategyFunction, get_strategy
 from ctxview.core.tokens import estimate_window
+from ctxview.core.transcript import Record, Transcript
 from ctxview.core.window import Entry, Window, json_copy
 
 if TYPE_CHECKING:
@@ -48,6 +51,8 @@ if TYPE_CHECKING:
         ToolUnionParam,
     )
 
+DEFAULT_MAX_CONTEXT_MESSAGES = 20
+DEFAULT_STRATEGY = "seed"
 DEFAULT_MAX_CONTEXT_TOKENS = 200_000
 DEFAULT_LOW_WATER_FRACTION = 0.5
 
@@ -173,14 +178,20 @@ def _answers(message: Mapping[str, Any], uses: set[str]) -> bool:
     )
 
 
+_NO_HISTORY = (
+    "saving needs the context's history: create Transcript(ctx) before the first add (it "
+    "records every message and eviction the session file holds)"
+)
+
+
 class ConversationContext:
     """The agent loop's memory: messages in the Anthropic format, truncated by a strategy."""
 
     def __init__(
         self,
-        max_context_messages: int = 20,
+        max_context_messages: int = DEFAULT_MAX_CONTEXT_MESSAGES,
         system_prompt: str | Iterable[TextBlockParam] = "",
-        strategy: str | Strategy | StrategyFunction = "seed",
+        strategy: str | Strategy | StrategyFunction = DEFAULT_STRATEGY,
         *,
         max_context_tokens: int = DEFAULT_MAX_CONTEXT_TOKENS,
         low_water_fraction: float = DEFAULT_LOW_WATER_FRACTION,
@@ -222,6 +233,9 @@ class ConversationContext:
         self._max_follows_size = False
         #: tool_use ids of pinned assistant messages (their results are pinned when added)
         self._pinned_uses: set[str] = set()
+        #: the session file this context was read from (:meth:`load`): :meth:`save` does not
+        #: replace it unless forced
+        self.loaded_from: str | None = None
 
     # -- observation ---------------------------------------------------------------------------
     # Events are delivered after the change is complete (the window consistent, the strategy
@@ -1076,3 +1090,221 @@ class ConversationContext:
         self._next_id = next_id
         self._step = step if step is not None else next_id
         self._pins_changed()
+
+    # -- saving and reopening ------------------------------------------------------------------
+    def restore_history(
+        self,
+        messages: Sequence[dict[str, Any]],
+        metas: Sequence[dict[str, Any]],
+        window: Sequence[int],
+        *,
+        cut: bool = False,
+        added_steps: Mapping[int, int] | None = None,
+        evicted_steps: Mapping[int, int] | None = None,
+        step: int | None = None,
+        pinned: Sequence[int] = (),
+    ) -> Transcript:
+        """Take a saved session at once: ``messages`` (the whole history, message ``i`` has id
+        ``i``, ``metas[i]`` its metadata), the ``window`` ids (increasing), the ``pinned`` ids,
+        when each message was added and evicted, the last ``step``; no truncation, no event.
+        Returns the history as a :class:`~ctxview.core.transcript.Transcript`, attached.
+
+        For session files (their reader checked the ids); the messages are taken as they are."""
+        kept = set(window)
+        added = added_steps or {}
+        evicted = evicted_steps or {}
+        transcript = Transcript()
+        transcript.restore(
+            [
+                Record(i, msg, added.get(i, i + 1), None if i in kept else evicted.get(i), meta)
+                for i, (msg, meta) in enumerate(zip(messages, metas, strict=True))
+            ],
+            list(window),
+            list(pinned),
+        )
+        self.restore(
+            [(i, messages[i]) for i in window],
+            next_id=len(messages),
+            cut=cut or len(kept) < len(messages),
+            step=step,
+            pinned=pinned,
+        )
+        transcript.attach(self)
+        return transcript
+
+    def replay_history(
+        self,
+        messages: Sequence[dict[str, Any]],
+        metas: Sequence[dict[str, Any]],
+        pinned: Iterable[int] = (),
+    ) -> Transcript:
+        """Add ``messages`` one by one (with their ``metas``) under this context's settings,
+        recorded by a new :class:`~ctxview.core.transcript.Transcript` (returned, attached): a
+        Claude Code compaction starts the conversation again at its summary, and the ids in
+        ``pinned`` are pinned as they come. For session files: the messages are not copied."""
+        from ctxview.core.compaction import claude_code_compaction
+
+        transcript = Transcript(self)
+        add = self.add_message
+        pins = set(pinned)
+        for msg, meta in zip(messages, metas, strict=True):
+            if claude_code_compaction(meta) and len(self):
+                # a Claude Code compaction: the conversation starts again at its summary (the
+                # request model's segments; ``compacted`` in the timeline)
+                mid = self.start_again(msg, meta=meta, copy=False)
+            else:
+                mid = add(msg, meta=meta, copy=False)
+            if mid in pins:  # pinned from the start under these settings too
+                with contextlib.suppress(KeyError, ValueError):
+                    self.pin(mid)
+        return transcript
+
+    def session_document(
+        self,
+        transcript: Transcript | None = None,
+        *,
+        model: str | None = None,
+        max_tokens: int | None = None,
+        system: Any = None,
+        tools: list[Any] | None = None,
+        title: str | None = None,
+        request_params: dict[str, Any] | None = None,
+        as_sent: str | None = None,
+    ) -> dict[str, Any]:
+        """The ctxview session document (docs/session-format.md) of this context and its full
+        history (``transcript``; the one attached last unless given): the settings, every
+        message with when it was added and evicted, the window and its pins, as :meth:`save`
+        writes it. ``system``: this context's system prompt unless given; ``tools``: none
+        unless given; ``as_sent``: the recorded format when the session is shown as it was sent
+        (reopened so)."""
+        from ctxview.core.clearing import DEFAULT_EDITING
+        from ctxview.core.session_file import document, record_item
+
+        history = self.transcript if transcript is None else transcript
+        if not isinstance(history, Transcript):
+            raise ValueError(_NO_HISTORY)
+        records = [
+            record_item(rec.id, rec.message, rec.meta, rec.added_step, rec.evicted_step)
+            for rec in history.records
+        ]
+        settings: dict[str, Any] = {
+            "model": model,
+            "max_tokens": max_tokens,
+            "max_context_messages": self.max_context_messages,
+            "strategy": self.strategy,
+            "max_context_tokens": self.max_context_tokens,
+            "low_water_fraction": self.low_water_fraction,
+            "system_prompt": system if system is not None else self.system_prompt,
+            "tools": tools or [],
+            "request_params": request_params or {},
+        }
+        if as_sent:
+            settings["as_sent"] = as_sent
+        if self.edits_messages or self.context_editing != DEFAULT_EDITING:
+            settings["context_editing"] = self.context_editing.to_dict()
+        pins = self.pinned_ids
+        return document(
+            title=title,
+            settings=settings,
+            step=self.step,
+            records=records,
+            window={
+                "ids": self.window_ids,
+                "cut": self._window.cut,
+                **({"pinned": pins} if pins else {}),
+            },
+        )
+
+    def save(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        model: str = "",
+        max_tokens: int | None = None,
+        tools: Iterable[ToolUnionParam] | None = None,
+        request_params: Mapping[str, Any] | None = None,
+        title: str | None = None,
+        force: bool = False,
+    ) -> None:
+        """Write this context and its full history (``ctx.transcript``: attach a
+        :class:`~ctxview.core.transcript.Transcript` before the first add) to ``path`` in the
+        ctxview session format, which the app opens (``ctxview FILE``) and :meth:`load` reopens
+        as it is now: every message with when it was added and evicted, the window, pins,
+        settings and strategy (by name), the system prompt and tools (this context's unless
+        ``tools`` is given). ``model``, ``max_tokens`` and ``request_params`` are recorded for
+        the next request the app would send.
+
+        The file is written atomically (a crash leaves the old file or the new one, never half)
+        and never with the ANTHROPIC_API_KEY value in it (ValueError, nothing written). The file
+        this context was loaded from is not replaced unless ``force=True``; nor is a directory,
+        FIFO or device, and no folder is created (:class:`~ctxview.core.atomic.WriteRefused`, an
+        ``OSError`` naming the path). ValueError when the context has no history."""
+        from ctxview.core.atomic import WriteRefused, check_output
+        from ctxview.core.session_file import write_session_file
+
+        if not isinstance(self.transcript, Transcript):
+            raise ValueError(_NO_HISTORY)
+        try:
+            check_output(path, (self.loaded_from,), force=force)
+        except WriteRefused as exc:
+            if exc.errno == errno.EEXIST:
+                raise WriteRefused(
+                    os.fspath(path), f"{exc.reason} (save(..., force=True) replaces it)", exc.errno
+                ) from None
+            raise
+        doc = self.session_document(
+            model=model or None,
+            max_tokens=max_tokens,
+            tools=list(self.tools) if tools is None else tools_value(tools),
+            title=title,
+            request_params=dict(request_params or {}),
+        )
+        write_session_file(path, doc, make_parents=False)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Self:
+        """The context saved at ``path`` (by :meth:`save`, the app, or any ctxview session
+        file), reopened as it was saved: the same window, evictions and their steps, pins,
+        settings and strategy (a strategy of your own must be registered under its saved name
+        first), its system prompt and tools; its history is ``ctx.transcript``.
+
+        :class:`~ctxview.core.jsonfile.SessionError` when the file cannot be read or is not a
+        ctxview session: one sentence naming the file and the place (the line and column of
+        bad JSON, the JSON path of a bad value, a newer version, an unknown strategy)."""
+        from ctxview.core.jsonfile import SessionError
+        from ctxview.core.session_file import read_session_file
+
+        spath = os.fspath(path)
+        saved = read_session_file(spath)
+        if saved.recorded_requests is not None:
+            raise SessionError(
+                f"{spath}: is a proxy recording (a list of requests, not one context): "
+                f"open it in the app, ctxview {spath}"
+            )
+        ctx = cls(
+            saved.max_context_messages or DEFAULT_MAX_CONTEXT_MESSAGES,
+            system_text(saved.system),
+            saved.strategy or DEFAULT_STRATEGY,
+            max_context_tokens=saved.max_context_tokens or DEFAULT_MAX_CONTEXT_TOKENS,
+            low_water_fraction=saved.low_water_fraction or DEFAULT_LOW_WATER_FRACTION,
+            context_editing=saved.context_editing,
+            tools=saved.tools,
+        )
+        if isinstance(saved.system, list):
+            # the blocks as saved (cache_control and all): what is sent and counted
+            ctx._window.set_system_prompt(saved.system)
+        if saved.window is not None:
+            ctx.restore_history(
+                saved.messages,
+                saved.metas,
+                saved.window,
+                cut=saved.cut,
+                added_steps=saved.added_steps,
+                evicted_steps=saved.evicted_steps,
+                step=saved.step,
+                pinned=saved.pinned,
+            )
+        else:
+            ctx.replay_history(saved.messages, saved.metas, saved.pinned)
+        ctx.loaded_from = spath
+        return ctx

@@ -11,7 +11,9 @@ from typing import Any
 from ctxview.core.compaction import claude_code_compaction
 from ctxview.core.context import (
     DEFAULT_LOW_WATER_FRACTION,
+    DEFAULT_MAX_CONTEXT_MESSAGES,
     DEFAULT_MAX_CONTEXT_TOKENS,
+    DEFAULT_STRATEGY,
     ConversationContext,
 )
 from ctxview.core.session_file import AS_SENT_FORMATS
@@ -169,12 +171,15 @@ def _replay(
     """
     d = defaults or {}
     max_ = _pick(
-        max_context_messages, session.max_context_messages, d.get("max_context_messages"), 20
+        max_context_messages,
+        session.max_context_messages,
+        d.get("max_context_messages"),
+        DEFAULT_MAX_CONTEXT_MESSAGES,
     )
     if session.format == "request" and max_context_messages is None:
         # a recorded request opens as it was sent: every one of its messages in the window
         max_ = max(max_, len(session.messages))
-    strat = _pick(strategy, session.strategy, d.get("strategy"), "seed")
+    strat = _pick(strategy, session.strategy, d.get("strategy"), DEFAULT_STRATEGY)
     max_tokens = _pick(
         max_context_tokens,
         session.max_context_tokens,
@@ -203,7 +208,6 @@ def _replay(
     if isinstance(session.system, list):
         # keep the blocks (cache_control and all) for the token estimate; text is what is shown
         ctx._window.set_system_prompt(session.system)
-    transcript = Transcript()
     same_settings = (
         max_context_messages in (None, session.max_context_messages)
         and strategy in (None, session.strategy)
@@ -211,38 +215,18 @@ def _replay(
         and low_water_fraction in (None, session.low_water_fraction)
     )
     if session.saved_window is not None and same_settings:
-        window = set(session.saved_window)
-        added, evicted = session.saved_added_steps, session.saved_evicted_steps
-        transcript.restore(
-            [
-                Record(i, msg, added.get(i, i + 1), None if i in window else evicted.get(i), meta)
-                for i, (msg, meta) in enumerate(zip(session.messages, session.metas, strict=True))
-            ],
+        transcript = ctx.restore_history(
+            session.messages,
+            session.metas,
             session.saved_window,
-            session.saved_pinned,
-        )
-        ctx.restore(
-            [(i, session.messages[i]) for i in session.saved_window],
-            next_id=len(session.messages),
-            cut=session.saved_cut or len(window) < len(session.messages),
+            cut=session.saved_cut,
+            added_steps=session.saved_added_steps,
+            evicted_steps=session.saved_evicted_steps,
             step=session.saved_step,
             pinned=session.saved_pinned,
         )
-        transcript.attach(ctx)
         return Session(session, ctx, transcript, True)
-    transcript.attach(ctx)
-    add = ctx.add_message
-    pinned = set(session.saved_pinned)
-    for msg, meta in zip(session.messages, session.metas, strict=True):
-        if claude_code_compaction(meta) and len(ctx):
-            # a Claude Code compaction: the conversation starts again at its summary (the
-            # request model's segments; ``compacted`` in the timeline)
-            mid = ctx.start_again(msg, meta=meta, copy=False)
-        else:
-            mid = add(msg, meta=meta, copy=False)
-        if mid in pinned:  # pinned from the start under the new settings too
-            with contextlib.suppress(KeyError, ValueError):
-                ctx.pin(mid)
+    transcript = ctx.replay_history(session.messages, session.metas, session.saved_pinned)
     return Session(session, ctx, transcript, False)
 
 

@@ -15,7 +15,6 @@ from ctxview.core.atomic import (
     check_output,
     same_file,
 )
-from ctxview.core.clearing import DEFAULT_EDITING
 from ctxview.core.context import ConversationContext
 from ctxview.core.session_file import document, record_item
 from ctxview.core.session_file import write_session_file as save_session
@@ -48,38 +47,19 @@ def session_document(
     request_params: dict[str, Any] | None = None,
     as_sent: str | None = None,
 ) -> dict[str, Any]:
-    """The JSON document of a session (settings, full transcript, live window).
+    """The JSON document of a session (settings, full transcript, live window):
+    :meth:`ConversationContext.session_document <ctxview.core.context.ConversationContext.session_document>`.
 
     ``as_sent``: the recorded format when the session is shown as it was sent (reopened so)."""
-    records = [
-        record_item(rec.id, rec.message, rec.meta, rec.added_step, rec.evicted_step)
-        for rec in transcript.records
-    ]
-    settings: dict[str, Any] = {
-        "model": model,
-        "max_tokens": max_tokens,
-        "max_context_messages": context.max_context_messages,
-        "strategy": context.strategy,
-        "max_context_tokens": context.max_context_tokens,
-        "low_water_fraction": context.low_water_fraction,
-        "system_prompt": system if system is not None else context.system_prompt,
-        "tools": tools or [],
-        "request_params": request_params or {},
-    }
-    if as_sent:
-        settings["as_sent"] = as_sent
-    if context.edits_messages or context.context_editing != DEFAULT_EDITING:
-        settings["context_editing"] = context.context_editing.to_dict()
-    return document(
+    return context.session_document(
+        transcript,
+        model=model,
+        max_tokens=max_tokens,
+        system=system,
+        tools=tools,
         title=title,
-        settings=settings,
-        step=context.step,
-        records=records,
-        window={
-            "ids": context.window_ids,
-            "cut": context._window.cut,
-            **({"pinned": context.pinned_ids} if context.pinned_ids else {}),
-        },
+        request_params=request_params,
+        as_sent=as_sent,
     )
 
 
