@@ -2,6 +2,7 @@
 
     ANTHROPIC_API_KEY=... python examples/agent_loop.py --save run.json "What is 1234 * 5678 + 42?"
     ctxview run.json        # then see what the window held, evicted and sent
+    python examples/agent_loop.py --resume run.json --save run.json "And times 2?"
 
 The SDK reads ``ANTHROPIC_API_KEY`` and ``ANTHROPIC_BASE_URL`` from the environment (the tests run
 this file against a loopback fake of the Messages API). It type-checks under ``mypy --strict``
@@ -16,8 +17,7 @@ import sys
 import anthropic
 from anthropic.types import Message, TextBlockParam, ToolParam, ToolResultBlockParam
 
-import ctxview
-from ctxview import ContextEvent, ConversationContext, ProtocolError, Transcript
+from ctxview import ContextEvent, ConversationContext, ProtocolError, SessionError, Transcript
 
 MAX_TOKENS = 1024
 
@@ -66,13 +66,20 @@ def log_eviction(event: ContextEvent) -> None:
 
 
 def agent(
-    client: anthropic.Anthropic, question: str, *, model: str, max_turns: int = 10
+    client: anthropic.Anthropic,
+    question: str,
+    *,
+    model: str,
+    ctx: ConversationContext | None = None,
+    max_turns: int = 10,
 ) -> tuple[ConversationContext, str]:
-    """Ask ``question`` with the tools; returns the context and the answer's text."""
-    ctx = ConversationContext(
-        max_context_messages=12, system_prompt=SYSTEM, strategy="pair-safe", tools=TOOLS
-    )
-    Transcript(ctx)  # the full history, for ctxview.save: attach it before the first add
+    """Ask ``question`` with the tools, going on in ``ctx`` (a context reopened by
+    ``ConversationContext.load``) or a new one; returns the context and the answer's text."""
+    if ctx is None:
+        ctx = ConversationContext(
+            max_context_messages=12, system_prompt=SYSTEM, strategy="pair-safe", tools=TOOLS
+        )
+        Transcript(ctx)  # the full history, for ctx.save: attach it before the first add
     ctx.subscribe(log_eviction)
     ctx.add_user_message(question)
     answer = ""
@@ -118,17 +125,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("question", nargs="?", default="What is 1234 * 5678 + 42?")
     parser.add_argument("--model", default="claude-sonnet-4-5")
     parser.add_argument("--save", metavar="PATH", help="save the session for ctxview")
+    parser.add_argument("--resume", metavar="PATH", help="go on from a session saved by --save")
     args = parser.parse_args(argv)
+    try:
+        # the window, evictions, pins, settings and tools as they were saved
+        resumed = ConversationContext.load(args.resume) if args.resume else None
+    except SessionError as exc:  # names the file and the place
+        print(f"cannot resume: {exc}", file=sys.stderr)
+        return 2
     client = anthropic.Anthropic()  # ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL
     try:
-        ctx, answer = agent(client, args.question, model=args.model)
+        ctx, answer = agent(client, args.question, model=args.model, ctx=resumed)
     except ProtocolError as exc:
         print(f"not sent: {exc}", file=sys.stderr)
         return 1
     print(answer)
     print(f"[ctxview] window {len(ctx)} messages, ~{ctx.estimated_tokens} tokens", file=sys.stderr)
     if args.save:
-        ctxview.save(ctx, args.save, model=args.model, max_tokens=MAX_TOKENS)
+        # atomic, never the API key; replacing the session it resumed from is said with force
+        ctx.save(args.save, model=args.model, max_tokens=MAX_TOKENS, force=args.save == args.resume)
     return 0
 
 

@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from ctxview.core.content import ContentError
     from ctxview.core.context import ConversationContext, ProtocolError
     from ctxview.core.events import ContextEvent
+    from ctxview.core.jsonfile import SessionError
     from ctxview.core.protocol import Problem, ProtocolReport, check_protocol, check_request
     from ctxview.core.strategies import (
         STRATEGIES,
@@ -42,6 +43,7 @@ _HOME = {
     "Strategy": "strategies",
     "get_strategy": "strategies",
     "register_strategy": "strategies",
+    "SessionError": "jsonfile",
     "Record": "transcript",
     "Transcript": "transcript",
 }
@@ -57,6 +59,7 @@ __all__ = [
     "ProtocolError",
     "ProtocolReport",
     "Record",
+    "SessionError",
     "Strategy",
     "Transcript",
     "Window",

@@ -91,6 +91,42 @@ def test_the_loop_runs_against_the_fake_api(
     assert json.loads(out)["window"]["size"] == 6
 
 
+def test_the_loop_goes_on_from_a_saved_run(
+    fake_api: FakeAPI,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_api.url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-key")
+    fake_api.queue(
+        _message(1, [{"type": "text", "text": "4"}], "end_turn"),
+        _tool_use(2, "multiply", 4, 2),
+        _message(3, [{"type": "text", "text": "8"}], "end_turn"),
+    )
+    example = _load_example()
+    saved = tmp_path / "run.json"
+    assert example.main(["--save", str(saved), "--model", "claude-fake", "2 + 2?"]) == 0
+    first = saved.read_bytes()
+    resumed = ["--resume", str(saved), "--model", "claude-fake", "times 2?"]
+    assert example.main([*resumed, "--save", str(saved)]) == 0
+    assert capsys.readouterr().out.split() == ["4", "8"]
+    # the second run's first request goes on from the saved window, settings and tools
+    sent = fake_api.requests[1]
+    assert [m["content"] for m in sent["messages"][:3]] == [
+        "2 + 2?",
+        [{"type": "text", "text": "4"}],
+        "times 2?",
+    ]
+    assert [t["name"] for t in sent["tools"]] == ["add", "multiply"]
+    ctx = ctxview.load(saved)
+    assert saved.read_bytes() != first and len(ctx) == 6 and ctx.step == 6
+    broken = tmp_path / "broken.json"
+    broken.write_text("{")
+    assert example.main(["--resume", str(broken)]) == 2
+    assert capsys.readouterr().err.startswith(f"cannot resume: {broken}: invalid JSON")
+
+
 def test_the_library_page_shows_the_examples_loop_as_it_is() -> None:
     page = (ROOT / "docs" / "library.md").read_text()
     start = page.index("```python\ndef agent(") + len("```python\n")
