@@ -5,7 +5,9 @@ rebuilds the list on every truncation, as the Java does, so its cost per add gro
 ConversationContext evicts from a deque, amortised O(1) per add. Also the mean window fill
 (window size / max after each add) of each strategy in a tool loop at max 10: the safe
 strategies stay near 1 (they give up a message only to avoid a leading tool_result),
-low-water lower by design (it trims to half of max at once).
+low-water lower by design (it trims to half of max at once). And ``ConversationContext.load`` and
+``save`` of the 100,000-message agent-loop session (10,000 with --quick) beside the app's open
+of the same file (``sessions.open_session``): one reader, so the two should take the same time.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from benchmarks.common import Bench, Figure, report, say, tool_loop
+from benchmarks.common import Bench, Figure, best, report, say, tool_loop
 from ctxview.core.context import ConversationContext
 
 STRATEGIES = ["seed", "pair-safe", "token-budget", "low-water"]
@@ -80,3 +82,24 @@ def run(b: Bench) -> None:
             )
     for strategy, fill in window_fill().items():
         report(Figure(f"mean window fill at max 10, {strategy}", fill, ""))
+    save_and_load(b)
+
+
+def save_and_load(b: Bench) -> None:
+    from ctxview.sessions import open_session
+
+    path = b.agent_loop()
+    n = f"{b.messages:,}"
+    opened, _ = best(lambda: open_session(str(path)), b.runs)
+    loaded, ctx = best(lambda: ConversationContext.load(path), b.runs)
+    report(
+        Figure(
+            f"ConversationContext.load, {n} messages",
+            loaded,
+            "s",
+            note=f"open_session {opened:.2f} s",
+        )
+    )
+    out = b.data / "saved_by_context.json"
+    saved, _ = best(lambda: ctx.save(out), b.runs)
+    report(Figure(f"ConversationContext.save, {n} messages", saved, "s"))
