@@ -18,9 +18,11 @@ from hypothesis import strategies as st
 import ctxview
 from ctxview.core import session_file
 from ctxview.core.atomic import WriteRefused
+from ctxview.core.clearing import ClearToolUses, ContextEditing
 from ctxview.core.context import ConversationContext
 from ctxview.core.jsonfile import SessionError
 from ctxview.core.transcript import Transcript
+from ctxview.sessions import open_session
 from tests.support.agentgen import agent_events
 
 TOOL = {"name": "read_file", "input_schema": {"type": "object", "properties": {}}}
@@ -35,10 +37,12 @@ SYSTEMS = st.sampled_from(
 STRATEGIES = st.sampled_from(
     ["seed", "pair-safe", "token-budget", "low-water", "clear-tool-uses", "clear-thinking"]
 )
+EDITING = st.sampled_from([None, ContextEditing(ClearToolUses(trigger=300, keep=1))])
 
 
-def state(ctx: ConversationContext) -> dict[str, Any]:
-    """Everything a reopened context must hold as the saved one did."""
+def state(ctx: ConversationContext, tools: bool = True) -> dict[str, Any]:
+    """Everything a reopened context must hold as the saved one did (``tools=False``: but its
+    tools, which the app keeps with the session instead)."""
     history = ctx.transcript
     assert isinstance(history, Transcript)
     return {
@@ -54,7 +58,7 @@ def state(ctx: ConversationContext) -> dict[str, Any]:
         "low_water": ctx.low_water_fraction,
         "editing": ctx.context_editing.to_dict(),
         "system": ctx.system_prompt,
-        "tools": ctx.tools,
+        "tools": ctx.tools if tools else None,
         "sent": [m for _, m in ctx.sent_entries()],
         "records": [
             (r.id, r.message, r.added_step, r.evicted_step, r.meta, history.status(r.id))
@@ -89,6 +93,7 @@ def run_events(ctx: ConversationContext, events: list[tuple[str, Any]], pins: se
     max_messages=st.integers(min_value=1, max_value=12),
     max_tokens=st.sampled_from([200_000, 400, 1500]),
     tools=st.booleans(),
+    editing=EDITING,
     pins=st.sets(st.integers(min_value=0, max_value=60), max_size=4),
 )
 def test_a_saved_context_loads_equal_and_goes_on_the_same(
@@ -99,6 +104,7 @@ def test_a_saved_context_loads_equal_and_goes_on_the_same(
     max_messages: int,
     max_tokens: int,
     tools: bool,
+    editing: ContextEditing | None,
     pins: set[int],
 ) -> None:
     ctx = ConversationContext(
@@ -108,6 +114,7 @@ def test_a_saved_context_loads_equal_and_goes_on_the_same(
         max_context_tokens=max_tokens,
         low_water_fraction=0.5,
         tools=[TOOL] if tools else None,
+        context_editing=editing,
     )
     Transcript(ctx)
     run_events(ctx, events, pins)
@@ -115,6 +122,15 @@ def test_a_saved_context_loads_equal_and_goes_on_the_same(
     ctx.save(path)
     back = ConversationContext.load(path)
     assert state(back) == state(ctx)
+    # what the app opens from the file is the same context
+    assert state(open_session(str(path)).context, tools=False) == state(back, tools=False)
+    # a document without its window is replayed under its settings, as the app replays it
+    doc = json.loads(path.read_text())
+    del doc["window"]
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps(doc))
+    replayed = state(ConversationContext.load(bare), tools=False)
+    assert replayed == state(open_session(str(bare)).context, tools=False)
     # the reopened context goes on as the original would
     for c in (ctx, back):
         c.add_user_message("and then?")
