@@ -1245,14 +1245,6 @@ class ConversationContext:
 
         if not isinstance(self.transcript, Transcript):
             raise ValueError(_NO_HISTORY)
-        try:
-            check_output(path, (self.loaded_from,), force=force)
-        except WriteRefused as exc:
-            if exc.errno == errno.EEXIST:
-                raise WriteRefused(
-                    os.fspath(path), f"{exc.reason} (save(..., force=True) replaces it)", exc.errno
-                ) from None
-            raise
         doc = self.session_document(
             model=model or None,
             max_tokens=max_tokens,
@@ -1260,7 +1252,15 @@ class ConversationContext:
             title=title,
             request_params=dict(request_params or {}),
         )
-        write_session_file(path, doc, make_parents=False)
+        try:
+            check_output(path, (self.loaded_from,), force=force)
+            write_session_file(path, doc, make_parents=False)
+        except WriteRefused as exc:
+            # the reason alone is the app's and the commands' (they show the path beside it);
+            # raised out of a library call, it names the file itself
+            spath = os.fspath(path)
+            hint = " (save(..., force=True) replaces it)" if exc.errno == errno.EEXIST else ""
+            raise WriteRefused(spath, f"{spath}: {exc.reason}{hint}", exc.errno or 0) from None
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Self:

@@ -43,7 +43,7 @@ class Transcript:
 
     def attach(self, context: EventSource) -> None:
         """Record ``context``'s events from now on; it becomes ``context.transcript`` (what
-        ``ctxview.save`` saves). ValueError when the context holds messages this empty
+        ``ctx.save`` saves). ValueError when the context holds messages this empty
         transcript never saw: its history would start mid-way, and a session saved from it
         would not reopen (attach before the first add)."""
         if not self.records and context.next_id:

@@ -219,7 +219,9 @@ def test_saving_over_the_file_read_needs_force(tmp_path: Path) -> None:
     ctx.add_user_message("one more")
     with pytest.raises(WriteRefused) as err:
         ctx.save(path)
-    assert "is the input file" in str(err.value) and "force=True" in str(err.value)
+    assert str(err.value) == (
+        f"{path}: is the input file: writing would replace it (save(..., force=True) replaces it)"
+    )
     assert err.value.filename == str(path)
     link = tmp_path / "link.json"
     link.symlink_to(path)  # the same file by another name
@@ -250,8 +252,9 @@ def test_a_failed_save_leaves_the_old_file_whole(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", failing_replace)
-    with pytest.raises(WriteRefused, match="No space left on device"):
+    with pytest.raises(WriteRefused) as err:
         ctx.save(path)
+    assert str(err.value) == f"{path}: No space left on device"
     monkeypatch.undo()
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temp file left
