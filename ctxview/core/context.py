@@ -652,7 +652,9 @@ class ConversationContext:
                 return sorted(group)
             group |= group_of(prev[0])
 
-    def _pins_changed(self) -> None:
+    def _pins_changed(self, settle: bool = True) -> None:
+        """After the pins changed: the tool_use ids whose results are pinned as they come, and
+        (``settle``) the pinned messages at the front of the tail passed to ``held``."""
         window = self._window
         first = self._first_uses(window.first[1]) if window.first is not None else set()
         if not window.pins and not window.held:
@@ -665,7 +667,10 @@ class ConversationContext:
                     str(b["id"]) for b in _blocks(msg) if b.get("type") == "tool_use" and "id" in b
                 )
         self._pinned_uses = uses
-        window.settle()
+        if settle:
+            window.settle()
+        else:  # (a restored window: an unpinned message left in held leaves at the next add)
+            window.released = any(e[0] not in window.pins for e in window.held)
 
     # -- truncation ----------------------------------------------------------------------------
     def _drain(self, reason: str) -> list[int]:
@@ -721,9 +726,10 @@ class ConversationContext:
         window = self._window
         uses = self._first_uses(window.first[1]) if window.first is not None else set()
         if uses:  # the first message's answers in the window are pinned with it from now on
-            changed = [e[0] for e in window if _answers(e[1], uses) and e[0] not in window.pins]
+            answers = [e[0] for e in window if _answers(e[1], uses)]
+            changed = [i for i in answers if i not in window.pins]
             window.pins.update(changed)
-            self._first_pins.update(changed)
+            self._first_pins.update(answers)  # (one the user pinned too: held all the same)
             reason = "pin"
         else:  # ... or no longer: the strategy may drop them (``seed``)
             changed = sorted(self._first_pins & window.pins)
@@ -1111,24 +1117,38 @@ class ConversationContext:
         cut: bool,
         step: int | None = None,
         pinned: Iterable[int] = (),
+        held: Iterable[int] | None = None,
     ) -> None:
         """Set the window as saved (ids and messages, ``pinned`` ids), with no truncation; for
-        session files.
+        session files. ``held``: the pinned messages the strategy had passed (no longer counted
+        against max), as saved; None (a file without them): every pinned message at the front
+        of the window is taken as passed.
 
         The messages are taken as they are (not copied): the reader owns them.
         """
-        self._window.clear()
-        self._window.pins = set(pinned)
+        window = self._window
+        window.clear()
+        window.pins = set(pinned)
         self._compaction_ids = set()
         self._sent = None
+        passed = set(held) if held is not None else set()
         for mid, msg in messages:
-            self._window.append((mid, msg))
+            if mid in passed and window.first is not None:
+                window.held.append((mid, msg))
+            else:
+                window.append((mid, msg))
             if msg.get("role") == "assistant" and has_compaction(msg):
                 self._compaction_ids.add(mid)
         self._window.cut = cut
         self._next_id = next_id
         self._step = step if step is not None else next_id
-        self._pins_changed()
+        first = self._window.first
+        uses = self._first_uses(first[1]) if first is not None else set()
+        # the pinned answers of the first message's tool call are held as they were when added
+        self._first_pins = {
+            mid for mid, msg in messages if mid in self._window.pins and _answers(msg, uses)
+        }
+        self._pins_changed(settle=held is None)
 
     # -- saving and reopening ------------------------------------------------------------------
     def restore_history(
@@ -1142,10 +1162,12 @@ class ConversationContext:
         evicted_steps: Mapping[int, int] | None = None,
         step: int | None = None,
         pinned: Sequence[int] = (),
+        held: Sequence[int] | None = None,
     ) -> Transcript:
         """Take a saved session at once: ``messages`` (the whole history, message ``i`` has id
         ``i``, ``metas[i]`` its metadata), the ``window`` ids (increasing), the ``pinned`` ids,
-        when each message was added and evicted, the last ``step``; no truncation, no event.
+        when each message was added and evicted, the last ``step``, the pinned messages the
+        strategy had passed (``held``: see :meth:`restore`); no truncation, no event.
         Returns the history as a :class:`~ctxview.core.transcript.Transcript`, attached.
 
         For session files (their reader checked the ids); the messages are taken as they are."""
@@ -1167,6 +1189,7 @@ class ConversationContext:
             cut=cut or len(kept) < len(messages),
             step=step,
             pinned=pinned,
+            held=held,
         )
         transcript.attach(self)
         return transcript
@@ -1242,6 +1265,7 @@ class ConversationContext:
         if self.edits_messages or self.context_editing != DEFAULT_EDITING:
             settings["context_editing"] = self.context_editing.to_dict()
         pins = self.pinned_ids
+        held = [e[0] for e in self._window.held]
         return document(
             title=title,
             settings=settings,
@@ -1250,7 +1274,8 @@ class ConversationContext:
             window={
                 "ids": self.window_ids,
                 "cut": self._window.cut,
-                **({"pinned": pins} if pins else {}),
+                # which pinned messages the strategy had passed: reopened exactly there
+                **({"pinned": pins, "held": held} if pins or held else {}),
             },
         )
 
@@ -1348,6 +1373,7 @@ class ConversationContext:
                 evicted_steps=saved.evicted_steps,
                 step=saved.step,
                 pinned=saved.pinned,
+                held=saved.held,
             )
         else:
             ctx.replay_history(saved.messages, saved.metas, saved.pinned)

@@ -129,6 +129,8 @@ class SavedSession:
     cut: bool = False
     #: the ids of the window's pinned messages
     pinned: list[int] = field(default_factory=list)
+    #: the ids of the pinned messages the strategy had passed (None: not saved, older files)
+    held: list[int] | None = None
     #: when each message was added and evicted (transcript ids -> steps), and the last step
     added_steps: dict[int, int] = field(default_factory=dict)
     evicted_steps: dict[int, int] = field(default_factory=dict)
@@ -204,8 +206,8 @@ def _transcript(
     return messages, metas, added, evicted
 
 
-def _window(window: Any, count: int) -> tuple[list[int], bool, list[int]]:
-    """(ids, cut, pinned) of a document's ``window`` over ``count`` transcript messages."""
+def _window(window: Any, count: int) -> tuple[list[int], bool, list[int], list[int] | None]:
+    """(ids, cut, pinned, held) of a document's ``window`` over ``count`` transcript messages."""
     if not isinstance(window, dict) or not isinstance(window.get("ids"), list):
         raise ValueError("window: expected an object with an array of ids")
     ids = window["ids"]
@@ -221,7 +223,17 @@ def _window(window: Any, count: int) -> tuple[list[int], bool, list[int]]:
     for k, mid in enumerate(pinned):
         if not isinstance(mid, int) or isinstance(mid, bool) or mid not in in_window:
             raise ValueError(f"window.pinned[{k}]: {mid!r} is not the id of a window message"[:160])
-    return ids, bool(window.get("cut", False)), sorted(set(pinned))
+    held = window.get("held")
+    if held is not None:
+        if not isinstance(held, list):
+            raise ValueError(f"window.held: expected an array of ids, got {_kind(held)}")
+        for k, mid in enumerate(held):
+            if not isinstance(mid, int) or isinstance(mid, bool) or mid not in in_window:
+                raise ValueError(
+                    f"window.held[{k}]: {mid!r} is not the id of a window message"[:160]
+                )
+        held = sorted(set(held))
+    return ids, bool(window.get("cut", False)), sorted(set(pinned)), held
 
 
 def read_document(data: Any) -> SavedSession:
@@ -244,9 +256,9 @@ def read_document(data: Any) -> SavedSession:
         raise ValueError(f"transcript: expected an array, got {_kind(transcript)}")
     messages, metas, added, evicted = _transcript(transcript)
     window: list[int] | None = None
-    cut, pinned = False, list[int]()
+    cut, pinned, held = False, list[int](), None
     if data.get("window") is not None:
-        window, cut, pinned = _window(data["window"], len(messages))
+        window, cut, pinned, held = _window(data["window"], len(messages))
 
     def opt_int(key: str) -> int | None:
         v = settings.get(key)
@@ -312,6 +324,7 @@ def read_document(data: Any) -> SavedSession:
         window=window,
         cut=cut,
         pinned=pinned,
+        held=held,
         added_steps=added,
         evicted_steps=evicted,
         step=step if isinstance(step, int) else None,

@@ -77,6 +77,8 @@ class LoadedSession:
     as_sent_format: str | None = None
     #: ids the user pinned (``window.pinned``): kept whatever the strategy evicts
     saved_pinned: list[int] = field(default_factory=list)
+    #: ctxview sessions: the pinned ids the strategy had passed (``window.held``; None: not saved)
+    saved_held: list[int] | None = None
     #: proxy recordings: every request of the shown conversation as recorded (the lines of
     #: docs/proxy-recording.md: errors, cut streams and count_tokens calls included)
     exchanges: list[dict[str, Any]] = field(default_factory=list)

@@ -407,6 +407,7 @@ def _read_ctxview(path: str, text: str, data: Any) -> LoadedSession:
         saved_step=saved.step,
         as_sent_format=saved.as_sent,
         saved_pinned=saved.pinned,
+        saved_held=saved.held,
     )
 
 

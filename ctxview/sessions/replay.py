@@ -224,6 +224,7 @@ def _replay(
             evicted_steps=session.saved_evicted_steps,
             step=session.saved_step,
             pinned=session.saved_pinned,
+            held=session.saved_held,
         )
         return Session(session, ctx, transcript, True)
     transcript = ctx.replay_history(session.messages, session.metas, session.saved_pinned)

@@ -87,7 +87,7 @@ def run_events(ctx: ConversationContext, events: list[tuple[str, Any]], pins: se
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
-    events=agent_events(),
+    events=agent_events(opening_call=True),
     system=SYSTEMS,
     strategy=STRATEGIES,
     max_messages=st.integers(min_value=1, max_value=12),
@@ -131,10 +131,17 @@ def test_a_saved_context_loads_equal_and_goes_on_the_same(
     bare.write_text(json.dumps(doc))
     replayed = state(ConversationContext.load(bare), tools=False)
     assert replayed == state(open_session(str(bare)).context, tools=False)
-    # the reopened context goes on as the original would
+    # the reopened context goes on as the original would: adds, unpins, another strategy
     for c in (ctx, back):
         c.add_user_message("and then?")
         c.add_assistant_message("more")
+    assert state(back) == state(ctx)
+    for mid in ctx.pinned_ids:
+        assert back.unpin(mid) == ctx.unpin(mid)
+    assert state(back) == state(ctx)
+    for c in (ctx, back):
+        c.set_strategy("seed")
+        c.add_user_message("last")
     assert state(back) == state(ctx)
 
 
@@ -288,3 +295,50 @@ def test_saving_needs_the_history(tmp_path: Path) -> None:
     Transcript(ctx)
     with pytest.raises(ValueError, match="no longer its context's history"):
         ctxview.save(first, tmp_path / "x.json")
+
+
+OPENING_CALL = [
+    {
+        "role": "assistant",
+        "content": [{"type": "tool_use", "id": "t0", "name": "read", "input": {}}],
+    },
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t0", "content": "ok"}]},
+    {"role": "user", "content": "go on"},
+]
+
+
+def _reopened(tmp_path: Path, ctx: ConversationContext) -> ConversationContext:
+    ctx.save(tmp_path / "reopened.json")
+    back = ConversationContext.load(tmp_path / "reopened.json")
+    assert state(back) == state(ctx)
+    return back
+
+
+def test_a_pinned_message_the_strategy_has_not_passed_reopens_counted(tmp_path: Path) -> None:
+    # the answer to the first message's call is pinned as it comes, and still counted against
+    # max until the strategy passes it: reopened, it is where it was
+    ctx = ConversationContext(3, strategy="low-water")
+    Transcript(ctx)
+    for message in OPENING_CALL:
+        ctx.add_message(message)
+    back = _reopened(tmp_path, ctx)
+    assert json.loads((tmp_path / "reopened.json").read_text())["window"]["held"] == []
+    for c in (ctx, back):
+        c.add_user_message("and then?")
+        c.add_assistant_message("more")
+    assert back.window_ids == ctx.window_ids == [0, 1, 3, 4]
+
+
+def test_an_answer_to_the_first_call_stays_pinned_under_a_pair_keeping_strategy(
+    tmp_path: Path,
+) -> None:
+    ctx = ConversationContext(4, strategy="seed")
+    Transcript(ctx)
+    for message in OPENING_CALL:
+        ctx.add_message(message)
+    ctx.pin(1)  # pinned by hand under seed, then held as the first call's answer
+    ctx.set_strategy("pair-safe")
+    back = _reopened(tmp_path, ctx)
+    assert ctx.unpin(1) == back.unpin(1)
+    assert 1 in ctx.pinned_ids  # unpinned, pair-safe could drop it and send t0 unanswered
+    assert state(back) == state(ctx)
