@@ -662,3 +662,23 @@ def redact_value(value: Any) -> tuple[Any, Redactions]:
         return v
 
     return walk(value), total
+
+
+def changed_thinking(before: Any, after: Any) -> list[str]:
+    """Where a redaction changed a thinking block of a request body's messages
+    (``messages.N.content.M``): the API checks a thinking block against its signature, and
+    rejects a changed one (``Invalid `signature` in `thinking` block``)."""
+    places: list[str] = []
+    old = before.get("messages") if isinstance(before, dict) else before
+    new = after.get("messages") if isinstance(after, dict) else after
+    if not isinstance(old, list) or not isinstance(new, list):
+        return places
+    for n, (a, b) in enumerate(zip(old, new, strict=False)):
+        blocks_a = a.get("content") if isinstance(a, dict) else None
+        blocks_b = b.get("content") if isinstance(b, dict) else None
+        if not isinstance(blocks_a, list) or not isinstance(blocks_b, list):
+            continue
+        for m, (x, y) in enumerate(zip(blocks_a, blocks_b, strict=False)):
+            if isinstance(x, dict) and x.get("type") == "thinking" and x != y:
+                places.append(f"messages.{n}.content.{m}")
+    return places
