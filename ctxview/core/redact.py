@@ -642,14 +642,45 @@ def redact_text(text: str) -> tuple[str, Redactions]:
     return "".join(out), redactions
 
 
-def redact_value(value: Any) -> tuple[Any, Redactions]:
+class RedactMemo:
+    """Texts already redacted, for a caller that sees the same texts again and again (the
+    proxy's recording: every request of a conversation repeats its history): a text is looked
+    up instead of scanned. Bounded: past ``max_chars`` of texts held, the oldest go."""
+
+    #: shorter texts are scanned again (cheaper than holding them)
+    SHORTEST = 256
+
+    def __init__(self, max_chars: int = 32_000_000) -> None:
+        self.max_chars = max_chars
+        self._held = 0
+        self._texts: dict[str, tuple[str, dict[str, int]]] = {}
+
+    def redact(self, text: str) -> tuple[str, Redactions]:
+        if len(text) < self.SHORTEST:
+            return redact_text(text)
+        known = self._texts.get(text)
+        if known is None:
+            new, found = redact_text(text)
+            self._texts[text] = (new, found.counts)
+            self._held += len(text)
+            while self._held > self.max_chars and self._texts:
+                oldest = next(iter(self._texts))
+                self._held -= len(oldest)
+                del self._texts[oldest]
+            return new, found
+        return known[0], Redactions(dict(known[1]))
+
+
+def redact_value(value: Any, memo: RedactMemo | None = None) -> tuple[Any, Redactions]:
     """A JSON value with every string redacted (dict keys kept as they are), as a new value:
-    ``value`` itself is never changed. Numbers, booleans and ``None`` pass through."""
+    ``value`` itself is never changed. Numbers, booleans and ``None`` pass through. ``memo``:
+    texts redacted before, looked up rather than scanned again."""
     total = Redactions()
+    one = memo.redact if memo is not None else redact_text
 
     def walk(v: Any) -> Any:
         if isinstance(v, str):
-            new, found = redact_text(v)
+            new, found = one(v)
             if found.counts:
                 total.merge(found)
             return new

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxview.core.redact import Redactions, redact_text, redact_value
+from ctxview.core.redact import Redactions, RedactMemo, redact_text, redact_value
 from tests.support.secrets import lookalikes, secrets
 
 SECRETS = secrets()
@@ -171,3 +171,13 @@ def test_redact_value_changes_only_strings_and_is_idempotent(value):
     assert twice == once
     assert again.total == 0
     assert found.total == json.dumps(once).count("[REDACTED:") - before.count("[REDACTED:")
+
+
+def test_a_memo_gives_what_a_scan_gives_and_holds_no_more_than_its_bound():
+    long_texts = [f"{'x' * 300} {s.text} {i}" for i, s in enumerate(SECRETS)]
+    value = [{"text": t, "again": t} for t in long_texts]
+    memo = RedactMemo(max_chars=2_000)
+    for _ in range(2):
+        assert redact_value(value, memo) == redact_value(value)
+    assert sum(map(len, memo._texts)) <= 2_000
+    assert memo._held == sum(map(len, memo._texts))
