@@ -685,14 +685,45 @@ def redact_value(value: Any, memo: RedactMemo | None = None) -> tuple[Any, Redac
                 total.merge(found)
             return new
         if isinstance(v, dict):
-            return {k: walk(item) for k, item in v.items()}
+            return {
+                k: named(k, item) if isinstance(item, str) else walk(item) for k, item in v.items()
+            }
         if isinstance(v, list):
             return [walk(item) for item in v]
         if isinstance(v, tuple):
             return tuple(walk(item) for item in v)
         return v
 
+    def named(key: Any, v: str) -> str:
+        # ``{"password": "hunter2hunter"}`` (a tool's input, a config read as JSON): the key
+        # says what the value is, as the name of a ``.env`` line does
+        new: str = walk(v)
+        if new is v and isinstance(key, str) and _names_a_secret(key) and _is_secret_value(v):
+            total.add("secret-assignment")
+            return MARKER.format(kind="secret-assignment")
+        return new
+
     return walk(value), total
+
+
+def _names_a_secret(key: str) -> bool:
+    """A JSON key that names a secret (the keyword plugin's words: ``password``, ``api_key``,
+    ``client_secret``…), not a setting about one (``password_min_length``)."""
+    if _secret_word().search(key) is None and _TOKEN_KEY.search(key) is None:
+        return False
+    return not _names_a_setting(key)
+
+
+#: what the keyword plugin's words leave out: ``token``, ``access_token``, ``authToken``,
+#: ``apikey`` (a key that ends so; ``tokenizer``, ``max_tokens`` do not)
+_TOKEN_KEY = re.compile(r"(?:token|apikey|api-key)$", re.IGNORECASE)
+
+
+@lru_cache(maxsize=1)
+def _secret_word() -> re.Pattern[str]:
+    from detect_secrets.plugins import keyword
+
+    return re.compile("|".join(keyword.DENYLIST), re.IGNORECASE)
 
 
 def changed_thinking(before: Any, after: Any) -> list[str]:

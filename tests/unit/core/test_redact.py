@@ -181,3 +181,26 @@ def test_a_memo_gives_what_a_scan_gives_and_holds_no_more_than_its_bound():
         assert redact_value(value, memo) == redact_value(value)
     assert sum(map(len, memo._texts)) <= 2_000
     assert memo._held == sum(map(len, memo._texts))
+
+
+def test_a_value_under_a_key_that_names_a_secret_is_redacted():
+    value = {
+        "password": "Xk29fjq8LmQ2",
+        "x": {"client_secret": "zz9Qx7Lm2Pq", "access_token": "tok3nV4lue99"},
+        # about a secret, a reference to one, a placeholder, not one
+        "password_min_length": "12",
+        "secret_type": "Stripe Access Key",
+        "api_key": "OPENAI_API_KEY",
+        "token": "${GH_TOKEN}",
+        "tokenizer": "cl100k_base",
+        "token_type": "Bearer",
+        "user": "bob",
+        "pw": ["hunter2hunter"],  # in a list: no name says what it is
+    }
+    redacted, found = redact_value(value)
+    marker = "[REDACTED:secret-assignment]"
+    assert redacted == value | {
+        "password": marker,
+        "x": {"client_secret": marker, "access_token": marker},
+    }
+    assert found.counts == {"secret-assignment": 3}
