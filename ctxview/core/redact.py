@@ -22,7 +22,8 @@ from __future__ import annotations
 import bisect
 import importlib
 import re
-from collections.abc import Callable, Iterable
+import string
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -99,6 +100,12 @@ class _Detector:
     #: plugins a line at a time (their ``\s*``, ``[^\v'"]*`` would run across lines), and
     #: the keyword plugin's case-blind alternations cost ~0.3 s a megabyte where they run
     per_line: bool = False
+    #: a quick test of the text (a line) before the regex runs: the regex cannot match where
+    #: this finds nothing (the plugin's regex starts with a character class, costly to scan)
+    gate: re.Pattern[str] | None = None
+    #: where a match can begin, found in the lowered text: the regex is tried there alone
+    #: (the keyword plugin's regexes begin with their words, in any case)
+    starts: re.Pattern[str] | None = None
 
 
 _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
@@ -385,12 +392,14 @@ def _detectors() -> tuple[_Detector, ...]:
                     check=check,
                     extend=extend,
                     not_after=not_after,
+                    gate=_GATES.get(name),
                     per_line=True,
                 )
             )
     for kind, pattern, triggers in _GENERIC:
         found.append(_Detector(kind, re.compile(pattern), triggers, generic=True))
     # the keyword plugin's quoted assignments (``password = "..."``, ``"api_key": "..."``)
+    words = re.compile("|".join(keyword.DENYLIST))
     for regex, group in keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP.items():
         found.append(
             _Detector(
@@ -401,6 +410,8 @@ def _detectors() -> tuple[_Detector, ...]:
                 check=_is_secret_value,
                 generic=True,
                 per_line=True,
+                # all but ``"value" == password`` begin with the word
+                starts=words if regex.pattern.startswith("(" + keyword.DENYLIST[0]) else None,
             )
         )
     found.append(
@@ -420,8 +431,34 @@ def _detectors() -> tuple[_Detector, ...]:
 _KEYWORD_TRIGGERS = ("key", "pass", "pwd", "secret", "contrase")
 
 
-def _secret_spans(det: _Detector, text: str) -> Iterable[tuple[int, int]]:
-    for m in det.regex.finditer(text):
+#: the plugins whose regex starts with a character class, and a cheap test that must hold for
+#: it to match (a literal first character, searched fast)
+_GATES = {
+    # ``[MNO]…{23,25}\.{6}\.{27}``: the six characters between two dots
+    "DiscordBotTokenDetector": re.compile(r"\.[a-zA-Z0-9_-]{6}\."),
+    # ``\d{8,10}:{35}``: the 35 after the colon
+    "TelegramBotTokenDetector": re.compile(r":[0-9A-Za-z_-]{35}"),
+}
+
+
+def _matches(det: _Detector, text: str, lowered: str) -> Iterator[re.Match[str]]:
+    if det.gate is not None and det.gate.search(text) is None:
+        return
+    if det.starts is None:
+        yield from det.regex.finditer(text)
+        return
+    done = 0
+    for start in det.starts.finditer(lowered):
+        if start.start() < done:
+            continue
+        m = det.regex.match(text, start.start())
+        if m is not None:
+            done = m.end()
+            yield m
+
+
+def _secret_spans(det: _Detector, text: str, lowered: str) -> Iterable[tuple[int, int]]:
+    for m in _matches(det, text, lowered):
         if det.group is not None:
             groups: Iterable[int] = (det.group,)
         elif m.re.groups and det.kind != "private-key":
@@ -574,6 +611,7 @@ class _Taken:
         self.spans.insert(i, span)
 
 
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 #: the shortest text a detector can find a secret in (``a://b:c@``: 8 characters)
 _SHORTEST = 8
 _ALL_BASE64 = re.compile(r"[A-Za-z0-9+/=\r\n]*")
@@ -586,6 +624,9 @@ def _find(text: str) -> list[tuple[int, int, str]]:
         # run in it would be inside the blob (see _in_blob), and none of the rest can match
         return []
     lowered = text.lower()
+    if len(lowered) != len(text):
+        # a character whose lower case is longer (``İ``): positions must stay those of ``text``
+        lowered = text.translate(_ASCII_LOWER)
     plan = _plan()
     # most texts hold no trigger at all: one look for each, and done
     present = [t for t in plan.any_case if t in lowered]
@@ -599,15 +640,17 @@ def _find(text: str) -> list[tuple[int, int, str]]:
         det = plan.detectors[i]
         into = generic if det.generic else specific
         if not det.per_line:
-            into.extend((start, end, det.kind) for start, end in _secret_spans(det, text))
+            into.extend((start, end, det.kind) for start, end in _secret_spans(det, text, lowered))
             continue
         if det.triggers not in lines:
             lines[det.triggers] = _lines_holding(text, lowered, det.triggers)
         for line_start, line_end in lines[det.triggers]:
-            line = text[line_start:line_end] if line_end - line_start < len(text) else text
+            whole = line_end - line_start == len(text)
+            line = text if whole else text[line_start:line_end]
+            low = lowered if whole else lowered[line_start:line_end]
             into.extend(
                 (line_start + start, line_start + end, det.kind)
-                for start, end in _secret_spans(det, line)
+                for start, end in _secret_spans(det, line, low)
             )
     if not specific and not generic:
         return []
@@ -625,21 +668,36 @@ def _find(text: str) -> list[tuple[int, int, str]]:
     return [span for span in taken.spans if span[2]]
 
 
+#: texts up to this long have their spans remembered (most of a session's strings, by count)
+_SHORT_TEXT = 64
+
+
+@lru_cache(maxsize=8192)
+def _find_short(text: str) -> list[tuple[int, int, str]]:
+    return _find(text)
+
+
 def redact_text(text: str) -> tuple[str, Redactions]:
     """``text`` with every secret found replaced by ``[REDACTED:kind]``, and what was replaced."""
-    found = _find(text)
     redactions = Redactions()
+    return _replaced(text, redactions), redactions
+
+
+def _replaced(text: str, into: Redactions) -> str:
+    """``text`` redacted, what was added to ``into`` (the text itself when nothing was found)."""
+    # short texts repeat (roles, block types, model names, paths, versions): remembered
+    found = _find_short(text) if len(text) <= _SHORT_TEXT else _find(text)
     if not found:
-        return text, redactions
+        return text
     out: list[str] = []
     at = 0
     for start, end, kind in found:
         out.append(text[at:start])
         out.append(MARKER.format(kind=kind))
-        redactions.add(kind)
+        into.add(kind)
         at = end
     out.append(text[at:])
-    return "".join(out), redactions
+    return "".join(out)
 
 
 class RedactMemo:
@@ -655,20 +713,25 @@ class RedactMemo:
         self._held = 0
         self._texts: dict[str, tuple[str, dict[str, int]]] = {}
 
-    def redact(self, text: str) -> tuple[str, Redactions]:
+    def replaced(self, text: str, into: Redactions) -> str:
+        """As :func:`_replaced`, looked up when seen before."""
         if len(text) < self.SHORTEST:
-            return redact_text(text)
+            return _replaced(text, into)
         known = self._texts.get(text)
         if known is None:
-            new, found = redact_text(text)
+            found = Redactions()
+            new = _replaced(text, found)
             self._texts[text] = (new, found.counts)
             self._held += len(text)
             while self._held > self.max_chars and self._texts:
                 oldest = next(iter(self._texts))
                 self._held -= len(oldest)
                 del self._texts[oldest]
-            return new, found
-        return known[0], Redactions(dict(known[1]))
+            into.merge(found)
+            return new
+        for kind, n in known[1].items():
+            into.add(kind, n)
+        return known[0]
 
 
 def redact_value(value: Any, memo: RedactMemo | None = None) -> tuple[Any, Redactions]:
@@ -676,14 +739,11 @@ def redact_value(value: Any, memo: RedactMemo | None = None) -> tuple[Any, Redac
     ``value`` itself is never changed. Numbers, booleans and ``None`` pass through. ``memo``:
     texts redacted before, looked up rather than scanned again."""
     total = Redactions()
-    one = memo.redact if memo is not None else redact_text
+    one = memo.replaced if memo is not None else _replaced
 
     def walk(v: Any) -> Any:
         if isinstance(v, str):
-            new, found = one(v)
-            if found.counts:
-                total.merge(found)
-            return new
+            return one(v, total)
         if isinstance(v, dict):
             return {
                 k: named(k, item) if isinstance(item, str) else walk(item) for k, item in v.items()
@@ -698,7 +758,7 @@ def redact_value(value: Any, memo: RedactMemo | None = None) -> tuple[Any, Redac
         # ``{"password": "hunter2hunter"}`` (a tool's input, a config read as JSON): the key
         # says what the value is, as the name of a ``.env`` line does
         new: str = walk(v)
-        if new is v and isinstance(key, str) and _names_a_secret(key) and _is_secret_value(v):
+        if isinstance(key, str) and _names_a_secret(key) and new == v and _is_secret_value(v):
             total.add("secret-assignment")
             return MARKER.format(kind="secret-assignment")
         return new
@@ -706,6 +766,7 @@ def redact_value(value: Any, memo: RedactMemo | None = None) -> tuple[Any, Redac
     return walk(value), total
 
 
+@lru_cache(maxsize=4096)
 def _names_a_secret(key: str) -> bool:
     """A JSON key that names a secret (the keyword plugin's words: ``password``, ``api_key``,
     ``client_secret``…), not a setting about one (``password_min_length``)."""

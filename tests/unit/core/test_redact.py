@@ -204,3 +204,11 @@ def test_a_value_under_a_key_that_names_a_secret_is_redacted():
         "x": {"client_secret": marker, "access_token": marker},
     }
     assert found.counts == {"secret-assignment": 3}
+
+
+def test_a_value_named_a_secret_is_redacted_when_the_memo_has_seen_it():
+    memo = RedactMemo()
+    value = {"password": "Q" + "x9" * 200}  # long enough to be remembered
+    for _ in range(2):
+        assert redact_value(value, memo) == redact_value(value)
+        assert redact_value(value, memo)[0] == {"password": "[REDACTED:secret-assignment]"}
