@@ -87,6 +87,10 @@ class ProxyApp(ShellApp):
     #requests { height: 1fr; }
     #detail { height: auto; max-height: 40%; padding: 0 1; border-top: solid $primary; }
     """
+    #: replace secrets in the recording (``--no-redact``: False); what was, once it closes
+    redact_secrets = True
+    redactions: Any = None
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+q", "quit", "quit"),
         Binding("j", "step(1)", "next"),
@@ -174,6 +178,7 @@ class ProxyApp(ShellApp):
             recent=0,
         )
         self._proxy = proxy
+        proxy.log.redact_secrets = self.redact_secrets
         try:
             host, port = await proxy.start(self.host, self.port)
         except OSError as exc:
@@ -188,6 +193,7 @@ class ProxyApp(ShellApp):
         self._snapshots.put(ProxyStarted(host, port))
         await self._stop.wait()
         await proxy.close()
+        self.redactions = proxy.log.redactions
 
     # -- the reader: records in, frozen snapshots out ---------------------------------------------
     @work(thread=True, exclusive=True, group="reader", description="proxy reader")

@@ -73,6 +73,22 @@ def add_output_args(p: argparse.ArgumentParser, what: str) -> None:
     )
 
 
+def add_redact_args(p: argparse.ArgumentParser, default: bool, what: str) -> None:
+    """``--redact`` / ``--no-redact``: secrets in the output replaced by ``[REDACTED:kind]``
+    (docs/redaction.md); ``what`` says what is redacted and why the default is what it is."""
+    p.add_argument(
+        "--redact",
+        action=argparse.BooleanOptionalAction,
+        default=default,
+        help=what,
+    )
+
+
+def redaction_said(redactions: Any) -> None:
+    """The count of what was redacted, one line on stderr (the output may be stdout)."""
+    print(f"ctxview: {redactions.note()}", file=sys.stderr)
+
+
 def output_problem(args: argparse.Namespace, *inputs: str | None) -> str | None:
     """Why ``args.output`` cannot be written (one line naming it), or None: a directory, FIFO or
     device, a missing folder (never created), or one of ``inputs`` without ``--force``

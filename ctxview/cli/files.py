@@ -11,12 +11,14 @@ from ctxview.cli.common import (
     EXIT_PROBLEMS,
     EXIT_UNREADABLE,
     add_output_args,
+    add_redact_args,
     add_window_args,
     config_used,
     err,
     formats,
     load_replay,
     output_problem,
+    redaction_said,
     say_config_used,
     unreadable,
 )
@@ -37,6 +39,13 @@ def add_parsers(sub: Any) -> None:
         help="with --strategy clear-tool-uses or clear-thinking: the full messages plus the "
         "context_management block (the API edits them) instead of the edited messages",
     )
+    add_redact_args(
+        exp,
+        False,
+        "replace secrets (API keys, tokens, private keys, passwords) in the body by "
+        "[REDACTED:kind] and print their count (off by default: the body is meant to be sent "
+        "to the API again; see docs/redaction.md)",
+    )
     rep = sub.add_parser(
         "repair",
         help="apply the minimal fix of every protocol error and write the repaired file "
@@ -48,6 +57,13 @@ def add_parsers(sub: Any) -> None:
     rep.add_argument("--dry-run", action="store_true", help="list the fixes, write nothing")
     rep.add_argument(
         "--json", action="store_true", help="print the fixes as one JSON object on stdout"
+    )
+    add_redact_args(
+        rep,
+        False,
+        "replace secrets (API keys, tokens, private keys, passwords) in the written file by "
+        "[REDACTED:kind] and print their count (off by default: the file is meant to be sent "
+        "to the API again; see docs/redaction.md)",
     )
     dif = sub.add_parser(
         "diff", help="compare two requests (or two sessions' final windows) block by block"
@@ -80,6 +96,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     body = rep.request_body(
         cfg.as_defaults(), args.model, context_management=args.context_management
     )
+    redactions = None
+    if args.redact:
+        body, redactions = _redacted(body, args.file)
     try:
         if args.output:
             save_request(args.output, body)
@@ -96,6 +115,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.output:
         n = len(body["messages"])
         print(f"wrote {visible(args.output)} ({plural(n, 'message')})", file=sys.stderr)
+    if redactions is not None:
+        redaction_said(redactions)
     # the same contract as inspect: a window the API would reject is exit 1 (the body is written)
     errors = [p for p in rep.protocol_problems() if p.severity == "error"]
     if errors:
@@ -130,13 +151,25 @@ def cmd_repair(args: argparse.Namespace) -> int:
     ]
     wrote: str | None = None
     unchanged = (  # the input itself (--force) with nothing to fix: left as it is
-        args.output is not None and not result.fixes and same_file(args.output, args.file)
+        args.output is not None
+        and not result.fixes
+        and not args.redact
+        and same_file(args.output, args.file)
     )
+    redactions = None
     if not args.dry_run and not unchanged and (args.output or not args.json):
+        from ctxview.sessions.readers import SESSION_FORMAT
         from ctxview.sessions.store import atomic_write, check_no_api_key
 
+        document = repaired.document
+        if args.redact:
+            document, redactions = _redacted(document, args.file)
+            if isinstance(document, dict) and document.get("format") == SESSION_FORMAT:
+                # a session file has room for the note (a request body has none: the API
+                # refuses a field it does not know)
+                document = {**document, "redacted": redactions.to_json()}
         try:
-            text = json_text(repaired.document, indent=2) + "\n"
+            text = json_text(document, indent=2) + "\n"
             check_no_api_key(text.encode("utf-8"), "the repaired file")
         except ValueError as exc:  # the API key in the text; NaN (never written)
             err(f"{args.file}: not written: {exc}")
@@ -159,6 +192,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
         report["output"] = wrote
         report["skipped"] = args.skipped
         report["config_used"] = args.config_used
+        report["redacted"] = redactions.to_json() if redactions is not None else None
         sys.stdout.write(json_text(report) + "\n")
     else:
         out = sys.stdout if args.dry_run else sys.stderr
@@ -175,7 +209,23 @@ def cmd_repair(args: argparse.Namespace) -> int:
             f"wrote {visible(wrote)} ({repaired.format}, {n} fix{'es' if n != 1 else ''})",
             file=sys.stderr,
         )
+    if redactions is not None:
+        redaction_said(redactions)
     return EXIT_OK if result.valid else EXIT_PROBLEMS
+
+
+def _redacted(document: Any, source: str) -> tuple[Any, Any]:
+    """``document`` with its secrets redacted, and what was; a warning for each thinking block
+    a redaction changed (the API rejects it: its signature no longer matches)."""
+    from ctxview.core.redact import changed_thinking, redact_value
+
+    redacted, redactions = redact_value(document)
+    for place in changed_thinking(document, redacted):
+        err(
+            f"warning: {source}: {place}: a secret was redacted in a thinking block: the API "
+            "rejects a changed thinking block (its signature no longer matches)"
+        )
+    return redacted, redactions
 
 
 def cmd_diff(args: argparse.Namespace) -> int:

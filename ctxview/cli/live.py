@@ -10,7 +10,13 @@ import signal
 import sys
 from typing import Any
 
-from ctxview.cli.common import EXIT_OK, EXIT_UNREADABLE, positive_int
+from ctxview.cli.common import (
+    EXIT_OK,
+    EXIT_UNREADABLE,
+    add_redact_args,
+    positive_int,
+    redaction_said,
+)
 from ctxview.textfmt import json_text, one_line, visible
 
 
@@ -54,6 +60,12 @@ def add_parsers(sub: Any) -> None:
         help="append every request to FILE (a log of requests, JSON Lines; see "
         "docs/proxy-recording.md) as it ends; a crash loses only the requests in flight. "
         "FILE is new or an earlier recording; its folder must exist",
+    )
+    add_redact_args(
+        px,
+        True,
+        "replace secrets (API keys, tokens, private keys, passwords) in what is recorded by "
+        "[REDACTED:kind] (on by default; --no-redact keeps them; see docs/redaction.md)",
     )
     px.add_argument(
         "--upstream-timeout",
@@ -129,7 +141,10 @@ def cmd_proxy(args: argparse.Namespace) -> int:
         record=args.record,
         upstream_timeout=args.upstream_timeout,
     )
+    app.redact_secrets = args.redact
     rc = app.run()
+    if args.record and args.redact and app.redactions is not None:
+        redaction_said(app.redactions)
     if app.start_error:
         _err(app.start_error)
         return EXIT_UNREADABLE
@@ -153,6 +168,7 @@ async def _run_headless(args: argparse.Namespace, upstream: str) -> int:
         upstream_timeout=args.upstream_timeout,
         recent=0,
     )
+    proxy.log.redact_secrets = args.redact
     try:
         host, port = await proxy.start(args.host, args.port)
     except OSError as exc:
@@ -172,6 +188,8 @@ async def _run_headless(args: argparse.Namespace, upstream: str) -> int:
             loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     await proxy.close()
+    if args.record and args.redact:
+        redaction_said(proxy.log.redactions)
     if proxy.save_error:
         _err(proxy.save_error)
         return EXIT_UNREADABLE

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from ctxview.core.redact import Redactions, RedactMemo, redact_value
 from ctxview.sessions.fileio import file_kind
 from ctxview.sessions.proxylog import (
     LOG_FORMAT,
@@ -179,6 +180,9 @@ class RecordLog:
     (flushed, so a crash of the proxy loses only requests still in flight; fsync at close) and
     handed to ``on_record``. ``path`` None: no file, the rest as well."""
 
+    #: replace secrets in what is recorded (``proxy --record``; ``--no-redact`` turns it off)
+    redact_secrets = True
+
     def __init__(
         self,
         path: str | None,
@@ -191,6 +195,9 @@ class RecordLog:
         self.error: str | None = None
         self.written = 0
         self._secrets = Secrets()
+        #: what the recording's redaction replaced so far (this run)
+        self.redactions = Redactions()
+        self._memo = RedactMemo()
         self._conversations = Conversations()
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._file: Any = None
@@ -213,6 +220,8 @@ class RecordLog:
                 "version": LOG_VERSION,
                 "upstream": self.upstream,
                 "started_at": now_iso(),
+                # this run's records had their secrets replaced by [REDACTED:kind]
+                "redact": self.redact_secrets,
             }
             self._file.write((json_text(header) + "\n").encode("utf-8"))
             self._file.flush()
@@ -291,6 +300,19 @@ class RecordLog:
                     if self._pending == 0:
                         self._idle.set()
 
+    def _redact_secrets(self, line: str, clean: Any) -> tuple[str, Any]:
+        """The record with the secrets its bodies hold (a key pasted in a prompt, a token in a
+        tool result) replaced by ``[REDACTED:kind]`` and their count in its ``redacted`` field,
+        when recording with ``redact_secrets``."""
+        if self.path is None or not self.redact_secrets or not isinstance(clean, dict):
+            return line, clean
+        redacted, found = redact_value(clean, self._memo)
+        if not found.total:
+            return line, clean
+        self.redactions.merge(found)
+        redacted["redacted"] = dict(sorted(found.counts.items()))
+        return json_text(redacted), redacted
+
     def _one(self, rec: RequestRecord, secrets: tuple[str, ...]) -> None:
         for s in secrets:
             self._secrets.add(s)
@@ -304,6 +326,7 @@ class RecordLog:
             rec.request, rec.request_note = None, "not strict JSON (NaN or Infinity): not kept"
             rec.response = None if not isinstance(rec.response, dict) else rec.response
             line, clean = redact(rec.to_dict(), self._secrets)
+        line, clean = self._redact_secrets(line, clean)
         if clean is not None and line is not None:
             # what is shown is what is saved: the redacted values
             rec.request = clean["request"]

@@ -14,7 +14,7 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
 from ctxview.app.model import GAP, Draft, SessionModel
-from ctxview.app.safe import literal, visible
+from ctxview.app.safe import literal, marked, visible
 from ctxview.core.ledger import Compaction
 from ctxview.core.tokens import block_tokens, estimate_message, image_info
 from ctxview.textfmt import fmt_tokens, id_ranges, one_line, plural, tokens_text
@@ -61,7 +61,7 @@ def _json(value: Any) -> Content:
         text = (
             repr(value)[:MAX_SHOWN_CHARS] if not isinstance(value, (dict, list)) else "(too deep)"
         )
-    return highlight(visible(_cut(text)), language="json")
+    return marked(highlight(visible(_cut(text)), language="json"))
 
 
 class BlockDetail(VerticalScroll, can_focus=True):

@@ -26,7 +26,7 @@ from textual.widgets import Static
 
 from ctxview.app.colours import dim_colour, muted_colour, readable_style
 from ctxview.app.model import DRAFT, GAP, SessionModel, marker_id
-from ctxview.app.safe import one_line
+from ctxview.app.safe import marked_segments, one_line
 from ctxview.textfmt import fmt_tokens, id_ranges, plural
 
 FLASH_SECONDS = {"full": 0.8, "basic": 0.5, "none": 0.0}
@@ -560,7 +560,7 @@ class Timeline(ScrollView, can_focus=True):
                 Segment(left, row_style + muted + top),
                 Segment(role, row_style + role_style + top),
                 Segment(summary + " ", row_style + sum_style + top),
-                Segment(preview, row_style + top),
+                *marked_segments(preview, row_style, top),
             ]
         )
         # the tokens and the status word are never cut: on a narrow timeline the preview goes
