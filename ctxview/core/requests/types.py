@@ -34,6 +34,7 @@ BREAK_REASONS = (
     "tools",
     "model",
     "edited",
+    "notification",
 )
 
 
@@ -420,3 +421,6 @@ class ReplayPlan:
     statics: dict[tuple[int, str | None], int] | None = None
     #: per model on another tokenizer than the rates': its tokens for the same text, relative
     scales: dict[str | None, float] | None = None
+    #: messages at which the client sent the history again from the start, and why
+    #: (:func:`~.points.history_resends`)
+    resends: dict[int, str] = field(default_factory=dict)
