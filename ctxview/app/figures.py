@@ -136,8 +136,11 @@ class Figures:
             return
         view, settings = found
         prices = price_table(self.config)
+        # as sent, the sub-agents' requests count in the totals (as in ``ctxview requests``); a
+        # simulation under ctxview's max and strategy replays the main conversation alone
+        with_agents = model.as_sent is not None and model.as_sent != "proxy"
         self.app.run_worker(
-            lambda: self._predict(model, key, view, settings, prices),
+            lambda: self._predict(model, key, view, settings, prices, with_agents),
             thread=True,
             exclusive=True,
             group="cache",
@@ -145,19 +148,38 @@ class Figures:
         )
 
     def _predict(
-        self, model: SessionModel, key: Any, view: Any, settings: dict[str, Any], prices: Any
+        self,
+        model: SessionModel,
+        key: Any,
+        view: Any,
+        settings: dict[str, Any],
+        prices: Any,
+        with_agents: bool = False,
     ) -> None:
         from ctxview.app.cacheline import predict
 
         app = self.app
         try:
-            pred = predict(view, settings, prices)
+            agents = self._agent_logs(model, prices) if with_agents else []
+            pred = predict(view, settings, prices, agents)
         except (ValueError, RecursionError) as exc:
             app.call_from_thread(
                 app.notify, f"cache figures: {exc}", severity="warning", markup=False
             )
             return
         app.call_from_thread(self._predicted, model, key, pred)
+
+    def _agent_logs(self, model: SessionModel, prices: Any) -> list[Any]:
+        """The sub-agents' requests of ``model`` (in a worker), read once per session and
+        prices: their files do not change with the main session's view."""
+        from ctxview.app.cacheline import agent_logs
+
+        found = model.agent_logs
+        if found is not None and found[0] == vars(prices):
+            return found[1]
+        logs = agent_logs(model.replay.subagents, prices, self.config.as_defaults())
+        model.agent_logs = (dict(vars(prices)), logs)
+        return logs
 
     def _predicted(self, model: SessionModel, key: Any, pred: Any) -> None:
         if not self._shown(model):

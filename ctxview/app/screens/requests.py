@@ -62,6 +62,25 @@ def request_row(r: Request, scale: int) -> str:
     )
 
 
+def with_subagents_line(log: RequestLog, agents: list[Any]) -> str:
+    """The totals of ``log``'s requests with the sub-agents' (``AgentLog``), labelled."""
+    from ctxview.sessions.subagents import totals_with_agents
+
+    t = totals_with_agents(log, agents)
+    n = sum(1 for a in agents if a.log is not None)
+    hit = "—" if t["hit_rate"] is None else f"{100 * t['hit_rate']:.1f}%"
+    rec = (
+        "" if t["recorded_hit_rate"] is None else f" (recorded {100 * t['recorded_hit_rate']:.1f}%)"
+    )
+    unread = len(agents) - n
+    return (
+        f"with {n} sub-agent{'' if n == 1 else 's'}: "
+        f"{t['requests']:,} request{'' if t['requests'] == 1 else 's'} · "
+        f"input {fmt_tokens(t['input_tokens'])} · hit rate {hit}{rec} · cost {fmt_total_usd(t)}"
+        + (f" · {unread} not read" if unread else "")
+    )
+
+
 def header_row() -> str:
     return (
         f"{'#':>6} {'time':8} {'window':>6} {'input':>6} {'read':>6} {'write':>6} "
@@ -211,6 +230,9 @@ class RequestsScreen(ModalScreen[int | None]):
         log = saved.log_for(view, settings, prices) if saved is not None else None
         settings["prices"] = prices
         screen = cls(view, settings, m.mode_label(), log)
+        if m.cache_prediction is not None and m.cache_prediction.with_agents is not None:
+            # as sent: the sub-agents' requests count in the totals (as in ``ctxview requests``)
+            screen.agents = m.cache_prediction.agents
         if m.session.format == "proxy" and m.session.exchanges:
             from ctxview.sessions.proxylog import recorded_counts
 
@@ -238,6 +260,9 @@ class RequestsScreen(ModalScreen[int | None]):
         #: a proxy recording: what its recorded requests came to (errors, cuts and
         #: count_tokens calls are not requests the model replays)
         self.recorded: str | None = None
+        #: the sub-agents' requests as they sent them (``sessions.subagents.AgentLog``): their
+        #: totals with the session's are shown on top (their rows are in their own views)
+        self.agents: list[Any] = []
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -300,6 +325,8 @@ class RequestsScreen(ModalScreen[int | None]):
         err = t.get("token_error")
         if err:
             line += f" · token error median {100 * err['median']:.1f}%"
+        if self.agents:
+            line += "\n" + with_subagents_line(log, self.agents)
         if self.recorded:
             line += "\n" + self.recorded
         self.query_one("#summary", Static).update(Text(line))
