@@ -46,12 +46,9 @@ def request_row(r: Request, scale: int) -> str:
         else "—"
     )
     brk = f"{r.cache_break.reason}@{r.cache_break.position}" if r.cache_break else ""
-    rm = r.recorded_miss
-    if rm is not None and (rm.reason == "unexplained" or rm.reported):
-        # the recorded break beside the prediction: one ctxview did not predict, or the API's
-        # own cache diagnosis (a documented reason: no text from the file)
-        said = rm.api_reason if rm.reported and rm.api_reason else rm.reason
-        brk = f"{brk} rec:{said}".lstrip()
+    said = r.recorded_label  # (a documented reason or ctxview's name: no text from the file)
+    if said is not None:
+        brk = f"{brk} {said}".lstrip()
     if r.off_branch:
         brk = f"⎇ {brk}".rstrip()  # sent on a branch the conversation left (a rewind)
     cost = "—" if r.cost_usd is None else f"${r.cost_usd:.4f}"

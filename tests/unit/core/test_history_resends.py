@@ -24,8 +24,9 @@ NOTICE = (
 )
 
 
-def _session(tmp_path: Path, notice: Any) -> LoadedSession:
-    """A tool loop that ends its turn, then ``notice`` as the next user line and a response."""
+def _session(tmp_path: Path, notice: Any, read: int = 20_000) -> LoadedSession:
+    """A tool loop that ends its turn, then ``notice`` as the next user line and a response
+    whose usage read ``read`` tokens (the rest of its 32,500 written)."""
     w = shapes.Writer()
     u = w.user(None, "Fix the failing build.")
     last = shapes.grow(w, u, 6, 0, 20_000, 2_000)
@@ -36,7 +37,7 @@ def _session(tmp_path: Path, notice: Any) -> LoadedSession:
     w.assistant(
         n,
         [{"type": "text", "text": "The background run passed too."}],
-        (3, 20_000, 12_500),
+        (3, read, 32_500 - read),
         "msg_after",
     )
     return load_session(shapes.write(tmp_path / "s.jsonl", w.records))
@@ -54,6 +55,16 @@ def test_a_notification_prompt_resends_the_history(tmp_path: Path) -> None:
     assert last.cache_write == last.input_tokens - log.static_tokens
     assert last.recorded_miss is not None and last.recorded_miss.reason == "notification"
     assert all(r.cache_break is None for r in log.requests[1:-1])
+
+
+def test_a_predicted_break_the_api_did_not_make_is_named_beside_it(tmp_path: Path) -> None:
+    """The disagreement is named: the predicted reason, and ``rec:hit`` (the API read the
+    previous prompt); where the API broke too, nothing is added."""
+    hit = simulate(_session(tmp_path, NOTICE, read=32_200)).requests[-1]
+    assert hit.cache_break is not None and hit.recorded_miss is None
+    assert hit.recorded_label == "rec:hit"
+    broke = simulate(_session(tmp_path, NOTICE)).requests[-1]
+    assert broke.recorded_label is None
 
 
 def test_a_notification_in_a_text_block_after_an_interrupt_resends_too(tmp_path: Path) -> None:
