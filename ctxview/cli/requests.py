@@ -480,7 +480,7 @@ def _print_requests(report: dict[str, Any], log: Any, rejected: bool) -> None:
             else "—"
         )
         brk = f"{r.cache_break.reason}@{r.cache_break.position}" if r.cache_break else ""
-        said = r.recorded_label  # (a documented reason or ctxview's name: nothing from the file)
+        said = r.recorded_label(log.as_sent)  # (a documented reason or ctxview's name)
         if said is not None:
             brk = f"{brk} {said}".lstrip()
         red = (

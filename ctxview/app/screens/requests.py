@@ -36,8 +36,9 @@ if TYPE_CHECKING:
 BAR = 20
 
 
-def request_row(r: Request, scale: int) -> str:
-    """The text of one row (without the bar)."""
+def request_row(r: Request, scale: int, as_sent: bool = True) -> str:
+    """The text of one row (without the bar); ``as_sent``: the log is the requests as sent
+    (:meth:`Request.recorded_label`)."""
     ts = one_line(r.timestamp or "", 40)[11:19]
     rec = (
         f"{fmt_tokens(r.recorded['cache_read_input_tokens'])}/"
@@ -46,7 +47,7 @@ def request_row(r: Request, scale: int) -> str:
         else "—"
     )
     brk = f"{r.cache_break.reason}@{r.cache_break.position}" if r.cache_break else ""
-    said = r.recorded_label  # (a documented reason or ctxview's name: no text from the file)
+    said = r.recorded_label(as_sent)  # (a documented reason or ctxview's name: no file text)
     if said is not None:
         brk = f"{brk} {said}".lstrip()
     if r.off_branch:
@@ -136,7 +137,7 @@ class RequestList(ScrollView, can_focus=True):
             return Strip.blank(self.size.width, themed)
         r = reqs[idx]
         base = themed + (Style(reverse=True) if idx == self.cursor else Style())
-        text = request_row(r, self.scale)
+        text = request_row(r, self.scale, self.reqlog.as_sent)
         if idx == self.marked:
             text = "●" + text[1:]
             base += Style(bold=True)

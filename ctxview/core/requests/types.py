@@ -153,22 +153,20 @@ class Request:
             return None
         return self.recorded["cache_creation_input_tokens"] > total / 2
 
-    @property
-    def recorded_label(self) -> str | None:
+    def recorded_label(self, as_sent: bool = True) -> str | None:
         """What the recorded usage says beside the prediction, where it is news: ``rec:<reason>``
         for a recorded break ctxview did not predict (``unexplained``) or the API diagnosed (its
-        documented reason), ``rec:hit`` for a predicted break the API did not make (it read
-        the previous prompt); None otherwise (they agree, or nothing was recorded)."""
+        documented reason), and, in a log of the requests as sent (``as_sent``: a simulation
+        under another max or strategy predicts other prompts than those recorded), ``rec:hit``
+        for a predicted break the API did not make (it read the previous prompt); None
+        otherwise (they agree, or nothing was recorded)."""
         rm = self.recorded_miss
         if rm is not None:
             if rm.reason == "unexplained" or rm.reported:
                 return f"rec:{rm.api_reason if rm.reported and rm.api_reason else rm.reason}"
             return None
-        if (
-            self.cache_break is not None
-            and self.recorded is not None
-            and self.cache_break.reason != "first"
-        ):
+        brk = self.cache_break
+        if as_sent and brk is not None and self.recorded is not None and brk.reason != "first":
             return "rec:hit"
         return None
 

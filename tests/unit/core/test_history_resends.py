@@ -62,9 +62,10 @@ def test_a_predicted_break_the_api_did_not_make_is_named_beside_it(tmp_path: Pat
     previous prompt); where the API broke too, nothing is added."""
     hit = simulate(_session(tmp_path, NOTICE, read=32_200)).requests[-1]
     assert hit.cache_break is not None and hit.recorded_miss is None
-    assert hit.recorded_label == "rec:hit"
+    assert hit.recorded_label() == "rec:hit"
+    assert hit.recorded_label(as_sent=False) is None  # another prompt than the one recorded
     broke = simulate(_session(tmp_path, NOTICE)).requests[-1]
-    assert broke.recorded_label is None
+    assert broke.recorded_label() is None
 
 
 def test_a_notification_in_a_text_block_after_an_interrupt_resends_too(tmp_path: Path) -> None:
