@@ -239,6 +239,16 @@ def predict(
     )
 
 
+def with_agents(pred: CachePrediction, agents: Sequence[Any]) -> CachePrediction:
+    """``pred`` with the sub-agents' logs (:func:`agent_logs`) counted in ``with_agents``."""
+    log = pred.so_far.log if pred.so_far is not None else None
+    return replace(
+        pred,
+        agents=list(agents),
+        with_agents=_with_agents(log, agents) if log is not None else None,
+    )
+
+
 def agent_logs(subagents: Sequence[Any], prices: Any, defaults: dict[str, Any]) -> list[Any]:
     """The requests of ``subagents`` (``sessions.subagents.SubAgent``, as a session lists them)
     as they sent them: ``sessions.subagents.agent_logs``, the rule ``requests`` applies. Reads

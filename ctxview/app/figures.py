@@ -159,27 +159,35 @@ class Figures:
         from ctxview.app.cacheline import predict
 
         app = self.app
+        found = model.agent_logs
+        known = found[1] if found is not None and found[0] == vars(prices) else None
         try:
-            agents = self._agent_logs(model, prices) if with_agents else []
-            pred = predict(view, settings, prices, agents)
+            pred = predict(view, settings, prices, known or ())
         except (ValueError, RecursionError) as exc:
             app.call_from_thread(
                 app.notify, f"cache figures: {exc}", severity="warning", markup=False
             )
             return
         app.call_from_thread(self._predicted, model, key, pred)
+        if with_agents and known is None and pred is not None:
+            # the sub-agents' requests, read once per session and prices (their files do not
+            # change with the main session's view), after the session's own figures are shown
+            self._add_agents(model, key, pred, prices)
 
-    def _agent_logs(self, model: SessionModel, prices: Any) -> list[Any]:
-        """The sub-agents' requests of ``model`` (in a worker), read once per session and
-        prices: their files do not change with the main session's view."""
-        from ctxview.app.cacheline import agent_logs
+    def _add_agents(self, model: SessionModel, key: Any, pred: Any, prices: Any) -> None:
+        from ctxview.app.cacheline import agent_logs, with_agents
 
-        found = model.agent_logs
-        if found is not None and found[0] == vars(prices):
-            return found[1]
         logs = agent_logs(model.replay.subagents, prices, self.config.as_defaults())
         model.agent_logs = (dict(vars(prices)), logs)
-        return logs
+        if pred.so_far is not None and logs:
+            self.app.call_from_thread(self._agents_added, model, pred, with_agents(pred, logs))
+
+    def _agents_added(self, model: SessionModel, pred: Any, both: Any) -> None:
+        """Install the figures with the sub-agents' if ``pred`` is still the one shown (a newer
+        prediction holds them already, from ``model.agent_logs``)."""
+        if self._shown(model) and model.cache_prediction is pred:
+            model.cache_prediction = both
+            self.app.post_message(FiguresChanged(panes=True))
 
     def _predicted(self, model: SessionModel, key: Any, pred: Any) -> None:
         if not self._shown(model):
