@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -60,6 +61,11 @@ class CachePrediction:
     #: not kept). The live window can differ: it is shaped by the session's own history (an
     #: earlier max or strategy, evictions that stay evicted), the replay by today's settings.
     next_window: list[int] | None = None
+    #: the sub-agents' requests as they sent them (``sessions.subagents.AgentLog``), when the
+    #: session is shown as sent and started any, and the totals of the requests so far with
+    #: theirs (``requests``, ``input_tokens``, ``hit_rate``, ``cost_usd``, ...: ``totals()``)
+    agents: list[Any] = field(default_factory=list)
+    with_agents: dict[str, Any] | None = None
 
 
 @dataclass
@@ -168,9 +174,12 @@ def with_next_request(view: Any) -> Any:
     )
 
 
-def predict(view: Any, settings: dict[str, Any], prices: Any = None) -> CachePrediction | None:
+def predict(
+    view: Any, settings: dict[str, Any], prices: Any = None, agents: Sequence[Any] = ()
+) -> CachePrediction | None:
     """Run the request model on ``view`` (from :func:`session_view`); safe in a worker thread
-    (it only reads the snapshot). ``ValueError`` for settings the model refuses."""
+    (it only reads the snapshot). ``ValueError`` for settings the model refuses. ``agents``: the
+    sub-agents' logs (:func:`agent_logs`), counted in ``with_agents``."""
     from ctxview.core.pricing import PriceTable, cost
     from ctxview.core.requests import simulate
 
@@ -225,4 +234,34 @@ def predict(view: Any, settings: dict[str, Any], prices: Any = None) -> CachePre
         rates=log.rates,
         static_tokens=log.static_tokens,
         ttl=nxt.ttl,
+        agents=list(agents),
+        with_agents=_with_agents(so_far.log, agents),
     )
+
+
+def with_agents(pred: CachePrediction, agents: Sequence[Any]) -> CachePrediction:
+    """``pred`` with the sub-agents' logs (:func:`agent_logs`) counted in ``with_agents``."""
+    log = pred.so_far.log if pred.so_far is not None else None
+    return replace(
+        pred,
+        agents=list(agents),
+        with_agents=_with_agents(log, agents) if log is not None else None,
+    )
+
+
+def agent_logs(subagents: Sequence[Any], prices: Any, defaults: dict[str, Any]) -> list[Any]:
+    """The requests of ``subagents`` (``sessions.subagents.SubAgent``, as a session lists them)
+    as they sent them: ``sessions.subagents.agent_logs``, the rule ``requests`` applies. Reads
+    their files: call in a worker."""
+    from ctxview.sessions.subagents import agent_logs as logs
+
+    return logs(list(subagents), prices=prices, defaults=defaults) if subagents else []
+
+
+def _with_agents(log: RequestLog, agents: Sequence[Any]) -> dict[str, Any] | None:
+    """The totals of ``log``'s requests with the sub-agents' (None: no sub-agent was read)."""
+    from ctxview.sessions.subagents import totals_with_agents
+
+    if not any(a.log is not None for a in agents):
+        return None
+    return totals_with_agents(log, list(agents))

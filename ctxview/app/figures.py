@@ -136,8 +136,11 @@ class Figures:
             return
         view, settings = found
         prices = price_table(self.config)
+        # as sent, the sub-agents' requests count in the totals (as in ``ctxview requests``); a
+        # simulation under ctxview's max and strategy replays the main conversation alone
+        with_agents = model.as_sent is not None and model.as_sent != "proxy"
         self.app.run_worker(
-            lambda: self._predict(model, key, view, settings, prices),
+            lambda: self._predict(model, key, view, settings, prices, with_agents),
             thread=True,
             exclusive=True,
             group="cache",
@@ -145,19 +148,46 @@ class Figures:
         )
 
     def _predict(
-        self, model: SessionModel, key: Any, view: Any, settings: dict[str, Any], prices: Any
+        self,
+        model: SessionModel,
+        key: Any,
+        view: Any,
+        settings: dict[str, Any],
+        prices: Any,
+        with_agents: bool = False,
     ) -> None:
         from ctxview.app.cacheline import predict
 
         app = self.app
+        found = model.agent_logs
+        known = found[1] if found is not None and found[0] == vars(prices) else None
         try:
-            pred = predict(view, settings, prices)
+            pred = predict(view, settings, prices, known or ())
         except (ValueError, RecursionError) as exc:
             app.call_from_thread(
                 app.notify, f"cache figures: {exc}", severity="warning", markup=False
             )
             return
         app.call_from_thread(self._predicted, model, key, pred)
+        if with_agents and known is None and pred is not None:
+            # the sub-agents' requests, read once per session and prices (their files do not
+            # change with the main session's view), after the session's own figures are shown
+            self._add_agents(model, key, pred, prices)
+
+    def _add_agents(self, model: SessionModel, key: Any, pred: Any, prices: Any) -> None:
+        from ctxview.app.cacheline import agent_logs, with_agents
+
+        logs = agent_logs(model.replay.subagents, prices, self.config.as_defaults())
+        model.agent_logs = (dict(vars(prices)), logs)
+        if pred.so_far is not None and logs:
+            self.app.call_from_thread(self._agents_added, model, pred, with_agents(pred, logs))
+
+    def _agents_added(self, model: SessionModel, pred: Any, both: Any) -> None:
+        """Install the figures with the sub-agents' if ``pred`` is still the one shown (a newer
+        prediction holds them already, from ``model.agent_logs``)."""
+        if self._shown(model) and model.cache_prediction is pred:
+            model.cache_prediction = both
+            self.app.post_message(FiguresChanged(panes=True))
 
     def _predicted(self, model: SessionModel, key: Any, pred: Any) -> None:
         if not self._shown(model):

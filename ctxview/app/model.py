@@ -179,6 +179,9 @@ class SessionModel:
         #: the request model's figures for the next request (ctxview.app.cacheline), computed
         #: off the UI thread; None until then
         self.cache_prediction: Any = None
+        #: the sub-agents' requests as sent, with the prices they were computed with (read in the
+        #: cache figures' worker, once: ``Figures._agent_logs``); None until then
+        self.agent_logs: tuple[dict[str, Any], list[Any]] | None = None
         self._recorded: tuple[int, list[int], tuple[int, int] | None] | None = None
         self._info: dict[int, RowInfo] = {}
         #: per-message token estimates by id, and their prefix sums (_pre[i] = sum(_tok[:i])),

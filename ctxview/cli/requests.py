@@ -480,12 +480,9 @@ def _print_requests(report: dict[str, Any], log: Any, rejected: bool) -> None:
             else "—"
         )
         brk = f"{r.cache_break.reason}@{r.cache_break.position}" if r.cache_break else ""
-        rm = r.recorded_miss
-        if rm is not None and (rm.reason == "unexplained" or rm.reported):
-            # the recorded break beside the prediction: one ctxview did not predict, or the
-            # API's own diagnosis (a documented reason: nothing from the file is printed)
-            said = rm.api_reason if rm.reported and rm.api_reason else rm.reason
-            brk = f"{brk} rec:{said}".lstrip()
+        said = r.recorded_label(log.as_sent)  # (a documented reason or ctxview's name)
+        if said is not None:
+            brk = f"{brk} {said}".lstrip()
         red = (
             f"{r.redundancy.items}× {fmt_tokens(r.redundancy.tokens)}"
             f" {_money(r.redundancy.cost_usd)}"

@@ -124,6 +124,7 @@ API_REASON: dict[str, str | None] = {
     "compaction": "messages_changed",
     "rewind": "messages_changed",
     "edited": "messages_changed",
+    "notification": "messages_changed",
     "unexplained": None,
 }
 #: the reasons the API's cache diagnostics give

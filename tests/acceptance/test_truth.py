@@ -108,14 +108,6 @@ def test_estimates_fitted_on_the_first_half_reach_the_goal_on_the_held_out_set(
     assert th["p90"] <= 0.12, th
 
 
-def test_cache_breaks_hold_todays_agreement(tune: dict[str, Any], held_out: dict[str, Any]) -> None:
-    assert tune["break_agreement"] >= 0.993, tune["break_disagreements"]
-    assert held_out["break_agreement"] >= 0.995, held_out["break_disagreements"]
-
-
-@pytest.mark.xfail(
-    strict=True, reason="the API broke the cache after background-task notices (unexplained)"
-)
 @pytest.mark.parametrize("which", SETS)
 def test_cache_breaks_reach_the_goal(which: str, request: pytest.FixtureRequest) -> None:
     s = request.getfixturevalue(which)

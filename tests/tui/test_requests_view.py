@@ -3,6 +3,8 @@ request's newest message in the timeline."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ctxview.app.screens.requests import RequestList, RequestsScreen, request_row
 from tests.support.apphelp import make_app, screen_after, settle
 from tests.support.paths import FIXTURES, ROOT
@@ -226,17 +228,23 @@ async def test_the_newest_request_is_in_view_under_the_horizontal_scrollbar_at_8
             assert lst.render_line(row).text.lstrip().startswith(str(n - 1))
 
 
-async def test_requests_view_names_a_recorded_break_ctxview_did_not_predict() -> None:
-    """A real transcript where the API read only the tools and system after a background
-    task's notification: the row says so beside the prediction, and so does the summary."""
+async def test_requests_view_names_a_recorded_break_ctxview_did_not_predict(
+    tmp_path: Path,
+) -> None:
+    """A transcript where the API read only the tools and system in the middle of a tool loop
+    (nothing in the file explains it): the row says so beside the prediction, and so does the
+    summary."""
     from ctxview.core.requests import simulate
     from ctxview.sessions import load_session
+    from tests.support import claude_code_shapes as shapes
 
-    path = ROOT / "tests" / "acceptance" / "claude_code"
-    session = load_session(path / "spotter_fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl")
+    w = shapes.Writer()
+    last = shapes.grow(w, w.user(None, "Fix the build."), 8, 0, 20_000, 2_000)
+    shapes.grow(w, last, 1, 8, 2_000, 34_000)  # read 2,000, the rest written again
+    session = load_session(shapes.write(tmp_path / "s.jsonl", w.records))
     log = simulate(session)
     missed = [r for r in log.requests if r.recorded_miss and r.recorded_miss.reason == "unexplained"]  # fmt: skip
-    assert missed and missed[0].cache_break is None
+    assert len(missed) == 1 and missed[0].cache_break is None
     assert "rec:unexplained" in request_row(missed[0], 1)
     app = make_app(AGENT)
     async with app.run_test(size=(140, 45)) as pilot:

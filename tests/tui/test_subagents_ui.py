@@ -83,3 +83,38 @@ async def test_a_sidechain_sub_agent_inside_an_older_transcript_opens_too() -> N
         assert app.title == "ctxview · main › Check package configuration"
         await pilot.press("b")
         await wait_until(pilot, lambda: app.model is parent)
+
+
+async def test_the_sidebar_and_the_requests_view_count_the_sub_agents_requests(
+    tmp_path: Path,
+) -> None:
+    """As sent, the totals with the sub-agent's requests (labelled) beside the session's own:
+    the figures ``ctxview requests`` gives."""
+    from ctxview.app.screens.requests import RequestsScreen
+    from ctxview.core.requests import simulate
+    from ctxview.sessions import load_session
+    from ctxview.sessions.subagents import agent_logs, subagents_of, totals_with_agents
+    from tests.support.apphelp import screen_after
+
+    main, _ = shapes.with_subagent(tmp_path, sidecar=True)
+    session = load_session(main)
+    log = simulate(session)
+    own = log.totals()["requests"]
+    total = totals_with_agents(log, agent_logs(subagents_of(session)))["requests"]
+    assert total > own
+    app = make_app(str(main), as_sent=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(
+            pilot,
+            lambda: (
+                app.model.cache_prediction is not None
+                and app.model.cache_prediction.with_agents is not None
+            ),
+        )
+        await settle(pilot)
+        sidebar = str(app.sidebar.query_one("#cache").render())
+        assert f"{own} requests: hit" in sidebar
+        assert "with 1 sub-agent:" in sidebar and f"{total} requests · hit" in sidebar
+        screen = await screen_after(pilot, "R", RequestsScreen)
+        text = str(screen.query_one("#summary").render())
+        assert f"{own} requests ·" in text and f"with 1 sub-agent: {total} requests ·" in text

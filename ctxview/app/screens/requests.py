@@ -36,8 +36,9 @@ if TYPE_CHECKING:
 BAR = 20
 
 
-def request_row(r: Request, scale: int) -> str:
-    """The text of one row (without the bar)."""
+def request_row(r: Request, scale: int, as_sent: bool = True) -> str:
+    """The text of one row (without the bar); ``as_sent``: the log is the requests as sent
+    (:meth:`Request.recorded_label`)."""
     ts = one_line(r.timestamp or "", 40)[11:19]
     rec = (
         f"{fmt_tokens(r.recorded['cache_read_input_tokens'])}/"
@@ -46,12 +47,9 @@ def request_row(r: Request, scale: int) -> str:
         else "—"
     )
     brk = f"{r.cache_break.reason}@{r.cache_break.position}" if r.cache_break else ""
-    rm = r.recorded_miss
-    if rm is not None and (rm.reason == "unexplained" or rm.reported):
-        # the recorded break beside the prediction: one ctxview did not predict, or the API's
-        # own cache diagnosis (a documented reason: no text from the file)
-        said = rm.api_reason if rm.reported and rm.api_reason else rm.reason
-        brk = f"{brk} rec:{said}".lstrip()
+    said = r.recorded_label(as_sent)  # (a documented reason or ctxview's name: no file text)
+    if said is not None:
+        brk = f"{brk} {said}".lstrip()
     if r.off_branch:
         brk = f"⎇ {brk}".rstrip()  # sent on a branch the conversation left (a rewind)
     cost = "—" if r.cost_usd is None else f"${r.cost_usd:.4f}"
@@ -59,6 +57,25 @@ def request_row(r: Request, scale: int) -> str:
         f"{r.index:>6} {ts:8} {r.window_size:>6} {fmt_tokens(r.input_tokens):>6} "
         f"{fmt_tokens(r.cache_read):>6} {fmt_tokens(r.cache_write):>6} {rec:>13} "
         f"{brk:<22} {cost:>9}"
+    )
+
+
+def with_subagents_line(log: RequestLog, agents: list[Any]) -> str:
+    """The totals of ``log``'s requests with the sub-agents' (``AgentLog``), labelled."""
+    from ctxview.sessions.subagents import totals_with_agents
+
+    t = totals_with_agents(log, agents)
+    n = sum(1 for a in agents if a.log is not None)
+    hit = "—" if t["hit_rate"] is None else f"{100 * t['hit_rate']:.1f}%"
+    rec = (
+        "" if t["recorded_hit_rate"] is None else f" (recorded {100 * t['recorded_hit_rate']:.1f}%)"
+    )
+    unread = len(agents) - n
+    return (
+        f"with {n} sub-agent{'' if n == 1 else 's'}: "
+        f"{t['requests']:,} request{'' if t['requests'] == 1 else 's'} · "
+        f"input {fmt_tokens(t['input_tokens'])} · hit rate {hit}{rec} · cost {fmt_total_usd(t)}"
+        + (f" · {unread} not read" if unread else "")
     )
 
 
@@ -120,7 +137,7 @@ class RequestList(ScrollView, can_focus=True):
             return Strip.blank(self.size.width, themed)
         r = reqs[idx]
         base = themed + (Style(reverse=True) if idx == self.cursor else Style())
-        text = request_row(r, self.scale)
+        text = request_row(r, self.scale, self.reqlog.as_sent)
         if idx == self.marked:
             text = "●" + text[1:]
             base += Style(bold=True)
@@ -211,6 +228,9 @@ class RequestsScreen(ModalScreen[int | None]):
         log = saved.log_for(view, settings, prices) if saved is not None else None
         settings["prices"] = prices
         screen = cls(view, settings, m.mode_label(), log)
+        if m.cache_prediction is not None and m.cache_prediction.with_agents is not None:
+            # as sent: the sub-agents' requests count in the totals (as in ``ctxview requests``)
+            screen.agents = m.cache_prediction.agents
         if m.session.format == "proxy" and m.session.exchanges:
             from ctxview.sessions.proxylog import recorded_counts
 
@@ -238,6 +258,9 @@ class RequestsScreen(ModalScreen[int | None]):
         #: a proxy recording: what its recorded requests came to (errors, cuts and
         #: count_tokens calls are not requests the model replays)
         self.recorded: str | None = None
+        #: the sub-agents' requests as they sent them (``sessions.subagents.AgentLog``): their
+        #: totals with the session's are shown on top (their rows are in their own views)
+        self.agents: list[Any] = []
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -300,6 +323,8 @@ class RequestsScreen(ModalScreen[int | None]):
         err = t.get("token_error")
         if err:
             line += f" · token error median {100 * err['median']:.1f}%"
+        if self.agents:
+            line += "\n" + with_subagents_line(log, self.agents)
         if self.recorded:
             line += "\n" + self.recorded
         self.query_one("#summary", Static).update(Text(line))

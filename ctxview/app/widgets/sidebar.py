@@ -316,6 +316,8 @@ class ConfigSidebar(VerticalScroll):
                 f"{plural(pred.requests, 'request', f'{pred.requests:,}')}: hit {hit}{rec}"
             )
             lines.append(f"cost so far {usd(pred.cost_so_far)}")
+            if pred.with_agents is not None:
+                lines.extend(with_subagents_lines(pred.with_agents, len(pred.agents), usd))
         if pred.next_window is not None and pred.next_window != model.window_ids:
             # the live window keeps its history (an earlier max or strategy; the evicted stay
             # evicted); the request model replays the session under today's settings
@@ -457,4 +459,15 @@ def _peaks(values: list[float], width: int) -> list[float]:
     return [
         max(values[int(k * step) : max(int(k * step) + 1, int((k + 1) * step))])
         for k in range(width)
+    ]
+
+
+def with_subagents_lines(t: dict[str, Any], agents: int, usd: Any) -> list[str]:
+    """The totals of the requests so far with the sub-agents' (``totals()``), labelled."""
+    hit = "—" if t["hit_rate"] is None else f"{100 * t['hit_rate']:.1f}%"
+    n = t["requests"]
+    return [
+        f"with {plural(agents, 'sub-agent')}:",
+        f"  {plural(n, 'request', f'{n:,}')} · hit {hit}",
+        f"  input ~{fmt_tokens(t['input_tokens'])} · cost {usd(t['cost_usd'])}",
     ]

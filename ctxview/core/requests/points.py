@@ -85,6 +85,50 @@ def segment_starts(session: SessionLike, blocks_in: Iterable[int] | None = None)
     return found
 
 
+#: how a Claude Code background-task notification opens when it is delivered as a prompt of its
+#: own (a background command or agent ended while no turn was running)
+TASK_NOTIFICATION = "<task-notification>"
+
+
+def history_resends(session: SessionLike) -> dict[int, str]:
+    """Messages at which a Claude Code transcript's client sent its message history again from
+    the start (the tools and system still read from the cache), with the reason: a user
+    message delivering a background-task notification (``notification``).
+
+    The evidence is the recorded usage, not a request body (a transcript holds none): on the
+    tune set of ``benchmarks/truth.py`` three of the four requests such a message started read
+    only the tools and system and wrote the whole history again, seconds after a request that
+    read all of it (no TTL, model or compaction in between); Claude Code users report the same
+    after background completions (anthropics/claude-code issue 64901). What Claude Code changes
+    in the history then is not in the transcript, so the whole history is taken as changed."""
+    if session.format not in CALIBRATED_FORMATS:
+        return {}
+    out: dict[int, str] = {}
+    for i, m in enumerate(session.messages):
+        if i and m.get("role") == "user" and _opens_with_notification(m.get("content")):
+            out[i] = "notification"
+    return out
+
+
+def _opens_with_notification(content: Any) -> bool:
+    if type(content) is str:
+        return _opens(content)
+    if not isinstance(content, list):
+        return False
+    return any(
+        isinstance(b, dict)
+        and b.get("type") == "text"
+        and isinstance(b.get("text"), str)
+        and _opens(b["text"])
+        for b in content
+    )
+
+
+def _opens(text: str) -> bool:
+    # only the head is stripped: a tool result's text may be megabytes
+    return text[:64].lstrip().startswith(TASK_NOTIFICATION)
+
+
 _TS_CACHE: dict[str, float | None] = {}
 
 

@@ -67,6 +67,7 @@ def replay_range(
     Each request goes into ``plan.sink``: built (the list returned), or summed for compare."""
     session, shared, tok, rates = plan.session, plan.shared, plan.tok, plan.rates
     points, starts, static, prices = plan.points, plan.starts, plan.static, plan.prices
+    resends = plan.resends
     session_model, default_ttl = plan.session_model, plan.default_ttl
     tools_fp, system_fp = plan.tools_fp, plan.system_fp
     max_, max_tok, frac = plan.max_messages, plan.max_tokens, plan.low_water_fraction
@@ -210,6 +211,8 @@ def replay_range(
             cut = False
             counts.clear()
             dup_items = dup_tokens = 0
+        if resends and first >= 0 and i in resends and (dirty is None or dirty > 0):
+            dirty, dirty_reason = 0, resends[i]
         # -- add message i
         if first < 0:
             first = i
@@ -267,6 +270,7 @@ def replay_editing(
     any prefix), and the first message an edit changed breaks the cache there."""
     session, shared, tok, rates = plan.session, plan.shared, plan.tok, plan.rates
     points, starts, static, prices = plan.points, plan.starts, plan.static, plan.prices
+    resends = plan.resends
     session_model, default_ttl = plan.session_model, plan.default_ttl
     tools_fp, system_fp = plan.tools_fp, plan.system_fp
     check, kept, redundancy = plan.check, plan.keep, plan.redundancy
@@ -465,6 +469,8 @@ def replay_editing(
             top = -1
             sf = SentForm(strategy, editing)
             sf_gen = None
+        if resends and i > offset and i in resends and (dirty is None or dirty > 0):
+            dirty, dirty_reason = 0, resends[i]
         if ckeys is not None:
             ks = ckeys[i]
             if ks:

@@ -42,6 +42,7 @@ from ctxview.core.requests.points import (
     Calibration,
     _fingerprint,
     calibrate,
+    history_resends,
     session_features,
     static_of,
 )
@@ -294,6 +295,7 @@ def simulate(
         mode == BREAKPOINTS and (_marked(session.system) or _marked(session.tools)),
         statics if statics and len(set(statics.values())) > 1 else None,
         scales,
+        history_resends(session),
     )
     source = "context" if _reference else window_source(plan)
     if source != "context":

@@ -34,6 +34,7 @@ BREAK_REASONS = (
     "tools",
     "model",
     "edited",
+    "notification",
 )
 
 
@@ -151,6 +152,23 @@ class Request:
         if total is None or self.recorded is None:
             return None
         return self.recorded["cache_creation_input_tokens"] > total / 2
+
+    def recorded_label(self, as_sent: bool = True) -> str | None:
+        """What the recorded usage says beside the prediction, where it is news: ``rec:<reason>``
+        for a recorded break ctxview did not predict (``unexplained``) or the API diagnosed (its
+        documented reason), and, in a log of the requests as sent (``as_sent``: a simulation
+        under another max or strategy predicts other prompts than those recorded), ``rec:hit``
+        for a predicted break the API did not make (it read the previous prompt); None
+        otherwise (they agree, or nothing was recorded)."""
+        rm = self.recorded_miss
+        if rm is not None:
+            if rm.reason == "unexplained" or rm.reported:
+                return f"rec:{rm.api_reason if rm.reported and rm.api_reason else rm.reason}"
+            return None
+        brk = self.cache_break
+        if as_sent and brk is not None and self.recorded is not None and brk.reason != "first":
+            return "rec:hit"
+        return None
 
     @property
     def predicted_break(self) -> bool:
@@ -420,3 +438,6 @@ class ReplayPlan:
     statics: dict[tuple[int, str | None], int] | None = None
     #: per model on another tokenizer than the rates': its tokens for the same text, relative
     scales: dict[str | None, float] | None = None
+    #: messages at which the client sent the history again from the start, and why
+    #: (:func:`~.points.history_resends`)
+    resends: dict[int, str] = field(default_factory=dict)

@@ -1,0 +1,115 @@
+"""A Claude Code background-task notification delivered as a prompt of its own: the request it
+starts is predicted to read only the tools and system and write the history again (reason
+``notification``), in every window source; a notification quoted inside another message, or in
+a format that is not a Claude Code transcript, changes nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxview.core.clearing import parse_context_editing
+from ctxview.core.requests import simulate
+from ctxview.core.requests.points import history_resends
+from ctxview.sessions import load_session
+from ctxview.sessions.model import LoadedSession
+from tests.support import claude_code_shapes as shapes
+
+NOTICE = (
+    "<task-notification>\n<task-id>b0be39e</task-id>\n<status>completed</status>\n"
+    '<summary>Background command "Run the tests" completed (exit code 0)</summary>\n'
+    "</task-notification>\nRead the output file to retrieve the result: /tmp/b0be39e.output"
+)
+
+
+def _session(tmp_path: Path, notice: Any, read: int = 20_000) -> LoadedSession:
+    """A tool loop that ends its turn, then ``notice`` as the next user line and a response
+    whose usage read ``read`` tokens (the rest of its 32,500 written)."""
+    w = shapes.Writer()
+    u = w.user(None, "Fix the failing build.")
+    last = shapes.grow(w, u, 6, 0, 20_000, 2_000)
+    end = w.assistant(
+        last, [{"type": "text", "text": "Done: the build passes."}], (3, 32_000, 200), "msg_end"
+    )
+    n = w.user(end, notice)
+    w.assistant(
+        n,
+        [{"type": "text", "text": "The background run passed too."}],
+        (3, read, 32_500 - read),
+        "msg_after",
+    )
+    return load_session(shapes.write(tmp_path / "s.jsonl", w.records))
+
+
+def test_a_notification_prompt_resends_the_history(tmp_path: Path) -> None:
+    s = _session(tmp_path, NOTICE)
+    log = simulate(s)
+    last = log.requests[-1]
+    assert last.cache_break is not None
+    assert (last.cache_break.reason, last.cache_break.position) == ("notification", 0)
+    assert last.cache_break.api_reason == "messages_changed"
+    # the tools and system are read, every message written again
+    assert last.cache_read == log.static_tokens
+    assert last.cache_write == last.input_tokens - log.static_tokens
+    assert last.recorded_miss is not None and last.recorded_miss.reason == "notification"
+    assert all(r.cache_break is None for r in log.requests[1:-1])
+
+
+def test_a_predicted_break_the_api_did_not_make_is_named_beside_it(tmp_path: Path) -> None:
+    """The disagreement is named: the predicted reason, and ``rec:hit`` (the API read the
+    previous prompt); where the API broke too, nothing is added."""
+    hit = simulate(_session(tmp_path, NOTICE, read=32_200)).requests[-1]
+    assert hit.cache_break is not None and hit.recorded_miss is None
+    assert hit.recorded_label() == "rec:hit"
+    assert hit.recorded_label(as_sent=False) is None  # another prompt than the one recorded
+    broke = simulate(_session(tmp_path, NOTICE)).requests[-1]
+    assert broke.recorded_label() is None
+
+
+def test_a_notification_in_a_text_block_after_an_interrupt_resends_too(tmp_path: Path) -> None:
+    s = _session(
+        tmp_path,
+        [
+            {"type": "text", "text": "[Request interrupted by user for tool use]"},
+            {"type": "text", "text": NOTICE},
+        ],
+    )
+    brk = simulate(s).requests[-1].cache_break
+    assert brk is not None and brk.reason == "notification"
+
+
+def test_a_quoted_notification_is_an_ordinary_prompt(tmp_path: Path) -> None:
+    s = _session(tmp_path, "What does this mean?\n" + NOTICE)
+    assert history_resends(s) == {}
+    assert simulate(s).requests[-1].cache_break is None
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"strategy": "seed", "max_context_messages": 8},
+        {
+            "strategy": "clear-tool-uses",
+            "max_context_messages": 100,
+            "context_editing": parse_context_editing({"clear_tool_uses": {"trigger": 100_000}}),
+        },
+        {},
+    ],
+    ids=["range", "editing", "as-sent"],
+)
+def test_every_window_source_predicts_it_alike(tmp_path: Path, kw: dict[str, Any]) -> None:
+    s = _session(tmp_path, NOTICE)
+    fast = simulate(s, **kw)
+    ref = simulate(s, _reference=True, **kw)
+    assert fast.requests == ref.requests
+    brk = fast.requests[-1].cache_break
+    assert brk is not None and brk.reason == "notification"
+
+
+def test_only_claude_code_transcripts_are_resent(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    s = replace(_session(tmp_path, NOTICE), format="messages")
+    assert history_resends(s) == {}
