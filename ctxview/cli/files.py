@@ -158,7 +158,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
     )
     redactions = None
     if not args.dry_run and not unchanged and (args.output or not args.json):
-        from ctxview.sessions.readers import SESSION_FORMAT
+        from ctxview.core.session_file import SESSION_FORMAT
         from ctxview.sessions.store import atomic_write, check_no_api_key
 
         document = repaired.document
