@@ -97,8 +97,8 @@ class _Detector:
     #: a base64 image is not an AWS key)
     not_after: str = ""
     #: tried on each line holding a trigger, not on the whole text: detect-secrets runs its
-    #: plugins a line at a time (their ``\s*``, ``[^\v'"]*`` would run across lines), and
-    #: the keyword plugin's case-blind alternations cost ~0.3 s a megabyte where they run
+    #: plugins a line at a time, and the keyword plugin's ``[^\v'"]*`` would run across lines
+    #: (the token plugins' regexes cannot: they run on the whole text, once)
     per_line: bool = False
     #: a quick test of the text (a line) before the regex runs: the regex cannot match where
     #: this finds nothing (the plugin's regex starts with a character class, costly to scan)
@@ -379,7 +379,6 @@ def _detectors() -> tuple[_Detector, ...]:
                     extend=extend,
                     not_after=not_after,
                     gate=_GATES.get(name),
-                    per_line=True,
                 )
             )
     for kind, pattern, triggers in _GENERIC:
