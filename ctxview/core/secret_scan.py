@@ -11,7 +11,8 @@ on agent sessions (ids, signatures, base64 images) they flag far more than they 
 (``python -m benchmarks --only redact``).
 
 detect-secrets is imported on first use: it pulls in ``requests`` (~0.1 s) that no other
-command needs.
+command needs. A text is searched for every detector's triggers at once by ``ahocorasick-rs``
+(one pass instead of one a trigger: a quarter of the time on real sessions).
 """
 
 from __future__ import annotations
@@ -23,7 +24,10 @@ import string
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from ahocorasick_rs import AhoCorasick
 
 #: a redaction marker already in the text (``[REDACTED:kind]``): never redacted again, never cut
 MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
@@ -496,15 +500,26 @@ _BLOB_MARGIN = 64
 
 class _Plan(NamedTuple):
     detectors: tuple[_Detector, ...]
-    #: triggers looked for in the lowered text, and those looked for as they are
-    any_case: tuple[str, ...]
+    #: the triggers looked for in the lowered text at once (Aho-Corasick: one pass for all),
+    #: and their names by index
+    any_case: AhoCorasick
+    any_case_names: tuple[str, ...]
+    #: looked for one by one: in the lowered text, the ones nearly every text holds (one pass
+    #: each, rather than a match reported at every dot); in the text, those holding a capital
+    common: tuple[str, ...]
     as_is: tuple[str, ...]
     #: trigger -> the detectors (their indexes) it lets run
     runs: dict[str, tuple[int, ...]]
 
 
+#: triggers nearly every text holds: looked for by themselves (see _Plan.common)
+_COMMON = (".", ":")
+
+
 @lru_cache(maxsize=1)
 def _plan() -> _Plan:
+    from ahocorasick_rs import AhoCorasick
+
     detectors = _detectors()
     assert all(det.triggers for det in detectors)
     runs: dict[str, list[int]] = {}
@@ -512,9 +527,12 @@ def _plan() -> _Plan:
         for t in det.triggers:
             runs.setdefault(t, []).append(i)
     as_is = {t for t in runs if t != t.lower()}
+    names = tuple(sorted(set(runs) - as_is - set(_COMMON)))
     return _Plan(
         detectors,
-        tuple(sorted(set(runs) - as_is)),
+        AhoCorasick(list(names)),
+        names,
+        tuple(t for t in _COMMON if t in runs),
         tuple(sorted(as_is)),
         {t: tuple(ids) for t, ids in runs.items()},
     )
@@ -572,8 +590,10 @@ def _find(text: str) -> list[tuple[int, int, str]]:
         lowered = text.translate(_ASCII_LOWER)
     plan = _plan()
     # most texts hold no trigger at all: one look for each, and done
-    present = [t for t in plan.any_case if t in lowered]
-    present += [t for t in plan.as_is if t in text]
+    names = plan.any_case_names
+    present = {names[i] for i, _, _ in plan.any_case.find_matches_as_indexes(lowered, True)}
+    present.update(t for t in plan.common if t in lowered)
+    present.update(t for t in plan.as_is if t in text)
     if not present:
         return []
     specific: list[tuple[int, int, str]] = []
