@@ -385,6 +385,10 @@ _GATES = {
     "DiscordBotTokenDetector": re.compile(r"\.[a-zA-Z0-9_-]{6}\."),
     # ``\d{8,10}:{35}``: the 35 after the colon
     "TelegramBotTokenDetector": re.compile(r":[0-9A-Za-z_-]{35}"),
+    # ``(?:\s|=|:|"|^)AKC…`` / ``…AP[\dABCDEF]…``: the prefix and 8 more
+    "ArtifactoryDetector": re.compile(r"A(?:KC|P[\dA-F])[a-zA-Z0-9]{8}"),
+    # ``[0-9a-z]{32}-us[0-9]{1,2}``: the data centre suffix
+    "MailchimpDetector": re.compile(r"-us\d"),
 }
 
 
@@ -504,10 +508,12 @@ class _Plan(NamedTuple):
     #: and their names by index
     any_case: AhoCorasick
     any_case_names: tuple[str, ...]
-    #: looked for one by one: in the lowered text, the ones nearly every text holds (one pass
-    #: each, rather than a match reported at every dot); in the text, those holding a capital
+    #: looked for one by one in the lowered text: the ones nearly every text holds (one pass
+    #: each, rather than a match reported at every dot)
     common: tuple[str, ...]
-    as_is: tuple[str, ...]
+    #: looked for in the text as they are (at once): those holding a capital
+    as_is: AhoCorasick
+    as_is_names: tuple[str, ...]
     #: trigger -> the detectors (their indexes) it lets run
     runs: dict[str, tuple[int, ...]]
 
@@ -528,12 +534,14 @@ def _plan() -> _Plan:
             runs.setdefault(t, []).append(i)
     as_is = {t for t in runs if t != t.lower()}
     names = tuple(sorted(set(runs) - as_is - set(_COMMON)))
+    cased = tuple(sorted(as_is))
     return _Plan(
         detectors,
         AhoCorasick(list(names)),
         names,
         tuple(t for t in _COMMON if t in runs),
-        tuple(sorted(as_is)),
+        AhoCorasick(list(cased)),
+        cased,
         {t: tuple(ids) for t, ids in runs.items()},
     )
 
@@ -593,7 +601,8 @@ def _find(text: str) -> list[tuple[int, int, str]]:
     names = plan.any_case_names
     present = {names[i] for i, _, _ in plan.any_case.find_matches_as_indexes(lowered, True)}
     present.update(t for t in plan.common if t in lowered)
-    present.update(t for t in plan.as_is if t in text)
+    cased = plan.as_is_names
+    present.update(cased[i] for i, _, _ in plan.as_is.find_matches_as_indexes(text, True))
     if not present:
         return []
     specific: list[tuple[int, int, str]] = []
