@@ -131,9 +131,11 @@ _pieces = st.one_of(
     st.sampled_from(["\n", " ", "=", ":", '"', "'", "[", "]", "REDACTED:", "-----", "sk-"]),
 )
 texts = st.lists(_pieces, max_size=6).map("".join)
+# keys that name a secret (their string values are redacted whole) among any others
+_keys = st.one_of(texts, st.sampled_from(["password", "api_key", "access_token", "secret_type"]))
 json_values = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), texts),
-    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(texts, inner, max_size=4)),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_keys, inner, max_size=4)),
     max_leaves=12,
 )
 
