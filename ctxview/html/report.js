@@ -54,8 +54,8 @@
   const mode = DATA.mode === "as sent" ? "as sent" : `${DATA.strategy}, max ${DATA.max_context_messages}`;
   byId("meta").textContent = `${DATA.format} · ${mode} · model ${DATA.model || "—"} · ${num(ROWS.length)} messages`;
   byId("redaction").textContent = DATA.redactions
-    ? DATA.redactions.note + " before this file was written"
-    : "not redacted: this file holds the session's text as it was (secrets included)";
+    ? `secrets: ${DATA.redactions.note} (API keys, tokens, private keys, passwords become [REDACTED:kind])`
+    : "not redacted (--no-redact): this file holds the session's text as it was, secrets included";
   byId("made").textContent = `made by ctxview ${DATA.ctxview}`;
   byId("notes").textContent = (DATA.notes || []).join(" · ");
 
