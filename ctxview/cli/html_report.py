@@ -102,9 +102,9 @@ def cmd_html_report(args: argparse.Namespace) -> int:
         err(f"{args.file}: not written: {exc}")
         return EXIT_UNREADABLE
     said = "not redacted (--no-redact)" if redactions is None else redactions.note()
+    size = f"{len(data) / 1e6:.1f} MB" if len(data) >= 1e5 else f"{len(data) / 1e3:.0f} KB"
     print(
-        f"wrote {visible(args.output)} ({len(data) / 1e6:.1f} MB, "
-        f"{len(rep.transcript):,} messages; {said})",
+        f"wrote {visible(args.output)} ({size}, {len(rep.transcript):,} messages; {said})",
         file=sys.stderr,
     )
     errors = sum(1 for p in summary["problems"] if p["severity"] == "error")

@@ -23,13 +23,26 @@ def script_json(value: Any) -> str:
 
 
 def shown(value: Any) -> Any:
-    """A copy of a JSON value with every string (keys too) through ``visible``: controls and
-    bidi overrides made visible symbols, as the terminal shows them."""
+    """A JSON value with every string (keys too) through ``visible``: controls and bidi
+    overrides made visible symbols, as the terminal shows them. What holds none is returned as
+    it is, not copied (a 100,000-message session is not held twice); the input is never
+    changed."""
     t = type(value)
     if t is str:
-        return visible(value)
+        text = visible(value)
+        return value if text == value else text
     if t is list:
-        return [shown(v) for v in value]
+        out: list[Any] | None = None
+        for i, v in enumerate(value):
+            s = shown(v)
+            if s is not v:
+                if out is None:
+                    out = list(value)
+                out[i] = s
+        return value if out is None else out
     if t is dict:
-        return {visible(k): shown(v) for k, v in value.items()}
+        pairs = [(shown(k), shown(v)) for k, v in value.items()]
+        if all(k is k0 and v is v0 for (k, v), (k0, v0) in zip(pairs, value.items(), strict=True)):
+            return value
+        return dict(pairs)
     return value

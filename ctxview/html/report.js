@@ -77,7 +77,7 @@
   }
 
   const totals = DATA.requests.totals;
-  const breakdown = Object.entries(DATA.window.token_breakdown).map(([k, v]) => `${k} ${num(v)}`).join(" · ");
+  const breakdown = Object.entries(DATA.window.token_breakdown).map(([k, v]) => `${k.replace(/_/g, " ")} ${num(v)}`).join(" · ");
   const figures = [
     ["messages", num(ROWS.length)],
     ["window", `${num(DATA.window.size)} messages · ${num(DATA.evicted)} evicted`],
@@ -296,7 +296,7 @@
     if (n === 0) { g.fillStyle = colour("--muted"); g.fillText("no requests", 10, 20); return; }
     perBucket = Math.max(1, Math.ceil(n / plotW));
     const buckets = Math.ceil(n / perBucket);
-    bucketWidth = plotW / buckets;
+    bucketWidth = Math.min(plotW / buckets, 40); // a few requests: bars, not slabs
     let maxIn = 1, maxCost = 0;
     for (const i of shown) { maxIn = Math.max(maxIn, C.input_tokens[i]); maxCost = Math.max(maxCost, C.cost_usd[i] || 0); }
     const y = (v) => bottom - (v / maxIn) * (bottom - top);

@@ -43,3 +43,11 @@ def test_shown_makes_controls_and_bidi_overrides_visible_in_keys_and_values() ->
         "z": None,
     }
     assert value["a\u202eb"][0] == "\x1b[31mred"  # the input is not changed
+
+
+def test_shown_returns_what_holds_no_control_as_it_is() -> None:
+    clean = [{"role": "user", "content": [{"type": "text", "text": "naïve ✓"}]}, 3, None]
+    assert shown(clean) is clean
+    dirty = [clean[0], {"t": "a\x1bb"}]
+    out = shown(dirty)
+    assert out[0] is clean[0] and out[1] == {"t": "a␛b"} and dirty[1] == {"t": "a\x1bb"}
