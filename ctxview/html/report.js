@@ -52,7 +52,7 @@
   // -- header, verdict, figures ---------------------------------------------------------------
   byId("file").textContent = DATA.file;
   const mode = DATA.mode === "as sent" ? "as sent" : `${DATA.strategy}, max ${DATA.max_context_messages}`;
-  byId("meta").textContent = `${DATA.format} · ${mode} · model ${DATA.model || "—"} · ${num(ROWS.length)} messages`;
+  byId("meta").textContent = `${DATA.provider ? DATA.provider + " · " : ""}${DATA.format} · ${mode} · model ${DATA.model || "—"} · ${num(ROWS.length)} messages`;
   byId("redaction").textContent = DATA.redactions
     ? `secrets: ${DATA.redactions.note} (API keys, tokens, private keys, passwords become [REDACTED:kind])`
     : "not redacted (--no-redact): this file holds the session's text as it was, secrets included";

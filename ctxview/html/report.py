@@ -76,6 +76,7 @@ def build_report(
         **rest,
         "ctxview": version,
         "format": summary["format"],
+        "provider": summary.get("provider"),  # a reader of another provider's files says so
         "mode": summary["mode"],
         "strategy": summary["strategy"],
         "max_context_messages": summary["max_context_messages"],

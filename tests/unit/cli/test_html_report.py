@@ -123,3 +123,18 @@ def test_a_dataset_folder_is_not_a_session(
     code, _, err = run(capsys, "report", str(tmp_path / "requests"), "-o", str(tmp_path / "r.html"))
     assert code == 2 and "a folder without requests/ inside" in one_line_error(err)
     assert not (tmp_path / "r.html").exists()
+
+
+def test_the_api_key_is_never_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Redaction off, or a key of no shape a detector knows: the key of the environment still
+    never reaches the file."""
+    key = "sk-ant-test-0123456789"
+    session = _session_with(tmp_path, f"my key is {key}")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    out = tmp_path / "r.html"
+    for extra in ([], ["--no-redact"]):
+        code, _, err = run(capsys, "report", str(session), "-o", str(out), *extra)
+        assert code == 2 and "contains the ANTHROPIC_API_KEY value" in one_line_error(err)
+        assert not out.exists()
