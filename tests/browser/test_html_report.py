@@ -69,14 +69,16 @@ def dark_page(browser: Any) -> Iterator[Any]:
 def test_the_report_draws_without_errors_or_network_and_a_click_shows_the_blocks(
     page: Any, reports: dict[str, Path]
 ) -> None:
+    from playwright.sync_api import expect
+
     opened = Opened(page, reports["sample"])
     assert page.inner_text("#verdict") == "✗ 2 problems: the API will reject this request"
     assert page.locator("#rows .row").count() > 10  # drawn on demand: the visible ones
     page.locator("#rows .row", has_text="Reading src/config/loader.py.").click()
-    assert page.inner_text("#detail h3") == "#3 assistant · evicted · ~22 tokens"
-    assert "tool_use read_file · toolu_010003read" in page.inner_text("#detail")
+    expect(page.locator("#detail h3")).to_have_text("#3 assistant · evicted · ~22 tokens")
+    expect(page.locator("#detail")).to_contain_text("tool_use read_file · toolu_010003read")
     page.keyboard.press("j")
-    assert page.inner_text("#detail h3").startswith("#4 user · evicted")
+    expect(page.locator("#detail h3")).to_have_text("#4 user · evicted · ~25 tokens")
     assert page.locator("#compare table tbody tr").count() == 6
     page.screenshot(path=screenshot_path("report-light"), full_page=True)
     assert (opened.errors, opened.fetched) == ([], [])
@@ -105,15 +107,18 @@ def test_a_printout_lists_the_window_rows(page: Any, reports: dict[str, Path]) -
 def test_hostile_text_is_shown_as_text_and_runs_nothing(
     page: Any, reports: dict[str, Path]
 ) -> None:
+    from playwright.sync_api import expect
+
     opened = Opened(page, reports["hostile"])
     assert page.evaluate("window.pwned") is None
     assert page.locator("#detail img, #rows img, #rows b").count() == 0
     page.locator("#rows .row").first.click()
-    assert page.inner_text("#detail pre") == (
+    expect(page.locator("#detail pre")).to_have_text(
         "</script><script>window.pwned = 1</script><img src=x onerror=window.pwned=2>"
     )
     page.locator("#rows .row").nth(1).click()
-    detail = page.inner_text("#detail")
-    assert "␛]0;title␇ ⟨U+202E⟩gnp.exe <!-- {{messages}}" in detail
-    assert "tool_use <b>Bash</b> · toolu_1" in detail
+    detail = page.locator("#detail")
+    expect(detail).to_contain_text("␛]0;title␇ ⟨U+202E⟩gnp.exe <!-- {{messages}}")
+    expect(detail).to_contain_text("tool_use <b>Bash</b> · toolu_1")
+    assert page.evaluate("window.pwned") is None
     assert (opened.errors, opened.fetched) == ([], [])
