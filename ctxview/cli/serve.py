@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import os
+import re
 import shlex
 import sys
 from typing import Any
@@ -81,14 +82,44 @@ def cmd_serve(args: argparse.Namespace) -> int:
             f"serving on {one_line(args.host, 200)}: anyone who can reach port {args.port} there "
             "uses ctxview as you (it opens and saves files, and chats with your API key)"
         )
-    from textual_serve.server import Server
-
     host = args.host
     url = args.public_url
     if url is None:
         shown = f"[{host}]" if ":" in host else host
         url = f"http://{shown}:{args.port}"
     title = "ctxview" if args.file is None else f"ctxview · {os.path.basename(args.file)}"
-    server = Server(app_command(args), host=host, port=args.port, title=title, public_url=url)
+    server = local_server()(
+        app_command(args), host=host, port=args.port, title=title, public_url=url
+    )
     server.serve()
     return EXIT_OK
+
+
+#: textual-serve's page asks Google's font service for its font: every visit would tell a third
+#: party; the same font ships with textual-serve and is served from here instead
+_FONT_LINK = re.compile(r"<link[^>]*fonts\.googleapis\.com[^>]*>")
+_LOCAL_FONT = (
+    '<style>@font-face { font-family: "Roboto Mono"; '
+    'src: url("static/fonts/RobotoMono-VariableFont_wght.ttf"); }</style>'
+)
+
+
+def local_server() -> Any:
+    """textual-serve's Server, its page asking nothing of another host."""
+    from aiohttp import web
+    from textual_serve.server import Server
+
+    @web.middleware
+    async def local_font(request: web.Request, handler: Any) -> web.StreamResponse:
+        response: web.StreamResponse = await handler(request)
+        if request.path == "/" and isinstance(response, web.Response) and response.text:
+            response.text = _FONT_LINK.sub(_LOCAL_FONT, response.text)
+        return response
+
+    class LocalServer(Server):
+        async def _make_app(self) -> web.Application:
+            app = await super()._make_app()
+            app.middlewares.append(local_font)
+            return app
+
+    return LocalServer

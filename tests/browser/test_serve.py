@@ -98,11 +98,13 @@ class Screen:
 
 
 def test_the_served_app_shows_the_session_and_answers_its_keys(served: str, page: Any) -> None:
+    elsewhere: list[str] = []
+
     def only_loopback(route: Any) -> None:
-        # textual-serve's page asks fonts.googleapis.com for a web font: the test stays offline
         if urlsplit(route.request.url).hostname == "127.0.0.1":
             route.continue_()
-        else:
+        else:  # the page asks nothing of another host (textual-serve's own asks for a font)
+            elsewhere.append(route.request.url)
             route.abort()
 
     page.route("**/*", only_loopback)
@@ -127,3 +129,4 @@ def test_the_served_app_shows_the_session_and_answers_its_keys(served: str, page
     page.keyboard.press("R")
     screen.wait_for(start, lambda t: "Requests · " in t, "the Requests view (R)")
     page.screenshot(path=screenshot_path("serve-requests"))
+    assert elsewhere == []

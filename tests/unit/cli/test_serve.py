@@ -27,9 +27,9 @@ class _Server:
 
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch) -> type[_Server]:
-    import textual_serve.server
+    from ctxview.cli import serve
 
-    monkeypatch.setattr(textual_serve.server, "Server", _Server)
+    monkeypatch.setattr(serve, "local_server", lambda: _Server)
     _Server.started = {}
     return _Server
 
