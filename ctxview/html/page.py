@@ -83,6 +83,7 @@ allow scripts for it (nothing is fetched).</p></noscript>
   <div class="toolbar screen-only">
     <span id="legend"></span>
     <label><input type="checkbox" id="show-evicted" checked> evicted rows</label>
+    <label>go to # <input type="number" id="goto" min="0" size="7"></label>
     <span class="hint">j / k, arrows, g / G: move · click a row: its blocks</span>
   </div>
   <div class="split">

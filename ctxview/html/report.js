@@ -196,6 +196,10 @@
     else return;
     e.preventDefault();
   });
+  byId("goto").addEventListener("change", (e) => {
+    const mid = Number(e.target.value);
+    if (Number.isInteger(mid) && mid >= 0 && mid < ROWS.length) selectMessage(mid, false);
+  });
   byId("show-evicted").addEventListener("change", () => {
     const item = order[selected];
     buildOrder();

@@ -79,6 +79,9 @@ def test_the_report_draws_without_errors_or_network_and_a_click_shows_the_blocks
     expect(page.locator("#detail")).to_contain_text("tool_use read_file · toolu_010003read")
     page.keyboard.press("j")
     expect(page.locator("#detail h3")).to_have_text("#4 user · evicted · ~25 tokens")
+    page.fill("#goto", "20")
+    page.press("#goto", "Enter")
+    expect(page.locator("#detail h3")).to_have_text("#20 user · kept · ~9 tokens")
     assert page.locator("#compare table tbody tr").count() == 6
     page.screenshot(path=screenshot_path("report-light"), full_page=True)
     assert (opened.errors, opened.fetched) == ([], [])
