@@ -48,6 +48,7 @@ BENCHMARKS = {
     "sessions": True,
     "proxy": True,
     "search": True,
+    "report": True,
     "redact": True,
     "steps": False,
     "instructions": False,

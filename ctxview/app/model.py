@@ -10,14 +10,12 @@ the :class:`~ctxview.sessions.session.Session`'s.
 from __future__ import annotations
 
 import bisect
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from ctxview.app.safe import one_line
 from ctxview.core.calibrate import CALIBRATED_FORMATS
 from ctxview.core.context import ContextEvent, ConversationContext
 from ctxview.core.ledger import Compaction
@@ -27,6 +25,7 @@ from ctxview.core.protocol import Problem, ProtocolChecker
 from ctxview.core.tokens import estimate_message, estimate_system, estimate_tools
 from ctxview.core.transcript import Transcript
 from ctxview.sessions.model import LoadedSession
+from ctxview.sessions.rowtext import row_text
 from ctxview.sessions.session import Session
 from ctxview.textfmt import fmt_tokens, id_ranges, plural
 
@@ -65,72 +64,6 @@ class RowInfo:
     preview: str
     tokens: int
     error: bool  # a tool_result with is_error
-
-
-def _block_summary(block: Any) -> str:
-    if not isinstance(block, Mapping):
-        return "?"
-    t = block.get("type")
-    if t == "tool_use":
-        return f"tool_use {block.get('name', '?')}"
-    if t == "tool_result":
-        return "tool_result ✗ error" if block.get("is_error") else "tool_result"
-    if t in ("text", "thinking", "redacted_thinking", "image", "document", "compaction"):
-        return str(t)
-    return str(t or "?")
-
-
-def summarise(message: Mapping[str, Any]) -> tuple[str, str, bool]:
-    """(block summary, one-line preview, has an error result) of a message."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return "text", one_line(content), False
-    if not isinstance(content, list) or not content:
-        return "(empty)", "", False
-    kinds: list[str] = []
-    for b in content:
-        s = _block_summary(b)
-        if s not in kinds:
-            kinds.append(s)
-    # the informative kinds first: a tool call says more than the text around it
-    order = (
-        "tool_result",
-        "tool_use",
-        "compaction",
-        "image",
-        "document",
-        "thinking",
-        "redacted_thinking",
-        "text",
-    )
-    kinds.sort(key=lambda k: next((n for n, o in enumerate(order) if k.startswith(o)), len(order)))
-    error = any(isinstance(b, Mapping) and b.get("is_error") for b in content)
-    summary = (
-        kinds[0] if len(kinds) == 1 else " + ".join(kinds[:3]) + (" …" if len(kinds) > 3 else "")
-    )
-    if len(content) > 1 and len(kinds) == 1:
-        summary = f"{summary} ×{len(content)}"
-    preview = ""
-    for b in content:
-        if not isinstance(b, Mapping):
-            continue
-        t = b.get("type")
-        if t == "text" and b.get("text"):
-            preview = str(b["text"])
-        elif t == "tool_use":
-            preview = f"{b.get('name')}({json.dumps(b.get('input', {}), ensure_ascii=False)[:150]})"
-        elif t == "tool_result":
-            c = b.get("content")
-            if isinstance(c, list):
-                c = " ".join(str(x.get("text", "")) for x in c if isinstance(x, Mapping))
-            preview = str(c)
-        elif t == "thinking":
-            preview = str(b.get("thinking", ""))
-        elif t == "compaction":
-            preview = str(b.get("content", ""))
-        if preview:
-            break
-    return summary, one_line(preview), error
 
 
 @dataclass
@@ -561,23 +494,9 @@ class SessionModel:
     def info(self, mid: int) -> RowInfo:
         info = self._info.get(mid)
         if info is None:
-            msg = self.transcript[mid].message
-            summary, preview, error = summarise(msg)
-            meta = self.transcript[mid].meta
-            if meta.get("compact_summary"):
-                summary = "compaction summary"
-            elif meta.get("compact_boundary") is not None:
-                summary = "compaction · " + summary
-            if meta.get("is_meta"):
-                summary = "meta · " + summary
-            # row text comes from the session: one visible line (tool names, unknown block types)
-            info = RowInfo(
-                one_line(str(msg.get("role", "?")), 40),
-                one_line(summary, 120),
-                preview,
-                self.tokens(mid),
-                error,
-            )
+            record = self.transcript[mid]
+            role, summary, preview, error = row_text(record.message, record.meta)
+            info = RowInfo(role, summary, preview, self.tokens(mid), error)
             self._info[mid] = info
         return info
 

@@ -347,7 +347,7 @@ def cmd_requests(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         return unreadable(args, f"{args.file}: {exc}")
-    agents = _subagent_logs(session, log, cfg, prices)
+    agents = subagent_logs(session, log, cfg, prices)
     retain(log, agents)
     # exit 1 as inspect: the last request (the window the session would send) is rejected
     rejected = False
@@ -424,7 +424,7 @@ def _print_recorded(session: Any) -> None:
             )
 
 
-def _subagent_logs(session: Any, log: Any, cfg: Any, prices: Any) -> list[Any]:
+def subagent_logs(session: Any, log: Any, cfg: Any, prices: Any) -> list[Any]:
     """The sub-agents' requests as they sent them, when the main session is shown as sent
     (a simulation under max and strategy replays the main conversation alone)."""
     if not log.as_sent:
@@ -544,8 +544,6 @@ def _print_requests(report: dict[str, Any], log: Any, rejected: bool) -> None:
 
 @without_gc
 def cmd_compare(args: argparse.Namespace) -> int:
-    from ctxview.core.requests import compare
-
     loaded = _load(args)
     if isinstance(loaded, int):
         return loaded
@@ -562,21 +560,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
                 else "--strategies: no strategy named"
             )
             return EXIT_UNREADABLE
-    defaults = cfg.as_defaults()
-    max_ = args.max or getattr(session, "max_context_messages", None)
-    max_ = max_ or defaults.get("max_context_messages", 20)
     try:
-        rows = compare(
-            session,
-            names,
-            max_context_messages=max_,
-            defaults=defaults,
-            prices=prices,
-            cache=args.cache,
-        )
+        report = compare_report(session, cfg, prices, names, max_=args.max, cache=args.cache)
     except ValueError as exc:
         return unreadable(args, f"{args.file}: {exc}")
-    report = {"file": session.path, "max_context_messages": max_, "strategies": rows}
+    rows = report["strategies"]
     if args.json:
         report["skipped"] = args.skipped
         report["config_used"] = args.config_used
@@ -584,6 +572,34 @@ def cmd_compare(args: argparse.Namespace) -> int:
     else:
         _print_compare(report)
     return EXIT_PROBLEMS if any(r["rejected_requests"] for r in rows) else EXIT_OK
+
+
+def compare_report(
+    session: Any,
+    cfg: Any,
+    prices: Any,
+    names: Sequence[str],
+    *,
+    max_: int | None = None,
+    cache: str | None = None,
+) -> dict[str, Any]:
+    """``compare --json``'s object without its ``skipped`` and ``config_used``: the requests
+    under each strategy of ``names`` at ``max_`` (else the file's, else the config's max).
+    ValueError when the session cannot be replayed."""
+    from ctxview.core.requests import compare
+
+    defaults = cfg.as_defaults()
+    max_ = max_ or getattr(session, "max_context_messages", None)
+    max_ = max_ or defaults.get("max_context_messages", 20)
+    rows = compare(
+        session,
+        list(names),
+        max_context_messages=max_,
+        defaults=defaults,
+        prices=prices,
+        cache=cache,
+    )
+    return {"file": session.path, "max_context_messages": max_, "strategies": rows}
 
 
 def _print_compare(report: dict[str, Any]) -> None:

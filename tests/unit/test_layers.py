@@ -38,6 +38,9 @@ CORE = [
     "ctxview.sessions",
     "ctxview.config",
     "ctxview.cli",
+    "ctxview.html",
+    "ctxview.cli.report",
+    "ctxview.cli.html_report",
 ]
 
 

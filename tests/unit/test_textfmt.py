@@ -33,3 +33,21 @@ def test_tail_text_marks_a_cut() -> None:
     assert tail_text("/a/b", 4) == "/a/b"
     assert tail_text("/work/proj", 6) == "…/proj"
     assert tail_text("abc", 1) == "…"
+
+
+def test_visible_shows_every_control_in_text_beyond_ascii() -> None:
+    """Text with accents or emoji takes a scan before any translation: a control anywhere in
+    it is still shown, and text without one comes back as it was."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from ctxview.textfmt import _TABLE, visible
+
+    @given(st.text(), st.sampled_from(sorted(_TABLE)), st.text())
+    def shown(before: str, control: int, after: str) -> None:
+        text = f"é{before}{chr(control)}{after}"
+        assert visible(text) == text.translate(_TABLE)
+        assert chr(control) not in visible(text)
+
+    shown()
+    assert visible("naïve ✓ text") == "naïve ✓ text"
