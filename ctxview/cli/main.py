@@ -25,6 +25,8 @@ FAMILIES: tuple[tuple[str, tuple[str, ...], bool], ...] = (
     ("ctxview.cli.config", ("config",), True),
     ("ctxview.cli.live", ("proxy", "sessions"), False),
     ("ctxview.cli.chat", ("chat",), False),
+    ("ctxview.cli.fleet", ("scan", "fleet"), False),
+    ("ctxview.cli.report", ("report",), False),
 )
 #: each subcommand -> the module of its family
 COMMANDS = {command: module for module, commands, _ in FAMILIES for command in commands}
