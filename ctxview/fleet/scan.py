@@ -17,7 +17,8 @@ from __future__ import annotations
 import multiprocessing
 import os
 import time
-from collections.abc import Callable, Iterator
+import uuid
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -117,7 +118,7 @@ def _entry(path: str, fp: Fingerprint | None) -> Entry:
 
 def _results(
     tasks: list[_Task], options: ScanOptions, workers: int
-) -> Iterator[tuple[_Task, FileRows]]:
+) -> Generator[tuple[_Task, FileRows]]:
     """Each task's rows as it finishes: in this process for one worker (or one task), else on
     a pool of ``workers`` processes (forkserver: no copy of this process's state)."""
     jobs = [(t, options) for t in tasks]
@@ -156,17 +157,24 @@ def scan(
     remove_unnamed(out, manifest.prefix, manifest.files())
     result = ScanResult()
     tasks = plan(paths, manifest, shard, result)
-    run = datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}"
+    # unique to this run: two scans in one second (one process) never write the same name
+    run = datetime.now(UTC).strftime("%Y%m%dT%H%M%S") + f"-{uuid.uuid4().hex[:8]}"
     w = Writer(out, manifest.prefix, run)
     pending: list[tuple[_Task, FileRows]] = []
     state = Progress(total=len(tasks))
 
+    committing = False
+
     def commit() -> None:
+        nonlocal committing
+        committing = True
         _commit(out, manifest, w, pending, result)
         pending.clear()
+        committing = False
 
+    results = _results(tasks, options, workers or os.cpu_count() or 1)
     try:
-        for task, rows in _results(tasks, options, workers or os.cpu_count() or 1):
+        for task, rows in results:
             state.done += 1
             state.last = task.path
             if rows.error is not None:
@@ -182,7 +190,11 @@ def scan(
             if progress is not None:
                 progress(state)
     except KeyboardInterrupt:
-        commit()
+        results.close()  # the pool stops
+        # the sessions read so far are written, unless the interrupt came while writing them
+        # (the next scan removes what that left unnamed and reads them again)
+        if not committing:
+            commit()
         raise
     commit()
     result.seconds = time.monotonic() - started
