@@ -94,10 +94,12 @@ class FleetScreen(Screen[str | None]):
         self.query_one("#fleet-title", Static).update(
             Text(
                 f"Fleet · {totals.get('sessions') or 0:,} sessions · "
-                f"{totals.get('requests') or 0:,} requests · cost {fmt_usd(totals.get('cost_usd'))}"
+                f"{totals.get('requests') or 0:,} requests · {fmt_usd(totals.get('cost_usd'))}"
                 f" · cache saved {fmt_usd(totals.get('cache_saved_usd'))} · breaks lost "
-                f"{fmt_usd(totals.get('break_lost_usd'))} · hit rate {_pct(totals.get('hit_rate'))}"
-                f" · ranked by {self.rank}"
+                f"{fmt_usd(totals.get('break_lost_usd'))} · hit {_pct(totals.get('hit_rate'))}"
+                f" · by {self.rank} (w)",
+                no_wrap=True,
+                overflow="ellipsis",
             )
         )
         table = self.query_one(DataTable)
