@@ -48,6 +48,7 @@ BENCHMARKS = {
     "sessions": True,
     "proxy": True,
     "search": True,
+    "fleet": True,
     "steps": False,
     "instructions": False,
 }

@@ -15,6 +15,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -213,29 +214,49 @@ def _models(agents: list[tuple[str, Any, Any]]) -> Iterator[Any]:
             yield s.model
 
 
+#: names found clean in this process (projects, models, agent ids repeat across sessions):
+#: not searched for secrets again
+_CLEAN: set[str] = set()
+_CLEAN_MAX = 100_000
+
+
+def _redacted(strings: list[str]) -> tuple[list[str], dict[str, int]]:
+    """``strings`` with their secrets redacted (the one call of ``ctxview.core.redact``),
+    and the secrets found per kind."""
+    todo = [t for t in dict.fromkeys(strings) if t not in _CLEAN]
+    if not todo:
+        return strings, {}
+    from ctxview.core.redact import redact_value
+
+    cleaned, found = redact_value(todo)
+    done = dict(zip(todo, cleaned, strict=True))
+    if len(_CLEAN) < _CLEAN_MAX:
+        _CLEAN.update(t for t, c in done.items() if t == c)
+    return [done.get(t, t) for t in strings], dict(found.counts)
+
+
 def _names(raw: dict[str, Any], redact: bool) -> dict[str, Any]:
     """The file's own names (path, ids, project, title, agents, models) as they are written:
-    secrets redacted (the one call of ``ctxview.core.redact``), control characters made
-    visible (``ctxview.textfmt``, the one sanitising boundary). ``agents`` and ``models``
-    become maps from the name as read to the name as written."""
+    secrets redacted (unless ``redact`` is False), control characters made visible
+    (``ctxview.textfmt``, the one sanitising boundary). ``agents`` and ``models`` become maps
+    from the name as read to the name as written."""
+    singles = ["file", "session_id", "project", "title"]
+    strings = [raw[k] or "" for k in singles] + raw["agents"] + raw["models"]
     counts: dict[str, int] = {}
     if redact:
-        from ctxview.core.redact import redact_value
-
-        cleaned, found = redact_value(raw)
-        counts = dict(found.counts)
-    else:
-        cleaned = raw
-    out: dict[str, Any] = {
-        "file": visible(cleaned["file"]),
-        "session_id": visible(cleaned["session_id"]),
-        "project": visible(cleaned["project"]),
-        "title": one_line(cleaned["title"], 200) if cleaned["title"] else None,
-        "agents": {a: visible(c) for a, c in zip(raw["agents"], cleaned["agents"], strict=True)},
-        "models": {m: visible(c) for m, c in zip(raw["models"], cleaned["models"], strict=True)},
+        strings, counts = _redacted(strings)
+    one = dict(zip(singles, strings[:4], strict=True))
+    agents = strings[4 : 4 + len(raw["agents"])]
+    models = strings[4 + len(raw["agents"]) :]
+    return {
+        "file": visible(one["file"]),
+        "session_id": visible(one["session_id"]),
+        "project": visible(one["project"]),
+        "title": one_line(one["title"], 200) if raw["title"] else None,
+        "agents": {a: visible(c) for a, c in zip(raw["agents"], agents, strict=True)},
+        "models": {m: visible(c) for m, c in zip(raw["models"], models, strict=True)},
         "_redactions": counts,
     }
-    return out
 
 
 def _head_facts(path: str) -> dict[str, str]:
@@ -289,6 +310,19 @@ def _result_tools(message: Any, names: dict[str, str]) -> list[str]:
     return found
 
 
+_ATTRS = {
+    "request_index": attrgetter("index"),
+    "window_size": attrgetter("window_size"),
+    "input_tokens": attrgetter("input_tokens"),
+    "cache_read": attrgetter("cache_read"),
+    "uncached": attrgetter("uncached"),
+    "output_tokens": attrgetter("output_tokens"),
+    "cost_usd": attrgetter("cost_usd"),
+    "rejected": attrgetter("rejected"),
+    "off_branch": attrgetter("off_branch"),
+}
+
+
 def _agent_columns(
     cols: dict[str, list[Any]],
     agent: str,
@@ -301,71 +335,92 @@ def _agent_columns(
     money: list[tuple[float | None, float | None]],
 ) -> None:
     """Append one agent's requests from ``start`` on to ``cols``; every request's (uncached
-    cost, break's loss) to ``money`` (the session's totals count them all)."""
+    cost, break's loss) to ``money`` (the session's totals count them all). The plain fields
+    are taken column by column (attribute getters mapped in C: a million requests)."""
+    reqs = log.requests
+    per_model: dict[Any, tuple[Price | None, str | None, int]] = {}
+
+    def model_facts(model: Any) -> tuple[Price | None, str | None, int]:
+        found = per_model.get(model)
+        if found is None:
+            price = prices.get(model)
+            version = None if price is None else _price_version(prices, model)
+            found = per_model[model] = (price, version, context_size(model))
+        return found
+
+    models = [r.model or log.model for r in reqs]
+    prev_input: int | None = None
+    for r, model in zip(reqs, models, strict=True):
+        price = model_facts(model)[0]
+        if price is None:
+            money.append((None, None))
+        else:
+            b = r.cache_break
+            money.append(
+                (
+                    (r.input_tokens * price.input + r.output_tokens * price.output) / 1e6,
+                    _break_lost(r, prev_input, price) if b is not None else 0.0,
+                )
+            )
+        prev_input = r.input_tokens
+    rs = reqs[start:]
+    if not rs:
+        return
+    models = models[start:]
+    for name, get in _ATTRS.items():
+        cols[name].extend(map(get, rs))
+    cols["agent"].extend([agent] * len(rs))
+    cols["model"].extend(models)
+    facts = [model_facts(m) for m in models]
+    cols["price_table"].extend(f[1] for f in facts)
+    cols["context_limit"].extend(f[2] for f in facts)
+    cols["uncached_cost_usd"].extend(m[0] for m in money[len(money) - len(rs) :])
+    cols["break_lost_usd"].extend(m[1] for m in money[len(money) - len(rs) :])
+    stamps = [_epoch_ms(r.timestamp) for r in rs]
+    cols["timestamp"].extend(stamps)
+    days: dict[int, str] = {}
+    cols[PARTITION].extend(
+        fallback_date
+        if ts is None
+        else days.get(ts // 86_400_000)
+        or days.setdefault(
+            ts // 86_400_000, datetime.fromtimestamp(ts / 1000, UTC).strftime("%Y-%m-%d")
+        )
+        for ts in stamps
+    )
+    recs = [r.recorded for r in rs]
+    cols["recorded_input_tokens"].extend(None if d is None else d["input_tokens"] for d in recs)
+    cols["recorded_cache_read"].extend(
+        None if d is None else d["cache_read_input_tokens"] for d in recs
+    )
+    cols["recorded_cache_write"].extend(
+        None if d is None else d["cache_creation_input_tokens"] for d in recs
+    )
+    cols["cache_write_5m"].extend(r.cache_write if r.ttl == "5m" else 0 for r in rs)
+    cols["cache_write_1h"].extend(0 if r.ttl == "5m" else r.cache_write for r in rs)
+    breaks = [r.cache_break for r in rs]
+    cols["cache_break"].extend(b is not None for b in breaks)
+    cols["break_reason"].extend(None if b is None else b.reason for b in breaks)
+    cols["break_position"].extend(None if b is None else b.position for b in breaks)
+    misses = [r.recorded_miss for r in rs]
+    cols["recorded_break_reason"].extend(None if m is None else m.reason for m in misses)
+    cols["api_break_reason"].extend(
+        m.api_reason if m is not None and m.reported else None for m in misses
+    )
+    cols["redundant_tokens"].extend(0 if r.redundancy is None else r.redundancy.tokens for r in rs)
+    codes = _error_codes(session, log, start)
+    cols["error_code"].extend(codes.get(i) for i in range(start, len(reqs)))
     msgs = session.messages
     n_msgs = len(msgs)
     tool_names = _tool_names(msgs)
-    codes = _error_codes(session, log, start)
-    price_cache: dict[Any, Price | None] = {}
-    prev_input: int | None = None
-    append = {k: v.append for k, v in cols.items()}
-    for i, r in enumerate(log.requests):
-        model = r.model or log.model
-        if model in price_cache:
-            price = price_cache[model]
-        else:
-            price = price_cache[model] = prices.get(model)
-        b = r.cache_break
-        uncached_cost = lost = None
-        if price is not None:
-            uncached_cost = (r.input_tokens * price.input + r.output_tokens * price.output) / 1e6
-            lost = _break_lost(r, prev_input, price) if b is not None else 0.0
-        money.append((uncached_cost, lost))
-        prev_input = r.input_tokens
-        if i < start:
-            continue
-        rec = r.recorded
-        ts = _epoch_ms(r.timestamp)
-        miss = r.recorded_miss
-        w5, w1 = (r.cache_write, 0) if r.ttl == "5m" else (0, r.cache_write)
-        tools: list[str] = []
-        for mid in r.message_ids:
-            if 0 <= mid < n_msgs:
-                tools += [t for t in _result_tools(msgs[mid], tool_names) if t not in tools]
-        append["agent"](agent)
-        append["model"](model)
-        append["request_index"](r.index)
-        append["timestamp"](ts)
-        append["window_size"](r.window_size)
-        append["input_tokens"](r.input_tokens)
-        append["recorded_input_tokens"](rec["input_tokens"] if rec else None)
-        append["recorded_cache_read"](rec["cache_read_input_tokens"] if rec else None)
-        append["recorded_cache_write"](rec["cache_creation_input_tokens"] if rec else None)
-        append["cache_read"](r.cache_read)
-        append["cache_write_5m"](w5)
-        append["cache_write_1h"](w1)
-        append["uncached"](r.uncached)
-        append["output_tokens"](r.output_tokens)
-        append["cache_break"](b is not None)
-        append["break_reason"](b.reason if b is not None else None)
-        append["break_position"](b.position if b is not None else None)
-        append["recorded_break_reason"](miss.reason if miss is not None else None)
-        append["api_break_reason"](miss.api_reason if miss is not None and miss.reported else None)
-        append["cost_usd"](r.cost_usd)
-        append["uncached_cost_usd"](uncached_cost)
-        append["break_lost_usd"](lost)
-        append["redundant_tokens"](r.redundancy.tokens if r.redundancy is not None else 0)
-        append["price_table"](None if price is None else _price_version(prices, model))
-        append["context_limit"](context_size(model))
-        append["rejected"](bool(r.rejected))
-        append["error_code"](codes.get(i) if r.rejected else None)
-        append["off_branch"](bool(r.off_branch))
-        append["tools"](tools)
-        append[PARTITION](
-            datetime.fromtimestamp(ts / 1000, UTC).strftime("%Y-%m-%d")
-            if ts is not None
-            else fallback_date
-        )
+    tools = cols["tools"]
+    for r in rs:
+        found: list[str] = []
+        if tool_names:
+            for mid in r.message_ids:
+                if 0 <= mid < n_msgs:
+                    found += [t for t in _result_tools(msgs[mid], tool_names) if t not in found]
+        tools.append(found)
 
 
 def _break_lost(r: Any, prev_input: int | None, price: Price) -> float:
