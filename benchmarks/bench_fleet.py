@@ -161,35 +161,52 @@ def _descendants(pid: int) -> list[int]:
     return out
 
 
-class PeakOfWorkers:
-    """The highest peak RSS (``VmHWM``) of any process under this one while it runs: the pool's
-    workers are the forkserver's children, out of reach of ``RUSAGE_CHILDREN``."""
+class Watch:
+    """The processes under this one while it runs (the pool's workers are the forkserver's
+    children, out of reach of ``RUSAGE_CHILDREN``), polled: their highest peak RSS
+    (``VmHWM``) and the CPU seconds they used (user + system, the last value seen of each)."""
 
     def __init__(self) -> None:
         import threading
 
         self.peak_kb = 0
+        self._cpu_ticks: dict[int, int] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
 
-    def _watch(self) -> None:
-        while not self._stop.wait(0.2):
-            for pid in _descendants(os.getpid()):
-                try:
-                    status = Path(f"/proc/{pid}/status").read_text()
-                except OSError:
-                    continue
-                for line in status.splitlines():
-                    if line.startswith("VmHWM:"):
-                        self.peak_kb = max(self.peak_kb, int(line.split()[1]))
+    @property
+    def cpu_seconds(self) -> float:
+        return sum(self._cpu_ticks.values()) / os.sysconf("SC_CLK_TCK")
 
-    def __enter__(self) -> PeakOfWorkers:
+    def _poll(self) -> None:
+        for pid in _descendants(os.getpid()):
+            try:
+                status = Path(f"/proc/{pid}/status").read_text()
+                stat = Path(f"/proc/{pid}/stat").read_text()
+            except OSError:
+                continue
+            for line in status.splitlines():
+                if line.startswith("VmHWM:"):
+                    self.peak_kb = max(self.peak_kb, int(line.split()[1]))
+            fields = stat.rsplit(")", 1)[1].split()
+            self._cpu_ticks[pid] = int(fields[11]) + int(fields[12])  # utime + stime
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.1):
+            self._poll()
+
+    def __enter__(self) -> Watch:
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
+
+
+def _own_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
 
 def _one_session_peak(path: str) -> float:
@@ -204,7 +221,7 @@ def run(b: Bench) -> None:
     from ctxview.fleet.files import session_files
     from ctxview.fleet.query import report as fleet_report
     from ctxview.fleet.rows import ScanOptions
-    from ctxview.fleet.scan import scan
+    from ctxview.fleet.scan import PRELOAD, scan
 
     sessions = int(os.environ.get("FLEET_SESSIONS", QUICK_SESSIONS if b.quick else SESSIONS))
     requests = int(os.environ.get("FLEET_REQUESTS", QUICK_REQUESTS if b.quick else REQUESTS))
@@ -216,20 +233,32 @@ def run(b: Bench) -> None:
     paths = session_files([str(root)])
 
     ctx = get_context("forkserver")
+    # the forkserver started with the scan's modules loaded, as the scan starts it: neither
+    # pool pays for importing them in each worker
+    ctx.set_forkserver_preload(PRELOAD)
     t0 = time.perf_counter()
-    with ctx.Pool(WORKERS) as pool:
+    with Watch() as model_watch, ctx.Pool(WORKERS) as pool:
         counted = sum(pool.imap_unordered(_model_alone, paths, chunksize=1))
+        pool.close()
+        pool.join()
     alone = time.perf_counter() - t0
-    say(f"request model alone: {counted:,} requests in {alone:.1f} s")
+    say(
+        f"request model alone: {counted:,} requests in {alone:.1f} s (load average {os.getloadavg()[0]:.1f})"
+    )
 
     out = b.data / "fleet_dataset"
     shutil.rmtree(out, ignore_errors=True)
+    cpu0 = _own_cpu()
     t0 = time.perf_counter()
-    with PeakOfWorkers() as workers:
+    with Watch() as scan_watch:
         result = scan(paths, str(out), ScanOptions(), workers=WORKERS)
     scanned = time.perf_counter() - t0
+    writer_cpu = _own_cpu() - cpu0
+    writer_peak = _peak_mb(resource.RUSAGE_SELF)
     assert result.requests_written == counted, (result.requests_written, counted)
-    say(f"scan: {result.requests_written:,} requests in {scanned:.1f} s")
+    say(
+        f"scan: {result.requests_written:,} requests in {scanned:.1f} s (load average {os.getloadavg()[0]:.1f})"
+    )
     t0 = time.perf_counter()
     again = scan(paths, str(out), ScanOptions(), workers=WORKERS)
     rescan = time.perf_counter() - t0
@@ -241,16 +270,17 @@ def run(b: Bench) -> None:
     largest = max(paths, key=lambda p: os.stat(p).st_size)
     with ctx.Pool(1) as pool:
         one = pool.apply(_one_session_peak, (largest,))
+    model_cpu = model_watch.cpu_seconds
+    scan_cpu = scan_watch.cpu_seconds + writer_cpu
 
     report(Figure(f"request model alone, {counted:,} requests, {WORKERS} workers", alone, "s"))
     report(Figure(f"scan, {len(paths):,} sessions, {WORKERS} workers", scanned, "s"))
-    report(Figure("scan / request model alone", scanned / alone, "x", 1.5))
-    report(Figure("peak memory of a scan's worker", workers.peak_kb / 1024, "MB"))
+    report(Figure("scan / request model alone (wall time)", scanned / alone, "x", 1.5))
+    report(Figure("request model alone: CPU of its workers", model_cpu, "s"))
+    report(Figure("scan: CPU of its workers and writer", scan_cpu, "s"))
+    report(Figure("scan / request model alone (CPU time)", scan_cpu / model_cpu, "x", 1.5))
+    report(Figure("peak memory of a scan's worker", scan_watch.peak_kb / 1024, "MB"))
     report(Figure("peak memory of one process scanning the largest session alone", one, "MB"))
-    report(
-        Figure(
-            "peak memory of the scan's writer (main process)", _peak_mb(resource.RUSAGE_SELF), "MB"
-        )
-    )
+    report(Figure("peak memory of the scan's writer (main process)", writer_peak, "MB"))
     report(Figure("rescan, nothing changed", rescan, "s", 5.0))
     report(Figure(f"report over {counted:,} rows (DuckDB)", reported, "s", 2.0))

@@ -14,6 +14,7 @@ import os
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -65,15 +66,17 @@ class Writer:
         self.prefix = prefix
         self.run = run
         self.seq = 0
-        self.buffers: dict[str, list[pa.RecordBatch]] = defaultdict(list)
+        self.batches: list[pa.RecordBatch] = []
+        self.dicts: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.rows = 0
 
     def add(self, rows: FileRows) -> None:
-        for table in TABLES:
-            batch = getattr(rows, table)
-            if batch is not None and batch.num_rows:
-                self.buffers[table].append(batch)
-                self.rows += batch.num_rows
+        if rows.requests is not None and rows.requests.num_rows:
+            self.batches.append(rows.requests)
+            self.rows += rows.requests.num_rows
+        self.dicts["sessions"] += rows.session_rows
+        self.dicts["strategies"] += rows.strategy_rows or []
+        self.rows += len(rows.session_rows) + len(rows.strategy_rows or [])
 
     def _name(self) -> str:
         self.seq += 1
@@ -83,19 +86,22 @@ class Writer:
         """Write what is buffered; session key -> table -> the files (relative to the
         dataset) now holding its rows."""
         where: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-        for table, batches in self.buffers.items():
-            schema = with_metadata(TABLES[table], table)
-            whole = pa.Table.from_batches(batches)
-            if table == "requests":
-                parts = whole.column(PARTITION)
-                for day in sorted(pc.unique(parts).to_pylist()):
-                    rows = whole.filter(pc.equal(parts, day)).drop_columns([PARTITION])
-                    rel = f"requests/{PARTITION}={day}/{self._name()}"
-                    self._write(rows.cast(schema), rel, where)
-            else:
-                rel = f"{table}/{self._name()}"
-                self._write(whole.cast(schema), rel, where)
-        self.buffers.clear()
+        if self.batches:
+            schema = with_metadata(TABLES["requests"], "requests")
+            whole = pa.Table.from_batches(self.batches)
+            parts = whole.column(PARTITION)
+            for day in sorted(pc.unique(parts).to_pylist()):
+                rows = whole.filter(pc.equal(parts, day)).drop_columns([PARTITION])
+                rel = f"requests/{PARTITION}={day}/{self._name()}"
+                self._write(rows.cast(schema), rel, where)
+        for table, dicts in self.dicts.items():
+            if dicts:
+                schema = with_metadata(TABLES[table], table)
+                self._write(
+                    pa.Table.from_pylist(dicts, schema=schema), f"{table}/{self._name()}", where
+                )
+        self.batches = []
+        self.dicts.clear()
         self.rows = 0
         return {k: dict(v) for k, v in where.items()}
 

@@ -53,13 +53,16 @@ class ScanOptions:
 
 @dataclass
 class FileRows:
-    """One file's rows (``error``: the one-line reason it could not be read, and no rows)."""
+    """One file's rows (``error``: the one-line reason it could not be read, and no rows).
+    The session's row and its strategies' rows are kept as dicts (a writer makes one table of
+    many files' rows at once); :attr:`sessions` and :attr:`strategies` give them as batches."""
 
     path: str
     key: str
     requests: pa.RecordBatch | None = None
-    sessions: pa.RecordBatch | None = None
-    strategies: pa.RecordBatch | None = None
+    session_rows: list[dict[str, Any]] = field(default_factory=list)
+    #: None: not asked for (``ScanOptions.compare``)
+    strategy_rows: list[dict[str, Any]] | None = None
     #: requests per agent in the file (all of them, also those left out by ``skip``)
     counts: dict[str, int] = field(default_factory=dict)
     error: str | None = None
@@ -69,6 +72,33 @@ class FileRows:
     @property
     def request_rows(self) -> int:
         return 0 if self.requests is None else self.requests.num_rows
+
+    @property
+    def sessions(self) -> pa.RecordBatch | None:
+        if self.error is not None:
+            return None
+        return pa.RecordBatch.from_pylist(self.session_rows, schema=SESSIONS)
+
+    @property
+    def strategies(self) -> pa.RecordBatch | None:
+        if self.strategy_rows is None:
+            return None
+        return pa.RecordBatch.from_pylist(self.strategy_rows, schema=STRATEGIES)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Sent from a worker as an Arrow IPC stream (pickling a batch costs five times more)."""
+        state = dict(self.__dict__)
+        if self.requests is not None:
+            sink = pa.BufferOutputStream()
+            with pa.ipc.new_stream(sink, self.requests.schema) as w:
+                w.write_batch(self.requests)
+            state["requests"] = sink.getvalue()
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        if state["requests"] is not None:
+            state["requests"] = pa.ipc.open_stream(state["requests"]).read_next_batch()
+        self.__dict__.update(state)
 
 
 def session_key(path: str) -> str:
@@ -190,16 +220,12 @@ def _rows(
     cols["agent"] = [names["agents"][a] for a in cols["agent"]]
     cols["model"] = [None if m is None else names["models"][str(m)] for m in cols["model"]]
     requests = pa.RecordBatch.from_pydict(cols, schema=REQUEST_ROWS)
-    sessions = _session_batch(key, names, consts, session, agents, log, money, st.st_size)
-    strategies = (
-        _strategy_batch(key, names, session, log, options, prices) if options.compare else None
-    )
     return FileRows(
         path,
         key,
         requests,
-        sessions,
-        strategies,
+        [_session_row(key, names, consts, session, agents, log, money, st.st_size)],
+        _strategy_rows(key, names, session, log, options, prices) if options.compare else None,
         counts,
         redactions=names["_redactions"],
     )
@@ -485,7 +511,7 @@ def _sum_or_none(values: list[float | None]) -> float | None:
     return None if not values or None in values else float(sum(v for v in values if v is not None))
 
 
-def _session_batch(
+def _session_row(
     key: str,
     names: dict[str, Any],
     consts: dict[str, Any],
@@ -494,7 +520,7 @@ def _session_batch(
     log: Any,
     money: list[tuple[float | None, float | None]],
     size: int,
-) -> pa.RecordBatch:
+) -> dict[str, Any]:
     """The session's one row: its totals over every agent's requests (all of them, also
     those a grown session had before)."""
     reqs = [r for _, _, lg in agents for r in lg.requests]
@@ -526,17 +552,17 @@ def _session_batch(
         "file_size": size,
         "scanned_at": int(datetime.now(UTC).timestamp() * 1000),
     }
-    return pa.RecordBatch.from_pylist([row], schema=SESSIONS)
+    return row
 
 
-def _strategy_batch(
+def _strategy_rows(
     key: str,
     names: dict[str, Any],
     session: Any,
     log: Any,
     options: ScanOptions,
     prices: PriceTable,
-) -> pa.RecordBatch:
+) -> list[dict[str, Any]]:
     """``compare``'s rows of the main conversation, one per strategy, beside what its own
     requests cost (``baseline_cost_usd``: as sent, or under the session's own settings)."""
     from ctxview.core.requests import compare
@@ -566,4 +592,4 @@ def _strategy_batch(
         }
         for row in compare(session, max_context_messages=max_, defaults=defaults, prices=prices)
     ]
-    return pa.RecordBatch.from_pylist(rows, schema=STRATEGIES)
+    return rows

@@ -27,6 +27,8 @@ from ctxview.fleet.files import in_shard
 from ctxview.fleet.manifest import Entry, Fingerprint, Manifest, fingerprint, grew, new_entry
 from ctxview.fleet.rows import FileRows, ScanOptions, file_rows
 
+#: what the pool's forkserver imports once, before it forks each worker
+PRELOAD = ["ctxview.fleet.rows", "ctxview.sessions.request_model", "ctxview.core.redact"]
 #: rows buffered before they are written (whole sessions: a file holds at least one)
 FLUSH_ROWS = 200_000
 
@@ -126,7 +128,7 @@ def _results(
         yield from map(_run_task, jobs)
         return
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["ctxview.fleet.rows", "ctxview.sessions.request_model"])
+    ctx.set_forkserver_preload(PRELOAD)
     pool = ctx.Pool(workers)
     try:
         yield from pool.imap_unordered(_run_task, jobs, chunksize=1)

@@ -164,3 +164,20 @@ def _compare() -> object:
     from ctxview.fleet.rows import ScanOptions
 
     return ScanOptions(compare=True)
+
+
+def test_every_file_carries_the_schema_version_and_its_table(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    from ctxview.fleet.schema import SCHEMA_VERSION, TABLES
+
+    path = tmp_path / "s.json"
+    shutil.copy(SAMPLES / "agent_loop.json", path)
+    out = tmp_path / "ds"
+    scan_quietly([str(path)], out, options=_compare())
+    for table, schema in TABLES.items():
+        [f] = parquet_files(str(out), table)
+        meta = pq.read_schema(f).metadata
+        assert meta[b"ctxview.schema_version"] == SCHEMA_VERSION.encode()
+        assert meta[b"ctxview.table"] == table.encode()
+        assert pq.read_schema(f).names == schema.names
