@@ -162,8 +162,7 @@ def _descendants(pid: int) -> list[int]:
 
 
 class Watch:
-    """The processes under this one while it runs (the pool's workers are the forkserver's
-    children, out of reach of ``RUSAGE_CHILDREN``), polled: their highest peak RSS
+    """The processes under this one while it runs, polled: their highest peak RSS
     (``VmHWM``) and the CPU seconds they used (user + system, the last value seen of each)."""
 
     def __init__(self) -> None:
@@ -221,7 +220,7 @@ def run(b: Bench) -> None:
     from ctxview.fleet.files import session_files
     from ctxview.fleet.query import report as fleet_report
     from ctxview.fleet.rows import ScanOptions
-    from ctxview.fleet.scan import PRELOAD, scan
+    from ctxview.fleet.scan import scan
 
     sessions = int(os.environ.get("FLEET_SESSIONS", QUICK_SESSIONS if b.quick else SESSIONS))
     requests = int(os.environ.get("FLEET_REQUESTS", QUICK_REQUESTS if b.quick else REQUESTS))
@@ -232,10 +231,11 @@ def run(b: Bench) -> None:
         say(f"made {files:,} sessions, {size / 1e6:.0f} MB ({time.perf_counter() - t0:.0f} s)")
     paths = session_files([str(root)])
 
-    ctx = get_context("forkserver")
-    # the forkserver started with the scan's modules loaded, as the scan starts it: neither
-    # pool pays for importing them in each worker
-    ctx.set_forkserver_preload(PRELOAD)
+    import ctxview.core.redact
+    import ctxview.sessions.readers
+    import ctxview.sessions.request_model  # noqa: F401 (imported before the fork, as the scan does)
+
+    ctx = get_context("fork")  # as the scan's pool
     t0 = time.perf_counter()
     with Watch() as model_watch, ctx.Pool(WORKERS) as pool:
         counted = sum(pool.imap_unordered(_model_alone, paths, chunksize=1))

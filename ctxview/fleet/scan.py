@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
+import threading
 import time
 import uuid
 from collections.abc import Callable, Generator
@@ -27,8 +29,6 @@ from ctxview.fleet.files import in_shard
 from ctxview.fleet.manifest import Entry, Fingerprint, Manifest, fingerprint, grew, new_entry
 from ctxview.fleet.rows import FileRows, ScanOptions, file_rows
 
-#: what the pool's forkserver imports once, before it forks each worker
-PRELOAD = ["ctxview.fleet.rows", "ctxview.sessions.request_model", "ctxview.core.redact"]
 #: rows buffered before they are written (whole sessions: a file holds at least one)
 FLUSH_ROWS = 200_000
 
@@ -118,19 +118,38 @@ def _entry(path: str, fp: Fingerprint | None) -> Entry:
     return Entry(-1, -1, [], "", "")
 
 
+def _ignore_interrupts() -> None:
+    """In a worker: ctrl+c reaches the whole process group, and is the main process's to
+    handle (it stops the pool and writes what was read); a worker it interrupted would leave
+    the pool's queue locked. The worker was born with SIGINT blocked (:func:`_results`): one
+    that came meanwhile is dropped now."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def _results(
     tasks: list[_Task], options: ScanOptions, workers: int
 ) -> Generator[tuple[_Task, FileRows]]:
     """Each task's rows as it finishes: in this process for one worker (or one task), else on
-    a pool of ``workers`` processes (forkserver: no copy of this process's state)."""
+    a pool of ``workers`` processes forked from this one (which holds little yet: the file
+    list and the manifest). SIGINT is blocked while they are forked, so none can be
+    interrupted before it ignores ctrl+c, and a ctrl+c meanwhile reaches this process once
+    they are up (then the pool is stopped)."""
     jobs = [(t, options) for t in tasks]
     if workers <= 1 or len(tasks) <= 1:
         yield from map(_run_task, jobs)
         return
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(PRELOAD)
-    pool = ctx.Pool(workers)
+    # what every file needs, imported once here rather than in each worker
+    import ctxview.core.redact
+    import ctxview.sessions.readers
+    import ctxview.sessions.request_model  # noqa: F401
+
+    main = threading.current_thread() is threading.main_thread()
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if main else None
+    pool = multiprocessing.get_context("fork").Pool(workers, initializer=_ignore_interrupts)
     try:
+        if blocked is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         yield from pool.imap_unordered(_run_task, jobs, chunksize=1)
         pool.close()
     finally:

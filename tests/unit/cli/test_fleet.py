@@ -103,3 +103,73 @@ def test_fleet_on_a_folder_that_is_no_dataset_is_one_clear_error(
     code, _, err = run(capsys, "fleet", str(tmp_path))
     assert code == 2
     assert "not a dataset written by `ctxview scan`" in one_line_error(err)
+
+
+def _children(pid: int) -> list[int]:
+    """Every process under ``pid`` (Linux /proc)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        for task in Path(f"/proc/{p}/task").glob("*"):
+            try:
+                kids = [int(k) for k in (task / "children").read_text().split()]
+            except OSError:
+                continue
+            out += kids
+            todo += kids
+    return out
+
+
+def _ignores_sigint(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    ignored = next(ln for ln in status.splitlines() if ln.startswith("SigIgn:")).split()[1]
+    return bool(int(ignored, 16) & (1 << (2 - 1)))  # SIGINT is signal 2
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_the_scan_cleanly_and_the_next_scan_completes(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.support.fleet import LONG
+    from tests.support.paths import ROOT
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for k in range(8):
+        shutil.copy(LONG, folder / f"s{k}.jsonl")
+    argv = [sys.executable, "-m", "ctxview", "scan", str(folder), "--out", str(tmp_path / "ds")]
+    proc = subprocess.Popen(
+        [*argv, "--jobs", "2"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group: ctrl+c reaches it and its workers
+    )
+    deadline = time.monotonic() + 30
+    # both workers started, and ignoring SIGINT (ctrl+c is the main process's to handle)
+    while sum(map(_ignores_sigint, _children(proc.pid))) < 2 and proc.poll() is None:
+        assert time.monotonic() < deadline, "the pool never started, or its workers take ctrl+c"
+    os.killpg(proc.pid, signal.SIGINT)  # what ctrl+c in a terminal does
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert "scan interrupted" in one_line_error(err)
+    again = subprocess.run([*argv, "--json"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert json.loads(again.stdout)["failed"] == []
+    report = subprocess.run(
+        [sys.executable, "-m", "ctxview", "report", str(tmp_path / "ds"), "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert json.loads(report.stdout)["totals"]["sessions"] == 8
+    assert json.loads(report.stdout)["totals"]["requests"] == 8 * 152
