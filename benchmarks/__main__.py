@@ -50,6 +50,7 @@ BENCHMARKS = {
     "search": True,
     "report": True,
     "redact": True,
+    "fleet": True,
     "steps": False,
     "instructions": False,
 }

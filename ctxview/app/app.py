@@ -72,6 +72,8 @@ class CtxviewApp(ShellApp):
         self._panes_ready = False
         #: ``--follow``: start following the opened transcript once mounted
         self.follow_on_start = False
+        #: ``ctxview fleet DIR``: the Fleet screen over that dataset once mounted
+        self.fleet_on_start: str | None = None
         self._following: Following | None = None
 
     def _chat_busy(self) -> bool:
@@ -234,6 +236,18 @@ class CtxviewApp(ShellApp):
         self.call_after_refresh(self._mount_panes)
         if self.follow_on_start:
             self.call_after_refresh(self.action_follow)
+        if self.fleet_on_start:
+            self.show_fleet(self.fleet_on_start)
+
+    def show_fleet(self, dataset: str) -> None:
+        """The Fleet screen over a scanned dataset; the session chosen there is opened."""
+        from ctxview.app.screens.fleet import FleetScreen
+
+        def chosen(path: str | None) -> None:
+            if path:
+                self.open_path(path)
+
+        self.push_screen(FleetScreen(dataset), chosen)
 
     def action_follow(self) -> None:
         """Follow the open Claude Code transcript as it grows (or stop): ctxview.app.follow."""

@@ -66,6 +66,28 @@ def launch(args: argparse.Namespace) -> int:
     return int(app.return_code or 0)
 
 
+def launch_fleet(dataset: str) -> int:
+    """The TUI on the Fleet screen of a scanned dataset (``ctxview fleet DIR``), over a new
+    offline chat: enter there opens a session in it."""
+    cfg = load_config()
+    from ctxview.chat.autosave import open_chat
+
+    rep = open_chat(None, None, cfg)
+
+    from ctxview.app.app import CtxviewApp
+    from ctxview.app.model import SessionModel
+
+    app = CtxviewApp(SessionModel(rep, None, cfg["model"]), cfg, opened_file=False, offline=True)
+    app.fleet_on_start = dataset
+    try:
+        app.run()
+    except Exception as exc:
+        return crash_report(exc)
+    if app.crash is not None:
+        return crash_report(app.crash[0], app.crash[1])
+    return int(app.return_code or 0)
+
+
 def crash_report(exc: BaseException, text: str | None = None) -> int:
     """A crash: the traceback goes to a log file under the state directory, the terminal gets
     one line naming it, and the exit status is 1."""

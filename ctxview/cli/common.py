@@ -190,7 +190,8 @@ def load_file(args: argparse.Namespace) -> Any:
     ``--json`` also the error object on stdout): what every command that reads ``args.file``
     starts with."""
     from ctxview.config import load_config
-    from ctxview.sessions import SessionError, load_session
+    from ctxview.sessions import load_session
+    from ctxview.sessions.model import load_error
 
     cfg = load_config()
     for e in cfg.errors:
@@ -203,12 +204,8 @@ def load_file(args: argparse.Namespace) -> Any:
         args.skipped = session.skipped()
         say_skipped(args)
         return session, cfg
-    except SessionError as exc:
-        msg = str(exc)
-    except (RecursionError, MemoryError) as exc:
-        msg = f"{args.file}: cannot read the file ({type(exc).__name__})"
     except Exception as exc:  # a reader bug must not become a traceback: one line, exit 2
-        msg = f"{args.file}: cannot read the file (internal error: {type(exc).__name__}: {exc})"
+        msg = load_error(args.file, exc)
     return unreadable(args, msg), cfg
 
 

@@ -60,11 +60,11 @@ def cmd_html_report(args: argparse.Namespace) -> int:
     if isinstance(rep, int):
         return rep
     from ctxview import __version__
-    from ctxview.cli.requests import compare_report, requests_report, subagent_logs
+    from ctxview.cli.requests import compare_report, requests_report
     from ctxview.config import price_overrides
     from ctxview.core.pricing import PriceTable
-    from ctxview.core.requests import simulate
     from ctxview.html import build_report
+    from ctxview.sessions.request_model import session_requests
     from ctxview.sessions.store import WriteRefused, atomic_write, check_no_api_key
 
     defaults = cfg.as_defaults()
@@ -72,14 +72,13 @@ def cmd_html_report(args: argparse.Namespace) -> int:
     session = rep.session
     prices = PriceTable(price_overrides(cfg))
     try:
-        log = simulate(
+        log, agents = session_requests(
             session,
             max_context_messages=args.max,
             strategy=args.strategy,
             defaults=defaults,
             prices=prices,
         )
-        agents = subagent_logs(session, log, cfg, prices)
         requests = requests_report(log, session, agents=agents)
         compared: dict[str, Any] | None = None
         if args.compare:

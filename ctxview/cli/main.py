@@ -26,6 +26,7 @@ FAMILIES: tuple[tuple[str, tuple[str, ...], bool], ...] = (
     ("ctxview.cli.live", ("proxy", "sessions"), False),
     ("ctxview.cli.chat", ("chat",), False),
     ("ctxview.cli.serve", ("serve",), False),
+    ("ctxview.cli.fleet", ("scan", "fleet"), False),
     ("ctxview.cli.report", ("report",), False),
 )
 #: each subcommand -> the module of its family

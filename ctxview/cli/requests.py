@@ -330,14 +330,14 @@ def requests_json_parts(
 @without_gc
 def cmd_requests(args: argparse.Namespace) -> int:
     from ctxview.core.protocol import check_protocol
-    from ctxview.core.requests import simulate
+    from ctxview.sessions.request_model import session_requests
 
     loaded = _load(args)
     if isinstance(loaded, int):
         return loaded
     session, cfg, prices = loaded
     try:
-        log = simulate(
+        log, agents = session_requests(
             session,
             max_context_messages=args.max,
             strategy=args.strategy,
@@ -347,7 +347,6 @@ def cmd_requests(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         return unreadable(args, f"{args.file}: {exc}")
-    agents = subagent_logs(session, log, cfg, prices)
     retain(log, agents)
     # exit 1 as inspect: the last request (the window the session would send) is rejected
     rejected = False
@@ -422,16 +421,6 @@ def _print_recorded(session: Any) -> None:
                 f"{msgs} message{'s' if msgs != 1 else ''} · "
                 f"{one_line(repr(c['first_prompt']), 80)}\n"
             )
-
-
-def subagent_logs(session: Any, log: Any, cfg: Any, prices: Any) -> list[Any]:
-    """The sub-agents' requests as they sent them, when the main session is shown as sent
-    (a simulation under max and strategy replays the main conversation alone)."""
-    if not log.as_sent:
-        return []
-    from ctxview.sessions.subagents import agent_logs, subagents_of
-
-    return agent_logs(subagents_of(session), prices=prices, defaults=cfg.as_defaults())
 
 
 def _window_ids(log: Any, req: Any, session: Any) -> list[int]:
@@ -587,10 +576,10 @@ def compare_report(
     under each strategy of ``names`` at ``max_`` (else the file's, else the config's max).
     ValueError when the session cannot be replayed."""
     from ctxview.core.requests import compare
+    from ctxview.sessions.request_model import compare_max
 
     defaults = cfg.as_defaults()
-    max_ = max_ or getattr(session, "max_context_messages", None)
-    max_ = max_ or defaults.get("max_context_messages", 20)
+    max_ = compare_max(session, defaults, max_)
     rows = compare(
         session,
         list(names),

@@ -16,6 +16,17 @@ from ctxview.core.jsonfile import SessionError as SessionError
 REQUEST_OWN_FIELDS = frozenset({"model", "max_tokens", "system", "messages", "tools", "stream"})
 
 
+def load_error(path: str, exc: BaseException) -> str:
+    """The one line ``inspect`` prints for a file it cannot read: the reader's own sentence
+    (:class:`SessionError`), else what went wrong, naming the file (a reader bug is never a
+    traceback)."""
+    if isinstance(exc, SessionError):
+        return str(exc)
+    if isinstance(exc, RecursionError | MemoryError):
+        return f"{path}: cannot read the file ({type(exc).__name__})"
+    return f"{path}: cannot read the file (internal error: {type(exc).__name__}: {exc})"
+
+
 @dataclass
 class LoadedSession:
     path: str

@@ -12,6 +12,7 @@ import sys
 import pytest
 
 import ctxview.chat
+import ctxview.fleet
 from tests.support.paths import SAMPLES
 
 #: what a headless module must never import
@@ -27,6 +28,9 @@ LIVE = [
     "ctxview.live.sessions_list",
     "ctxview.live.proxy",
     "ctxview.cli.live",
+]
+FLEET = ["ctxview.cli.fleet", "ctxview.cli.report", "ctxview.cli.fleet_report"] + [
+    f"ctxview.fleet.{m.name}" for m in pkgutil.iter_modules(ctxview.fleet.__path__)
 ]
 CORE = [
     "ctxview",
@@ -59,7 +63,9 @@ def _ui_or_sdk(loaded: set[str]) -> set[str]:
     return {m for m in loaded if m.split(".")[0] in UI_OR_SDK}
 
 
-@pytest.mark.parametrize("modules", [CORE, CHAT, LIVE], ids=["core", "chat", "live"])
+@pytest.mark.parametrize(
+    "modules", [CORE, CHAT, LIVE, FLEET], ids=["core", "chat", "live", "fleet"]
+)
 def test_headless_modules_import_neither_textual_nor_sdk(modules: list[str]) -> None:
     loaded = _imported(modules)
     assert set(modules) <= loaded

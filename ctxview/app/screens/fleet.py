@@ -1,0 +1,157 @@
+"""The Fleet screen (``ctxview fleet DIR``): a scanned dataset's sessions ranked by cost or by
+what their cache breaks lost, and a chart of cost and hit rate per day. Enter opens the
+session; ``w`` switches the ranking. The figures come from DuckDB (``ctxview.fleet.query``:
+the same SQL as ``ctxview report DIR``), in a worker."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+from textual_plotext import PlotextPlot
+
+from ctxview.app.safe import literal, one_line
+from ctxview.textfmt import fmt_usd, tail_text
+
+#: sessions listed
+SHOWN = 200
+#: the table's columns: heading, width
+COLUMNS = (("cost", 10), ("lost", 9), ("hit", 6), ("reqs", 6), ("project", 28), ("title", 60))
+
+
+def _pct(v: float | None) -> str:
+    return "—" if v is None else f"{v * 100:.1f}%"
+
+
+class FleetScreen(Screen[str | None]):
+    """Answers the file of the session chosen, or None (escape)."""
+
+    DEFAULT_CSS = """
+    FleetScreen #fleet-title { height: 1; text-style: bold; padding: 0 1; }
+    FleetScreen #fleet-chart { height: 14; }
+    FleetScreen #fleet-sessions { height: 1fr; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "open", "Open session"),
+        Binding("w", "rank", "Cost / waste"),
+        Binding("escape", "close", "Close"),
+    ]
+
+    def __init__(self, dataset: str) -> None:
+        super().__init__()
+        self.dataset = dataset
+        self.rank = "cost"
+        self.files: list[str] = []
+        self.days: list[dict[str, Any]] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text("Fleet · loading…"), id="fleet-title")
+        yield PlotextPlot(id="fleet-chart")
+        table: DataTable[Text] = DataTable(
+            id="fleet-sessions", cursor_type="row", zebra_stripes=True
+        )
+        for head, width in COLUMNS:
+            table.add_column(head, width=width)
+        yield table
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(DataTable).focus()
+        self._load()
+
+    @work(thread=True, exclusive=True, description="query the dataset")
+    def _load(self) -> None:
+        import duckdb
+
+        from ctxview.fleet.query import Filters, connect, rows
+
+        try:
+            con = connect(self.dataset, Filters(top=SHOWN, rank=self.rank))
+            try:
+                totals = rows(con, "totals")
+                sessions = rows(con, "top_sessions")
+                days = rows(con, "by_day")
+            finally:
+                con.close()
+        except (duckdb.Error, OSError) as exc:
+            self.app.call_from_thread(
+                self._failed, f"{self.dataset}: cannot read the dataset ({exc})"
+            )
+            return
+        self.app.call_from_thread(self._show, totals[0] if totals else {}, sessions, days)
+
+    def _failed(self, why: str) -> None:
+        self.query_one("#fleet-title", Static).update(literal(one_line(why, 300)))
+
+    def _show(
+        self, totals: dict[str, Any], sessions: list[dict[str, Any]], days: list[dict[str, Any]]
+    ) -> None:
+        self.query_one("#fleet-title", Static).update(
+            Text(
+                f"Fleet · {totals.get('sessions') or 0:,} sessions · "
+                f"{totals.get('requests') or 0:,} requests · {fmt_usd(totals.get('cost_usd'))}"
+                f" · cache saved {fmt_usd(totals.get('cache_saved_usd'))} · breaks lost "
+                f"{fmt_usd(totals.get('break_lost_usd'))} · hit {_pct(totals.get('hit_rate'))}"
+                f" · by {self.rank} (w)",
+                no_wrap=True,
+                overflow="ellipsis",
+            )
+        )
+        table = self.query_one(DataTable)
+        table.clear()
+        self.files = []
+        for s in sessions:
+            self.files.append(s["file"] or "")
+            table.add_row(
+                Text(fmt_usd(s["cost_usd"]), justify="right"),
+                Text(fmt_usd(s["lost_usd"]), justify="right"),
+                Text(_pct(s["hit_rate"]), justify="right"),
+                Text(f"{s['requests']:,}", justify="right"),
+                literal(tail_text(one_line(s["project"] or "", 200), 28)),
+                literal(one_line(s["title"] or s["session_id"] or "", 120)),
+            )
+        self.days = days
+        self._plot()
+
+    def _plot(self) -> None:
+        chart = self.query_one(PlotextPlot)
+        plt = chart.plt
+        plt.clear_data()
+        plt.clear_figure()
+        days = self.days
+        if days:
+            xs: list[float] = [float(i) for i in range(len(days))]
+            plt.bar(xs, [d["cost_usd"] or 0 for d in days], label="cost $", marker="hd")
+            plt.plot(
+                xs,
+                [(d["hit_rate"] or 0) * 100 for d in days],
+                label="hit rate %",
+                yside="right",
+                marker="braille",
+            )
+            step = max(1, len(days) // 6)
+            plt.xticks(xs[::step], [d["date"] for d in days][::step])
+        plt.title("cost and hit rate per day")
+        chart.refresh()
+
+    def action_rank(self) -> None:
+        self.rank = "waste" if self.rank == "cost" else "cost"
+        self._load()
+
+    @on(DataTable.RowSelected)
+    def _selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_open()
+
+    def action_open(self) -> None:
+        row = self.query_one(DataTable).cursor_row
+        if 0 <= row < len(self.files) and self.files[row]:
+            self.dismiss(self.files[row])
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,163 @@
+"""What a scan has read, so the next one reads only what changed: per session file its
+fingerprint (size, mtime, a hash of its first bytes and of the bytes before its end, and its
+sub-agents' sizes), the requests per agent written, the dataset files holding its rows, or the
+error it gave.
+
+One manifest per writer and shard (``DIR/_ctxview/<writer>-<K>of<N>.json``): scans of other
+shards or machines into the same dataset never touch each other's. Written atomically, after
+the Parquet files it names: an interrupted scan leaves the previous manifest, and the files
+the next scan finds unnamed in it are its unfinished work (removed, then done again).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+MANIFEST_VERSION = 1
+MANIFEST_DIR = "_ctxview"
+HEAD_BYTES = 8 * 1024
+END_BYTES = 4 * 1024
+
+
+class ManifestError(Exception):
+    """A manifest that cannot be read: the message names the file."""
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    size: int
+    mtime_ns: int
+    #: the sub-agents' transcripts: [path, size, mtime_ns] each
+    agents: tuple[tuple[str, int, int], ...] = ()
+
+
+@dataclass
+class Entry:
+    """One session file as the last scan left it."""
+
+    size: int
+    mtime_ns: int
+    agents: list[list[Any]]
+    #: sha256 of the first HEAD_BYTES and of the END_BYTES before ``size``
+    head: str
+    end: str
+    #: requests per agent written to the dataset
+    counts: dict[str, int] = field(default_factory=dict)
+    #: table -> the dataset files (relative to the dataset) holding this session's rows
+    files: dict[str, list[str]] = field(default_factory=dict)
+    error: str | None = None
+
+    def fingerprint(self) -> Fingerprint:
+        return Fingerprint(self.size, self.mtime_ns, tuple((a, s, m) for a, s, m in self.agents))
+
+
+def _digest(path: str, start: int, length: int) -> str:
+    with open(path, "rb") as f:
+        f.seek(max(0, start))
+        return hashlib.sha256(f.read(max(0, length))).hexdigest()[:32]
+
+
+def fingerprint(path: str) -> Fingerprint:
+    """Size, mtime and sub-agents of a session file (``OSError`` when it cannot be read)."""
+    from ctxview.sessions.readers import subagent_paths
+
+    st = os.stat(path)
+    agents = []
+    for a in subagent_paths(path):
+        with contextlib.suppress(OSError):
+            ast = os.stat(a)
+            agents.append((a, ast.st_size, ast.st_mtime_ns))
+    return Fingerprint(st.st_size, st.st_mtime_ns, tuple(agents))
+
+
+def new_entry(path: str, fp: Fingerprint) -> Entry:
+    """An entry for ``path`` as it is now (its head and end hashed)."""
+    return Entry(
+        fp.size,
+        fp.mtime_ns,
+        [list(a) for a in fp.agents],
+        _digest(path, 0, min(HEAD_BYTES, fp.size)),
+        _digest(path, fp.size - END_BYTES, min(END_BYTES, fp.size)),
+    )
+
+
+def grew(path: str, old: Entry, fp: Fingerprint) -> bool:
+    """Did the file only grow since ``old`` (a live transcript): the same first bytes and the
+    same bytes before its old end, and no sub-agent shrank? Then its new requests are appended
+    and the rows already written kept."""
+    if old.error is not None and not old.counts:
+        return False
+    if fp.size < old.size:
+        return False
+    try:
+        if _digest(path, 0, min(HEAD_BYTES, old.size)) != old.head:
+            return False
+        if _digest(path, old.size - END_BYTES, min(END_BYTES, old.size)) != old.end:
+            return False
+    except OSError:
+        return False
+    before = {a[0]: a[1] for a in old.agents}
+    return all(size >= before.get(a, 0) for a, size, _ in fp.agents)
+
+
+class Manifest:
+    """The sessions one writer's shard has scanned into a dataset."""
+
+    def __init__(self, root: str, writer: str, shard: tuple[int, int]) -> None:
+        self.root = root
+        self.writer = writer
+        self.shard = shard
+        self.path = Path(root, MANIFEST_DIR, f"{writer}-{shard[0]}of{shard[1]}.json")
+        self.sessions: dict[str, Entry] = {}
+
+    @property
+    def prefix(self) -> str:
+        """What the names of this writer's shard's Parquet files start with."""
+        return f"{self.writer}-{self.shard[0]}of{self.shard[1]}-"
+
+    @classmethod
+    def load(cls, root: str, writer: str, shard: tuple[int, int]) -> Manifest:
+        m = cls(root, writer, shard)
+        try:
+            text = m.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return m
+        except OSError as exc:
+            raise ManifestError(f"{m.path}: cannot read the scan's manifest ({exc})") from None
+        try:
+            data = json.loads(text)
+            if data.get("version") != MANIFEST_VERSION:
+                raise ValueError(f"version {data.get('version')!r}, not {MANIFEST_VERSION}")
+            m.sessions = {p: Entry(**e) for p, e in data["sessions"].items()}
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise ManifestError(
+                f"{m.path}: not a ctxview scan manifest ({exc}); remove it to scan again "
+                "from nothing"
+            ) from None
+        return m
+
+    def files(self) -> set[str]:
+        """Every dataset file this manifest names."""
+        return {f for e in self.sessions.values() for fs in e.files.values() for f in fs}
+
+    def save(self) -> None:
+        """Atomically: a temporary file beside it, then renamed over it."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        data = {
+            "version": MANIFEST_VERSION,
+            "writer": self.writer,
+            "shard": list(self.shard),
+            "sessions": {p: asdict(e) for p, e in self.sessions.items()},
+        }
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(data, f, separators=(",", ":"))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)

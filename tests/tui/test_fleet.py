@@ -1,0 +1,88 @@
+"""The Fleet screen (``ctxview fleet DIR``, ``ctxview/app/screens/fleet.py``): Pilot tests and
+one SVG snapshot at 120x36, animations off.
+
+Update the snapshot after an intended change with:
+pytest tests/tui/test_fleet.py --snapshot-update (then look at the SVG before committing it).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.widgets import DataTable, Static
+
+from ctxview.app.screens.fleet import FleetScreen
+from tests.support.apphelp import make_app, settle, wait_until
+from tests.support.fleet import LONG, TOOL_HEAVY, scan_quietly
+
+
+@pytest.fixture(autouse=True)
+def _no_animation(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
+
+
+@pytest.fixture
+def dataset(tmp_path: Path) -> Path:
+    files = []
+    for src in (TOOL_HEAVY, LONG):
+        shutil.copy(src, tmp_path / src.name)
+        files.append(str(tmp_path / src.name))
+    scan_quietly(files, tmp_path / "ds")
+    return tmp_path / "ds"
+
+
+def _fleet_app(dataset: Path) -> Any:
+    app = make_app()
+    app.fleet_on_start = str(dataset)
+    return app
+
+
+async def _loaded(pilot: Any) -> FleetScreen:
+    await wait_until(pilot, lambda: isinstance(pilot.app.screen, FleetScreen))
+    screen = pilot.app.screen
+    await wait_until(pilot, lambda: screen.query_one(DataTable).row_count == 2)
+    await settle(pilot)
+    return screen
+
+
+async def test_the_sessions_are_ranked_by_cost_then_by_waste(dataset: Path) -> None:
+    app = _fleet_app(dataset)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await _loaded(pilot)
+        by_cost = list(screen.files)
+        assert [Path(f).name for f in by_cost] == [LONG.name, TOOL_HEAVY.name]
+        title = screen.query_one("#fleet-title", Static)
+        assert "2 sessions" in str(title.render()) and "by cost (w)" in str(title.render())
+        await pilot.press("w")
+        await wait_until(pilot, lambda: "by waste (w)" in str(title.render()))
+        await settle(pilot)
+        assert screen.query_one(DataTable).row_count == 2
+
+
+async def test_enter_opens_the_session(dataset: Path) -> None:
+    app = _fleet_app(dataset)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await _loaded(pilot)
+        await pilot.press("down", "enter")
+        await wait_until(pilot, lambda: not isinstance(app.screen, FleetScreen))
+        await wait_until(pilot, lambda: app.model.path == screen.files[1])
+        assert app.model.session.path == str(dataset.parent / TOOL_HEAVY.name)
+
+
+async def test_escape_leaves_the_fleet_screen(dataset: Path) -> None:
+    app = _fleet_app(dataset)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await _loaded(pilot)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, FleetScreen))
+        assert app.model.path is None
+
+
+def test_fleet_screen_snapshot(snap_compare: Any, dataset: Path) -> None:
+    async def loaded(pilot: Any) -> None:
+        await _loaded(pilot)
+
+    assert snap_compare(_fleet_app(dataset), terminal_size=(120, 36), run_before=loaded)
