@@ -50,13 +50,22 @@ def test_report_prints_the_answers_as_tables(
         assert heading in text
 
 
-def test_report_on_a_file_that_is_no_dataset_is_one_clear_error(
-    capsys: pytest.CaptureFixture[str],
+def test_report_refuses_a_flag_of_the_other_kind_of_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """One ``report`` command, two reports: a fleet flag on a session file, or an HTML report's
+    flag on a dataset, is refused by name rather than ignored."""
     path = str(SAMPLES / "agent_loop.json")
-    code, _, err = run(capsys, "report", path)
+    code, _, err = run(capsys, "report", path, "--json")
     assert code == 2
-    assert one_line_error(err).startswith(f"ctxview: {path}: not a dataset written by")
+    assert one_line_error(err) == (
+        f"ctxview: report {path}: --json: a flag of the fleet report (a dataset folder)"
+    )
+    (tmp_path / "requests").mkdir()
+    code, _, err = run(capsys, "report", str(tmp_path), "-o", str(tmp_path / "r.html"))
+    assert code == 2
+    assert "-o/--output: a flag of a session file's HTML report" in one_line_error(err)
+    assert not (tmp_path / "r.html").exists()
 
 
 @pytest.mark.parametrize("shard", ["3/2", "0/1", "1", "a/b"])

@@ -114,13 +114,10 @@ def test_an_output_is_required(capsys: pytest.CaptureFixture[str]) -> None:
     )
 
 
-def test_a_dataset_folder_is_not_a_session(
+def test_a_folder_without_requests_is_neither_report(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (tmp_path / "requests").mkdir()
     code, _, err = run(capsys, "report", str(tmp_path), "-o", str(tmp_path / "r.html"))
-    assert code == 2 and "fleet report of a scan's dataset is not available" in one_line_error(err)
-    code, _, err = run(capsys, "report", str(tmp_path / "requests"), "-o", str(tmp_path / "r.html"))
     assert code == 2 and "a folder without requests/ inside" in one_line_error(err)
     assert not (tmp_path / "r.html").exists()
 
