@@ -24,7 +24,7 @@ from ctxview.core.cache_rules import Minimum
 from ctxview.core.pricing import Price, PriceBook
 from ctxview.core.protocol import Rule, RuleSet
 from ctxview.core.providers.base import BodyParts, CacheModel, Provider, TokenModel, Usage
-from ctxview.core.tokens import CHARS_PER_TOKEN, _json_len
+from ctxview.core.tokens import _json_len
 from ctxview.core.usage import MAX_RECORDED_TOKENS
 
 # -- usage ---------------------------------------------------------------------------------------
@@ -102,8 +102,18 @@ DOCUMENT_TOKENS = 6 * 258
 CONTENT_OVERHEAD_TOKENS = 3
 
 
+#: characters a token of prose, and of code and data (tool calls and results: file contents,
+#: shell output, JSON), fitted to the growth of recorded prompts (docs/request-model.md)
+CHARS_PER_TOKEN = 4.0
+DATA_CHARS_PER_TOKEN = 3.0
+
+
 def _text_tokens(n: int) -> int:
     return math.ceil(n / CHARS_PER_TOKEN) if n > 0 else 0
+
+
+def _data_tokens(n: int) -> int:
+    return math.ceil(n / DATA_CHARS_PER_TOKEN) if n > 0 else 0
 
 
 def block_tokens(block: Any) -> int:
@@ -118,12 +128,12 @@ def block_tokens(block: Any) -> int:
         # does not count as prompt tokens
         return 0
     if kind in ("tool_use", "server_tool_use"):
-        return _text_tokens(len(str(block.get("name", ""))) + _json_len(block.get("input", {})))
+        return _data_tokens(len(str(block.get("name", ""))) + _json_len(block.get("input", {})))
     if kind == "tool_result":
         content = block.get("content", "")
         if isinstance(content, list):
             return sum(block_tokens(b) for b in content)
-        return _text_tokens(_json_len(content))
+        return _data_tokens(_json_len(content))
     if kind == "image":
         return IMAGE_TOKENS
     if kind == "document":
