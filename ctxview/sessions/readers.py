@@ -50,6 +50,7 @@ FORMATS = (
     "claude-code-web",
     "gemini",
     "gemini-cli",
+    "otel",
 )
 
 MAX_BYTES = 2 * 1024**3
@@ -413,10 +414,14 @@ def _jsonl_records(path: str, text: str) -> tuple[list[Line], dict[int, str]]:
 
 def detect(path: str, text: str, data: Any | None) -> str:
     """The format name for a file's content (data = parsed JSON, or None if it is not JSON)."""
-    from ctxview.sessions import gemini, gemini_cli
+    from ctxview.sessions import gemini, gemini_cli, otel
 
     if data is None:
+        if otel.looks_like_trace_log(text):
+            return "otel"
         return "gemini-cli" if gemini_cli.looks_like_log(text) else "claude-code"
+    if otel.is_trace(data):
+        return "otel"
     if gemini.is_request(data) or gemini.is_response(data):
         return "gemini"
     if gemini_cli.is_session(data) or (isinstance(data, dict) and gemini_cli.is_log_head(data)):
@@ -851,6 +856,12 @@ def _read_gemini_cli(path: str, text: str, data: Any) -> LoadedSession:
     return gemini_cli.read(path, text, data, jsonl_record)
 
 
+def _read_otel(path: str, text: str, data: Any) -> LoadedSession:
+    from ctxview.sessions import otel
+
+    return otel.read(path, text, data, jsonl_record)
+
+
 READERS: dict[str, Callable[[str, str, Any], LoadedSession]] = {
     "ctxview": _read_ctxview,
     "request": _read_request,
@@ -859,4 +870,5 @@ READERS: dict[str, Callable[[str, str, Any], LoadedSession]] = {
     "claude-code-web": _read_web,
     "gemini": _read_gemini,
     "gemini-cli": _read_gemini_cli,
+    "otel": _read_otel,
 }
