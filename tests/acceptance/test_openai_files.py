@@ -49,9 +49,7 @@ def test_the_files_are_there() -> None:
     [(CHAT, "openai-chat", "messages"), (RESPONSES, "openai-responses", "input")],
     ids=["chat", "responses"],
 )
-def test_every_body_opens_valid_and_exports_as_read(
-    files: list[Path], fmt: str, key: str
-) -> None:
+def test_every_body_opens_valid_and_exports_as_read(files: list[Path], fmt: str, key: str) -> None:
     for path in files:
         session = load_session(path)
         assert (session.format, session.provider) == (fmt, "openai"), path.name
