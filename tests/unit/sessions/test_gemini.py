@@ -234,3 +234,38 @@ def test_a_bad_content_is_named_by_its_path(tmp_path: Path) -> None:
 
     with pytest.raises(SessionError, match=r"contents\[1\]\.parts: expected an array"):
         _open(tmp_path, {"contents": [{"parts": []}, {"parts": "x"}]})
+
+
+def test_a_history_that_starts_with_a_function_call_is_an_error() -> None:
+    messages, _ = contents_messages(
+        [
+            {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}}}]},
+            {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {}}}]},
+        ],
+        "contents",
+    )
+    [problem] = errors(check_protocol(messages, None, RULES))
+    assert (problem.code, problem.index) == ("function_call_turn_order", 0)
+    assert problem.message.startswith(
+        "Please ensure that function call turn comes immediately after a user turn or after a "
+        "function response turn."
+    )
+
+
+def test_consecutive_model_contents_are_one_turn_as_the_api_merges_them() -> None:
+    messages, _ = contents_messages(
+        [
+            {"role": "user", "parts": [{"text": "both"}]},
+            {"role": "model", "parts": [{"functionCall": {"id": "a", "name": "f", "args": {}}}]},
+            {"role": "model", "parts": [{"functionCall": {"id": "b", "name": "g", "args": {}}}]},
+            {
+                "role": "user",
+                "parts": [
+                    {"functionResponse": {"id": "a", "name": "f", "response": {}}},
+                    {"functionResponse": {"id": "b", "name": "g", "response": {}}},
+                ],
+            },
+        ],
+        "contents",
+    )
+    assert errors(check_protocol(messages, None, RULES)) == []
