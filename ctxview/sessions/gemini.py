@@ -283,11 +283,20 @@ def read_request(path: str, text: str, data: Any) -> LoadedSession:
         tools = [tools]
     elif not isinstance(tools, list):
         raise ValueError(f"tools: expected an array, got {_kind(tools)}")
+    warnings = []
+    cached = data.get("cachedContent", data.get("cached_content"))
+    if isinstance(cached, str):
+        warnings.append(
+            f"this request continues the explicit cache {cached}: the cached contents (and any "
+            "system instruction and tools stored with them) come before these messages and are "
+            "not in the file; the response's cachedContentTokenCount counts them"
+        )
     return LoadedSession(
         path,
         FORMAT,
         messages,
         metas,
+        warnings=warnings,
         system=system_of(instruction, "systemInstruction"),
         tools=tools,
         model=model_of_uri(data.get("model")),

@@ -269,3 +269,15 @@ def test_consecutive_model_contents_are_one_turn_as_the_api_merges_them() -> Non
         "contents",
     )
     assert errors(check_protocol(messages, None, RULES)) == []
+
+
+def test_a_request_on_an_explicit_cache_says_what_the_file_cannot_show(tmp_path: Path) -> None:
+    session = _open(
+        tmp_path,
+        {
+            "cachedContent": "cachedContents/abc",
+            "contents": [{"role": "user", "parts": [{"text": "q"}]}],
+        },
+    )
+    assert "explicit cache cachedContents/abc" in session.warnings[0]
+    assert session.request_params["cachedContent"] == "cachedContents/abc"
