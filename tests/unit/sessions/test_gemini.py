@@ -281,3 +281,27 @@ def test_a_request_on_an_explicit_cache_says_what_the_file_cannot_show(tmp_path:
     )
     assert "explicit cache cachedContents/abc" in session.warnings[0]
     assert session.request_params["cachedContent"] == "cachedContents/abc"
+
+
+def test_repair_writes_a_gemini_body_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ctxview.cli import main
+
+    broken = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "weather?"}]},
+            {"role": "model", "parts": [{"functionCall": {"name": "weather", "args": {}}}]},
+            {"role": "user", "parts": [{"text": "and?"}]},
+        ],
+        "generationConfig": {"temperature": 0},
+    }
+    out = tmp_path / "fixed.json"
+    assert main(["repair", str(_open(tmp_path, broken).path), "-o", str(out)]) == 0
+    assert "(gemini, 1 fix)" in capsys.readouterr().err
+    fixed = json.loads(out.read_text())
+    assert fixed["generationConfig"] == {"temperature": 0}
+    assert fixed["contents"][:2] == broken["contents"][:2]  # unchanged turns as they were
+    answer = fixed["contents"][2]["parts"][0]["functionResponse"]
+    assert answer["name"] == "weather" and "error" in answer["response"]
+    assert errors(check_protocol(load_session(out).messages, None, RULES)) == []
