@@ -45,6 +45,10 @@ def test_a_trace_opens_as_the_recorded_conversation(form: str, case: str) -> Non
     usage = [m["usage"] for m in session.metas if "usage" in m]
     assert [u["input_tokens"] + u["cache_read_input_tokens"] for u in usage] == prompts
     assert errors(check_protocol(session.messages, session.system, PROVIDER.rules)) == []
+    for message, meta in zip(session.messages, session.metas, strict=True):
+        otel = meta["otel"]  # a part of the conventions' message, or of the event's Content
+        parts = otel["parts"] if "parts" in otel else otel["content"]["parts"]
+        assert len(parts) == len(message["content"])
 
 
 @pytest.mark.parametrize("case", sorted(REPLAYED))
