@@ -200,9 +200,10 @@ CACHE = CacheModel(
     minimum=minimum,
     step=1,
     write_charge=False,
-    # an explicit cache lives an hour unless its ``ttl`` says otherwise; implicit ones are not
-    # documented (the API keeps them "a short amount of time")
-    ttls={"explicit": 3600.0},
+    # how long an implicit cache lives is not documented (requests "in a short amount of time"
+    # hit it): five minutes assumed, as the other providers' prefix caches; an explicit cache
+    # lives an hour unless its ``ttl`` says otherwise
+    ttls={"5m": 300.0, "1h": 3600.0},
     key_field="cachedContent",
     source=CACHE_SOURCE,
     date=CACHE_DATE,
