@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ctxview.core.protocol import check_protocol, errors
 from ctxview.core.providers.gemini import RULES
@@ -305,3 +307,38 @@ def test_repair_writes_a_gemini_body_back(
     answer = fixed["contents"][2]["parts"][0]["functionResponse"]
     assert answer["name"] == "weather" and "error" in answer["response"]
     assert errors(check_protocol(load_session(out).messages, None, RULES)) == []
+
+
+@given(
+    calls=st.lists(
+        st.tuples(st.sampled_from(["a", "b", "c"]), st.booleans()), min_size=1, max_size=6
+    ),
+    data=st.data(),
+)
+def test_every_call_answered_once_in_any_order_pairs_cleanly(
+    calls: list[tuple[str, bool]], data: st.DataObject
+) -> None:
+    """However the responses are ordered, and whether or not calls and responses carry ids,
+    a turn answering every call once pairs each response with a distinct call."""
+    with_ids = [(name, f"id{k}" if has_id else None) for k, (name, has_id) in enumerate(calls)]
+    answers = data.draw(st.permutations(with_ids))
+
+    def spec(name: str, cid: str | None, key: str, extra: dict[str, Any]) -> dict[str, Any]:
+        inner = {"name": name, **extra, **({"id": cid} if cid else {})}
+        return {key: inner}
+
+    contents = [
+        {"role": "user", "parts": [{"text": "go"}]},
+        {"role": "model", "parts": [spec(n, i, "functionCall", {"args": {}}) for n, i in with_ids]},
+        {
+            "role": "user",
+            "parts": [spec(n, i, "functionResponse", {"response": {}}) for n, i in answers],
+        },
+    ]
+    messages, _ = contents_messages(contents, "contents")
+    uses = [b["id"] for b in messages[1]["content"]]
+    results = [b["tool_use_id"] for b in messages[2]["content"]]
+    assert sorted(results) == sorted(uses)
+    # a response with an id answers the call of that id, whatever its place
+    assert all(r == i for r, (_, i) in zip(results, answers, strict=True) if i)
+    assert errors(check_protocol(messages, None, RULES)) == []
