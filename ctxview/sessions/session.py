@@ -155,7 +155,7 @@ class Session:
         from ctxview.core.providers.registry import provider
 
         s = self.session
-        return provider(self.provider).rules_for(s.format, s.request_params)
+        return provider(self.provider).rules_for(s.wire_format or s.format, s.request_params)
 
     @property
     def system(self) -> Any:
@@ -225,7 +225,7 @@ class Session:
                 system=self.system,
                 tools=s.tools if tools is None else tools,
                 params=s.request_params,
-                format=s.format,
+                format=s.wire_format or s.format,
                 system_wire=s.system_wire,
             )
         )
@@ -253,6 +253,9 @@ class Session:
             title=s.title,
             request_params=s.request_params,
             as_sent=self.as_sent,
+            provider=s.provider,
+            wire_format=s.wire_format or s.format,
+            system_wire=s.system_wire,
         )
 
     def protocol_problems(self) -> list[Problem]:
