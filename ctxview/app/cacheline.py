@@ -153,7 +153,9 @@ def with_next_request(view: Any) -> Any:
     """The view with a placeholder after its last message, so that the request model's last
     request is the next one (the window as it stands): an empty assistant reply ends a request
     in a transcript; a bare message list sends one per user message."""
-    if view.format == "request":
+    from ctxview.core.body import REQUEST_BODY_FORMATS
+
+    if view.format in REQUEST_BODY_FORMATS:
         return view  # a request body is one request: the next one
     msgs, metas = list(view.messages), list(view.metas)
     if view.format == "messages":
@@ -180,11 +182,12 @@ def predict(
     """Run the request model on ``view`` (from :func:`session_view`); safe in a worker thread
     (it only reads the snapshot). ``ValueError`` for settings the model refuses. ``agents``: the
     sub-agents' logs (:func:`agent_logs`), counted in ``with_agents``."""
-    from ctxview.core.pricing import PriceTable, cost
+    from ctxview.core.pricing import cost
+    from ctxview.core.providers.registry import price_table
     from ctxview.core.requests import simulate
 
     t0 = time.perf_counter()
-    prices = prices or PriceTable()
+    prices = prices or price_table()
     sent = with_next_request(view)
     # with the repeated-content count: the Requests view shows it (and reuses this log)
     log = simulate(sent, prices=prices, **settings)

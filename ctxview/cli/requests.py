@@ -82,12 +82,12 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any, Any] | int:
     """(session, config, price table) or an exit code after printing why (``inspect``'s
     reading step, the request model needs no replay)."""
     from ctxview.config import price_overrides
-    from ctxview.core.pricing import PriceTable
+    from ctxview.core.providers.registry import price_table
 
     session, cfg = load_file(args)
     if isinstance(session, int):
         return session
-    return session, cfg, PriceTable(price_overrides(cfg))
+    return session, cfg, price_table(price_overrides(cfg))
 
 
 def requests_report(
@@ -103,6 +103,7 @@ def requests_report(
     report = {
         "file": session.path,
         "format": session.format,
+        "provider": session.provider,
         "strategy": log.strategy,
         "max_context_messages": log.max_context_messages,
         "model": log.model,
@@ -247,6 +248,7 @@ def requests_json_parts(
         {
             "file": session.path,
             "format": session.format,
+            "provider": session.provider,
             "strategy": log.strategy,
             "max_context_messages": log.max_context_messages,
             "model": log.model,
@@ -330,6 +332,7 @@ def requests_json_parts(
 @without_gc
 def cmd_requests(args: argparse.Namespace) -> int:
     from ctxview.core.protocol import check_protocol
+    from ctxview.core.requests.points import session_rules
     from ctxview.sessions.request_model import session_requests
 
     loaded = _load(args)
@@ -354,7 +357,8 @@ def cmd_requests(args: argparse.Namespace) -> int:
         last = log.requests[-1]
         ids = _window_ids(log, last, session)
         window = [session.messages[i] for i in ids]
-        rejected = any(p.severity == "error" for p in check_protocol(window, session.system))
+        rules = session_rules(session)
+        rejected = any(p.severity == "error" for p in check_protocol(window, session.system, rules))
     if args.json:
         out = sys.stdout
         if session.format == "proxy":
@@ -588,7 +592,12 @@ def compare_report(
         prices=prices,
         cache=cache,
     )
-    return {"file": session.path, "max_context_messages": max_, "strategies": rows}
+    return {
+        "file": session.path,
+        "provider": session.provider,
+        "max_context_messages": max_,
+        "strategies": rows,
+    }
 
 
 def _print_compare(report: dict[str, Any]) -> None:

@@ -1232,13 +1232,19 @@ class ConversationContext:
         title: str | None = None,
         request_params: dict[str, Any] | None = None,
         as_sent: str | None = None,
+        provider: str = "anthropic",
+        wire_format: str | None = None,
+        system_wire: list[Any] | None = None,
     ) -> dict[str, Any]:
         """The ctxview session document (docs/session-format.md) of this context and its full
         history (``transcript``; the one attached last unless given): the settings, every
         message with when it was added and evicted, the window and its pins, as :meth:`save`
         writes it. ``system``: this context's system prompt unless given; ``tools``: none
         unless given; ``as_sent``: the recorded format when the session is shown as it was sent
-        (reopened so)."""
+        (reopened so). ``provider``, ``wire_format``, ``system_wire``: a session of another API
+        than Anthropic's (``ctxview.core.providers``), the body format it was read from and its
+        system prompt's wire messages: it reopens under its provider's rules and exports its
+        body."""
         from ctxview.core.clearing import DEFAULT_EDITING
         from ctxview.core.session_file import document, record_item
 
@@ -1262,6 +1268,11 @@ class ConversationContext:
         }
         if as_sent:
             settings["as_sent"] = as_sent
+        if provider != "anthropic":
+            settings["provider"] = provider
+            settings["wire_format"] = wire_format
+            if system_wire:
+                settings["system_wire"] = system_wire
         if self.edits_messages or self.context_editing != DEFAULT_EDITING:
             settings["context_editing"] = self.context_editing.to_dict()
         pins = self.pinned_ids

@@ -58,6 +58,65 @@ class Problem:
         return asdict(self)
 
 
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One rule of this module as a provider's API words it: ``text`` is the API's error text
+    for it, a template with ``{index}`` (the message), ``{block}`` and ``{ids}`` (the tool call
+    ids, comma-separated); None keeps the checker's own wording (Anthropic's). ``evidence``:
+    where the text was read (``docs/protocol.md`` lists it)."""
+
+    code: str
+    text: str | None = None
+    evidence: str = ""
+
+    def word(self, problem: Problem) -> Problem:
+        if self.text is None:
+            return problem
+        text = self.text.format(
+            index=problem.index,
+            block=problem.block if problem.block is not None else 0,
+            ids=", ".join(problem.ids),
+        )
+        return Problem(
+            problem.index, problem.code, problem.severity, text, problem.block, problem.ids
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RuleSet:
+    """The rules of this module that apply to one provider's requests, each in its API's words.
+    ``rules`` None: every rule, in the checker's own (Anthropic's) wording. A code not in
+    ``rules`` is not checked for that provider (its API has no such rule): its problems are
+    dropped, never shown as false errors."""
+
+    provider: str
+    rules: Mapping[str, Rule] | None = None
+    #: the provider's own rules, where its API checks what no rule of this module does (each a
+    #: function of the window's messages giving its problems in the API's words)
+    checks: tuple[Callable[[Sequence[Any]], list[Problem]], ...] = ()
+
+    def applies(self, code: str) -> bool:
+        return self.rules is None or code in self.rules
+
+    def apply(self, problems: Sequence[Problem]) -> list[Problem]:
+        """``problems`` as this provider's API reports them: the rules it has, in its words."""
+        rules = self.rules
+        if rules is None:
+            return list(problems)
+        return [rules[p.code].word(p) for p in problems if p.code in rules]
+
+    def check(self, problems: Sequence[Problem], messages: Sequence[Any]) -> list[Problem]:
+        """:meth:`apply`, then the provider's own :attr:`checks` over ``messages``."""
+        out = self.apply(problems)
+        for check in self.checks:
+            out.extend(check(messages))
+        return out
+
+
+#: the Messages API: every rule, in the checker's own wording
+ANTHROPIC_RULES = RuleSet("anthropic")
+
+
 #: Content block types the API documents (anything else is reported as a warning).
 KNOWN_BLOCK_TYPES = frozenset(
     {
@@ -931,16 +990,19 @@ def _messages_list(messages: Any) -> list[Any]:
         raise TypeError(f"expected a list of messages, got {got}") from None
 
 
-def check_protocol(messages: Sequence[Mapping[str, Any]], system: Any = None) -> list[Problem]:
+def check_protocol(
+    messages: Sequence[Mapping[str, Any]], system: Any = None, rules: RuleSet = ANTHROPIC_RULES
+) -> list[Problem]:
     """Check a request's messages against the API's structural rules.
 
     Returns ``[]`` for a valid request, warnings included otherwise (:func:`check_request`
     says whether the API would accept it: ``.ok``). ``system`` is checked for empty text
     blocks. Any JSON value is checked without raising; ``messages`` that is not a list of
-    messages (None, a string, a mapping) is a TypeError.
+    messages (None, a string, a mapping) is a TypeError. ``rules``: the provider's rule set
+    (its rules, in its API's words; default Anthropic's).
     """
     entries = list(enumerate(_messages_list(messages)))
-    return ProtocolChecker(memo=False).check(entries, system)
+    return ProtocolChecker(memo=False, rules=rules).check(entries, system)
 
 
 @dataclass(frozen=True, slots=True)
@@ -979,10 +1041,12 @@ class ProtocolReport(Sequence[Problem]):
         return {"ok": self.ok, "problems": [p.to_dict() for p in self.problems]}
 
 
-def check_request(messages: Sequence[Mapping[str, Any]], system: Any = None) -> ProtocolReport:
+def check_request(
+    messages: Sequence[Mapping[str, Any]], system: Any = None, rules: RuleSet = ANTHROPIC_RULES
+) -> ProtocolReport:
     """:func:`check_protocol` as a :class:`ProtocolReport`: ``report.ok`` is the verdict,
     ``report.errors`` what the API would answer with a 400."""
-    return ProtocolReport(tuple(check_protocol(messages, system)))
+    return ProtocolReport(tuple(check_protocol(messages, system, rules)))
 
 
 class ProtocolChecker:
@@ -994,8 +1058,10 @@ class ProtocolChecker:
     rechecked in O(n) dict look-ups instead of O(n) block scans.
     """
 
-    def __init__(self, memo: bool = True) -> None:
+    def __init__(self, memo: bool = True, rules: RuleSet = ANTHROPIC_RULES) -> None:
         self._memo = memo
+        #: the provider's rule set the problems are reported under
+        self.rules = rules
         self._cache: dict[tuple[Any, ...], list[_Rel]] = {}
         self._has_compaction: dict[int, bool] = {}
 
@@ -1014,6 +1080,13 @@ class ProtocolChecker:
         return None
 
     def check(
+        self, entries: Sequence[tuple[int, Mapping[str, Any]]], system: Any = None
+    ) -> list[Problem]:
+        if self.rules.rules is None and not self.rules.checks:
+            return self._check(entries, system)
+        return self.rules.check(self._check(entries, system), [e[1] for e in entries])
+
+    def _check(
         self, entries: Sequence[tuple[int, Mapping[str, Any]]], system: Any = None
     ) -> list[Problem]:
         problems = _request_problems(system, len(entries))
@@ -1116,12 +1189,25 @@ class WindowErrors:
     and holds, for a conversation breaking each, every window's count to the full check's.
     """
 
-    def __init__(self, msgs: Sequence[Mapping[str, Any]], roles: list[Any], system: Any) -> None:
+    def __init__(
+        self,
+        msgs: Sequence[Mapping[str, Any]],
+        roles: list[Any],
+        system: Any,
+        rules: RuleSet = ANTHROPIC_RULES,
+    ) -> None:
         self.msgs = msgs
         self.roles = roles
         self.system = system
-        probe = check_protocol([{"role": "user", "content": "x"}], system)
+        self.rules = rules
+        probe = check_protocol([{"role": "user", "content": "x"}], system, rules)
         self.sys_errors = sum(1 for p in probe if p.severity == "error")
+        #: another provider's rule set: each window is checked whole (the counts below are
+        #: the Messages API's rules)
+        self._whole = rules.rules is not None or bool(rules.checks)
+        if self._whole:
+            self._checker = ProtocolChecker(memo=True, rules=rules)
+            return
         self._summarise()
         n = len(roles)
         try:  # the usual conversation: valid roles, alternating: each message is a turn
@@ -1389,6 +1475,10 @@ class WindowErrors:
     def rejected(self, first: int, lo: int, hi: int) -> bool:
         if first < 0:
             return True  # no messages
+        if self._whole:
+            msgs = self.msgs
+            entries = [(first, msgs[first])] + [(i, msgs[i]) for i in range(lo, hi)]
+            return any(p.severity == "error" for p in self._checker.check(entries, self.system))
         return self.sys_errors > 0 or self.errors(first, lo, hi) > 0
 
 
@@ -1405,13 +1495,16 @@ class Rejections:
     ``test_incremental_rejections_match_a_full_check`` holds it against a full check.
     """
 
-    def __init__(self, msgs: Sequence[Mapping[str, Any]], system: Any) -> None:
+    def __init__(
+        self, msgs: Sequence[Mapping[str, Any]], system: Any, rules: RuleSet = ANTHROPIC_RULES
+    ) -> None:
         self.msgs = msgs
         self.roles = [m.get("role") for m in msgs]
         self.compaction = {i for i, m in enumerate(msgs) if has_compaction(m)}
         self.err: dict[int, int] = {}
         self.total = 0
-        probe = check_protocol([{"role": "user", "content": "x"}], system)
+        self.rules = rules
+        probe = check_protocol([{"role": "user", "content": "x"}], system, rules)
         self.sys_errors = sum(1 for p in probe if p.severity == "error")
 
     def clear(self) -> None:
@@ -1442,7 +1535,8 @@ class Rejections:
 
     def update(self, win: list[int], ranges: list[tuple[int, int]]) -> None:
         n = len(win)
-        if self.compaction and any(t in self.compaction for t in win):
+        if (self.compaction and any(t in self.compaction for t in win)) or self.rules.checks:
+            # (a provider's own checks may span the window: it is counted whole)
             ranges = [(0, n - 1)]
         spans = sorted((max(0, a), min(n - 1, b)) for a, b in ranges if b >= 0 and a < n)
         widened: list[tuple[int, int]] = []
@@ -1469,7 +1563,7 @@ class Rejections:
             lo = self._turn_start(win, a - 1) if a > 0 else 0
             hi = self._turn_end(win, b + 1) + 1 if b < n - 1 else n
             counts: dict[int, int] = {}
-            for p in check_protocol([msgs[t] for t in win[lo:hi]]):
+            for p in check_protocol([msgs[t] for t in win[lo:hi]], rules=self.rules):
                 x = lo + p.index
                 if p.severity == "error" and p.index >= 0 and a <= x <= b:
                     counts[x] = counts.get(x, 0) + 1

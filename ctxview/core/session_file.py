@@ -25,7 +25,18 @@ SESSION_FORMAT = "ctxview.session"
 SESSION_VERSION = 1
 #: recorded formats a session can be shown "as sent" in (``settings.as_sent`` of a saved one):
 #: ``ctxview.core.requests.RECORDED_FORMATS`` and ctxview's proxy recordings
-AS_SENT_FORMATS = ("claude-code", "claude-code-web", "request", "proxy")
+AS_SENT_FORMATS = (
+    "claude-code",
+    "claude-code-web",
+    "request",
+    "proxy",
+    "openai-chat",
+    "openai-responses",
+    "codex",
+    "gemini",
+    "gemini-cli",
+    "otel",
+)
 #: how ctxview's proxy titles its recordings (older ones have no ``settings.as_sent``)
 PROXY_TITLE = "ctxview proxy recording:"
 

@@ -96,6 +96,15 @@ class LoadedSession:
     #: proxy recordings: the shown conversation's number and every conversation the file holds
     conversation: int | None = None
     conversations: list[dict[str, Any]] = field(default_factory=list)
+    #: the API the file's requests went to (``ctxview.core.providers.registry``): its rules,
+    #: tokens, cache, prices and request body
+    provider: str = "anthropic"
+    #: the wire messages the system prompt was read from (OpenAI Chat Completions: the leading
+    #: system/developer messages), written back as they were while it is unchanged
+    system_wire: list[Any] = field(default_factory=list)
+    #: a ctxview session saved from another provider's file: the format it was read from (the
+    #: body ``export`` writes: OpenAI's Chat Completions or Responses)
+    wire_format: str | None = None
 
     def skipped(self) -> list[dict[str, Any]]:
         """``[{"line": n, "reason": why}]`` for every skipped line, in order."""

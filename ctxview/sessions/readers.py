@@ -42,7 +42,19 @@ if TYPE_CHECKING:
     from ctxview.sessions.claude_code import Line
 
 #: --format names
-FORMATS = ("ctxview", "request", "messages", "claude-code", "claude-code-web")
+FORMATS = (
+    "ctxview",
+    "request",
+    "messages",
+    "claude-code",
+    "claude-code-web",
+    "openai-chat",
+    "openai-responses",
+    "codex",
+    "gemini",
+    "gemini-cli",
+    "otel",
+)
 
 #: a JSONL line longer than this is skipped, here and by ``ctxview.live.follow`` (which must not
 #: hold a line without an end in memory); a request the API takes is far smaller (32 MB)
@@ -145,17 +157,47 @@ def _jsonl_records(path: str, text: str) -> tuple[list[Line], dict[int, str]]:
     return lines, skipped
 
 
+def _first_record(text: str) -> dict[str, Any] | None:
+    """The first line of a JSONL text as an object, or None."""
+    m = _FIRST_LINE.match(text[:1_000_000])
+    if m is None:
+        return None
+    record, _ = jsonl_record(m.group(1).strip())
+    return record
+
+
 def detect(path: str, text: str, data: Any | None) -> str:
     """The format name for a file's content (data = parsed JSON, or None if it is not JSON)."""
+    from ctxview.sessions import gemini, gemini_cli, otel
+    from ctxview.sessions.codex import is_codex_record
+    from ctxview.sessions.openai_bodies import is_chat_body, is_responses_body
+
     if data is None:
+        if otel.looks_like_trace_log(text):
+            return "otel"
+        if gemini_cli.looks_like_log(text):
+            return "gemini-cli"
+        first = _first_record(text)
+        if first is not None and is_codex_record(first):
+            return "codex"
         return "claude-code"
+    if otel.is_trace(data):
+        return "otel"
+    if gemini.is_request(data) or gemini.is_response(data):
+        return "gemini"
+    if gemini_cli.is_session(data) or (isinstance(data, dict) and gemini_cli.is_log_head(data)):
+        return "gemini-cli"
     if isinstance(data, dict):
         if data.get("format") == SESSION_FORMAT:
             return "ctxview"
         if "loglines" in data:
             return "claude-code-web"
         if "messages" in data:
-            return "request"
+            return "openai-chat" if is_chat_body(data) else "request"
+        if is_responses_body(data):
+            return "openai-responses"
+        if is_codex_record(data):
+            return "codex"
         if data.get("type") in ("user", "assistant", "summary") or "parentUuid" in data:
             return "claude-code"
         keys = ", ".join(list(data)[:6]) or "none"
@@ -218,7 +260,7 @@ def _load_session(spath: str, format: str | None) -> LoadedSession:
             f"{spath} is not one"
         )
     data: Any | None
-    if format == "claude-code" or (format is None and _looks_jsonl(text)):
+    if format in ("claude-code", "codex") or (format is None and _looks_jsonl(text)):
         data = None
         try:
             whole = parse_json(spath, text)
@@ -384,6 +426,7 @@ def _read_ctxview(path: str, text: str, data: Any) -> LoadedSession:
     saved = read_document(data)
     if saved.recorded_requests is not None:
         return _read_old_recording(path, saved.recorded_requests)
+    provider, wire_format, system_wire = _provider_settings(data.get("settings") or {})
     return LoadedSession(
         path,
         "ctxview",
@@ -408,7 +451,28 @@ def _read_ctxview(path: str, text: str, data: Any) -> LoadedSession:
         as_sent_format=saved.as_sent,
         saved_pinned=saved.pinned,
         saved_held=saved.held,
+        provider=provider,
+        wire_format=wire_format,
+        system_wire=system_wire,
     )
+
+
+def _provider_settings(settings: dict[str, Any]) -> tuple[str, str | None, list[Any]]:
+    """(provider, wire format, system wire messages) of a saved session's settings."""
+    from ctxview.core.providers.registry import names
+
+    provider = settings.get("provider", "anthropic")
+    if provider not in names():
+        raise ValueError(
+            f"settings.provider: unknown provider {provider!r:.60} (known: {', '.join(names())})"
+        )
+    wire_format = settings.get("wire_format")
+    if wire_format is not None and wire_format not in FORMATS:
+        raise ValueError(f"settings.wire_format: unknown format {wire_format!r:.60}")
+    system_wire = settings.get("system_wire") or []
+    if not isinstance(system_wire, list):
+        raise ValueError(f"settings.system_wire: expected an array, got {_kind(system_wire)}")
+    return provider, wire_format, system_wire
 
 
 def _read_old_recording(path: str, requests: list[Any]) -> LoadedSession:
@@ -428,10 +492,70 @@ def _read_old_recording(path: str, requests: list[Any]) -> LoadedSession:
     return proxylog.open_recording(path, records, bad, "", None)
 
 
+def _read_openai_chat(path: str, text: str, data: Any) -> LoadedSession:
+    from ctxview.sessions.openai_bodies import read_chat
+
+    return read_chat(path, data)
+
+
+def _read_openai_responses(path: str, text: str, data: Any) -> LoadedSession:
+    from ctxview.sessions.openai_bodies import read_responses
+
+    return read_responses(path, data)
+
+
+def _read_codex(path: str, text: str, data: Any) -> LoadedSession:
+    from ctxview.sessions.codex import read_codex
+
+    if isinstance(data, dict):
+        return read_codex(path, [(1, data)], {})
+    if isinstance(data, list):
+        recs = [(i + 1, r) for i, r in enumerate(data) if isinstance(r, dict)]
+        return read_codex(path, recs, _not_objects(data))
+    records: list[tuple[int, dict[str, Any]]] = []
+    skipped: dict[int, str] = {}
+    for number, raw in enumerate(text.split("\n"), start=1):
+        raw = raw.strip()
+        if not raw:
+            continue
+        record, reason = jsonl_record(raw)
+        if record is None:
+            skipped[number] = reason
+        else:
+            records.append((number, record))
+    if not records:
+        raise SessionError(f"{path}: no line of this JSONL file is a JSON object")
+    return read_codex(path, records, skipped)
+
+
+def _read_gemini(path: str, text: str, data: Any) -> LoadedSession:
+    from ctxview.sessions import gemini
+
+    return gemini.read(path, text, data)
+
+
+def _read_gemini_cli(path: str, text: str, data: Any) -> LoadedSession:
+    from ctxview.sessions import gemini_cli
+
+    return gemini_cli.read(path, text, data, jsonl_record)
+
+
+def _read_otel(path: str, text: str, data: Any) -> LoadedSession:
+    from ctxview.sessions import otel
+
+    return otel.read(path, text, data, jsonl_record)
+
+
 READERS: dict[str, Callable[[str, str, Any], LoadedSession]] = {
     "ctxview": _read_ctxview,
     "request": _read_request,
     "messages": _read_messages,
     "claude-code": _read_claude_code,
     "claude-code-web": _read_web,
+    "openai-chat": _read_openai_chat,
+    "openai-responses": _read_openai_responses,
+    "codex": _read_codex,
+    "gemini": _read_gemini,
+    "gemini-cli": _read_gemini_cli,
+    "otel": _read_otel,
 }

@@ -24,7 +24,7 @@ from ctxview.core.transcript import Transcript
 from ctxview.sessions.model import LoadedSession
 
 if TYPE_CHECKING:
-    from ctxview.core.protocol import Problem
+    from ctxview.core.protocol import Problem, RuleSet
     from ctxview.sessions.subagents import SubAgent
 
 
@@ -145,6 +145,19 @@ class Session:
         return None
 
     @property
+    def provider(self) -> str:
+        """The name of the API the session's requests go to (``LoadedSession.provider``)."""
+        return self.session.provider
+
+    @property
+    def protocol_rules(self) -> RuleSet:
+        """The protocol rules its requests are checked by: its provider's, for its format."""
+        from ctxview.core.providers.registry import provider
+
+        s = self.session
+        return provider(self.provider).rules_for(s.wire_format or s.format, s.request_params)
+
+    @property
     def system(self) -> Any:
         """The system prompt as sent (``ConversationContext.system_sent``)."""
         return self.context.system_sent
@@ -172,6 +185,8 @@ class Session:
         ``context_management``: see :func:`ctxview.sessions.request.build_request`)."""
         from ctxview.sessions.request import build_request
 
+        if self.provider != "anthropic":
+            return self._provider_body(defaults, model, tools, context_management)
         return build_request(
             self.context,
             model=self.model_name(defaults, model),
@@ -180,6 +195,39 @@ class Session:
             tools=self.session.tools if tools is None else tools,
             params=self.session.request_params,
             context_management=context_management,
+        )
+
+    def _provider_body(
+        self,
+        defaults: Mapping[str, Any],
+        model: str | None,
+        tools: list[Any] | None,
+        context_management: bool | None,
+    ) -> dict[str, Any]:
+        """:meth:`request_body` in the session provider's wire form: the window's messages as
+        sent (edited, cleared), each message's wire item back while it is unchanged."""
+        from ctxview.core.providers.base import BodyParts
+        from ctxview.core.providers.registry import provider
+
+        ctx = self.context
+        cm = context_management
+        if cm is None and ctx.edits_messages:
+            cm = ctx.context_editing.server_side
+        sf = ctx.sent_form() if ctx.edits_messages and not cm else None
+        edited = sf.edited if sf is not None else {}
+        entries = ctx.entries()
+        s = self.session
+        return provider(self.provider).write_body(
+            BodyParts(
+                model=self.model_name(defaults, model),
+                messages=[edited.get(i, m) for i, m in entries],
+                metas=[self.transcript[i].meta for i, _ in entries],
+                system=self.system,
+                tools=s.tools if tools is None else tools,
+                params=s.request_params,
+                format=s.wire_format or s.format,
+                system_wire=s.system_wire,
+            )
         )
 
     def document(
@@ -205,17 +253,26 @@ class Session:
             title=s.title,
             request_params=s.request_params,
             as_sent=self.as_sent,
+            provider=s.provider,
+            wire_format=s.wire_format or s.format,
+            system_wire=s.system_wire,
         )
 
     def protocol_problems(self) -> list[Problem]:
         """The API's rules over the window (what makes it answer 400)."""
         from ctxview.core.protocol import Problem, check_protocol
+        from ctxview.core.providers.registry import provider
 
         fields = [
             Problem(-1, "invalid_request_field", "error", why)
             for why in self.session.invalid_fields.values()
         ]
-        return fields + check_protocol(self.window_messages(), self.system)
+        notes = provider(self.provider).notes(self.session.request_params)
+        return (
+            fields
+            + notes
+            + check_protocol(self.window_messages(), self.system, self.protocol_rules)
+        )
 
     def window_messages(self) -> list[dict[str, Any]]:
         return [m for _, m in self.context.entries()]
@@ -248,6 +305,7 @@ class Session:
         return {
             "file": session.path,
             "format": session.format,
+            "provider": session.provider,
             # "as sent": a recorded session's window as it went to the API (no truncation);
             # "simulated": under the max and strategy
             "mode": "as sent" if self.as_sent is not None else "simulated",

@@ -46,11 +46,17 @@ def session_document(
     title: str | None = None,
     request_params: dict[str, Any] | None = None,
     as_sent: str | None = None,
+    provider: str = "anthropic",
+    wire_format: str | None = None,
+    system_wire: list[Any] | None = None,
 ) -> dict[str, Any]:
     """The JSON document of a session (settings, full transcript, live window):
     :meth:`ConversationContext.session_document <ctxview.core.context.ConversationContext.session_document>`.
 
-    ``as_sent``: the recorded format when the session is shown as it was sent (reopened so)."""
+    ``as_sent``: the recorded format when the session is shown as it was sent (reopened so).
+    ``provider``, ``wire_format``, ``system_wire``: a session of another API than Anthropic's
+    (``ctxview.core.providers``), the body format it was read from and its system prompt's wire
+    messages: it reopens under its provider's rules and exports its body."""
     return context.session_document(
         transcript,
         model=model,
@@ -60,6 +66,9 @@ def session_document(
         title=title,
         request_params=request_params,
         as_sent=as_sent,
+        provider=provider,
+        wire_format=wire_format,
+        system_wire=system_wire,
     )
 
 

@@ -25,6 +25,7 @@ from ctxview.core.calibrate import message_features
 from ctxview.core.clearing import SentForm
 from ctxview.core.limits import context_size
 from ctxview.core.requests.cache import PromptCache, breakpoint_cut
+from ctxview.core.requests.points import session_cache, session_rules
 from ctxview.core.requests.types import (
     TTL_1H,
     TTL_5M,
@@ -90,7 +91,7 @@ def replay_range(
     est = [EP[x + 1] - EP[x] for x in range(n_msgs)] if budget else []
     sys_tokens = estimate_system(sys_text) if budget else 0
     head = tokens = 0
-    werr = shared.window_errors(session.system) if check else None
+    werr = shared.window_errors(session.system, session_rules(session)) if check else None
 
     # -- state of the replay: the window is [first] + [lo, hi)
     first = -1
@@ -102,7 +103,7 @@ def replay_range(
     counts: dict[Any, int] = {}
     dup_items = 0
     dup_tokens = 0
-    cache = PromptCache(prices, static, plan.cache_mode, plan.scales)
+    cache = PromptCache(prices, static, plan.cache_mode, plan.scales, session_cache(session))
     marks, static_marked = plan.marks, plan.static_marked
     scaled = bool(plan.scales)
     statics, seg0 = plan.statics, 0
@@ -283,7 +284,7 @@ def replay_editing(
     P = shared.token_prefix(rates, tok)
     pdata = shared.point_data(session, points, (session_model, tools_fp, system_fp))
     ckeys = shared.content_keys(rates) if redundancy else None
-    werr = shared.window_errors(session.system) if check else None
+    werr = shared.window_errors(session.system, session_rules(session)) if check else None
     classify = not rates.uniform
     # what the edits saved: per message (sent = tok - saved), and as a Fenwick tree, brought up
     # to date only when a prefix inside the savings is asked for (a usual replay never does:
@@ -336,7 +337,7 @@ def replay_editing(
     counts: dict[Any, int] = {}
     dup_items = 0
     dup_tokens = 0
-    cache = PromptCache(prices, static, plan.cache_mode, plan.scales)
+    cache = PromptCache(prices, static, plan.cache_mode, plan.scales, session_cache(session))
     marks, static_marked = plan.marks, plan.static_marked
     scaled = bool(plan.scales)
     statics = plan.statics
