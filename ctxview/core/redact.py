@@ -79,20 +79,28 @@ def redact_text(text: str) -> tuple[str, Redactions]:
     return _replaced(text, redactions), redactions
 
 
+#: scans of a text at most: a secret that overlapped one replaced (two written without a
+#: separator) is found by the next scan of the redacted text
+_PASSES = 4
+
+
 def _replaced(text: str, into: Redactions) -> str:
-    """``text`` redacted, what was added to ``into`` (the text itself when nothing was found)."""
-    found = find_secrets(text)
-    if not found:
-        return text
-    out: list[str] = []
-    at = 0
-    for start, end, kind in found:
-        out.append(text[at:start])
-        out.append(MARKER.format(kind=kind))
-        into.add(kind)
-        at = end
-    out.append(text[at:])
-    return "".join(out)
+    """``text`` redacted, what was added to ``into`` (the text itself when nothing was found).
+    Scanned again while a scan finds something, so redacting the result finds nothing more."""
+    for _ in range(_PASSES):
+        found = find_secrets(text)
+        if not found:
+            break
+        out: list[str] = []
+        at = 0
+        for start, end, kind in found:
+            out.append(text[at:start])
+            out.append(MARKER.format(kind=kind))
+            into.add(kind)
+            at = end
+        out.append(text[at:])
+        text = "".join(out)
+    return text
 
 
 class RedactMemo:

@@ -59,7 +59,13 @@ def _openai_message(m: Any) -> bool:
         return True
     content = m.get("content")
     if isinstance(content, list):
-        return any(isinstance(p, Mapping) and p.get("type") in _CHAT_ONLY_PARTS for p in content)
+        # a part's type is untrusted: an object there is no type (and cannot be hashed)
+        return any(
+            isinstance(p, Mapping)
+            and isinstance(p.get("type"), str)
+            and p["type"] in _CHAT_ONLY_PARTS
+            for p in content
+        )
     return False
 
 
@@ -108,6 +114,14 @@ def read_chat(path: str, data: Any) -> LoadedSession:
     for i, m in enumerate(wire):
         if not isinstance(m.get("role"), str):
             raise ValueError(f"messages[{i}].role: expected a string, got {_kind(m.get('role'))}")
+        content = m.get("content")
+        for j, part in enumerate(content if isinstance(content, list) else ()):
+            # a part the API cannot take is refused here, as the Anthropic reader refuses a
+            # block without a type: nothing downstream could show, check or repair it
+            if not isinstance(part, Mapping) or not isinstance(part.get("type"), str):
+                raise ValueError(f"messages[{i}].content[{j}]: content part without a type")
+            if part["type"] == "text" and not isinstance(part.get("text"), str):
+                raise ValueError(f"messages[{i}].content[{j}]: text part without a text string")
     lead = 0
     while lead < len(wire) and wire[lead].get("role") in SYSTEM_ROLES:
         lead += 1

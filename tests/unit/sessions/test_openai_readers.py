@@ -157,6 +157,19 @@ def test_bad_openai_input_is_a_clear_error(tmp_path: Path) -> None:
         load_session(_write(tmp_path, "b.json", bad))
     with pytest.raises(SessionError, match=r"c\.json: input\[0\]: expected an object"):
         load_session(_write(tmp_path, "c.json", {"input": [3]}))
+    # a content part whose type is an object (not hashable), or a text part without text: the
+    # reader refuses them with the place, as the Anthropic reader refuses such blocks
+    odd = {"type": {"an": "object"}, "text": "x"}
+    tool = {"role": "tool", "content": "x"}
+    with pytest.raises(SessionError, match=r"messages\[1\]\.content\[0\]: content part without"):
+        load_session(
+            _write(tmp_path, "d.json", {"messages": [tool, {"role": "user", "content": [odd]}]})
+        )
+    blank = {"type": "text", "text": {}}
+    with pytest.raises(SessionError, match=r"messages\[1\]\.content\[0\]: text part without"):
+        load_session(
+            _write(tmp_path, "e.json", {"messages": [tool, {"role": "user", "content": [blank]}]})
+        )
     only_events = json.dumps({"timestamp": "t", "type": "session_meta", "payload": {}})
     with pytest.raises(SessionError, match="no messages found in this Codex session"):
         load_session(_write(tmp_path, "rollout-e.jsonl", only_events + "\n" + only_events))
