@@ -103,15 +103,20 @@ class ProxyApp(ShellApp):
         upstream: str,
         record: str | None,
         upstream_timeout: float | None = None,
+        openai_upstream: str | None = None,
+        gemini_upstream: str | None = None,
     ) -> None:
         super().__init__()
-        from ctxview.live.proxy import UPSTREAM_TIMEOUT, split_userinfo
+        from ctxview.live.proxy import DEFAULT_UPSTREAMS, UPSTREAM_TIMEOUT, split_userinfo
 
         self.host, self.port, self.record = host, port, record
         self.upstream_timeout = upstream_timeout or UPSTREAM_TIMEOUT
         #: the upstream to use (credentials in it included) and as shown (without them)
         self._upstream_url = upstream
         self.upstream = split_userinfo(upstream)[0]
+        #: OpenAI's and Gemini's upstreams (credentials included)
+        self._openai_upstream = openai_upstream or DEFAULT_UPSTREAMS["openai"]
+        self._gemini_upstream = gemini_upstream or DEFAULT_UPSTREAMS["gemini"]
         self.start_error: str | None = None
         self._records: queue.SimpleQueue[Any] = queue.SimpleQueue()
         #: snapshots for the view (frozen summaries and start/failure notes), drained by a timer
@@ -168,6 +173,8 @@ class ProxyApp(ShellApp):
         self._stop = asyncio.Event()
         proxy = Proxy(
             self._upstream_url,
+            openai_upstream=self._openai_upstream,
+            gemini_upstream=self._gemini_upstream,
             record_path=self.record,
             on_record=self._records.put,
             upstream_timeout=self.upstream_timeout,
@@ -212,7 +219,11 @@ class ProxyApp(ShellApp):
             t.append("  recording to ")
             t.append(one_line(visible(self.record), 120))
         if self._address:
-            t.append(f"\npoint your agent at it: ANTHROPIC_BASE_URL={self._address}", style="dim")
+            t.append(
+                f"\npoint your agent at it: ANTHROPIC_BASE_URL={self._address} · "
+                f"OPENAI_BASE_URL={self._address}/v1 · GOOGLE_GEMINI_BASE_URL={self._address}",
+                style="dim",
+            )
         n = len(self._summaries)
         t.append(f"\n{plural(n, 'request')}", style="bold")
         if self._save_error:

@@ -29,18 +29,52 @@ from ctxview.sessions.validate import message_problem, validate_system
 
 LOG_FORMAT = "ctxview.proxy-log"
 LOG_VERSION = 1
-#: the endpoints a record names (``other``: any other path, forwarded as well)
-ENDPOINTS = ("messages", "count_tokens", "other")
+#: the providers whose traffic a recording holds (each has its own upstream and body shape)
+PROVIDERS = ("anthropic", "openai", "gemini")
+#: the endpoints a record names, and the provider whose body shape each carries (``other``:
+#: any other path, forwarded as well, its provider the route it took)
+ENDPOINT_PROVIDER = {
+    "messages": "anthropic",
+    "count_tokens": "anthropic",
+    "chat_completions": "openai",
+    "responses": "openai",
+    "generate_content": "gemini",
+    "stream_generate_content": "gemini",
+}
+ENDPOINTS = (*ENDPOINT_PROVIDER, "other")
+#: the endpoints a model answers (a conversation's turns; count_tokens only counts)
+MODEL_CALLS = frozenset(ENDPOINT_PROVIDER) - {"count_tokens"}
 
 
 def endpoint_of(method: str, path: str) -> str:
-    """``messages``, ``count_tokens`` or ``other`` for a request's method and path."""
+    """The endpoint (:data:`ENDPOINTS`) of a request's method and path. Matched on the path's
+    end, so a gateway's prefix (``/openai/v1/chat/completions``, Codex's
+    ``/backend-api/codex/responses``, Vertex's ``…/publishers/google/models/M:generateContent``)
+    is the same endpoint."""
+    if method != "POST":
+        return "other"
     bare = path.split("?", 1)[0].rstrip("/")
-    if method == "POST" and bare.endswith("/v1/messages"):
+    if bare.endswith("/v1/messages"):
         return "messages"
-    if method == "POST" and bare.endswith("/v1/messages/count_tokens"):
+    if bare.endswith("/v1/messages/count_tokens"):
         return "count_tokens"
+    if bare.endswith("/chat/completions"):
+        return "chat_completions"
+    if bare.endswith("/responses"):
+        return "responses"
+    action = bare.rpartition("/")[2].rpartition(":")[2]
+    if action == "generateContent":
+        return "generate_content"
+    if action == "streamGenerateContent":
+        return "stream_generate_content"
     return "other"
+
+
+def model_in_path(path: str) -> str | None:
+    """Gemini names the model in the path (``/v1beta/models/gemini-2.5-flash:generateContent``)."""
+    last = path.split("?", 1)[0].rstrip("/").rpartition("/")[2]
+    model, colon, _ = last.partition(":")
+    return model if colon and model else None
 
 
 @dataclass
@@ -52,6 +86,8 @@ class RequestRecord:
     method: str
     path: str
     endpoint: str = "other"
+    #: whose API it went to (:data:`PROVIDERS`): the endpoint's body shape, or the route taken
+    provider: str = "anthropic"
     #: the request body as parsed JSON (None: no body, or see ``request_note``)
     request: Any = None
     #: why ``request`` is not the body: not JSON, or too large to record (with its size)
@@ -85,6 +121,7 @@ class RequestRecord:
             "id": self.id,
             "conversation": self.conversation,
             "endpoint": self.endpoint,
+            "provider": self.provider,
             "method": self.method,
             "path": self.path,
             "started_at": self.started_at,
@@ -135,12 +172,17 @@ class RequestRecord:
         method = text("method", d.get("method"), "POST")
         path = text("path", d.get("path"), "")
         status = resp.get("status")
+        endpoint = endpoint_of(method, path)
+        provider = d.get("provider")
+        if provider not in PROVIDERS:
+            provider = ENDPOINT_PROVIDER.get(endpoint, "anthropic")
         return cls(
             id=rid,
             started_at=text("started_at", d.get("started_at")),
             method=method,
             path=path,
-            endpoint=endpoint_of(method, path),
+            endpoint=endpoint,
+            provider=str(provider),
             request=d.get("request"),
             request_note=d.get("request_note") if isinstance(d.get("request_note"), str) else None,
             request_headers={
@@ -168,23 +210,49 @@ def _message_digest(message: Any) -> bytes:
     return hashlib.blake2b(data.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
+def conversation_items(endpoint: str, body: Any) -> list[Any] | None:
+    """The items a request's conversation is made of, in its provider's body shape: ``messages``
+    (Messages API, count_tokens, Chat Completions), ``input`` (Responses: a string is one user
+    message), ``contents`` (Gemini); None for an endpoint without a conversation or a body
+    without them."""
+    if not isinstance(body, dict):
+        return None
+    if endpoint in ("messages", "count_tokens", "chat_completions"):
+        items = body.get("messages")
+    elif endpoint == "responses":
+        items = body.get("input")
+        if isinstance(items, str):
+            items = [{"role": "user", "content": items}]
+    elif endpoint in ("generate_content", "stream_generate_content"):
+        items = body.get("contents")
+    else:
+        return None
+    return items if isinstance(items, list) and items else None
+
+
 class Conversations:
     """Assigns each request's messages to a conversation: a request whose messages extend (or
-    repeat: a retry) the messages of an earlier request joins that request's conversation (the
-    longest such earlier request decides); any other starts a new one. Only a digest of each
-    request's message prefix is kept (16 bytes a message while hashing, one entry a request)."""
+    repeat: a retry) the messages of an earlier request of the same provider joins that request's
+    conversation (the longest such earlier request decides); any other starts a new one. Only a
+    digest of each request's message prefix is kept (16 bytes a message while hashing, one entry
+    a request). A Responses request that continues a stored response (``previous_response_id``)
+    sends only its new items: it joins the conversation of the recorded response it names."""
 
     def __init__(self) -> None:
         self._ends: dict[tuple[int, bytes], int] = {}
+        #: Responses API response id -> its conversation
+        self._responses: dict[str, int] = {}
         self.count = 0
 
-    def key(self, messages: Any) -> int | None:
+    def key(self, messages: Any, provider: str = "anthropic") -> int | None:
         """The conversation number (1, 2, …) of a request with these ``messages``; None when
         they are not a non-empty list."""
         if not isinstance(messages, list) or not messages:
             return None
         chain: list[bytes] = []
         h = hashlib.blake2b(digest_size=16)
+        if provider != "anthropic":  # the same words sent to two APIs are two conversations
+            h.update(provider.encode())
         for m in messages:
             h.update(_message_digest(m))
             chain.append(h.digest())
@@ -198,6 +266,22 @@ class Conversations:
             found = self.count
         self._ends[(len(chain), chain[-1])] = found
         return found
+
+    def assign(self, rec: RequestRecord) -> int | None:
+        """The conversation of a record (by its endpoint's items, or the stored response its
+        request continues), remembered for the requests after it."""
+        body = rec.request if isinstance(rec.request, dict) else {}
+        previous = body.get("previous_response_id") if rec.endpoint == "responses" else None
+        number: int | None = None
+        if isinstance(previous, str) and previous in self._responses:
+            number = self._responses[previous]
+        else:
+            number = self.key(conversation_items(rec.endpoint, body), rec.provider)
+        if number is not None and rec.endpoint == "responses" and isinstance(rec.response, dict):
+            rid = rec.response.get("id")
+            if isinstance(rid, str):
+                self._responses[rid] = number
+        return number
 
 
 # -- reading a recording ---------------------------------------------------------------------
@@ -306,12 +390,7 @@ def group(records: list[RequestRecord]) -> dict[int, list[RequestRecord]]:
     conversations = Conversations()
     out: dict[int, list[RequestRecord]] = {}
     for rec in records:
-        body = rec.request if isinstance(rec.request, dict) else {}
-        rec.conversation = (
-            conversations.key(body.get("messages"))
-            if rec.endpoint in ("messages", "count_tokens")
-            else None
-        )
+        rec.conversation = conversations.assign(rec)
         if rec.conversation is not None:
             out.setdefault(rec.conversation, []).append(rec)
     return out
