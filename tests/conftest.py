@@ -22,6 +22,8 @@ def _isolated_dirs(
         "CTXVIEW_ANTHROPIC_UPSTREAM",
         "CTXVIEW_OPENAI_UPSTREAM",
         "CTXVIEW_GEMINI_UPSTREAM",
+        "CODEX_HOME",
+        "GEMINI_CLI_HOME",
     ):
         monkeypatch.delenv(name, raising=False)
 

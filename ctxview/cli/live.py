@@ -86,7 +86,9 @@ def add_parsers(sub: Any) -> None:
         help="address to bind (default 127.0.0.1; an address that is not loopback is reachable "
         "from other machines)",
     )
-    ss = sub.add_parser("sessions", help="list Claude Code sessions, newest first")
+    ss = sub.add_parser(
+        "sessions", help="list Claude Code, Codex and Gemini CLI sessions, newest first"
+    )
     ss.add_argument("--json", action="store_true", help="print one JSON array")
     ss.add_argument(
         "--limit",
@@ -243,18 +245,23 @@ def start_error(args: argparse.Namespace, exc: OSError) -> str:
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
-    from ctxview.live.sessions_list import format_table, list_sessions, projects_roots
+    from ctxview.live.sessions_all import list_all, session_roots
+    from ctxview.live.sessions_list import format_table
 
-    roots = projects_roots()
-    infos = list_sessions(roots)
+    roots = session_roots()
+    infos = list_all(roots)
     if args.limit is not None:
         infos = infos[: args.limit]
     if args.json:
         sys.stdout.write(json_text([i.to_dict() for i in infos]) + "\n")
         return EXIT_OK
     if not infos:
-        where = ", ".join(str(r) for r in roots) or "~/.claude/projects"
-        print(f"no Claude Code sessions under {visible(where)}")
+        where = ", ".join(str(r) for r in roots.claude) or "~/.claude/projects"
+        others = ", ".join(str(r) for r in [*roots.codex, *roots.gemini])
+        print(
+            f"no Claude Code sessions under {visible(where)}"
+            + (f", nor Codex or Gemini CLI sessions under {visible(others)}" if others else "")
+        )
         return EXIT_OK
     sys.stdout.write(format_table(infos))
     return EXIT_OK

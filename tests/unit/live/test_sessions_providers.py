@@ -1,0 +1,172 @@
+"""ctxview sessions beside Claude Code's: Codex CLI rollouts and Gemini CLI session files, each
+with its provider, summarised from head and tail as Claude Code's are."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxview.cli import main
+from ctxview.live import sessions_codex, sessions_gemini
+from ctxview.live.sessions_all import list_all, session_roots
+
+CWD = "/work/proj"
+
+
+def codex_line(kind: str, payload: dict[str, Any], ts: str) -> str:
+    return json.dumps({"timestamp": ts, "type": kind, "payload": payload}) + "\n"
+
+
+def user_item(text: str) -> dict[str, Any]:
+    return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+
+
+def write_rollout(path: Path, prompt: str, ts: str, turns: int = 2, pad: int = 0) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    meta = {"id": "019a-codex", "timestamp": ts, "cwd": CWD, "cli_version": "0.46.0"}
+    meta["base_instructions"] = {"text": "You are Codex. " + "i" * 30_000}  # a long first line
+    lines = [
+        codex_line("session_meta", meta, ts),
+        codex_line(
+            "response_item", user_item("<environment_context>cwd</environment_context>"), ts
+        ),
+        codex_line("response_item", user_item(prompt), ts),
+        codex_line("event_msg", {"type": "user_message", "message": prompt, "kind": "plain"}, ts),
+        codex_line("turn_context", {"cwd": CWD, "model": "gpt-5-codex"}, ts),
+    ]
+    for k in range(turns):
+        call = {"type": "function_call", "name": "shell", "arguments": "{}", "call_id": f"c{k}"}
+        out = {"type": "function_call_output", "call_id": f"c{k}", "output": "x" * pad}
+        lines += [codex_line("response_item", call, ts), codex_line("response_item", out, ts)]
+    path.write_text("".join(lines))
+
+
+def write_gemini(path: Path, prompt: str, updated: str, turns: int = 2, pad: int = 0) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    messages: list[dict[str, Any]] = [
+        {"id": "m0", "timestamp": updated, "type": "user", "content": prompt},
+        {"id": "i0", "timestamp": updated, "type": "info", "content": "note"},
+    ]
+    for k in range(turns):
+        kind = "gemini" if k % 2 == 0 else "user"
+        messages.append(
+            {"id": f"m{k + 1}", "timestamp": updated, "type": kind, "content": "y" * pad}
+        )
+    doc = {
+        "sessionId": "gem-session-1",
+        "projectHash": path.parent.parent.name,
+        "startTime": "2026-01-01T00:00:00.000Z",
+        "lastUpdated": updated,
+        "messages": messages,
+    }
+    path.write_text(json.dumps(doc, indent=2))  # as Gemini CLI writes it
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    return tmp_path
+
+
+def test_codex_and_gemini_sessions_are_listed_with_their_provider(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_rollout(
+        home / ".codex/sessions/2026/03/01/rollout-2026-03-01T10-00-00-019a.jsonl",
+        "make the tests \x1b[31mpass\x1b[0m",
+        "2026-03-01T10:00:00.000Z",
+    )
+    project_hash = hashlib.sha256(CWD.encode()).hexdigest()
+    write_gemini(
+        home / f".gemini/tmp/{project_hash}/chats/session-2026-02-01T09-00-gem1.json",
+        "explain this repo",
+        "2026-02-01T09:00:00.000Z",
+    )
+    write_gemini(
+        home / ".gemini/tmp/unknownhash/chats/session-2026-01-01T09-00-gem2.json",
+        "another",
+        "2026-01-01T09:00:00.000Z",
+    )
+    codex, gemini, other = list_all(session_roots(), cache_path=None)
+    assert (codex.provider, codex.format) == ("openai", "codex")
+    assert codex.project == CWD and codex.session_id == "019a-codex"
+    # what the user typed, not the context Codex injected; made safe for the terminal
+    assert codex.first_prompt == "make the tests ␛[31mpass␛[0m"
+    assert codex.messages == 6 and codex.messages_exact  # the response items
+    assert codex.last_activity == "2026-03-01T10:00:00+00:00"
+    assert (gemini.provider, gemini.format) == ("gemini", "gemini-cli")
+    # the project hash names the folder a Codex session was run in
+    assert gemini.project == CWD and gemini.first_prompt == "explain this repo"
+    assert gemini.messages == 3 and gemini.messages_exact  # user and gemini turns only
+    assert other.project == "unknownhash"
+    assert main(["sessions", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [(d["provider"], d["format"]) for d in listed] == [
+        ("openai", "codex"),
+        ("gemini", "gemini-cli"),
+        ("gemini", "gemini-cli"),
+    ]
+    assert main(["sessions"]) == 0
+    table = capsys.readouterr().out
+    assert "provider" in table.splitlines()[0] and "openai" in table and "gemini" in table
+
+
+def test_big_files_are_summarised_from_head_and_tail(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rollout = home / ".codex/sessions/2026/03/01/rollout-big.jsonl"
+    write_rollout(rollout, "the big one", "2026-03-01T10:00:00.000Z", turns=400, pad=2000)
+    chat = home / ".gemini/tmp/h/chats/session-big.json"
+    write_gemini(chat, "a big chat", "2026-02-01T09:00:00.000Z", turns=400, pad=2000)
+    read: list[int] = []
+    real = sessions_codex.read_span
+
+    def counting(fd: int, offset: int, count: int) -> bytes:
+        read.append(count)
+        return real(fd, offset, count)
+
+    monkeypatch.setattr(sessions_codex, "read_span", counting)
+    monkeypatch.setattr(sessions_gemini, "read_span", counting)
+    codex, gemini = list_all(session_roots(), cache_path=None)
+    assert sum(read) <= sessions_codex.HEAD_BYTES + sessions_gemini.HEAD_BYTES + 2 * 16 * 1024
+    assert codex.first_prompt == "the big one" and codex.project == CWD
+    assert not codex.messages_exact and 800 * 0.8 < codex.messages < 805 * 1.2
+    assert gemini.first_prompt == "a big chat" and gemini.session_id == "gem-session-1"
+    assert gemini.last_activity == "2026-02-01T09:00:00+00:00"
+    assert not gemini.messages_exact and 401 * 0.8 < gemini.messages < 401 * 1.2
+
+
+def test_homes_come_from_their_variables(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    codex_home, gemini_home = tmp_path / "ch", tmp_path / "gh"
+    write_rollout(codex_home / "sessions/2026/01/02/rollout-x.jsonl", "p", "2026-01-02T00:00:00Z")
+    write_gemini(gemini_home / ".gemini/tmp/h/chats/session-x.json", "q", "2026-01-01T00:00:00Z")
+    monkeypatch.setenv("CODEX_HOME", str(codex_home))
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(gemini_home))
+    roots = session_roots()
+    assert roots.codex == [codex_home / "sessions"]
+    assert roots.gemini == [gemini_home / ".gemini" / "tmp"]
+    assert [i.first_prompt for i in list_all(roots, cache_path=None)] == ["p", "q"]
+
+
+def test_unreadable_and_hostile_files_are_skipped_or_shown_safely(home: Path) -> None:
+    import os
+
+    chats = home / ".gemini/tmp/h/chats"
+    chats.mkdir(parents=True)
+    (chats / "session-broken.json").write_text('{"sessionId": "x", "messages": [')
+    os.mkfifo(chats / "session-fifo.json")
+    rollouts = home / ".codex/sessions/2026/01/01"
+    rollouts.mkdir(parents=True)
+    (rollouts / "rollout-garbage.jsonl").write_text("not json\n{}\n")
+    infos = list_all(session_roots(), cache_path=None)
+    assert sorted((i.format, i.messages, i.first_prompt) for i in infos) == [
+        ("codex", 0, ""),
+        ("gemini-cli", 0, ""),
+    ]
