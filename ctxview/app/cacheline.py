@@ -171,11 +171,12 @@ def with_next_request(view: Any) -> Any:
 def predict(view: Any, settings: dict[str, Any], prices: Any = None) -> CachePrediction | None:
     """Run the request model on ``view`` (from :func:`session_view`); safe in a worker thread
     (it only reads the snapshot). ``ValueError`` for settings the model refuses."""
-    from ctxview.core.pricing import PriceTable, cost
+    from ctxview.core.pricing import cost
+    from ctxview.core.providers.registry import price_table
     from ctxview.core.requests import simulate
 
     t0 = time.perf_counter()
-    prices = prices or PriceTable()
+    prices = prices or price_table()
     sent = with_next_request(view)
     # with the repeated-content count: the Requests view shows it (and reuses this log)
     log = simulate(sent, prices=prices, **settings)

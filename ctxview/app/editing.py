@@ -149,13 +149,13 @@ class Editor:
         """The plan over the next request (``ctxview.core.edits.edit_cost``), at the session's
         model's prices (config.toml [pricing] on top of the list prices)."""
         from ctxview.config import price_overrides
-        from ctxview.core.pricing import PriceTable
+        from ctxview.core.providers.registry import price_table
 
         model = self.model
         try:
-            table = PriceTable(price_overrides(self.config))
+            table = price_table(price_overrides(self.config))
         except ValueError:
-            table = PriceTable()
+            table = price_table()
         entries = model.context.entries()
         pred = model.cache_prediction
         if pred is not None and getattr(pred.rates, "calibrated", False):

@@ -40,12 +40,12 @@ def price_table(config: Config) -> PriceTable:
     """The pricing table with the config's overrides (the built-in table if they are invalid:
     the config's own error was already shown when it was loaded)."""
     from ctxview.config import price_overrides
-    from ctxview.core.pricing import PriceTable
+    from ctxview.core.providers.registry import price_table as table
 
     try:
-        return PriceTable(price_overrides(config))
+        return table(price_overrides(config))
     except ValueError:
-        return PriceTable()
+        return table()
 
 
 def context_settings(m: SessionModel) -> dict[str, Any]:

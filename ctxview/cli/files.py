@@ -182,7 +182,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from ctxview.config import load_config
     from ctxview.core.diff import diff_requests
     from ctxview.sessions import SessionError
-    from ctxview.sessions.diffio import render, request_of
+    from ctxview.sessions.diffio import render, side_of
 
     cfg = load_config()
     for e in cfg.errors:
@@ -190,9 +190,12 @@ def cmd_diff(args: argparse.Namespace) -> int:
     used = config_used(cfg, args)
     say_config_used(used)
     bodies = []
+    providers = []
     for path in (args.a, args.b):
         try:
-            bodies.append(request_of(path, args.format, cfg.as_defaults()))
+            body, prov = side_of(path, args.format, cfg.as_defaults())
+            bodies.append(body)
+            providers.append(prov)
         except Exception as exc:  # a reader bug too: one line, exit 2, as load_file says it
             if isinstance(exc, SessionError):
                 msg = str(exc)
@@ -207,7 +210,13 @@ def cmd_diff(args: argparse.Namespace) -> int:
             return EXIT_UNREADABLE
     diff = diff_requests(bodies[0], bodies[1])
     if args.json:
-        report = {"a": args.a, "b": args.b, **diff.to_dict(), "config_used": used}
+        report = {
+            "a": args.a,
+            "b": args.b,
+            "provider": {"a": providers[0], "b": providers[1]},
+            **diff.to_dict(),
+            "config_used": used,
+        }
         sys.stdout.write(json_text(report) + "\n")
     else:
         print(f"A {visible(args.a)}\nB {visible(args.b)}")

@@ -82,12 +82,12 @@ def _load(args: argparse.Namespace) -> tuple[Any, Any, Any] | int:
     """(session, config, price table) or an exit code after printing why (``inspect``'s
     reading step, the request model needs no replay)."""
     from ctxview.config import price_overrides
-    from ctxview.core.pricing import PriceTable
+    from ctxview.core.providers.registry import price_table
 
     session, cfg = load_file(args)
     if isinstance(session, int):
         return session
-    return session, cfg, PriceTable(price_overrides(cfg))
+    return session, cfg, price_table(price_overrides(cfg))
 
 
 def requests_report(
@@ -103,6 +103,7 @@ def requests_report(
     report = {
         "file": session.path,
         "format": session.format,
+        "provider": session.provider,
         "strategy": log.strategy,
         "max_context_messages": log.max_context_messages,
         "model": log.model,
@@ -247,6 +248,7 @@ def requests_json_parts(
         {
             "file": session.path,
             "format": session.format,
+            "provider": session.provider,
             "strategy": log.strategy,
             "max_context_messages": log.max_context_messages,
             "model": log.model,
@@ -579,7 +581,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         return unreadable(args, f"{args.file}: {exc}")
-    report = {"file": session.path, "max_context_messages": max_, "strategies": rows}
+    report = {
+        "file": session.path,
+        "provider": session.provider,
+        "max_context_messages": max_,
+        "strategies": rows,
+    }
     if args.json:
         report["skipped"] = args.skipped
         report["config_used"] = args.config_used

@@ -14,6 +14,7 @@ from typing import Any
 from ctxview.core.cache_rules import min_cacheable
 from ctxview.core.pricing import PriceTable, cost
 from ctxview.core.protocol import Problem, ProtocolChecker
+from ctxview.core.providers.registry import price_table
 from ctxview.core.repair import Fix, next_version_key, repair
 from ctxview.core.requests import CacheBreak
 from ctxview.core.tokens import estimate_message, estimate_window
@@ -411,7 +412,7 @@ def edit_cost(
         if position is not None and total_after >= minimum and total_before >= minimum
         else None
     )
-    table = prices if prices is not None else PriceTable()
+    table = prices if prices is not None else price_table()
     price = table.get(model)
     unknown = ""
     if not model:

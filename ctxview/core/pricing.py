@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 PRICES_SOURCE = (
@@ -131,24 +131,82 @@ def parse_price(value: Any, where: str) -> Price:
     )
 
 
-class PriceTable:
-    """:data:`PRICES` with overrides (from ``config.toml``) on top."""
+@dataclass(frozen=True, slots=True)
+class PriceBook:
+    """One provider's published prices as data: USD per million tokens per model (names as
+    ``normalise`` leaves them), where they were read (``source``, ``url``), the day they were
+    read (``date``) and the day each took effect (``effective``: per model, else
+    ``effective_default``; prices change, and a session is priced as of today's list)."""
 
-    def __init__(self, overrides: Mapping[str, Price] | None = None) -> None:
+    provider: str
+    prices: Mapping[str, Price]
+    normalise: Callable[[str], str]
+    source: str
+    url: str
+    date: str
+    effective_default: str = ""
+    effective: Mapping[str, str] = field(default_factory=dict)
+
+    def get(self, model: str) -> Price | None:
+        return self.prices.get(self.normalise(model))
+
+    def effective_date(self, model: str) -> str:
+        return self.effective.get(self.normalise(model), self.effective_default)
+
+    def describe(self, model: str | None = None) -> str:
+        when = self.effective_date(model) if model else self.effective_default
+        since = f"; in effect since {when}" if when else ""
+        return f"{self.source} ({self.url}), {self.date}{since}"
+
+
+ANTHROPIC_PRICES = PriceBook(
+    "anthropic",
+    PRICES,
+    normalise_model,
+    PRICES_SOURCE,
+    "https://platform.claude.com/docs/en/about-claude/pricing",
+    PRICES_DATE,
+)
+
+
+class PriceTable:
+    """The providers' price books (:data:`ANTHROPIC_PRICES` unless ``books`` are given; every
+    provider's: ``ctxview.core.providers.registry.price_table``) with overrides (from
+    ``config.toml``) on top. A model's price is the first book's that lists it."""
+
+    def __init__(
+        self,
+        overrides: Mapping[str, Price] | None = None,
+        books: Sequence[PriceBook] = (ANTHROPIC_PRICES,),
+    ) -> None:
         self._over = {normalise_model(k): v for k, v in (overrides or {}).items()}
         self._exact = dict(overrides or {})
+        self.books = tuple(books)
+
+    def _book(self, model: str) -> tuple[PriceBook, Price] | None:
+        for book in self.books:
+            price = book.get(model)
+            if price is not None:
+                return book, price
+        return None
 
     def get(self, model: str | None) -> Price | None:
         if not model:
             return None
         if model in self._exact:
             return self._exact[model]
-        name = normalise_model(model)
-        return self._over.get(name) or PRICES.get(name)
+        over = self._over.get(normalise_model(model))
+        if over is not None:
+            return over
+        found = self._book(model)
+        return found[1] if found is not None else None
 
     def source(self, model: str | None) -> str:
         if model and (model in self._exact or normalise_model(model) in self._over):
             return "config.toml [pricing]"
+        found = self._book(model) if model else None
+        if found is not None and found[0] is not ANTHROPIC_PRICES:
+            return found[0].describe(model)
         return f"{PRICES_SOURCE}, {PRICES_DATE}"
 
 

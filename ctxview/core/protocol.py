@@ -58,6 +58,55 @@ class Problem:
         return asdict(self)
 
 
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One rule of this module as a provider's API words it: ``text`` is the API's error text
+    for it, a template with ``{index}`` (the message), ``{block}`` and ``{ids}`` (the tool call
+    ids, comma-separated); None keeps the checker's own wording (Anthropic's). ``evidence``:
+    where the text was read (``docs/protocol.md`` lists it)."""
+
+    code: str
+    text: str | None = None
+    evidence: str = ""
+
+    def word(self, problem: Problem) -> Problem:
+        if self.text is None:
+            return problem
+        text = self.text.format(
+            index=problem.index,
+            block=problem.block if problem.block is not None else 0,
+            ids=", ".join(problem.ids),
+        )
+        return Problem(
+            problem.index, problem.code, problem.severity, text, problem.block, problem.ids
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RuleSet:
+    """The rules of this module that apply to one provider's requests, each in its API's words.
+    ``rules`` None: every rule, in the checker's own (Anthropic's) wording. A code not in
+    ``rules`` is not checked for that provider (its API has no such rule): its problems are
+    dropped, never shown as false errors."""
+
+    provider: str
+    rules: Mapping[str, Rule] | None = None
+
+    def applies(self, code: str) -> bool:
+        return self.rules is None or code in self.rules
+
+    def apply(self, problems: Sequence[Problem]) -> list[Problem]:
+        """``problems`` as this provider's API reports them: the rules it has, in its words."""
+        rules = self.rules
+        if rules is None:
+            return list(problems)
+        return [rules[p.code].word(p) for p in problems if p.code in rules]
+
+
+#: the Messages API: every rule, in the checker's own wording
+ANTHROPIC_RULES = RuleSet("anthropic")
+
+
 #: Content block types the API documents (anything else is reported as a warning).
 KNOWN_BLOCK_TYPES = frozenset(
     {
@@ -931,16 +980,19 @@ def _messages_list(messages: Any) -> list[Any]:
         raise TypeError(f"expected a list of messages, got {got}") from None
 
 
-def check_protocol(messages: Sequence[Mapping[str, Any]], system: Any = None) -> list[Problem]:
+def check_protocol(
+    messages: Sequence[Mapping[str, Any]], system: Any = None, rules: RuleSet = ANTHROPIC_RULES
+) -> list[Problem]:
     """Check a request's messages against the API's structural rules.
 
     Returns ``[]`` for a valid request, warnings included otherwise (:func:`check_request`
     says whether the API would accept it: ``.ok``). ``system`` is checked for empty text
     blocks. Any JSON value is checked without raising; ``messages`` that is not a list of
-    messages (None, a string, a mapping) is a TypeError.
+    messages (None, a string, a mapping) is a TypeError. ``rules``: the provider's rule set
+    (its rules, in its API's words; default Anthropic's).
     """
     entries = list(enumerate(_messages_list(messages)))
-    return ProtocolChecker(memo=False).check(entries, system)
+    return ProtocolChecker(memo=False, rules=rules).check(entries, system)
 
 
 @dataclass(frozen=True, slots=True)
@@ -979,10 +1031,12 @@ class ProtocolReport(Sequence[Problem]):
         return {"ok": self.ok, "problems": [p.to_dict() for p in self.problems]}
 
 
-def check_request(messages: Sequence[Mapping[str, Any]], system: Any = None) -> ProtocolReport:
+def check_request(
+    messages: Sequence[Mapping[str, Any]], system: Any = None, rules: RuleSet = ANTHROPIC_RULES
+) -> ProtocolReport:
     """:func:`check_protocol` as a :class:`ProtocolReport`: ``report.ok`` is the verdict,
     ``report.errors`` what the API would answer with a 400."""
-    return ProtocolReport(tuple(check_protocol(messages, system)))
+    return ProtocolReport(tuple(check_protocol(messages, system, rules)))
 
 
 class ProtocolChecker:
@@ -994,8 +1048,10 @@ class ProtocolChecker:
     rechecked in O(n) dict look-ups instead of O(n) block scans.
     """
 
-    def __init__(self, memo: bool = True) -> None:
+    def __init__(self, memo: bool = True, rules: RuleSet = ANTHROPIC_RULES) -> None:
         self._memo = memo
+        #: the provider's rule set the problems are reported under
+        self.rules = rules
         self._cache: dict[tuple[Any, ...], list[_Rel]] = {}
         self._has_compaction: dict[int, bool] = {}
 
@@ -1014,6 +1070,13 @@ class ProtocolChecker:
         return None
 
     def check(
+        self, entries: Sequence[tuple[int, Mapping[str, Any]]], system: Any = None
+    ) -> list[Problem]:
+        if self.rules.rules is None:
+            return self._check(entries, system)
+        return self.rules.apply(self._check(entries, system))
+
+    def _check(
         self, entries: Sequence[tuple[int, Mapping[str, Any]]], system: Any = None
     ) -> list[Problem]:
         problems = _request_problems(system, len(entries))

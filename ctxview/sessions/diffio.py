@@ -15,10 +15,11 @@ from ctxview.sessions.replay import replay
 from ctxview.textfmt import fmt_tokens, one_line
 
 
-def request_of(path: str, fmt: str | None, defaults: dict[str, Any]) -> dict[str, Any]:
-    """The request body a file stands for (raises SessionError or ValueError)."""
+def side_of(path: str, fmt: str | None, defaults: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """(the request body a file stands for, the provider it goes to); raises SessionError or
+    ValueError."""
     session = load_session(path, fmt)
-    return replay(session, defaults=defaults).request_body(defaults)
+    return replay(session, defaults=defaults).request_body(defaults), session.provider
 
 
 def _q(text: Any) -> str:

@@ -133,6 +133,9 @@ class LoadedSession:
     #: proxy recordings: the shown conversation's number and every conversation the file holds
     conversation: int | None = None
     conversations: list[dict[str, Any]] = field(default_factory=list)
+    #: the API the file's requests went to (``ctxview.core.providers.registry``): its rules,
+    #: tokens, cache, prices and request body
+    provider: str = "anthropic"
 
     def skipped(self) -> list[dict[str, Any]]:
         """``[{"line": n, "reason": why}]`` for every skipped line, in order."""

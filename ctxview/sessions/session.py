@@ -145,6 +145,11 @@ class Session:
         return None
 
     @property
+    def provider(self) -> str:
+        """The name of the API the session's requests go to (``LoadedSession.provider``)."""
+        return self.session.provider
+
+    @property
     def system(self) -> Any:
         """The system prompt as sent (``ConversationContext.system_sent``)."""
         return self.context.system_sent
@@ -210,12 +215,14 @@ class Session:
     def protocol_problems(self) -> list[Problem]:
         """The API's rules over the window (what makes it answer 400)."""
         from ctxview.core.protocol import Problem, check_protocol
+        from ctxview.core.providers.registry import provider
 
         fields = [
             Problem(-1, "invalid_request_field", "error", why)
             for why in self.session.invalid_fields.values()
         ]
-        return fields + check_protocol(self.window_messages(), self.system)
+        rules = provider(self.provider).rules
+        return fields + check_protocol(self.window_messages(), self.system, rules)
 
     def window_messages(self) -> list[dict[str, Any]]:
         return [m for _, m in self.context.entries()]
@@ -248,6 +255,7 @@ class Session:
         return {
             "file": session.path,
             "format": session.format,
+            "provider": session.provider,
             # "as sent": a recorded session's window as it went to the API (no truncation);
             # "simulated": under the max and strategy
             "mode": "as sent" if self.as_sent is not None else "simulated",

@@ -35,6 +35,7 @@ from ctxview.core.calibrate import Features, Rates
 from ctxview.core.clearing import STRATEGY_EDITS, ContextEditing, parse_context_editing
 from ctxview.core.context import ConversationContext
 from ctxview.core.pricing import PriceTable
+from ctxview.core.providers.registry import price_table
 from ctxview.core.requests.cache import _price_notes
 from ctxview.core.requests.context_form import replay_context
 from ctxview.core.requests.diagnose import recorded_breaks
@@ -142,7 +143,7 @@ def simulate(
     keep = set(keep_windows)
     windows: dict[int, list[int]] = {}
     d = dict(defaults or {})
-    prices = prices or PriceTable()
+    prices = prices or price_table()
     msgs = session.messages
     as_sent = (
         max_context_messages is None and strategy is None and session.format in RECORDED_FORMATS

@@ -32,9 +32,11 @@ def test_inspect_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "inspect", str(SAMPLES / "long_chat.json"), "--json")
     assert code == 0
     d = json.loads(out)
+    assert d["provider"] == "anthropic"
     assert set(d) == {
         "file",
         "format",
+        "provider",
         "mode",
         "messages_total",
         "max_context_messages",

@@ -166,7 +166,7 @@ def test_diff_reports_a_reader_failure_in_one_line(
     def broken(path: str, *a: object) -> None:
         raise KeyError("message")
 
-    monkeypatch.setattr(diffio, "request_of", broken)
+    monkeypatch.setattr(diffio, "side_of", broken)
     sample = str(ROOT / "sample_sessions" / "agent_loop.json")
     code, _, err = run(capsys, "diff", sample, sample)
     assert code == 2

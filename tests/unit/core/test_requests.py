@@ -487,7 +487,15 @@ def test_compare_json_and_rejections(capsys: pytest.CaptureFixture[str], tmp_pat
         capsys, "compare", str(path), "--max", "12", "--json", "--cache", "automatic"
     )
     doc = json.loads(out)
-    assert set(doc) == {"file", "max_context_messages", "strategies", "config_used", "skipped"}
+    assert set(doc) == {
+        "file",
+        "provider",
+        "max_context_messages",
+        "strategies",
+        "config_used",
+        "skipped",
+    }
+    assert doc["provider"] == "anthropic"
     assert doc["max_context_messages"] == 12
     rows = {r["name"]: r for r in doc["strategies"]}
     for r in rows.values():

@@ -1,0 +1,170 @@
+"""What a provider is to ctxview: one interface for every API whose sessions it opens.
+
+A provider names the API (``name``, ``label``) and carries its truths, each written once in the
+module that owns it and only referred to here:
+
+* ``rules``: which protocol rules of :mod:`ctxview.core.protocol` apply to its requests, each in
+  the provider's own error text (:class:`~ctxview.core.protocol.RuleSet`);
+* ``tokens``: its offline token estimate of one canonical message, and whether recorded usage of
+  a format calibrates it (:class:`TokenModel`);
+* ``cache``: how its prompt cache works (:class:`CacheModel`: explicit breakpoints with a write
+  charge, or automatic prefix caching in fixed steps with none);
+* ``usage``: its recorded usage in the canonical counts (:class:`Usage`; OpenAI's
+  ``cached_tokens`` is a part of ``prompt_tokens``, Anthropic's cache counts are apart from
+  ``input_tokens``);
+* ``prices``: USD per million tokens per model, as data with its source, the day it was read
+  and the day each price took effect (:class:`~ctxview.core.pricing.PriceBook`);
+* ``write_body``: the request body it takes for a window (:class:`BodyParts` in, the wire body
+  out); a message read from a file keeps its wire item in ``meta["wire"]``, and the writer gives
+  it back verbatim, so an opened request body is written back byte for byte in JSON.
+
+Every file format is read into ONE canonical message form (Anthropic-shaped: role
+user/assistant, blocks ``text`` / ``image`` / ``tool_use`` / ``tool_result`` / ``thinking``),
+one canonical message per wire message or input item: the views, strategies and the request
+model know nothing of providers beyond this interface.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxview.core.cache_rules import Minimum
+from ctxview.core.pricing import PriceBook
+from ctxview.core.protocol import RuleSet
+
+__all__ = [
+    "BodyParts",
+    "CacheModel",
+    "Minimum",
+    "PriceBook",
+    "Provider",
+    "RuleSet",
+    "TokenModel",
+    "Usage",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """One response's recorded input usage in the canonical counts, which add up to the whole
+    prompt: ``uncached + cache_read + cache_write``. ``cache_write_1h``: the part of
+    ``cache_write`` written for an hour (Anthropic); ``output``: the output tokens, when
+    recorded."""
+
+    uncached: int
+    cache_read: int = 0
+    cache_write: int = 0
+    cache_write_1h: int = 0
+    output: int | None = None
+
+    @property
+    def prompt(self) -> int:
+        return self.uncached + self.cache_read + self.cache_write
+
+    def as_meta(self) -> dict[str, Any]:
+        """The usage in the keys a message's ``meta["usage"]`` holds for the request model
+        (:mod:`ctxview.core.usage`: Anthropic's separate counts, the canonical ones)."""
+        out: dict[str, Any] = {
+            "input_tokens": self.uncached,
+            "cache_read_input_tokens": self.cache_read,
+            "cache_creation_input_tokens": self.cache_write,
+        }
+        if self.cache_write_1h:
+            out["cache_creation"] = {
+                "ephemeral_1h_input_tokens": self.cache_write_1h,
+                "ephemeral_5m_input_tokens": self.cache_write - self.cache_write_1h,
+            }
+        if self.output is not None:
+            out["output_tokens"] = self.output
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class CacheModel:
+    """How a provider caches prompts.
+
+    ``kind``: ``"breakpoints"`` (the request marks what to cache: Anthropic's
+    ``cache_control``; a write is charged) or ``"prefix"`` (every prompt's prefix is cached
+    automatically: OpenAI). ``minimum(model)``: the shortest prefix cached. ``step``: a cached
+    prefix is a multiple of this many tokens past the minimum (OpenAI: 128; 1 where the cache
+    holds any length). ``write_charge``: a write costs more than the input rate.
+    ``ttls``: the lifetimes a request can ask for, in seconds, the first the default.
+    ``key_field``: the request field that routes requests to the same cache (OpenAI's
+    ``prompt_cache_key``), or None. ``source``, ``date``: where the rules were read, and when.
+    """
+
+    kind: str
+    minimum: Callable[[str | None], Minimum]
+    step: int
+    write_charge: bool
+    ttls: Mapping[str, float]
+    key_field: str | None
+    source: str
+    date: str
+
+    def cached_length(self, tokens: int, model: str | None) -> int:
+        """How many tokens of a ``tokens``-long matching prefix the cache can hold: 0 below the
+        model's minimum, else rounded down to the step (the minimum is reached in steps)."""
+        least = self.minimum(model).tokens
+        if tokens < least:
+            return 0
+        if self.step <= 1:
+            return tokens
+        return least + (tokens - least) // self.step * self.step
+
+
+@dataclass(frozen=True, slots=True)
+class TokenModel:
+    """A provider's token estimate of one canonical message (``estimate``), and the file formats
+    whose recorded usage fits it (``calibrated_formats``: their requests grew by appending, so
+    request-to-request deltas of the usage measure the added messages; see
+    :mod:`ctxview.core.calibrate`)."""
+
+    estimate: Callable[[Mapping[str, Any]], int]
+    calibrated_formats: frozenset[str]
+    #: what the estimate is (shown beside the figures)
+    basis: str
+
+
+@dataclass(frozen=True, slots=True)
+class BodyParts:
+    """What a request body is written from: the window's canonical messages and, per message,
+    its meta (a message read from a provider's file holds its wire item in ``meta["wire"]``),
+    and the request's settings."""
+
+    model: Any
+    messages: Sequence[Mapping[str, Any]]
+    metas: Sequence[Mapping[str, Any]] = ()
+    system: Any = None
+    tools: Sequence[Any] = ()
+    params: Mapping[str, Any] = field(default_factory=dict)
+    max_tokens: Any = None
+    context_management: Any = None
+
+    def wire(self, i: int) -> Any:
+        """Message ``i``'s wire item as read, or None (a message ctxview built or edited)."""
+        if i < len(self.metas):
+            return self.metas[i].get("wire")
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Provider:
+    """One API ctxview reads sessions of (see the module docstring)."""
+
+    #: registry name: ``"anthropic"``, ``"openai"``, ``"gemini"``
+    name: str
+    #: what the header and reports call it
+    label: str
+    rules: RuleSet
+    tokens: TokenModel
+    cache: CacheModel
+    prices: PriceBook
+    #: a response's recorded usage (its wire form) in the canonical counts, or None when it
+    #: records none that is believed
+    usage: Callable[[Mapping[str, Any]], Usage | None]
+    write_body: Callable[[BodyParts], dict[str, Any]]
+    #: the file formats this provider's readers give (``LoadedSession.format``)
+    formats: frozenset[str] = frozenset()
