@@ -547,6 +547,8 @@ class RequestSummary:
     conversation: int | None = None
     #: count_tokens: the input tokens the API counted
     counted_tokens: int | None = None
+    #: whose API it went to
+    provider: str = "anthropic"
 
 
 def _int(usage: dict[str, Any] | None, key: str) -> int | None:
@@ -554,50 +556,122 @@ def _int(usage: dict[str, Any] | None, key: str) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
-def summarise(rec: RequestRecord) -> RequestSummary:
-    """Window size, protocol verdict and cache usage of one request (text not yet sanitised)."""
-    body = rec.request if isinstance(rec.request, dict) else {}
-    msgs = body.get("messages") if rec.endpoint in ("messages", "count_tokens") else None
-    problems: tuple[str, ...] = ()
-    n_msgs: int | None = None
-    est: int | None = None
-    if isinstance(msgs, list):
-        n_msgs = len(msgs)
-        valid = valid_messages(body)
-        if valid is None:
-            problems = ("malformed messages (not checked)",)
-            verdict = "malformed"
-        else:
-            found = check_protocol(valid, body.get("system"))
-            problems = tuple(p.message for p in found if p.severity == "error")
-            n = len(problems)
-            verdict = f"✗ {n} problem{'s' if n != 1 else ''}" if problems else "✓ valid"
-            est = (
-                sum(estimate_message(m) for m in valid)
-                + estimate_system(system_of(body))
-                + estimate_tools(body.get("tools"))
-            )
-    else:
-        verdict = "—"
+def _reply_preview(rec: RequestRecord) -> str:
+    """The reply's text and tool calls, in one line's words, per provider's response shape."""
     reply = rec.response if isinstance(rec.response, dict) else {}
-    preview = ""
-    content = reply.get("content")
-    if isinstance(content, list):
-        parts = []
-        for b in content:
+    parts: list[str] = []
+    if rec.endpoint == "chat_completions":
+        choices = reply.get("choices")
+        first = choices[0] if isinstance(choices, list) and choices else {}
+        msg = first.get("message") if isinstance(first, dict) else None
+        if isinstance(msg, dict):
+            if isinstance(msg.get("content"), str):
+                parts.append(msg["content"])
+            for tc in msg.get("tool_calls") or []:
+                fn = tc.get("function") if isinstance(tc, dict) else None
+                if isinstance(fn, dict):
+                    parts.append(f"[tool_call {fn.get('name')}]")
+    elif rec.endpoint == "responses":
+        for item in reply.get("output") or []:
+            if not isinstance(item, dict):
+                continue
+            if item.get("type") == "message":
+                for c in item.get("content") or []:
+                    if isinstance(c, dict) and isinstance(c.get("text"), str):
+                        parts.append(c["text"])
+            elif item.get("type") == "function_call":
+                parts.append(f"[function_call {item.get('name')}]")
+    elif rec.endpoint in ("generate_content", "stream_generate_content"):
+        candidates = reply.get("candidates")
+        first = candidates[0] if isinstance(candidates, list) and candidates else {}
+        content = first.get("content") if isinstance(first, dict) else None
+        for part in content.get("parts") or [] if isinstance(content, dict) else []:
+            if not isinstance(part, dict) or part.get("thought"):
+                continue
+            if isinstance(part.get("text"), str):
+                parts.append(part["text"])
+            elif isinstance(part.get("functionCall"), dict):
+                parts.append(f"[functionCall {part['functionCall'].get('name')}]")
+    else:
+        content = reply.get("content")
+        for b in content if isinstance(content, list) else []:
             if isinstance(b, dict):
                 if b.get("type") == "text":
                     parts.append(str(b.get("text", "")))
                 elif b.get("type") == "tool_use":
                     parts.append(f"[tool_use {b.get('name')}]")
-        preview = " ".join(parts)
+    return " ".join(parts)
+
+
+def _usage_figures(
+    rec: RequestRecord,
+) -> tuple[int | None, int | None, int | None, int | None]:
+    """(input, output, cache read, cache write) of the recorded usage: Anthropic's as the API
+    wrote them; another provider's in the canonical counts (its provider's usage rule: input is
+    the uncached part, as Anthropic counts it), or none while that provider is not known."""
+    if rec.provider == "anthropic":
+        u = rec.usage
+        return (
+            _int(u, "input_tokens"),
+            _int(u, "output_tokens"),
+            _int(u, "cache_read_input_tokens"),
+            _int(u, "cache_creation_input_tokens"),
+        )
+    if not rec.usage:
+        return None, None, None, None
+    from ctxview.core.providers.registry import provider
+
+    try:
+        counted = provider(rec.provider).usage(rec.usage)
+    except KeyError:
+        return None, None, None, None
+    if counted is None:
+        return None, None, None, None
+    return counted.uncached, counted.output, counted.cache_read, counted.cache_write
+
+
+def summarise(rec: RequestRecord) -> RequestSummary:
+    """Window size, protocol verdict and cache usage of one request (text not yet sanitised)."""
+    body = rec.request if isinstance(rec.request, dict) else {}
+    problems: tuple[str, ...] = ()
+    n_msgs: int | None = None
+    est: int | None = None
+    verdict = "—"
+    if rec.provider == "anthropic":
+        msgs = body.get("messages") if rec.endpoint in ("messages", "count_tokens") else None
+        if isinstance(msgs, list):
+            n_msgs = len(msgs)
+            valid = valid_messages(body)
+            if valid is None:
+                problems = ("malformed messages (not checked)",)
+                verdict = "malformed"
+            else:
+                found = check_protocol(valid, body.get("system"))
+                problems = tuple(p.message for p in found if p.severity == "error")
+                n = len(problems)
+                verdict = f"✗ {n} problem{'s' if n != 1 else ''}" if problems else "✓ valid"
+                est = (
+                    sum(estimate_message(m) for m in valid)
+                    + estimate_system(system_of(body))
+                    + estimate_tools(body.get("tools"))
+                )
+    else:
+        items = conversation_items(rec.endpoint, body)
+        n_msgs = len(items) if items is not None else None
+    reply = rec.response if isinstance(rec.response, dict) else {}
     err = None
     if rec.error:
         err = f"{rec.error.get('type', 'error')}: {rec.error.get('message', '')}"
-    model = body.get("model") if isinstance(body.get("model"), str) else reply.get("model")
+    model = body.get("model") if isinstance(body.get("model"), str) else None
+    if not model and rec.provider == "gemini":
+        model = model_in_path(rec.path)
+    if not model:
+        named = reply.get("model") or reply.get("modelVersion")
+        model = named if isinstance(named, str) else ""
     counted = (
         _int(reply, "input_tokens") if rec.endpoint == "count_tokens" and rec.complete else None
     )
+    in_tok, out_tok, read, write = _usage_figures(rec)
     return RequestSummary(
         id=rec.id,
         time=rec.started_at[11:19],
@@ -614,15 +688,16 @@ def summarise(rec: RequestRecord) -> RequestSummary:
         estimated_tokens=est,
         problems=problems,
         verdict=verdict,
-        input_tokens=_int(rec.usage, "input_tokens"),
-        output_tokens=_int(rec.usage, "output_tokens"),
-        cache_read=_int(rec.usage, "cache_read_input_tokens"),
-        cache_write=_int(rec.usage, "cache_creation_input_tokens"),
+        input_tokens=in_tok,
+        output_tokens=out_tok,
+        cache_read=read,
+        cache_write=write,
         error=err,
         duration_ms=rec.duration_ms,
-        reply_preview=preview,
+        reply_preview=_reply_preview(rec),
         conversation=rec.conversation,
         counted_tokens=counted,
+        provider=rec.provider,
     )
 
 
@@ -654,13 +729,18 @@ def summary_line(s: RequestSummary) -> str:
 
     status = "---" if s.status is None else str(s.status)
     parts = [f"#{s.id} {s.time} {s.method} {s.path} {status} {kind_of(s)}"]
+    if s.provider != "anthropic":
+        parts.append(s.provider)
     if s.conversation is not None:
         parts.append(f"conversation {s.conversation}")
     if s.model:
         parts.append(s.model)
     if s.messages is not None:
         msgs = f"{s.messages} message{'s' if s.messages != 1 else ''}"
-        parts.append(f"{msgs} ~{n(s.estimated_tokens)} tok {s.verdict}")
+        if s.estimated_tokens is None and s.verdict == "—":
+            parts.append(msgs)  # (a provider whose requests are not checked here)
+        else:
+            parts.append(f"{msgs} ~{n(s.estimated_tokens)} tok {s.verdict}")
     if s.counted_tokens is not None:
         parts.append(f"counted {s.counted_tokens} input tokens")
     if s.input_tokens is not None or s.output_tokens is not None:

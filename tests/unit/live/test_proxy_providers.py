@@ -331,3 +331,22 @@ def test_each_upstream_is_checked_and_taken_from_its_variable(
     monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", "http://localhost:8787")
     assert main([*args, "--openai-upstream", "https://api.openai.com/v1"]) == 2
     assert "--gemini-upstream http://localhost:8787 is this proxy itself" in capsys.readouterr().err
+
+
+def test_summaries_of_openai_and_gemini_requests(up: Upstreams) -> None:
+    from ctxview.live.recording import RequestRecord, summarise, summary_line
+
+    mark = up.px.mark()
+    up.openai.queue(Response("json", body=chat_completion("It is sunny.", call=WEATHER)))
+    oai(up).chat.completions.create(model="gpt-fake", messages=MESSAGES)  # type: ignore[arg-type]
+    up.gemini.queue(Response("sse", gemini_chunks("Bonjour", call=WEATHER)))
+    client = gem(up)
+    list(client.models.generate_content_stream(model="gemini-2.5-fake", contents="hi"))
+    chat, gemini = (summarise(RequestRecord.from_dict(line, "x")) for line in recorded(up, mark, 2))
+    assert (chat.provider, chat.model, chat.messages) == ("openai", "gpt-fake", 2)
+    assert chat.reply_preview == "It is sunny. [tool_call get_weather]"
+    # Gemini names the model in the path only
+    assert (gemini.provider, gemini.model, gemini.messages) == ("gemini", "gemini-2.5-fake", 1)
+    assert gemini.reply_preview == "Bonjour [functionCall get_weather]"
+    line = summary_line(chat)
+    assert " 200 json · openai · gpt-fake · 2 messages · stop tool_calls" in line
