@@ -297,6 +297,8 @@ class ProxyApp(ShellApp):
         t.append(f"#{s.id} {s.method} ", style="bold")
         t.append(one_line(s.path, 200))
         t.append(f"  {kind_of(s)}")
+        if s.provider != "anthropic":
+            t.append(f" · {s.provider}")
         if s.conversation is not None:
             t.append(f" · conversation {s.conversation}")
         if s.model:
@@ -305,9 +307,12 @@ class ProxyApp(ShellApp):
             t.append(f" · {s.duration_ms:.0f} ms")
         if s.messages is not None:
             noun = "message" if s.messages == 1 else "messages"
-            t.append(f"\nwindow: {s.messages} {noun}, ~{fmt_tokens(s.estimated_tokens or 0)} ")
-            t.append("tokens · protocol ")
-            t.append(s.verdict, style="green" if s.verdict.startswith("✓") else "red")
+            if s.estimated_tokens is None and s.verdict == "—":
+                t.append(f"\nwindow: {s.messages} {noun} (not checked)")
+            else:
+                t.append(f"\nwindow: {s.messages} {noun}, ~{fmt_tokens(s.estimated_tokens or 0)} ")
+                t.append("tokens · protocol ")
+                t.append(s.verdict, style="green" if s.verdict.startswith("✓") else "red")
         for p in s.problems[:5]:
             t.append("\n  " + one_line(p, 300), style="red")
         if len(s.problems) > 5:
