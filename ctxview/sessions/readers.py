@@ -42,7 +42,15 @@ AS_SENT_FORMATS = ("claude-code", "claude-code-web", "request", "proxy")
 PROXY_TITLE = "ctxview proxy recording:"
 
 #: --format names
-FORMATS = ("ctxview", "request", "messages", "claude-code", "claude-code-web")
+FORMATS = (
+    "ctxview",
+    "request",
+    "messages",
+    "claude-code",
+    "claude-code-web",
+    "gemini",
+    "gemini-cli",
+)
 
 MAX_BYTES = 2 * 1024**3
 #: a JSONL line longer than this is skipped, here and by ``ctxview.live.follow`` (which must not
@@ -405,8 +413,14 @@ def _jsonl_records(path: str, text: str) -> tuple[list[Line], dict[int, str]]:
 
 def detect(path: str, text: str, data: Any | None) -> str:
     """The format name for a file's content (data = parsed JSON, or None if it is not JSON)."""
+    from ctxview.sessions import gemini, gemini_cli
+
     if data is None:
-        return "claude-code"
+        return "gemini-cli" if gemini_cli.looks_like_log(text) else "claude-code"
+    if gemini.is_request(data) or gemini.is_response(data):
+        return "gemini"
+    if gemini_cli.is_session(data) or (isinstance(data, dict) and gemini_cli.is_log_head(data)):
+        return "gemini-cli"
     if isinstance(data, dict):
         if data.get("format") == SESSION_FORMAT:
             return "ctxview"
@@ -825,10 +839,24 @@ def _read_old_recording(path: str, requests: list[Any]) -> LoadedSession:
     return proxylog.open_recording(path, records, bad, "", None)
 
 
+def _read_gemini(path: str, text: str, data: Any) -> LoadedSession:
+    from ctxview.sessions import gemini
+
+    return gemini.read(path, text, data)
+
+
+def _read_gemini_cli(path: str, text: str, data: Any) -> LoadedSession:
+    from ctxview.sessions import gemini_cli
+
+    return gemini_cli.read(path, text, data, jsonl_record)
+
+
 READERS: dict[str, Callable[[str, str, Any], LoadedSession]] = {
     "ctxview": _read_ctxview,
     "request": _read_request,
     "messages": _read_messages,
     "claude-code": _read_claude_code,
     "claude-code-web": _read_web,
+    "gemini": _read_gemini,
+    "gemini-cli": _read_gemini_cli,
 }

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ctxview.core.pricing import Price, PriceTable
-from ctxview.core.providers import anthropic
+from ctxview.core.providers import anthropic, gemini
 from ctxview.core.providers.base import Provider
 
 #: the provider of a session that names none
@@ -14,6 +14,7 @@ DEFAULT = "anthropic"
 
 _PROVIDERS: dict[str, Provider] = {
     anthropic.PROVIDER.name: anthropic.PROVIDER,
+    gemini.PROVIDER.name: gemini.PROVIDER,
 }
 
 

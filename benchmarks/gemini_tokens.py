@@ -1,0 +1,170 @@
+"""How close the Gemini token estimate (``ctxview.core.providers.gemini.estimate_message``) comes
+to the prompt tokens Gemini recorded, on the real files in ``tests/acceptance/gemini_cli`` and
+``tests/acceptance/gemini``:
+
+    python -m benchmarks.gemini_tokens --set tune
+    python -m benchmarks.gemini_tokens --set held-out
+    python -m benchmarks.gemini_tokens FILE...          # any Gemini CLI sessions
+
+Gemini CLI sessions (every model record holds the usage of the request that produced it; the
+request held every turn before that record, plus a system prompt and tools the file does not
+keep), over every request after a session's first with recorded usage:
+
+* **calibrated**: the previous request's recorded prompt plus the estimate of the turns added
+  since (how ctxview calibrates from recorded usage), against the recorded prompt;
+* **from the first request**: the first request's recorded prompt plus the estimate of every turn
+  added since: the estimate's drift over a whole session;
+* **growth**: the estimate of the turns added between two requests against the recorded growth
+  (growths over 200 tokens).
+
+API bodies (a request with its recorded response): the estimate of the whole request (system
+instruction, tools, contents) against ``promptTokenCount``, text-only requests without built-in
+tools or an explicit cache (media, built-in tools and cached contents add tokens the body does
+not show).
+
+Errors are ``|estimate - recorded| / recorded``; median and p90 pooled over the files. The
+split was fixed before any tuning: see :data:`TUNE`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import re
+import statistics
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from ctxview.core.providers.gemini import _text_tokens, estimate_message
+from ctxview.core.tokens import _json_len
+from ctxview.sessions import load_session
+
+ROOT = Path(__file__).resolve().parents[1]
+CLI = ROOT / "tests" / "acceptance" / "gemini_cli"
+API = ROOT / "tests" / "acceptance" / "gemini"
+#: the files tuned on; every other one is held out
+TUNE = ("aim_control_",)
+_MEDIA = ("inlineData", "inline_data", "fileData", "file_data")
+
+
+def quantile(values: Sequence[float], q: float) -> float:
+    xs = sorted(values)
+    k = (len(xs) - 1) * q
+    lo = int(k)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+def cli_errors(path: Path) -> tuple[list[float], list[float], list[float]]:
+    """(calibrated, from the first request, growth) relative errors of one session."""
+    session = load_session(path)
+    running = [0]
+    for m in session.messages:
+        running.append(running[-1] + estimate_message(m))
+    points = [
+        (i, meta["usage"]["gemini"]["promptTokenCount"])
+        for i, meta in enumerate(session.metas)
+        if isinstance(meta.get("usage"), dict) and "gemini" in meta["usage"]
+    ]
+    calibrated, first, growth = [], [], []
+    for (i0, p0), (i1, p1) in itertools.pairwise(points):
+        added = running[i1] - running[i0]
+        calibrated.append((p0 + added - p1) / p1)
+        if p1 - p0 > 200:
+            growth.append((added - (p1 - p0)) / (p1 - p0))
+    if points:
+        f0, fp = points[0]
+        first = [(fp + running[i] - running[f0] - p) / p for i, p in points[1:]]
+    return calibrated, first, growth
+
+
+def api_error(request: Path) -> float | None:
+    """The relative error of one request body with a recorded response, or None."""
+    m = re.fullmatch(r"(.*)_req(\d+)\.json", request.name)
+    if m is None:
+        return None
+    response = request.with_name(f"{m.group(1)}_resp{m.group(2)}.json")
+    if not response.exists():
+        return None
+    data = json.loads(request.read_text())
+    answer = json.loads(response.read_text())
+    last = answer[-1] if isinstance(answer, list) else answer
+    prompt = (last.get("usageMetadata") or {}).get("promptTokenCount")
+    if not prompt or "cachedContent" in data:
+        return None
+    parts = [p for c in data["contents"] for p in c.get("parts", []) if isinstance(p, dict)]
+    tools = data.get("tools") or []
+    tools = tools if isinstance(tools, list) else [tools]
+    builtin = any(
+        any(k not in ("functionDeclarations", "function_declarations") for k in t)
+        for t in tools
+        if isinstance(t, dict)
+    )
+    if builtin or any(k in p for p in parts for k in _MEDIA):
+        return None
+    session = load_session(request)
+    system = session.system if isinstance(session.system, list) else []
+    estimate = (
+        sum(_text_tokens(len(b.get("text", ""))) for b in system)
+        + (_text_tokens(_json_len(tools)) if tools else 0)
+        + sum(estimate_message(msg) for msg in session.messages)
+    )
+    return float((estimate - prompt) / prompt)
+
+
+def _line(label: str, errors: Iterable[float]) -> str:
+    xs = [abs(e) for e in errors]
+    if not xs:
+        return f"{label}: no requests"
+    return (
+        f"{label}: {len(xs)} requests, median {statistics.median(xs):.2%}, "
+        f"p90 {quantile(xs, 0.9):.2%}"
+    )
+
+
+def _chosen(paths: Iterable[Path], which: str) -> list[Path]:
+    tuned = [p for p in paths if p.name.startswith(TUNE)]
+    if which == "tune":
+        return tuned
+    return [p for p in paths if p not in tuned]
+
+
+def report(cli: Sequence[Path], api: Sequence[Path]) -> list[str]:
+    calibrated: list[float] = []
+    first: list[float] = []
+    growth: list[float] = []
+    for path in cli:
+        c, f, g = cli_errors(path)
+        calibrated += c
+        first += f
+        growth += g
+    api_errors = [e for e in (api_error(p) for p in api) if e is not None]
+    return [
+        _line(f"Gemini CLI ({len(cli)} sessions), calibrated", calibrated),
+        _line("Gemini CLI, from the first request", first),
+        _line("Gemini CLI, growth over 200 tokens", growth),
+        _line(f"API bodies ({len(api)} files), text-only with a recorded response", api_errors),
+    ]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.gemini_tokens")
+    parser.add_argument("files", nargs="*", type=Path)
+    parser.add_argument("--set", choices=("tune", "held-out"), default=None)
+    args = parser.parse_args(argv)
+    if args.files:
+        lines = report(args.files, [])[:3]
+    else:
+        which = args.set or "held-out"
+        cli = _chosen(sorted(CLI.glob("*.json")), which)
+        api_all = sorted(API.glob("*_req*.json"))
+        held = [p for p in api_all if "multimodal_tool_return" in p.name or "llmgemini" in p.name]
+        api = held if which == "held-out" else [p for p in api_all if p not in held]
+        lines = [f"set: {which}", *report(cli, api)]
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,460 @@
+"""Google's Gemini API (``generateContent``) as a provider: its protocol rules in the API's own
+error text, its usage counts, implicit caching and explicit cached contents, prices as data and
+the request body.
+
+Rules (evidence in ``docs/protocol.md`` and ``tests/acceptance/error_texts.md``): the checker's
+rules that Gemini has, in Gemini's words. Rules Gemini does not have are not checked: recorded
+requests it accepted have consecutive user turns, a function response turn followed by a user
+text turn, empty text parts and a history that starts with a model turn, so the Messages API's
+rules against those would be false errors here.
+
+Usage: ``promptTokenCount`` holds the whole prompt, ``cachedContentTokenCount`` the part of it
+read from a cache (implicit or explicit); a cache write is never charged apart (an explicit
+cache is billed at the input rate when created, and for storage by the hour).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ctxview.core.cache_rules import Minimum
+from ctxview.core.pricing import Price, PriceBook
+from ctxview.core.protocol import Rule, RuleSet
+from ctxview.core.providers.base import BodyParts, CacheModel, Provider, TokenModel, Usage
+from ctxview.core.tokens import _json_len
+from ctxview.core.usage import MAX_RECORDED_TOKENS
+
+# -- usage ---------------------------------------------------------------------------------------
+
+
+def _count(value: Any) -> int | None:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value if 0 <= value <= MAX_RECORDED_TOKENS else None
+
+
+def _metadata(wire: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """``usageMetadata`` from a response, a meta holding one, or the object itself."""
+    for key in ("usageMetadata", "usage_metadata"):
+        inner = wire.get(key)
+        if isinstance(inner, Mapping):
+            return inner
+    if "promptTokenCount" in wire or "prompt_token_count" in wire:
+        return wire
+    return None
+
+
+def usage(wire: Mapping[str, Any]) -> Usage | None:
+    """A response's ``usageMetadata`` (or the response, or a meta holding it) in the canonical
+    counts: ``promptTokenCount - cachedContentTokenCount`` uncached, the cached part read;
+    output is ``candidatesTokenCount + thoughtsTokenCount`` (thinking is billed as output).
+    A meta already in the canonical keys (``meta["usage"]`` as the readers write it) is read as
+    it is. None when the counts are missing or not believable."""
+    meta = _metadata(wire)
+    if meta is None:
+        canonical = wire.get("usage") if isinstance(wire.get("usage"), Mapping) else None
+        if canonical is not None and "input_tokens" in canonical:
+            from ctxview.core.providers.anthropic import usage as canonical_usage
+
+            return canonical_usage(wire)
+        return None
+
+    def get(camel: str, snake: str) -> int | None:
+        return _count(meta.get(camel, meta.get(snake)))
+
+    prompt = get("promptTokenCount", "prompt_token_count")
+    cached = get("cachedContentTokenCount", "cached_content_token_count")
+    out = get("candidatesTokenCount", "candidates_token_count")
+    thoughts = get("thoughtsTokenCount", "thoughts_token_count")
+    if prompt is None or cached is None or out is None or thoughts is None or cached > prompt:
+        return None
+    if "promptTokenCount" not in meta and "prompt_token_count" not in meta:
+        return None
+    return Usage(prompt - cached, cached, 0, 0, out + thoughts)
+
+
+def usage_meta(metadata: Any) -> dict[str, Any] | None:
+    """``usageMetadata`` as a message's ``meta["usage"]`` (the canonical keys the request model
+    reads), the original counts kept under ``"gemini"``; None when it records nothing usable."""
+    if not isinstance(metadata, Mapping):
+        return None
+    found = usage(metadata)
+    if found is None:
+        return None
+    out = found.as_meta()
+    out["gemini"] = dict(metadata)
+    return out
+
+
+# -- tokens --------------------------------------------------------------------------------------
+
+#: tokens of an image (258 for one up to 384 px a side, 258 per 768 px tile above; the Gemini
+#: API's "Image understanding" page): the dimensions are rarely known offline, so one tile
+IMAGE_TOKENS = 258
+#: a document part with no text to measure (a PDF is 258 tokens a page): assume 6 pages
+DOCUMENT_TOKENS = 6 * 258
+#: per ``Content`` (its role and framing), read off recorded usage (see docs/request-model.md)
+CONTENT_OVERHEAD_TOKENS = 3
+
+
+#: characters a token of prose, and of code and data (tool calls and results: file contents,
+#: shell output, JSON), fitted to the growth of recorded prompts (docs/request-model.md)
+CHARS_PER_TOKEN = 4.0
+DATA_CHARS_PER_TOKEN = 3.0
+
+
+def _text_tokens(n: int) -> int:
+    return math.ceil(n / CHARS_PER_TOKEN) if n > 0 else 0
+
+
+def _data_tokens(n: int) -> int:
+    return math.ceil(n / DATA_CHARS_PER_TOKEN) if n > 0 else 0
+
+
+def block_tokens(block: Any) -> int:
+    if not isinstance(block, Mapping):
+        return _text_tokens(_json_len(block))
+    kind = block.get("type")
+    if kind == "text":
+        text = block.get("text")
+        return _text_tokens(len(text)) if isinstance(text, str) else 0
+    if kind == "thinking":
+        # a thought's text is not sent back as prompt: only its signature is, which the API
+        # does not count as prompt tokens
+        return 0
+    if kind in ("tool_use", "server_tool_use"):
+        return _data_tokens(len(str(block.get("name", ""))) + _json_len(block.get("input", {})))
+    if kind == "tool_result":
+        content = block.get("content", "")
+        if isinstance(content, list):
+            return sum(block_tokens(b) for b in content)
+        return _data_tokens(_json_len(content))
+    if kind == "image":
+        return IMAGE_TOKENS
+    if kind == "document":
+        return DOCUMENT_TOKENS
+    return _text_tokens(_json_len({k: v for k, v in block.items() if k != "type"}))
+
+
+def estimate_message(message: Mapping[str, Any]) -> int:
+    """Estimated prompt tokens of one canonical message read from a Gemini ``Content``."""
+    content = message.get("content", "")
+    if isinstance(content, str):
+        return CONTENT_OVERHEAD_TOKENS + _text_tokens(len(content))
+    if not isinstance(content, list):
+        return CONTENT_OVERHEAD_TOKENS + _text_tokens(_json_len(content))
+    return CONTENT_OVERHEAD_TOKENS + sum(block_tokens(b) for b in content)
+
+
+# -- cache ---------------------------------------------------------------------------------------
+
+CACHE_SOURCE = (
+    "Gemini API 'Context caching' (ai.google.dev/gemini-api/docs/caching): implicit caching "
+    "on Gemini 2.5 and newer, minimum input tokens per model"
+)
+CACHE_DATE = "2026-12-02 (the page as last updated 2026-07-07; an earlier version listed 1,024 "
+"for 2.5 Flash and 3 Flash Preview, 4,096 for 2.5 Pro and 3 Pro Preview)"
+
+#: the minimum prompt implicit caching needs, per model (names as :func:`normalise` leaves them)
+MINIMUMS: dict[str, Minimum] = {
+    "gemini-3.8-flash": Minimum(4096),
+    "gemini-3.7-flash": Minimum(4096),
+    "gemini-3.6-flash": Minimum(4096),
+    "gemini-3.5-flash": Minimum(4096),
+    "gemini-3.1-pro-preview": Minimum(4096),
+    "gemini-3-pro-preview": Minimum(4096),
+    "gemini-3-flash-preview": Minimum(1024),
+    "gemini-2.5-flash": Minimum(2048),
+    "gemini-2.5-pro": Minimum(2048),
+}
+#: Gemini 2.0 and 1.5 have explicit caching only (implicit caching starts with 2.5)
+NO_IMPLICIT = Minimum(
+    MAX_RECORDED_TOKENS, False, "no implicit caching before Gemini 2.5 (explicit caches only)"
+)
+DEFAULT_MINIMUM = Minimum(
+    4096, False, "assumed 4,096 tokens, the largest minimum of the models the page lists"
+)
+
+
+def minimum(model: str | None) -> Minimum:
+    if not model:
+        return DEFAULT_MINIMUM
+    name = normalise(model)
+    found = MINIMUMS.get(name) or MINIMUMS.get(name.removesuffix("-preview"))
+    if found is not None:
+        return found
+    if re.match(r"gemini-(1\.|2\.0)", name):
+        return NO_IMPLICIT
+    if re.match(r"gemini-2\.5-flash", name):
+        return MINIMUMS["gemini-2.5-flash"]
+    return DEFAULT_MINIMUM
+
+
+CACHE = CacheModel(
+    kind="prefix",
+    minimum=minimum,
+    step=1,
+    write_charge=False,
+    # an explicit cache lives an hour unless its ``ttl`` says otherwise; implicit ones are not
+    # documented (the API keeps them "a short amount of time")
+    ttls={"explicit": 3600.0},
+    key_field="cachedContent",
+    source=CACHE_SOURCE,
+    date=CACHE_DATE,
+)
+
+# -- prices --------------------------------------------------------------------------------------
+
+PRICES_URL = "https://ai.google.dev/gemini-api/docs/pricing"
+PRICES_SOURCE = (
+    "Gemini Developer API pricing, paid tier, prompts up to 200k tokens (models.dev @ f3fc692 "
+    "providers/google/models/*.toml, which cites the page; the 3.x Flash and 3.1 Pro rows checked "
+    "against a transcription of the page read 2026-10-07)"
+)
+PRICES_DATE = "2026-12-02 (as read that day; prompts over 200k tokens cost more on Pro models)"
+
+
+def _price(inp: float, cached: float, out: float) -> Price:
+    # no cache write charge: an explicit cache is created at the input rate (storage by the
+    # hour is apart), an implicit one costs nothing to write
+    return Price(inp, inp, inp, cached, out)
+
+
+PRICES: dict[str, Price] = {
+    "gemini-3.8-flash": _price(0.75, 0.075, 3.75),
+    "gemini-3.6-flash": _price(0.75, 0.075, 3.75),
+    "gemini-3.5-flash": _price(1.50, 0.15, 9.00),
+    "gemini-3.1-pro-preview": _price(2.00, 0.20, 12.00),
+    "gemini-3.1-flash-lite": _price(0.25, 0.025, 1.50),
+    "gemini-3-pro-preview": _price(2.00, 0.20, 12.00),
+    "gemini-3-flash-preview": _price(0.50, 0.05, 3.00),
+    "gemini-2.5-pro": _price(1.25, 0.125, 10.00),
+    "gemini-2.5-flash": _price(0.30, 0.03, 2.50),
+    "gemini-2.5-flash-lite": _price(0.10, 0.01, 0.40),
+    "gemini-2.0-flash": _price(0.10, 0.025, 0.40),
+    "gemini-2.0-flash-lite": _price(0.075, 0.075, 0.30),
+}
+#: the day each price took effect (a model's release day, or the page's own date)
+EFFECTIVE: dict[str, str] = {
+    "gemini-3.8-flash": "introductory price through 2026-12-31 ($1.50 / $7.50 from 2027-01-01)",
+    "gemini-3.6-flash": "introductory price through 2026-12-31 ($1.50 / $7.50 from 2027-01-01)",
+    "gemini-3.5-flash": "2026-05-19",
+    "gemini-3.1-pro-preview": "2026-02-19",
+    "gemini-3.1-flash-lite": "2026-05-07",
+    "gemini-3-pro-preview": "2025-11-18",
+    "gemini-3-flash-preview": "2025-12-17",
+    "gemini-2.5-flash-lite": "2025-06-17",
+    "gemini-2.0-flash": "2024-12-11",
+    "gemini-2.0-flash-lite": "2024-12-11",
+}
+
+_VERSION_SUFFIX = re.compile(r"-(\d{3}|latest|exp(-\d{4})?|preview-\d\d-\d\d(\d\d)?)$")
+
+
+def normalise(model: str) -> str:
+    """``models/gemini-2.0-flash-001`` -> ``gemini-2.0-flash``; a dated preview
+    (``gemini-2.5-pro-preview-05-06``) -> its model (``gemini-2.5-pro``) when only that is
+    listed."""
+    name = model.strip().lower().rsplit("/", 1)[-1]
+    if name in PRICES or name in MINIMUMS:
+        return name
+    base = _VERSION_SUFFIX.sub("", name)
+    if base in PRICES or base in MINIMUMS:
+        return base
+    short = base.removesuffix("-preview")
+    return short if short in PRICES else base
+
+
+PRICE_BOOK = PriceBook(
+    "gemini",
+    PRICES,
+    normalise,
+    PRICES_SOURCE,
+    PRICES_URL,
+    PRICES_DATE,
+    "",
+    EFFECTIVE,
+)
+
+# -- rules ---------------------------------------------------------------------------------------
+
+_ISSUES = "https://github.com/google-gemini/gemini-cli/issues/"
+RULES = RuleSet(
+    "gemini",
+    {
+        "unanswered_tool_use": Rule(
+            "unanswered_tool_use",
+            "Please ensure that the number of function response parts is equal to the number of "
+            "function call parts of the function call turn. (contents[{index}]: {ids})",
+            f"400 INVALID_ARGUMENT, {_ISSUES}4217, {_ISSUES}16415",
+        ),
+        "duplicate_tool_result": Rule(
+            "duplicate_tool_result",
+            "Please ensure that the number of function response parts is equal to the number of "
+            "function call parts of the function call turn. (contents[{index}]: {ids})",
+            f"400 INVALID_ARGUMENT, {_ISSUES}4217",
+        ),
+        "orphan_tool_result": Rule(
+            "orphan_tool_result",
+            "Please ensure that function response turn comes immediately after a function call "
+            "turn. (contents[{index}]: {ids})",
+            "400 INVALID_ARGUMENT, https://github.com/langchain-ai/langchain/issues/27799",
+        ),
+        "empty_content": Rule(
+            "empty_content",
+            "* GenerateContentRequest.contents[{index}].parts: contents.parts must not be empty.",
+            "400 INVALID_ARGUMENT, https://github.com/egoist/chatwise-releases/issues/250",
+        ),
+    },
+)
+
+# -- request body --------------------------------------------------------------------------------
+
+
+def system_of(instruction: Any, path: str) -> str | list[dict[str, Any]] | None:
+    """``systemInstruction`` (a ``Content``, or a plain string) as text blocks."""
+    if instruction is None:
+        return None
+    if isinstance(instruction, str):
+        return instruction
+    if not isinstance(instruction, Mapping):
+        raise ValueError(f"{path}: expected a Content object, got {type(instruction).__name__}")
+    parts = instruction.get("parts", [])
+    if not isinstance(parts, list):
+        raise ValueError(f"{path}.parts: expected an array of parts, got {type(parts).__name__}")
+    return [
+        {"type": "text", "text": p["text"] if isinstance(p.get("text"), str) else ""}
+        for p in parts
+        if isinstance(p, Mapping)
+    ]
+
+
+_MADE_UP_ID = re.compile(r".+#\d+\.\d+(!unanswered)?$")
+
+
+def _real_id(value: Any) -> str | None:
+    return value if isinstance(value, str) and not _MADE_UP_ID.fullmatch(value) else None
+
+
+def block_part(block: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
+    """The ``Part`` of a canonical block (one ctxview built or edited: a block read from a
+    file is written from its wire ``Content``)."""
+    kind = block.get("type")
+    if kind == "text":
+        return {"text": block.get("text", "")}
+    if kind == "thinking":
+        part: dict[str, Any] = {"text": block.get("thinking", ""), "thought": True}
+        if block.get("signature"):
+            part["thoughtSignature"] = block["signature"]
+        return part
+    if kind == "tool_use":
+        call: dict[str, Any] = {"name": block.get("name", ""), "args": block.get("input", {})}
+        if _real_id(block.get("id")):
+            call["id"] = block["id"]
+        return {"functionCall": call}
+    if kind == "tool_result":
+        content = block.get("content", "")
+        if isinstance(content, list):
+            content = "\n".join(str(b.get("text", "")) for b in content if isinstance(b, Mapping))
+        tid = block.get("tool_use_id")
+        answer: dict[str, Any] = {
+            "name": names.get(tid, "") if isinstance(tid, str) else "",
+            "response": {"error" if block.get("is_error") else "output": content},
+        }
+        if _real_id(tid):
+            answer["id"] = tid
+        return {"functionResponse": answer}
+    if kind in ("image", "document"):
+        source = block.get("source")
+        if isinstance(source, Mapping):
+            mime = source.get("media_type", "")
+            if source.get("type") == "base64":
+                return {"inlineData": {"mimeType": mime, "data": source.get("data", "")}}
+            if source.get("type") == "url":
+                return {"fileData": {"mimeType": mime, "fileUri": source.get("url", "")}}
+    gemini_part = block.get("gemini_part")
+    if isinstance(gemini_part, Mapping):
+        return dict(gemini_part)
+    return {"text": str(block.get("text", ""))}
+
+
+def message_content(message: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
+    content = message.get("content", "")
+    blocks: Sequence[Any] = (
+        [{"type": "text", "text": content}] if isinstance(content, str) else content
+    )
+    return {
+        "role": "model" if message.get("role") == "assistant" else "user",
+        "parts": [block_part(b, names) for b in blocks if isinstance(b, Mapping)],
+    }
+
+
+def _same_system(instruction: Any, system: Any) -> bool:
+    try:
+        found = system_of(instruction, "systemInstruction")
+    except ValueError:
+        return False
+    return found == system or (not found and not system)
+
+
+def write_body(parts: BodyParts) -> dict[str, Any]:
+    """The ``generateContent`` body of a window: each message's wire ``Content`` as read, or
+    the one its canonical blocks give (a message ctxview built or edited); the system prompt
+    as ``systemInstruction``; tools and every other field as they were."""
+    names: dict[str, str] = {}
+    for m in parts.messages:
+        content = m.get("content")
+        if isinstance(content, list):
+            for b in content:
+                if isinstance(b, Mapping) and b.get("type") == "tool_use":
+                    names[str(b.get("id"))] = str(b.get("name", ""))
+    contents = []
+    for i, m in enumerate(parts.messages):
+        wire = parts.wire(i)
+        contents.append(wire if isinstance(wire, Mapping) else message_content(m, names))
+    body: dict[str, Any] = {"contents": contents}
+    params = dict(parts.params)
+    system = parts.system
+    for key in ("systemInstruction", "system_instruction"):
+        if key in params and _same_system(params[key], system):
+            body[key] = params.pop(key)
+    params.pop("systemInstruction", None)
+    params.pop("system_instruction", None)
+    if system and "systemInstruction" not in body and "system_instruction" not in body:
+        texts = (
+            [system]
+            if isinstance(system, str)
+            else [str(b.get("text", "")) for b in system if isinstance(b, Mapping)]
+        )
+        body["systemInstruction"] = {"parts": [{"text": t} for t in texts]}
+    read = params.pop("tools", None)
+    shown = [read] if isinstance(read, Mapping) else read
+    if read is not None and list(shown or []) == list(parts.tools):
+        body["tools"] = read  # as it was read (one Tool object, where an array is documented)
+    elif parts.tools:
+        body["tools"] = list(parts.tools)
+    body.update({k: v for k, v in params.items() if k not in body})
+    return body
+
+
+PROVIDER = Provider(
+    name="gemini",
+    label="Gemini",
+    rules=RULES,
+    tokens=TokenModel(
+        estimate_message,
+        frozenset(("gemini-cli",)),
+        "4 characters a token and 3 a Content, 258 an image (one tile), thought text not "
+        "counted, calibrated from recorded usage where a Gemini CLI session has it",
+    ),
+    cache=CACHE,
+    prices=PRICE_BOOK,
+    usage=usage,
+    write_body=write_body,
+    formats=frozenset(("gemini", "gemini-cli")),
+)

@@ -1,0 +1,87 @@
+"""Acceptance on real Gemini traffic (tests/acceptance/gemini/, gemini_cli/; MANIFEST.md there).
+
+* every ``generateContent`` request body a real API answered with HTTP 200, and every response,
+  opens as the ``gemini`` provider with one canonical block per ``Part`` (none lost) and zero
+  protocol errors under Gemini's rules; a request body is written back exactly as it was read;
+* every real Gemini CLI session opens with one block per part of the API turns the CLI sends,
+  zero protocol errors, and the usage its records hold.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ctxview.cli import main
+from ctxview.core.protocol import check_protocol, errors
+from ctxview.core.providers.base import BodyParts
+from ctxview.core.providers.gemini import PROVIDER
+from ctxview.sessions import load_session
+from tests.support.paths import ACCEPTANCE
+
+GEMINI = sorted((ACCEPTANCE / "gemini").glob("*.json"))
+CLI = sorted((ACCEPTANCE / "gemini_cli").glob("*.json"))
+
+
+def test_the_sets_are_large() -> None:
+    assert len(GEMINI) >= 150 and len(CLI) >= 7
+
+
+def _lost_parts(messages: list[Any], metas: list[Any]) -> int:
+    """Parts of the wire Contents with no block (a message per Content, a block per Part)."""
+    lost = 0
+    for message, meta in zip(messages, metas, strict=True):
+        wire = meta.get("wire")
+        assert isinstance(wire, dict)
+        lost += abs(len(wire.get("parts", [])) - len(message["content"]))
+    return lost
+
+
+@pytest.mark.parametrize("path", GEMINI, ids=lambda p: p.name)
+def test_recorded_body_opens_whole_and_clean(path: Path) -> None:
+    session = load_session(path)
+    assert (session.format, session.provider) == ("gemini", "gemini")
+    assert _lost_parts(session.messages, session.metas) == 0
+    assert errors(check_protocol(session.messages, session.system, PROVIDER.rules)) == []
+    data = json.loads(path.read_text())
+    if "contents" in data:
+        assert len(session.messages) == len(data["contents"])
+        body = PROVIDER.write_body(
+            BodyParts(
+                session.model,
+                session.messages,
+                session.metas,
+                session.system,
+                session.tools,
+                session.request_params,
+            )
+        )
+        assert body == data
+
+
+@pytest.mark.parametrize("path", CLI, ids=lambda p: p.name)
+def test_gemini_cli_session_opens_whole_and_clean(path: Path) -> None:
+    session = load_session(path)
+    assert (session.format, session.provider) == ("gemini-cli", "gemini")
+    assert _lost_parts(session.messages, session.metas) == 0
+    assert errors(check_protocol(session.messages, session.system, PROVIDER.rules)) == []
+    records = json.loads(path.read_text())["messages"]
+    calls = sum(len(r.get("toolCalls") or []) for r in records)
+    uses = sum(1 for m in session.messages for b in m["content"] if b.get("type") == "tool_use")
+    assert uses == calls
+    with_tokens = sum(1 for r in records if (r.get("tokens") or {}).get("input"))
+    assert sum(1 for m in session.metas if "usage" in m) == with_tokens
+
+
+def test_inspect_names_the_provider(capsys: pytest.CaptureFixture[str]) -> None:
+    path = ACCEPTANCE / "gemini_cli" / "aim_control_pro_run4_abandoned.json"
+    assert main(["inspect", str(path), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["format"], report["provider"], report["problems"]) == (
+        "gemini-cli",
+        "gemini",
+        [],
+    )

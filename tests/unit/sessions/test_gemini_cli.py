@@ -1,0 +1,164 @@
+"""ctxview.sessions.gemini_cli: Gemini CLI sessions (JSON and JSONL) as the API turns they send."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ctxview.sessions import load_session
+
+HEAD = {"sessionId": "s1", "projectHash": "p", "startTime": "2026-01-01T00:00:00Z"}
+
+
+def _record(rid: str, kind: str, content: Any = "", **extra: Any) -> dict[str, Any]:
+    return {
+        "id": rid,
+        "timestamp": "2026-01-01T00:00:01Z",
+        "type": kind,
+        "content": content,
+        **extra,
+    }
+
+
+def _call(cid: str, output: str) -> dict[str, Any]:
+    return {
+        "id": cid,
+        "name": "read_file",
+        "args": {"path": "a"},
+        "status": "success",
+        "result": [
+            {"functionResponse": {"id": cid, "name": "read_file", "response": {"output": output}}}
+        ],
+    }
+
+
+def _open_json(tmp_path: Path, records: list[Any]) -> Any:
+    path = tmp_path / "session-2026-01-01T00-00-s1.json"
+    path.write_text(json.dumps({**HEAD, "lastUpdated": "x", "messages": records}))
+    return load_session(path)
+
+
+def _open_log(tmp_path: Path, lines: list[Any]) -> Any:
+    path = tmp_path / "session-2026-01-01T00-00-s1.jsonl"
+    path.write_text("\n".join(json.dumps(x) for x in [HEAD, *lines]) + "\n")
+    return load_session(path)
+
+
+def test_an_older_record_gives_thoughts_text_calls_then_their_responses(tmp_path: Path) -> None:
+    session = _open_json(
+        tmp_path,
+        [
+            _record("u1", "user", "read a"),
+            _record(
+                "g1",
+                "gemini",
+                "Reading it.",
+                thoughts=[{"subject": "Plan", "description": "read the file", "timestamp": "t"}],
+                toolCalls=[_call("c1", "text of a")],
+                tokens={
+                    "input": 100,
+                    "output": 5,
+                    "cached": 80,
+                    "thoughts": 3,
+                    "tool": 0,
+                    "total": 108,
+                },
+                model="gemini-2.5-pro",
+            ),
+        ],
+    )
+    assert (session.format, session.provider, session.model) == (
+        "gemini-cli",
+        "gemini",
+        "gemini-2.5-pro",
+    )
+    _user, model, answers = session.messages
+    assert [b["type"] for b in model["content"]] == ["thinking", "text", "tool_use"]
+    assert model["content"][0]["thinking"] == "**Plan** read the file"
+    assert answers["role"] == "user"
+    assert answers["content"] == [
+        {"type": "tool_result", "tool_use_id": "c1", "content": "text of a"}
+    ]
+    usage = session.metas[1]["usage"]
+    assert (usage["input_tokens"], usage["cache_read_input_tokens"], usage["output_tokens"]) == (
+        20,
+        80,
+        8,
+    )
+    assert session.metas[1]["record"]["id"] == "g1"
+    assert session.metas[2]["record"] == {"id": "g1_response"}
+
+
+def test_a_newer_record_sends_its_content_parts_as_they_are(tmp_path: Path) -> None:
+    parts = [
+        {"text": "thinking", "thought": True, "thoughtSignature": "sig"},
+        {"functionCall": {"id": "c1", "name": "read_file", "args": {}}, "thoughtSignature": "s2"},
+    ]
+    session = _open_json(
+        tmp_path,
+        [
+            _record("u1", "user", [{"text": "go"}]),
+            _record("g1", "gemini", parts, toolCalls=[_call("c1", "x")]),
+        ],
+    )
+    assert session.metas[1]["wire"] == {"role": "model", "parts": parts}
+    assert [b["type"] for b in session.messages[1]["content"]] == ["thinking", "tool_use"]
+    assert session.messages[1]["content"][0]["signature"] == "sig"
+
+
+def test_commands_and_info_records_are_not_sent_and_are_said(tmp_path: Path) -> None:
+    session = _open_json(
+        tmp_path,
+        [
+            _record("u0", "user", "/model"),
+            _record("i0", "info", "Loaded cached credentials."),
+            _record("u1", "user", "hello"),
+            _record("g1", "gemini", "hi"),
+            _record("e1", "error", "quota"),
+        ],
+    )
+    assert [m["role"] for m in session.messages] == ["user", "assistant"]
+    assert "1 error, 1 ignored user, 1 info" in session.warnings[0]
+
+
+def test_the_log_form_keeps_the_last_version_of_a_record_in_its_first_place(tmp_path: Path) -> None:
+    session = _open_log(
+        tmp_path,
+        [
+            _record("u1", "user", "first"),
+            _record("g1", "gemini", "", toolCalls=[]),
+            _record("g1", "gemini", "", toolCalls=[_call("c1", "done")]),
+            {"$set": {"lastUpdated": "later", "summary": "Reading a file"}},
+            _record("u2", "user", "thanks"),
+        ],
+    )
+    assert [m["role"] for m in session.messages] == ["user", "assistant", "user", "user"]
+    assert session.messages[2]["content"][0]["tool_use_id"] == "c1"
+    assert session.title == "Reading a file"
+
+
+def test_the_log_form_rewinds_and_replaces_every_message(tmp_path: Path) -> None:
+    lines = [
+        _record("u1", "user", "one"),
+        _record("g1", "gemini", "reply one"),
+        _record("u2", "user", "two"),
+        {"$rewindTo": "u2"},
+        _record("u3", "user", "two, again"),
+    ]
+    session = _open_log(tmp_path, lines)
+    assert [m["content"][0]["text"] for m in session.messages] == ["one", "reply one", "two, again"]
+    replaced = _open_log(
+        tmp_path, [*lines, {"$set": {"messages": [_record("u9", "user", "only this")]}}]
+    )
+    assert [m["content"][0]["text"] for m in replaced.messages] == ["only this"]
+
+
+def test_a_bad_line_is_skipped_and_named(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text(
+        json.dumps(HEAD) + "\n{not json\n" + json.dumps(_record("u1", "user", "hi")) + "\n"
+    )
+    session = load_session(path)
+    assert session.skipped_lines == [2]
+    assert len(session.messages) == 1
