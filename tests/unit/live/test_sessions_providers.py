@@ -132,6 +132,7 @@ def test_big_files_are_summarised_from_head_and_tail(
 
     monkeypatch.setattr(sessions_codex, "read_span", counting)
     monkeypatch.setattr(sessions_gemini, "read_span", counting)
+    monkeypatch.setattr(sessions_gemini, "WHOLE_BYTES", 48 * 1024)
     codex, gemini = list_all(session_roots(), cache_path=None)
     assert sum(read) <= sessions_codex.HEAD_BYTES + sessions_gemini.HEAD_BYTES + 2 * 16 * 1024
     assert codex.first_prompt == "the big one" and codex.project == CWD
@@ -170,3 +171,76 @@ def test_unreadable_and_hostile_files_are_skipped_or_shown_safely(home: Path) ->
         ("codex", 0, ""),
         ("gemini-cli", 0, ""),
     ]
+
+
+def write_gemini_log(path: Path, prompt: str, turns: int, pad: int = 0) -> None:
+    """The JSONL form: metadata, records, a record written again, $set and $rewindTo lines."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    head = {"sessionId": "gem-log-1", "projectHash": "h", "startTime": "2026-01-01T00:00:00Z"}
+    lines: list[dict[str, Any]] = [head]
+    lines.append(
+        {
+            "id": "u0",
+            "timestamp": "2026-01-01T00:00:01Z",
+            "type": "user",
+            "content": [{"text": prompt}],
+        }
+    )
+    for k in range(turns):
+        kind = "gemini" if k % 2 == 0 else "user"
+        rec = {
+            "id": f"m{k}",
+            "timestamp": f"2026-01-01T00:{k // 60 % 60:02d}:{k % 60:02d}Z",
+            "type": kind,
+            "content": "z" * pad,
+        }
+        lines.append(rec)
+    lines.append({**lines[-1], "content": "rewritten"})  # the same record again: replaces it
+    lines.append(
+        {"id": "gone", "timestamp": "2026-01-01T01:00:00Z", "type": "user", "content": "x"}
+    )
+    lines.append({"$rewindTo": "gone"})
+    lines.append({"$set": {"lastUpdated": "2026-01-02T03:04:05Z"}})
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+
+
+def test_gemini_jsonl_logs_are_replayed_by_the_readers_rule(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chats = home / ".gemini/tmp/h/chats"
+    write_gemini_log(chats / "session-small.jsonl", "a logged session", turns=4)
+    write_gemini_log(chats / "session-big.jsonl", "a big log", turns=600, pad=300)
+    monkeypatch.setattr(sessions_gemini, "WHOLE_BYTES", 48 * 1024)
+    big, small = list_all(session_roots(), cache_path=None)
+    # the rewritten record counted once, the rewound one not at all
+    assert (small.messages, small.messages_exact) == (5, True)
+    assert small.first_prompt == "a logged session" and small.session_id == "gem-log-1"
+    assert small.last_activity == big.last_activity == "2026-01-02T03:04:05+00:00"
+    assert big.first_prompt == "a big log" and not big.messages_exact
+    assert 601 * 0.8 < big.messages < 601 * 1.2
+
+
+def test_real_gemini_cli_sessions(home: Path) -> None:
+    """The public Gemini CLI sessions of tests/acceptance/gemini_cli, as Gemini CLI keeps them:
+    every user and model record counted exactly, the first prompt, the session's own times."""
+    from tests.support.paths import ROOT
+
+    real = sorted((ROOT / "tests/acceptance/gemini_cli").glob("*.json"))
+    chats = home / ".gemini/tmp/0123abcd/chats"
+    chats.mkdir(parents=True)
+    expected = {}
+    for f in real:
+        doc = json.loads(f.read_bytes())
+        (chats / f"session-{f.stem}.json").write_bytes(f.read_bytes())
+        turns = [m for m in doc["messages"] if m["type"] in ("user", "gemini")]
+        first = next(m for m in turns if m["type"] == "user")["content"]
+        text = first if isinstance(first, str) else "".join(p.get("text", "") for p in first)
+        expected[doc["sessionId"]] = (len(turns), text.strip()[:50], doc["lastUpdated"][:19])
+    infos = list_all(session_roots(), cache_path=None)
+    assert len(infos) == len(real) >= 7
+    got = {
+        i.session_id: (i.messages, i.first_prompt[:50], i.last_activity[:19])
+        for i in infos
+        if i.messages_exact
+    }
+    assert got == expected
