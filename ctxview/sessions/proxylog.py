@@ -352,7 +352,15 @@ def open_recording(
             if len(groups) > 1
             else f"{path}#{number}: no such conversation (this recording holds one: #1)"
         )
-    session = conversation_session(path, groups[number], number, len(groups), upstream)
+    chosen = groups[number]
+    if chosen[0].provider == "gemini":
+        from ctxview.sessions import proxylog_providers
+
+        session = proxylog_providers.conversation_session(
+            path, chosen, number, len(groups), upstream
+        )
+    else:
+        session = conversation_session(path, chosen, number, len(groups), upstream)
     session.conversations = listing
     session.skipped_lines = bad
     others = sum(1 for r in records if r.conversation is None)

@@ -350,3 +350,43 @@ def test_summaries_of_openai_and_gemini_requests(up: Upstreams) -> None:
     assert gemini.reply_preview == "Bonjour [functionCall get_weather]"
     line = summary_line(chat)
     assert " 200 json · openai · gpt-fake · 2 messages · stop tool_calls" in line
+
+
+def test_a_gemini_conversation_recorded_opens_as_sent(up: Upstreams, tmp_path: Path) -> None:
+    """Two turns of the SDK's chat through the proxy: the recording's conversation opens with
+    its three contents and the reply, each reply with its canonical usage and model."""
+    from ctxview.sessions import load_session
+
+    mark = up.px.mark()
+    up.gemini.queue(
+        Response("json", body=gemini_response([{"text": "first answer"}])),
+        Response("sse", gemini_chunks("second answer")),
+    )
+    client = gem(up)
+    chat = client.chats.create(
+        model="gemini-2.5-fake", config=gtypes.GenerateContentConfig(system_instruction="brief")
+    )
+    chat.send_message("first question")
+    list(chat.send_message_stream("second question"))
+    lines = recorded(up, mark, 2)
+    assert lines[0]["conversation"] == lines[1]["conversation"]
+    own = tmp_path / "gemini.jsonl"
+    header = up.px.record.read_text().splitlines()[0]
+    own.write_text("\n".join([header, *(json.dumps(x) for x in lines)]) + "\n")
+    session = load_session(str(own))
+    assert (session.format, session.provider, session.model) == (
+        "proxy",
+        "gemini",
+        "gemini-2.5-fake",
+    )
+    texts = [m["content"][0]["text"] for m in session.messages]
+    assert texts == ["first question", "first answer", "second question", "second answer"]
+    assert [m["role"] for m in session.messages] == ["user", "assistant", "user", "assistant"]
+    assert session.system == [{"type": "text", "text": "brief"}]
+    replies = [session.metas[1], session.metas[3]]
+    assert [r["request"] for r in replies] == [lines[0]["id"], lines[1]["id"]]
+    # Gemini's promptTokenCount holds the cached part: the canonical counts take it apart
+    assert replies[1]["usage"]["cache_read_input_tokens"] == 2048
+    assert replies[1]["usage"]["input_tokens"] == 2100 - 2048
+    assert replies[1]["model"] == "gemini-fake"
+    assert [e["id"] for e in session.exchanges] == [x["id"] for x in lines]

@@ -1,0 +1,156 @@
+"""How a conversation of Gemini's API opens from a proxy recording.
+
+As for the Messages API (:func:`ctxview.sessions.proxylog.conversation_session`), a conversation
+opens as its longest request sent it plus that request's reply; here the request body, with the
+reply's wire items appended in the provider's own shape, goes through the provider's reader
+(Gemini: ``contents`` + ``candidates[0].content``), one canonical message per wire item with the
+item in ``meta["wire"]``. A Responses request that continues a stored response
+(``previous_response_id``) sends only its new items: its whole conversation is the recorded
+request it continues, that request's reply, then its own items (the chain rebuilt, as far as the
+recording holds it). Each reply's usage (in the canonical counts: the provider's usage rule),
+model, stop reason and time go on its first message.
+
+Headless.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ctxview.sessions.model import LoadedSession, SessionError
+from ctxview.sessions.proxy_record import RequestRecord, conversation_items, model_in_path
+
+#: the request body's key that holds each endpoint's conversation
+ITEMS_KEY = {
+    "chat_completions": "messages",
+    "responses": "input",
+    "generate_content": "contents",
+    "stream_generate_content": "contents",
+}
+
+
+def reply_items(rec: RequestRecord) -> list[Any]:
+    """The wire items a whole reply adds to its conversation (none for a cut or failed one)."""
+    reply = rec.response
+    if not rec.complete or not isinstance(reply, dict):
+        return []
+    if rec.endpoint == "chat_completions":
+        choices = reply.get("choices")
+        first = choices[0] if isinstance(choices, list) and choices else None
+        msg = first.get("message") if isinstance(first, dict) else None
+        return [msg] if isinstance(msg, dict) else []
+    if rec.endpoint == "responses":
+        output = reply.get("output")
+        return [it for it in output if isinstance(it, dict)] if isinstance(output, list) else []
+    candidates = reply.get("candidates")
+    first = candidates[0] if isinstance(candidates, list) and candidates else None
+    content = first.get("content") if isinstance(first, dict) else None
+    if isinstance(content, dict) and content.get("parts"):
+        return [{"role": content.get("role") or "model", "parts": content["parts"]}]
+    return []
+
+
+def _read(endpoint: str, path: str, body: dict[str, Any]) -> LoadedSession:
+    """The provider's reader of a request body of this endpoint."""
+    from ctxview.sessions.gemini import read_request
+
+    return read_request(path, json.dumps(body), body)
+
+
+def _chains(records: list[RequestRecord]) -> dict[int, list[Any]]:
+    """Each model call's whole conversation, by record id: its items, after the items and
+    reply of the stored response it continues (``previous_response_id``) when recorded."""
+    whole: dict[int, list[Any]] = {}
+    by_response: dict[str, RequestRecord] = {}
+    for rec in records:
+        items = conversation_items(rec.endpoint, rec.request)
+        if items is None:
+            continue
+        body = rec.request if isinstance(rec.request, dict) else {}
+        previous = body.get("previous_response_id") if rec.endpoint == "responses" else None
+        before = by_response.get(previous) if isinstance(previous, str) else None
+        if before is not None and before.id in whole:
+            items = [*whole[before.id], *reply_items(before), *items]
+        whole[rec.id] = items
+        reply = rec.response if isinstance(rec.response, dict) else {}
+        if rec.endpoint == "responses" and isinstance(reply.get("id"), str):
+            by_response[reply["id"]] = rec
+    return whole
+
+
+def _positions(session: LoadedSession, wire: list[Any]) -> list[int | None]:
+    """For each wire item, the index of the canonical message read from it (None: it became
+    something else, such as a Chat Completions system prompt)."""
+    out: list[int | None] = []
+    i = 0
+    for item in wire:
+        k = i
+        while k < len(session.metas) and session.metas[k].get("wire") != item:
+            k += 1
+        if k < len(session.metas):
+            out.append(k)
+            i = k + 1
+        else:
+            out.append(None)
+    return out
+
+
+def conversation_session(
+    path: str, records: list[RequestRecord], number: int, of: int, upstream: str
+) -> LoadedSession:
+    """One conversation of Gemini's API as a session (see the module docstring)."""
+    from ctxview.core.providers.registry import provider
+
+    chains = _chains(records)
+    calls = [r for r in records if r.id in chains and isinstance(r.request, dict)]
+    if not calls:
+        raise SessionError(
+            f"{path}: conversation #{number}: none of its {len(records)} requests holds "
+            "messages to show"
+        )
+    spine = max(reversed(calls), key=lambda r: len(chains[r.id]))
+    endpoint = spine.endpoint
+    assert isinstance(spine.request, dict)
+    wire = [*chains[spine.id], *reply_items(spine)]
+    body = {k: v for k, v in spine.request.items() if k != "previous_response_id"}
+    body[ITEMS_KEY[endpoint]] = wire
+    try:
+        session = _read(endpoint, path, body)
+    except ValueError as exc:
+        raise SessionError(f"{path}: conversation #{number}: {exc}") from None
+    if session.model is None and spine.provider == "gemini":
+        session.model = model_in_path(spine.path)
+    at = _positions(session, wire)
+    counts = provider(spine.provider).usage
+    for rec in calls:
+        n = len(chains[rec.id])
+        mine = chains[rec.id]
+        if n > len(chains[spine.id]) or mine != wire[:n]:
+            continue  # not on the conversation's longest path
+        for k in range(n):
+            if at[k] is not None:
+                session.metas[at[k]].setdefault("timestamp", rec.started_at)  # type: ignore[index]
+        replies = reply_items(rec)
+        if not replies or wire[n : n + len(replies)] != replies or at[n] is None:
+            continue  # cut, failed, or the conversation went on from a retry's reply
+        meta = session.metas[at[n]]  # type: ignore[index]
+        meta.update({"timestamp": rec.started_at, "request": rec.id})
+        counted = counts(rec.usage) if rec.usage else None
+        if counted is not None:
+            meta["usage"] = counted.as_meta()
+        reply = rec.response if isinstance(rec.response, dict) else {}
+        named = reply.get("model") or reply.get("modelVersion")
+        if isinstance(named, str):
+            meta["model"] = named
+        if rec.stop_reason:
+            meta["stop_reason"] = rec.stop_reason
+    session.format = "proxy"
+    session.title = (
+        f"proxy recording: conversation #{number} of {of}, "
+        f"{len(records)} request{'s' if len(records) != 1 else ''}"
+        + (f" to {upstream}" if upstream else "")
+    )
+    session.exchanges = [r.to_dict() for r in records]
+    session.conversation = number
+    return session
