@@ -516,8 +516,13 @@ def summarise(rec: RequestRecord) -> RequestSummary:
                     + estimate_tools(body.get("tools"))
                 )
     else:
+        from ctxview.sessions.proxylog_providers import check_request
+
         items = conversation_items(rec.endpoint, body)
         n_msgs = len(items) if items is not None else None
+        checked = check_request(rec) if items is not None else None
+        if checked is not None:
+            problems, verdict, est = checked
     reply = rec.response if isinstance(rec.response, dict) else {}
     err = None
     if rec.error:

@@ -51,11 +51,42 @@ def reply_items(rec: RequestRecord) -> list[Any]:
     return []
 
 
+#: the endpoints whose bodies a provider's reader here reads
+READABLE = frozenset({"generate_content", "stream_generate_content"})
+
+
 def _read(endpoint: str, path: str, body: dict[str, Any]) -> LoadedSession:
-    """The provider's reader of a request body of this endpoint."""
+    """The provider's reader of a request body of this endpoint (:data:`READABLE`)."""
     from ctxview.sessions.gemini import read_request
 
     return read_request(path, json.dumps(body), body)
+
+
+def check_request(rec: RequestRecord) -> tuple[tuple[str, ...], str, int | None] | None:
+    """(problems, verdict, estimated tokens) of one recorded request of another provider, read
+    by its reader and checked by its provider's rules in its API's words; None when its body is
+    not one this module reads."""
+    from ctxview.core.protocol import check_protocol
+    from ctxview.core.providers.registry import provider
+    from ctxview.core.tokens import estimate_system, estimate_tools
+
+    if rec.endpoint not in READABLE or not isinstance(rec.request, dict):
+        return None
+    try:
+        session = _read(rec.endpoint, rec.path, rec.request)
+    except ValueError as exc:
+        return (f"malformed request ({exc})",), "malformed", None
+    p = provider(rec.provider)
+    found = check_protocol(session.messages, session.system, rules=p.rules)
+    problems = tuple(x.message for x in found if x.severity == "error")
+    n = len(problems)
+    verdict = f"✗ {n} problem{'s' if n != 1 else ''}" if problems else "✓ valid"
+    tokens = (
+        sum(p.tokens.estimate(m) for m in session.messages)
+        + estimate_system(session.system)
+        + estimate_tools(session.tools)
+    )
+    return problems, verdict, tokens
 
 
 def _chains(records: list[RequestRecord]) -> dict[int, list[Any]]:

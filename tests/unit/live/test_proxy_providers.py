@@ -345,9 +345,28 @@ def test_summaries_of_openai_and_gemini_requests(up: Upstreams) -> None:
     chat, gemini = (summarise(RequestRecord.from_dict(line, "x")) for line in recorded(up, mark, 2))
     assert (chat.provider, chat.model, chat.messages) == ("openai", "gpt-fake", 2)
     assert chat.reply_preview == "It is sunny. [tool_call get_weather]"
-    # Gemini names the model in the path only
+    # Gemini names the model in the path only; its requests are checked by Gemini's rules
     assert (gemini.provider, gemini.model, gemini.messages) == ("gemini", "gemini-2.5-fake", 1)
     assert gemini.reply_preview == "Bonjour [functionCall get_weather]"
+    assert gemini.verdict == "✓ valid" and gemini.estimated_tokens
+    unanswered = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "weather?"}]},
+            {"role": "model", "parts": [{"functionCall": {"name": "get_weather", "args": {}}}]},
+            {"role": "user", "parts": [{"text": "never mind"}]},
+        ]
+    }
+    mark = up.px.mark()
+    req = urllib.request.Request(
+        f"{up.px.url}/v1beta/models/gemini-2.5-fake:generateContent",
+        data=json.dumps(unanswered).encode(),
+        headers={"content-type": "application/json", "x-goog-api-key": GEMINI_KEY},
+    )
+    urllib.request.urlopen(req, timeout=10).close()
+    (line,) = recorded(up, mark, 1)
+    bad = summarise(RequestRecord.from_dict(line, "x"))
+    assert bad.verdict == "✗ 1 problem"
+    assert bad.problems[0].startswith("Please ensure that the number of function response parts")
     line = summary_line(chat)
     assert " 200 json · openai · gpt-fake · 2 messages · stop tool_calls" in line
 
