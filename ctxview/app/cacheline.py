@@ -147,7 +147,9 @@ def with_next_request(view: Any) -> Any:
     """The view with a placeholder after its last message, so that the request model's last
     request is the next one (the window as it stands): an empty assistant reply ends a request
     in a transcript; a bare message list sends one per user message."""
-    if view.format == "request":
+    from ctxview.core.body import REQUEST_BODY_FORMATS
+
+    if view.format in REQUEST_BODY_FORMATS:
         return view  # a request body is one request: the next one
     msgs, metas = list(view.messages), list(view.metas)
     if view.format == "messages":

@@ -6,6 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+#: the file formats that are one request body each: one request, the body (Anthropic's
+#: Messages API, OpenAI's Chat Completions and Responses API)
+REQUEST_BODY_FORMATS = frozenset(("request", "openai-chat", "openai-responses"))
+
 
 def request_body(
     *,

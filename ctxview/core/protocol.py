@@ -91,6 +91,9 @@ class RuleSet:
 
     provider: str
     rules: Mapping[str, Rule] | None = None
+    #: the provider's own rules, where its API checks what no rule of this module does (each a
+    #: function of the window's messages giving its problems in the API's words)
+    checks: tuple[Callable[[Sequence[Any]], list[Problem]], ...] = ()
 
     def applies(self, code: str) -> bool:
         return self.rules is None or code in self.rules
@@ -101,6 +104,13 @@ class RuleSet:
         if rules is None:
             return list(problems)
         return [rules[p.code].word(p) for p in problems if p.code in rules]
+
+    def check(self, problems: Sequence[Problem], messages: Sequence[Any]) -> list[Problem]:
+        """:meth:`apply`, then the provider's own :attr:`checks` over ``messages``."""
+        out = self.apply(problems)
+        for check in self.checks:
+            out.extend(check(messages))
+        return out
 
 
 #: the Messages API: every rule, in the checker's own wording
@@ -1072,9 +1082,9 @@ class ProtocolChecker:
     def check(
         self, entries: Sequence[tuple[int, Mapping[str, Any]]], system: Any = None
     ) -> list[Problem]:
-        if self.rules.rules is None:
+        if self.rules.rules is None and not self.rules.checks:
             return self._check(entries, system)
-        return self.rules.apply(self._check(entries, system))
+        return self.rules.check(self._check(entries, system), [e[1] for e in entries])
 
     def _check(
         self, entries: Sequence[tuple[int, Mapping[str, Any]]], system: Any = None
@@ -1179,12 +1189,25 @@ class WindowErrors:
     and holds, for a conversation breaking each, every window's count to the full check's.
     """
 
-    def __init__(self, msgs: Sequence[Mapping[str, Any]], roles: list[Any], system: Any) -> None:
+    def __init__(
+        self,
+        msgs: Sequence[Mapping[str, Any]],
+        roles: list[Any],
+        system: Any,
+        rules: RuleSet = ANTHROPIC_RULES,
+    ) -> None:
         self.msgs = msgs
         self.roles = roles
         self.system = system
-        probe = check_protocol([{"role": "user", "content": "x"}], system)
+        self.rules = rules
+        probe = check_protocol([{"role": "user", "content": "x"}], system, rules)
         self.sys_errors = sum(1 for p in probe if p.severity == "error")
+        #: another provider's rule set: each window is checked whole (the counts below are
+        #: the Messages API's rules)
+        self._whole = rules.rules is not None or bool(rules.checks)
+        if self._whole:
+            self._checker = ProtocolChecker(memo=True, rules=rules)
+            return
         self._summarise()
         n = len(roles)
         try:  # the usual conversation: valid roles, alternating: each message is a turn
@@ -1452,6 +1475,10 @@ class WindowErrors:
     def rejected(self, first: int, lo: int, hi: int) -> bool:
         if first < 0:
             return True  # no messages
+        if self._whole:
+            msgs = self.msgs
+            entries = [(first, msgs[first])] + [(i, msgs[i]) for i in range(lo, hi)]
+            return any(p.severity == "error" for p in self._checker.check(entries, self.system))
         return self.sys_errors > 0 or self.errors(first, lo, hi) > 0
 
 
@@ -1468,13 +1495,16 @@ class Rejections:
     ``test_incremental_rejections_match_a_full_check`` holds it against a full check.
     """
 
-    def __init__(self, msgs: Sequence[Mapping[str, Any]], system: Any) -> None:
+    def __init__(
+        self, msgs: Sequence[Mapping[str, Any]], system: Any, rules: RuleSet = ANTHROPIC_RULES
+    ) -> None:
         self.msgs = msgs
         self.roles = [m.get("role") for m in msgs]
         self.compaction = {i for i, m in enumerate(msgs) if has_compaction(m)}
         self.err: dict[int, int] = {}
         self.total = 0
-        probe = check_protocol([{"role": "user", "content": "x"}], system)
+        self.rules = rules
+        probe = check_protocol([{"role": "user", "content": "x"}], system, rules)
         self.sys_errors = sum(1 for p in probe if p.severity == "error")
 
     def clear(self) -> None:
@@ -1505,7 +1535,8 @@ class Rejections:
 
     def update(self, win: list[int], ranges: list[tuple[int, int]]) -> None:
         n = len(win)
-        if self.compaction and any(t in self.compaction for t in win):
+        if (self.compaction and any(t in self.compaction for t in win)) or self.rules.checks:
+            # (a provider's own checks may span the window: it is counted whole)
             ranges = [(0, n - 1)]
         spans = sorted((max(0, a), min(n - 1, b)) for a, b in ranges if b >= 0 and a < n)
         widened: list[tuple[int, int]] = []
@@ -1532,7 +1563,7 @@ class Rejections:
             lo = self._turn_start(win, a - 1) if a > 0 else 0
             hi = self._turn_end(win, b + 1) + 1 if b < n - 1 else n
             counts: dict[int, int] = {}
-            for p in check_protocol([msgs[t] for t in win[lo:hi]]):
+            for p in check_protocol([msgs[t] for t in win[lo:hi]], rules=self.rules):
                 x = lo + p.index
                 if p.severity == "error" and p.index >= 0 and a <= x <= b:
                     counts[x] = counts.get(x, 0) + 1

@@ -136,6 +136,9 @@ class LoadedSession:
     #: the API the file's requests went to (``ctxview.core.providers.registry``): its rules,
     #: tokens, cache, prices and request body
     provider: str = "anthropic"
+    #: the wire messages the system prompt was read from (OpenAI Chat Completions: the leading
+    #: system/developer messages), written back as they were while it is unchanged
+    system_wire: list[Any] = field(default_factory=list)
 
     def skipped(self) -> list[dict[str, Any]]:
         """``[{"line": n, "reason": why}]`` for every skipped line, in order."""

@@ -37,7 +37,15 @@ SESSION_FORMAT = "ctxview.session"
 SESSION_VERSION = 1
 #: recorded formats a session can be shown "as sent" in (``settings.as_sent`` of a saved one):
 #: ``ctxview.core.requests.RECORDED_FORMATS`` and ctxview's proxy recordings
-AS_SENT_FORMATS = ("claude-code", "claude-code-web", "request", "proxy")
+AS_SENT_FORMATS = (
+    "claude-code",
+    "claude-code-web",
+    "request",
+    "proxy",
+    "openai-chat",
+    "openai-responses",
+    "codex",
+)
 #: how ctxview's proxy titles its recordings (older ones have no ``settings.as_sent``)
 PROXY_TITLE = "ctxview proxy recording:"
 
@@ -50,6 +58,9 @@ FORMATS = (
     "claude-code-web",
     "gemini",
     "gemini-cli",
+    "openai-chat",
+    "openai-responses",
+    "codex",
 )
 
 MAX_BYTES = 2 * 1024**3
@@ -411,11 +422,25 @@ def _jsonl_records(path: str, text: str) -> tuple[list[Line], dict[int, str]]:
     return lines, skipped
 
 
+def _first_record(text: str) -> dict[str, Any] | None:
+    """The first line of a JSONL text as an object, or None."""
+    m = _FIRST_LINE.match(text[:1_000_000])
+    if m is None:
+        return None
+    record, _ = jsonl_record(m.group(1).strip())
+    return record
+
+
 def detect(path: str, text: str, data: Any | None) -> str:
     """The format name for a file's content (data = parsed JSON, or None if it is not JSON)."""
     from ctxview.sessions import gemini, gemini_cli
+    from ctxview.sessions.codex import is_codex_record
+    from ctxview.sessions.openai_bodies import is_chat_body, is_responses_body
 
     if data is None:
+        first = _first_record(text)
+        if first is not None and is_codex_record(first):
+            return "codex"
         return "gemini-cli" if gemini_cli.looks_like_log(text) else "claude-code"
     if gemini.is_request(data) or gemini.is_response(data):
         return "gemini"
@@ -427,7 +452,11 @@ def detect(path: str, text: str, data: Any | None) -> str:
         if "loglines" in data:
             return "claude-code-web"
         if "messages" in data:
-            return "request"
+            return "openai-chat" if is_chat_body(data) else "request"
+        if is_responses_body(data):
+            return "openai-responses"
+        if is_codex_record(data):
+            return "codex"
         if data.get("type") in ("user", "assistant", "summary") or "parentUuid" in data:
             return "claude-code"
         keys = ", ".join(list(data)[:6]) or "none"
@@ -490,7 +519,7 @@ def _load_session(spath: str, format: str | None) -> LoadedSession:
             f"{spath} is not one"
         )
     data: Any | None
-    if format == "claude-code" or (format is None and _looks_jsonl(text)):
+    if format in ("claude-code", "codex") or (format is None and _looks_jsonl(text)):
         data = None
         try:
             whole = _parse_json(spath, text)
@@ -851,6 +880,42 @@ def _read_gemini_cli(path: str, text: str, data: Any) -> LoadedSession:
     return gemini_cli.read(path, text, data, jsonl_record)
 
 
+def _read_openai_chat(path: str, text: str, data: Any) -> LoadedSession:
+    from ctxview.sessions.openai_bodies import read_chat
+
+    return read_chat(path, data)
+
+
+def _read_openai_responses(path: str, text: str, data: Any) -> LoadedSession:
+    from ctxview.sessions.openai_bodies import read_responses
+
+    return read_responses(path, data)
+
+
+def _read_codex(path: str, text: str, data: Any) -> LoadedSession:
+    from ctxview.sessions.codex import read_codex
+
+    if isinstance(data, dict):
+        return read_codex(path, [(1, data)], {})
+    if isinstance(data, list):
+        recs = [(i + 1, r) for i, r in enumerate(data) if isinstance(r, dict)]
+        return read_codex(path, recs, _not_objects(data))
+    records: list[tuple[int, dict[str, Any]]] = []
+    skipped: dict[int, str] = {}
+    for number, raw in enumerate(text.split("\n"), start=1):
+        raw = raw.strip()
+        if not raw:
+            continue
+        record, reason = jsonl_record(raw)
+        if record is None:
+            skipped[number] = reason
+        else:
+            records.append((number, record))
+    if not records:
+        raise SessionError(f"{path}: no line of this JSONL file is a JSON object")
+    return read_codex(path, records, skipped)
+
+
 READERS: dict[str, Callable[[str, str, Any], LoadedSession]] = {
     "ctxview": _read_ctxview,
     "request": _read_request,
@@ -859,4 +924,7 @@ READERS: dict[str, Callable[[str, str, Any], LoadedSession]] = {
     "claude-code-web": _read_web,
     "gemini": _read_gemini,
     "gemini-cli": _read_gemini_cli,
+    "openai-chat": _read_openai_chat,
+    "openai-responses": _read_openai_responses,
+    "codex": _read_codex,
 }

@@ -8,6 +8,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
+from ctxview.core.body import REQUEST_BODY_FORMATS
 from ctxview.core.compaction import claude_code_compaction
 from ctxview.core.context import (
     DEFAULT_LOW_WATER_FRACTION,
@@ -172,7 +173,7 @@ def _replay(
     max_ = _pick(
         max_context_messages, session.max_context_messages, d.get("max_context_messages"), 20
     )
-    if session.format == "request" and max_context_messages is None:
+    if session.format in REQUEST_BODY_FORMATS and max_context_messages is None:
         # a recorded request opens as it was sent: every one of its messages in the window
         max_ = max(max_, len(session.messages))
     strat = _pick(strategy, session.strategy, d.get("strategy"), "seed")

@@ -177,6 +177,8 @@ class Session:
         ``context_management``: see :func:`ctxview.sessions.request.build_request`)."""
         from ctxview.sessions.request import build_request
 
+        if self.provider != "anthropic":
+            return self._provider_body(defaults, model, tools, context_management)
         return build_request(
             self.context,
             model=self.model_name(defaults, model),
@@ -185,6 +187,39 @@ class Session:
             tools=self.session.tools if tools is None else tools,
             params=self.session.request_params,
             context_management=context_management,
+        )
+
+    def _provider_body(
+        self,
+        defaults: Mapping[str, Any],
+        model: str | None,
+        tools: list[Any] | None,
+        context_management: bool | None,
+    ) -> dict[str, Any]:
+        """:meth:`request_body` in the session provider's wire form: the window's messages as
+        sent (edited, cleared), each message's wire item back while it is unchanged."""
+        from ctxview.core.providers.base import BodyParts
+        from ctxview.core.providers.registry import provider
+
+        ctx = self.context
+        cm = context_management
+        if cm is None and ctx.edits_messages:
+            cm = ctx.context_editing.server_side
+        sf = ctx.sent_form() if ctx.edits_messages and not cm else None
+        edited = sf.edited if sf is not None else {}
+        entries = ctx.entries()
+        s = self.session
+        return provider(self.provider).write_body(
+            BodyParts(
+                model=self.model_name(defaults, model),
+                messages=[edited.get(i, m) for i, m in entries],
+                metas=[self.transcript[i].meta for i, _ in entries],
+                system=self.system,
+                tools=s.tools if tools is None else tools,
+                params=s.request_params,
+                format=s.format,
+                system_wire=s.system_wire,
+            )
         )
 
     def document(
@@ -221,8 +256,14 @@ class Session:
             Problem(-1, "invalid_request_field", "error", why)
             for why in self.session.invalid_fields.values()
         ]
-        rules = provider(self.provider).rules
-        return fields + check_protocol(self.window_messages(), self.system, rules)
+        s = self.session
+        p = provider(self.provider)
+        rules = p.rules_for(s.format, s.request_params)
+        return (
+            fields
+            + p.notes(s.request_params)
+            + check_protocol(self.window_messages(), self.system, rules)
+        )
 
     def window_messages(self) -> list[dict[str, Any]]:
         return [m for _, m in self.context.entries()]

@@ -32,7 +32,7 @@ from typing import Any
 
 from ctxview.core.cache_rules import Minimum
 from ctxview.core.pricing import PriceBook
-from ctxview.core.protocol import RuleSet
+from ctxview.core.protocol import Problem, RuleSet
 
 __all__ = [
     "BodyParts",
@@ -142,6 +142,12 @@ class BodyParts:
     params: Mapping[str, Any] = field(default_factory=dict)
     max_tokens: Any = None
     context_management: Any = None
+    #: the file format the session was read from (``LoadedSession.format``): which of a
+    #: provider's bodies to write (OpenAI: Chat Completions or Responses)
+    format: str = ""
+    #: the wire messages the system prompt was read from (``LoadedSession.system_wire``),
+    #: written back as they were while the system prompt is unchanged
+    system_wire: Sequence[Any] = ()
 
     def wire(self, i: int) -> Any:
         """Message ``i``'s wire item as read, or None (a message ctxview built or edited)."""
@@ -168,3 +174,19 @@ class Provider:
     write_body: Callable[[BodyParts], dict[str, Any]]
     #: the file formats this provider's readers give (``LoadedSession.format``)
     formats: frozenset[str] = frozenset()
+    #: the rule set of one session, by its format and request fields, where it is not always
+    #: ``rules`` (OpenAI: Chat Completions' or the Responses API's)
+    select_rules: Callable[[str, Mapping[str, Any]], RuleSet] | None = None
+
+    #: what a request body's fields alone tell about it, as warnings (a Responses body that
+    #: continues a stored response: the turns before it are not in the file)
+    request_notes: Callable[[Mapping[str, Any]], list[Problem]] | None = None
+
+    def notes(self, params: Mapping[str, Any]) -> list[Problem]:
+        return self.request_notes(params) if self.request_notes is not None else []
+
+    def rules_for(self, fmt: str, params: Mapping[str, Any] | None = None) -> RuleSet:
+        """The rule set a session of format ``fmt`` (request fields ``params``) is checked by."""
+        if self.select_rules is None:
+            return self.rules
+        return self.select_rules(fmt, params or {})

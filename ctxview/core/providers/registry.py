@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ctxview.core.pricing import Price, PriceTable
-from ctxview.core.providers import anthropic, gemini
+from ctxview.core.providers import anthropic, gemini, openai
 from ctxview.core.providers.base import Provider
 
 #: the provider of a session that names none
@@ -15,11 +15,20 @@ DEFAULT = "anthropic"
 _PROVIDERS: dict[str, Provider] = {
     anthropic.PROVIDER.name: anthropic.PROVIDER,
     gemini.PROVIDER.name: gemini.PROVIDER,
+    openai.PROVIDER.name: openai.PROVIDER,
 }
 
 
 def names() -> tuple[str, ...]:
     return tuple(_PROVIDERS)
+
+
+def provider_of_format(fmt: str) -> Provider:
+    """The provider whose readers give the file format ``fmt`` (Anthropic's for any other)."""
+    for p in _PROVIDERS.values():
+        if fmt in p.formats:
+            return p
+    return _PROVIDERS[DEFAULT]
 
 
 def provider(name: str | None = None) -> Provider:

@@ -23,6 +23,7 @@ from ctxview.core.requests.points import (
     _fingerprint,
     _merge_points,
     parse_timestamp,
+    session_rules,
 )
 from ctxview.core.requests.types import (
     TTL_1H,
@@ -163,7 +164,7 @@ def replay_context(
     saved = 0  # tokens the edits of this segment save (the trigger reads the original size)
     sf_gen: int | None = None
     sf_pos = 0
-    rejections = Rejections(msgs, session.system) if check else None
+    rejections = Rejections(msgs, session.system, session_rules(session)) if check else None
     cache = PromptCache(prices, static, plan.cache_mode, plan.scales)
     marks, static_marked = plan.marks, plan.static_marked
     scaled = bool(plan.scales)

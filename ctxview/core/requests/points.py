@@ -11,6 +11,7 @@ from datetime import datetime
 from itertools import accumulate
 from typing import Any, NamedTuple
 
+from ctxview.core.body import REQUEST_BODY_FORMATS
 from ctxview.core.calibrate import (
     DEFAULT_RATES,
     Delta,
@@ -22,6 +23,7 @@ from ctxview.core.calibrate import (
     tokenizer_scale,
 )
 from ctxview.core.compaction import claude_code_compaction, has_compaction
+from ctxview.core.protocol import RuleSet
 from ctxview.core.requests.types import (
     CALIBRATED_FORMATS,
     REDUNDANT_MIN_CHARS,
@@ -32,6 +34,15 @@ from ctxview.core.requests.types import (
 )
 from ctxview.core.tokens import _json_len
 from ctxview.core.usage import _recorded
+
+
+def session_rules(session: SessionLike) -> RuleSet:
+    """The protocol rules a session's requests are checked by: its provider's, for its format
+    (``ctxview.core.providers``)."""
+    from ctxview.core.providers.registry import provider_of_format
+
+    fmt = session.format
+    return provider_of_format(fmt).rules_for(fmt, getattr(session, "request_params", None) or {})
 
 
 # -- where the requests are ------------------------------------------------------------------
@@ -46,7 +57,7 @@ def request_points(session: SessionLike, roles: Sequence[Any] | None = None) -> 
     """Where a session sent its requests (see the module docstring). ``roles``: each message's
     role, where the caller has them already."""
     msgs, metas = session.messages, session.metas
-    if session.format == "request":
+    if session.format in REQUEST_BODY_FORMATS:
         return [_Point(len(msgs), None)] if msgs else []
     if session.format == "messages":
         pts = []
@@ -63,7 +74,13 @@ def request_points(session: SessionLike, roles: Sequence[Any] | None = None) -> 
     return [
         new(_Point, (i, i, None))
         for i, r in enumerate(roles)
-        if r == "assistant" and i > 0 and metas[i].get("model") != "<synthetic>"
+        if r == "assistant"
+        and i > 0
+        and (meta := metas[i]).get("model") != "<synthetic>"
+        # one response read as several messages (a Codex session: one per output item), or a
+        # compaction's replacement history: no request of its own
+        and not meta.get("same_response")
+        and not meta.get("compacted_history")
     ]
 
 

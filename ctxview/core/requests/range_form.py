@@ -25,6 +25,7 @@ from ctxview.core.calibrate import message_features
 from ctxview.core.clearing import SentForm
 from ctxview.core.limits import context_size
 from ctxview.core.requests.cache import PromptCache, breakpoint_cut
+from ctxview.core.requests.points import session_rules
 from ctxview.core.requests.types import (
     TTL_1H,
     TTL_5M,
@@ -89,7 +90,7 @@ def replay_range(
     est = [EP[x + 1] - EP[x] for x in range(n_msgs)] if budget else []
     sys_tokens = estimate_system(sys_text) if budget else 0
     head = tokens = 0
-    werr = shared.window_errors(session.system) if check else None
+    werr = shared.window_errors(session.system, session_rules(session)) if check else None
 
     # -- state of the replay: the window is [first] + [lo, hi)
     first = -1
@@ -279,7 +280,7 @@ def replay_editing(
     P = shared.token_prefix(rates, tok)
     pdata = shared.point_data(session, points, (session_model, tools_fp, system_fp))
     ckeys = shared.content_keys(rates) if redundancy else None
-    werr = shared.window_errors(session.system) if check else None
+    werr = shared.window_errors(session.system, session_rules(session)) if check else None
     classify = not rates.uniform
     # what the edits saved: per message (sent = tok - saved), and as a Fenwick tree, brought up
     # to date only when a prefix inside the savings is asked for (a usual replay never does:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ctxview.core.calibrate import message_features
 from ctxview.core.compaction import has_compaction
-from ctxview.core.protocol import _ROLE_SET, WindowErrors
+from ctxview.core.protocol import _ROLE_SET, ANTHROPIC_RULES, RuleSet, WindowErrors
 from ctxview.core.requests.points import (
     _NO_KEYS,
     _content_keys,
@@ -336,9 +336,9 @@ class Shared:
             )
         return self._compaction
 
-    def window_errors(self, system: Any) -> WindowErrors:
-        key = id(system)
+    def window_errors(self, system: Any, rules: RuleSet = ANTHROPIC_RULES) -> WindowErrors:
+        key = (id(system), rules.provider)
         found = self._errors.get(key)
-        if found is None or found.system is not system:
-            found = self._errors[key] = WindowErrors(self.msgs, self.roles, system)
+        if found is None or found.system is not system or found.rules is not rules:
+            found = self._errors[key] = WindowErrors(self.msgs, self.roles, system, rules)
         return found

@@ -19,7 +19,15 @@ if TYPE_CHECKING:
 TTL_5M = 300.0
 TTL_1H = 3600.0
 #: formats whose requests are simulated as sent when neither max nor strategy is given
-RECORDED_FORMATS = ("claude-code", "claude-code-web", "request", "proxy")
+RECORDED_FORMATS = (
+    "claude-code",
+    "claude-code-web",
+    "request",
+    "proxy",
+    "openai-chat",
+    "openai-responses",
+    "codex",
+)
 #: repeated tool results / texts shorter than this are not counted as redundancy
 REDUNDANT_MIN_CHARS = 100
 

@@ -148,9 +148,11 @@ def test_cli_diff(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert "prompt cache: the prefixes part at messages[3].content[0]" in out
     assert main(["diff", str(pa), str(pb), "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
+    assert report["provider"] == {"a": "anthropic", "b": "anthropic"}
     assert set(report) == {
         "a",
         "b",
+        "provider",
         "identical",
         "fields",
         "tools",

@@ -1,0 +1,368 @@
+"""OpenAI (Chat Completions, the Responses API, and Codex CLI sessions) as a provider.
+
+* rules: the tool-call pairing rules of :mod:`ctxview.core.protocol`, in OpenAI's words (each
+  with its evidence, ``docs/protocol.md``); Anthropic's other rules (the first message a user's,
+  roles alternating, non-empty content, thinking blocks' order, whitespace) are not OpenAI's and
+  are not applied. A Responses body that continues a stored response (``previous_response_id``)
+  may answer calls the file does not hold: its orphan results are not errors.
+* usage: OpenAI's ``cached_tokens`` is a part of ``prompt_tokens`` / ``input_tokens`` (Codex:
+  ``cached_input_tokens`` of ``input_tokens``); canonical counts split it off.
+* cache: automatic prefix caching from 1,024 tokens in steps of 128, no write charge, cached
+  tokens at a discount; ``prompt_cache_key`` routes requests to the same cache.
+* prices: :data:`PRICES`, USD per million tokens, with source and dates.
+* body: Chat Completions ``messages`` (the leading system/developer messages as read, or the
+  system prompt as one ``system`` message) or Responses ``instructions`` + ``input``; each
+  message's wire item back verbatim while unchanged (:mod:`ctxview.core.providers.openai_wire`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ctxview.core.cache_rules import Minimum
+from ctxview.core.content import system_text
+from ctxview.core.pricing import Price, PriceBook
+from ctxview.core.protocol import Problem, Rule, RuleSet
+from ctxview.core.providers.base import BodyParts, CacheModel, Provider, TokenModel, Usage
+from ctxview.core.providers.openai_wire import wire_items
+from ctxview.core.tokens import estimate_message
+from ctxview.core.usage import MAX_RECORDED_TOKENS
+
+#: the file formats of this provider
+CHAT = "openai-chat"
+RESPONSES = "openai-responses"
+CODEX = "codex"
+FORMATS = frozenset((CHAT, RESPONSES, CODEX))
+
+# -- rules ---------------------------------------------------------------------------------------
+_CHAT_ORPHAN = Rule(
+    "orphan_tool_result",
+    "Invalid parameter: messages with role 'tool' must be a response to a preceeding message "
+    "with 'tool_calls'.",
+    "miurla/morphic#136 (param messages.[3].role), smarter-sh/smarter#264 (gpt-4-turbo)",
+)
+_CHAT_UNANSWERED = Rule(
+    "unanswered_tool_use",
+    "An assistant message with 'tool_calls' must be followed by tool messages responding to "
+    "each 'tool_call_id'. The following tool_call_ids did not have response messages: {ids}",
+    "router-for-me/CLIProxyAPI#2798 (param messages.[6].role), BerriAI/litellm#10083, "
+    "aliasrobotics/cai#111",
+)
+_CHAT_NOT_FIRST = Rule(
+    "tool_result_not_first",
+    "An assistant message with 'tool_calls' must be followed by tool messages responding to "
+    "each 'tool_call_id'. (insufficient tool messages following tool_calls message)",
+    "agno-agi/agno#3105, smallmain/vscode-unify-chat-provider#248",
+)
+_CHAT_DUPLICATE = Rule(
+    "duplicate_tool_result",
+    "Invalid parameter: Duplicate value for 'tool_call_id' of '{ids}' in messages.",
+    "agno-agi/agno#5116 (\"... of 'call_gmd4…' in messages[7] and messages[8]\"), "
+    "fatwang2/search2ai#30",
+)
+#: Chat Completions: a tool message answers the assistant message with 'tool_calls' right
+#: before it (or the tool messages after that one), once per call
+CHAT_RULES = RuleSet(
+    "openai-chat",
+    {r.code: r for r in (_CHAT_ORPHAN, _CHAT_UNANSWERED, _CHAT_NOT_FIRST, _CHAT_DUPLICATE)},
+)
+_RESPONSES_ORPHAN = Rule(
+    "orphan_tool_result",
+    "No tool call found for function call output with call_id {ids}.",
+    "james-6-23/codex2api#414 (param input), leookun/cursor-byok#307 (gpt-5.3-codex-spark, "
+    "/v1/responses)",
+)
+_RESPONSES_UNANSWERED = Rule(
+    "unanswered_tool_use",
+    "No tool output found for function call {ids}.",
+    "lace-ai/gai#49 (quoting the Responses API); the same rule on DeepSeek's Responses endpoint, "
+    "recorded: pydantic-ai cassette test_deepseek_responses_rejects_interleaved_function_calls",
+)
+
+
+def _calls_and_results(
+    message: Any,
+) -> tuple[list[tuple[str, bool, int]], list[tuple[str, int]]]:
+    """A canonical message's calls ``(call id, needs an output, block)`` and results ``(call
+    id, block)``: tool_use / tool_result blocks, and the built-in items kept as blocks of their
+    own type that carry a ``call_id`` (``tool_search_call``, ``computer_call_output`` ...)."""
+    calls: list[tuple[str, bool, int]] = []
+    results: list[tuple[str, int]] = []
+    content = message.get("content") if isinstance(message, Mapping) else None
+    if not isinstance(content, list):
+        return calls, results
+    for j, b in enumerate(content):
+        if not isinstance(b, Mapping):
+            continue
+        t = b.get("type")
+        if t == "tool_use" and isinstance(b.get("id"), str):
+            calls.append((b["id"], True, j))
+        elif t == "tool_result" and isinstance(b.get("tool_use_id"), str):
+            results.append((b["tool_use_id"], j))
+        elif isinstance(t, str) and isinstance(b.get("call_id"), str):
+            if t.endswith("_output"):
+                results.append((b["call_id"], j))
+            else:
+                calls.append((b["call_id"], False, j))
+    return calls, results
+
+
+def _pairing(messages: Sequence[Any], orphans: bool) -> list[Problem]:
+    """The Responses API's pairing, by call id across the whole input (an output may come
+    after other items, a developer message for one: Codex sends so, and the API accepts it):
+    every output follows an item with its call id (``orphans``), and every function or custom
+    tool call has an output after it, but those of the input's last run of assistant items (the
+    response being recorded: its outputs come in the next request)."""
+    out: list[Problem] = []
+    scanned = [_calls_and_results(m) for m in messages]
+    if orphans:
+        seen: set[str] = set()
+        for i, (calls, results) in enumerate(scanned):
+            seen.update(c[0] for c in calls)
+            for rid, j in results:
+                if rid not in seen:
+                    p = Problem(i, _RESPONSES_ORPHAN.code, "error", "", j, (rid,))
+                    out.append(_RESPONSES_ORPHAN.word(p))
+    last_result: dict[str, int] = {}
+    for i, (_, results) in enumerate(scanned):
+        for rid, _j in results:
+            last_result[rid] = i
+    tail = len(messages)
+    while tail > 0:
+        m = messages[tail - 1]
+        if not (isinstance(m, Mapping) and m.get("role") == "assistant"):
+            break
+        tail -= 1
+    for i in range(tail):
+        for cid, needs, j in scanned[i][0]:
+            if needs and last_result.get(cid, -1) <= i:
+                p = Problem(i, _RESPONSES_UNANSWERED.code, "error", "", j, (cid,))
+                out.append(_RESPONSES_UNANSWERED.word(p))
+    out.sort(key=lambda p: (p.index, p.block or 0))
+    return out
+
+
+def responses_pairing(messages: Sequence[Any]) -> list[Problem]:
+    return _pairing(messages, orphans=True)
+
+
+def continued_pairing(messages: Sequence[Any]) -> list[Problem]:
+    return _pairing(messages, orphans=False)
+
+
+#: the Responses API: every function_call has its output, every output its call, anywhere in
+#: the input (none of the merged-turn rules of the Messages API)
+RESPONSES_RULES = RuleSet("openai-responses", {}, (responses_pairing,))
+#: a Responses body that continues a stored response: its outputs may answer calls of that
+#: response, which the file does not hold
+CONTINUED_RULES = RuleSet("openai-responses-continued", {}, (continued_pairing,))
+
+
+def rules_for(fmt: str, params: Mapping[str, Any]) -> RuleSet:
+    """The rule set of a session of format ``fmt`` with the request fields ``params``."""
+    if fmt == CHAT:
+        return CHAT_RULES
+    if params.get("previous_response_id") or params.get("conversation"):
+        return CONTINUED_RULES
+    return RESPONSES_RULES
+
+
+def request_notes(params: Mapping[str, Any]) -> list[Problem]:
+    """A Responses body that continues a stored response or conversation: the turns before it
+    are the API's, not the file's (a warning: nothing is wrong with the request)."""
+    out = []
+    for key in ("previous_response_id", "conversation"):
+        value = params.get(key)
+        if value:
+            shown = (
+                value
+                if isinstance(value, str)
+                else str(value.get("id", value))
+                if isinstance(value, Mapping)
+                else str(value)
+            )
+            out.append(
+                Problem(
+                    -1,
+                    "continues_stored_response",
+                    "warning",
+                    f"{key} {shown[:80]}: this request continues a stored response; the turns "
+                    "before it are not in the file (the API adds them), so its tokens, cost and "
+                    "window cover only what the file holds",
+                )
+            )
+    return out
+
+
+# -- usage ---------------------------------------------------------------------------------------
+def _count(v: Any) -> int | None:
+    if v is None:
+        return 0
+    if type(v) is int and 0 <= v <= MAX_RECORDED_TOKENS:
+        return v
+    return None
+
+
+def usage(u: Mapping[str, Any]) -> Usage | None:
+    """A Chat Completions (``prompt_tokens`` + ``prompt_tokens_details.cached_tokens``),
+    Responses (``input_tokens`` + ``input_tokens_details.cached_tokens``) or Codex
+    (``input_tokens`` + ``cached_input_tokens``) usage in the canonical counts: the cached
+    tokens are a part of the prompt's, split off as reads."""
+    if "prompt_tokens" in u:
+        prompt = _count(u.get("prompt_tokens"))
+        details = u.get("prompt_tokens_details")
+        out = _count(u.get("completion_tokens"))
+    elif "input_tokens" in u:
+        prompt = _count(u.get("input_tokens"))
+        details = u.get("input_tokens_details")
+        out = _count(u.get("output_tokens"))
+    else:
+        return None
+    cached: int | None = 0
+    if isinstance(details, Mapping):
+        cached = _count(details.get("cached_tokens"))
+    elif "cached_input_tokens" in u:
+        cached = _count(u.get("cached_input_tokens"))
+    if prompt is None or cached is None or cached > prompt:
+        return None
+    return Usage(prompt - cached, cached, 0, 0, out)
+
+
+# -- cache ---------------------------------------------------------------------------------------
+CACHE_SOURCE = (
+    "OpenAI's prompt caching guide (platform.openai.com/docs/guides/prompt-caching: caching is "
+    "automatic for prompts of 1,024 tokens or more, cache hits in increments of 128 tokens, "
+    "cached prefixes stay active 5 to 10 minutes of inactivity and up to an hour off-peak, "
+    "prompt_cache_key to route requests sharing a prefix; no extra charge for writes)"
+)
+CACHE_DATE = "2026-12-02 (as read that day)"
+_MINIMUM = Minimum(1024)
+
+CACHE = CacheModel(
+    kind="prefix",
+    minimum=lambda model: _MINIMUM,
+    step=128,
+    write_charge=False,
+    ttls={"5m": 300.0, "24h": 86400.0},
+    key_field="prompt_cache_key",
+    source=CACHE_SOURCE,
+    date=CACHE_DATE,
+)
+
+
+# -- prices --------------------------------------------------------------------------------------
+def _p(input_: float, cached: float, output: float) -> Price:
+    """OpenAI's prices: a cache write costs the input rate (no write charge)."""
+    return Price(input_, input_, input_, cached, output)
+
+
+#: USD per million tokens: input, cached input, output
+PRICES: dict[str, Price] = {
+    "gpt-5.4": _p(2.50, 0.25, 15.00),
+    "gpt-5.4-mini": _p(0.75, 0.075, 4.50),
+    "gpt-5.4-nano": _p(0.20, 0.02, 1.25),
+    "gpt-5.2": _p(1.75, 0.175, 14.00),
+    "gpt-5.2-codex": _p(1.75, 0.175, 14.00),
+    "gpt-5.3-codex": _p(1.75, 0.175, 14.00),
+    "gpt-5.1": _p(1.25, 0.125, 10.00),
+    "gpt-5.1-codex": _p(1.25, 0.125, 10.00),
+    "gpt-5": _p(1.25, 0.125, 10.00),
+    "gpt-5-codex": _p(1.25, 0.125, 10.00),
+    "gpt-5-mini": _p(0.25, 0.025, 2.00),
+    "gpt-5-nano": _p(0.05, 0.005, 0.40),
+    "gpt-4.1": _p(2.00, 0.50, 8.00),
+    "gpt-4.1-mini": _p(0.40, 0.10, 1.60),
+    "gpt-4.1-nano": _p(0.10, 0.025, 0.40),
+    "gpt-4o": _p(2.50, 1.25, 10.00),
+    "gpt-4o-mini": _p(0.15, 0.075, 0.60),
+    "o3": _p(2.00, 0.50, 8.00),
+    "o4-mini": _p(1.10, 0.275, 4.40),
+    "o1": _p(15.00, 7.50, 60.00),
+}
+_DATED = re.compile(r"-\d{4}-\d{2}-\d{2}$")
+
+
+def normalise_model(model: str) -> str:
+    """``gpt-4o-2024-08-06`` → ``gpt-4o``; ``openai/gpt-5`` → ``gpt-5``."""
+    name = model.strip().lower().rsplit("/", 1)[-1]
+    return _DATED.sub("", name)
+
+
+PRICE_BOOK = PriceBook(
+    "openai",
+    PRICES,
+    normalise_model,
+    "OpenAI's API pricing page (standard tier, context under 270K), as quoted that day by "
+    "benchlm.ai 'OpenAI API pricing' (GPT-5.4, 5.2, 5.1) and chatgptpricing-akr.pages.dev "
+    "(GPT-4o family); the Codex models priced as their base model (an assumption: the page lists "
+    "them with the same rates)",
+    "https://developers.openai.com/api/docs/pricing",
+    "2026-12-02 (as read that day; prices change)",
+    effective={
+        "gpt-5": "2025-08-07",
+        "gpt-4.1": "2025-04-14",
+        "gpt-4.1-mini": "2025-04-14",
+        "gpt-4.1-nano": "2025-04-14",
+        "o3": "2025-06-10",
+    },
+)
+
+
+# -- the request body ------------------------------------------------------------------------------
+def _system_messages(parts: BodyParts) -> list[Any]:
+    """The leading system messages of a Chat Completions body: as read while the system prompt
+    is what they read as, else one ``system`` message."""
+    text = system_text(parts.system) if parts.system else ""
+    if parts.system_wire:
+        read = "\n\n".join(
+            system_text(m.get("content")) for m in parts.system_wire if isinstance(m, Mapping)
+        )
+        if read == text:
+            return list(parts.system_wire)
+    return [{"role": "system", "content": text}] if text else []
+
+
+def write_body(parts: BodyParts) -> dict[str, Any]:
+    """The Chat Completions or Responses body of a window (every other field of the file's body
+    verbatim, in ``params``)."""
+    responses = parts.format in (RESPONSES, CODEX)
+    kind = "responses" if responses else "chat"
+    items = wire_items(kind, parts.messages, [parts.wire(i) for i in range(len(parts.messages))])
+    body: dict[str, Any] = {}
+    if parts.model is not None:
+        body["model"] = parts.model
+    body.update(parts.params)
+    if responses:
+        text = system_text(parts.system) if parts.system else ""
+        if text:
+            body["instructions"] = text
+        # a file whose input was one string gives it back as the string
+        body["input"] = items[0] if len(items) == 1 and isinstance(items[0], str) else items
+    else:
+        body["messages"] = _system_messages(parts) + items
+    if parts.tools:
+        body["tools"] = list(parts.tools)
+    return body
+
+
+PROVIDER = Provider(
+    name="openai",
+    label="OpenAI",
+    rules=CHAT_RULES,
+    tokens=TokenModel(
+        estimate_message,
+        frozenset((CODEX,)),
+        "4 characters a token and 4 tokens a message (o200k_base averages close to 4 "
+        "characters a token on English text and code), calibrated from a Codex session's "
+        "recorded usage",
+    ),
+    cache=CACHE,
+    prices=PRICE_BOOK,
+    usage=usage,
+    write_body=write_body,
+    formats=FORMATS,
+    select_rules=rules_for,
+    request_notes=request_notes,
+)

@@ -1,0 +1,91 @@
+"""Every recorded OpenAI file kept for acceptance (tests/acceptance/openai_chat,
+openai_responses, codex; MANIFEST.md) opens as the OpenAI provider's, with no protocol error
+but the ones listed (each a request the API would reject, explained), and loses nothing:
+
+* a request body comes back from ``export`` as the same JSON value;
+* a Codex rollout reads one message per response item (and per item of a compaction's
+  replacement history), each keeping its item.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ctxview.sessions import load_session
+from ctxview.sessions.replay import replay
+from tests.support.paths import ACCEPTANCE
+
+CHAT = sorted((ACCEPTANCE / "openai_chat").glob("*.json"))
+RESPONSES = sorted((ACCEPTANCE / "openai_responses").glob("*.json"))
+CODEX = sorted((ACCEPTANCE / "codex").glob("*.jsonl"))
+
+#: the errors found, each a true one: (file, code, message index)
+EXPECTED_ERRORS = {
+    # a synthetic fixture: an escalated call the user declined, with no output recorded (Codex
+    # records an output for it; without one the next request is refused)
+    "agenthistory_codex_with_escalation.jsonl": [("unanswered_tool_use", 8)],
+    # a call left without output when the session was resumed 15 minutes later; the file ends
+    # before any request after it
+    "localpush_rollout-2026-02-23T12-47-42-019c8a53-a0dd-7130-bcd7-95445d84846a.jsonl": [
+        ("unanswered_tool_use", 436)
+    ],
+}
+
+
+def _errors(path: Path) -> list[tuple[str, int]]:
+    rep = replay(load_session(path), as_sent=True)
+    return [(p.code, p.index) for p in rep.protocol_problems() if p.severity == "error"]
+
+
+def test_the_files_are_there() -> None:
+    assert len(CHAT) >= 80 and len(RESPONSES) >= 150 and len(CODEX) >= 10
+
+
+@pytest.mark.parametrize(
+    ("files", "fmt", "key"),
+    [(CHAT, "openai-chat", "messages"), (RESPONSES, "openai-responses", "input")],
+    ids=["chat", "responses"],
+)
+def test_every_body_opens_valid_and_exports_as_read(files: list[Path], fmt: str, key: str) -> None:
+    for path in files:
+        session = load_session(path)
+        assert (session.format, session.provider) == (fmt, "openai"), path.name
+        rep = replay(session, as_sent=True)
+        errors = [p for p in rep.protocol_problems() if p.severity == "error"]
+        assert errors == [], (path.name, errors)
+        assert rep.request_body({}) == json.loads(path.read_text()), path.name
+
+
+def test_every_codex_rollout_opens_with_only_the_known_errors() -> None:
+    for path in CODEX:
+        session = load_session(path)
+        assert (session.format, session.provider) == ("codex", "openai"), path.name
+        assert _errors(path) == EXPECTED_ERRORS.get(path.name, []), path.name
+
+
+def test_a_codex_rollout_keeps_every_item() -> None:
+    for path in CODEX:
+        items = []
+        for line in path.read_text().splitlines():
+            rec = json.loads(line)
+            if rec["type"] == "response_item":
+                items.append(rec["payload"])
+            elif rec["type"] == "compacted":
+                items.extend(rec["payload"].get("replacement_history") or [None])
+        session = load_session(path)
+        wires = [m.get("wire") for m in session.metas]
+        assert wires == items, path.name
+
+
+def test_a_codex_rollout_has_its_recorded_usage_and_requests() -> None:
+    from ctxview.core.requests import simulate
+
+    path = next(p for p in CODEX if p.name.startswith("localpush_rollout-2026-02-23T20-34"))
+    log = simulate(load_session(path))
+    recorded = [r for r in log.requests if r.recorded is not None]
+    # one request per response: 12 token_count events, each repeated once
+    assert len(recorded) == 6
+    assert log.requests[0].model == "gpt-5.3-codex"
