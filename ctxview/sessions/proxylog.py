@@ -353,7 +353,7 @@ def open_recording(
             else f"{path}#{number}: no such conversation (this recording holds one: #1)"
         )
     chosen = groups[number]
-    if chosen[0].provider == "gemini":
+    if chosen[0].provider != "anthropic":
         from ctxview.sessions import proxylog_providers
 
         session = proxylog_providers.conversation_session(

@@ -1,9 +1,11 @@
-"""How a conversation of Gemini's API opens from a proxy recording.
+"""How a conversation of OpenAI's or Gemini's API opens from a proxy recording, and how one of
+their recorded requests is checked.
 
 As for the Messages API (:func:`ctxview.sessions.proxylog.conversation_session`), a conversation
 opens as its longest request sent it plus that request's reply; here the request body, with the
 reply's wire items appended in the provider's own shape, goes through the provider's reader
-(Gemini: ``contents`` + ``candidates[0].content``), one canonical message per wire item with the
+(Chat Completions: ``messages`` + ``choices[0].message``; Responses: ``input`` + ``output``;
+Gemini: ``contents`` + ``candidates[0].content``), one canonical message per wire item with the
 item in ``meta["wire"]``. A Responses request that continues a stored response
 (``previous_response_id``) sends only its new items: its whole conversation is the recorded
 request it continues, that request's reply, then its own items (the chain rebuilt, as far as the
@@ -51,12 +53,16 @@ def reply_items(rec: RequestRecord) -> list[Any]:
     return []
 
 
-#: the endpoints whose bodies a provider's reader here reads
-READABLE = frozenset({"generate_content", "stream_generate_content"})
-
-
 def _read(endpoint: str, path: str, body: dict[str, Any]) -> LoadedSession:
-    """The provider's reader of a request body of this endpoint (:data:`READABLE`)."""
+    """The provider's reader of a request body of this endpoint."""
+    if endpoint == "chat_completions":
+        from ctxview.sessions.openai_bodies import read_chat
+
+        return read_chat(path, body)
+    if endpoint == "responses":
+        from ctxview.sessions.openai_bodies import read_responses
+
+        return read_responses(path, body)
     from ctxview.sessions.gemini import read_request
 
     return read_request(path, json.dumps(body), body)
@@ -65,12 +71,12 @@ def _read(endpoint: str, path: str, body: dict[str, Any]) -> LoadedSession:
 def check_request(rec: RequestRecord) -> tuple[tuple[str, ...], str, int | None] | None:
     """(problems, verdict, estimated tokens) of one recorded request of another provider, read
     by its reader and checked by its provider's rules in its API's words; None when its body is
-    not one this module reads."""
+    not one of theirs."""
     from ctxview.core.protocol import check_protocol
     from ctxview.core.providers.registry import provider
     from ctxview.core.tokens import estimate_system, estimate_tools
 
-    if rec.endpoint not in READABLE or not isinstance(rec.request, dict):
+    if rec.endpoint not in ITEMS_KEY or not isinstance(rec.request, dict):
         return None
     try:
         session = _read(rec.endpoint, rec.path, rec.request)
@@ -127,10 +133,29 @@ def _positions(session: LoadedSession, wire: list[Any]) -> list[int | None]:
     return out
 
 
+def _same(endpoint: str, path: str, replies: list[Any], wire: list[Any], n: int) -> bool:
+    """Whether the conversation goes on from these reply items at ``wire[n]``: the very items,
+    or items a client wrote its own way that read as the same messages (a Chat Completions
+    client sends the reply back without its ``refusal: null``, say)."""
+    sent = wire[n : n + len(replies)]
+    if sent == replies:
+        return True
+    if len(sent) != len(replies):
+        return False
+    key = ITEMS_KEY[endpoint]
+    try:
+        return (
+            _read(endpoint, path, {key: replies}).messages
+            == _read(endpoint, path, {key: sent}).messages
+        )
+    except ValueError:
+        return False
+
+
 def conversation_session(
     path: str, records: list[RequestRecord], number: int, of: int, upstream: str
 ) -> LoadedSession:
-    """One conversation of Gemini's API as a session (see the module docstring)."""
+    """One conversation of OpenAI's or Gemini's API as a session (see the module docstring)."""
     from ctxview.core.providers.registry import provider
 
     chains = _chains(records)
@@ -163,7 +188,7 @@ def conversation_session(
             if at[k] is not None:
                 session.metas[at[k]].setdefault("timestamp", rec.started_at)  # type: ignore[index]
         replies = reply_items(rec)
-        if not replies or wire[n : n + len(replies)] != replies or at[n] is None:
+        if not replies or at[n] is None or not _same(endpoint, path, replies, wire, n):
             continue  # cut, failed, or the conversation went on from a retry's reply
         meta = session.metas[at[n]]  # type: ignore[index]
         meta.update({"timestamp": rec.started_at, "request": rec.id})

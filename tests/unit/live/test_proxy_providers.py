@@ -368,7 +368,17 @@ def test_summaries_of_openai_and_gemini_requests(up: Upstreams) -> None:
     assert bad.verdict == "✗ 1 problem"
     assert bad.problems[0].startswith("Please ensure that the number of function response parts")
     line = summary_line(chat)
-    assert " 200 json · openai · gpt-fake · 2 messages · stop tool_calls" in line
+    # checked by OpenAI's rules; usage in the canonical counts (prompt_tokens holds the cached)
+    assert " 200 json · openai · gpt-fake · 2 messages ~" in line and "tok ✓ valid" in line
+    assert "in 276 out 12 cache read 1024 write 0 · stop tool_calls" in line
+    mark = up.px.mark()
+    orphan = [*MESSAGES, {"role": "tool", "tool_call_id": "call_x", "content": "?"}]
+    with pytest.raises(openai.BadRequestError):
+        up.openai.queue(openai_error(400, "invalid_request_error", "role 'tool' must follow"))
+        oai(up).chat.completions.create(model="gpt-fake", messages=orphan)  # type: ignore[arg-type]
+    (line,) = recorded(up, mark, 1)
+    bad = summarise(RequestRecord.from_dict(line, "x"))
+    assert bad.verdict == "✗ 1 problem" and "'tool'" in bad.problems[0]
 
 
 def test_a_gemini_conversation_recorded_opens_as_sent(up: Upstreams, tmp_path: Path) -> None:
@@ -409,3 +419,90 @@ def test_a_gemini_conversation_recorded_opens_as_sent(up: Upstreams, tmp_path: P
     assert replies[1]["usage"]["input_tokens"] == 2100 - 2048
     assert replies[1]["model"] == "gemini-fake"
     assert [e["id"] for e in session.exchanges] == [x["id"] for x in lines]
+
+
+def block_types(message: dict[str, Any]) -> list[str]:
+    content = message["content"]
+    return ["text"] if isinstance(content, str) else [b["type"] for b in content]
+
+
+def open_lines(up: Upstreams, lines: list[dict[str, Any]], path: Path) -> Any:
+    """These lines of the shared recording as a recording of their own, opened."""
+    from ctxview.sessions import load_session
+
+    header = up.px.record.read_text().splitlines()[0]
+    path.write_text("\n".join([header, *(json.dumps(x) for x in lines)]) + "\n")
+    return load_session(str(path))
+
+
+def test_a_chat_completions_conversation_recorded_opens_as_sent(
+    up: Upstreams, tmp_path: Path
+) -> None:
+    """A tool round through the SDK: the client sends the assistant's reply back its own way
+    (without the reply's refusal: null); the conversation still opens with each reply's usage."""
+    mark = up.px.mark()
+    up.openai.queue(
+        Response("json", body=chat_completion(None, call=WEATHER)),
+        Response("sse", chat_chunks("Sunny in Paris.")),
+    )
+    client = oai(up)
+    first = client.chat.completions.create(model="gpt-fake", messages=MESSAGES)  # type: ignore[arg-type]
+    reply = first.choices[0].message.model_dump(exclude_none=True, exclude={"refusal"})
+    history = [
+        *MESSAGES,
+        reply,
+        {"role": "tool", "tool_call_id": "call_fake_1", "content": "21 C, sunny"},
+    ]
+    for _ in client.chat.completions.create(
+        model="gpt-fake",
+        messages=history,  # type: ignore[arg-type]
+        stream=True,
+        stream_options={"include_usage": True},
+    ):
+        pass
+    lines = recorded(up, mark, 2)
+    session = open_lines(up, lines, tmp_path / "chat.jsonl")
+    assert (session.format, session.provider, session.model) == ("proxy", "openai", "gpt-fake")
+    assert session.system == "be brief"
+    kinds = [(m["role"], block_types(m)) for m in session.messages]
+    assert kinds == [
+        ("user", ["text"]),
+        ("assistant", ["tool_use"]),
+        ("user", ["tool_result"]),
+        ("assistant", ["text"]),
+    ]
+    assert [session.metas[i].get("request") for i in (1, 3)] == [lines[0]["id"], lines[1]["id"]]
+    # prompt_tokens holds the cached part: the canonical counts take it apart
+    assert session.metas[3]["usage"]["input_tokens"] == 1300 - 1024
+    assert session.metas[3]["usage"]["cache_read_input_tokens"] == 1024
+
+
+def test_a_responses_chain_recorded_opens_whole(up: Upstreams, tmp_path: Path) -> None:
+    """A request that continues a stored response sends only its new items: the conversation
+    opens with the items before it, as recorded."""
+    mark = up.px.mark()
+    up.openai.queue(
+        Response("sse", responses_events("Let me look.", call=WEATHER)),
+        Response("json", body=response_object("Sunny, 21 degrees.")),
+    )
+    client = oai(up)
+    list(client.responses.create(model="gpt-fake", input="weather in Paris?", stream=True))
+    client.responses.create(
+        model="gpt-fake",
+        previous_response_id="resp_fake_1",
+        input=[{"type": "function_call_output", "call_id": "call_fake_1", "output": "21 C"}],
+    )
+    lines = recorded(up, mark, 2)
+    session = open_lines(up, lines, tmp_path / "responses.jsonl")
+    assert session.provider == "openai" and not session.warnings
+    kinds = [(m["role"], block_types(m)) for m in session.messages]
+    assert kinds == [
+        ("user", ["text"]),
+        ("assistant", ["text"]),
+        ("assistant", ["tool_use"]),
+        ("user", ["tool_result"]),
+        ("assistant", ["text"]),
+    ]
+    assert session.metas[1]["request"] == lines[0]["id"]
+    assert session.metas[4]["request"] == lines[1]["id"]
+    assert session.metas[4]["usage"]["cache_read_input_tokens"] == 1152
