@@ -244,3 +244,33 @@ def test_real_gemini_cli_sessions(home: Path) -> None:
         if i.messages_exact
     }
     assert got == expected
+
+
+def test_real_codex_rollouts(home: Path) -> None:
+    """The public rollouts of tests/acceptance/codex where Codex keeps them: the response items
+    counted (exactly up to 144 kB, estimated within 20% above), the prompt the user typed, the
+    cwd, the newest time."""
+    from tests.support.paths import ROOT
+
+    real = sorted((ROOT / "tests/acceptance/codex").glob("*.jsonl"))
+    day = home / ".codex/sessions/2026/02/23"
+    day.mkdir(parents=True)
+    truth = {}
+    for f in real:
+        dst = day / f"rollout-{f.stem}.jsonl"
+        dst.write_bytes(f.read_bytes())
+        records = [json.loads(x) for x in f.read_text().splitlines() if x.strip()]
+        items = sum(1 for r in records if r.get("type") == "response_item")
+        stamps = [r["timestamp"] for r in records if isinstance(r.get("timestamp"), str)]
+        truth[str(dst)] = (items, stamps[-1][:19])
+    infos = list_all(session_roots(), cache_path=None)
+    assert len(infos) == len(real) >= 10
+    for info in infos:
+        items, last = truth[info.path]
+        assert info.last_activity[:19] == last
+        assert info.provider == "openai" and info.project and info.first_prompt
+        if info.messages_exact:
+            assert info.messages == items
+        else:
+            assert abs(info.messages - items) <= 0.2 * items
+    assert sum(i.messages_exact for i in infos) >= 7
