@@ -256,6 +256,8 @@ class ConversationContext:
         self._max_follows_size = False
         #: tool_use ids of pinned assistant messages (their results are pinned when added)
         self._pinned_uses: set[str] = set()
+        #: ids pinned as the answers of the first message's tool_use (``_first_uses``)
+        self._first_pins: set[int] = set()
 
     # -- observation ---------------------------------------------------------------------------
     # Events are delivered after the change is complete (the window consistent, the strategy
@@ -310,9 +312,13 @@ class ConversationContext:
         window = self._window
         if message.get("role") == "assistant" and has_compaction(message):
             self._compaction_ids.add(mid)
-        auto_pin = bool(window.pins) and self._pinned_with(message)
+        if window.first is None:
+            self._pinned_uses = self._first_uses(message)
+        auto_pin = bool(window.pins or self._pinned_uses) and self._pinned_with(message)
         if auto_pin:
             window.pins.add(mid)  # the results of a pinned tool_use are pinned with it
+            if window.first is not None and _answers(message, self._first_uses(window.first[1])):
+                self._first_pins.add(mid)
         if window.first is None or window._tail_tokens is not None:
             window.append((mid, message))
         else:
@@ -454,6 +460,7 @@ class ConversationContext:
         window.clear()
         window.pins = set()
         self._pinned_uses = set()
+        self._first_pins = set()
         self._compaction_ids = set()
         self._sent = None
         if ids and self._subscribers:
@@ -604,7 +611,10 @@ class ConversationContext:
         if mid not in window.pins:
             return []
         group = self._unpin_group(mid)
-        gone = [i for i in group if i in window.pins]
+        # the answers of the first message's tool_use stay pinned while the strategy keeps pairs
+        gone = [i for i in group if i in window.pins and i not in self._first_pins]
+        if not gone:
+            return []
         window.pins.difference_update(gone)
         self._pins_changed()
         self._step += 1
@@ -663,10 +673,11 @@ class ConversationContext:
 
     def _pins_changed(self) -> None:
         window = self._window
+        first = self._first_uses(window.first[1]) if window.first is not None else set()
         if not window.pins and not window.held:
-            self._pinned_uses = set()
+            self._pinned_uses = first
             return
-        uses: set[str] = set()
+        uses = first
         for eid, msg in window:
             if eid in window.pins and msg.get("role") == "assistant":
                 uses.update(
@@ -726,7 +737,34 @@ class ConversationContext:
 
     def set_strategy(self, value: str | Strategy | StrategyFunction) -> list[int]:
         self._strategy = get_strategy(value)
+        window = self._window
+        uses = self._first_uses(window.first[1]) if window.first is not None else set()
+        if uses:  # the first message's answers in the window are pinned with it from now on
+            changed = [e[0] for e in window if _answers(e[1], uses) and e[0] not in window.pins]
+            window.pins.update(changed)
+            self._first_pins.update(changed)
+            reason = "pin"
+        else:  # ... or no longer: the strategy may drop them (``seed``)
+            changed = sorted(self._first_pins & window.pins)
+            window.pins.difference_update(changed)
+            self._first_pins = set()
+            reason = "unpin"
+        if changed:
+            self._pins_changed()
+            if self._subscribers:
+                self._emit(ContextEvent("pinned", self._step, tuple(changed), reason))
         return self._config_changed("strategy")
+
+    def _first_uses(self, message: Mapping[str, Any]) -> set[str]:
+        """The tool_use ids of the first message (always kept), under a strategy that keeps
+        tool pairs: the messages answering them are pinned as they arrive, as a pinned
+        tool_use's are, so the strategy never keeps the call and drops its answer (an
+        unanswered tool_use is a 400). ``seed`` keeps the Java rule: it may drop the answer."""
+        if message.get("role") != "assistant" or not getattr(
+            self._strategy, "keeps_tool_pairs", False
+        ):
+            return set()
+        return {str(b["id"]) for b in _blocks(message) if b.get("type") == "tool_use" and "id" in b}
 
     @property
     def context_editing(self) -> ContextEditing:

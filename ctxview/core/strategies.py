@@ -286,6 +286,9 @@ class _RuleStrategy:
 
     #: the rule reads ``tokens`` and ``tok`` (the others never estimate a message)
     reads_tokens = False
+    #: never leaves half a tool pair in the window (the context pins the answers of a first
+    #: message's tool_use for it: the rules evict by position and know no pairs before ``lo``)
+    keeps_tool_pairs = True
 
     @staticmethod
     def rule(*args: Any) -> int:
@@ -321,6 +324,7 @@ class SeedStrategy(_RuleStrategy):
 
     name = "seed"
     description = "the tutorial's rule: first message + newest max-1 (may orphan a tool_result)"
+    keeps_tool_pairs = False
     rule = staticmethod(seed_evictions)
 
 

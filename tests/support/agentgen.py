@@ -61,17 +61,26 @@ def thinking(t: str = "hmm") -> dict[str, Any]:
 
 
 @st.composite
-def agent_events(draw: Any, live_changes: bool = True) -> list[tuple[str, Any]]:
+def agent_events(
+    draw: Any, live_changes: bool = True, opening_call: bool = False
+) -> list[tuple[str, Any]]:
     """A generated agent loop as events: ``("msg", message)``, ``("max", n)``, ``("strategy", s)``.
 
     Turns are plain (user, assistant), tool rounds of 1-3 parallel calls (assistant tool_use x k,
     then one user message of k tool_results), failed replies (the user's message stays and the next
     user message follows it: consecutive user messages, after a question or after tool results),
     and thinking blocks before text or tool calls. Every generated history is valid for the API
-    (consecutive user turns are merged by it).
+    (consecutive user turns are merged by it). ``opening_call``: the history may open with an
+    assistant message calling tools (a conversation handed over mid-loop), answered next.
     """
     events: list[tuple[str, Any]] = []
     n_tool = 0
+    if opening_call and draw(st.booleans()):
+        k = draw(st.integers(min_value=1, max_value=3))
+        ids = [f"toolu_open_{i}" for i in range(k)]
+        events.append(("msg", {"role": "assistant", "content": [tool_use(i) for i in ids]}))
+        results = [{"type": "tool_result", "tool_use_id": i, "content": "ok"} for i in ids]
+        events.append(("msg", {"role": "user", "content": results}))
     events.append(("msg", {"role": "user", "content": "instruction 0"}))
     for t in range(draw(st.integers(min_value=0, max_value=14))):
         think = draw(st.booleans())

@@ -353,7 +353,8 @@ def window_source(plan: ReplayPlan) -> str:
     ``"editing"`` (a context-editing strategy) or ``"context"`` (a ConversationContext).
 
     The range forms need a window a context would hold as first + one run (or the whole
-    segment): no pins, no edits placed in time, no requests off the branch, every role one a
+    segment): no pins (nor a first message holding a tool_use, whose answers a context pins),
+    no edits placed in time, no requests off the branch, every role one a
     context takes, a strategy that is the built-in class itself, and, when windows are checked,
     no ``compaction`` block (a window holding one is checked whole)."""
     shared = plan.shared
@@ -363,6 +364,7 @@ def window_source(plan: ReplayPlan) -> str:
         or plan.pinned
         or not shared.valid_roles()
         or (plan.check and shared.has_compaction())
+        or shared.first_calls_tools()
     ):
         return "context"
     if strategy_kind(plan.strategy) is not None:

@@ -117,6 +117,17 @@ class Shared:
                 self._valid_roles = False
         return self._valid_roles
 
+    def first_calls_tools(self) -> bool:
+        """The first message is an assistant message holding a tool_use: a context keeps the
+        messages answering it with it, as pinned ones (the range forms know no pins)."""
+        first = self.msgs[0] if self.msgs else None
+        if not isinstance(first, dict) or first.get("role") != "assistant":
+            return False
+        content = first.get("content")
+        return isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") == "tool_use" for b in content
+        )
+
     @property
     def is_assistant(self) -> list[bool]:
         if self._is_asst is None:

@@ -371,3 +371,51 @@ def test_the_request_model_keeps_what_the_pinned_window_keeps(
     for mid in pinned:
         if mid < upto:
             assert mid in log.windows[last.index]
+
+
+def _opening_call_loop() -> list[dict[str, Any]]:
+    """A history that opens with an assistant tool call (a conversation handed over mid-loop),
+    its answer, then plain turns."""
+    call = {"type": "tool_use", "id": "toolu_open", "name": "read_file", "input": {}}
+    answer = {"type": "tool_result", "tool_use_id": "toolu_open", "content": "ok"}
+    msgs: list[dict[str, Any]] = [
+        {"role": "assistant", "content": [call]},
+        {"role": "user", "content": [answer]},
+    ]
+    for t in range(4):
+        msgs += [{"role": "user", "content": f"q{t}"}, {"role": "assistant", "content": f"a{t}"}]
+    return msgs
+
+
+@pytest.mark.parametrize("strategy", ["pair-safe", "token-budget", "low-water"])
+def test_a_safe_strategy_keeps_the_answer_of_the_first_messages_tool_call(strategy: str) -> None:
+    ctx = ConversationContext(max_context_messages=3, strategy=strategy, max_context_tokens=40)
+    for m in _opening_call_loop():
+        ctx.add_message(m)
+    assert ctx.window_ids[:2] == [0, 1]
+    assert errors(check_protocol(ctx.messages)) == []
+    assert ctx.unpin(1) == []  # kept with the first message while the strategy keeps pairs
+
+
+def test_seed_drops_the_answer_of_the_first_messages_tool_call_as_the_java_does() -> None:
+    ctx = ConversationContext(max_context_messages=3, strategy="pair-safe")
+    msgs = _opening_call_loop()
+    for m in msgs[:4]:
+        ctx.add_message(m)
+    ctx.strategy = "seed"  # the answer is no longer kept with the first message
+    for m in msgs[4:]:
+        ctx.add_message(m)
+    assert 1 not in ctx.window_ids
+    assert ctx.window_ids == [0, len(msgs) - 2, len(msgs) - 1]
+
+
+def test_the_request_replay_keeps_the_answer_of_the_first_messages_tool_call() -> None:
+    from ctxview.core.requests import simulate
+    from ctxview.sessions.model import LoadedSession
+
+    msgs = _opening_call_loop()
+    session = LoadedSession("x.json", "messages", msgs, [{} for _ in msgs])
+    log = simulate(
+        session, strategy="pair-safe", max_context_messages=3, keep_windows=range(len(msgs) + 1)
+    )
+    assert log.windows and all(w[:2] == [0, 1] for w in log.windows.values() if len(w) > 1)
