@@ -27,6 +27,10 @@ def gemini_error(err: Any) -> dict[str, Any]:
     return {"type": str(etype), "message": str(err.get("message") or "")}
 
 
+def _items(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _add_part(parts: list[dict[str, Any]], part: Any) -> None:
     if not isinstance(part, dict):
         return
@@ -68,7 +72,7 @@ def assemble_chunks(chunks: list[Any]) -> Assembled:
             blocked = True
         if isinstance(chunk.get("usageMetadata"), dict):
             out.usage = dict(chunk["usageMetadata"])
-        for cand in chunk.get("candidates") or []:
+        for cand in _items(chunk.get("candidates")):
             if not isinstance(cand, dict):
                 continue
             idx = cand.get("index")
@@ -78,7 +82,7 @@ def assemble_chunks(chunks: list[Any]) -> Assembled:
             if isinstance(content, dict):
                 if isinstance(content.get("role"), str):
                     into["content"]["role"] = content["role"]
-                for part in content.get("parts") or []:
+                for part in _items(content.get("parts")):
                     _add_part(into["content"]["parts"], part)
             for key, value in cand.items():
                 if key != "content":

@@ -34,6 +34,10 @@ def _obj(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _items(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _append(into: dict[str, Any], key: str, piece: Any) -> None:
     if isinstance(piece, str):
         into[key] = str(into.get(key) or "") + piece
@@ -63,7 +67,7 @@ def assemble_chat(data: bytes) -> Assembled:
                 if k in ev
             }
         merge_usage(out.usage, ev.get("usage"))
-        for ch in ev.get("choices") or []:
+        for ch in _items(ev.get("choices")):
             if not isinstance(ch, dict):
                 continue
             idx = _index(ch.get("index"), 0)
@@ -81,7 +85,7 @@ def assemble_chat(data: bytes) -> Assembled:
                 msg["role"] = delta["role"]
             for key in ("content", "refusal", "reasoning_content", "reasoning"):
                 _append(msg, key, delta.get(key))
-            for tc in delta.get("tool_calls") or []:
+            for tc in _items(delta.get("tool_calls")):
                 if not isinstance(tc, dict):
                     continue
                 at = _index(tc.get("index"), len(calls))

@@ -416,6 +416,10 @@ def _int(usage: dict[str, Any] | None, key: str) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
+def _items(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _reply_preview(rec: RequestRecord) -> str:
     """The reply's text and tool calls, in one line's words, per provider's response shape."""
     reply = rec.response if isinstance(rec.response, dict) else {}
@@ -427,16 +431,16 @@ def _reply_preview(rec: RequestRecord) -> str:
         if isinstance(msg, dict):
             if isinstance(msg.get("content"), str):
                 parts.append(msg["content"])
-            for tc in msg.get("tool_calls") or []:
+            for tc in _items(msg.get("tool_calls")):
                 fn = tc.get("function") if isinstance(tc, dict) else None
                 if isinstance(fn, dict):
                     parts.append(f"[tool_call {fn.get('name')}]")
     elif rec.endpoint == "responses":
-        for item in reply.get("output") or []:
+        for item in _items(reply.get("output")):
             if not isinstance(item, dict):
                 continue
             if item.get("type") == "message":
-                for c in item.get("content") or []:
+                for c in _items(item.get("content")):
                     if isinstance(c, dict) and isinstance(c.get("text"), str):
                         parts.append(c["text"])
             elif item.get("type") == "function_call":
@@ -445,7 +449,7 @@ def _reply_preview(rec: RequestRecord) -> str:
         candidates = reply.get("candidates")
         first = candidates[0] if isinstance(candidates, list) and candidates else {}
         content = first.get("content") if isinstance(first, dict) else None
-        for part in content.get("parts") or [] if isinstance(content, dict) else []:
+        for part in _items(content.get("parts")) if isinstance(content, dict) else []:
             if not isinstance(part, dict) or part.get("thought"):
                 continue
             if isinstance(part.get("text"), str):

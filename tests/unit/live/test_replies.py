@@ -4,8 +4,14 @@ bodies checked, errors in each provider's shape."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ctxview.live.replies import _STREAMS as _ENDPOINTS
 from ctxview.live.replies import api_error, json_reply, stream_reply
+from ctxview.sessions.proxylog import ENDPOINT_PROVIDER, RequestRecord, summarise
 from tests.support.fake_providers import (
     chat_chunks,
     data,
@@ -13,6 +19,9 @@ from tests.support.fake_providers import (
     gemini_chunks,
     gemini_response,
     responses_events,
+)
+from tests.support.fake_providers import (
+    data as data_line,
 )
 
 
@@ -121,3 +130,48 @@ def test_api_error_shapes() -> None:
         "type": "RESOURCE_EXHAUSTED",
         "message": "quota",
     }
+
+
+# -- any upstream bytes: assembled without raising ----------------------------------------------
+_KEYS = [
+    "type", "choices", "delta", "index", "tool_calls", "function", "content", "usage", "error",
+    "response", "output", "output_index", "content_index", "item", "part", "candidates", "parts",
+    "finishReason", "promptFeedback", "usageMetadata", "message", "arguments", "text", "id",
+]  # fmt: skip
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(_KEYS), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+_event_types = st.sampled_from(
+    [
+        "response.created", "response.output_item.added", "response.content_part.added",
+        "response.output_text.delta", "response.function_call_arguments.delta",
+        "response.completed", "response.failed", "error", "message_start", "content_block_delta",
+    ]
+)  # fmt: skip
+
+
+_payload = st.dictionaries(st.sampled_from(_KEYS), _json, min_size=1, max_size=6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(_event_types, _payload | _json), max_size=6))
+def test_any_stream_is_assembled_without_raising(events: list[Any]) -> None:
+    """Whatever an upstream sends (any JSON in any event), each endpoint's assembler, the JSON
+    check, the error reader and the summary take it without raising."""
+    stream = b"".join(
+        event(name, {"type": name, **payload}) if isinstance(payload, dict) else data_line(payload)
+        for name, payload in events
+    )
+    for endpoint in sorted(_ENDPOINTS):
+        stream_reply(endpoint, stream)
+        for _, payload in events:
+            json_reply(endpoint, payload, 1)
+            api_error(endpoint, payload)
+            rec = RequestRecord(0, "2026-01-01T00:00:00.000+00:00", "POST", "/v1/x", endpoint)
+            rec.provider = ENDPOINT_PROVIDER.get(endpoint, "anthropic")
+            rec.response, rec.request, rec.complete = payload, payload, True
+            summarise(rec)
