@@ -41,7 +41,7 @@ def iter_events(data: bytes) -> list[tuple[str, Any]]:
         raw = "\n".join(payload)
         try:
             parsed: Any = json.loads(raw)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # (RecursionError: nested too deep)
             parsed = raw
         out.append((name, parsed))
     return out

@@ -175,3 +175,10 @@ def test_any_stream_is_assembled_without_raising(events: list[Any]) -> None:
             rec.provider = ENDPOINT_PROVIDER.get(endpoint, "anthropic")
             rec.response, rec.request, rec.complete = payload, payload, True
             summarise(rec)
+
+
+def test_a_chunk_nested_too_deep_is_kept_as_text() -> None:
+    deep = b"data: " + b"[" * 100_000 + b"]" * 100_000 + b"\n\n"
+    for endpoint in sorted(_ENDPOINTS):
+        got, _ = stream_reply(endpoint, deep + data("[DONE]"))
+        assert not got.error
