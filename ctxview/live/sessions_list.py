@@ -1,4 +1,5 @@
-"""``ctxview sessions``: the Claude Code sessions on this machine, newest first.
+"""``ctxview sessions``: the Claude Code sessions on this machine, newest first (with Codex's and
+Gemini CLI's: :mod:`ctxview.live.sessions_all`).
 
 Headless. Each transcript (``<projects>/<project>/<session>.jsonl``) is summarised from its first
 and last HEAD_BYTES only, never read whole: the project (the ``cwd`` of its first lines, else the

@@ -28,8 +28,7 @@ def _size(n: int) -> str:
 def _label(info: SessionInfo) -> Text:
     t = Text(no_wrap=True, overflow="ellipsis")
     t.append(info.last_activity.replace("T", " ")[:16], style="bold")
-    if info.provider != "anthropic":
-        t.append(f"  {info.provider}", style="italic")
+    t.append(f"  {info.provider}", style="italic")
     t.append(f"  {messages_label(info.messages, info.messages_exact)} msgs · {_size(info.size)}")
     if info.subagents:
         t.append(f" · {len(info.subagents)} sub-agent{'s' if len(info.subagents) > 1 else ''}")
