@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -148,12 +149,13 @@ def _header(path: str, line_no: int, head: dict[str, Any]) -> None:
         )
 
 
-def parse_log(path: str, text: str) -> tuple[list[RequestRecord], list[int], str]:
-    """(records in file order, 1-based numbers of lines that could not be read, upstream) of a
+def parse_log(path: str, text: str) -> tuple[list[RequestRecord], list[int], dict[str, str]]:
+    """(records in file order, 1-based numbers of lines that could not be read, each provider's
+    upstream as the newest header names it: ``upstream`` Anthropic's, ``upstreams`` every one) of a
     recording's text. A line cut by a crash (the last one) is skipped and named."""
     records: list[RequestRecord] = []
     bad: list[int] = []
-    upstream = ""
+    upstreams: dict[str, str] = {}
     for n, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
@@ -168,13 +170,16 @@ def parse_log(path: str, text: str) -> tuple[list[RequestRecord], list[int], str
         if item.get("format") == LOG_FORMAT:
             _header(path, n, item)
             if isinstance(item.get("upstream"), str):
-                upstream = item["upstream"]
+                upstreams["anthropic"] = item["upstream"]
+            named = item.get("upstreams")
+            if isinstance(named, dict):
+                upstreams.update((k, v) for k, v in named.items() if isinstance(v, str))
             continue
         try:
             records.append(RequestRecord.from_dict(item, f"line {n}"))
         except ValueError:
             bad.append(n)
-    return records, bad, upstream
+    return records, bad, upstreams
 
 
 def valid_messages(body: Any) -> list[dict[str, Any]] | None:
@@ -312,7 +317,11 @@ def conversation_session(
 
 
 def open_recording(
-    path: str, records: list[RequestRecord], bad: list[int], upstream: str, number: int | None
+    path: str,
+    records: list[RequestRecord],
+    bad: list[int],
+    upstreams: Mapping[str, str],
+    number: int | None,
 ) -> LoadedSession:
     """Conversation ``number`` of a recording (default: the one with the most requests, the
     first of those), with every conversation listed in ``conversations``."""
@@ -357,10 +366,12 @@ def open_recording(
         from ctxview.sessions import proxylog_providers
 
         session = proxylog_providers.conversation_session(
-            path, chosen, number, len(groups), upstream
+            path, chosen, number, len(groups), upstreams.get(chosen[0].provider, "")
         )
     else:
-        session = conversation_session(path, chosen, number, len(groups), upstream)
+        session = conversation_session(
+            path, chosen, number, len(groups), upstreams.get("anthropic", "")
+        )
     session.conversations = listing
     session.skipped_lines = bad
     others = sum(1 for r in records if r.conversation is None)

@@ -464,6 +464,7 @@ def test_a_chat_completions_conversation_recorded_opens_as_sent(
     session = open_lines(up, lines, tmp_path / "chat.jsonl")
     assert (session.format, session.provider, session.model) == ("proxy", "openai", "gpt-fake")
     assert session.system == "be brief"
+    assert session.title.endswith(f"2 requests to {up.openai.url}")  # its own upstream
     kinds = [(m["role"], block_types(m)) for m in session.messages]
     assert kinds == [
         ("user", ["text"]),
