@@ -210,6 +210,8 @@ class ProxyApp(ShellApp):
 
     # -- the view ---------------------------------------------------------------------------------
     def _status(self) -> Text:
+        from ctxview.live.proxy import Upstream
+
         t = Text()
         t.append("ctxview proxy ", style="bold")
         t.append(self._address or "starting…")
@@ -218,6 +220,14 @@ class ProxyApp(ShellApp):
         if self.record:
             t.append("  recording to ")
             t.append(one_line(visible(self.record), 120))
+        others = " · ".join(
+            f"{name} → {one_line(visible(Upstream(url, provider).url), 80)}"
+            for name, provider, url in (
+                ("OpenAI", "openai", self._openai_upstream),
+                ("Gemini", "gemini", self._gemini_upstream),
+            )
+        )
+        t.append(f"\n{others}", style="dim")
         if self._address:
             t.append(
                 f"\npoint your agent at it: ANTHROPIC_BASE_URL={self._address} · "
