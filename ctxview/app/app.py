@@ -328,7 +328,20 @@ class CtxviewApp(ShellApp):
         self.title = f"ctxview · {name}{unsaved}"  # validate_title makes it visible text
         mode = "offline" if self.offline else "online"
         following = " · following" if self._following is not None and self._following.active else ""
-        self.sub_title = f"{self.model.model} · {mode}{following}"
+        self.sub_title = f"{self._provider_label()}{self.model.model} · {mode}{following}"
+
+    def _provider_label(self) -> str:
+        """``OpenAI · `` before the model for a session of another API than Anthropic's (whose
+        header names the model alone), and what the file cannot show of it."""
+        from ctxview.core.providers.registry import provider
+
+        name = self.model.replay.provider
+        if name == "anthropic":
+            return ""
+        found = provider(name)
+        notes = found.notes(self.model.session.request_params)
+        more = " · continues a stored response" if notes else ""
+        return f"{found.label}{more} · "
 
     def on_resize(self, event: Any) -> None:
         self._apply_width(event.size.width)

@@ -79,7 +79,8 @@ class Figures:
     def _check(self, model: SessionModel, entries: Any, system: Any, step: int) -> None:
         from ctxview.core.protocol import ProtocolChecker
 
-        checker = ProtocolChecker()  # the model's own may be used on the UI thread meanwhile
+        # the model's own may be used on the UI thread meanwhile
+        checker = ProtocolChecker(rules=model.checker.rules)
         problems = checker.check(entries, system)
         self.app.call_from_thread(self._checked, model, checker, problems, step)
 

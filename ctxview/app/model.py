@@ -187,7 +187,7 @@ class SessionModel:
         self._pre: list[int] = [0]
         self._ready = False  # True once _tok covers every message
         self._problems: list[Problem] | None = None
-        self._checker = ProtocolChecker()
+        self._checker = ProtocolChecker(rules=replay.protocol_rules)
         self._checked = False  # the checker has checked this window once (memoised since)
         self._problem_ids: dict[int, list[Problem]] | None = None
         #: gap runs' (first, last) -> how they left (:meth:`gap_gone`)

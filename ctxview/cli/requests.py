@@ -333,6 +333,7 @@ def requests_json_parts(
 def cmd_requests(args: argparse.Namespace) -> int:
     from ctxview.core.protocol import check_protocol
     from ctxview.core.requests import simulate
+    from ctxview.core.requests.points import session_rules
 
     loaded = _load(args)
     if isinstance(loaded, int):
@@ -357,7 +358,8 @@ def cmd_requests(args: argparse.Namespace) -> int:
         last = log.requests[-1]
         ids = _window_ids(log, last, session)
         window = [session.messages[i] for i in ids]
-        rejected = any(p.severity == "error" for p in check_protocol(window, session.system))
+        rules = session_rules(session)
+        rejected = any(p.severity == "error" for p in check_protocol(window, session.system, rules))
     if args.json:
         out = sys.stdout
         if session.format == "proxy":

@@ -58,16 +58,39 @@ def _floor(lo: int, hi: int, tool_result: Indexed, assistant: Indexed) -> int:
     if n == 0:
         return 0
     if not tool_result[hi - 1]:
-        return 1
+        if not assistant[hi - 1]:
+            return 1
+        # a response read as one message per item (an OpenAI session): its run of assistant
+        # messages stays whole, so the results that follow find their calls
+        k = 1
+        while k < n and assistant[hi - k - 1]:
+            k += 1
+        return k
     k = 1
     while k < n:
         k += 1
         x = hi - k
         if assistant[x]:
+            # the whole run of assistant messages: one response read as one message per item
+            # (an OpenAI session) holds its calls in any of them
+            while k < n and assistant[hi - k - 1]:
+                k += 1
             return k
         if not tool_result[x]:
             return k - 1  # the partner is not in the tail (already evicted): keep what we have
     return k
+
+
+def _splits_a_response(lo: int, hi: int, x: int, tool_result: Indexed, assistant: Indexed) -> bool:
+    """A tail starting at ``x`` keeps the end of a run of assistant messages (one response read
+    as one message per item: an OpenAI session) and the tool results after it, whose calls may
+    be in the run's evicted part."""
+    if x <= lo or not assistant[x] or not assistant[x - 1]:
+        return False
+    y = x
+    while y < hi and assistant[y]:
+        y += 1
+    return y < hi and bool(tool_result[y])
 
 
 def _settled(lo: int, hi: int, pinned: Indexed | None) -> int:
@@ -100,7 +123,9 @@ def _safe_evictions(
     floor = _floor(lo, hi, tool_result, assistant)
     keep = min(n, max(keep, floor))
     if keep < n or cut:
-        while keep > floor and tool_result[hi - keep]:
+        while keep > floor and (
+            tool_result[hi - keep] or _splits_a_response(lo, hi, hi - keep, tool_result, assistant)
+        ):
             keep -= 1
     if keep < n:
         return n - keep if pinned is None else _settled(hi - keep, hi, pinned) - lo
@@ -196,7 +221,9 @@ def token_budget_evictions(
             lo = _settled(lo + 1, hi, pinned)
         cut = True
     if cut:
-        lo += _safe_evictions(lo, hi, cut, hi - lo, tool_result, assistant, pinned)
+        # from ``start``: a cut made above inside a run of assistant messages is seen as one
+        safe = _safe_evictions(start, hi, cut, hi - lo, tool_result, assistant, pinned)
+        lo = max(lo, start + safe)
     return lo - start
 
 

@@ -24,7 +24,7 @@ from ctxview.core.transcript import Transcript
 from ctxview.sessions.model import LoadedSession
 
 if TYPE_CHECKING:
-    from ctxview.core.protocol import Problem
+    from ctxview.core.protocol import Problem, RuleSet
     from ctxview.sessions.subagents import SubAgent
 
 
@@ -150,6 +150,14 @@ class Session:
         return self.session.provider
 
     @property
+    def protocol_rules(self) -> RuleSet:
+        """The protocol rules its requests are checked by: its provider's, for its format."""
+        from ctxview.core.providers.registry import provider
+
+        s = self.session
+        return provider(self.provider).rules_for(s.format, s.request_params)
+
+    @property
     def system(self) -> Any:
         """The system prompt as sent (``ConversationContext.system_sent``)."""
         return self.context.system_sent
@@ -256,13 +264,11 @@ class Session:
             Problem(-1, "invalid_request_field", "error", why)
             for why in self.session.invalid_fields.values()
         ]
-        s = self.session
-        p = provider(self.provider)
-        rules = p.rules_for(s.format, s.request_params)
+        notes = provider(self.provider).notes(self.session.request_params)
         return (
             fields
-            + p.notes(s.request_params)
-            + check_protocol(self.window_messages(), self.system, rules)
+            + notes
+            + check_protocol(self.window_messages(), self.system, self.protocol_rules)
         )
 
     def window_messages(self) -> list[dict[str, Any]]:

@@ -50,11 +50,11 @@ _CHAT_UNANSWERED = Rule(
     "router-for-me/CLIProxyAPI#2798 (param messages.[6].role), BerriAI/litellm#10083, "
     "aliasrobotics/cai#111",
 )
-_CHAT_NOT_FIRST = Rule(
-    "tool_result_not_first",
-    "An assistant message with 'tool_calls' must be followed by tool messages responding to "
-    "each 'tool_call_id'. (insufficient tool messages following tool_calls message)",
-    "agno-agi/agno#3105, smallmain/vscode-unify-chat-provider#248",
+_CHAT_NOT_FOUND = Rule(
+    "orphan_tool_result",
+    "Invalid parameter: 'tool_call_id' of '{ids}' not found in 'tool_calls' of previous message.",
+    "cline/cline src/core/api/transform/openai-format.ts (the rejection quoted where tool ids "
+    "are made to match)",
 )
 _CHAT_DUPLICATE = Rule(
     "duplicate_tool_result",
@@ -62,12 +62,81 @@ _CHAT_DUPLICATE = Rule(
     "agno-agi/agno#5116 (\"... of 'call_gmd4…' in messages[7] and messages[8]\"), "
     "fatwang2/search2ai#30",
 )
-#: Chat Completions: a tool message answers the assistant message with 'tool_calls' right
-#: before it (or the tool messages after that one), once per call
-CHAT_RULES = RuleSet(
-    "openai-chat",
-    {r.code: r for r in (_CHAT_ORPHAN, _CHAT_UNANSWERED, _CHAT_NOT_FIRST, _CHAT_DUPLICATE)},
-)
+
+
+def _tool_results(message: Mapping[str, Any]) -> list[tuple[str, int]] | None:
+    """The results of a canonical message read from (or written as) ``tool`` messages: a user
+    message of tool_result blocks alone; None for any other message."""
+    content = message.get("content")
+    if message.get("role") != "user" or not isinstance(content, list) or not content:
+        return None
+    out = []
+    for j, b in enumerate(content):
+        if not isinstance(b, Mapping) or b.get("type") != "tool_result":
+            return None
+        tid = b.get("tool_use_id")
+        out.append((tid if isinstance(tid, str) else "", j))
+    return out
+
+
+def _tool_uses(message: Mapping[str, Any]) -> list[str]:
+    content = message.get("content")
+    if message.get("role") != "assistant" or not isinstance(content, list):
+        return []
+    return [
+        b["id"]
+        for b in content
+        if isinstance(b, Mapping) and b.get("type") == "tool_use" and isinstance(b.get("id"), str)
+    ]
+
+
+def chat_pairing(messages: Sequence[Any]) -> list[Problem]:
+    """Chat Completions' pairing: an assistant message with ``tool_calls`` is followed at once
+    by one ``tool`` message per call (a user, system or assistant message in between closes
+    the run: its calls are unanswered), and a ``tool`` message answers a call of the assistant
+    message before that run, once. A last assistant message's calls wait for their results
+    (the response being recorded)."""
+    out: list[Problem] = []
+    calls: list[str] | None = None  # the open run's calls
+    answered: set[str] = set()
+    owner = -1
+
+    def close() -> None:
+        missing = [c for c in calls or () if c not in answered]
+        if missing:
+            p = Problem(owner, _CHAT_UNANSWERED.code, "error", "", None, tuple(missing))
+            out.append(_CHAT_UNANSWERED.word(p))
+
+    for i, m in enumerate(messages):
+        if not isinstance(m, Mapping):
+            close()
+            calls, answered, owner = None, set(), -1
+            continue
+        results = _tool_results(m)
+        if results is not None:
+            for rid, j in results:
+                if calls is None:
+                    rule = _CHAT_ORPHAN
+                elif rid not in calls:
+                    rule = _CHAT_NOT_FOUND
+                elif rid in answered:
+                    rule = _CHAT_DUPLICATE
+                else:
+                    answered.add(rid)
+                    continue
+                out.append(rule.word(Problem(i, rule.code, "error", "", j, (rid,))))
+            continue
+        close()
+        uses = _tool_uses(m)
+        calls, answered, owner = (uses, set(), i) if uses else (None, set(), -1)
+    if calls is not None and owner != len(messages) - 1:
+        close()
+    return out
+
+
+#: Chat Completions: tool messages answer the assistant message with 'tool_calls' right before
+#: them, each call once (none of the merged-turn rules of the Messages API)
+CHAT_RULES = RuleSet("openai-chat", {}, (chat_pairing,))
 _RESPONSES_ORPHAN = Rule(
     "orphan_tool_result",
     "No tool call found for function call output with call_id {ids}.",
@@ -196,40 +265,6 @@ def request_notes(params: Mapping[str, Any]) -> list[Problem]:
     return out
 
 
-# -- usage ---------------------------------------------------------------------------------------
-def _count(v: Any) -> int | None:
-    if v is None:
-        return 0
-    if type(v) is int and 0 <= v <= MAX_RECORDED_TOKENS:
-        return v
-    return None
-
-
-def usage(u: Mapping[str, Any]) -> Usage | None:
-    """A Chat Completions (``prompt_tokens`` + ``prompt_tokens_details.cached_tokens``),
-    Responses (``input_tokens`` + ``input_tokens_details.cached_tokens``) or Codex
-    (``input_tokens`` + ``cached_input_tokens``) usage in the canonical counts: the cached
-    tokens are a part of the prompt's, split off as reads."""
-    if "prompt_tokens" in u:
-        prompt = _count(u.get("prompt_tokens"))
-        details = u.get("prompt_tokens_details")
-        out = _count(u.get("completion_tokens"))
-    elif "input_tokens" in u:
-        prompt = _count(u.get("input_tokens"))
-        details = u.get("input_tokens_details")
-        out = _count(u.get("output_tokens"))
-    else:
-        return None
-    cached: int | None = 0
-    if isinstance(details, Mapping):
-        cached = _count(details.get("cached_tokens"))
-    elif "cached_input_tokens" in u:
-        cached = _count(u.get("cached_input_tokens"))
-    if prompt is None or cached is None or cached > prompt:
-        return None
-    return Usage(prompt - cached, cached, 0, 0, out)
-
-
 # -- cache ---------------------------------------------------------------------------------------
 CACHE_SOURCE = (
     "OpenAI's prompt caching guide (platform.openai.com/docs/guides/prompt-caching: caching is "
@@ -250,6 +285,44 @@ CACHE = CacheModel(
     source=CACHE_SOURCE,
     date=CACHE_DATE,
 )
+
+
+# -- usage ---------------------------------------------------------------------------------------
+def _count(v: Any) -> int | None:
+    if v is None:
+        return 0
+    if type(v) is int and 0 <= v <= MAX_RECORDED_TOKENS:
+        return v
+    return None
+
+
+def usage(u: Mapping[str, Any]) -> Usage | None:
+    """A Chat Completions (``prompt_tokens`` + ``prompt_tokens_details.cached_tokens``),
+    Responses (``input_tokens`` + ``input_tokens_details.cached_tokens``) or Codex
+    (``input_tokens`` + ``cached_input_tokens``) usage in the canonical counts: the cached
+    tokens are a part of the prompt's, split off as reads. OpenAI reports no writes: the rest of
+    the prompt's cacheable prefix (from the minimum, in whole steps) is counted as written, as
+    the cache keeps it (free: a write is priced at the input rate); what is past the last step,
+    or a prompt below the minimum, is uncached."""
+    if "prompt_tokens" in u:
+        prompt = _count(u.get("prompt_tokens"))
+        details = u.get("prompt_tokens_details")
+        out = _count(u.get("completion_tokens"))
+    elif "input_tokens" in u:
+        prompt = _count(u.get("input_tokens"))
+        details = u.get("input_tokens_details")
+        out = _count(u.get("output_tokens"))
+    else:
+        return None
+    cached: int | None = 0
+    if isinstance(details, Mapping):
+        cached = _count(details.get("cached_tokens"))
+    elif "cached_input_tokens" in u:
+        cached = _count(u.get("cached_input_tokens"))
+    if prompt is None or cached is None or cached > prompt:
+        return None
+    write = max(0, CACHE.cached_length(prompt, None) - cached)
+    return Usage(prompt - cached - write, cached, write, 0, out)
 
 
 # -- prices --------------------------------------------------------------------------------------

@@ -13,6 +13,8 @@ from typing import Any
 
 from ctxview.core.cache_rules import AUTOMATIC, NONE, TTL_GRACE_SECONDS, minimum
 from ctxview.core.pricing import Price, PriceTable, costs
+from ctxview.core.providers.anthropic import CACHE as ANTHROPIC_CACHE
+from ctxview.core.providers.base import CacheModel
 from ctxview.core.requests.types import TTL_5M, CacheBreak
 
 
@@ -87,6 +89,7 @@ class PromptCache:
         "price_notes",
         "prices",
         "requests",
+        "rules",
         "scales",
         "static",
     )
@@ -97,8 +100,12 @@ class PromptCache:
         static: int,
         mode: str = AUTOMATIC,
         scales: Mapping[str | None, float] | None = None,
+        rules: CacheModel | None = None,
     ) -> None:
         self.prices = prices
+        #: the provider's cache (its minimum per model, the step a cached prefix grows in);
+        #: Anthropic's by default
+        self.rules = rules if rules is not None else ANTHROPIC_CACHE
         #: :data:`~ctxview.core.cache_rules.AUTOMATIC`, ``BREAKPOINTS`` or ``NONE`` (nothing is
         #: cached: every token is billed at the input rate)
         self.mode = mode
@@ -126,7 +133,7 @@ class PromptCache:
         """(minimum cacheable tokens, price) of ``model``, noting what is unknown."""
         found = self.by_model.get(model)
         if found is None:
-            rule = minimum(model)
+            rule = self.rules.minimum(model)
             price = self.prices.get(model)
             if not rule.documented and model and self.mode != NONE:
                 self.min_notes.add(model)
@@ -226,6 +233,8 @@ class PromptCache:
                 read = st + round((read - st) * scale)
         if read < minimum:
             read = 0
+        elif self.rules.step > 1:  # a prefix is cached in whole steps past the minimum
+            read = minimum + (read - minimum) // self.rules.step * self.rules.step
         requests = self.requests
         warm = False
         if not requests and recorded is not None and recorded["cache_read_input_tokens"] >= minimum:
@@ -255,6 +264,9 @@ class PromptCache:
                 read = 0
             write = 0
         else:
+            if self.rules.step > 1:
+                step = self.rules.step
+                cacheable = minimum + (cacheable - minimum) // step * step
             write = cacheable - read if cacheable > read else 0
         # -- why the previous prompt was not all read
         brk: CacheBreak | None = None

@@ -23,6 +23,7 @@ from ctxview.core.requests.points import (
     _fingerprint,
     _merge_points,
     parse_timestamp,
+    session_cache,
     session_rules,
 )
 from ctxview.core.requests.types import (
@@ -165,7 +166,7 @@ def replay_context(
     sf_gen: int | None = None
     sf_pos = 0
     rejections = Rejections(msgs, session.system, session_rules(session)) if check else None
-    cache = PromptCache(prices, static, plan.cache_mode, plan.scales)
+    cache = PromptCache(prices, static, plan.cache_mode, plan.scales, session_cache(session))
     marks, static_marked = plan.marks, plan.static_marked
     scaled = bool(plan.scales)
     statics = plan.statics

@@ -24,6 +24,7 @@ from ctxview.core.calibrate import (
 )
 from ctxview.core.compaction import claude_code_compaction, has_compaction
 from ctxview.core.protocol import RuleSet
+from ctxview.core.providers.base import CacheModel
 from ctxview.core.requests.types import (
     CALIBRATED_FORMATS,
     REDUNDANT_MIN_CHARS,
@@ -43,6 +44,13 @@ def session_rules(session: SessionLike) -> RuleSet:
 
     fmt = session.format
     return provider_of_format(fmt).rules_for(fmt, getattr(session, "request_params", None) or {})
+
+
+def session_cache(session: SessionLike) -> CacheModel:
+    """The prompt cache a session's requests go through: its provider's."""
+    from ctxview.core.providers.registry import provider_of_format
+
+    return provider_of_format(session.format).cache
 
 
 # -- where the requests are ------------------------------------------------------------------

@@ -25,7 +25,7 @@ from ctxview.core.calibrate import message_features
 from ctxview.core.clearing import SentForm
 from ctxview.core.limits import context_size
 from ctxview.core.requests.cache import PromptCache, breakpoint_cut
-from ctxview.core.requests.points import session_rules
+from ctxview.core.requests.points import session_cache, session_rules
 from ctxview.core.requests.types import (
     TTL_1H,
     TTL_5M,
@@ -102,7 +102,7 @@ def replay_range(
     counts: dict[Any, int] = {}
     dup_items = 0
     dup_tokens = 0
-    cache = PromptCache(prices, static, plan.cache_mode, plan.scales)
+    cache = PromptCache(prices, static, plan.cache_mode, plan.scales, session_cache(session))
     marks, static_marked = plan.marks, plan.static_marked
     scaled = bool(plan.scales)
     statics, seg0 = plan.statics, 0
@@ -333,7 +333,7 @@ def replay_editing(
     counts: dict[Any, int] = {}
     dup_items = 0
     dup_tokens = 0
-    cache = PromptCache(prices, static, plan.cache_mode, plan.scales)
+    cache = PromptCache(prices, static, plan.cache_mode, plan.scales, session_cache(session))
     marks, static_marked = plan.marks, plan.static_marked
     scaled = bool(plan.scales)
     statics = plan.statics

@@ -1,0 +1,112 @@
+"""How closely ctxview's token estimate matches what OpenAI billed, over the recorded Chat
+Completions and Responses bodies of ``tests/acceptance/openai_chat`` and ``openai_responses``
+(each body's recorded response is in ``responses/`` beside it, MANIFEST.md there).
+
+    python -m benchmarks.truth_openai                  # both sets
+    python -m benchmarks.truth_openai --set held-out   # the files never tuned on
+    python -m benchmarks.truth_openai --files          # a row per file as well
+
+Each body is opened with ``load_session`` and replayed as sent; its estimate is what
+``ctxview inspect --json`` prints (``window.estimated_tokens``: system + tools + messages), its
+truth the response's prompt tokens (``prompt_tokens``, or ``input_tokens`` of the Responses API:
+cached tokens included). Printed: the median and p90 of ``|estimate - recorded| / recorded``
+
+* over **text** bodies: no image, file or audio part, no server-side tool (``web_search``,
+  ``file_search``, ``code_interpreter``, ``image_generation``, ``mcp``: their results are billed
+  as input the body does not hold), not continuing a stored response (``previous_response_id``:
+  the earlier turns are billed, not in the file);
+* over **all** bodies with recorded usage.
+
+The split (``held-out`` when the SHA-1 of the file name is 0 mod 4) was fixed before looking at
+any figure. The Codex rollouts of ``tests/acceptance/codex`` are not measured: the real ones are
+published with their text replaced (their token counts are the originals'), the others are
+synthetic.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1] / "tests" / "acceptance"
+SERVER_TOOLS = ("web_search", "file_search", "code_interpreter", "image_generation", "mcp")
+MEDIA = ('"image_url"', '"input_image"', '"input_file"', '"file"', '"input_audio"', '"file_data"')
+
+
+def held_out(name: str) -> bool:
+    return int(hashlib.sha1(name.encode()).hexdigest(), 16) % 4 == 0
+
+
+def _text_only(body: dict[str, Any]) -> bool:
+    raw = json.dumps(body)
+    if any(k in raw for k in MEDIA) or body.get("previous_response_id"):
+        return False
+    tools = body.get("tools") or []
+    return not any(
+        isinstance(t, dict) and str(t.get("type", "")).startswith(SERVER_TOOLS) for t in tools
+    )
+
+
+def rows() -> list[dict[str, Any]]:
+    from ctxview.core.providers.openai import usage
+    from ctxview.sessions import load_session
+    from ctxview.sessions.replay import replay
+
+    out = []
+    for folder in ("openai_chat", "openai_responses"):
+        for path in sorted((ROOT / folder).glob("*.json")):
+            resp = ROOT / folder / "responses" / path.name
+            if not resp.exists():
+                continue
+            u = json.loads(resp.read_text()).get("usage")
+            recorded = usage(u) if isinstance(u, dict) else None
+            if recorded is None or recorded.prompt == 0:
+                continue
+            body = json.loads(path.read_text())
+            summary = replay(load_session(path), as_sent=True).summary()
+            out.append(
+                {
+                    "file": f"{folder}/{path.name}",
+                    "estimate": summary["window"]["estimated_tokens"],
+                    "recorded": recorded.prompt,
+                    "text": _text_only(body),
+                    "held_out": held_out(path.name),
+                }
+            )
+    return out
+
+
+def _figures(rs: list[dict[str, Any]]) -> str:
+    errs = sorted(abs(r["estimate"] - r["recorded"]) / r["recorded"] for r in rs)
+    if not errs:
+        return "no files"
+    med = errs[len(errs) // 2]
+    p90 = errs[int(0.9 * (len(errs) - 1))]
+    return f"{len(errs):3d} bodies · median {med:6.1%} · p90 {p90:7.1%}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--set", choices=("tune", "held-out"), help="one side of the split")
+    ap.add_argument("--files", action="store_true", help="a row per file as well")
+    args = ap.parse_args(argv)
+    rs = rows()
+    if args.set:
+        rs = [r for r in rs if r["held_out"] == (args.set == "held-out")]
+    for api in ("openai_chat", "openai_responses"):
+        mine = [r for r in rs if r["file"].startswith(api + "/")]
+        print(f"{api:17s} text: {_figures([r for r in mine if r['text']])}")
+        print(f"{api:17s} all:  {_figures(mine)}")
+    if args.files:
+        for r in rs:
+            flag = "text" if r["text"] else "    "
+            print(f"  {flag} {r['estimate']:>7,} vs {r['recorded']:>7,}  {r['file']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

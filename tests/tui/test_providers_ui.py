@@ -1,0 +1,46 @@
+"""The header names the provider of a session that is not Anthropic's, and what its file
+cannot show; an Anthropic session's header is unchanged."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.support.apphelp import make_app, settle
+from tests.support.paths import ACCEPTANCE, ROOT
+
+CODEX = next((ACCEPTANCE / "codex").glob("localpush_rollout-2026-02-23T20-34*.jsonl"))
+
+
+async def test_the_header_names_openai_and_the_model() -> None:
+    app = make_app(str(CODEX))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.sub_title.startswith("OpenAI · gpt-5.3-codex · ")
+        # the checker is the session provider's (the Responses API's pairing rules)
+        assert app.model.checker.rules.provider == "openai-responses"
+
+
+async def test_a_continued_response_says_its_earlier_turns_are_not_in_the_file(
+    tmp_path: Path,
+) -> None:
+    body = {
+        "model": "gpt-5",
+        "previous_response_id": "resp_123",
+        "input": [{"type": "function_call_output", "call_id": "call_1", "output": "42"}],
+    }
+    path = tmp_path / "continued.json"
+    path.write_text(json.dumps(body))
+    app = make_app(str(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.sub_title.startswith("OpenAI · continues a stored response · gpt-5")
+        # its output answers a call of the stored response: no error
+        assert not [p for p in app.model.problems if p.severity == "error"]
+
+
+async def test_an_anthropic_header_names_the_model_alone() -> None:
+    app = make_app(str(ROOT / "sample_sessions" / "agent_loop.json"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.sub_title.startswith(app.model.model + " · ")

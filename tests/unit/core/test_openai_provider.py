@@ -1,0 +1,146 @@
+"""The OpenAI provider: usage in canonical counts, the prefix cache in 128-token steps with no
+write charge, its rule sets (Chat Completions' merged-turn pairing, the Responses API's pairing
+across the input) and the body writer giving each message's wire item back."""
+
+from __future__ import annotations
+
+from ctxview.core.pricing import PriceTable
+from ctxview.core.protocol import check_protocol
+from ctxview.core.providers import openai
+from ctxview.core.providers.base import BodyParts, Usage
+from ctxview.core.providers.openai_wire import chat_message, responses_item
+from ctxview.core.providers.registry import price_table, provider
+from ctxview.core.requests.cache import PromptCache
+
+
+def test_cached_tokens_are_a_part_of_the_prompt() -> None:
+    chat = {
+        "prompt_tokens": 3000,
+        "completion_tokens": 7,
+        "prompt_tokens_details": {"cached_tokens": 1920},
+    }
+    u = openai.usage(chat)
+    # 3,000 tokens cacheable up to 2,944 (1,024 + 15 x 128): 1,920 read, 1,024 written, 56 past
+    assert u == Usage(56, 1920, 1024, 0, 7)
+    assert u.prompt == 3000
+    resp = {"input_tokens": 500, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 3}
+    assert openai.usage(resp) == Usage(500, 0, 0, 0, 3)  # below the minimum: nothing cached
+    codex = {"input_tokens": 44218, "cached_input_tokens": 42880, "output_tokens": 96}
+    assert openai.usage(codex).cache_read == 42880
+    assert (
+        openai.usage({"prompt_tokens": 10, "prompt_tokens_details": {"cached_tokens": 11}}) is None
+    )
+    assert openai.usage({"prompt_tokens": -1}) is None
+
+
+def test_a_cached_prefix_is_read_in_whole_steps_and_priced_without_a_write_charge() -> None:
+    cache = PromptCache(price_table(), 0, rules=openai.CACHE)
+    key = ("gpt-5", None, None)
+    first = cache.settle(key, None, 300.0, 1, 2000, None, None, "", 0, None, prefix=lambda q: 0)
+    assert first[:3] == (0, 1920, 80)  # 1,024 + 7 x 128 written, the rest past the last step
+    second = cache.settle(key, None, 300.0, 2, 3000, None, None, "", 0, None, prefix=lambda q: 2000)
+    assert second[0] == 1920  # the previous prompt, down to its last whole step
+    price = PriceTable(books=(openai.PRICE_BOOK,)).get("gpt-5-2025-08-07")
+    assert price is not None and price.cache_write_5m == price.input
+    assert not cache.min_notes  # the minimum is documented
+
+
+def test_chat_rules_pair_tool_messages_with_the_assistant_before_them() -> None:
+    wire = [
+        {"role": "user", "content": "hi"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            ],
+        },
+        {"role": "user", "content": "wait"},
+        {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+    ]
+    msgs = [chat_message(m) for m in wire]
+    found = check_protocol(msgs, rules=openai.CHAT_RULES)
+    # the user message between them closes the run: the call is unanswered, the tool message
+    # answers nothing (Anthropic's merged turns accept the same messages)
+    assert [(p.code, p.index) for p in found] == [
+        ("unanswered_tool_use", 1),
+        ("orphan_tool_result", 3),
+    ]
+    assert found[0].message.endswith("did not have response messages: c1")
+    assert not [p for p in check_protocol(msgs) if p.severity == "error"]
+    both = [msgs[0], msgs[1], msgs[3], msgs[3]]
+    assert [p.code for p in check_protocol(both, rules=openai.CHAT_RULES)] == [
+        "duplicate_tool_result"
+    ]
+    other = chat_message({"role": "tool", "tool_call_id": "zz", "content": "?"})
+    found = check_protocol([msgs[0], msgs[1], msgs[3], other], rules=openai.CHAT_RULES)
+    assert [p.message for p in found] == [
+        "Invalid parameter: 'tool_call_id' of 'zz' not found in 'tool_calls' of previous message."
+    ]
+    assert check_protocol(msgs[:2], rules=openai.CHAT_RULES) == []  # the last one waits
+    # Anthropic's own rules (an assistant message first, an empty one) are not OpenAI's
+    ok = [
+        chat_message({"role": "assistant", "content": ""}),
+        chat_message({"role": "user", "content": "x"}),
+    ]
+    assert check_protocol(ok, rules=openai.CHAT_RULES) == []
+    assert check_protocol(ok) != []
+
+
+def test_responses_rules_pair_by_call_id_across_the_input() -> None:
+    items = [
+        {"role": "user", "content": "go"},
+        {"type": "function_call", "call_id": "a", "name": "f", "arguments": "{}"},
+        {
+            "type": "message",
+            "role": "developer",
+            "content": [{"type": "input_text", "text": "note"}],
+        },
+        {"type": "function_call_output", "call_id": "a", "output": "done"},
+        {"type": "function_call_output", "call_id": "b", "output": "?"},
+        {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"},
+        {"role": "user", "content": "next"},
+    ]
+    msgs = [responses_item(i) for i in items]
+    found = check_protocol(msgs, rules=openai.RESPONSES_RULES)
+    assert [(p.code, p.index, p.message) for p in found] == [
+        ("orphan_tool_result", 4, "No tool call found for function call output with call_id b."),
+        ("unanswered_tool_use", 5, "No tool output found for function call c."),
+    ]
+    # a body continuing a stored response: its outputs may answer calls the file lacks
+    assert [p.code for p in check_protocol(msgs, rules=openai.CONTINUED_RULES)] == [
+        "unanswered_tool_use"
+    ]
+    # the last response's calls wait for their outputs (the next request holds them)
+    assert check_protocol(msgs[:2], rules=openai.RESPONSES_RULES) == []
+
+
+def test_the_body_writer_gives_wire_items_back_and_writes_changed_messages() -> None:
+    wire = [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": [{"type": "text", "text": "hi"}], "name": "kept"},
+    ]
+    msg = chat_message(wire[1])
+    parts = BodyParts(
+        "gpt-5",
+        [msg],
+        [{"wire": wire[1]}],
+        system="be brief",
+        params={"temperature": 0},
+        format=openai.CHAT,
+        system_wire=wire[:1],
+    )
+    body = provider("openai").write_body(parts)
+    assert body == {"model": "gpt-5", "temperature": 0, "messages": wire}
+    edited = {"role": "user", "content": [{"type": "text", "text": "changed"}]}
+    body = provider("openai").write_body(
+        BodyParts("gpt-5", [edited], [{"wire": wire[1]}], system="new", format=openai.CHAT)
+    )
+    assert body["messages"] == [
+        {"role": "system", "content": "new"},
+        {"role": "user", "content": "changed"},
+    ]
+    responses = provider("openai").write_body(
+        BodyParts("gpt-5", [responses_item("hello")], [{"wire": "hello"}], format=openai.RESPONSES)
+    )
+    assert responses == {"model": "gpt-5", "input": "hello"}

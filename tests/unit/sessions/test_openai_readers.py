@@ -1,0 +1,162 @@
+"""The OpenAI readers: detection by content, one canonical message per wire message or item
+with the item kept, the leading system messages as the system prompt, Codex rollouts' usage,
+responses and compactions, and clear errors naming the file and place."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ctxview.sessions import SessionError, load_session
+
+PNG = (
+    "data:image/png;base64,"
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
+
+
+def _write(tmp_path: Path, name: str, data: object) -> Path:
+    path = tmp_path / name
+    path.write_text(data if isinstance(data, str) else json.dumps(data))
+    return path
+
+
+def test_a_chat_body_is_told_from_an_anthropic_one(tmp_path: Path) -> None:
+    chat = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}
+    anthropic = {"model": "claude-opus-4-6", "max_tokens": 5, "messages": chat["messages"]}
+    by_role = {
+        "messages": [{"role": "developer", "content": "x"}, {"role": "user", "content": "hi"}]
+    }
+    assert load_session(_write(tmp_path, "a.json", chat)).format == "openai-chat"
+    assert load_session(_write(tmp_path, "b.json", anthropic)).format == "request"
+    assert load_session(_write(tmp_path, "c.json", by_role)).provider == "openai"
+    responses = {"model": "gpt-5", "input": "hello"}
+    assert load_session(_write(tmp_path, "d.json", responses)).format == "openai-responses"
+
+
+def test_chat_messages_become_one_canonical_message_each(tmp_path: Path) -> None:
+    wire = [
+        {"role": "system", "content": "be brief"},
+        {"role": "developer", "content": [{"type": "text", "text": "use tools"}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "look"},
+                {"type": "image_url", "image_url": {"url": PNG, "detail": "low"}},
+                {"type": "input_audio", "input_audio": {"data": "AAA", "format": "wav"}},
+                {"type": "file", "file": {"file_id": "file-1", "filename": "a.pdf"}},
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "f", "arguments": '{"x": 1}'},
+                },
+                {
+                    "id": "c2",
+                    "type": "function",
+                    "function": {"name": "g", "arguments": "not json"},
+                },
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "one"},
+        {"role": "tool", "tool_call_id": "c2", "content": [{"type": "text", "text": "two"}]},
+        {"role": "system", "content": "later"},
+    ]
+    s = load_session(_write(tmp_path, "chat.json", {"model": "gpt-4o", "messages": wire}))
+    assert s.system == "be brief\n\nuse tools" and s.system_wire == wire[:2]
+    assert [m["role"] for m in s.messages] == ["user", "assistant", "user", "user", "system"]
+    assert [meta["wire"] for meta in s.metas] == wire[2:]
+    blocks = s.messages[0]["content"]
+    assert blocks[1]["source"] == {"type": "base64", "media_type": "image/png", "data": PNG[22:]}
+    assert blocks[2]["type"] == "input_audio"  # kept as it is
+    assert blocks[3] == {
+        "type": "document",
+        "source": {"type": "file", "file_id": "file-1"},
+        "title": "a.pdf",
+    }
+    uses = s.messages[1]["content"]
+    assert uses[0]["input"] == {"x": 1} and uses[1]["input"] == {"arguments": "not json"}
+    assert s.messages[3]["content"][0]["tool_use_id"] == "c2"
+
+
+def test_a_responses_body_keeps_its_items_and_says_what_it_continues(tmp_path: Path) -> None:
+    body = {
+        "model": "gpt-5",
+        "instructions": "be brief",
+        "previous_response_id": "resp_1",
+        "input": [
+            {"type": "function_call_output", "call_id": "c0", "output": "from before"},
+            {"type": "reasoning", "summary": [{"type": "summary_text", "text": "hm"}]},
+            {"type": "web_search_call", "id": "ws_1", "status": "completed"},
+            {"role": "user", "content": [{"type": "input_image", "file_id": "file-2"}]},
+        ],
+    }
+    s = load_session(_write(tmp_path, "r.json", body))
+    assert s.system == "be brief" and "previous_response_id" in s.request_params
+    assert [m["role"] for m in s.messages] == ["user", "assistant", "assistant", "user"]
+    assert s.messages[1]["content"][0] == {"type": "thinking", "thinking": "hm", "signature": ""}
+    assert s.messages[2]["content"][0]["type"] == "web_search_call"
+    assert any("not in the file" in w for w in s.warnings)
+
+
+def test_a_codex_rollout_reads_responses_usage_and_a_compaction(tmp_path: Path) -> None:
+    def line(kind: str, payload: dict[str, object], t: str = "2026-01-01T00:00:00Z") -> str:
+        return json.dumps({"timestamp": t, "type": kind, "payload": payload})
+
+    usage = {"input_tokens": 3000, "cached_input_tokens": 1024, "output_tokens": 9}
+    count = {"type": "token_count", "info": {"total_token_usage": usage, "last_token_usage": usage}}
+    lines = [
+        line("session_meta", {"id": "s", "base_instructions": {"text": "system!"}}),
+        line("turn_context", {"model": "gpt-5-codex"}),
+        line("response_item", {"type": "message", "role": "user", "content": "go"}),
+        line("response_item", {"type": "reasoning", "summary": []}),
+        line(
+            "response_item",
+            {"type": "function_call", "call_id": "a", "name": "f", "arguments": "{}"},
+        ),
+        line("event_msg", count),
+        line("event_msg", count),  # the same usage again: one response
+        line("response_item", {"type": "function_call_output", "call_id": "a", "output": "ok"}),
+        "not json",
+        line("mystery", {}),
+        line(
+            "compacted",
+            {
+                "message": "",
+                "replacement_history": [
+                    {"type": "message", "role": "user", "content": "go"},
+                    {"type": "message", "role": "assistant", "content": "summary"},
+                ],
+            },
+        ),
+    ]
+    s = load_session(_write(tmp_path, "rollout-x.jsonl", "\n".join(lines) + "\n"))
+    assert (s.format, s.provider, s.system, s.model) == (
+        "codex",
+        "openai",
+        "system!",
+        "gpt-5-codex",
+    )
+    assert len(s.messages) == 6
+    assert s.metas[1]["usage"]["cache_read_input_tokens"] == 1024
+    assert s.metas[2].get("same_response") and "usage" not in s.metas[2]
+    assert s.skipped_lines == [9, 10] and "unknown record type" in s.skipped_reasons[10]
+    assert s.metas[4]["compact_boundary"]["line"] == 11 and s.metas[5]["compacted_history"]
+
+
+def test_bad_openai_input_is_a_clear_error(tmp_path: Path) -> None:
+    bad = {"model": "gpt-4o", "messages": [{"role": "user", "content": "x"}, 7]}
+    with pytest.raises(SessionError, match=r"b\.json: messages\[1\]: expected an object"):
+        load_session(_write(tmp_path, "b.json", bad))
+    with pytest.raises(SessionError, match=r"c\.json: input\[0\]: expected an object"):
+        load_session(_write(tmp_path, "c.json", {"input": [3]}))
+    only_events = json.dumps({"timestamp": "t", "type": "session_meta", "payload": {}})
+    with pytest.raises(SessionError, match="no messages found in this Codex session"):
+        load_session(_write(tmp_path, "rollout-e.jsonl", only_events + "\n" + only_events))
