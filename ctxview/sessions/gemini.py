@@ -18,7 +18,7 @@ the message's meta (``meta["wire"]``) so a request body is written back as it wa
 **Function calls and responses** are paired the way the API pairs them: a ``functionResponse``
 answers a call of the latest model turn with function calls, by ``id`` when the response carries
 one that a call of that turn has; otherwise by order and name, the first call of that name not
-answered yet. A call without an ``id`` gets one that names its place (``name#turn.part``); a
+answered yet and not named by id by another response of the same turn. A call without an ``id`` gets one that names its place (``name#turn.part``); a
 response that answers no call keeps its own ``id``, or one naming its place, so the protocol
 check reports it as the API would.
 
@@ -116,10 +116,17 @@ class Pairing:
     def __init__(self) -> None:
         self.calls: list[tuple[str, str]] = []  # (name, id) in order
         self.answered: set[int] = set()
+        #: calls a response of the turn being read names by id: not for another response to
+        #: take by order and name
+        self.reserved: set[int] = set()
 
     def new_turn(self) -> None:
         self.calls = []
         self.answered = set()
+        self.reserved = set()
+
+    def reserve(self, ids: set[str]) -> None:
+        self.reserved = {k for k, (_, cid) in enumerate(self.calls) if cid in ids}
 
     def call(self, name: str, given: Any, where: str) -> str:
         cid = given if isinstance(given, str) and given else f"{name}#{where}"
@@ -133,7 +140,7 @@ class Pairing:
                     self.answered.add(k)
                     return cid
         for k, (cname, cid) in enumerate(self.calls):
-            if cname == name and k not in self.answered:
+            if cname == name and k not in self.answered and k not in self.reserved:
                 self.answered.add(k)
                 return cid
         return given if isinstance(given, str) and given else f"{name}#{where}!unanswered"
@@ -242,6 +249,16 @@ def content_message(
         for p in parts
     ):
         pairing.new_turn()
+    if not model:
+        pairing.reserve(
+            {
+                str(answer.get("id"))
+                for p in parts
+                if isinstance(p, Mapping)
+                and isinstance(answer := _get(p, "functionResponse", "function_response"), Mapping)
+                and isinstance(answer.get("id"), str)
+            }
+        )
     server: list[str] = []
     blocks = [part_block(p, pairing, f"{index}.{j}", server) for j, p in enumerate(parts)]
     meta: dict[str, Any] = {"wire": content}
@@ -283,11 +300,20 @@ def read_request(path: str, text: str, data: Any) -> LoadedSession:
         tools = [tools]
     elif not isinstance(tools, list):
         raise ValueError(f"tools: expected an array, got {_kind(tools)}")
+    warnings = []
+    cached = data.get("cachedContent", data.get("cached_content"))
+    if isinstance(cached, str):
+        warnings.append(
+            f"this request continues the explicit cache {cached}: the cached contents (and any "
+            "system instruction and tools stored with them) come before these messages and are "
+            "not in the file; the response's cachedContentTokenCount counts them"
+        )
     return LoadedSession(
         path,
         FORMAT,
         messages,
         metas,
+        warnings=warnings,
         system=system_of(instruction, "systemInstruction"),
         tools=tools,
         model=model_of_uri(data.get("model")),

@@ -55,8 +55,9 @@ def is_log_head(record: Any) -> bool:
 
 
 def _parts(value: Any) -> list[Any]:
-    """A ``PartListUnion`` (a string, a part, or a list of either) as a list of parts."""
-    if value is None:
+    """A ``PartListUnion`` (a string, a part, or a list of either) as a list of parts; an empty
+    one (``""``: a model record with tool calls and no text) is no part, as the CLI sends it."""
+    if value is None or value == "":
         return []
     if isinstance(value, str):
         return [{"text": value}]

@@ -56,11 +56,12 @@ FORMATS = (
     "messages",
     "claude-code",
     "claude-code-web",
-    "gemini",
-    "gemini-cli",
     "openai-chat",
     "openai-responses",
     "codex",
+    "gemini",
+    "gemini-cli",
+    "otel",
 )
 
 MAX_BYTES = 2 * 1024**3
@@ -433,15 +434,21 @@ def _first_record(text: str) -> dict[str, Any] | None:
 
 def detect(path: str, text: str, data: Any | None) -> str:
     """The format name for a file's content (data = parsed JSON, or None if it is not JSON)."""
-    from ctxview.sessions import gemini, gemini_cli
+    from ctxview.sessions import gemini, gemini_cli, otel
     from ctxview.sessions.codex import is_codex_record
     from ctxview.sessions.openai_bodies import is_chat_body, is_responses_body
 
     if data is None:
+        if otel.looks_like_trace_log(text):
+            return "otel"
+        if gemini_cli.looks_like_log(text):
+            return "gemini-cli"
         first = _first_record(text)
         if first is not None and is_codex_record(first):
             return "codex"
-        return "gemini-cli" if gemini_cli.looks_like_log(text) else "claude-code"
+        return "claude-code"
+    if otel.is_trace(data):
+        return "otel"
     if gemini.is_request(data) or gemini.is_response(data):
         return "gemini"
     if gemini_cli.is_session(data) or (isinstance(data, dict) and gemini_cli.is_log_head(data)):
@@ -868,18 +875,6 @@ def _read_old_recording(path: str, requests: list[Any]) -> LoadedSession:
     return proxylog.open_recording(path, records, bad, {}, None)
 
 
-def _read_gemini(path: str, text: str, data: Any) -> LoadedSession:
-    from ctxview.sessions import gemini
-
-    return gemini.read(path, text, data)
-
-
-def _read_gemini_cli(path: str, text: str, data: Any) -> LoadedSession:
-    from ctxview.sessions import gemini_cli
-
-    return gemini_cli.read(path, text, data, jsonl_record)
-
-
 def _read_openai_chat(path: str, text: str, data: Any) -> LoadedSession:
     from ctxview.sessions.openai_bodies import read_chat
 
@@ -916,15 +911,34 @@ def _read_codex(path: str, text: str, data: Any) -> LoadedSession:
     return read_codex(path, records, skipped)
 
 
+def _read_gemini(path: str, text: str, data: Any) -> LoadedSession:
+    from ctxview.sessions import gemini
+
+    return gemini.read(path, text, data)
+
+
+def _read_gemini_cli(path: str, text: str, data: Any) -> LoadedSession:
+    from ctxview.sessions import gemini_cli
+
+    return gemini_cli.read(path, text, data, jsonl_record)
+
+
+def _read_otel(path: str, text: str, data: Any) -> LoadedSession:
+    from ctxview.sessions import otel
+
+    return otel.read(path, text, data, jsonl_record)
+
+
 READERS: dict[str, Callable[[str, str, Any], LoadedSession]] = {
     "ctxview": _read_ctxview,
     "request": _read_request,
     "messages": _read_messages,
     "claude-code": _read_claude_code,
     "claude-code-web": _read_web,
-    "gemini": _read_gemini,
-    "gemini-cli": _read_gemini_cli,
     "openai-chat": _read_openai_chat,
     "openai-responses": _read_openai_responses,
     "codex": _read_codex,
+    "gemini": _read_gemini,
+    "gemini-cli": _read_gemini_cli,
+    "otel": _read_otel,
 }

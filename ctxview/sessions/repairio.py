@@ -8,7 +8,8 @@ written:
 * a ctxview session: the same session, whose transcript keeps every message; changed messages
   hold the sent version and keep the original under ``meta.original`` (``meta.edited`` names the
   fix), dropped ones leave the window (``meta.edited``), inserted answers become new records;
-* a Claude Code transcript (which ctxview cannot write): the request body of the repaired window.
+* a Claude Code transcript (which ctxview cannot write): the request body of the repaired window;
+* a file of another API (Gemini, OpenAI): that API's request body of the repaired window.
 
 Headless: no Textual, no SDK.
 """
@@ -141,4 +142,36 @@ def repair_replay(rep: Session, defaults: dict[str, Any]) -> RepairedFile:
         return RepairedFile(result, "messages", result.messages, window_ids)
     if fmt == "ctxview":
         return RepairedFile(result, "ctxview", _edited_session(rep, result), window_ids)
+    if rep.provider != "anthropic":
+        return RepairedFile(result, fmt, _provider_body(rep, result, window, defaults), window_ids)
     return RepairedFile(result, "request", request_document(rep, result, defaults), window_ids)
+
+
+def _provider_body(
+    rep: Session, result: RepairResult, window: list[Any], defaults: dict[str, Any]
+) -> dict[str, Any]:
+    """Another API's request body of the repaired window, in that API's own form (a Gemini
+    file is repaired into a Gemini body, never silently into a Messages API one): a message the
+    repair left as it was keeps its wire item, a changed or inserted one is written from its
+    blocks."""
+    from ctxview.core.providers.base import BodyParts
+    from ctxview.core.providers.registry import provider
+
+    session = rep.session
+    ids = [mid for mid, _ in rep.context.entries()]
+    metas: list[Any] = []
+    for k, o in enumerate(result.origin):
+        same = o is not None and result.messages[k] == window[o]
+        metas.append(rep.transcript[ids[o]].meta if same and o is not None else {})
+    return provider(rep.provider).write_body(
+        BodyParts(
+            model=rep.model_name(defaults),
+            messages=result.messages,
+            metas=metas,
+            system=result.system,
+            tools=session.tools,
+            params=session.request_params,
+            format=session.format,
+            system_wire=session.system_wire,
+        )
+    )

@@ -62,6 +62,16 @@ def test_recorded_body_opens_whole_and_clean(path: Path) -> None:
         assert body == data
 
 
+@pytest.mark.parametrize(
+    "path", [p for p in GEMINI if "_req" in p.name and "_resp" not in p.name], ids=lambda p: p.name
+)
+def test_export_gives_the_recorded_body_back(
+    path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["export", str(path)]) == 0
+    assert json.loads(capsys.readouterr().out) == json.loads(path.read_text())
+
+
 @pytest.mark.parametrize("path", CLI, ids=lambda p: p.name)
 def test_gemini_cli_session_opens_whole_and_clean(path: Path) -> None:
     session = load_session(path)

@@ -22,7 +22,7 @@ from typing import Any
 
 from ctxview.core.cache_rules import Minimum
 from ctxview.core.pricing import Price, PriceBook
-from ctxview.core.protocol import Rule, RuleSet
+from ctxview.core.protocol import Problem, Rule, RuleSet
 from ctxview.core.providers.base import BodyParts, CacheModel, Provider, TokenModel, Usage
 from ctxview.core.tokens import _json_len
 from ctxview.core.usage import MAX_RECORDED_TOKENS
@@ -200,9 +200,10 @@ CACHE = CacheModel(
     minimum=minimum,
     step=1,
     write_charge=False,
-    # an explicit cache lives an hour unless its ``ttl`` says otherwise; implicit ones are not
-    # documented (the API keeps them "a short amount of time")
-    ttls={"explicit": 3600.0},
+    # how long an implicit cache lives is not documented (requests "in a short amount of time"
+    # hit it): five minutes assumed, as the other providers' prefix caches; an explicit cache
+    # lives an hour unless its ``ttl`` says otherwise
+    ttls={"5m": 300.0, "1h": 3600.0},
     key_field="cachedContent",
     source=CACHE_SOURCE,
     date=CACHE_DATE,
@@ -284,6 +285,47 @@ PRICE_BOOK = PriceBook(
 # -- rules ---------------------------------------------------------------------------------------
 
 _ISSUES = "https://github.com/google-gemini/gemini-cli/issues/"
+
+#: the API's text when a model turn with function calls does not follow a user turn (a user
+#: text turn, or a function response turn)
+CALL_TURN_ORDER = (
+    "Please ensure that function call turn comes immediately after a user turn or after a "
+    "function response turn."
+)
+
+
+def _calls(message: Any) -> list[str]:
+    content = message.get("content") if isinstance(message, Mapping) else None
+    if not isinstance(content, list):
+        return []
+    return [
+        str(b.get("id")) for b in content if isinstance(b, Mapping) and b.get("type") == "tool_use"
+    ]
+
+
+def call_turn_order(messages: Sequence[Any]) -> list[Problem]:
+    """A model turn with function calls comes after a user turn: a history must not start with
+    one (google-gemini/gemini-cli#11814: "when the sent conversation history starts with a
+    function call"). Consecutive model contents are one turn, as the API merges them (a recorded
+    request it accepted, ``pai_cross_provider_capability_replay_openai_responses_*_req5``, holds
+    two model contents with calls answered by one function response turn); a lone model turn is
+    a response, not a history."""
+    lead = 0
+    while lead < len(messages):
+        m = messages[lead]
+        if not isinstance(m, Mapping) or m.get("role") != "assistant":
+            break
+        lead += 1
+    if lead == len(messages):
+        return []
+    for i in range(lead):
+        ids = _calls(messages[i])
+        if ids:
+            text = f"{CALL_TURN_ORDER} (contents[{i}])"
+            return [Problem(i, "function_call_turn_order", "error", text, None, tuple(ids))]
+    return []
+
+
 RULES = RuleSet(
     "gemini",
     {
@@ -311,6 +353,7 @@ RULES = RuleSet(
             "400 INVALID_ARGUMENT, https://github.com/egoist/chatwise-releases/issues/250",
         ),
     },
+    checks=(call_turn_order,),
 )
 
 # -- request body --------------------------------------------------------------------------------

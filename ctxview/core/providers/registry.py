@@ -14,8 +14,8 @@ DEFAULT = "anthropic"
 
 _PROVIDERS: dict[str, Provider] = {
     anthropic.PROVIDER.name: anthropic.PROVIDER,
-    gemini.PROVIDER.name: gemini.PROVIDER,
     openai.PROVIDER.name: openai.PROVIDER,
+    gemini.PROVIDER.name: gemini.PROVIDER,
 }
 
 

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ctxview.core.protocol import check_protocol, errors
 from ctxview.core.providers.gemini import RULES
@@ -234,3 +236,109 @@ def test_a_bad_content_is_named_by_its_path(tmp_path: Path) -> None:
 
     with pytest.raises(SessionError, match=r"contents\[1\]\.parts: expected an array"):
         _open(tmp_path, {"contents": [{"parts": []}, {"parts": "x"}]})
+
+
+def test_a_history_that_starts_with_a_function_call_is_an_error() -> None:
+    messages, _ = contents_messages(
+        [
+            {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}}}]},
+            {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {}}}]},
+        ],
+        "contents",
+    )
+    [problem] = errors(check_protocol(messages, None, RULES))
+    assert (problem.code, problem.index) == ("function_call_turn_order", 0)
+    assert problem.message.startswith(
+        "Please ensure that function call turn comes immediately after a user turn or after a "
+        "function response turn."
+    )
+
+
+def test_consecutive_model_contents_are_one_turn_as_the_api_merges_them() -> None:
+    messages, _ = contents_messages(
+        [
+            {"role": "user", "parts": [{"text": "both"}]},
+            {"role": "model", "parts": [{"functionCall": {"id": "a", "name": "f", "args": {}}}]},
+            {"role": "model", "parts": [{"functionCall": {"id": "b", "name": "g", "args": {}}}]},
+            {
+                "role": "user",
+                "parts": [
+                    {"functionResponse": {"id": "a", "name": "f", "response": {}}},
+                    {"functionResponse": {"id": "b", "name": "g", "response": {}}},
+                ],
+            },
+        ],
+        "contents",
+    )
+    assert errors(check_protocol(messages, None, RULES)) == []
+
+
+def test_a_request_on_an_explicit_cache_says_what_the_file_cannot_show(tmp_path: Path) -> None:
+    session = _open(
+        tmp_path,
+        {
+            "cachedContent": "cachedContents/abc",
+            "contents": [{"role": "user", "parts": [{"text": "q"}]}],
+        },
+    )
+    assert "explicit cache cachedContents/abc" in session.warnings[0]
+    assert session.request_params["cachedContent"] == "cachedContents/abc"
+
+
+def test_repair_writes_a_gemini_body_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ctxview.cli import main
+
+    broken = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "weather?"}]},
+            {"role": "model", "parts": [{"functionCall": {"name": "weather", "args": {}}}]},
+            {"role": "user", "parts": [{"text": "and?"}]},
+        ],
+        "generationConfig": {"temperature": 0},
+    }
+    out = tmp_path / "fixed.json"
+    assert main(["repair", str(_open(tmp_path, broken).path), "-o", str(out)]) == 0
+    assert "(gemini, 1 fix)" in capsys.readouterr().err
+    fixed = json.loads(out.read_text())
+    assert fixed["generationConfig"] == {"temperature": 0}
+    assert fixed["contents"][:2] == broken["contents"][:2]  # unchanged turns as they were
+    answer = fixed["contents"][2]["parts"][0]["functionResponse"]
+    assert answer["name"] == "weather" and "error" in answer["response"]
+    assert errors(check_protocol(load_session(out).messages, None, RULES)) == []
+
+
+@given(
+    calls=st.lists(
+        st.tuples(st.sampled_from(["a", "b", "c"]), st.booleans()), min_size=1, max_size=6
+    ),
+    data=st.data(),
+)
+def test_every_call_answered_once_in_any_order_pairs_cleanly(
+    calls: list[tuple[str, bool]], data: st.DataObject
+) -> None:
+    """However the responses are ordered, and whether or not calls and responses carry ids,
+    a turn answering every call once pairs each response with a distinct call."""
+    with_ids = [(name, f"id{k}" if has_id else None) for k, (name, has_id) in enumerate(calls)]
+    answers = data.draw(st.permutations(with_ids))
+
+    def spec(name: str, cid: str | None, key: str, extra: dict[str, Any]) -> dict[str, Any]:
+        inner = {"name": name, **extra, **({"id": cid} if cid else {})}
+        return {key: inner}
+
+    contents = [
+        {"role": "user", "parts": [{"text": "go"}]},
+        {"role": "model", "parts": [spec(n, i, "functionCall", {"args": {}}) for n, i in with_ids]},
+        {
+            "role": "user",
+            "parts": [spec(n, i, "functionResponse", {"response": {}}) for n, i in answers],
+        },
+    ]
+    messages, _ = contents_messages(contents, "contents")
+    uses = [b["id"] for b in messages[1]["content"]]
+    results = [b["tool_use_id"] for b in messages[2]["content"]]
+    assert sorted(results) == sorted(uses)
+    # a response with an id answers the call of that id, whatever its place
+    assert all(r == i for r, (_, i) in zip(results, answers, strict=True) if i)
+    assert errors(check_protocol(messages, None, RULES)) == []

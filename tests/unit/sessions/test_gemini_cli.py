@@ -162,3 +162,15 @@ def test_a_bad_line_is_skipped_and_named(tmp_path: Path) -> None:
     session = load_session(path)
     assert session.skipped_lines == [2]
     assert len(session.messages) == 1
+
+
+def test_a_record_with_no_text_sends_no_text_part(tmp_path: Path) -> None:
+    # the CLI sends `content ? parts : []`: an empty content is no part (an empty text part is
+    # what the API refuses)
+    session = _open_json(
+        tmp_path,
+        [_record("u1", "user", "go"), _record("g1", "gemini", "", toolCalls=[_call("c1", "x")])],
+    )
+    assert session.metas[1]["wire"]["parts"] == [
+        {"functionCall": {"id": "c1", "name": "read_file", "args": {"path": "a"}}}
+    ]
