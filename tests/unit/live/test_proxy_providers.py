@@ -17,6 +17,7 @@ import pytest
 from google import genai
 from google.genai import types as gtypes
 
+from ctxview.core.providers.registry import provider
 from ctxview.live.proxy import route
 from tests.support.fake_api import FakeAPI, Response
 from tests.support.fake_providers import (
@@ -370,7 +371,10 @@ def test_summaries_of_openai_and_gemini_requests(up: Upstreams) -> None:
     line = summary_line(chat)
     # checked by OpenAI's rules; usage in the canonical counts (prompt_tokens holds the cached)
     assert " 200 json · openai · gpt-fake · 2 messages ~" in line and "tok ✓ valid" in line
-    assert "in 276 out 12 cache read 1024 write 0 · stop tool_calls" in line
+    u = provider("openai").usage(CHAT_USAGE)
+    assert u is not None and u.cache_read == 1024
+    figures = f"in {u.uncached} out 12 cache read 1024 write {u.cache_write}"
+    assert f"{figures} · stop tool_calls" in line
     mark = up.px.mark()
     orphan = [*MESSAGES, {"role": "tool", "tool_call_id": "call_x", "content": "?"}]
     with pytest.raises(openai.BadRequestError):
@@ -415,8 +419,9 @@ def test_a_gemini_conversation_recorded_opens_as_sent(up: Upstreams, tmp_path: P
     replies = [session.metas[1], session.metas[3]]
     assert [r["request"] for r in replies] == [lines[0]["id"], lines[1]["id"]]
     # Gemini's promptTokenCount holds the cached part: the canonical counts take it apart
-    assert replies[1]["usage"]["cache_read_input_tokens"] == 2048
-    assert replies[1]["usage"]["input_tokens"] == 2100 - 2048
+    counted = provider("gemini").usage(GEMINI_USAGE)
+    assert counted is not None and counted.cache_read == 2048
+    assert replies[1]["usage"] == counted.as_meta()
     assert replies[1]["model"] == "gemini-fake"
     assert [e["id"] for e in session.exchanges] == [x["id"] for x in lines]
 
@@ -473,9 +478,10 @@ def test_a_chat_completions_conversation_recorded_opens_as_sent(
         ("assistant", ["text"]),
     ]
     assert [session.metas[i].get("request") for i in (1, 3)] == [lines[0]["id"], lines[1]["id"]]
-    # prompt_tokens holds the cached part: the canonical counts take it apart
-    assert session.metas[3]["usage"]["input_tokens"] == 1300 - 1024
-    assert session.metas[3]["usage"]["cache_read_input_tokens"] == 1024
+    # prompt_tokens holds the cached part: the canonical counts (OpenAI's rule) take it apart
+    counted = provider("openai").usage(CHAT_USAGE)
+    assert counted is not None and counted.cache_read == 1024
+    assert session.metas[3]["usage"] == counted.as_meta()
 
 
 def test_a_responses_chain_recorded_opens_whole(up: Upstreams, tmp_path: Path) -> None:
