@@ -327,7 +327,8 @@ class Session:
                 if r.evicted_step is not None
             ],
             "problems": [p.to_dict() for p in problems],
-            "fixes": _fixes(window, self.system, problems),
+            # repair's fixes are the Messages API's (another provider's file is not repaired)
+            "fixes": _fixes(window, self.system, problems) if self.provider == "anthropic" else [],
             "skipped_lines": session.skipped_lines,
             # Claude Code: lines whose parent is not in the file, message lines on no branch
             "dangling_parents": session.dangling_parents,

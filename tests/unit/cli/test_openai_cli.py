@@ -50,8 +50,10 @@ def test_repair_refuses_another_apis_file(
     }
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(bad))
-    code, _, err = run(capsys, "inspect", str(path))
-    assert code == 1
+    code, out, _ = run(capsys, "inspect", str(path), "--json")
+    report = json.loads(out)
+    assert code == 1 and report["fixes"] == []  # no Messages API fix offered
+    assert [p["code"] for p in report["problems"]] == ["unanswered_tool_use"]
     out = tmp_path / "fixed.json"
     code, _, err = run(capsys, "repair", str(path), "-o", str(out))
     assert code == 2 and "openai session" in err and not out.exists()
