@@ -139,6 +139,9 @@ class LoadedSession:
     #: the wire messages the system prompt was read from (OpenAI Chat Completions: the leading
     #: system/developer messages), written back as they were while it is unchanged
     system_wire: list[Any] = field(default_factory=list)
+    #: a ctxview session saved from another provider's file: the format it was read from (the
+    #: body ``export`` writes: OpenAI's Chat Completions or Responses)
+    wire_format: str | None = None
 
     def skipped(self) -> list[dict[str, Any]]:
         """``[{"line": n, "reason": why}]`` for every skipped line, in order."""

@@ -830,6 +830,7 @@ def _read_ctxview(path: str, text: str, data: Any) -> LoadedSession:
         as_sent = "proxy"
     if as_sent == "proxy" and isinstance(data.get("requests"), list):
         return _read_old_recording(path, data["requests"])
+    provider, wire_format, system_wire = _provider_settings(settings)
     return LoadedSession(
         path,
         "ctxview",
@@ -855,7 +856,28 @@ def _read_ctxview(path: str, text: str, data: Any) -> LoadedSession:
         saved_step=step if isinstance(step, int) else None,
         as_sent_format=as_sent,
         saved_pinned=saved_pinned,
+        provider=provider,
+        wire_format=wire_format,
+        system_wire=system_wire,
     )
+
+
+def _provider_settings(settings: dict[str, Any]) -> tuple[str, str | None, list[Any]]:
+    """(provider, wire format, system wire messages) of a saved session's settings."""
+    from ctxview.core.providers.registry import names
+
+    provider = settings.get("provider", "anthropic")
+    if provider not in names():
+        raise ValueError(
+            f"settings.provider: unknown provider {provider!r:.60} (known: {', '.join(names())})"
+        )
+    wire_format = settings.get("wire_format")
+    if wire_format is not None and wire_format not in FORMATS:
+        raise ValueError(f"settings.wire_format: unknown format {wire_format!r:.60}")
+    system_wire = settings.get("system_wire") or []
+    if not isinstance(system_wire, list):
+        raise ValueError(f"settings.system_wire: expected an array, got {_kind(system_wire)}")
+    return provider, wire_format, system_wire
 
 
 def _read_old_recording(path: str, requests: list[Any]) -> LoadedSession:

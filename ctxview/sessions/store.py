@@ -82,10 +82,16 @@ def session_document(
     title: str | None = None,
     request_params: dict[str, Any] | None = None,
     as_sent: str | None = None,
+    provider: str = "anthropic",
+    wire_format: str | None = None,
+    system_wire: list[Any] | None = None,
 ) -> dict[str, Any]:
     """The JSON document of a session (settings, full transcript, live window).
 
-    ``as_sent``: the recorded format when the session is shown as it was sent (reopened so)."""
+    ``as_sent``: the recorded format when the session is shown as it was sent (reopened so).
+    ``provider``, ``wire_format``, ``system_wire``: a session of another API than Anthropic's
+    (``ctxview.core.providers``), the body format it was read from and its system prompt's wire
+    messages: it reopens under its provider's rules and exports its body."""
     records = [
         record_item(rec.id, rec.message, rec.meta, rec.added_step, rec.evicted_step)
         for rec in transcript.records
@@ -103,6 +109,11 @@ def session_document(
     }
     if as_sent:
         settings["as_sent"] = as_sent
+    if provider != "anthropic":
+        settings["provider"] = provider
+        settings["wire_format"] = wire_format
+        if system_wire:
+            settings["system_wire"] = system_wire
     if context.edits_messages or context.context_editing != DEFAULT_EDITING:
         settings["context_editing"] = context.context_editing.to_dict()
     return document(

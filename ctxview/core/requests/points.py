@@ -24,7 +24,7 @@ from ctxview.core.calibrate import (
 )
 from ctxview.core.compaction import claude_code_compaction, has_compaction
 from ctxview.core.protocol import RuleSet
-from ctxview.core.providers.base import CacheModel
+from ctxview.core.providers.base import CacheModel, Provider
 from ctxview.core.requests.types import (
     CALIBRATED_FORMATS,
     REDUNDANT_MIN_CHARS,
@@ -40,17 +40,22 @@ from ctxview.core.usage import _recorded
 def session_rules(session: SessionLike) -> RuleSet:
     """The protocol rules a session's requests are checked by: its provider's, for its format
     (``ctxview.core.providers``)."""
-    from ctxview.core.providers.registry import provider_of_format
-
-    fmt = session.format
-    return provider_of_format(fmt).rules_for(fmt, getattr(session, "request_params", None) or {})
+    fmt = getattr(session, "wire_format", None) or session.format
+    params = getattr(session, "request_params", None) or {}
+    return _provider(session).rules_for(fmt, params)
 
 
 def session_cache(session: SessionLike) -> CacheModel:
     """The prompt cache a session's requests go through: its provider's."""
-    from ctxview.core.providers.registry import provider_of_format
+    return _provider(session).cache
 
-    return provider_of_format(session.format).cache
+
+def _provider(session: SessionLike) -> Provider:
+    """A session's provider: the one it names (``LoadedSession.provider``), else its format's."""
+    from ctxview.core.providers.registry import provider, provider_of_format
+
+    name = getattr(session, "provider", None)
+    return provider(name) if isinstance(name, str) else provider_of_format(session.format)
 
 
 # -- where the requests are ------------------------------------------------------------------

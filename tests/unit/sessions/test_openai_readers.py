@@ -160,3 +160,51 @@ def test_bad_openai_input_is_a_clear_error(tmp_path: Path) -> None:
     only_events = json.dumps({"timestamp": "t", "type": "session_meta", "payload": {}})
     with pytest.raises(SessionError, match="no messages found in this Codex session"):
         load_session(_write(tmp_path, "rollout-e.jsonl", only_events + "\n" + only_events))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {
+            "model": "gpt-4o",
+            "temperature": 0,
+            "messages": [
+                {"role": "developer", "content": "be brief"},
+                {"role": "user", "content": "hi"},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "f", "arguments": "{}"},
+                        }
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+            ],
+        },
+        {
+            "model": "gpt-5",
+            "instructions": "be brief",
+            "input": [
+                {"role": "user", "content": "hi"},
+                {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+                {"type": "function_call_output", "call_id": "c1", "output": "ok"},
+            ],
+        },
+    ],
+    ids=["chat", "responses"],
+)
+def test_a_saved_openai_session_reopens_as_openai_and_exports_its_body(
+    tmp_path: Path, body: dict[str, object]
+) -> None:
+    from ctxview.sessions.replay import replay
+
+    rep = replay(load_session(_write(tmp_path, "body.json", body)), as_sent=True)
+    saved = _write(tmp_path, "saved.json", rep.document({"max_tokens": 4096}))
+    again = replay(load_session(saved), as_sent=True)
+    assert (again.session.format, again.provider) == ("ctxview", "openai")
+    assert again.request_body({}) == body
+    assert again.protocol_rules is rep.protocol_rules
