@@ -183,7 +183,7 @@ class Rates:
 DEFAULT_RATES = Rates()
 #: the formats whose recorded usage calibrates the token estimates (a Claude Code transcript:
 #: its windows grew by appending, so request-to-request deltas measure the added messages)
-CALIBRATED_FORMATS = ("claude-code", "claude-code-web", "codex")
+CALIBRATED_FORMATS = ("claude-code", "claude-code-web", "codex", "gemini-cli", "otel")
 
 
 @dataclass

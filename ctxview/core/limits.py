@@ -42,6 +42,10 @@ MODEL_CONTEXT: dict[str, int] = {
     "default": _200K,
 }
 
+#: Gemini 2.0 to 3.x take 1,048,576 input tokens (the Gemini API's model pages; models.dev @
+#: f3fc692 providers/google/models/*.toml ``context``)
+GEMINI_CONTEXT = 1_048_576
+
 OVER_CONTEXT_CODE = "over_context_window"
 _SIZES: dict[str | None, int] = {}
 
@@ -56,6 +60,8 @@ def context_size(model: str | None) -> int:
             found = MODEL_CONTEXT["default"]
         elif model.strip().lower().endswith("[1m]"):
             found = _1M
+        elif model.strip().lower().rsplit("/", 1)[-1].startswith("gemini-"):
+            found = GEMINI_CONTEXT
         else:
             found = MODEL_CONTEXT.get(normalise_model(model), MODEL_CONTEXT["default"])
         if len(_SIZES) < 1000:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from datetime import UTC
 from typing import Any
 
 from ctxview.sessions import gemini
@@ -248,6 +249,7 @@ class _Call:
         self.span = span
         self.attrs = attrs
         self.start = _nanos(span.get("startTimeUnixNano"))
+        self.end = _nanos(span.get("endTimeUnixNano")) or self.start
         self.inputs: list[Any] = []
         self.outputs: list[Any] = []
         self.system: list[Any] = []
@@ -318,6 +320,19 @@ def _shape(message: Mapping[str, Any]) -> str:
         if isinstance(b, Mapping)
     ]
     return json.dumps([message.get("role"), blocks], sort_keys=True, default=str)
+
+
+def _iso(nanos: int) -> dict[str, str]:
+    """``{"timestamp": ISO 8601}`` of a span time (nanoseconds since the epoch), or ``{}``."""
+    if nanos <= 0:
+        return {}
+    from datetime import datetime
+
+    try:
+        when = datetime.fromtimestamp(nanos / 1e9, tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        return {}
+    return {"timestamp": when.isoformat().replace("+00:00", "Z")}
 
 
 def _nanos(value: Any) -> int:
@@ -452,14 +467,15 @@ def read(path: str, text: str, data: Any, parse_line: LineParser) -> LoadedSessi
             new = inputs[len(seen) :]
         else:
             new = inputs
+        when = _iso(call.start)
         for m, canonical in new:
             messages.append(canonical)
-            metas.append({"otel": m, "span": call.span.get("spanId")})
+            metas.append({"otel": m, "span": call.span.get("spanId"), **when})
         seen = [*seen, *[_shape(c) for _, c in new]]
         usage = call.usage()
         for k, m in enumerate(call.outputs):
             _, canonical = message_of(m, f"{n}.out{k}", pairing)
-            meta: dict[str, Any] = {"otel": m, "span": call.span.get("spanId")}
+            meta: dict[str, Any] = {"otel": m, "span": call.span.get("spanId"), **_iso(call.end)}
             if k == 0 and usage is not None:
                 meta["usage"] = usage
             model = call.attrs.get("gen_ai.response.model") or call.attrs.get(

@@ -45,6 +45,9 @@ AS_SENT_FORMATS = (
     "openai-chat",
     "openai-responses",
     "codex",
+    "gemini",
+    "gemini-cli",
+    "otel",
 )
 #: how ctxview's proxy titles its recordings (older ones have no ``settings.as_sent``)
 PROXY_TITLE = "ctxview proxy recording:"

@@ -143,7 +143,12 @@ def repair_replay(rep: Session, defaults: dict[str, Any]) -> RepairedFile:
     if fmt == "ctxview":
         return RepairedFile(result, "ctxview", _edited_session(rep, result), window_ids)
     if rep.provider != "anthropic":
-        return RepairedFile(result, fmt, _provider_body(rep, result, window, defaults), window_ids)
+        from ctxview.sessions.readers import detect
+
+        body = _provider_body(rep, result, window, defaults)
+        # the format of the body written (a Gemini CLI session is repaired into a Gemini body,
+        # a Codex rollout into a Responses one)
+        return RepairedFile(result, detect(session.path, "", body), body, window_ids)
     return RepairedFile(result, "request", request_document(rep, result, defaults), window_ids)
 
 

@@ -491,9 +491,9 @@ PROVIDER = Provider(
     rules=RULES,
     tokens=TokenModel(
         estimate_message,
-        frozenset(("gemini-cli",)),
+        frozenset(("gemini-cli", "otel")),
         "4 characters a token and 3 a Content, 258 an image (one tile), thought text not "
-        "counted, calibrated from recorded usage where a Gemini CLI session has it",
+        "counted, calibrated from recorded usage where a Gemini CLI session or a trace has it",
     ),
     cache=CACHE,
     prices=PRICE_BOOK,

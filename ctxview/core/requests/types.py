@@ -27,6 +27,9 @@ RECORDED_FORMATS = (
     "openai-chat",
     "openai-responses",
     "codex",
+    "gemini",
+    "gemini-cli",
+    "otel",
 )
 #: repeated tool results / texts shorter than this are not counted as redundancy
 REDUNDANT_MIN_CHARS = 100

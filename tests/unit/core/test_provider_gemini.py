@@ -139,3 +139,10 @@ def test_an_edited_system_prompt_is_written_not_the_one_read() -> None:
 def test_prices_say_where_they_come_from() -> None:
     assert "ai.google.dev/gemini-api/docs/pricing" in PRICE_BOOK.describe("gemini-2.5-pro")
     assert PRICE_BOOK.effective_date("gemini-3-pro-preview") == "2025-11-18"
+
+
+def test_gemini_models_have_a_million_token_window() -> None:
+    from ctxview.core.limits import context_size
+
+    assert context_size("gemini-3.1-pro-preview") == 1_048_576
+    assert context_size("models/gemini-2.5-flash") == 1_048_576
