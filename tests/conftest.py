@@ -13,6 +13,19 @@ def _isolated_dirs(
     monkeypatch.setenv("CTXVIEW_STATE_DIR", str(base / "state"))
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    for name in (
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "GOOGLE_GEMINI_BASE_URL",
+        "CTXVIEW_ANTHROPIC_UPSTREAM",
+        "CTXVIEW_OPENAI_UPSTREAM",
+        "CTXVIEW_GEMINI_UPSTREAM",
+        "CODEX_HOME",
+        "GEMINI_CLI_HOME",
+    ):
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture(autouse=True)

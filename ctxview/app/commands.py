@@ -94,7 +94,7 @@ ACTIONS: list[tuple[str, str, str]] = [
         "follow",
     ),
     (
-        "Claude Code sessions…",
+        "Agent sessions (Claude Code, Codex, Gemini CLI)…",
         "the sessions under ~/.claude/projects, newest first (ctrl+l)",
         "sessions",
     ),

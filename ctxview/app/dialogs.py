@@ -1,5 +1,5 @@
 """The dialogs that look at the shown session: the Requests view (``R``), Compare (``C``), the
-system prompt editor (``ctrl+e``), the Claude Code sessions list (``ctrl+l``) and the key help.
+system prompt editor (``ctrl+e``), the agent sessions list (``ctrl+l``) and the key help.
 Each gets what it shows as arguments and answers with a message to the app
 (``ctxview.app.messages``) or a new selection in the timeline."""
 
@@ -72,7 +72,7 @@ def edit_system_prompt(app: App[Any], model: SessionModel) -> None:
 
 
 def show_sessions(app: App[Any]) -> None:
-    """The Claude Code sessions list: enter opens, f opens and follows."""
+    """The agent sessions list: enter opens, f opens and follows."""
     from ctxview.app.screens.sessions import SessionsScreen
 
     def chosen(answer: tuple[str, bool] | None) -> None:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ctxview.app.widgets.timeline import Timeline
     from ctxview.config import Config
 
-FOLLOWABLE = ("claude-code",)
+FOLLOWABLE = ("claude-code", "codex")
 
 
 class Following:
@@ -47,7 +47,12 @@ class Following:
         self.timeline = timeline
         self.config = config
         self.stopped = threading.Event()
-        self.follower = Follower(self.path, applied=[r.message for r in model.transcript.records])
+        follower = Follower
+        if model.session.format == "codex":
+            from ctxview.live.follow_codex import CodexFollower
+
+            follower = CodexFollower
+        self.follower = follower(self.path, applied=[r.message for r in model.transcript.records])
         self._error_shown = False
 
     @property
@@ -117,7 +122,7 @@ class Following:
         old = self.model
         session = LoadedSession(
             self.path,
-            "claude-code",
+            old.session.format,
             list(update.messages),
             [dict(m) for m in update.metas],
             model=update.model or old.session.model,
@@ -128,6 +133,8 @@ class Following:
             warnings=list(update.warnings),
             # the user's pins are kept across the replay (pinned again as they are added)
             saved_pinned=list(old.context.pinned_ids),
+            system=old.session.system,
+            provider=old.session.provider,
         )
         ctx = old.context
         simulated = old.as_sent is None  # as sent stays as sent; a simulation keeps its settings
@@ -225,14 +232,15 @@ def toggle_follow(
     timeline: Timeline,
     config: Config,
 ) -> Following | None:
-    """``f``: follow the open Claude Code transcript, or stop following it; what follows now."""
+    """``f``: follow the open Claude Code transcript or Codex rollout, or stop following it;
+    what follows now."""
     if current is not None and current.active:
         current.stop()
         app.notify("stopped following", markup=False)
         return None
     if not model.path or model.session.format not in FOLLOWABLE:
         app.notify(
-            "f follows a Claude Code transcript (.jsonl) opened from a file",
+            "f follows a Claude Code transcript or a Codex rollout (.jsonl) opened from a file",
             severity="warning",
             markup=False,
         )

@@ -135,7 +135,11 @@ KEYS_HELP: list[tuple[str, str]] = [
     ("ctrl+r", "retry the last failed send (without duplicating your message)"),
     ("ctrl+k", "exact window tokens via the API's count_tokens (works in the chat input too)"),
     ("ctrl+o", "open a file"),
-    ("ctrl+l", "Claude Code sessions, newest first (enter opens, f opens and follows)"),
+    (
+        "ctrl+l",
+        "agent sessions (Claude Code, Codex, Gemini CLI), newest first (enter opens, f opens "
+        "and follows)",
+    ),
     ("f", "follow the open Claude Code transcript as it grows / stop"),
     ("L", "the lines of the open file that were skipped, and why"),
     (

@@ -45,14 +45,17 @@ def launch(args: argparse.Namespace) -> int:
     freeze_long_lived()
     app = CtxviewApp(model, cfg, opened_file=bool(path), offline=offline)  # chat: after first paint
     if getattr(args, "follow", False):
-        if session.format != "claude-code":
+        from ctxview.app.follow import FOLLOWABLE
+
+        if session.format not in FOLLOWABLE:
             what = (
                 f"{one_line(str(path), 1000)} is a {session.format} file"
                 if path
                 else "no FILE given"
             )
             print(
-                f"ctxview: --follow: {what}; only Claude Code transcripts (.jsonl) can be followed",
+                f"ctxview: --follow: {what}; only Claude Code transcripts and Codex rollouts "
+                "(.jsonl) can be followed",
                 file=sys.stderr,
             )
             return 2

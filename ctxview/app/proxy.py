@@ -107,15 +107,20 @@ class ProxyApp(ShellApp):
         upstream: str,
         record: str | None,
         upstream_timeout: float | None = None,
+        openai_upstream: str | None = None,
+        gemini_upstream: str | None = None,
     ) -> None:
         super().__init__()
-        from ctxview.live.proxy import UPSTREAM_TIMEOUT, split_userinfo
+        from ctxview.live.proxy import DEFAULT_UPSTREAMS, UPSTREAM_TIMEOUT, split_userinfo
 
         self.host, self.port, self.record = host, port, record
         self.upstream_timeout = upstream_timeout or UPSTREAM_TIMEOUT
         #: the upstream to use (credentials in it included) and as shown (without them)
         self._upstream_url = upstream
         self.upstream = split_userinfo(upstream)[0]
+        #: OpenAI's and Gemini's upstreams (credentials included)
+        self._openai_upstream = openai_upstream or DEFAULT_UPSTREAMS["openai"]
+        self._gemini_upstream = gemini_upstream or DEFAULT_UPSTREAMS["gemini"]
         self.start_error: str | None = None
         self._records: queue.SimpleQueue[Any] = queue.SimpleQueue()
         #: snapshots for the view (frozen summaries and start/failure notes), drained by a timer
@@ -172,6 +177,8 @@ class ProxyApp(ShellApp):
         self._stop = asyncio.Event()
         proxy = Proxy(
             self._upstream_url,
+            openai_upstream=self._openai_upstream,
+            gemini_upstream=self._gemini_upstream,
             record_path=self.record,
             on_record=self._records.put,
             upstream_timeout=self.upstream_timeout,
@@ -209,6 +216,8 @@ class ProxyApp(ShellApp):
 
     # -- the view ---------------------------------------------------------------------------------
     def _status(self) -> Text:
+        from ctxview.live.proxy import Upstream
+
         t = Text()
         t.append("ctxview proxy ", style="bold")
         t.append(self._address or "starting…")
@@ -217,8 +226,20 @@ class ProxyApp(ShellApp):
         if self.record:
             t.append("  recording to ")
             t.append(one_line(visible(self.record), 120))
+        others = " · ".join(
+            f"{name} → {one_line(visible(Upstream(url, provider).url), 80)}"
+            for name, provider, url in (
+                ("OpenAI", "openai", self._openai_upstream),
+                ("Gemini", "gemini", self._gemini_upstream),
+            )
+        )
+        t.append(f"\n{others}", style="dim")
         if self._address:
-            t.append(f"\npoint your agent at it: ANTHROPIC_BASE_URL={self._address}", style="dim")
+            t.append(
+                f"\npoint your agent at it: ANTHROPIC_BASE_URL={self._address} · "
+                f"OPENAI_BASE_URL={self._address}/v1 · GOOGLE_GEMINI_BASE_URL={self._address}",
+                style="dim",
+            )
         n = len(self._summaries)
         t.append(f"\n{plural(n, 'request')}", style="bold")
         if self._save_error:
@@ -292,6 +313,8 @@ class ProxyApp(ShellApp):
         t.append(f"#{s.id} {s.method} ", style="bold")
         t.append(one_line(s.path, 200))
         t.append(f"  {kind_of(s)}")
+        if s.provider != "anthropic":
+            t.append(f" · {s.provider}")
         if s.conversation is not None:
             t.append(f" · conversation {s.conversation}")
         if s.model:
@@ -300,9 +323,12 @@ class ProxyApp(ShellApp):
             t.append(f" · {s.duration_ms:.0f} ms")
         if s.messages is not None:
             noun = "message" if s.messages == 1 else "messages"
-            t.append(f"\nwindow: {s.messages} {noun}, ~{fmt_tokens(s.estimated_tokens or 0)} ")
-            t.append("tokens · protocol ")
-            t.append(s.verdict, style="green" if s.verdict.startswith("✓") else "red")
+            if s.estimated_tokens is None and s.verdict == "—":
+                t.append(f"\nwindow: {s.messages} {noun} (not checked)")
+            else:
+                t.append(f"\nwindow: {s.messages} {noun}, ~{fmt_tokens(s.estimated_tokens or 0)} ")
+                t.append("tokens · protocol ")
+                t.append(s.verdict, style="green" if s.verdict.startswith("✓") else "red")
         for p in s.problems[:5]:
             t.append("\n  " + one_line(p, 300), style="red")
         if len(s.problems) > 5:

@@ -43,16 +43,33 @@ def _seconds(text: str) -> float:
 def add_parsers(sub: Any) -> None:
     px = sub.add_parser(
         "proxy",
-        help="record an agent's Messages API requests through a local proxy",
-        description="A local recording proxy for the Anthropic Messages API. Point any agent at "
-        "it (ANTHROPIC_BASE_URL=http://127.0.0.1:8787) and watch every request's window, "
-        "protocol verdict and cache usage.",
+        help="record an agent's API requests (Anthropic, OpenAI, Gemini) through a local proxy",
+        description="A local recording proxy for the Anthropic Messages API, OpenAI's Chat "
+        "Completions and Responses APIs and Gemini's generateContent. Point any agent at it "
+        "(ANTHROPIC_BASE_URL=http://127.0.0.1:8787, OPENAI_BASE_URL=http://127.0.0.1:8787/v1, "
+        "GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:8787) and watch every request's window, "
+        "protocol verdict and cache usage. Each provider's requests go to its own upstream.",
     )
     px.add_argument("--port", type=_port, default=8787, help="port to listen on (default 8787)")
     px.add_argument(
         "--upstream",
         metavar="URL",
-        help="where requests go (default: $ANTHROPIC_BASE_URL, else https://api.anthropic.com)",
+        help="where Anthropic requests go (default: $CTXVIEW_ANTHROPIC_UPSTREAM, else "
+        "$ANTHROPIC_BASE_URL, else https://api.anthropic.com)",
+    )
+    px.add_argument(
+        "--openai-upstream",
+        metavar="URL",
+        help="where OpenAI requests go (/v1/chat/completions, /v1/responses; default: "
+        "$CTXVIEW_OPENAI_UPSTREAM, else $OPENAI_BASE_URL, else https://api.openai.com; a "
+        "trailing /v1 is dropped: requests carry it)",
+    )
+    px.add_argument(
+        "--gemini-upstream",
+        metavar="URL",
+        help="where Gemini requests go (…:generateContent, …:streamGenerateContent; default: "
+        "$CTXVIEW_GEMINI_UPSTREAM, else $GOOGLE_GEMINI_BASE_URL, else "
+        "https://generativelanguage.googleapis.com)",
     )
     px.add_argument(
         "--record",
@@ -81,7 +98,9 @@ def add_parsers(sub: Any) -> None:
         help="address to bind (default 127.0.0.1; an address that is not loopback is reachable "
         "from other machines)",
     )
-    ss = sub.add_parser("sessions", help="list Claude Code sessions, newest first")
+    ss = sub.add_parser(
+        "sessions", help="list Claude Code, Codex and Gemini CLI sessions, newest first"
+    )
     ss.add_argument("--json", action="store_true", help="print one JSON array")
     ss.add_argument(
         "--limit",
@@ -100,20 +119,26 @@ def _err(msg: str) -> None:
 
 def cmd_proxy(args: argparse.Namespace) -> int:
     from ctxview.live.proxy import (
-        DEFAULT_UPSTREAM,
         UPSTREAM_TIMEOUT,
         check_upstream,
         is_loopback,
     )
     from ctxview.live.recording import check_record_path
 
-    upstream = args.upstream or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_UPSTREAM
+    upstreams = upstreams_of(args)
     if args.upstream_timeout is None:
         args.upstream_timeout = UPSTREAM_TIMEOUT
     if not args.host.strip():
         _err("--host: expected an address to bind (default 127.0.0.1), got an empty one")
         return EXIT_UNREADABLE
-    problem = check_upstream(upstream, args.host, args.port)
+    problem = next(
+        (
+            p
+            for provider, url in upstreams.items()
+            if (p := check_upstream(url, args.host, args.port, provider)) is not None
+        ),
+        None,
+    )
     if problem is None and args.record:
         problem = check_record_path(args.record)
     if problem:
@@ -129,7 +154,7 @@ def cmd_proxy(args: argparse.Namespace) -> int:
         import asyncio  # here, not at the top: `sessions` and the parser do not need it
 
         try:
-            return asyncio.run(_run_headless(args, upstream))
+            return asyncio.run(_run_headless(args, upstreams))
         except KeyboardInterrupt:
             return EXIT_OK
     from ctxview.app.proxy import ProxyApp
@@ -137,7 +162,9 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     app = ProxyApp(
         host=args.host,
         port=args.port,
-        upstream=upstream,
+        upstream=upstreams["anthropic"],
+        openai_upstream=upstreams["openai"],
+        gemini_upstream=upstreams["gemini"],
         record=args.record,
         upstream_timeout=args.upstream_timeout,
     )
@@ -152,7 +179,28 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     return int(app.return_code or rc or 0)
 
 
-async def _run_headless(args: argparse.Namespace, upstream: str) -> int:
+def upstreams_of(args: argparse.Namespace) -> dict[str, str]:
+    """Each provider's upstream: its flag, else its variable(s), else the provider's API."""
+    from ctxview.live.proxy import DEFAULT_UPSTREAMS
+
+    env = os.environ.get
+    return {
+        "anthropic": args.upstream
+        or env("CTXVIEW_ANTHROPIC_UPSTREAM")
+        or env("ANTHROPIC_BASE_URL")
+        or DEFAULT_UPSTREAMS["anthropic"],
+        "openai": args.openai_upstream
+        or env("CTXVIEW_OPENAI_UPSTREAM")
+        or env("OPENAI_BASE_URL")
+        or DEFAULT_UPSTREAMS["openai"],
+        "gemini": args.gemini_upstream
+        or env("CTXVIEW_GEMINI_UPSTREAM")
+        or env("GOOGLE_GEMINI_BASE_URL")
+        or DEFAULT_UPSTREAMS["gemini"],
+    }
+
+
+async def _run_headless(args: argparse.Namespace, upstreams: dict[str, str]) -> int:
     import asyncio
 
     from ctxview.live.proxy import Proxy
@@ -162,7 +210,9 @@ async def _run_headless(args: argparse.Namespace, upstream: str) -> int:
         print(one_line(summary_line(summarise(rec)), 400), flush=True)
 
     proxy = Proxy(
-        upstream,
+        upstreams["anthropic"],
+        openai_upstream=upstreams["openai"],
+        gemini_upstream=upstreams["gemini"],
         record_path=args.record,
         on_record=show,
         upstream_timeout=args.upstream_timeout,
@@ -175,10 +225,14 @@ async def _run_headless(args: argparse.Namespace, upstream: str) -> int:
         _err(start_error(args, exc))
         await proxy.close()
         return EXIT_UNREADABLE
+    url = url_of(host, port)
     print(
-        f"ctxview proxy on {url_of(host, port)} -> {visible(proxy.upstream)}"
+        f"ctxview proxy on {url} -> {visible(proxy.upstream)}"
         + (f", recording to {visible(args.record)}" if args.record else "")
-        + f"\npoint your agent at it: ANTHROPIC_BASE_URL={url_of(host, port)}",
+        + f"\nOpenAI -> {visible(proxy.upstreams['openai'].url)}, "
+        f"Gemini -> {visible(proxy.upstreams['gemini'].url)}"
+        + f"\npoint your agent at it: ANTHROPIC_BASE_URL={url}"
+        f"\n  OpenAI, Codex: OPENAI_BASE_URL={url}/v1 · Gemini: GOOGLE_GEMINI_BASE_URL={url}",
         flush=True,
     )
     stop = asyncio.Event()
@@ -209,18 +263,23 @@ def start_error(args: argparse.Namespace, exc: OSError) -> str:
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
-    from ctxview.live.sessions_list import format_table, list_sessions, projects_roots
+    from ctxview.live.sessions_all import list_all, session_roots
+    from ctxview.live.sessions_list import format_table
 
-    roots = projects_roots()
-    infos = list_sessions(roots)
+    roots = session_roots()
+    infos = list_all(roots)
     if args.limit is not None:
         infos = infos[: args.limit]
     if args.json:
         sys.stdout.write(json_text([i.to_dict() for i in infos]) + "\n")
         return EXIT_OK
     if not infos:
-        where = ", ".join(str(r) for r in roots) or "~/.claude/projects"
-        print(f"no Claude Code sessions under {visible(where)}")
+        where = ", ".join(str(r) for r in roots.claude) or "~/.claude/projects"
+        others = ", ".join(str(r) for r in [*roots.codex, *roots.gemini])
+        print(
+            f"no Claude Code sessions under {visible(where)}"
+            + (f", nor Codex or Gemini CLI sessions under {visible(others)}" if others else "")
+        )
         return EXIT_OK
     sys.stdout.write(format_table(infos))
     return EXIT_OK

@@ -31,7 +31,8 @@ def build_app_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--follow",
         action="store_true",
-        help="follow a Claude Code transcript as the agent writes it (like tail -f)",
+        help="follow a Claude Code transcript or a Codex rollout as the agent writes it (like "
+        "tail -f)",
     )
     return p
 

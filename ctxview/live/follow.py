@@ -216,8 +216,9 @@ class Follower:
             self._built = self._rebuild()
         messages, metas, unusable, warnings = self._built
         n = len(self.applied)
-        ready = len(messages) if quiet else len(messages) - 1
+        ready = self._ready(messages, metas, quiet)
         reason, self._reset_reason = self._reset_reason, ""
+        reason = reason or self._late_change(metas)
         if reason or len(messages) < n or messages[:n] != self.applied:
             if not messages and not n:
                 return None
@@ -249,6 +250,18 @@ class Follower:
                 skipped_reasons=tuple(sorted(self.reasons.items())),
             )
         return None
+
+    def _ready(
+        self, messages: list[dict[str, Any]], metas: list[dict[str, Any]], quiet: bool
+    ) -> int:
+        """How many rebuilt messages may be shown: all once a poll brought nothing new, else
+        all but the newest (Claude Code writes a reply one block a line)."""
+        return len(messages) if quiet else len(messages) - 1
+
+    def _late_change(self, metas: list[dict[str, Any]]) -> str:
+        """Why messages already shown must be shown again though they read the same (a format
+        that completes a message's meta later), or ""."""
+        return ""
 
     # -- the checkpointed rebuild ------------------------------------------------------------------
     def _drop_checkpoint(self) -> None:

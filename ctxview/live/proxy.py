@@ -1,4 +1,5 @@
-"""``ctxview proxy``: a local recording proxy for the Anthropic Messages API.
+"""``ctxview proxy``: a local recording proxy for the Anthropic Messages API, OpenAI's Chat
+Completions and Responses APIs and Gemini's generateContent / streamGenerateContent.
 
 Built on aiohttp, both sides: its server (``aiohttp.web``) and its client (``ClientSession``) are
 one maintained library on one asyncio loop, the server streams a response chunk by chunk with
@@ -7,7 +8,8 @@ one maintained library on one asyncio loop, the server streams a response chunk 
 (``handler_cancellation``), which is how a client disconnect cancels the upstream request. No HTTP
 is parsed by hand.
 
-Every request is forwarded to the upstream (path, query, body, headers minus hop-by-hop ones; a
+Every request is forwarded to its provider's upstream (:func:`route`: by its path, else by the
+headers only one provider's clients send; each upstream set on its own), (path, query, body, headers minus hop-by-hop ones; a
 compressed body is forwarded decompressed, without its ``Content-Encoding``); the response is
 passed back unchanged (SSE unbuffered). Each finished exchange becomes a :class:`RequestRecord`
 (credential headers never do) that a :class:`~ctxview.live.recording.RecordLog` thread parses,
@@ -39,10 +41,18 @@ from ctxview.live.recording import (
     RequestRecord,
     now_iso,
 )
-from ctxview.live.sse import assemble
-from ctxview.sessions.proxylog import endpoint_of
+from ctxview.live.replies import api_error, json_reply, stream_reply
+from ctxview.sessions.proxylog import ENDPOINT_PROVIDER, endpoint_of
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
+DEFAULT_OPENAI_UPSTREAM = "https://api.openai.com"
+DEFAULT_GEMINI_UPSTREAM = "https://generativelanguage.googleapis.com"
+#: each provider's default upstream
+DEFAULT_UPSTREAMS = {
+    "anthropic": DEFAULT_UPSTREAM,
+    "openai": DEFAULT_OPENAI_UPSTREAM,
+    "gemini": DEFAULT_GEMINI_UPSTREAM,
+}
 
 #: never forwarded as-is: hop-by-hop (RFC 9110 §7.6.1), what aiohttp sets itself, and the body's
 #: encoding (the server hands the handler the body decompressed; it is forwarded so)
@@ -94,13 +104,6 @@ def _json_or_none(data: bytes) -> Any:
         return None
 
 
-def _api_error(body: Any) -> dict[str, Any] | None:
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        err = body["error"]
-        return {"type": str(err.get("type", "error")), "message": str(err.get("message", ""))}
-    return None
-
-
 def split_userinfo(url: str) -> tuple[str, list[str]]:
     """(the URL without ``user:password@``, the credential values it held)."""
     parts = urlsplit(url)
@@ -136,23 +139,50 @@ def _header_secrets(value: str) -> list[str]:
     return out
 
 
-def _whole_response_problem(endpoint: str, parsed: Any, size: int) -> str | None:
-    """Why a 2xx non-streamed body is not a whole answer of its endpoint, or None."""
-    if parsed is None:
-        return f"the response body is not JSON ({size} bytes)"
-    if endpoint == "messages" and not (
-        isinstance(parsed, dict)
-        and parsed.get("type") == "message"
-        and isinstance(parsed.get("content"), list)
-    ):
-        return "the response is JSON but not a message"
-    if endpoint == "count_tokens" and not (
-        isinstance(parsed, dict)
-        and isinstance(parsed.get("input_tokens"), int)
-        and not isinstance(parsed.get("input_tokens"), bool)
-    ):
-        return "the response is JSON but not a token count"
-    return None
+#: path prefixes only Google's Generative Language API serves (its OpenAI-compatible
+#: ``/v1beta/openai/…`` included: the body is OpenAI's, the upstream Google's)
+_GEMINI_PREFIXES = ("/v1beta/", "/v1alpha/", "/upload/v1beta/", "/download/v1beta/")
+
+
+def route(method: str, path: str, headers: Any) -> str:
+    """The provider whose upstream a request goes to: its path (the endpoints a recording knows,
+    Google's ``/v1beta/…``), else the headers only one provider's clients send
+    (``anthropic-version``/``x-api-key``: Anthropic; ``x-goog-api-key``: Gemini; a bearer
+    ``Authorization`` alone: OpenAI), else Anthropic."""
+    bare = path.split("?", 1)[0]
+    if bare.startswith(_GEMINI_PREFIXES) or "x-goog-api-key" in headers:
+        return "gemini"
+    endpoint = endpoint_of(method, path)
+    if endpoint in ENDPOINT_PROVIDER:
+        return ENDPOINT_PROVIDER[endpoint]
+    if "anthropic-version" in headers or "x-api-key" in headers:
+        return "anthropic"
+    if "authorization" in headers or "openai-organization" in headers:
+        return "openai"
+    return "anthropic"
+
+
+class Upstream:
+    """Where one provider's requests go: the URL as used and shown (without ``user:password``),
+    that user:password as HTTP basic auth (sent when the client sends no Authorization of its
+    own: aiohttp refuses both at once), and the credential values it holds."""
+
+    def __init__(self, url: str, provider: str = "anthropic") -> None:
+        shown, self.secrets = split_userinfo(url.rstrip("/"))
+        if provider == "openai" and shown.endswith("/v1"):
+            # OPENAI_BASE_URL names the /v1 its clients add paths to; requests carry /v1
+            shown = shown[: -len("/v1")]
+        parts = urlsplit(url)
+        self.auth = (
+            aiohttp.encode_basic_auth(
+                unquote_plus(parts.username), unquote_plus(parts.password or "")
+            )
+            if parts.username is not None
+            else None
+        )
+        if self.auth is not None:
+            self.secrets += _header_secrets(self.auth)
+        self.url = shown
 
 
 class _BodyRefused(Exception):
@@ -184,33 +214,35 @@ class Proxy:
         self,
         upstream: str = DEFAULT_UPSTREAM,
         *,
+        openai_upstream: str = DEFAULT_OPENAI_UPSTREAM,
+        gemini_upstream: str = DEFAULT_GEMINI_UPSTREAM,
         record_path: str | None = None,
         on_record: Callable[[RequestRecord], None] | None = None,
         upstream_timeout: float = UPSTREAM_TIMEOUT,
         recent: int = RECENT_RECORDS,
     ) -> None:
-        url, self._upstream_secrets = split_userinfo(upstream.rstrip("/"))
-        parts = urlsplit(upstream)
-        #: the upstream's user:password as HTTP basic auth, sent when the client sends no
-        #: Authorization of its own (aiohttp refuses both at once)
-        self._upstream_auth = (
-            aiohttp.encode_basic_auth(
-                unquote_plus(parts.username), unquote_plus(parts.password or "")
-            )
-            if parts.username is not None
-            else None
-        )
-        if self._upstream_auth is not None:
-            self._upstream_secrets += _header_secrets(self._upstream_auth)
-        #: the upstream as used, shown and saved: without user:password
-        self.upstream = self._upstream_url = url
+        #: each provider's upstream (``upstream``: Anthropic's)
+        self.upstreams = {
+            "anthropic": Upstream(upstream),
+            "openai": Upstream(openai_upstream, "openai"),
+            "gemini": Upstream(gemini_upstream, "gemini"),
+        }
+        #: Anthropic's upstream as used, shown and saved: without user:password
+        self.upstream = self.upstreams["anthropic"].url
+        #: every upstream's user:password, removed from whatever is recorded
+        self._upstream_secrets = [s for u in self.upstreams.values() for s in u.secrets]
         self.record_path = record_path
         self.upstream_timeout = upstream_timeout
         #: the newest ``recent`` finished records, bodies included (tests, a library user; the
         #: command and the app keep none: the recording holds them all)
         self.records: deque[RequestRecord] = deque(maxlen=recent)
         self._on_record = on_record
-        self.log = RecordLog(record_path, self.upstream, self._recorded)
+        self.log = RecordLog(
+            record_path,
+            self.upstream,
+            self._recorded,
+            upstreams={k: u.url for k, u in self.upstreams.items()},
+        )
         self._session: aiohttp.ClientSession | None = None
         self._runner: web.AppRunner | None = None
         self._counter = 0
@@ -333,17 +365,21 @@ class Proxy:
         assert self._session is not None
         t0 = time.perf_counter()
         path, secrets = redact_query(request.path_qs)
+        provider = route(request.method, request.path, request.headers)
+        upstream = self.upstreams[provider]
+        endpoint = endpoint_of(request.method, request.path)
         rec = RequestRecord(
             id=self._counter,
             started_at=now_iso(),
             method=request.method,
             path=path,
-            endpoint=endpoint_of(request.method, request.path),
+            endpoint=endpoint,
+            provider=ENDPOINT_PROVIDER.get(endpoint, provider),
         )
         self._counter += 1
         headers = self._forward_headers(request, secrets)
-        if self._upstream_auth is not None and "authorization" not in {k.lower() for k in headers}:
-            headers["Authorization"] = self._upstream_auth
+        if upstream.auth is not None and "authorization" not in {k.lower() for k in headers}:
+            headers["Authorization"] = upstream.auth
         rec.request_headers = {
             k.lower(): v
             for k, v in request.headers.items()
@@ -372,7 +408,7 @@ class Proxy:
         try:
             up = await self._session.request(
                 request.method,
-                self._upstream_url + request.path_qs,
+                upstream.url + request.path_qs,
                 headers=headers,
                 data=body if body else None,
                 allow_redirects=False,
@@ -382,7 +418,7 @@ class Proxy:
             self._finish(rec, t0, secrets)
             raise
         except (aiohttp.ClientError, OSError, TimeoutError) as exc:
-            message = self._upstream_failure(exc)
+            message = self._upstream_failure(exc, upstream.url)
             rec.status = 502
             rec.error = {"type": "api_error", "message": message}
             rec.incomplete = "upstream failed"
@@ -398,9 +434,8 @@ class Proxy:
         finally:
             up.close()  # no-op once fully read; otherwise it drops the upstream connection
 
-    def _upstream_failure(self, exc: BaseException) -> str:
+    def _upstream_failure(self, exc: BaseException, up: str) -> str:
         """The 502's message: what happened, in words, with the upstream (no credentials)."""
-        up = self.upstream
         if isinstance(exc, aiohttp.ServerDisconnectedError):
             what = f"upstream {up} closed the connection after receiving the request, without answering"
         elif isinstance(exc, (TimeoutError, aiohttp.ServerTimeoutError)) and not isinstance(
@@ -447,15 +482,15 @@ class Proxy:
                 return web.Response(status=502, body=_error_body("api_error", rec.incomplete))
             parsed = _json_or_none(data)
             rec.response = parsed
-            rec.error = _api_error(parsed) if up.status >= 400 else None
-            if isinstance(parsed, dict) and parsed.get("type") == "message":
-                usage = parsed.get("usage")
-                rec.usage = usage if isinstance(usage, dict) else None
-                sr = parsed.get("stop_reason")
-                rec.stop_reason = sr if isinstance(sr, str) else None
+            rec.error = api_error(rec.endpoint, parsed) if up.status >= 400 else None
             if up.status < 400:
-                rec.incomplete = _whole_response_problem(rec.endpoint, parsed, len(data))
+                got, rec.incomplete = json_reply(rec.endpoint, parsed, len(data))
+                rec.response = got.message if got.message is not None else parsed
+                rec.usage = got.usage or None
+                rec.stop_reason = got.stop_reason
                 rec.complete = rec.incomplete is None
+                if got.error is not None:
+                    rec.error = got.error
                 if parsed is None and data:
                     rec.response = {"non_json_body": data[:2000].decode("utf-8", "replace")}
             whole = web.Response(status=up.status, body=data, headers=CIMultiDict(out_headers))
@@ -502,7 +537,7 @@ class Proxy:
 
     @staticmethod
     def _record_stream(rec: RequestRecord, chunks: list[bytes], reason: str | None) -> None:
-        got = assemble(b"".join(chunks))
+        got, end = stream_reply(rec.endpoint, b"".join(chunks))
         rec.response = got.message
         rec.usage = got.usage or None
         rec.stop_reason = got.stop_reason
@@ -517,7 +552,7 @@ class Proxy:
         elif reason is not None:
             rec.incomplete = reason
         elif not got.complete:
-            rec.incomplete = "stream ended before message_stop"
+            rec.incomplete = f"stream ended before {end}"
 
 
 def _strip(text: str, secrets: list[str]) -> str:
@@ -548,20 +583,29 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def check_upstream(upstream: str, host: str, port: int) -> str | None:
+#: each provider's upstream flag, and the variable its clients are pointed at the proxy with
+UPSTREAM_FLAGS = {
+    "anthropic": ("--upstream", "ANTHROPIC_BASE_URL"),
+    "openai": ("--openai-upstream", "OPENAI_BASE_URL"),
+    "gemini": ("--gemini-upstream", "GOOGLE_GEMINI_BASE_URL"),
+}
+
+
+def check_upstream(upstream: str, host: str, port: int, provider: str = "anthropic") -> str | None:
     """Why this upstream cannot be used (a malformed URL, or the proxy itself), or None."""
+    flag, env = UPSTREAM_FLAGS[provider]
     shown, _ = split_userinfo(upstream)
     parts = urlsplit(upstream)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        return f"--upstream: expected an http(s) URL, got {shown!r}"
+        return f"{flag}: expected an http(s) URL, got {shown!r}"
     try:
         up_port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError:
-        return f"--upstream: the port of {shown!r} is not a number 0-65535"
+        return f"{flag}: the port of {shown!r} is not a number 0-65535"
     local = {"127.0.0.1", "localhost", "::1", host}
     if (parts.hostname in local or is_loopback(parts.hostname)) and up_port == port:
         return (
-            f"--upstream {shown} is this proxy itself (is ANTHROPIC_BASE_URL pointing at the "
-            "proxy? pass --upstream https://api.anthropic.com)"
+            f"{flag} {shown} is this proxy itself (is {env} pointing at the "
+            f"proxy? pass {flag} {DEFAULT_UPSTREAMS[provider]})"
         )
     return None

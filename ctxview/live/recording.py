@@ -53,7 +53,13 @@ __all__ = [
 #: request headers a record keeps (an allow-list: anything else, credentials above all, is dropped)
 RECORDED_REQUEST_HEADERS = ("anthropic-version", "anthropic-beta", "content-type")
 #: response headers a record keeps
-RECORDED_RESPONSE_HEADERS = ("content-type", "request-id", "retry-after", "x-should-retry")
+RECORDED_RESPONSE_HEADERS = (
+    "content-type",
+    "request-id",
+    "x-request-id",
+    "retry-after",
+    "x-should-retry",
+)
 
 REDACTED = "[credential removed by ctxview]"
 #: shorter values are not taken for credentials (they would blank ordinary words)
@@ -188,9 +194,12 @@ class RecordLog:
         path: str | None,
         upstream: str,
         on_record: Callable[[RequestRecord], None] | None = None,
+        upstreams: dict[str, str] | None = None,
     ) -> None:
         self.path = path
+        #: Anthropic's upstream (the header's ``upstream``), and every provider's
         self.upstream = upstream
+        self.upstreams = dict(upstreams or {"anthropic": upstream})
         self.on_record = on_record
         self.error: str | None = None
         self.written = 0
@@ -219,6 +228,7 @@ class RecordLog:
                 "format": LOG_FORMAT,
                 "version": LOG_VERSION,
                 "upstream": self.upstream,
+                "upstreams": self.upstreams,
                 "started_at": now_iso(),
                 # this run's records had their secrets replaced by [REDACTED:kind]
                 "redact": self.redact_secrets,
@@ -254,11 +264,11 @@ class RecordLog:
                 rid = d.get("id")
                 if type(rid) is int:
                     best = max(best, rid)
-                body = d.get("request")
-                if d.get("endpoint") in ("messages", "count_tokens"):
-                    self._conversations.key(
-                        body.get("messages") if isinstance(body, dict) else None
-                    )
+                try:
+                    rec = RequestRecord.from_dict(d, "")
+                except ValueError:
+                    continue
+                self._conversations.assign(rec)
         return best + 1
 
     def submit(self, rec: RequestRecord, secrets: Iterable[str] = ()) -> None:
@@ -317,9 +327,7 @@ class RecordLog:
         for s in secrets:
             self._secrets.add(s)
         _parse_body(rec)
-        body = rec.request if isinstance(rec.request, dict) else {}
-        if rec.endpoint in ("messages", "count_tokens"):
-            rec.conversation = self._conversations.key(body.get("messages"))
+        rec.conversation = self._conversations.assign(rec)
         try:
             line, clean = redact(rec.to_dict(), self._secrets)
         except ValueError:  # NaN or Infinity in a body: not JSON a reader takes

@@ -1,4 +1,5 @@
-"""``ctxview sessions``: the Claude Code sessions on this machine, newest first.
+"""``ctxview sessions``: the Claude Code sessions on this machine, newest first (with Codex's and
+Gemini CLI's: :mod:`ctxview.live.sessions_all`).
 
 Headless. Each transcript (``<projects>/<project>/<session>.jsonl``) is summarised from its first
 and last HEAD_BYTES only, never read whole: the project (the ``cwd`` of its first lines, else the
@@ -19,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -82,6 +84,10 @@ class SessionInfo:
     size: int
     last_activity: str
     subagents: list[SubAgent] = field(default_factory=list)
+    #: whose agent wrote it: ``anthropic`` (Claude Code), ``openai`` (Codex CLI), ``gemini``
+    provider: str = "anthropic"
+    #: the file's format (``claude-code``, ``codex``, ``gemini-cli``)
+    format: str = "claude-code"
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -276,12 +282,15 @@ def _from_cache(entry: Any) -> _FileSummary | None:
 
 
 class SummaryCache:
-    """File summaries by path, valid while size and mtime are unchanged."""
+    """File summaries by path, valid while size and mtime are unchanged. The paths asked for
+    are the ones a save keeps (a file gone since is dropped)."""
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self.entries: dict[str, dict[str, Any]] = {}
         self.dirty = False
+        #: every path asked for since the cache was opened
+        self.seen: set[str] = set()
         if path is not None:
             try:  # a regular file of a bounded size: the cache is a path anyone may replace
                 data = json.loads(read_regular(path, MAX_CACHE_BYTES, what="cache file"))
@@ -292,7 +301,12 @@ class SummaryCache:
             except (FileRefused, ValueError, RecursionError):
                 pass  # the transcripts are read again (and the cache written anew)
 
-    def get(self, path: Path) -> _FileSummary | None:
+    def get(
+        self, path: Path, summarise: Callable[[Path], _FileSummary] | None = None
+    ) -> _FileSummary | None:
+        """The summary of a file (``summarise``: its format's summariser, default Claude
+        Code's), from the cache while the file is unchanged."""
+        self.seen.add(str(path))
         try:
             st = path.stat()
         except OSError:
@@ -301,7 +315,7 @@ class SummaryCache:
         if hit is not None and hit.size == st.st_size and hit.mtime_ns == st.st_mtime_ns:
             return hit
         try:
-            summary = summarise_file(path)
+            summary = (summarise or summarise_file)(path)
         except (OSError, FileRefused):  # gone, unreadable, or no regular file (a FIFO, a device)
             self.entries.pop(str(path), None)
             return None
@@ -309,7 +323,10 @@ class SummaryCache:
         self.dirty = True
         return summary
 
-    def save(self, keep: set[str]) -> None:
+    def save(self, keep: set[str] | None = None) -> None:
+        """Write the entries of ``keep`` (default: the paths asked for), when any changed."""
+        if keep is None:
+            keep = self.seen
         if self.path is None or not self.dirty:
             return
         from ctxview.sessions.store import atomic_write
@@ -337,13 +354,22 @@ def _subagent(path: Path, s: _FileSummary) -> SubAgent:
     )
 
 
-def list_sessions(roots: list[Path], cache_path: Path | bool | None = True) -> list[SessionInfo]:
-    """Every session transcript under the roots, newest activity first."""
-    cache = SummaryCache(default_cache_path() if cache_path is True else cache_path or None)
+def open_cache(cache_path: Path | bool | None = True) -> SummaryCache:
+    """The summary cache (``True``: the default file; None or False: in memory only)."""
+    return SummaryCache(default_cache_path() if cache_path is True else cache_path or None)
+
+
+def list_sessions(
+    roots: list[Path], cache_path: Path | bool | None = True, *, cache: SummaryCache | None = None
+) -> list[SessionInfo]:
+    """Every session transcript under the roots, newest activity first. With ``cache`` (shared
+    with other sources' listings) the caller saves it."""
+    own = cache is None
+    if cache is None:
+        cache = open_cache(cache_path)
     sessions: list[SessionInfo] = []
     by_id: dict[str, SessionInfo] = {}
     loose_agents: list[tuple[Path, _FileSummary]] = []
-    seen: set[str] = set()
     for root in roots:
         try:
             projects = sorted(p for p in root.iterdir() if p.is_dir())
@@ -356,7 +382,6 @@ def list_sessions(roots: list[Path], cache_path: Path | bool | None = True) -> l
                 continue
             for f in files:
                 s = cache.get(f)
-                seen.add(str(f))
                 if s is None:
                     continue
                 if f.name.startswith("agent-"):
@@ -377,7 +402,6 @@ def list_sessions(roots: list[Path], cache_path: Path | bool | None = True) -> l
                 if sub_dir.is_dir():
                     for a in sorted(sub_dir.glob("agent-*.jsonl")):
                         sa = cache.get(a)
-                        seen.add(str(a))
                         if sa is not None:
                             info.subagents.append(_subagent(a, sa))
                 sessions.append(info)
@@ -386,7 +410,8 @@ def list_sessions(roots: list[Path], cache_path: Path | bool | None = True) -> l
         parent = by_id.get(s.session_id or "")
         if parent is not None:
             parent.subagents.append(_subagent(f, s))
-    cache.save(seen)
+    if own:
+        cache.save()
     sessions.sort(key=lambda i: i.last_activity, reverse=True)
     return sessions
 
@@ -408,10 +433,11 @@ def format_table(infos: list[SessionInfo], width: int = 160) -> str:
     field went through one_line when the SessionInfo was made; paths are made visible here)."""
     from ctxview.textfmt import tail_text, visible
 
-    head = ("last activity", "project", "msgs", "size", "agents", "first prompt")
+    head = ("last activity", "provider", "project", "msgs", "size", "agents", "first prompt")
     rows = [
         (
             i.last_activity.replace("T", " ")[:16],
+            i.provider,
             tail_text(i.project, 28),
             messages_label(i.messages, i.messages_exact),
             _size(i.size),
@@ -420,11 +446,11 @@ def format_table(infos: list[SessionInfo], width: int = 160) -> str:
         )
         for i in infos
     ]
-    widths = [max(len(r[k]) for r in [head, *rows]) for k in range(5)]
+    widths = [max(len(r[k]) for r in [head, *rows]) for k in range(6)]
 
     def fmt(r: tuple[str, ...]) -> str:
-        cells = [r[k].rjust(widths[k]) if k == 2 else r[k].ljust(widths[k]) for k in range(5)]
-        return ("  ".join(cells) + "  " + r[5])[:width].rstrip()
+        cells = [r[k].rjust(widths[k]) if k == 3 else r[k].ljust(widths[k]) for k in range(6)]
+        return ("  ".join(cells) + "  " + r[6])[:width].rstrip()
 
     out = [fmt(head)]
     for info, r in zip(infos, rows, strict=True):

@@ -41,7 +41,7 @@ def iter_events(data: bytes) -> list[tuple[str, Any]]:
         raw = "\n".join(payload)
         try:
             parsed: Any = json.loads(raw)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # (RecursionError: nested too deep)
             parsed = raw
         out.append((name, parsed))
     return out
@@ -57,7 +57,7 @@ class Assembled:
     events: int = 0
 
 
-def _merge_usage(into: dict[str, Any], usage: Any) -> None:
+def merge_usage(into: dict[str, Any], usage: Any) -> None:
     if isinstance(usage, dict):
         for k, v in usage.items():
             if v is not None:
@@ -78,7 +78,7 @@ def assemble(data: bytes) -> Assembled:
         if etype == "message_start" and isinstance(ev.get("message"), dict):
             message = dict(ev["message"])
             message["content"] = []
-            _merge_usage(out.usage, message.get("usage"))
+            merge_usage(out.usage, message.get("usage"))
         elif etype == "content_block_start" and isinstance(ev.get("content_block"), dict):
             idx = ev.get("index")
             if isinstance(idx, int):
@@ -112,7 +112,7 @@ def assemble(data: bytes) -> Assembled:
                 if message is not None:
                     message["stop_reason"] = delta["stop_reason"]
                     message["stop_sequence"] = delta.get("stop_sequence")
-            _merge_usage(out.usage, ev.get("usage"))
+            merge_usage(out.usage, ev.get("usage"))
         elif etype == "message_stop":
             out.complete = True
         elif etype == "error":

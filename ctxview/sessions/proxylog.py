@@ -9,8 +9,10 @@ conversation as its longest request sent it, with each reply's usage and time on
 ``exchanges`` are the conversation's requests as recorded (errors, cut streams and count_tokens
 calls included).
 
-This module is the one definition of a record (:class:`RequestRecord`), of the grouping rule and
-of a record's display summary: the proxy writes with it, the readers read with it.
+This module (with :mod:`ctxview.sessions.proxy_record`, the record itself) is the one definition
+of the log's format, of the grouping rule and of a record's display summary: the proxy writes with
+it, the readers read with it. A conversation of another provider's API opens through that
+provider's reader (:mod:`ctxview.sessions.proxylog_providers`).
 
 Headless: imports neither Textual nor an SDK nor aiohttp.
 """
@@ -19,147 +21,46 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ctxview.core.protocol import check_protocol
 from ctxview.core.tokens import estimate_message, estimate_system, estimate_tools
 from ctxview.sessions.model import REQUEST_OWN_FIELDS, LoadedSession, SessionError
+from ctxview.sessions.proxy_record import (
+    ENDPOINT_PROVIDER,
+    ENDPOINTS,
+    MODEL_CALLS,
+    PROVIDERS,
+    RequestRecord,
+    conversation_items,
+    endpoint_of,
+    model_in_path,
+)
 from ctxview.sessions.validate import message_problem, validate_system
 
 LOG_FORMAT = "ctxview.proxy-log"
 LOG_VERSION = 1
-#: the endpoints a record names (``other``: any other path, forwarded as well)
-ENDPOINTS = ("messages", "count_tokens", "other")
 
-
-def endpoint_of(method: str, path: str) -> str:
-    """``messages``, ``count_tokens`` or ``other`` for a request's method and path."""
-    bare = path.split("?", 1)[0].rstrip("/")
-    if method == "POST" and bare.endswith("/v1/messages"):
-        return "messages"
-    if method == "POST" and bare.endswith("/v1/messages/count_tokens"):
-        return "count_tokens"
-    return "other"
-
-
-@dataclass
-class RequestRecord:
-    """One request through the proxy and what came back (one line of a recording)."""
-
-    id: int
-    started_at: str
-    method: str
-    path: str
-    endpoint: str = "other"
-    #: the request body as parsed JSON (None: no body, or see ``request_note``)
-    request: Any = None
-    #: why ``request`` is not the body: not JSON, or too large to record (with its size)
-    request_note: str | None = None
-    request_bytes: int = 0
-    request_headers: dict[str, str] = field(default_factory=dict)
-    #: the conversation this request belongs to (1, 2, …; None: it holds no messages)
-    conversation: int | None = None
-    status: int | None = None
-    streamed: bool = False
-    #: the assembled message (streamed or JSON), or the JSON body of any other response
-    response: Any = None
-    usage: dict[str, Any] | None = None
-    stop_reason: str | None = None
-    #: true only for a whole response: a stream that reached message_stop, a JSON message
-    complete: bool = False
-    #: why an incomplete response is incomplete (None when complete)
-    incomplete: str | None = None
-    #: the API error ({type, message}) of a 4xx/5xx or an SSE error event; the proxy's own for 502
-    error: dict[str, Any] | None = None
-    response_headers: dict[str, str] = field(default_factory=dict)
-    ended_at: str | None = None
-    first_byte_ms: float | None = None
-    duration_ms: float | None = None
-    #: the raw request body until the recording parses it (never written)
-    body: bytes | bytearray | None = field(default=None, repr=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "type": "exchange",
-            "id": self.id,
-            "conversation": self.conversation,
-            "endpoint": self.endpoint,
-            "method": self.method,
-            "path": self.path,
-            "started_at": self.started_at,
-            "ended_at": self.ended_at,
-            "first_byte_ms": self.first_byte_ms,
-            "duration_ms": self.duration_ms,
-            "request_headers": dict(self.request_headers),
-            "request_bytes": self.request_bytes,
-            "request_note": self.request_note,
-            "request": self.request,
-            "status": self.status,
-            "streamed": self.streamed,
-            "complete": self.complete,
-            "incomplete": self.incomplete,
-            "stop_reason": self.stop_reason,
-            "usage": self.usage,
-            "error": self.error,
-            "response_headers": dict(self.response_headers),
-            "response": self.response,
-        }
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any], where: str) -> RequestRecord:
-        """A record from its line (``where`` names it in errors); the older nested form (a
-        ``response`` object holding status, usage, body…) is read too."""
-
-        def text(key: str, value: Any, default: str = "") -> str:
-            if value is None:
-                return default
-            if not isinstance(value, str):
-                raise ValueError(f"{where}.{key}: expected a string, got {type(value).__name__}")
-            return value
-
-        def number(value: Any) -> float | None:
-            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-            return float(value) if ok else None
-
-        def obj(value: Any) -> dict[str, Any] | None:
-            return value if isinstance(value, dict) else None
-
-        resp: dict[str, Any] = d
-        body = d.get("response")
-        if "status" not in d and isinstance(body, dict) and "body" in body:
-            resp, body = body, body.get("body")  # the older nested form
-        rid = d.get("id")
-        if not isinstance(rid, int) or isinstance(rid, bool):
-            raise ValueError(f"{where}.id: expected an integer, got {rid!r}"[:160])
-        method = text("method", d.get("method"), "POST")
-        path = text("path", d.get("path"), "")
-        status = resp.get("status")
-        return cls(
-            id=rid,
-            started_at=text("started_at", d.get("started_at")),
-            method=method,
-            path=path,
-            endpoint=endpoint_of(method, path),
-            request=d.get("request"),
-            request_note=d.get("request_note") if isinstance(d.get("request_note"), str) else None,
-            request_headers={
-                str(k): str(v) for k, v in (obj(d.get("request_headers")) or {}).items()
-            },
-            status=status if isinstance(status, int) and not isinstance(status, bool) else None,
-            streamed=resp.get("streamed") is True,
-            response=body,
-            usage=obj(resp.get("usage")),
-            stop_reason=resp.get("stop_reason")
-            if isinstance(resp.get("stop_reason"), str)
-            else None,
-            complete=resp.get("complete") is True,
-            incomplete=resp.get("incomplete") if isinstance(resp.get("incomplete"), str) else None,
-            error=obj(resp.get("error")),
-            ended_at=d.get("ended_at") if isinstance(d.get("ended_at"), str) else None,
-            first_byte_ms=number(resp.get("first_byte_ms")),
-            duration_ms=number(resp.get("duration_ms")),
-        )
+__all__ = [
+    "ENDPOINTS",
+    "ENDPOINT_PROVIDER",
+    "LOG_FORMAT",
+    "LOG_VERSION",
+    "MODEL_CALLS",
+    "PROVIDERS",
+    "Conversations",
+    "RequestRecord",
+    "RequestSummary",
+    "conversation_items",
+    "endpoint_of",
+    "model_in_path",
+    "open_recording",
+    "parse_log",
+    "summarise",
+    "summary_line",
+]
 
 
 # -- conversations ---------------------------------------------------------------------------
@@ -170,21 +71,27 @@ def _message_digest(message: Any) -> bytes:
 
 class Conversations:
     """Assigns each request's messages to a conversation: a request whose messages extend (or
-    repeat: a retry) the messages of an earlier request joins that request's conversation (the
-    longest such earlier request decides); any other starts a new one. Only a digest of each
-    request's message prefix is kept (16 bytes a message while hashing, one entry a request)."""
+    repeat: a retry) the messages of an earlier request of the same provider joins that request's
+    conversation (the longest such earlier request decides); any other starts a new one. Only a
+    digest of each request's message prefix is kept (16 bytes a message while hashing, one entry
+    a request). A Responses request that continues a stored response (``previous_response_id``)
+    sends only its new items: it joins the conversation of the recorded response it names."""
 
     def __init__(self) -> None:
         self._ends: dict[tuple[int, bytes], int] = {}
+        #: Responses API response id -> its conversation
+        self._responses: dict[str, int] = {}
         self.count = 0
 
-    def key(self, messages: Any) -> int | None:
+    def key(self, messages: Any, provider: str = "anthropic") -> int | None:
         """The conversation number (1, 2, …) of a request with these ``messages``; None when
         they are not a non-empty list."""
         if not isinstance(messages, list) or not messages:
             return None
         chain: list[bytes] = []
         h = hashlib.blake2b(digest_size=16)
+        if provider != "anthropic":  # the same words sent to two APIs are two conversations
+            h.update(provider.encode())
         for m in messages:
             h.update(_message_digest(m))
             chain.append(h.digest())
@@ -198,6 +105,22 @@ class Conversations:
             found = self.count
         self._ends[(len(chain), chain[-1])] = found
         return found
+
+    def assign(self, rec: RequestRecord) -> int | None:
+        """The conversation of a record (by its endpoint's items, or the stored response its
+        request continues), remembered for the requests after it."""
+        body = rec.request if isinstance(rec.request, dict) else {}
+        previous = body.get("previous_response_id") if rec.endpoint == "responses" else None
+        number: int | None = None
+        if isinstance(previous, str) and previous in self._responses:
+            number = self._responses[previous]
+        else:
+            number = self.key(conversation_items(rec.endpoint, body), rec.provider)
+        if number is not None and rec.endpoint == "responses" and isinstance(rec.response, dict):
+            rid = rec.response.get("id")
+            if isinstance(rid, str):
+                self._responses[rid] = number
+        return number
 
 
 # -- reading a recording ---------------------------------------------------------------------
@@ -226,12 +149,13 @@ def _header(path: str, line_no: int, head: dict[str, Any]) -> None:
         )
 
 
-def parse_log(path: str, text: str) -> tuple[list[RequestRecord], list[int], str]:
-    """(records in file order, 1-based numbers of lines that could not be read, upstream) of a
+def parse_log(path: str, text: str) -> tuple[list[RequestRecord], list[int], dict[str, str]]:
+    """(records in file order, 1-based numbers of lines that could not be read, each provider's
+    upstream as the newest header names it: ``upstream`` Anthropic's, ``upstreams`` every one) of a
     recording's text. A line cut by a crash (the last one) is skipped and named."""
     records: list[RequestRecord] = []
     bad: list[int] = []
-    upstream = ""
+    upstreams: dict[str, str] = {}
     for n, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
@@ -246,13 +170,16 @@ def parse_log(path: str, text: str) -> tuple[list[RequestRecord], list[int], str
         if item.get("format") == LOG_FORMAT:
             _header(path, n, item)
             if isinstance(item.get("upstream"), str):
-                upstream = item["upstream"]
+                upstreams["anthropic"] = item["upstream"]
+            named = item.get("upstreams")
+            if isinstance(named, dict):
+                upstreams.update((k, v) for k, v in named.items() if isinstance(v, str))
             continue
         try:
             records.append(RequestRecord.from_dict(item, f"line {n}"))
         except ValueError:
             bad.append(n)
-    return records, bad, upstream
+    return records, bad, upstreams
 
 
 def valid_messages(body: Any) -> list[dict[str, Any]] | None:
@@ -289,15 +216,20 @@ def _reply_of(rec: RequestRecord) -> dict[str, Any] | None:
     return None
 
 
-def _first_prompt(messages: list[dict[str, Any]]) -> str:
+def _first_prompt(messages: list[Any]) -> str:
+    """The first user text of a conversation's items, in any provider's shape (a message's
+    string content or its first text part; a Gemini content's first text part)."""
     for m in messages:
-        content = m.get("content")
+        if not isinstance(m, dict) or m.get("role") not in (None, "user"):
+            continue
+        content = m.get("content", m.get("parts"))
         if isinstance(content, str):
             return content
         if isinstance(content, list):
             for b in content:
-                if isinstance(b, dict) and b.get("type") == "text":
-                    return str(b.get("text", ""))
+                text = b.get("text") if isinstance(b, dict) else None
+                if isinstance(text, str) and b.get("type") in (None, "text", "input_text"):
+                    return text
     return ""
 
 
@@ -306,12 +238,7 @@ def group(records: list[RequestRecord]) -> dict[int, list[RequestRecord]]:
     conversations = Conversations()
     out: dict[int, list[RequestRecord]] = {}
     for rec in records:
-        body = rec.request if isinstance(rec.request, dict) else {}
-        rec.conversation = (
-            conversations.key(body.get("messages"))
-            if rec.endpoint in ("messages", "count_tokens")
-            else None
-        )
+        rec.conversation = conversations.assign(rec)
         if rec.conversation is not None:
             out.setdefault(rec.conversation, []).append(rec)
     return out
@@ -390,7 +317,11 @@ def conversation_session(
 
 
 def open_recording(
-    path: str, records: list[RequestRecord], bad: list[int], upstream: str, number: int | None
+    path: str,
+    records: list[RequestRecord],
+    bad: list[int],
+    upstreams: Mapping[str, str],
+    number: int | None,
 ) -> LoadedSession:
     """Conversation ``number`` of a recording (default: the one with the most requests, the
     first of those), with every conversation listed in ``conversations``."""
@@ -402,7 +333,16 @@ def open_recording(
         )
     listing = []
     for k, recs in groups.items():
-        longest = max((valid_messages(r.request) or [] for r in recs), key=len, default=[])
+        longest = max(
+            (
+                (valid_messages(r.request) if r.provider == "anthropic" else None)
+                or conversation_items(r.endpoint, r.request)
+                or []
+                for r in recs
+            ),
+            key=len,
+            default=[],
+        )
         listing.append(
             {
                 "conversation": k,
@@ -421,7 +361,17 @@ def open_recording(
             if len(groups) > 1
             else f"{path}#{number}: no such conversation (this recording holds one: #1)"
         )
-    session = conversation_session(path, groups[number], number, len(groups), upstream)
+    chosen = groups[number]
+    if chosen[0].provider != "anthropic":
+        from ctxview.sessions import proxylog_providers
+
+        session = proxylog_providers.conversation_session(
+            path, chosen, number, len(groups), upstreams.get(chosen[0].provider, "")
+        )
+    else:
+        session = conversation_session(
+            path, chosen, number, len(groups), upstreams.get("anthropic", "")
+        )
     session.conversations = listing
     session.skipped_lines = bad
     others = sum(1 for r in records if r.conversation is None)
@@ -468,6 +418,8 @@ class RequestSummary:
     conversation: int | None = None
     #: count_tokens: the input tokens the API counted
     counted_tokens: int | None = None
+    #: whose API it went to
+    provider: str = "anthropic"
 
 
 def _int(usage: dict[str, Any] | None, key: str) -> int | None:
@@ -475,50 +427,131 @@ def _int(usage: dict[str, Any] | None, key: str) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
-def summarise(rec: RequestRecord) -> RequestSummary:
-    """Window size, protocol verdict and cache usage of one request (text not yet sanitised)."""
-    body = rec.request if isinstance(rec.request, dict) else {}
-    msgs = body.get("messages") if rec.endpoint in ("messages", "count_tokens") else None
-    problems: tuple[str, ...] = ()
-    n_msgs: int | None = None
-    est: int | None = None
-    if isinstance(msgs, list):
-        n_msgs = len(msgs)
-        valid = valid_messages(body)
-        if valid is None:
-            problems = ("malformed messages (not checked)",)
-            verdict = "malformed"
-        else:
-            found = check_protocol(valid, body.get("system"))
-            problems = tuple(p.message for p in found if p.severity == "error")
-            n = len(problems)
-            verdict = f"✗ {n} problem{'s' if n != 1 else ''}" if problems else "✓ valid"
-            est = (
-                sum(estimate_message(m) for m in valid)
-                + estimate_system(system_of(body))
-                + estimate_tools(body.get("tools"))
-            )
-    else:
-        verdict = "—"
+def _items(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _reply_preview(rec: RequestRecord) -> str:
+    """The reply's text and tool calls, in one line's words, per provider's response shape."""
     reply = rec.response if isinstance(rec.response, dict) else {}
-    preview = ""
-    content = reply.get("content")
-    if isinstance(content, list):
-        parts = []
-        for b in content:
+    parts: list[str] = []
+    if rec.endpoint == "chat_completions":
+        choices = reply.get("choices")
+        first = choices[0] if isinstance(choices, list) and choices else {}
+        msg = first.get("message") if isinstance(first, dict) else None
+        if isinstance(msg, dict):
+            if isinstance(msg.get("content"), str):
+                parts.append(msg["content"])
+            for tc in _items(msg.get("tool_calls")):
+                fn = tc.get("function") if isinstance(tc, dict) else None
+                if isinstance(fn, dict):
+                    parts.append(f"[tool_call {fn.get('name')}]")
+    elif rec.endpoint == "responses":
+        for item in _items(reply.get("output")):
+            if not isinstance(item, dict):
+                continue
+            if item.get("type") == "message":
+                for c in _items(item.get("content")):
+                    if isinstance(c, dict) and isinstance(c.get("text"), str):
+                        parts.append(c["text"])
+            elif item.get("type") == "function_call":
+                parts.append(f"[function_call {item.get('name')}]")
+    elif rec.endpoint in ("generate_content", "stream_generate_content"):
+        candidates = reply.get("candidates")
+        first = candidates[0] if isinstance(candidates, list) and candidates else {}
+        content = first.get("content") if isinstance(first, dict) else None
+        for part in _items(content.get("parts")) if isinstance(content, dict) else []:
+            if not isinstance(part, dict) or part.get("thought"):
+                continue
+            if isinstance(part.get("text"), str):
+                parts.append(part["text"])
+            elif isinstance(part.get("functionCall"), dict):
+                parts.append(f"[functionCall {part['functionCall'].get('name')}]")
+    else:
+        content = reply.get("content")
+        for b in content if isinstance(content, list) else []:
             if isinstance(b, dict):
                 if b.get("type") == "text":
                     parts.append(str(b.get("text", "")))
                 elif b.get("type") == "tool_use":
                     parts.append(f"[tool_use {b.get('name')}]")
-        preview = " ".join(parts)
+    return " ".join(parts)
+
+
+def _usage_figures(
+    rec: RequestRecord,
+) -> tuple[int | None, int | None, int | None, int | None]:
+    """(input, output, cache read, cache write) of the recorded usage: Anthropic's as the API
+    wrote them; another provider's in the canonical counts (its provider's usage rule: input is
+    the uncached part, as Anthropic counts it), or none while that provider is not known."""
+    if rec.provider == "anthropic":
+        u = rec.usage
+        return (
+            _int(u, "input_tokens"),
+            _int(u, "output_tokens"),
+            _int(u, "cache_read_input_tokens"),
+            _int(u, "cache_creation_input_tokens"),
+        )
+    if not rec.usage:
+        return None, None, None, None
+    from ctxview.core.providers.registry import provider
+
+    try:
+        counted = provider(rec.provider).usage(rec.usage)
+    except KeyError:
+        return None, None, None, None
+    if counted is None:
+        return None, None, None, None
+    return counted.uncached, counted.output, counted.cache_read, counted.cache_write
+
+
+def summarise(rec: RequestRecord) -> RequestSummary:
+    """Window size, protocol verdict and cache usage of one request (text not yet sanitised)."""
+    body = rec.request if isinstance(rec.request, dict) else {}
+    problems: tuple[str, ...] = ()
+    n_msgs: int | None = None
+    est: int | None = None
+    verdict = "—"
+    if rec.provider == "anthropic":
+        msgs = body.get("messages") if rec.endpoint in ("messages", "count_tokens") else None
+        if isinstance(msgs, list):
+            n_msgs = len(msgs)
+            valid = valid_messages(body)
+            if valid is None:
+                problems = ("malformed messages (not checked)",)
+                verdict = "malformed"
+            else:
+                found = check_protocol(valid, body.get("system"))
+                problems = tuple(p.message for p in found if p.severity == "error")
+                n = len(problems)
+                verdict = f"✗ {n} problem{'s' if n != 1 else ''}" if problems else "✓ valid"
+                est = (
+                    sum(estimate_message(m) for m in valid)
+                    + estimate_system(system_of(body))
+                    + estimate_tools(body.get("tools"))
+                )
+    else:
+        from ctxview.sessions.proxylog_providers import check_request
+
+        items = conversation_items(rec.endpoint, body)
+        n_msgs = len(items) if items is not None else None
+        checked = check_request(rec) if items is not None else None
+        if checked is not None:
+            problems, verdict, est = checked
+    reply = rec.response if isinstance(rec.response, dict) else {}
     err = None
     if rec.error:
         err = f"{rec.error.get('type', 'error')}: {rec.error.get('message', '')}"
-    model = body.get("model") if isinstance(body.get("model"), str) else reply.get("model")
+    model = body.get("model") if isinstance(body.get("model"), str) else None
+    if not model and rec.provider == "gemini":
+        model = model_in_path(rec.path)
+    if not model:
+        named = reply.get("model") or reply.get("modelVersion")
+        model = named if isinstance(named, str) else ""
     counted = (
         _int(reply, "input_tokens") if rec.endpoint == "count_tokens" and rec.complete else None
     )
+    in_tok, out_tok, read, write = _usage_figures(rec)
     return RequestSummary(
         id=rec.id,
         time=rec.started_at[11:19],
@@ -535,15 +568,16 @@ def summarise(rec: RequestRecord) -> RequestSummary:
         estimated_tokens=est,
         problems=problems,
         verdict=verdict,
-        input_tokens=_int(rec.usage, "input_tokens"),
-        output_tokens=_int(rec.usage, "output_tokens"),
-        cache_read=_int(rec.usage, "cache_read_input_tokens"),
-        cache_write=_int(rec.usage, "cache_creation_input_tokens"),
+        input_tokens=in_tok,
+        output_tokens=out_tok,
+        cache_read=read,
+        cache_write=write,
         error=err,
         duration_ms=rec.duration_ms,
-        reply_preview=preview,
+        reply_preview=_reply_preview(rec),
         conversation=rec.conversation,
         counted_tokens=counted,
+        provider=rec.provider,
     )
 
 
@@ -575,13 +609,18 @@ def summary_line(s: RequestSummary) -> str:
 
     status = "---" if s.status is None else str(s.status)
     parts = [f"#{s.id} {s.time} {s.method} {s.path} {status} {kind_of(s)}"]
+    if s.provider != "anthropic":
+        parts.append(s.provider)
     if s.conversation is not None:
         parts.append(f"conversation {s.conversation}")
     if s.model:
         parts.append(s.model)
     if s.messages is not None:
         msgs = f"{s.messages} message{'s' if s.messages != 1 else ''}"
-        parts.append(f"{msgs} ~{n(s.estimated_tokens)} tok {s.verdict}")
+        if s.estimated_tokens is None and s.verdict == "—":
+            parts.append(msgs)  # (a provider whose requests are not checked here)
+        else:
+            parts.append(f"{msgs} ~{n(s.estimated_tokens)} tok {s.verdict}")
     if s.counted_tokens is not None:
         parts.append(f"counted {s.counted_tokens} input tokens")
     if s.input_tokens is not None or s.output_tokens is not None:

@@ -252,8 +252,8 @@ def _load_session(spath: str, format: str | None) -> LoadedSession:
         from ctxview.sessions import proxylog
 
         if proxylog.is_proxy_log(first.group(1)):
-            records, bad, upstream = proxylog.parse_log(spath, text)
-            return proxylog.open_recording(spath, records, bad, upstream, conversation)
+            records, bad, upstreams = proxylog.parse_log(spath, text)
+            return proxylog.open_recording(spath, records, bad, upstreams, conversation)
     if conversation is not None:
         raise SessionError(
             f"{spath}#{conversation}: #N picks a conversation of a proxy recording; "
@@ -489,7 +489,7 @@ def _read_old_recording(path: str, requests: list[Any]) -> LoadedSession:
         except ValueError:
             bad.append(i + 1)
     records.sort(key=lambda r: r.id)
-    return proxylog.open_recording(path, records, bad, "", None)
+    return proxylog.open_recording(path, records, bad, {}, None)
 
 
 def _read_openai_chat(path: str, text: str, data: Any) -> LoadedSession:

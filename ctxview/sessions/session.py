@@ -79,13 +79,13 @@ class Session:
 
     def message_estimate(self) -> Callable[[Mapping[str, Any]], int]:
         """Tokens of one message as the request model counts them: under the calibrated rates
-        for a Claude Code transcript, else ``estimate_message``. The one estimate of the
-        sidebar, the timeline, ``inspect`` and the request model."""
+        for a transcript with recorded usage, else the session provider's estimate. The one
+        estimate of the sidebar, the timeline, ``inspect`` and the request model."""
         rates = self.calibration()[0]
         if not rates.calibrated:
-            from ctxview.core.tokens import estimate_message
+            from ctxview.core.providers.registry import provider
 
-            return estimate_message
+            return provider(self.provider).tokens.estimate
         from ctxview.core.calibrate import message_features
 
         return lambda m: int(rates.tokens(message_features(m)))
@@ -327,7 +327,8 @@ class Session:
                 if r.evicted_step is not None
             ],
             "problems": [p.to_dict() for p in problems],
-            "fixes": _fixes(window, self.system, problems),
+            # repair's fixes are the Messages API's (another provider's file is not repaired)
+            "fixes": _fixes(window, self.system, problems) if self.provider == "anthropic" else [],
             "skipped_lines": session.skipped_lines,
             # Claude Code: lines whose parent is not in the file, message lines on no branch
             "dangling_parents": session.dangling_parents,

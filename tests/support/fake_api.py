@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -216,8 +216,16 @@ class _Server(ThreadingHTTPServer):
 
 
 class FakeAPI:
-    def __init__(self, port: int = 0, smart: bool = False) -> None:
+    def __init__(
+        self,
+        port: int = 0,
+        smart: bool = False,
+        default: Callable[[str, dict[str, Any]], Response] | None = None,
+    ) -> None:
         self.smart = smart
+        #: the reply to a request when none is queued, from its path and body (another
+        #: provider's API: ``tests.support.fake_providers``)
+        self.default = default
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
         self.headers: list[dict[str, str]] = []
@@ -246,6 +254,8 @@ class FakeAPI:
                     if resp is not None and resp.kind == "error":
                         return self._json(resp.status, resp.body, resp.headers)
                     return self._json(200, {"input_tokens": 1234})
+                if resp is None and api.default is not None:
+                    resp = api.default(self.path, body)
                 if resp is None:
                     resp = (
                         api.scripted(body)

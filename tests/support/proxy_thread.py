@@ -18,7 +18,10 @@ from tests.support.fake_api import FakeAPI
 class ProxyThread:
     def __init__(self, upstream: str, record: Path, **kwargs: Any) -> None:
         self.record = record
-        self.proxy = Proxy(upstream, record_path=str(record), **kwargs)
+        #: the ids recorded so far, and a condition to wait for more on
+        self._ids: list[int] = []
+        self._done = threading.Condition()
+        self.proxy = Proxy(upstream, record_path=str(record), on_record=self._note, **kwargs)
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
@@ -36,8 +39,18 @@ class ProxyThread:
         self.flush()
         return self.proxy._counter
 
-    def lines_since(self, mark: int) -> list[dict[str, Any]]:
-        """The recording's exchange lines of requests from ``mark`` on, in id order."""
+    def _note(self, rec: Any) -> None:
+        with self._done:
+            self._ids.append(rec.id)
+            self._done.notify_all()
+
+    def lines_since(self, mark: int, count: int = 0) -> list[dict[str, Any]]:
+        """The recording's exchange lines of requests from ``mark`` on, in id order; waits
+        until ``count`` of them are recorded (a client may have its whole reply before the proxy
+        has seen the upstream's end)."""
+        with self._done:
+            ok = self._done.wait_for(lambda: sum(i >= mark for i in self._ids) >= count, 10)
+        assert ok, f"{count} records from #{mark} never came"
         self.flush()
         lines = [json.loads(x) for x in self.record.read_text().splitlines()]
         return sorted(

@@ -241,3 +241,42 @@ async def test_follow_simulated_starts_again_at_a_compaction(tmp_path: Path) -> 
             "kept",
         ]
         assert model.compacted_count() == 4
+
+
+async def test_follow_a_codex_rollout(tmp_path: Path) -> None:
+    """A Codex rollout grows: its items appear, the reply with the usage its token_count line
+    brings (the usage comes after the reply: the reply is shown with it)."""
+    import json
+
+    def line(kind: str, payload: dict[str, Any]) -> str:
+        return (
+            json.dumps({"timestamp": "2026-01-01T00:00:00Z", "type": kind, "payload": payload})
+            + "\n"
+        )
+
+    def item(role: str, words: str) -> str:
+        kind = "input_text" if role == "user" else "output_text"
+        body = {"type": "message", "role": role, "content": [{"type": kind, "text": words}]}
+        return line("response_item", body)
+
+    p = tmp_path / "rollout-2026-01-01T00-00-00-x.jsonl"
+    p.write_text(
+        line("session_meta", {"id": "x", "cwd": "/w"})
+        + line("turn_context", {"model": "gpt-5-codex"})
+        + item("user", "first")
+    )
+    app = make_app(str(p))
+    app.follow_on_start = True
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(pilot, lambda: getattr(app, "_following", None) is not None)
+        assert app.model.session.format == "codex" and "following" in app.sub_title
+        usage = {"input_tokens": 2000, "cached_input_tokens": 1536, "output_tokens": 9}
+        info = {"total_token_usage": usage, "last_token_usage": usage}
+        with open(p, "a") as fh:
+            fh.write(
+                item("assistant", "done") + line("event_msg", {"type": "token_count", "info": info})
+            )
+            fh.write(item("user", "again"))
+        await wait_until(pilot, lambda: len(app.model.transcript) == 3)
+        meta = app.model.transcript.records[1].meta
+        assert meta["usage"]["cache_read_input_tokens"] == 1536

@@ -110,7 +110,7 @@ class OpenFileScreen(PathScreen):
                     yield Static(
                         Text("enter: open · tab: to the tree · escape: cancel"), classes="hint"
                     )
-                with TabPane("Claude Code sessions", id="sessions-tab"):
+                with TabPane("Agent sessions", id="sessions-tab"):
                     # listed only when the tab is first shown (ctrl+l opens the same list)
                     yield SessionsTree(load_now=False, id="cc-sessions")
 

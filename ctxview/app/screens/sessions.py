@@ -1,5 +1,6 @@
-"""The sessions list in the TUI (``ctrl+l``): Claude Code sessions, newest first, sub-agents under
-their session. Enter opens, ``f`` opens and follows."""
+"""The sessions list in the TUI (``ctrl+l``): Claude Code, Codex and Gemini CLI sessions, newest
+first, each with its provider, sub-agents under their session. Enter opens, ``f`` opens and
+follows."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Static, Tree
 
-from ctxview.live.sessions_list import SessionInfo, list_sessions, messages_label, projects_roots
+from ctxview.live.sessions_all import SessionRoots, list_all, session_roots
+from ctxview.live.sessions_list import SessionInfo, messages_label
 from ctxview.textfmt import one_line, visible
 
 
@@ -26,6 +28,7 @@ def _size(n: int) -> str:
 def _label(info: SessionInfo) -> Text:
     t = Text(no_wrap=True, overflow="ellipsis")
     t.append(info.last_activity.replace("T", " ")[:16], style="bold")
+    t.append(f"  {info.provider}", style="italic")
     t.append(f"  {messages_label(info.messages, info.messages_exact)} msgs · {_size(info.size)}")
     if info.subagents:
         t.append(f" · {len(info.subagents)} sub-agent{'s' if len(info.subagents) > 1 else ''}")
@@ -80,11 +83,11 @@ class SessionsTree(Vertical):
 
     @work(thread=True, exclusive=True, description="list sessions")
     def _load(self) -> None:
-        roots = projects_roots()
-        infos = list_sessions(roots)
+        roots = session_roots()
+        infos = list_all(roots)
         self.app.call_from_thread(self._show, infos, roots)
 
-    def _show(self, infos: list[SessionInfo], roots: list[Path]) -> None:
+    def _show(self, infos: list[SessionInfo], roots: SessionRoots) -> None:
         tree = self.query_one(Tree)
         for info in infos:
             if info.subagents:
@@ -97,7 +100,10 @@ class SessionsTree(Vertical):
                     node.add_leaf(label, data=a.path)
             else:
                 tree.root.add_leaf(_label(info), data=info.path)
-        where = ", ".join(visible(str(r)) for r in roots) or "~/.claude/projects (not found)"
+        where = (
+            ", ".join(visible(str(r)) for r in [*roots.claude, *roots.codex, *roots.gemini])
+            or "~/.claude/projects (not found)"
+        )
         hint = (
             f"{len(infos)} session(s) under {where} · enter: open · f: open and follow · "
             "→/←: show/hide sub-agents · escape: cancel"
@@ -144,7 +150,9 @@ class SessionsScreen(ModalScreen[tuple[str, bool] | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(Text("Claude Code sessions, newest first"), classes="title")
+            yield Static(
+                Text("Claude Code, Codex and Gemini CLI sessions, newest first"), classes="title"
+            )
             yield SessionsTree()
 
     def on_mount(self) -> None:

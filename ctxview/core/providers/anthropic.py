@@ -54,6 +54,9 @@ def write_body(parts: BodyParts) -> dict[str, Any]:
     )
 
 
+#: the file formats read into Anthropic sessions
+FORMATS = frozenset(("ctxview", "request", "messages", "claude-code", "claude-code-web", "proxy"))
+
 CACHE = CacheModel(
     kind="breakpoints",
     minimum=cache_rules.minimum,
@@ -71,7 +74,7 @@ PROVIDER = Provider(
     rules=ANTHROPIC_RULES,
     tokens=TokenModel(
         estimate_message,
-        frozenset(CALIBRATED_FORMATS),
+        frozenset(CALIBRATED_FORMATS) & FORMATS,
         "4 characters a token and 4 tokens a message (images and PDFs by Anthropic's "
         "formulas), calibrated from recorded usage where a transcript has it",
     ),
@@ -79,7 +82,5 @@ PROVIDER = Provider(
     prices=ANTHROPIC_PRICES,
     usage=usage,
     write_body=write_body,
-    formats=frozenset(
-        ("ctxview", "request", "messages", "claude-code", "claude-code-web", "proxy")
-    ),
+    formats=FORMATS,
 )

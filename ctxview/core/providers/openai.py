@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ctxview.core.cache_rules import Minimum
+from ctxview.core.calibrate import CALIBRATED_FORMATS
 from ctxview.core.content import system_text
 from ctxview.core.pricing import Price, PriceBook
 from ctxview.core.protocol import Problem, Rule, RuleSet
@@ -426,7 +427,7 @@ PROVIDER = Provider(
     rules=CHAT_RULES,
     tokens=TokenModel(
         estimate_message,
-        frozenset((CODEX,)),
+        frozenset(CALIBRATED_FORMATS) & FORMATS,
         "4 characters a token and 4 tokens a message (o200k_base averages close to 4 "
         "characters a token on English text and code), calibrated from a Codex session's "
         "recorded usage",

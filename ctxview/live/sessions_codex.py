@@ -1,0 +1,210 @@
+"""Codex CLI sessions for ``ctxview sessions``: the rollouts under ``$CODEX_HOME/sessions``
+(default ``~/.codex/sessions``), ``YYYY/MM/DD/rollout-*.jsonl``.
+
+A rollout is JSON Lines, ``{timestamp, type, payload}`` each: ``session_meta`` first (``id``,
+``cwd``; its instructions can make it tens of kB long), then ``turn_context``, ``response_item``
+(one Responses API item each: a message, a function call or its output, reasoning),
+``event_msg`` (``user_message`` holds what the user typed; ``token_count`` the usage) and
+``compacted`` lines. Summarised from its head and tail only, as Claude Code's transcripts are
+(:mod:`ctxview.live.sessions_list`): the project (``cwd``), the first prompt the user typed,
+the last activity (the newest ``timestamp``), the size and the number of messages (its
+``response_item`` lines: one canonical message each), exact when the head and tail cover the
+file, else estimated. Older rollouts (a bare meta object first, bare items after) are read too.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ctxview.live.sessions_list import (
+    SessionInfo,
+    SummaryCache,
+    _FileSummary,
+    _iso,
+    _lines,
+    _parse,
+)
+from ctxview.sessions.fileio import open_regular, read_span
+from ctxview.textfmt import one_line
+
+#: the session_meta line holds Codex's instructions (often 20-30 kB): a head this long reaches
+#: the first prompts after it
+HEAD_BYTES = 128 * 1024
+TAIL_BYTES = 16 * 1024
+#: text Codex puts in user messages itself (not typed by the user)
+_INJECTED = (
+    "<environment_context>",
+    "<user_instructions>",
+    "<permissions",
+    "# AGENTS.md",
+    "<user_shell_command>",
+    "<turn_aborted>",
+)
+#: item types of the older rollouts (written bare, without the {type, payload} envelope)
+_ITEM_TYPES = frozenset(
+    {
+        "message",
+        "function_call",
+        "function_call_output",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "local_shell_call",
+        "reasoning",
+        "web_search_call",
+    }
+)
+
+
+def codex_roots() -> list[Path]:
+    """``$CODEX_HOME/sessions`` (default ``~/.codex/sessions``), when it exists."""
+    home = os.environ.get("CODEX_HOME")
+    base = Path(home).expanduser() if home else Path.home() / ".codex"
+    root = base / "sessions"
+    return [root] if root.is_dir() else []
+
+
+def _item(rec: dict[str, Any]) -> dict[str, Any] | None:
+    """The Responses item a line holds (a ``response_item``'s payload, or an older bare item)."""
+    if rec.get("type") == "response_item":
+        payload = rec.get("payload")
+        return payload if isinstance(payload, dict) else None
+    if "payload" not in rec and rec.get("type") in _ITEM_TYPES:
+        return rec
+    return None
+
+
+def _typed_prompt(rec: dict[str, Any]) -> str | None:
+    """What the user typed: an ``event_msg`` ``user_message``, or a user message item's text
+    (not the context Codex injects)."""
+    payload = rec.get("payload")
+    if rec.get("type") == "event_msg" and isinstance(payload, dict):
+        if payload.get("type") == "user_message" and isinstance(payload.get("message"), str):
+            text = payload["message"].strip()
+            return text if text and not text.startswith(_INJECTED) else None
+        return None
+    item = _item(rec)
+    if item is None or item.get("type") != "message" or item.get("role") != "user":
+        return None
+    content = item.get("content")
+    texts = (
+        [str(p.get("text", "")) for p in content if isinstance(p, dict)]
+        if isinstance(content, list)
+        else [content]
+        if isinstance(content, str)
+        else []
+    )
+    text = "\n".join(texts).strip()
+    return text if text and not text.startswith(_INJECTED) else None
+
+
+def _is_item_line(raw: bytes) -> bool:
+    """A line holding a Responses item, by its first ``"type"`` (the envelope's, which Codex
+    writes before the payload's)."""
+    i = raw.find(b'"type":')
+    if i < 0:
+        return False
+    rest = raw[i + 7 : i + 40].lstrip()
+    return rest.startswith(b'"response_item"') or any(
+        rest.startswith(b'"' + t.encode() + b'"') for t in _ITEM_TYPES
+    )
+
+
+def summarise_rollout(path: Path) -> _FileSummary:
+    """Head and tail of a rollout (a regular file only: :func:`open_regular`)."""
+    with open_regular(path, what="Codex rollout") as (fd, st):
+        size = st.st_size
+        whole = size <= HEAD_BYTES + TAIL_BYTES
+        if whole:
+            head, tail = read_span(fd, 0, HEAD_BYTES + TAIL_BYTES), b""
+        else:
+            head = read_span(fd, 0, HEAD_BYTES)
+            tail = read_span(fd, size - TAIL_BYTES, TAIL_BYTES)
+    head_lines = _lines(head, False, not whole or not head.endswith(b"\n"))
+    tail_lines = _lines(tail, True, not tail.endswith(b"\n")) if tail else []
+    cwd = session_id = None
+    prompt = fallback = ""
+    items = 0
+    for raw in head_lines:
+        rec = _parse(raw)
+        if rec is None:
+            continue
+        payload = rec.get("payload")
+        meta = (
+            payload
+            if rec.get("type") == "session_meta" and isinstance(payload, dict)
+            else rec
+            if "payload" not in rec and "type" not in rec and "id" in rec
+            else None
+        )
+        if meta is not None:
+            if cwd is None and isinstance(meta.get("cwd"), str):
+                cwd = meta["cwd"]
+            if session_id is None and isinstance(meta.get("id"), str):
+                session_id = meta["id"]
+        if rec.get("type") == "turn_context" and isinstance(payload, dict) and cwd is None:
+            cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+        if _item(rec) is not None:
+            items += 1
+        if not prompt:
+            typed = _typed_prompt(rec)
+            if typed and rec.get("type") == "event_msg":
+                prompt = typed
+            elif typed and not fallback:
+                fallback = typed
+    last_ts = None
+    for raw in reversed(tail_lines or head_lines):
+        rec = _parse(raw)
+        ts = rec.get("timestamp") if rec is not None else None
+        if isinstance(ts, str) and ts:
+            last_ts = ts
+            break
+    if whole:
+        messages, exact = items, True
+    else:
+        sampled = [*head_lines, *tail_lines]
+        hits = sum(1 for ln in sampled if _is_item_line(ln))
+        nbytes = sum(len(ln) + 1 for ln in sampled)
+        messages, exact = round(size * hits / max(1, nbytes)), False
+    return _FileSummary(
+        size=size,
+        mtime_ns=st.st_mtime_ns,
+        cwd=cwd,
+        session_id=session_id,
+        first_prompt=one_line(prompt or fallback, 200),
+        title=None,
+        messages=messages,
+        exact=exact,
+        last_ts=last_ts,
+    )
+
+
+def list_codex(roots: list[Path], cache: SummaryCache) -> list[SessionInfo]:
+    """Every rollout under the roots (``YYYY/MM/DD/rollout-*.jsonl``)."""
+    out: list[SessionInfo] = []
+    for root in roots:
+        try:
+            files = sorted(root.glob("*/*/*/rollout-*.jsonl"))
+        except OSError:
+            continue
+        for f in files:
+            s = cache.get(f, summarise_rollout)
+            if s is None:
+                continue
+            out.append(
+                SessionInfo(
+                    path=str(f),
+                    session_id=s.session_id or f.stem,
+                    project=one_line(s.cwd or "", 200),
+                    first_prompt=one_line(s.first_prompt, 200),
+                    title=None,
+                    messages=s.messages,
+                    messages_exact=s.exact,
+                    size=s.size,
+                    last_activity=_iso(s.last_ts, s.mtime_ns),
+                    provider="openai",
+                    format="codex",
+                )
+            )
+    return out

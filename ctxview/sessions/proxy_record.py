@@ -1,0 +1,204 @@
+"""One exchange of a proxy recording (:class:`RequestRecord`, one line of the log), the endpoints
+and providers a record names, and where each endpoint's body holds its conversation.
+
+Headless: imports neither Textual nor an SDK nor aiohttp.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+#: the providers whose traffic a recording holds (each has its own upstream and body shape)
+PROVIDERS = ("anthropic", "openai", "gemini")
+#: the endpoints a record names, and the provider whose body shape each carries (``other``:
+#: any other path, forwarded as well, its provider the route it took)
+ENDPOINT_PROVIDER = {
+    "messages": "anthropic",
+    "count_tokens": "anthropic",
+    "chat_completions": "openai",
+    "responses": "openai",
+    "generate_content": "gemini",
+    "stream_generate_content": "gemini",
+}
+ENDPOINTS = (*ENDPOINT_PROVIDER, "other")
+#: the endpoints a model answers (a conversation's turns; count_tokens only counts)
+MODEL_CALLS = frozenset(ENDPOINT_PROVIDER) - {"count_tokens"}
+
+
+def endpoint_of(method: str, path: str) -> str:
+    """The endpoint (:data:`ENDPOINTS`) of a request's method and path. Matched on the path's
+    end, so a gateway's prefix (``/openai/v1/chat/completions``, Codex's
+    ``/backend-api/codex/responses``, Vertex's ``…/publishers/google/models/M:generateContent``)
+    is the same endpoint."""
+    if method != "POST":
+        return "other"
+    bare = path.split("?", 1)[0].rstrip("/")
+    if bare.endswith("/v1/messages"):
+        return "messages"
+    if bare.endswith("/v1/messages/count_tokens"):
+        return "count_tokens"
+    if bare.endswith("/chat/completions"):
+        return "chat_completions"
+    if bare.endswith("/responses"):
+        return "responses"
+    action = bare.rpartition("/")[2].rpartition(":")[2]
+    if action == "generateContent":
+        return "generate_content"
+    if action == "streamGenerateContent":
+        return "stream_generate_content"
+    return "other"
+
+
+def model_in_path(path: str) -> str | None:
+    """Gemini names the model in the path (``/v1beta/models/gemini-2.5-flash:generateContent``)."""
+    last = path.split("?", 1)[0].rstrip("/").rpartition("/")[2]
+    model, colon, _ = last.partition(":")
+    return model if colon and model else None
+
+
+@dataclass
+class RequestRecord:
+    """One request through the proxy and what came back (one line of a recording)."""
+
+    id: int
+    started_at: str
+    method: str
+    path: str
+    endpoint: str = "other"
+    #: whose API it went to (:data:`PROVIDERS`): the endpoint's body shape, or the route taken
+    provider: str = "anthropic"
+    #: the request body as parsed JSON (None: no body, or see ``request_note``)
+    request: Any = None
+    #: why ``request`` is not the body: not JSON, or too large to record (with its size)
+    request_note: str | None = None
+    request_bytes: int = 0
+    request_headers: dict[str, str] = field(default_factory=dict)
+    #: the conversation this request belongs to (1, 2, …; None: it holds no messages)
+    conversation: int | None = None
+    status: int | None = None
+    streamed: bool = False
+    #: the assembled message (streamed or JSON), or the JSON body of any other response
+    response: Any = None
+    usage: dict[str, Any] | None = None
+    stop_reason: str | None = None
+    #: true only for a whole response: a stream that reached message_stop, a JSON message
+    complete: bool = False
+    #: why an incomplete response is incomplete (None when complete)
+    incomplete: str | None = None
+    #: the API error ({type, message}) of a 4xx/5xx or an SSE error event; the proxy's own for 502
+    error: dict[str, Any] | None = None
+    response_headers: dict[str, str] = field(default_factory=dict)
+    ended_at: str | None = None
+    first_byte_ms: float | None = None
+    duration_ms: float | None = None
+    #: the raw request body until the recording parses it (never written)
+    body: bytes | bytearray | None = field(default=None, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": "exchange",
+            "id": self.id,
+            "conversation": self.conversation,
+            "endpoint": self.endpoint,
+            "provider": self.provider,
+            "method": self.method,
+            "path": self.path,
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+            "first_byte_ms": self.first_byte_ms,
+            "duration_ms": self.duration_ms,
+            "request_headers": dict(self.request_headers),
+            "request_bytes": self.request_bytes,
+            "request_note": self.request_note,
+            "request": self.request,
+            "status": self.status,
+            "streamed": self.streamed,
+            "complete": self.complete,
+            "incomplete": self.incomplete,
+            "stop_reason": self.stop_reason,
+            "usage": self.usage,
+            "error": self.error,
+            "response_headers": dict(self.response_headers),
+            "response": self.response,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], where: str) -> RequestRecord:
+        """A record from its line (``where`` names it in errors); the older nested form (a
+        ``response`` object holding status, usage, body…) is read too."""
+
+        def text(key: str, value: Any, default: str = "") -> str:
+            if value is None:
+                return default
+            if not isinstance(value, str):
+                raise ValueError(f"{where}.{key}: expected a string, got {type(value).__name__}")
+            return value
+
+        def number(value: Any) -> float | None:
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+            return float(value) if ok else None
+
+        def obj(value: Any) -> dict[str, Any] | None:
+            return value if isinstance(value, dict) else None
+
+        resp: dict[str, Any] = d
+        body = d.get("response")
+        if "status" not in d and isinstance(body, dict) and "body" in body:
+            resp, body = body, body.get("body")  # the older nested form
+        rid = d.get("id")
+        if not isinstance(rid, int) or isinstance(rid, bool):
+            raise ValueError(f"{where}.id: expected an integer, got {rid!r}"[:160])
+        method = text("method", d.get("method"), "POST")
+        path = text("path", d.get("path"), "")
+        status = resp.get("status")
+        endpoint = endpoint_of(method, path)
+        provider = d.get("provider")
+        if provider not in PROVIDERS:
+            provider = ENDPOINT_PROVIDER.get(endpoint, "anthropic")
+        return cls(
+            id=rid,
+            started_at=text("started_at", d.get("started_at")),
+            method=method,
+            path=path,
+            endpoint=endpoint,
+            provider=str(provider),
+            request=d.get("request"),
+            request_note=d.get("request_note") if isinstance(d.get("request_note"), str) else None,
+            request_headers={
+                str(k): str(v) for k, v in (obj(d.get("request_headers")) or {}).items()
+            },
+            status=status if isinstance(status, int) and not isinstance(status, bool) else None,
+            streamed=resp.get("streamed") is True,
+            response=body,
+            usage=obj(resp.get("usage")),
+            stop_reason=resp.get("stop_reason")
+            if isinstance(resp.get("stop_reason"), str)
+            else None,
+            complete=resp.get("complete") is True,
+            incomplete=resp.get("incomplete") if isinstance(resp.get("incomplete"), str) else None,
+            error=obj(resp.get("error")),
+            ended_at=d.get("ended_at") if isinstance(d.get("ended_at"), str) else None,
+            first_byte_ms=number(resp.get("first_byte_ms")),
+            duration_ms=number(resp.get("duration_ms")),
+        )
+
+
+def conversation_items(endpoint: str, body: Any) -> list[Any] | None:
+    """The items a request's conversation is made of, in its provider's body shape: ``messages``
+    (Messages API, count_tokens, Chat Completions), ``input`` (Responses: a string is one user
+    message), ``contents`` (Gemini); None for an endpoint without a conversation or a body
+    without them."""
+    if not isinstance(body, dict):
+        return None
+    if endpoint in ("messages", "count_tokens", "chat_completions"):
+        items = body.get("messages")
+    elif endpoint == "responses":
+        items = body.get("input")
+        if isinstance(items, str):
+            items = [{"role": "user", "content": items}]
+    elif endpoint in ("generate_content", "stream_generate_content"):
+        items = body.get("contents")
+    else:
+        return None
+    return items if isinstance(items, list) and items else None
