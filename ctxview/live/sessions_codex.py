@@ -43,17 +43,16 @@ _INJECTED = (
     "<turn_aborted>",
 )
 #: item types of the older rollouts (written bare, without the {type, payload} envelope)
-_ITEM_TYPES = frozenset(
-    {
-        "message",
-        "function_call",
-        "function_call_output",
-        "custom_tool_call",
-        "custom_tool_call_output",
-        "local_shell_call",
-        "reasoning",
-        "web_search_call",
-    }
+#: a tuple: a record's ``type`` is untrusted JSON (a list cannot be looked up in a set)
+_ITEM_TYPES = (
+    "message",
+    "function_call",
+    "function_call_output",
+    "custom_tool_call",
+    "custom_tool_call_output",
+    "local_shell_call",
+    "reasoning",
+    "web_search_call",
 )
 
 

@@ -31,10 +31,9 @@ from ctxview.core.providers.openai import CODEX, usage
 from ctxview.core.providers.openai_wire import responses_item
 from ctxview.sessions.model import LoadedSession, SessionError
 
-#: the record types of a rollout line
-RECORD_TYPES = frozenset(
-    ("session_meta", "turn_context", "response_item", "event_msg", "compacted")
-)
+#: the record types of a rollout line (a tuple: a line's ``type`` may be any JSON value, and a
+#: list or an object cannot be looked up in a set)
+RECORD_TYPES = ("session_meta", "turn_context", "response_item", "event_msg", "compacted")
 
 
 def is_codex_record(record: Mapping[str, Any]) -> bool:

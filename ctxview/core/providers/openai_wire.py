@@ -44,7 +44,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 #: the canonical role of a system or developer message
-SYSTEM_ROLES = frozenset(("system", "developer"))
+#: a tuple: a message's ``role`` is untrusted JSON (a list there cannot be looked up in a set)
+SYSTEM_ROLES = ("system", "developer")
 
 
 def _text(t: Any) -> dict[str, Any]:

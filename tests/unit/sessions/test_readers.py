@@ -396,6 +396,9 @@ def test_fuzz_random_bytes(tmp_path: Path, data: bytes) -> None:
         [None, None, "request", "messages", "claude-code", "ctxview", "claude-code-web"]
     ),
 )
+# a type or role that is a list or an object: readers look them up among known names
+@example(value={"type": []}, fmt=None)
+@example(value={"messages": [{"role": {}}]}, fmt=None)
 def test_fuzz_random_json(tmp_path: Path, value: Any, fmt: str | None) -> None:
     p = tmp_path / "f.json"
     p.write_text(json.dumps(value))
