@@ -138,15 +138,6 @@ def cmd_repair(args: argparse.Namespace) -> int:
     rep, cfg = load_replay(args)
     if isinstance(rep, int):
         return rep
-    if rep.provider != "anthropic":
-        # the fixes are the Messages API's: written into another API's file they would turn it
-        # into an Anthropic request body
-        return unreadable(
-            args,
-            f"{args.file}: repair fixes the Anthropic Messages API's rules; this is a "
-            f"{rep.provider} session ({rep.session.format}): `ctxview inspect` names its "
-            "problems in its API's words, `export` writes its body",
-        )
     repaired = repair_replay(rep, cfg.as_defaults())
     result = repaired.result
     unfixable = [

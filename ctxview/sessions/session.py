@@ -328,7 +328,7 @@ class Session:
             ],
             "problems": [p.to_dict() for p in problems],
             # repair's fixes are the Messages API's (another provider's file is not repaired)
-            "fixes": _fixes(window, self.system, problems) if self.provider == "anthropic" else [],
+            "fixes": _fixes(window, self.system, problems),
             "skipped_lines": session.skipped_lines,
             # Claude Code: lines whose parent is not in the file, message lines on no branch
             "dangling_parents": session.dangling_parents,

@@ -31,9 +31,11 @@ def test_export_writes_the_body_as_read(capsys: pytest.CaptureFixture[str]) -> N
     assert code == 0 and json.loads(out) == json.loads(CHAT.read_text())
 
 
-def test_repair_refuses_another_apis_file(
+def test_repair_writes_another_apis_file_in_its_own_form(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """The fixes are made on the canonical messages and written by the provider's own body
+    writer: an OpenAI body stays an OpenAI body, its untouched messages as they were."""
     bad = {
         "model": "gpt-4o",
         "messages": [
@@ -52,8 +54,13 @@ def test_repair_refuses_another_apis_file(
     path.write_text(json.dumps(bad))
     code, out, _ = run(capsys, "inspect", str(path), "--json")
     report = json.loads(out)
-    assert code == 1 and report["fixes"] == []  # no Messages API fix offered
-    assert [p["code"] for p in report["problems"]] == ["unanswered_tool_use"]
+    assert code == 1 and [p["code"] for p in report["problems"]] == ["unanswered_tool_use"]
+    assert report["fixes"]  # what repair will do, as for an Anthropic file
     out = tmp_path / "fixed.json"
     code, _, err = run(capsys, "repair", str(path), "-o", str(out))
-    assert code == 2 and "openai session" in err and not out.exists()
+    assert code == 0, err
+    fixed = json.loads(out.read_text())
+    assert fixed["model"] == "gpt-4o" and fixed["messages"][:2] == bad["messages"][:2]
+    assert any(m.get("role") == "tool" and m.get("tool_call_id") == "c1" for m in fixed["messages"])
+    code, _, _ = run(capsys, "inspect", str(out))
+    assert code == 0
