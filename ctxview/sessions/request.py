@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxview.core.context import ConversationContext
+
+if TYPE_CHECKING:
+    from ctxview.core.providers.base import TokenModel
 
 
 def build_request(
@@ -39,17 +42,24 @@ CALIBRATED_KEY = "system_and_tools_calibrated"
 
 
 def token_breakdown(
-    system: Any, tools: Any, message_tokens: int, calibrated: int | None = None
+    system: Any,
+    tools: Any,
+    message_tokens: int,
+    calibrated: int | None = None,
+    model: TokenModel | None = None,
 ) -> dict[str, int]:
     """The one definition of a request's estimated size, used by the app and ``inspect``:
     the system prompt, the tool definitions and the window's messages (everything sent). A
     Claude Code transcript holds no system prompt nor tools, though its requests carried them:
-    ``calibrated`` (``Session.calibrated_static``, the request model's figure) stands for both."""
+    ``calibrated`` (``Session.calibrated_static``, the request model's figure) stands for both.
+    ``model``: the session provider's token model, where it counts system and tools its way."""
     from ctxview.core.tokens import estimate_system, estimate_tools
 
+    count_system = (model.system if model is not None else None) or estimate_system
+    count_tools = (model.tools if model is not None else None) or estimate_tools
     out = {
-        "system": estimate_system(system),
-        "tools": estimate_tools(tools or []),
+        "system": count_system(system),
+        "tools": count_tools(tools or []),
         "messages": message_tokens,
     }
     if calibrated is not None:

@@ -126,6 +126,10 @@ class TokenModel:
     calibrated_formats: frozenset[str]
     #: what the estimate is (shown beside the figures)
     basis: str
+    #: the system prompt's tokens (with any fixed cost every request adds), and the tool
+    #: definitions' (in the session's form); None: :mod:`ctxview.core.tokens`' estimate
+    system: Callable[[Any], int] | None = None
+    tools: Callable[[Any], int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
