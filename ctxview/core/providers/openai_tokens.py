@@ -13,7 +13,9 @@ tiktoken", and dominate small requests:
   and ``name:type:description``, :data:`ENUM_ITEM_TOKENS` per enum value beyond the first
   (the cookbook's ``enum_init`` is -3), and :data:`FUNCTIONS_END_TOKENS` once for the list;
 * images: 85 tokens at ``detail: low``; at high, 85 + 170 per 512 px tile of the image fitted
-  in 2048 px and its short side scaled to 768 px (the cookbook / OpenAI "Images and vision").
+  in 2048 px and its short side scaled to 768 px (the cookbook / OpenAI "Images and vision");
+* a compaction item (the earlier conversation, encrypted) by the length of its
+  ``encrypted_content`` (:data:`ENCRYPTED_CHARS_PER_TOKEN`, fitted on the tune set).
 
 :data:`CHARS_PER_TOKEN` was fitted on the tune half of the recorded bodies only
 (``python -m benchmarks.truth_openai --set tune``; docs/providers.md).
@@ -44,6 +46,9 @@ FILE_UNKNOWN_TOKENS = 1500
 
 #: characters a token of o200k_base on the recorded English prose, JSON and code
 CHARS_PER_TOKEN = 4.0
+#: characters of an item's ``encrypted_content`` (a compaction item: the earlier conversation,
+#: encrypted) a billed token: 0.085 to 0.11 tokens a character on the tune set's compactions
+ENCRYPTED_CHARS_PER_TOKEN = 10.0
 
 
 def chars_tokens(n: int) -> int:
@@ -83,6 +88,10 @@ def block_tokens(block: Any) -> int:
     if kind == "text":
         text = block.get("text")
         return chars_tokens(len(text) if isinstance(text, str) else _json_len(text))
+    if kind == "compaction":
+        sealed = block.get("encrypted_content")
+        if isinstance(sealed, str):
+            return math.ceil(len(sealed) / ENCRYPTED_CHARS_PER_TOKEN)
     if kind == "thinking":
         # reasoning is not sent back as prompt text (an encrypted item is not billed as input)
         return 0

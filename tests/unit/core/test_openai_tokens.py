@@ -72,3 +72,9 @@ def test_an_openai_body_is_counted_by_openai_rules(tmp_path: Path) -> None:
     # system: priming 3 + framing 3 + 3; user: framing 3 + 5
     assert summary["window"]["token_breakdown"]["system"] == 3 + 3 + 3
     assert summary["window"]["estimated_tokens"] == 9 + 3 + 5
+
+
+def test_a_compaction_item_is_counted_by_its_encrypted_length() -> None:
+    block = {"type": "compaction", "id": "cmp_1", "encrypted_content": "g" * 1000}
+    assert ot.block_tokens(block) == 100
+    assert ot.estimate_message({"role": "assistant", "content": [block]}) == 3 + 100
