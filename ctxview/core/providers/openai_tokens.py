@@ -39,10 +39,12 @@ ENUM_INIT_TOKENS = -3
 FUNCTIONS_END_TOKENS = 12
 IMAGE_BASE_TOKENS = 85
 IMAGE_TILE_TOKENS = 170
-#: an image whose size cannot be read offline: a 1024 x 1024 one at high detail (4 tiles)
-IMAGE_UNKNOWN_TOKENS = IMAGE_BASE_TOKENS + 4 * IMAGE_TILE_TOKENS
-#: a file part with no text to measure (a PDF's pages are sent as text and images): a guess
-FILE_UNKNOWN_TOKENS = 1500
+#: an image whose size cannot be read offline (a URL): two tiles, close to the median billed
+#: for such images on the tune set (252 to 655 tokens, median about 430)
+IMAGE_UNKNOWN_TOKENS = IMAGE_BASE_TOKENS + 2 * IMAGE_TILE_TOKENS
+#: a file part with no text to measure (a PDF: its pages' text and images): the median billed
+#: for one on the tune set (6 to 1,055 tokens, median 218)
+FILE_UNKNOWN_TOKENS = 220
 
 #: characters a token of o200k_base on the recorded English prose, JSON and code
 CHARS_PER_TOKEN = 4.0

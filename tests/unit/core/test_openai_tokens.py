@@ -78,3 +78,12 @@ def test_a_compaction_item_is_counted_by_its_encrypted_length() -> None:
     block = {"type": "compaction", "id": "cmp_1", "encrypted_content": "g" * 1000}
     assert ot.block_tokens(block) == 100
     assert ot.estimate_message({"role": "assistant", "content": [block]}) == 3 + 100
+
+
+def test_an_image_or_pdf_that_cannot_be_measured_offline_costs_its_fallback() -> None:
+    image = {"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}}
+    pdf = {"type": "document", "source": {"type": "url", "url": "https://example.com/a.pdf"}}
+    assert ot.block_tokens(image) == ot.IMAGE_UNKNOWN_TOKENS == 85 + 2 * 170
+    assert ot.block_tokens(pdf) == ot.FILE_UNKNOWN_TOKENS
+    text_doc = {"type": "document", "source": {"type": "text", "data": "abcd" * 10}}
+    assert ot.block_tokens(text_doc) == 10
