@@ -55,11 +55,9 @@ def token_breakdown(
     ``model``: the session provider's token model, where it counts system and tools its way."""
     from ctxview.core.tokens import estimate_system, estimate_tools
 
-    count_system = (model.system if model is not None else None) or estimate_system
-    count_tools = (model.tools if model is not None else None) or estimate_tools
     out = {
-        "system": count_system(system),
-        "tools": count_tools(tools or []),
+        "system": model.system_tokens(system) if model is not None else estimate_system(system),
+        "tools": model.tools_tokens(tools or []) if model is not None else estimate_tools(tools),
         "messages": message_tokens,
     }
     if calibrated is not None:

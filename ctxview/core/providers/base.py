@@ -131,6 +131,20 @@ class TokenModel:
     system: Callable[[Any], int] | None = None
     tools: Callable[[Any], int] | None = None
 
+    def system_tokens(self, system: Any) -> int:
+        if self.system is not None:
+            return self.system(system)
+        from ctxview.core.tokens import estimate_system
+
+        return estimate_system(system)
+
+    def tools_tokens(self, tools: Any) -> int:
+        if self.tools is not None:
+            return self.tools(tools)
+        from ctxview.core.tokens import estimate_tools
+
+        return estimate_tools(tools)
+
 
 @dataclass(frozen=True, slots=True)
 class BodyParts:
