@@ -633,6 +633,7 @@ class SessionModel:
             self.message_tokens(),
             self.calibrated_static,
             provider(self.session.provider).tokens,
+            self.session.request_params,
         )
 
     def _update_cache(self, old: list[int], new: list[int], edited_from: int | None = None) -> None:

@@ -90,6 +90,7 @@ def check_request(rec: RequestRecord) -> tuple[tuple[str, ...], str, int | None]
         sum(p.tokens.estimate(m) for m in session.messages)
         + p.tokens.system_tokens(session.system)
         + p.tokens.tools_tokens(session.tools)
+        + p.tokens.params_tokens(session.request_params)
     )
     return problems, verdict, tokens
 

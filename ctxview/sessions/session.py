@@ -303,6 +303,7 @@ class Session:
             sum(estimate(m) for m in sent),
             self.calibrated_static(),
             provider(self.provider).tokens,
+            session.request_params,
         )
         # the sidebar's rule: system + tools + window against the model's context
         over = context_problem(sum(breakdown.values()), model or session.model)

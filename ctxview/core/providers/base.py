@@ -130,6 +130,9 @@ class TokenModel:
     #: definitions' (in the session's form); None: :mod:`ctxview.core.tokens`' estimate
     system: Callable[[Any], int] | None = None
     tools: Callable[[Any], int] | None = None
+    #: the request's other fields billed as input (OpenAI's structured-output schema), counted
+    #: with the tools; None: none are
+    params: Callable[[Mapping[str, Any]], int] | None = None
 
     def system_tokens(self, system: Any) -> int:
         if self.system is not None:
@@ -144,6 +147,9 @@ class TokenModel:
         from ctxview.core.tokens import estimate_tools
 
         return estimate_tools(tools)
+
+    def params_tokens(self, params: Mapping[str, Any] | None) -> int:
+        return self.params(params) if self.params is not None and params else 0
 
 
 @dataclass(frozen=True, slots=True)

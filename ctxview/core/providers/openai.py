@@ -29,6 +29,7 @@ from ctxview.core.protocol import Problem, Rule, RuleSet
 from ctxview.core.providers.base import BodyParts, CacheModel, Provider, TokenModel, Usage
 from ctxview.core.providers.openai_tokens import (
     estimate_message,
+    estimate_params,
     estimate_system,
     estimate_tools,
 )
@@ -437,6 +438,7 @@ PROVIDER = Provider(
         "the cookbook's rules; calibrated from a Codex session's recorded usage",
         system=estimate_system,
         tools=estimate_tools,
+        params=estimate_params,
     ),
     cache=CACHE,
     prices=PRICE_BOOK,

@@ -14,6 +14,8 @@ tiktoken", and dominate small requests:
   (the cookbook's ``enum_init`` is -3), and :data:`FUNCTIONS_END_TOKENS` once for the list;
 * images: 85 tokens at ``detail: low``; at high, 85 + 170 per 512 px tile of the image fitted
   in 2048 px and its short side scaled to 768 px (the cookbook / OpenAI "Images and vision");
+* a structured-output schema (Chat ``response_format.json_schema``, Responses ``text.format``)
+  as a definition: :data:`FUNCTION_INIT_TOKENS` and its JSON;
 * a compaction item (the earlier conversation, encrypted) by the length of its
   ``encrypted_content`` (:data:`ENCRYPTED_CHARS_PER_TOKEN`, fitted on the tune set).
 
@@ -182,3 +184,26 @@ def estimate_tools(tools: Any) -> int:
             fn = {**tool, "parameters": tool.get("input_schema")}
         n += _function(fn) if fn is not None else chars_tokens(_json_len(tool))
     return n
+
+
+def output_schema(params: Mapping[str, Any]) -> Any:
+    """The structured-output schema a request's other fields hold (Chat
+    ``response_format.json_schema``, Responses ``text.format`` of type ``json_schema``), or
+    None."""
+    fmt = params.get("response_format")
+    if isinstance(fmt, Mapping) and isinstance(fmt.get("json_schema"), Mapping):
+        return fmt["json_schema"]
+    text = params.get("text")
+    fmt = text.get("format") if isinstance(text, Mapping) else None
+    if isinstance(fmt, Mapping) and fmt.get("type") == "json_schema":
+        return fmt
+    return None
+
+
+def estimate_params(params: Mapping[str, Any]) -> int:
+    """Tokens of the request fields beyond system, tools and messages that are billed as input:
+    the structured-output schema, counted as a definition."""
+    schema = output_schema(params)
+    if schema is None:
+        return 0
+    return FUNCTION_INIT_TOKENS + chars_tokens(_json_len(schema))

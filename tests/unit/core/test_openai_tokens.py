@@ -87,3 +87,20 @@ def test_an_image_or_pdf_that_cannot_be_measured_offline_costs_its_fallback() ->
     assert ot.block_tokens(pdf) == ot.FILE_UNKNOWN_TOKENS
     text_doc = {"type": "document", "source": {"type": "text", "data": "abcd" * 10}}
     assert ot.block_tokens(text_doc) == 10
+
+
+def test_a_structured_output_schema_is_counted_with_the_tools(tmp_path: Path) -> None:
+    schema = {"name": "out", "schema": {"type": "object", "properties": {}}}
+    n = 7 + ot.chars_tokens(len(json.dumps(schema, separators=(",", ":"))))
+    chat = {"response_format": {"type": "json_schema", "json_schema": schema}}
+    responses = {"text": {"format": {"type": "json_schema", **schema}}}
+    assert ot.estimate_params(chat) == n
+    assert ot.estimate_params(responses) == 7 + ot.chars_tokens(
+        len(json.dumps(responses["text"]["format"], separators=(",", ":")))
+    )
+    assert ot.estimate_params({"response_format": {"type": "json_object"}}) == 0
+    body = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}], **chat}
+    path = tmp_path / "body.json"
+    path.write_text(json.dumps(body))
+    summary = replay(load_session(path), as_sent=True).summary()
+    assert summary["window"]["token_breakdown"]["tools"] == n
