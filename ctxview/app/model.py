@@ -624,10 +624,16 @@ class SessionModel:
         return self.sum_ids(self.window_ids) - (sf.cleared_tokens if sf is not None else 0)
 
     def token_breakdown(self) -> dict[str, int]:
+        from ctxview.core.providers.registry import provider
         from ctxview.sessions.request import token_breakdown
 
         return token_breakdown(
-            self.system, self.tools, self.message_tokens(), self.calibrated_static
+            self.system,
+            self.tools,
+            self.message_tokens(),
+            self.calibrated_static,
+            provider(self.session.provider).tokens,
+            self.session.request_params,
         )
 
     def _update_cache(self, old: list[int], new: list[int], edited_from: int | None = None) -> None:

@@ -74,7 +74,6 @@ def check_request(rec: RequestRecord) -> tuple[tuple[str, ...], str, int | None]
     not one of theirs."""
     from ctxview.core.protocol import check_protocol
     from ctxview.core.providers.registry import provider
-    from ctxview.core.tokens import estimate_system, estimate_tools
 
     if rec.endpoint not in ITEMS_KEY or not isinstance(rec.request, dict):
         return None
@@ -89,8 +88,9 @@ def check_request(rec: RequestRecord) -> tuple[tuple[str, ...], str, int | None]
     verdict = f"✗ {n} problem{'s' if n != 1 else ''}" if problems else "✓ valid"
     tokens = (
         sum(p.tokens.estimate(m) for m in session.messages)
-        + estimate_system(session.system)
-        + estimate_tools(session.tools)
+        + p.tokens.system_tokens(session.system)
+        + p.tokens.tools_tokens(session.tools)
+        + p.tokens.params_tokens(session.request_params)
     )
     return problems, verdict, tokens
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from ctxview.core.context import ConversationContext
+
+if TYPE_CHECKING:
+    from ctxview.core.providers.base import TokenModel
 
 
 def build_request(
@@ -39,17 +43,29 @@ CALIBRATED_KEY = "system_and_tools_calibrated"
 
 
 def token_breakdown(
-    system: Any, tools: Any, message_tokens: int, calibrated: int | None = None
+    system: Any,
+    tools: Any,
+    message_tokens: int,
+    calibrated: int | None = None,
+    model: TokenModel | None = None,
+    params: Mapping[str, Any] | None = None,
 ) -> dict[str, int]:
     """The one definition of a request's estimated size, used by the app and ``inspect``:
     the system prompt, the tool definitions and the window's messages (everything sent). A
     Claude Code transcript holds no system prompt nor tools, though its requests carried them:
-    ``calibrated`` (``Session.calibrated_static``, the request model's figure) stands for both."""
+    ``calibrated`` (``Session.calibrated_static``, the request model's figure) stands for both.
+    ``model``: the session provider's token model, where it counts system and tools its way;
+    the request's other fields it bills as input (``params``: OpenAI's structured-output
+    schema) count with the tools."""
     from ctxview.core.tokens import estimate_system, estimate_tools
 
     out = {
-        "system": estimate_system(system),
-        "tools": estimate_tools(tools or []),
+        "system": model.system_tokens(system) if model is not None else estimate_system(system),
+        "tools": (
+            model.tools_tokens(tools or []) + model.params_tokens(params)
+            if model is not None
+            else estimate_tools(tools)
+        ),
         "messages": message_tokens,
     }
     if calibrated is not None:

@@ -297,8 +297,15 @@ class Session:
         estimate = self.message_estimate()
         if any(has_compaction(m) for m in sent):
             sent = effective_messages(sent)[1]  # the API ignores what precedes a compaction
+        from ctxview.core.providers.registry import provider
+
         breakdown = token_breakdown(
-            self.system, session.tools, sum(estimate(m) for m in sent), self.calibrated_static()
+            self.system,
+            session.tools,
+            sum(estimate(m) for m in sent),
+            self.calibrated_static(),
+            provider(self.provider).tokens,
+            session.request_params,
         )
         # the sidebar's rule: system + tools + window against the model's context
         over = context_problem(sum(breakdown.values()), model or session.model)

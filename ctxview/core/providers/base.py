@@ -126,6 +126,30 @@ class TokenModel:
     calibrated_formats: frozenset[str]
     #: what the estimate is (shown beside the figures)
     basis: str
+    #: the system prompt's tokens (with any fixed cost every request adds), and the tool
+    #: definitions' (in the session's form); None: :mod:`ctxview.core.tokens`' estimate
+    system: Callable[[Any], int] | None = None
+    tools: Callable[[Any], int] | None = None
+    #: the request's other fields billed as input (OpenAI's structured-output schema), counted
+    #: with the tools; None: none are
+    params: Callable[[Mapping[str, Any]], int] | None = None
+
+    def system_tokens(self, system: Any) -> int:
+        if self.system is not None:
+            return self.system(system)
+        from ctxview.core.tokens import estimate_system
+
+        return estimate_system(system)
+
+    def tools_tokens(self, tools: Any) -> int:
+        if self.tools is not None:
+            return self.tools(tools)
+        from ctxview.core.tokens import estimate_tools
+
+        return estimate_tools(tools)
+
+    def params_tokens(self, params: Mapping[str, Any] | None) -> int:
+        return self.params(params) if self.params is not None and params else 0
 
 
 @dataclass(frozen=True, slots=True)

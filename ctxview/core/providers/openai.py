@@ -27,8 +27,13 @@ from ctxview.core.content import system_text
 from ctxview.core.pricing import Price, PriceBook
 from ctxview.core.protocol import Problem, Rule, RuleSet
 from ctxview.core.providers.base import BodyParts, CacheModel, Provider, TokenModel, Usage
+from ctxview.core.providers.openai_tokens import (
+    estimate_message,
+    estimate_params,
+    estimate_system,
+    estimate_tools,
+)
 from ctxview.core.providers.openai_wire import wire_items
-from ctxview.core.tokens import estimate_message
 from ctxview.core.usage import MAX_RECORDED_TOKENS
 
 #: the file formats of this provider
@@ -428,9 +433,12 @@ PROVIDER = Provider(
     tokens=TokenModel(
         estimate_message,
         frozenset(CALIBRATED_FORMATS) & FORMATS,
-        "4 characters a token and 4 tokens a message (o200k_base averages close to 4 "
-        "characters a token on English text and code), calibrated from a Codex session's "
-        "recorded usage",
+        "content by characters (o200k_base on English text and code) and OpenAI's documented "
+        "framing: 3 tokens a message, 3 priming the reply, function definitions and images by "
+        "the cookbook's rules; calibrated from a Codex session's recorded usage",
+        system=estimate_system,
+        tools=estimate_tools,
+        params=estimate_params,
     ),
     cache=CACHE,
     prices=PRICE_BOOK,

@@ -513,3 +513,30 @@ def test_a_responses_chain_recorded_opens_whole(up: Upstreams, tmp_path: Path) -
     assert session.metas[1]["request"] == lines[0]["id"]
     assert session.metas[4]["request"] == lines[1]["id"]
     assert session.metas[4]["usage"]["cache_read_input_tokens"] == 1152
+
+
+def test_a_recorded_openai_request_is_counted_by_openai_token_model() -> None:
+    """The proxy log's estimate of a Chat Completions request counts its system prompt and
+    tools OpenAI's way (reply priming, the cookbook's function rule), as ``inspect`` does."""
+    from ctxview.sessions.proxy_record import RequestRecord
+    from ctxview.sessions.proxylog_providers import check_request
+
+    tool = {
+        "type": "function",
+        "function": {"name": "f", "description": "Do it.", "parameters": {}},
+    }
+    body = {
+        "model": "gpt-4o",
+        "messages": [{"role": "system", "content": "Be terse."}, {"role": "user", "content": "hi"}],
+        "tools": [tool],
+    }
+    rec = RequestRecord(
+        0, "2026-01-01T00:00:00Z", "POST", "/v1/chat/completions", "chat_completions", "openai"
+    )
+    rec.request = body
+    checked = check_request(rec)
+    assert checked is not None
+    tokens = provider("openai").tokens
+    # messages: the user's (framing 3 + 1); system: priming 3 + framing 3 + 3; tools: 12 + 7 + 2
+    assert tokens.tools_tokens([tool]) == 21
+    assert checked[2] == 4 + 9 + 21

@@ -186,3 +186,28 @@ def test_a_session_as_sent_is_never_truncated() -> None:
         rep.context.add_message({"role": "user" if k % 2 else "assistant", "content": f"m{k}"})
     assert len(rep.context) == window + 5
     assert rep.status(len(rep.transcript) - 6) == "kept"
+
+
+def test_the_app_counts_an_openai_body_as_inspect_does(tmp_path: Path) -> None:
+    """The sidebar's breakdown of an OpenAI body uses OpenAI's token model for the system
+    prompt and tools too (its reply priming and function-definition rule), as ``inspect``."""
+    from ctxview.app.model import SessionModel
+
+    tool = {
+        "type": "function",
+        "function": {"name": "f", "description": "Do it.", "parameters": {}},
+    }
+    body = {
+        "model": "gpt-4o",
+        "messages": [{"role": "system", "content": "Be terse."}, {"role": "user", "content": "hi"}],
+        "tools": [tool],
+    }
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps(body), encoding="utf-8")
+    rep = replay(load_session(str(path)), as_sent=True)
+    model = SessionModel(rep, str(path), "gpt-4o")
+    breakdown = rep.summary()["window"]["token_breakdown"]
+    assert model.token_breakdown() == breakdown
+    # 12 for the list + 7 + "f:Do it" (2 tokens); priming 3 + framing 3 + "Be terse." (3)
+    assert breakdown["tools"] == 21
+    assert breakdown["system"] == 9

@@ -1,0 +1,106 @@
+"""OpenAI's token estimate: the documented framing (per message, reply priming, function
+definitions, images) around a character count of the content."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ctxview.core.providers import openai_tokens as ot
+from ctxview.core.providers.registry import provider
+from ctxview.sessions import load_session
+from ctxview.sessions.replay import replay
+
+
+def test_a_message_costs_three_tokens_of_framing_beside_its_text() -> None:
+    msg = {"role": "user", "content": "abcd" * 5}
+    assert ot.estimate_message(msg) == 3 + 5
+    assert ot.estimate_message({"role": "user", "content": ""}) == 3
+
+
+def test_the_reply_priming_is_counted_once_with_the_system_prompt() -> None:
+    assert ot.estimate_system("") == 3
+    assert ot.estimate_system("abcd" * 2) == 3 + 3 + 2
+
+
+def test_function_definitions_follow_the_cookbook_rule() -> None:
+    chat_tool = {
+        "type": "function",
+        "function": {
+            "name": "get",  # "get:Find it" (the full stop dropped): 11 chars, 3 tokens
+            "description": "Find it.",
+            "parameters": {
+                "type": "object",
+                # "city:string:Name": 16 chars, 4 tokens; enum: -3 + (3 + 1) + (3 + 1)
+                "properties": {
+                    "city": {"type": "string", "description": "Name", "enum": ["ab", "cd"]}
+                },
+            },
+        },
+    }
+    per_fn = 7 + 3 + 3 + (3 + 4 + (-3 + 4 + 4))
+    assert ot.estimate_tools([chat_tool]) == 12 + per_fn
+    # the Responses API's flat form is counted the same
+    responses_tool = {"type": "function", **chat_tool["function"]}
+    assert ot.estimate_tools([responses_tool]) == 12 + per_fn
+    assert ot.estimate_tools([]) == 0
+
+
+def test_images_cost_85_at_low_detail_and_170_a_tile_at_high() -> None:
+    assert ot.image_tokens(4096, 4096, "low") == 85
+    assert ot.image_tokens(512, 512) == 85 + 170
+    # 1024 x 1024: short side to 768 -> 2 x 2 tiles
+    assert ot.image_tokens(1024, 1024) == 85 + 4 * 170
+    # 2048 x 4096: fitted to 1024 x 2048, then 768 x 1536 -> 2 x 3 tiles
+    assert ot.image_tokens(2048, 4096) == 85 + 6 * 170
+    assert ot.block_tokens({"type": "image", "detail": "low", "source": {}}) == 85
+
+
+def test_an_openai_body_is_counted_by_openai_rules(tmp_path: Path) -> None:
+    body = {
+        "model": "gpt-4o",
+        "messages": [
+            {"role": "system", "content": "abcd" * 3},
+            {"role": "user", "content": "abcd" * 5},
+        ],
+    }
+    path = tmp_path / "body.json"
+    path.write_text(json.dumps(body))
+    summary = replay(load_session(path), as_sent=True).summary()
+    assert summary["provider"] == "openai"
+    assert provider("openai").tokens.estimate is ot.estimate_message
+    # system: priming 3 + framing 3 + 3; user: framing 3 + 5
+    assert summary["window"]["token_breakdown"]["system"] == 3 + 3 + 3
+    assert summary["window"]["estimated_tokens"] == 9 + 3 + 5
+
+
+def test_a_compaction_item_is_counted_by_its_encrypted_length() -> None:
+    block = {"type": "compaction", "id": "cmp_1", "encrypted_content": "g" * 1000}
+    assert ot.block_tokens(block) == 100
+    assert ot.estimate_message({"role": "assistant", "content": [block]}) == 3 + 100
+
+
+def test_an_image_or_pdf_that_cannot_be_measured_offline_costs_its_fallback() -> None:
+    image = {"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}}
+    pdf = {"type": "document", "source": {"type": "url", "url": "https://example.com/a.pdf"}}
+    assert ot.block_tokens(image) == ot.IMAGE_UNKNOWN_TOKENS == 85 + 2 * 170
+    assert ot.block_tokens(pdf) == ot.FILE_UNKNOWN_TOKENS
+    text_doc = {"type": "document", "source": {"type": "text", "data": "abcd" * 10}}
+    assert ot.block_tokens(text_doc) == 10
+
+
+def test_a_structured_output_schema_is_counted_with_the_tools(tmp_path: Path) -> None:
+    schema = {"name": "out", "schema": {"type": "object", "properties": {}}}
+    n = 7 + ot.chars_tokens(len(json.dumps(schema, separators=(",", ":"))))
+    chat = {"response_format": {"type": "json_schema", "json_schema": schema}}
+    responses = {"text": {"format": {"type": "json_schema", **schema}}}
+    assert ot.estimate_params(chat) == n
+    assert ot.estimate_params(responses) == 7 + ot.chars_tokens(
+        len(json.dumps(responses["text"]["format"], separators=(",", ":")))
+    )
+    assert ot.estimate_params({"response_format": {"type": "json_object"}}) == 0
+    body = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}], **chat}
+    path = tmp_path / "body.json"
+    path.write_text(json.dumps(body))
+    summary = replay(load_session(path), as_sent=True).summary()
+    assert summary["window"]["token_breakdown"]["tools"] == n
