@@ -77,7 +77,7 @@ def add_parsers(sub: Any) -> None:
 def cmd_export(args: argparse.Namespace) -> int:
     if (problem := output_problem(args, args.file)) is not None:
         return unreadable(args, problem)
-    rep, cfg = load_replay(args)
+    rep, cfg = load_replay(args, as_sent=True)
     if isinstance(rep, int):
         return rep
     from ctxview.sessions.store import check_no_api_key, save_request
@@ -113,8 +113,10 @@ def cmd_export(args: argparse.Namespace) -> int:
         err(f"{args.file}: not exported: {exc}")
         return EXIT_UNREADABLE
     if args.output:
-        n = len(body["messages"])
+        n = len(rep.window_messages())  # (an OpenAI body has ``input``, a Gemini one ``contents``)
         print(f"wrote {visible(args.output)} ({plural(n, 'message')})", file=sys.stderr)
+    if not body.get("model") and rep.provider == "openai":
+        err(f"warning: {visible(args.file)} names no model: the body has none (give --model M)")
     if redactions is not None:
         redaction_said(redactions)
     # the same contract as inspect: a window the API would reject is exit 1 (the body is written)
@@ -135,7 +137,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
 
     if (problem := output_problem(args, args.file)) is not None:
         return unreadable(args, problem)
-    rep, cfg = load_replay(args)
+    rep, cfg = load_replay(args, as_sent=True)
     if isinstance(rep, int):
         return rep
     repaired = repair_replay(rep, cfg.as_defaults())

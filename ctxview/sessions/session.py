@@ -164,8 +164,10 @@ class Session:
 
     def model_name(self, defaults: Mapping[str, Any], model: str | None = None) -> str:
         """The model a request goes to: ``model`` (a flag, the app's choice), else the file's,
-        else the config's."""
-        return str(model or self.session.model or defaults.get("model") or "")
+        else the config's (an Anthropic model: another provider's session falls back to none,
+        and its body names none)."""
+        fallback = defaults.get("model") if self.provider == "anthropic" else None
+        return str(model or self.session.model or fallback or "")
 
     def max_tokens(self, defaults: Mapping[str, Any]) -> int:
         """The request's ``max_tokens``: the file's, else the config's."""
@@ -219,7 +221,7 @@ class Session:
         s = self.session
         return provider(self.provider).write_body(
             BodyParts(
-                model=self.model_name(defaults, model),
+                model=self.model_name(defaults, model) or None,
                 messages=[edited.get(i, m) for i, m in entries],
                 metas=[self.transcript[i].meta for i, _ in entries],
                 system=self.system,

@@ -64,3 +64,41 @@ def test_repair_writes_another_apis_file_in_its_own_form(
     assert any(m.get("role") == "tool" and m.get("tool_call_id") == "c1" for m in fixed["messages"])
     code, _, _ = run(capsys, "inspect", str(out))
     assert code == 0
+
+
+def test_export_of_a_recorded_session_is_the_window_it_sent(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As ``inspect`` checks it: a recorded session longer than the config's max is exported
+    whole, as sent, in its own API's form (not the config's seed window of 20)."""
+    src = ACCEPTANCE / "gemini_cli" / "aim_control_flash.json"
+    code, out, _ = run(capsys, "inspect", str(src), "--json")
+    size = json.loads(out)["window"]["size"]
+    assert size > 20
+    dst = tmp_path / "body.json"
+    code, _, err = run(capsys, "export", str(src), "-o", str(dst))
+    assert code in (0, 1) and f"({size} messages)" in err
+    assert len(json.loads(dst.read_text())["contents"]) == size
+
+
+def test_export_of_an_openai_session_without_a_model_names_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The config's model is an Anthropic one: an OpenAI body never gets it; export says the
+    file names no model."""
+    line = {
+        "timestamp": "t",
+        "type": "response_item",
+        "payload": {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": "hi"}],
+        },
+    }
+    src = tmp_path / "rollout-x.jsonl"
+    src.write_text(json.dumps(line) + "\n")
+    dst = tmp_path / "body.json"
+    code, _, err = run(capsys, "export", str(src), "-o", str(dst))
+    assert code == 0 and "names no model" in err
+    body = json.loads(dst.read_text())
+    assert "model" not in body and body["input"][0]["content"][0]["text"] == "hi"
