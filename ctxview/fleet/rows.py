@@ -307,33 +307,46 @@ def _epoch_ms(ts: Any) -> int | None:
     return None if sec is None else int(sec * 1000)
 
 
-def _tool_names(messages: list[dict[str, Any]]) -> dict[str, str]:
-    """tool_use id -> the tool's name, over the whole conversation."""
-    out: dict[str, str] = {}
-    for m in messages:
-        content = m.get("content") if isinstance(m, dict) else None
-        if m.get("role") != "assistant" or not isinstance(content, list):
+def _result_tools(messages: list[Any]) -> dict[int, list[str]]:
+    """message position -> the tools whose results it carries (in order, each once), for the
+    messages carrying any; a result's tool is named by its tool_use anywhere in the
+    conversation. One walk over the messages (each request then looks up its own)."""
+    names: dict[str, str] = {}
+    results: dict[int, list[Any]] = {}
+    for i, m in enumerate(messages):
+        if type(m) is not dict:
             continue
+        content = m.get("content")
+        if type(content) is not list:
+            continue
+        assistant = m.get("role") == "assistant"
+        ids = []
         for b in content:
-            if isinstance(b, dict) and b.get("type") == "tool_use":
+            if type(b) is not dict:
+                continue
+            kind = b.get("type")
+            if kind == "tool_result":
+                ids.append(b.get("tool_use_id"))
+            elif kind == "tool_use" and assistant:
                 tid, name = b.get("id"), b.get("name")
                 if isinstance(tid, str) and isinstance(name, str):
-                    out[tid] = visible(one_line(name, 100))
-    return out
-
-
-def _result_tools(message: Any, names: dict[str, str]) -> list[str]:
-    """The tools whose results ``message`` carries (in order, each once)."""
-    content = message.get("content") if isinstance(message, dict) else None
-    if not isinstance(content, list):
-        return []
-    found: list[str] = []
-    for b in content:
-        if isinstance(b, dict) and b.get("type") == "tool_result":
-            name = names.get(b.get("tool_use_id"))  # type: ignore[arg-type]
+                    names[tid] = name
+        if ids:
+            results[i] = ids
+    if not names:
+        return {}
+    as_shown = {name: visible(one_line(name, 100)) for name in set(names.values())}
+    shown = {tid: as_shown[name] for tid, name in names.items()}
+    out: dict[int, list[str]] = {}
+    for i, ids in results.items():
+        found: list[str] = []
+        for tid in ids:
+            name = shown.get(tid) if isinstance(tid, str) else None
             if name is not None and name not in found:
                 found.append(name)
-    return found
+        if found:
+            out[i] = found
+    return out
 
 
 _ATTRS = {
@@ -436,16 +449,15 @@ def _agent_columns(
     cols["redundant_tokens"].extend(0 if r.redundancy is None else r.redundancy.tokens for r in rs)
     codes = _error_codes(session, log, start)
     cols["error_code"].extend(codes.get(i) for i in range(start, len(reqs)))
-    msgs = session.messages
-    n_msgs = len(msgs)
-    tool_names = _tool_names(msgs)
+    tools_at = _result_tools(session.messages)
     tools = cols["tools"]
     for r in rs:
         found: list[str] = []
-        if tool_names:
+        if tools_at:
             for mid in r.message_ids:
-                if 0 <= mid < n_msgs:
-                    found += [t for t in _result_tools(msgs[mid], tool_names) if t not in found]
+                at = tools_at.get(mid)
+                if at is not None:
+                    found += [t for t in at if t not in found]
         tools.append(found)
 
 

@@ -15,6 +15,7 @@ their rows written to the dataset a batch of whole sessions at a time, the manif
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.pool
 import os
 import signal
 import threading
@@ -23,6 +24,7 @@ import uuid
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from ctxview.fleet.dataset import Writer, remove_sessions, remove_unnamed
 from ctxview.fleet.files import in_shard
@@ -118,6 +120,17 @@ def _entry(path: str, fp: Fingerprint | None) -> Entry:
     return Entry(-1, -1, [], "", "")
 
 
+class _Pool(multiprocessing.pool.Pool):
+    """A process pool whose worker handler thread wakes only when a worker exits or the pool
+    changes state (its tasks all done, closed, terminated). The standard one also wakes
+    whenever its result pipe holds unread bytes: while a worker's rows (megabytes) stream
+    through the pipe, that thread spins on it, and cost the writer's process as much CPU as
+    writing the rows."""
+
+    def _get_sentinels(self) -> list[Any]:
+        return [self._change_notifier._reader]  # type: ignore[attr-defined]
+
+
 def _ignore_interrupts() -> None:
     """In a worker: ctrl+c reaches the whole process group, and is the main process's to
     handle (it stops the pool and writes what was read); a worker it interrupted would leave
@@ -146,7 +159,9 @@ def _results(
 
     main = threading.current_thread() is threading.main_thread()
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if main else None
-    pool = multiprocessing.get_context("fork").Pool(workers, initializer=_ignore_interrupts)
+    pool = _Pool(
+        workers, initializer=_ignore_interrupts, context=multiprocessing.get_context("fork")
+    )
     try:
         if blocked is not None:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)

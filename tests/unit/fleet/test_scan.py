@@ -153,6 +153,29 @@ def test_a_pool_of_two_processes_writes_what_one_process_does(tmp_path: Path) ->
     assert fleet_report(pooled) == fleet_report(single)
 
 
+def _megabyte(i: int) -> bytes:
+    return bytes([i]) * 1_000_000
+
+
+def test_the_scan_pool_waits_on_its_workers_and_its_state_never_on_the_result_pipe() -> None:
+    import multiprocessing
+
+    from ctxview.fleet.scan import _Pool
+
+    pool = _Pool(2, context=multiprocessing.get_context("fork"))
+    try:
+        # the worker handler wakes for a worker's exit or a change of the pool (tasks all
+        # done, closed, terminated); waking whenever results are unread makes it spin while
+        # a large one streams through the pipe
+        assert pool._outqueue._reader not in pool._get_sentinels()  # type: ignore[attr-defined]
+        got = sorted(len(r) + r[0] for r in pool.imap_unordered(_megabyte, range(6)))
+        pool.close()
+        pool.join()  # (would hang if closing the pool could not wake the handler)
+    finally:
+        pool.terminate()
+    assert got == [1_000_000 + i for i in range(6)]
+
+
 def test_the_session_key_is_the_same_for_a_path_given_relative_or_absolute(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
