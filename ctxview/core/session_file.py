@@ -16,6 +16,7 @@ from operator import itemgetter
 from typing import Any
 
 from ctxview.core.atomic import atomic_write, check_no_api_key
+from ctxview.core.formats import RECORDED_FORMATS
 from ctxview.core.jsonfile import MAX_BYTES, SessionError, parse_json, read_text
 from ctxview.core.strategies import STRATEGIES
 from ctxview.core.validate import _kind, message_problem, plain_message, validate_system
@@ -23,20 +24,8 @@ from ctxview.textfmt import json_text
 
 SESSION_FORMAT = "ctxview.session"
 SESSION_VERSION = 1
-#: recorded formats a session can be shown "as sent" in (``settings.as_sent`` of a saved one):
-#: ``ctxview.core.requests.RECORDED_FORMATS`` and ctxview's proxy recordings
-AS_SENT_FORMATS = (
-    "claude-code",
-    "claude-code-web",
-    "request",
-    "proxy",
-    "openai-chat",
-    "openai-responses",
-    "codex",
-    "gemini",
-    "gemini-cli",
-    "otel",
-)
+#: recorded formats a session can be shown "as sent" in (``settings.as_sent`` of a saved one)
+AS_SENT_FORMATS = RECORDED_FORMATS
 #: how ctxview's proxy titles its recordings (older ones have no ``settings.as_sent``)
 PROXY_TITLE = "ctxview proxy recording:"
 

@@ -12,25 +12,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ctxview.core.cache_rules import API_REASON, ASSUMPTIONS, AUTOMATIC
 from ctxview.core.calibrate import CALIBRATED_FORMATS as CALIBRATED_FORMATS
+from ctxview.core.formats import RECORDED_FORMATS as RECORDED_FORMATS
 
 if TYPE_CHECKING:
     from ctxview.core.calibrate import Rates
 
 TTL_5M = 300.0
 TTL_1H = 3600.0
-#: formats whose requests are simulated as sent when neither max nor strategy is given
-RECORDED_FORMATS = (
-    "claude-code",
-    "claude-code-web",
-    "request",
-    "proxy",
-    "openai-chat",
-    "openai-responses",
-    "codex",
-    "gemini",
-    "gemini-cli",
-    "otel",
-)
 #: repeated tool results / texts shorter than this are not counted as redundancy
 REDUNDANT_MIN_CHARS = 100
 
