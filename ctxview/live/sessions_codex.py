@@ -25,6 +25,7 @@ from ctxview.live.sessions_list import (
     _iso,
     _lines,
     _parse,
+    last_timestamp,
 )
 from ctxview.sessions.fileio import open_regular, read_span
 from ctxview.textfmt import one_line
@@ -152,13 +153,7 @@ def summarise_rollout(path: Path) -> _FileSummary:
                 prompt = typed
             elif typed and not fallback:
                 fallback = typed
-    last_ts = None
-    for raw in reversed(tail_lines or head_lines):
-        rec = _parse(raw)
-        ts = rec.get("timestamp") if rec is not None else None
-        if isinstance(ts, str) and ts:
-            last_ts = ts
-            break
+    last_ts = last_timestamp(tail_lines or head_lines)
     if whole:
         messages, exact = items, True
     else:

@@ -145,6 +145,16 @@ def _lines(chunk: bytes, drop_first: bool, drop_last: bool) -> list[bytes]:
     return [ln for ln in lines if ln.strip()]
 
 
+def last_timestamp(lines: list[bytes]) -> str | None:
+    """The ``timestamp`` of the last line holding one (a JSONL session's last activity)."""
+    for raw in reversed(lines):
+        rec = _parse(raw)
+        ts = rec.get("timestamp") if rec is not None else None
+        if isinstance(ts, str) and ts:
+            return ts
+    return None
+
+
 def _parse(raw: bytes) -> dict[str, Any] | None:
     try:
         rec = json.loads(raw)
@@ -203,13 +213,7 @@ def summarise_file(path: Path) -> _FileSummary:
                 prompt = found
         if not whole and prompt and cwd is not None and session_id is not None:
             break  # everything the head is read for
-    last_ts = None
-    for raw in reversed(tail_lines or head_lines):
-        rec = _parse(raw)
-        ts = rec.get("timestamp") if rec is not None else None
-        if isinstance(ts, str) and ts:
-            last_ts = ts
-            break
+    last_ts = last_timestamp(tail_lines or head_lines)
     if whole:
         messages = sum(1 for r in parsed if _is_message(r))
         exact = True
