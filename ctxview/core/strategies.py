@@ -46,6 +46,41 @@ class Indexed(Protocol):
     def __getitem__(self, x: int, /) -> Any: ...
 
 
+def _calls_tools(message: Mapping[str, Any]) -> bool:
+    """An assistant message holding a ``tool_use`` block."""
+    if message.get("role") != "assistant":
+        return False
+    content = message.get("content")
+    return isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "tool_use" for b in content
+    )
+
+
+#: the longest run of system messages read as lying inside a call's exchange (Codex writes one or
+#: two developer messages there): it bounds the look-back of :func:`answers_calls`, so a hostile
+#: run of system messages costs no quadratic work
+_SYSTEM_RUN = 64
+
+
+def answers_calls(messages: Indexed, x: int, lo: int = 0) -> bool:
+    """Message ``x`` of ``messages`` belongs with the calls before it: a user message holding a
+    ``tool_result`` block, or a system message inside a call's exchange (after an assistant
+    message with tool_use blocks or a message answering them, over other system messages down
+    to ``lo``). The Responses API pairs an output with its call by id across the input, and
+    Codex sends a developer message between a call and its output: a cut there would part them.
+    The safe strategies never start a kept tail with such a message."""
+    m = messages[x]
+    if _is_tool_result_message(m):
+        return True
+    stop = max(lo, x - _SYSTEM_RUN)
+    while x > stop and m.get("role") == "system":
+        x -= 1
+        m = messages[x]
+        if _is_tool_result_message(m) or _calls_tools(m):
+            return True
+    return False
+
+
 def _floor(lo: int, hi: int, tool_result: Indexed, assistant: Indexed) -> int:
     """How many of the newest tail messages ``lo .. hi-1`` a safe strategy must keep, at least.
 
@@ -134,8 +169,8 @@ def _safe_evictions(
 
 # The built-in eviction rules, each a function of integers: the tail is the messages at positions
 # ``lo .. hi-1`` (oldest first) after the pinned first message; ``cut``: anything was evicted
-# since the segment began; ``tool_result``, ``assistant``, ``pinned`` (None: no pins): flags by
-# position; ``tokens``: the window's estimate (system prompt included) and ``tok`` each message's
+# since the segment began; ``tool_result`` (a message answering calls: :func:`answers_calls`),
+# ``assistant``, ``pinned`` (None: no pins): flags by position; ``tokens``: the window's estimate (system prompt included) and ``tok`` each message's
 # (read by token-budget alone). Each returns how many of the oldest tail messages leave (a
 # pinned one among them joins ``Window.held`` instead). A Window passes its own numbers
 # (``_RuleStrategy.truncate``), the request replay its own (``requests.range_form``), so a
@@ -255,23 +290,25 @@ EvictionRule = Callable[
 ]
 
 
-class _ToolResults:
-    """By position in a Window's tail: a user message holding a ``tool_result`` block, computed
-    when read (a rule reads a few at the tail's two ends)."""
+class _Messages:
+    """By position in a Window's tail: its message."""
 
     __slots__ = ("_tail",)
 
     def __init__(self, tail: deque[Entry]) -> None:
         self._tail = tail
 
-    def __getitem__(self, x: int) -> bool:
-        return _is_tool_result_message(self._tail[x][1])
+    def __getitem__(self, x: int) -> dict[str, Any]:
+        return self._tail[x][1]
 
 
-class _Assistants(_ToolResults):
+class _Assistants:
     """By position in a Window's tail: an assistant message."""
 
-    __slots__ = ()
+    __slots__ = ("_tail",)
+
+    def __init__(self, tail: deque[Entry]) -> None:
+        self._tail = tail
 
     def __getitem__(self, x: int) -> bool:
         return self._tail[x][1].get("role") == "assistant"
@@ -290,12 +327,14 @@ class _Pinned:
         return self._tail[x][0] in self._pins
 
 
-def _views(window: Window) -> tuple[_ToolResults, _Assistants]:
+def _views(window: Window) -> tuple[CallAnswers, _Assistants]:
     """The flags a rule reads of ``window``'s tail, built once a window (its tail is one deque
     for its life)."""
-    views: tuple[_ToolResults, _Assistants] | None = window.rule_views
+    views: tuple[CallAnswers, _Assistants] | None = window.rule_views
     if views is None:
-        views = window.rule_views = (_ToolResults(window.tail), _Assistants(window.tail))
+        # computed when read: a rule reads a few at the tail's two ends
+        tail = window.tail
+        views = window.rule_views = (CallAnswers(_Messages(tail)), _Assistants(tail))
     return views
 
 
@@ -534,6 +573,22 @@ class _FlagsOf:
         return self._test(self._messages[x + 1])
 
 
+class CallAnswers:
+    """:func:`answers_calls` of each message of ``messages`` by position plus ``offset``,
+    looking back no further than ``lo`` (a window's tail: what was evicted before it is not
+    read, so every window source flags a message alike)."""
+
+    __slots__ = ("_lo", "_messages", "_offset")
+
+    def __init__(self, messages: Indexed, lo: int = 0, offset: int = 0) -> None:
+        self._messages = messages
+        self._lo = lo
+        self._offset = offset
+
+    def __getitem__(self, x: int) -> bool:
+        return answers_calls(self._messages, x + self._offset, self._lo)
+
+
 def safe_cut(messages: Sequence[Mapping[str, Any]], drop: int) -> int:
     """``drop`` (how many of the oldest messages after the first leave ``messages``, a window
     whose first message is kept) moved so that no tool_result loses its tool_use: never the
@@ -543,7 +598,7 @@ def safe_cut(messages: Sequence[Mapping[str, Any]], drop: int) -> int:
     if n <= 0:
         return 0
     drop = max(0, min(int(drop), n))
-    tool_result = _FlagsOf(messages, _is_tool_result_message)
+    tool_result = CallAnswers(messages, 1, 1)
     assistant = _FlagsOf(messages, lambda m: m.get("role") == "assistant")
     return _safe_evictions(0, n, drop > 0, n - drop, tool_result, assistant, None)
 

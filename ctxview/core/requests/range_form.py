@@ -34,6 +34,7 @@ from ctxview.core.requests.types import (
 )
 from ctxview.core.strategies import (
     STRATEGIES,
+    CallAnswers,
     EvictionRule,
     LowWaterStrategy,
     PairSafeStrategy,
@@ -84,6 +85,7 @@ def replay_range(
     ckeys = shared.content_keys(rates) if redundancy else None
     rule = _RULES[kind]
     is_tr = shared.is_tool_result if rule is not seed_evictions else []
+    answers = rule is not seed_evictions and shared.system_in_exchange()
     asst = shared.is_assistant if rule is not seed_evictions else []
     # token-budget's estimates: the window's from prefix sums, each message's for its rule
     budget = rule is token_budget_evictions
@@ -234,7 +236,8 @@ def replay_range(
         # -- the strategy's truncation: how many of the oldest tail messages leave
         if budget:
             tokens = head + EP[hi] - EP[lo]
-        ev = rule(lo, hi, cut, max_, frac, max_tok, is_tr, asst, None, tokens, est)
+        flags = CallAnswers(msgs, lo) if answers else is_tr
+        ev = rule(lo, hi, cut, max_, frac, max_tok, flags, asst, None, tokens, est)
         if ev > 0:
             gone_from = lo
             lo += ev

@@ -14,6 +14,9 @@ from ctxview import ConversationContext
 from ctxview.core.protocol import check_protocol, errors
 from ctxview.core.providers import openai
 from ctxview.core.providers.openai_wire import chat_message, responses_item
+from ctxview.core.requests import simulate
+from ctxview.sessions import load_session
+from tests.support.paths import ACCEPTANCE
 
 SAFE = ("pair-safe", "token-budget", "low-water")
 
@@ -48,7 +51,8 @@ def chat_conversation(draw: st.DrawFn) -> list[dict[str, Any]]:
 @st.composite
 def responses_conversation(draw: st.DrawFn) -> list[Any]:
     """A valid Responses input as Codex writes it: developer and user messages, reasoning,
-    parallel function calls, their outputs in any order."""
+    parallel function calls, their outputs in any order, developer messages between a call and
+    its output (Codex adds one when the sandbox changes mid-call)."""
     items: list[Any] = [{"type": "message", "role": "developer", "content": "rules"}]
     n = 0
     for _ in range(draw(st.integers(1, 4))):
@@ -62,6 +66,8 @@ def responses_conversation(draw: st.DrawFn) -> list[Any]:
                     {"type": "function_call", "call_id": i, "name": "f", "arguments": "{}"}
                 )
             for i in draw(st.permutations(ids)):
+                for _ in range(draw(st.integers(0, 2))):
+                    items.append({"type": "message", "role": "developer", "content": "note"})
                 items.append({"type": "function_call_output", "call_id": i, "output": "ok"})
         items.append({"type": "message", "role": "assistant", "content": "done"})
     return items
@@ -99,13 +105,10 @@ def test_safe_strategies_keep_a_responses_window_valid(
     _keeps_valid([responses_item(i) for i in items], openai.RESPONSES_RULES, strategy, max_)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a developer message between a call and its output (Codex writes one when the "
-    "sandbox changes mid-call) is a place the safe strategies still cut: they know roles, "
-    "not call ids",
-)
-def test_a_developer_message_between_a_call_and_its_output_keeps_them_together() -> None:
+@pytest.mark.parametrize("strategy", SAFE)
+def test_a_developer_message_between_a_call_and_its_output_keeps_them_together(
+    strategy: str,
+) -> None:
     items = [
         {"type": "message", "role": "developer", "content": "rules"},
         {"type": "message", "role": "user", "content": "task"},
@@ -113,4 +116,35 @@ def test_a_developer_message_between_a_call_and_its_output_keeps_them_together()
         {"type": "message", "role": "developer", "content": "note"},
         {"type": "function_call_output", "call_id": "a", "output": "ok"},
     ]
-    _keeps_valid([responses_item(i) for i in items], openai.RESPONSES_RULES, "pair-safe", 2)
+    _keeps_valid([responses_item(i) for i in items], openai.RESPONSES_RULES, strategy, 2)
+
+
+_CODEX = ACCEPTANCE / "codex"
+#: a real Codex rollout whose developer messages sit between calls and their outputs
+_DEVELOPER_BETWEEN = (
+    _CODEX / "localpush_rollout-2026-02-23T12-47-42-019c8a53-a0dd-7130-bcd7-95445d84846a.jsonl"
+)
+
+
+@pytest.mark.parametrize("strategy", SAFE)
+def test_the_replay_of_a_real_codex_rollout_keeps_every_window_valid(strategy: str) -> None:
+    """Every request of the replay (its range form, the same windows as the context form) is
+    accepted: a developer message between a call and its output never starts a window."""
+    session = load_session(_DEVELOPER_BETWEEN)
+    every = range(len(session.messages) + 1)
+    log = simulate(session, strategy=strategy, max_context_messages=12, check=True)
+    ref = simulate(
+        session,
+        strategy=strategy,
+        max_context_messages=12,
+        check=True,
+        keep_windows=every,
+        _reference=True,
+    )
+    assert (
+        simulate(
+            session, strategy=strategy, max_context_messages=12, check=True, keep_windows=every
+        ).windows
+        == ref.windows
+    )
+    assert [r.index for r in log.requests if r.rejected] == []
