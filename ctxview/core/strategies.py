@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, overload, runtime_checkable
 
+from ctxview.core.providers.openai_wire import stored_reasoning
 from ctxview.core.window import Entry, Window
 
 
@@ -57,21 +58,27 @@ def _calls_tools(message: Mapping[str, Any]) -> bool:
 
 
 #: the longest run of system messages read as lying inside a call's exchange (Codex writes one or
-#: two developer messages there): it bounds the look-back of :func:`answers_calls`, so a hostile
+#: two developer messages there): it bounds the look-back of :func:`joins_previous`, so a hostile
 #: run of system messages costs no quadratic work
 _SYSTEM_RUN = 64
 
 
-def answers_calls(messages: Indexed, x: int, lo: int = 0) -> bool:
-    """Message ``x`` of ``messages`` belongs with the calls before it: a user message holding a
-    ``tool_result`` block, or a system message inside a call's exchange (after an assistant
-    message with tool_use blocks or a message answering them, over other system messages down
-    to ``lo``). The Responses API pairs an output with its call by id across the input, and
-    Codex sends a developer message between a call and its output: a cut there would part them.
-    The safe strategies never start a kept tail with such a message."""
+def joins_previous(messages: Indexed, x: int, lo: int = 0) -> bool:
+    """Message ``x`` of ``messages`` belongs with the messages before it (looking back no
+    further than ``lo``); the safe strategies never start a kept tail with such a message:
+
+    * a user message holding a ``tool_result`` block (its tool_use is before it);
+    * a system message inside a call's exchange (after an assistant message with tool_use
+      blocks or a message answering them, over other system messages): the Responses API pairs
+      an output with its call by id across the input, and Codex sends a developer message
+      between a call and its output;
+    * the assistant item that follows a reasoning item of a stored response: the Responses API
+      refuses the one without the other (``docs/protocol.md``, OpenAI)."""
     m = messages[x]
     if _is_tool_result_message(m):
         return True
+    if x > lo and m.get("role") == "assistant":
+        return stored_reasoning(messages[x - 1]) is not None
     stop = max(lo, x - _SYSTEM_RUN)
     while x > stop and m.get("role") == "system":
         x -= 1
@@ -169,7 +176,7 @@ def _safe_evictions(
 
 # The built-in eviction rules, each a function of integers: the tail is the messages at positions
 # ``lo .. hi-1`` (oldest first) after the pinned first message; ``cut``: anything was evicted
-# since the segment began; ``tool_result`` (a message answering calls: :func:`answers_calls`),
+# since the segment began; ``tool_result`` (a message answering calls: :func:`joins_previous`),
 # ``assistant``, ``pinned`` (None: no pins): flags by position; ``tokens``: the window's estimate (system prompt included) and ``tok`` each message's
 # (read by token-budget alone). Each returns how many of the oldest tail messages leave (a
 # pinned one among them joins ``Window.held`` instead). A Window passes its own numbers
@@ -327,14 +334,14 @@ class _Pinned:
         return self._tail[x][0] in self._pins
 
 
-def _views(window: Window) -> tuple[CallAnswers, _Assistants]:
+def _views(window: Window) -> tuple[JoinsPrevious, _Assistants]:
     """The flags a rule reads of ``window``'s tail, built once a window (its tail is one deque
     for its life)."""
-    views: tuple[CallAnswers, _Assistants] | None = window.rule_views
+    views: tuple[JoinsPrevious, _Assistants] | None = window.rule_views
     if views is None:
         # computed when read: a rule reads a few at the tail's two ends
         tail = window.tail
-        views = window.rule_views = (CallAnswers(_Messages(tail)), _Assistants(tail))
+        views = window.rule_views = (JoinsPrevious(_Messages(tail)), _Assistants(tail))
     return views
 
 
@@ -573,8 +580,8 @@ class _FlagsOf:
         return self._test(self._messages[x + 1])
 
 
-class CallAnswers:
-    """:func:`answers_calls` of each message of ``messages`` by position plus ``offset``,
+class JoinsPrevious:
+    """:func:`joins_previous` of each message of ``messages`` by position plus ``offset``,
     looking back no further than ``lo`` (a window's tail: what was evicted before it is not
     read, so every window source flags a message alike)."""
 
@@ -586,7 +593,7 @@ class CallAnswers:
         self._offset = offset
 
     def __getitem__(self, x: int) -> bool:
-        return answers_calls(self._messages, x + self._offset, self._lo)
+        return joins_previous(self._messages, x + self._offset, self._lo)
 
 
 def safe_cut(messages: Sequence[Mapping[str, Any]], drop: int) -> int:
@@ -598,7 +605,7 @@ def safe_cut(messages: Sequence[Mapping[str, Any]], drop: int) -> int:
     if n <= 0:
         return 0
     drop = max(0, min(int(drop), n))
-    tool_result = CallAnswers(messages, 1, 1)
+    tool_result = JoinsPrevious(messages, 1, 1)
     assistant = _FlagsOf(messages, lambda m: m.get("role") == "assistant")
     return _safe_evictions(0, n, drop > 0, n - drop, tool_result, assistant, None)
 

@@ -104,6 +104,7 @@ def test_real_transcript_rebuilds_every_block_without_errors(path: Path) -> None
     [
         "mirascope_handles-empty-string-content_req1.json",
         "ddtrace_anthropic_completion_error_req1.json",
+        "pai_openai_responses_reasoning_without_following_item_req2.json",
     ],
 )
 def test_recorded_rejections_are_rejected(name: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -33,7 +33,7 @@ from ctxview.core.providers.openai_tokens import (
     estimate_system,
     estimate_tools,
 )
-from ctxview.core.providers.openai_wire import wire_items
+from ctxview.core.providers.openai_wire import ITEM_ID, stored_reasoning, wire_items
 from ctxview.core.usage import MAX_RECORDED_TOKENS
 
 #: the file formats of this provider
@@ -227,12 +227,47 @@ def continued_pairing(messages: Sequence[Any]) -> list[Problem]:
     return _pairing(messages, orphans=False)
 
 
+_REASONING_ALONE = Rule(
+    "reasoning_without_following_item",
+    "Item '{ids}' of type 'reasoning' was provided without its required following item.",
+    "recorded: pydantic-ai cassette test_openai_responses_thinking_with_modified_history "
+    "(tests/acceptance/rejected/); continuedev/continue#8933, #10428, vercel/ai#7099, "
+    "openai/openai-node#1567, openai/openai-agents-js#326",
+)
+
+
+def reasoning_order(messages: Sequence[Any]) -> list[Problem]:
+    """A reasoning item of a stored response (one with an ``id``) is followed at once by the
+    item that followed it in that response: an assistant item of that response, which carries
+    its own ``id``. A user or tool output item after it, or an assistant item with no ``id`` (a
+    message rewritten, so no longer the stored one), and the API refuses the request. The
+    input's last item may be a reasoning item: the response being recorded."""
+    out: list[Problem] = []
+    last = len(messages) - 1
+    for i in range(last):
+        m = messages[i]
+        rid = stored_reasoning(m) if isinstance(m, Mapping) else None
+        if rid is None:
+            continue
+        nxt = messages[i + 1]
+        if (
+            isinstance(nxt, Mapping)
+            and nxt.get("role") == "assistant"
+            and isinstance(nxt.get(ITEM_ID), str)
+        ):
+            continue
+        p = Problem(i, _REASONING_ALONE.code, "error", "", 0, (rid,))
+        out.append(_REASONING_ALONE.word(p))
+    return out
+
+
 #: the Responses API: every function_call has its output, every output its call, anywhere in
-#: the input (none of the merged-turn rules of the Messages API)
-RESPONSES_RULES = RuleSet("openai-responses", {}, (responses_pairing,))
+#: the input; a stored reasoning item keeps its following item (none of the merged-turn rules
+#: of the Messages API)
+RESPONSES_RULES = RuleSet("openai-responses", {}, (responses_pairing, reasoning_order))
 #: a Responses body that continues a stored response: its outputs may answer calls of that
 #: response, which the file does not hold
-CONTINUED_RULES = RuleSet("openai-responses-continued", {}, (continued_pairing,))
+CONTINUED_RULES = RuleSet("openai-responses-continued", {}, (continued_pairing, reasoning_order))
 
 
 def rules_for(fmt: str, params: Mapping[str, Any]) -> RuleSet:

@@ -34,7 +34,10 @@ Responses API input items:
 * ``reasoning`` → ``assistant`` holding a ``thinking`` block (its summary, or its content, as
   the text; ``encrypted_content`` as the signature);
 * every other item → ``user`` when its type ends in ``_output`` (or is ``item_reference``), else
-  ``assistant``, holding the item itself as a block.
+  ``assistant``, holding the item itself as a block;
+* an item's ``id`` (the item of a stored response: ``rs_…``, ``fc_…``, ``msg_…``) as the
+  message's ``item_id``; a message written from its canonical form carries none (changed, it is
+  no longer that stored item).
 """
 
 from __future__ import annotations
@@ -347,12 +350,41 @@ def _reasoning_text(item: Mapping[str, Any]) -> str:
 _USER_ITEMS = frozenset(("item_reference",))
 
 
+#: the key of a canonical message read from a Responses item with an ``id`` (``rs_…``,
+#: ``fc_…``, ``msg_…``): the item of a stored response it is, which the reasoning rule reads
+ITEM_ID = "item_id"
+
+
+def stored_reasoning(message: Mapping[str, Any]) -> str | None:
+    """The item id of a canonical message read from a ``reasoning`` item of a stored response
+    (one with an ``id``), else None."""
+    iid = message.get(ITEM_ID)
+    content = message.get("content")
+    if (
+        isinstance(iid, str)
+        and message.get("role") == "assistant"
+        and isinstance(content, list)
+        and content
+        and all(isinstance(b, Mapping) and b.get("type") == "thinking" for b in content)
+    ):
+        return iid
+    return None
+
+
 def responses_item(item: Any) -> dict[str, Any]:
     """One Responses API input item as a canonical message (see the module docstring)."""
     if isinstance(item, str):
         return {"role": "user", "content": item}
     if not isinstance(item, Mapping):
         return {"role": "user", "content": json.dumps(item)}
+    message = _responses_message(item)
+    iid = item.get("id")
+    if isinstance(iid, str) and iid:
+        message[ITEM_ID] = iid
+    return message
+
+
+def _responses_message(item: Mapping[str, Any]) -> dict[str, Any]:
     t = item.get("type")
     if t is None or t == "message":
         role = item.get("role")

@@ -34,8 +34,8 @@ from ctxview.core.requests.types import (
 )
 from ctxview.core.strategies import (
     STRATEGIES,
-    CallAnswers,
     EvictionRule,
+    JoinsPrevious,
     LowWaterStrategy,
     PairSafeStrategy,
     SeedStrategy,
@@ -85,7 +85,7 @@ def replay_range(
     ckeys = shared.content_keys(rates) if redundancy else None
     rule = _RULES[kind]
     is_tr = shared.is_tool_result if rule is not seed_evictions else []
-    answers = rule is not seed_evictions and shared.system_in_exchange()
+    answers = rule is not seed_evictions and shared.joins_beyond_results()
     asst = shared.is_assistant if rule is not seed_evictions else []
     # token-budget's estimates: the window's from prefix sums, each message's for its rule
     budget = rule is token_budget_evictions
@@ -236,7 +236,7 @@ def replay_range(
         # -- the strategy's truncation: how many of the oldest tail messages leave
         if budget:
             tokens = head + EP[hi] - EP[lo]
-        flags = CallAnswers(msgs, lo) if answers else is_tr
+        flags = JoinsPrevious(msgs, lo) if answers else is_tr
         ev = rule(lo, hi, cut, max_, frac, max_tok, flags, asst, None, tokens, est)
         if ev > 0:
             gone_from = lo

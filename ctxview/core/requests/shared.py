@@ -21,7 +21,7 @@ from ctxview.core.requests.points import (
     parse_timestamp,
 )
 from ctxview.core.requests.types import REDUNDANT_MIN_CHARS
-from ctxview.core.strategies import _is_tool_result_message, answers_calls
+from ctxview.core.strategies import _is_tool_result_message, joins_previous
 from ctxview.core.tokens import (
     CHARS_PER_TOKEN,
     MESSAGE_OVERHEAD_TOKENS,
@@ -140,12 +140,16 @@ class Shared:
             self._is_tr = [_is_tool_result_message(m) for m in self.msgs]
         return self._is_tr
 
-    def system_in_exchange(self) -> bool:
-        """A system message sits between calls and their answers (a Codex developer message):
-        the eviction rules then read :class:`~ctxview.core.strategies.CallAnswers`, not
-        :attr:`is_tool_result` alone."""
-        msgs = self.msgs
-        return any(r == "system" and answers_calls(msgs, i) for i, r in enumerate(self.roles))
+    def joins_beyond_results(self) -> bool:
+        """A message other than a tool_result one belongs with the message before it (a Codex
+        developer message between a call and its output, the item after a stored reasoning
+        item): the eviction rules then read :class:`~ctxview.core.strategies.JoinsPrevious`,
+        not :attr:`is_tool_result` alone."""
+        msgs, tr = self.msgs, self.is_tool_result
+        return any(
+            r in ("system", "assistant") and not tr[i] and joins_previous(msgs, i)
+            for i, r in enumerate(self.roles)
+        )
 
     @property
     def est_prefix(self) -> list[int]:

@@ -115,6 +115,38 @@ def test_responses_rules_pair_by_call_id_across_the_input() -> None:
     assert check_protocol(msgs[:2], rules=openai.RESPONSES_RULES) == []
 
 
+def test_a_stored_reasoning_item_keeps_the_item_that_followed_it() -> None:
+    def reasoning(rid: str | None) -> dict[str, object]:
+        return {"type": "reasoning", "summary": [], **({"id": rid} if rid else {})}
+
+    call = {"type": "function_call", "id": "fc_1", "call_id": "a", "name": "f", "arguments": "{}"}
+    output = {"type": "function_call_output", "call_id": "a", "output": "ok"}
+    said = {"type": "message", "id": "msg_1", "role": "assistant", "content": "hi"}
+    rewritten = {"role": "assistant", "content": "hi"}  # no id: not the stored item any more
+    user = {"role": "user", "content": "go"}
+
+    def found(*items: dict[str, object]) -> list[tuple[str, int, str]]:
+        msgs = [responses_item(i) for i in items]
+        return [
+            (p.code, p.index, p.message)
+            for rules in (openai.RESPONSES_RULES, openai.CONTINUED_RULES)
+            for p in check_protocol(msgs, rules=rules)
+        ]
+
+    assert found(user, reasoning("rs_1"), call, output, user) == []
+    assert found(user, reasoning("rs_1"), said, user) == []
+    # Codex sends reasoning without ids (stateless, encrypted): nothing to keep
+    assert found(user, reasoning(None), rewritten, user) == []
+    # the response being recorded may end in a reasoning item
+    assert found(user, reasoning("rs_1")) == []
+    text = "Item 'rs_1' of type 'reasoning' was provided without its required following item."
+    for after in (rewritten, user, output):
+        assert ("reasoning_without_following_item", 1, text) in found(
+            user, reasoning("rs_1"), after, user
+        )
+    assert len(found(user, reasoning("rs_1"), rewritten, user)) == 2  # both rule sets
+
+
 def test_the_body_writer_gives_wire_items_back_and_writes_changed_messages() -> None:
     wire = [
         {"role": "system", "content": "be brief"},

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from ctxview import ConversationContext
 from ctxview.core.protocol import check_protocol, errors
 from ctxview.core.providers import openai
-from ctxview.core.providers.openai_wire import chat_message, responses_item
+from ctxview.core.providers.openai_wire import chat_message, responses_item, stored_reasoning
 from ctxview.core.requests import simulate
 from ctxview.sessions import load_session
 from tests.support.paths import ACCEPTANCE
@@ -55,21 +55,28 @@ def responses_conversation(draw: st.DrawFn) -> list[Any]:
     its output (Codex adds one when the sandbox changes mid-call)."""
     items: list[Any] = [{"type": "message", "role": "developer", "content": "rules"}]
     n = 0
+    # a stored response's items carry ids (rs_, fc_, msg_); Codex sends them without
+    stored = draw(st.booleans())
+
+    def item(kind: str, **fields: Any) -> dict[str, Any]:
+        nonlocal n
+        n += 1
+        return {"type": kind, **({"id": f"{kind[:2]}_{n}"} if stored else {}), **fields}
+
     for _ in range(draw(st.integers(1, 4))):
         items.append({"type": "message", "role": "user", "content": "task"})
         for _ in range(draw(st.integers(0, 3))):
-            items.append({"type": "reasoning", "summary": [], "encrypted_content": "x"})
+            items.append(item("reasoning", summary=[], encrypted_content="x"))
             ids = [f"call_{n + k}" for k in range(draw(st.integers(1, 2)))]
-            n += len(ids)
             for i in ids:
-                items.append(
-                    {"type": "function_call", "call_id": i, "name": "f", "arguments": "{}"}
-                )
+                items.append(item("function_call", call_id=i, name="f", arguments="{}"))
             for i in draw(st.permutations(ids)):
                 for _ in range(draw(st.integers(0, 2))):
                     items.append({"type": "message", "role": "developer", "content": "note"})
                 items.append({"type": "function_call_output", "call_id": i, "output": "ok"})
-        items.append({"type": "message", "role": "assistant", "content": "done"})
+        if draw(st.booleans()):
+            items.append(item("reasoning", summary=[], encrypted_content="x"))
+        items.append(item("message", role="assistant", content="done"))
     return items
 
 
@@ -86,6 +93,13 @@ def _keeps_valid(messages: list[dict[str, Any]], rules: Any, strategy: str, max_
         checked += 1
         found = errors(check_protocol(ctx.messages, rules=rules))
         assert found == [], (strategy, max_, k, ctx.window_ids, found)
+        # the item after a stored reasoning item keeps it (else: "Item 'fc_…' of type
+        # 'function_call' was provided without its required 'reasoning' item", a rule of the
+        # stored response no body shows)
+        kept = set(ctx.window_ids)
+        for x in kept:
+            if x > 0 and stored_reasoning(messages[x - 1]) is not None:
+                assert x - 1 in kept, (strategy, max_, k, ctx.window_ids)
     assert checked
 
 
