@@ -40,6 +40,7 @@ BENCHMARKS = {
     "as_sent": True,
     "core": True,
     "protocol": True,
+    "openai_rules": True,
     "edit": True,
     "repair": True,
     "clearing": True,

@@ -32,7 +32,7 @@ import operator
 from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from itertools import accumulate, islice
-from typing import Any, Literal, overload
+from typing import Any, Literal, Protocol, overload
 
 from ctxview.core.compaction import effective_messages, has_compaction
 
@@ -82,6 +82,13 @@ class Rule:
         )
 
 
+class WindowIndex(Protocol):
+    """Whether the window ``[messages[first]] + messages[lo:hi]`` of one conversation breaks a
+    rule (``first < lo``), each answer the full check's."""
+
+    def rejected(self, first: int, lo: int, hi: int) -> bool: ...
+
+
 @dataclass(frozen=True, slots=True)
 class RuleSet:
     """The rules of this module that apply to one provider's requests, each in its API's words.
@@ -94,6 +101,10 @@ class RuleSet:
     #: the provider's own rules, where its API checks what no rule of this module does (each a
     #: function of the window's messages giving its problems in the API's words)
     checks: tuple[Callable[[Sequence[Any]], list[Problem]], ...] = ()
+    #: for a rule set of ``checks`` alone (``rules`` empty): a function of a conversation's
+    #: messages giving its :class:`WindowIndex`, which tells whether a window of it breaks any
+    #: of them without checking the window whole (a request replay asks for every request)
+    windows: Callable[[Sequence[Any]], WindowIndex] | None = None
 
     def applies(self, code: str) -> bool:
         return self.rules is None or code in self.rules
@@ -1207,6 +1218,7 @@ class WindowErrors:
         self._whole = rules.rules is not None or bool(rules.checks)
         if self._whole:
             self._checker = ProtocolChecker(memo=True, rules=rules)
+            self._index = rules.windows(msgs) if rules.windows and not rules.rules else None
             return
         self._summarise()
         n = len(roles)
@@ -1476,6 +1488,8 @@ class WindowErrors:
         if first < 0:
             return True  # no messages
         if self._whole:
+            if self._index is not None:
+                return self.sys_errors > 0 or self._index.rejected(first, lo, hi)
             msgs = self.msgs
             entries = [(first, msgs[first])] + [(i, msgs[i]) for i in range(lo, hi)]
             return any(p.severity == "error" for p in self._checker.check(entries, self.system))

@@ -140,9 +140,6 @@ def chat_pairing(messages: Sequence[Any]) -> list[Problem]:
     return out
 
 
-#: Chat Completions: tool messages answer the assistant message with 'tool_calls' right before
-#: them, each call once (none of the merged-turn rules of the Messages API)
-CHAT_RULES = RuleSet("openai-chat", {}, (chat_pairing,))
 _RESPONSES_ORPHAN = Rule(
     "orphan_tool_result",
     "No tool call found for function call output with call_id {ids}.",
@@ -184,6 +181,43 @@ def _calls_and_results(
     return calls, results
 
 
+#: a position past any message
+_NEVER = 1 << 62
+
+#: per message: its results ``(block, call id, the last message up to it holding a call with
+#: that id, -1 if none)`` and its calls that need an output ``(block, call id, the first message
+#: after it holding an output for that id, _NEVER if none)``
+Links = tuple[list[list[tuple[int, str, int]]], list[list[tuple[int, str, int]]]]
+
+
+def _links(messages: Sequence[Any]) -> Links:
+    """Each output linked to the latest call with its id at or before it, each call to the first
+    output after it: what the Responses pairing reads, for a whole input or, computed once over
+    a conversation, for any window of it (:class:`ResponsesWindows`)."""
+    scanned = [_calls_and_results(m) for m in messages]
+    n = len(scanned)
+    results: list[list[tuple[int, str, int]]] = [[] for _ in range(n)]
+    calls: list[list[tuple[int, str, int]]] = [[] for _ in range(n)]
+    last_call: dict[str, int] = {}
+    for i, (c, r) in enumerate(scanned):
+        for cid, _needs, _j in c:
+            last_call[cid] = i
+        if r:
+            results[i] = [(j, rid, last_call.get(rid, -1)) for rid, j in r]
+    next_result: dict[str, int] = {}
+    for i in range(n - 1, -1, -1):
+        c, r = scanned[i]
+        if c:
+            calls[i] = [(j, cid, next_result.get(cid, _NEVER)) for cid, needs, j in c if needs]
+        for rid, _j in r:
+            next_result[rid] = i
+    return results, calls
+
+
+def _is_assistant(m: Any) -> bool:
+    return isinstance(m, Mapping) and m.get("role") == "assistant"
+
+
 def _pairing(messages: Sequence[Any], orphans: bool) -> list[Problem]:
     """The Responses API's pairing, by call id across the whole input (an output may come
     after other items, a developer message for one: Codex sends so, and the API accepts it):
@@ -191,30 +225,22 @@ def _pairing(messages: Sequence[Any], orphans: bool) -> list[Problem]:
     tool call has an output after it, but those of the input's last run of assistant items (the
     response being recorded: its outputs come in the next request)."""
     out: list[Problem] = []
-    scanned = [_calls_and_results(m) for m in messages]
-    if orphans:
-        seen: set[str] = set()
-        for i, (calls, results) in enumerate(scanned):
-            seen.update(c[0] for c in calls)
-            for rid, j in results:
-                if rid not in seen:
+    results, calls = _links(messages)
+    n = len(messages)
+    tail = n
+    while tail > 0 and _is_assistant(messages[tail - 1]):
+        tail -= 1
+    for i in range(n):
+        if orphans:
+            for j, rid, call in results[i]:
+                if call < 0:
                     p = Problem(i, _RESPONSES_ORPHAN.code, "error", "", j, (rid,))
                     out.append(_RESPONSES_ORPHAN.word(p))
-    last_result: dict[str, int] = {}
-    for i, (_, results) in enumerate(scanned):
-        for rid, _j in results:
-            last_result[rid] = i
-    tail = len(messages)
-    while tail > 0:
-        m = messages[tail - 1]
-        if not (isinstance(m, Mapping) and m.get("role") == "assistant"):
-            break
-        tail -= 1
-    for i in range(tail):
-        for cid, needs, j in scanned[i][0]:
-            if needs and last_result.get(cid, -1) <= i:
-                p = Problem(i, _RESPONSES_UNANSWERED.code, "error", "", j, (cid,))
-                out.append(_RESPONSES_UNANSWERED.word(p))
+        if i < tail:
+            for j, cid, answer in calls[i]:
+                if answer >= n:
+                    p = Problem(i, _RESPONSES_UNANSWERED.code, "error", "", j, (cid,))
+                    out.append(_RESPONSES_UNANSWERED.word(p))
     out.sort(key=lambda p: (p.index, p.block or 0))
     return out
 
@@ -236,6 +262,15 @@ _REASONING_ALONE = Rule(
 )
 
 
+def _reasoning_alone(m: Any, nxt: Any) -> str | None:
+    """The id of ``m`` when it is a reasoning item of a stored response that ``nxt`` (the item
+    after it) does not follow as its response's next item, else None."""
+    rid = stored_reasoning(m) if isinstance(m, Mapping) else None
+    if rid is None or (_is_assistant(nxt) and isinstance(nxt.get(ITEM_ID), str)):
+        return None
+    return rid
+
+
 def reasoning_order(messages: Sequence[Any]) -> list[Problem]:
     """A reasoning item of a stored response (one with an ``id``) is followed at once by the
     item that followed it in that response: an assistant item of that response, which carries
@@ -243,31 +278,171 @@ def reasoning_order(messages: Sequence[Any]) -> list[Problem]:
     message rewritten, so no longer the stored one), and the API refuses the request. The
     input's last item may be a reasoning item: the response being recorded."""
     out: list[Problem] = []
-    last = len(messages) - 1
-    for i in range(last):
-        m = messages[i]
-        rid = stored_reasoning(m) if isinstance(m, Mapping) else None
-        if rid is None:
-            continue
-        nxt = messages[i + 1]
-        if (
-            isinstance(nxt, Mapping)
-            and nxt.get("role") == "assistant"
-            and isinstance(nxt.get(ITEM_ID), str)
-        ):
-            continue
-        p = Problem(i, _REASONING_ALONE.code, "error", "", 0, (rid,))
-        out.append(_REASONING_ALONE.word(p))
+    for i in range(len(messages) - 1):
+        rid = _reasoning_alone(messages[i], messages[i + 1])
+        if rid is not None:
+            p = Problem(i, _REASONING_ALONE.code, "error", "", 0, (rid,))
+            out.append(_REASONING_ALONE.word(p))
     return out
 
 
+def _whole(rules: RuleSet, messages: Sequence[Any], first: int, lo: int, hi: int) -> bool:
+    window = [messages[first], *messages[lo:hi]]
+    return any(p.severity == "error" for c in rules.checks for p in c(window))
+
+
+class ResponsesWindows:
+    """Whether a window ``[first] + messages[lo:hi]`` of a Responses conversation breaks its
+    rules (pairing, with or without orphans, and the reasoning rule), from the links of the
+    whole conversation (:func:`_links`): an output of the window is an orphan when the latest
+    call with its id before it is before ``lo``; a call before the window's last run of
+    assistant items is unanswered when its first output is at or past ``hi``. Both are found
+    for every ``lo`` and every ``hi`` in one sweep each (O(n log n)), so a window costs O(1)
+    (a window whose first message holds calls, outputs or reasoning is checked whole)."""
+
+    def __init__(self, messages: Sequence[Any], rules: RuleSet, orphans: bool) -> None:
+        import heapq
+
+        self.messages = messages
+        self.rules = rules
+        n = len(messages)
+        results, calls = _links(messages)
+        #: the first message is none of the pairing's or the reasoning rule's
+        self.plain = [
+            not results[i] and not _calls_and_results(m)[0] and stored_reasoning_of(m) is None
+            for i, m in enumerate(messages)
+        ]
+        # orphan_from[lo]: the first message at or after lo holding an output whose latest call
+        # is before lo (n: none)
+        self.orphan_from: list[int] | None = None
+        if orphans:
+            joins: list[list[int]] = [[] for _ in range(n + 1)]
+            for j, r in enumerate(results):
+                if r:
+                    joins[min(call for _, _, call in r) + 1].append(j)
+            heap: list[int] = []
+            orphan_from = [n] * (n + 1)
+            for lo in range(n + 1):
+                for j in joins[lo]:
+                    heapq.heappush(heap, j)
+                while heap and heap[0] < lo:
+                    heapq.heappop(heap)
+                if heap:
+                    orphan_from[lo] = heap[0]
+            self.orphan_from = orphan_from
+        # unanswered_below[hi]: the last message before the last assistant run of [.., hi)
+        # holding a call whose first output is at or past hi (-1: none)
+        answered_at = [max((a for _, _, a in c), default=-1) for c in calls]
+        unanswered_below = [-1] * (n + 1)
+        tops: list[int] = []
+        added = 0
+        tail = 0
+        for hi in range(n + 1):
+            if hi > 0 and not _is_assistant(messages[hi - 1]):
+                tail = hi
+            elif hi == 0:
+                tail = 0
+            while added < tail:
+                if answered_at[added] >= 0:
+                    heapq.heappush(tops, -added)
+                added += 1
+            while tops and answered_at[-tops[0]] < hi:
+                heapq.heappop(tops)
+            if tops:
+                unanswered_below[hi] = -tops[0]
+        self.unanswered_below = unanswered_below
+        alone = [0] * (n + 1)
+        for i in range(n - 1):
+            alone[i + 1] = alone[i] + (_reasoning_alone(messages[i], messages[i + 1]) is not None)
+        alone[n] = alone[n - 1] if n else 0
+        self.alone = alone
+
+    def rejected(self, first: int, lo: int, hi: int) -> bool:
+        if not self.plain[first]:
+            return _whole(self.rules, self.messages, first, lo, hi)
+        if lo >= hi:
+            return False
+        if self.orphan_from is not None and self.orphan_from[lo] < hi:
+            return True
+        if self.unanswered_below[hi] >= lo:
+            return True
+        return self.alone[hi - 1] > self.alone[lo]
+
+
+def stored_reasoning_of(m: Any) -> str | None:
+    return stored_reasoning(m) if isinstance(m, Mapping) else None
+
+
+class ChatWindows:
+    """Whether a window ``[first] + messages[lo:hi]`` of a Chat Completions conversation breaks
+    its pairing: the pairing runs from one message that is not a tool message to the next, so a
+    run wholly inside the window has the errors it has in the whole conversation (prefix sums);
+    the run the window starts in and the one it ends in are checked by :func:`chat_pairing`
+    itself, on those runs alone."""
+
+    def __init__(self, messages: Sequence[Any]) -> None:
+        n = len(messages)
+        self.messages = messages
+        is_result = [isinstance(m, Mapping) and _tool_results(m) is not None for m in messages]
+        counts = [0] * n
+        for p in chat_pairing(messages):
+            if p.severity == "error" and 0 <= p.index < n:
+                counts[p.index] += 1
+        self.prefix = [0] * (n + 1)
+        for i in range(n):
+            self.prefix[i + 1] = self.prefix[i] + counts[i]
+        #: the first message at or after i that is not a tool message (n: none)
+        self.run_end = [n] * (n + 1)
+        for i in range(n - 1, -1, -1):
+            self.run_end[i] = self.run_end[i + 1] if is_result[i] else i
+        #: the last message at or before i that is not a tool message (-1: none)
+        self.run_start = [-1] * n
+        last = -1
+        for i in range(n):
+            if not is_result[i]:
+                last = i
+            self.run_start[i] = last
+
+    def rejected(self, first: int, lo: int, hi: int) -> bool:
+        msgs = self.messages
+        if lo >= hi:
+            return bool(errors_of(chat_pairing([msgs[first]])))
+        a = min(self.run_end[lo], hi)  # the first run of the window: [first] + [lo, a)
+        if a < hi:  # with the message closing it (last, it has no error here)
+            if errors_of(chat_pairing([msgs[first], *msgs[lo : a + 1]])):
+                return True
+        else:
+            return bool(errors_of(chat_pairing([msgs[first], *msgs[lo:hi]])))
+        b = self.run_start[hi - 1]  # the last run: [b, hi), b >= a
+        if self.prefix[b] > self.prefix[a]:
+            return True
+        return bool(errors_of(chat_pairing(msgs[b:hi])))
+
+
+def errors_of(problems: Sequence[Problem]) -> list[Problem]:
+    return [p for p in problems if p.severity == "error"]
+
+
+#: Chat Completions: tool messages answer the assistant message with 'tool_calls' right before
+#: them, each call once (none of the merged-turn rules of the Messages API)
+CHAT_RULES = RuleSet("openai-chat", {}, (chat_pairing,), ChatWindows)
 #: the Responses API: every function_call has its output, every output its call, anywhere in
 #: the input; a stored reasoning item keeps its following item (none of the merged-turn rules
 #: of the Messages API)
-RESPONSES_RULES = RuleSet("openai-responses", {}, (responses_pairing, reasoning_order))
+RESPONSES_RULES: RuleSet = RuleSet(
+    "openai-responses",
+    {},
+    (responses_pairing, reasoning_order),
+    lambda messages: ResponsesWindows(messages, RESPONSES_RULES, orphans=True),
+)
 #: a Responses body that continues a stored response: its outputs may answer calls of that
 #: response, which the file does not hold
-CONTINUED_RULES = RuleSet("openai-responses-continued", {}, (continued_pairing, reasoning_order))
+CONTINUED_RULES: RuleSet = RuleSet(
+    "openai-responses-continued",
+    {},
+    (continued_pairing, reasoning_order),
+    lambda messages: ResponsesWindows(messages, CONTINUED_RULES, orphans=False),
+)
 
 
 def rules_for(fmt: str, params: Mapping[str, Any]) -> RuleSet:
