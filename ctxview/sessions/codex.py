@@ -20,6 +20,12 @@ Each line is ``{timestamp, type, payload}``:
 One API response is a run of assistant items (reasoning, calls, a message): its first item
 carries the response's usage and starts a request; the others are marked ``same_response``.
 Lines that are not records, or records of an unknown type, are skipped with the reason.
+
+The oldest rollouts (Codex CLI of mid 2025, before the envelope) hold no ``{type, payload}``
+records: the first line is the session's meta itself (``{id, timestamp, instructions, git}``),
+``{"record_type": "state"}`` lines mark saved state, and every other line is a bare Responses
+item. Such a file is read as if each line had its envelope (:func:`is_legacy_header`); it has no
+turn context (no model) and no ``token_count`` (no recorded usage).
 """
 
 from __future__ import annotations
@@ -37,8 +43,45 @@ RECORD_TYPES = ("session_meta", "turn_context", "response_item", "event_msg", "c
 
 
 def is_codex_record(record: Mapping[str, Any]) -> bool:
-    """A rollout line's record: a known ``type`` and an object ``payload``."""
-    return record.get("type") in RECORD_TYPES and isinstance(record.get("payload"), Mapping)
+    """A rollout line's record: a known ``type`` and an object ``payload`` (or the meta line of
+    the oldest rollouts, :func:`is_legacy_header`)."""
+    return (
+        record.get("type") in RECORD_TYPES and isinstance(record.get("payload"), Mapping)
+    ) or is_legacy_header(record)
+
+
+#: the keys of the meta line of the oldest rollouts (Codex's ``SessionMeta`` with its git info)
+_LEGACY_HEADER_KEYS = frozenset(
+    ("id", "timestamp", "instructions", "git", "cwd", "originator", "cli_version")
+)
+
+
+def is_legacy_header(record: Mapping[str, Any]) -> bool:
+    """The first line of a rollout written before the ``{timestamp, type, payload}`` envelope:
+    the session's meta itself, its ``id`` and ``timestamp`` strings and no key but the meta's."""
+    return (
+        isinstance(record.get("id"), str)
+        and isinstance(record.get("timestamp"), str)
+        and _LEGACY_HEADER_KEYS.issuperset(record)
+    )
+
+
+def _enveloped(records: list[tuple[int, dict[str, Any]]]) -> list[tuple[int, dict[str, Any]]]:
+    """The records of an oldest-form rollout in today's form: its meta line as ``session_meta``,
+    each bare item as a ``response_item`` (its ``timestamp``, if it has one, kept as the
+    record's); the ``record_type`` state lines are markers, not records, and are left out."""
+    out: list[tuple[int, dict[str, Any]]] = []
+    for k, (n, rec) in enumerate(records):
+        if k == 0:
+            out.append((n, {"type": "session_meta", "timestamp": rec["timestamp"], "payload": rec}))
+        elif "record_type" in rec and "type" not in rec:
+            continue
+        elif "payload" not in rec and isinstance(rec.get("type"), str):
+            ts = rec.get("timestamp")
+            out.append((n, {"type": "response_item", "timestamp": ts, "payload": rec}))
+        else:
+            out.append((n, rec))  # not an item: skipped with its reason below
+    return out
 
 
 def _instructions(payload: Mapping[str, Any]) -> str | None:
@@ -62,6 +105,8 @@ def read_codex(
     session_model: str | None = None
     response: int | None = None  # the first message of the open response
     last_total: Any = None
+    if records and is_legacy_header(records[0][1]):
+        records = _enveloped(records)
 
     def add(msg: dict[str, Any], meta: dict[str, Any]) -> None:
         nonlocal response

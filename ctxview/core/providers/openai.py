@@ -445,10 +445,23 @@ CONTINUED_RULES: RuleSet = RuleSet(
 )
 
 
+#: a Codex rollout: the Responses API's pairing; not the reasoning rule: a rollout records its
+#: items with their ids (``rs_…``) whatever Codex sent (stateless, ``store: false``), and a real
+#: one holds such reasoning items before messages with no id, its session going on after each
+CODEX_RULES: RuleSet = RuleSet(
+    "codex",
+    {},
+    (responses_pairing,),
+    lambda messages: ResponsesWindows(messages, CODEX_RULES, orphans=True),
+)
+
+
 def rules_for(fmt: str, params: Mapping[str, Any]) -> RuleSet:
     """The rule set of a session of format ``fmt`` with the request fields ``params``."""
     if fmt == CHAT:
         return CHAT_RULES
+    if fmt == CODEX:
+        return CODEX_RULES
     if params.get("previous_response_id") or params.get("conversation"):
         return CONTINUED_RULES
     return RESPONSES_RULES

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from ctxview.core.protocol import check_protocol, errors
+from ctxview.core.requests.points import session_rules
 from ctxview.sessions import SessionError, load_session
 
 PNG = (
@@ -149,6 +151,50 @@ def test_a_codex_rollout_reads_responses_usage_and_a_compaction(tmp_path: Path) 
     assert s.metas[2].get("same_response") and "usage" not in s.metas[2]
     assert s.skipped_lines == [9, 10] and "unknown record type" in s.skipped_reasons[10]
     assert s.metas[4]["compact_boundary"]["line"] == 11 and s.metas[5]["compacted_history"]
+
+
+def test_the_oldest_codex_rollout_form_reads_its_bare_items(tmp_path: Path) -> None:
+    """Before the {timestamp, type, payload} envelope (Codex CLI of mid 2025): the meta line
+    bare, state markers, bare items; the shape of a real rollout of 2025-09-10 (docs/protocol.md
+    names it), the text made up here."""
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "x"}
+    call = {
+        "type": "function_call",
+        "id": "fc_1",
+        "name": "shell",
+        "arguments": '{"command": ["ls"]}',
+        "call_id": "call_1",
+    }
+    items = [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "ls"}]},
+        reasoning,
+        call,
+        {"type": "function_call_output", "call_id": "call_1", "output": "README.md"},
+        reasoning | {"id": "rs_2"},
+        # a message with no id after a reasoning item with one: what Codex wrote, and sent
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "ok"}],
+        },
+    ]
+    head = {
+        "id": "s1",
+        "timestamp": "2025-09-10T18:58:38.331Z",
+        "instructions": "be brief",
+        "git": {},
+    }
+    state = {"record_type": "state"}
+    lines = [head, state, items[0], state, *items[1:], state, "not json"]
+    text = "\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n"
+    s = load_session(_write(tmp_path, "rollout-2025-09-10T18-58-38-s1.jsonl", text))
+    assert (s.format, s.provider, s.system) == ("codex", "openai", "be brief")
+    assert [m.get("wire") for m in s.metas] == items
+    assert [m["role"] for m in s.messages] == ["user", "assistant", "assistant", "user"] + [
+        "assistant"
+    ] * 2
+    assert s.skipped_lines == [len(lines)]  # the state markers are the format's, not skipped
+    assert errors(check_protocol(s.messages, rules=session_rules(s))) == []
 
 
 def test_bad_openai_input_is_a_clear_error(tmp_path: Path) -> None:
