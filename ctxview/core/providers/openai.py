@@ -28,10 +28,12 @@ from ctxview.core.pricing import Price, PriceBook
 from ctxview.core.protocol import Problem, Rule, RuleSet
 from ctxview.core.providers.base import BodyParts, CacheModel, Provider, TokenModel, Usage
 from ctxview.core.providers.openai_tokens import (
+    carried_reasoning,
     estimate_message,
     estimate_params,
     estimate_system,
     estimate_tools,
+    message_estimate,
 )
 from ctxview.core.providers.openai_wire import wire_items
 from ctxview.core.usage import MAX_RECORDED_TOKENS
@@ -439,6 +441,8 @@ PROVIDER = Provider(
         system=estimate_system,
         tools=estimate_tools,
         params=estimate_params,
+        for_model=message_estimate,
+        carried=carried_reasoning,
     ),
     cache=CACHE,
     prices=PRICE_BOOK,

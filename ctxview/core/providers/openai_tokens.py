@@ -25,13 +25,26 @@ tiktoken", and dominate small requests:
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ctxview.core.tokens import _json_len, image_info
+from ctxview.core.providers import o200k
+from ctxview.core.tokens import image_info
 
 MESSAGE_OVERHEAD_TOKENS = 3
+#: GPT-4o's framing of a message (ChatML: ``<|im_start|>role<|im_sep|>...<|im_end|>`` and a
+#: newline), fitted on the tune set's bodies of one message
+GPT4O_MESSAGE_OVERHEAD_TOKENS = 4
+GPT4O_PREFIXES = ("gpt-4", "chatgpt-4o")
+REASONING_PREFIXES = ("gpt-5", "o1", "o3", "o4", "codex", "gpt-oss")
+#: what a reasoning model's Chat Completions request costs more with tools than the same tools
+#: on the Responses API (its tool-calling instructions): 73 to 98 on the tune set
+CHAT_REASONING_TOOLS_TOKENS = 80
+#: a reasoning item's encrypted form: characters of any item, and characters a hidden token
+REASONING_SEAL_CHARS = 1000
+REASONING_CHARS_PER_TOKEN = 5.0
 REPLY_PRIMING_TOKENS = 3
 FUNCTION_INIT_TOKENS = 7
 PROPERTIES_INIT_TOKENS = 3
@@ -57,6 +70,25 @@ ENCRYPTED_CHARS_PER_TOKEN = 10.0
 
 def chars_tokens(n: int) -> int:
     return math.ceil(n / CHARS_PER_TOKEN) if n > 0 else 0
+
+
+def text_tokens(text: str) -> int:
+    """Tokens of ``text`` in o200k_base, exactly."""
+    return o200k.count(text)
+
+
+def json_tokens(value: Any) -> int:
+    """Tokens of a value as compact JSON (a string as itself)."""
+    if isinstance(value, str):
+        return o200k.count(value)
+    return o200k.count(_json_text(value))
+
+
+def _json_text(value: Any) -> str:
+    try:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return repr(value)
 
 
 def image_tokens(width: int, height: int, detail: str = "high") -> int:
@@ -87,11 +119,11 @@ def _image(block: Mapping[str, Any]) -> int:
 
 def block_tokens(block: Any) -> int:
     if not isinstance(block, Mapping):
-        return chars_tokens(_json_len(block))
+        return json_tokens(block)
     kind = block.get("type")
     if kind == "text":
         text = block.get("text")
-        return chars_tokens(len(text) if isinstance(text, str) else _json_len(text))
+        return json_tokens(text)
     if kind == "compaction":
         sealed = block.get("encrypted_content")
         if isinstance(sealed, str):
@@ -100,60 +132,127 @@ def block_tokens(block: Any) -> int:
         # reasoning is not sent back as prompt text (an encrypted item is not billed as input)
         return 0
     if kind in ("tool_use", "server_tool_use"):
-        return chars_tokens(len(str(block.get("name", ""))) + _json_len(block.get("input", {})))
+        return text_tokens(str(block.get("name", ""))) + json_tokens(block.get("input", {}))
     if kind == "tool_result":
         content = block.get("content", "")
         if isinstance(content, list):
             return sum(block_tokens(b) for b in content)
-        return chars_tokens(_json_len(content))
+        return json_tokens(content)
     if kind == "image":
         return _image(block)
     if kind == "document":
         source = block.get("source")
         if isinstance(source, Mapping) and source.get("type") == "text":
-            return chars_tokens(_json_len(source.get("data", "")))
+            return json_tokens(source.get("data", ""))
         return FILE_UNKNOWN_TOKENS
-    return chars_tokens(_json_len({k: v for k, v in block.items() if k != "type"}))
+    return json_tokens({k: v for k, v in block.items() if k != "type"})
 
 
 def content_tokens(content: Any) -> int:
     if isinstance(content, str):
-        return chars_tokens(len(content))
+        return text_tokens(content)
     if isinstance(content, Sequence):
         return sum(block_tokens(b) for b in content)
-    return chars_tokens(_json_len(content))
+    return json_tokens(content)
+
+
+def is_gpt4o(model: str | None) -> bool:
+    """A model of the GPT-4o generation (GPT-4o, GPT-4.1, GPT-4.5 and their minis), framed by
+    ChatML; the others (GPT-5, the o-series, unnamed) by the reasoning models' format."""
+    return isinstance(model, str) and model.startswith(GPT4O_PREFIXES)
+
+
+def is_reasoning(model: str | None) -> bool:
+    """A reasoning model (GPT-5, the o-series, Codex's), whose Chat Completions tools cost
+    :data:`CHAT_REASONING_TOOLS_TOKENS` more."""
+    return isinstance(model, str) and model.startswith(REASONING_PREFIXES)
+
+
+def message_overhead(model: str | None) -> int:
+    return GPT4O_MESSAGE_OVERHEAD_TOKENS if is_gpt4o(model) else MESSAGE_OVERHEAD_TOKENS
 
 
 def estimate_message(message: Mapping[str, Any]) -> int:
-    """Estimated prompt tokens of one canonical message read from an OpenAI message or item."""
+    """Estimated prompt tokens of one canonical message read from an OpenAI message or item
+    (a reasoning model's framing: also the estimate when the model is not named)."""
     return MESSAGE_OVERHEAD_TOKENS + content_tokens(message.get("content", ""))
 
 
-def estimate_system(system: Any) -> int:
+def estimate_message_gpt4o(message: Mapping[str, Any]) -> int:
+    """:func:`estimate_message` under GPT-4o's framing (a token more a message)."""
+    return GPT4O_MESSAGE_OVERHEAD_TOKENS + content_tokens(message.get("content", ""))
+
+
+def message_estimate(model: str | None) -> Callable[[Mapping[str, Any]], int]:
+    """The estimate of one message for ``model``'s family."""
+    return estimate_message_gpt4o if is_gpt4o(model) else estimate_message
+
+
+def estimate_system(system: Any, model: str | None = None) -> int:
     """The system prompt as one system message, plus the reply priming every request costs
     (so a request with no system prompt still counts the priming)."""
     if not system:
         return REPLY_PRIMING_TOKENS
-    return REPLY_PRIMING_TOKENS + MESSAGE_OVERHEAD_TOKENS + content_tokens(system)
+    return REPLY_PRIMING_TOKENS + message_overhead(model) + content_tokens(system)
+
+
+def reasoning_tokens(encrypted: str) -> int:
+    """A reasoning item's hidden tokens from the length of its ``encrypted_content``: the
+    sealed form adds about :data:`REASONING_SEAL_CHARS` characters to any item, then
+    :data:`REASONING_CHARS_PER_TOKEN` a token (fitted on the tune set's responses, whose usage
+    gives each reasoning item's tokens beside its encrypted form)."""
+    return max(0, math.ceil((len(encrypted) - REASONING_SEAL_CHARS) / REASONING_CHARS_PER_TOKEN))
+
+
+def _user_turn(message: Mapping[str, Any]) -> bool:
+    """A user message that starts a turn (not one carrying tool results)."""
+    if message.get("role") != "user":
+        return False
+    content = message.get("content")
+    if isinstance(content, str):
+        return True
+    if isinstance(content, Sequence):
+        return not any(isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content)
+    return True
+
+
+def carried_reasoning(messages: Sequence[Mapping[str, Any]]) -> int:
+    """The hidden reasoning the request carries: the encrypted reasoning items of the current
+    turn (after the last user message) are billed as input; those of earlier turns are dropped
+    by the API and cost nothing. Read from the end, so a long session costs only its last turn.
+    """
+    n = 0
+    for message in reversed(messages):
+        if _user_turn(message):
+            break
+        content = message.get("content")
+        if not isinstance(content, Sequence) or isinstance(content, str):
+            continue
+        for block in content:
+            if isinstance(block, Mapping) and block.get("type") == "thinking":
+                sealed = block.get("signature")
+                if isinstance(sealed, str) and sealed:
+                    n += reasoning_tokens(sealed)
+    return n
 
 
 def _line(*parts: str) -> int:
     """``name:description`` as the cookbook counts it (a description's final full stop off)."""
-    return chars_tokens(len(":".join(p.removesuffix(".") for p in parts)))
+    return text_tokens(":".join(p.removesuffix(".") for p in parts))
 
 
 def _property(name: str, spec: Any) -> int:
     if not isinstance(spec, Mapping):
-        return PROPERTY_TOKENS + _line(name) + chars_tokens(_json_len(spec))
+        return PROPERTY_TOKENS + _line(name) + json_tokens(spec)
     n = PROPERTY_TOKENS
     enum = spec.get("enum")
     if isinstance(enum, list) and enum:
-        n += ENUM_INIT_TOKENS + sum(ENUM_ITEM_TOKENS + chars_tokens(_json_len(e)) for e in enum)
+        n += ENUM_INIT_TOKENS + sum(ENUM_ITEM_TOKENS + json_tokens(e) for e in enum)
     n += _line(name, str(spec.get("type", "")), str(spec.get("description", "")))
     # nested schemas (objects, arrays' items, anyOf) are beyond the cookbook's rule: their JSON
     rest = {k: v for k, v in spec.items() if k not in ("type", "description", "enum")}
     if rest:
-        n += chars_tokens(_json_len(rest))
+        n += json_tokens(rest)
     return n
 
 
@@ -166,23 +265,25 @@ def _function(fn: Mapping[str, Any]) -> int:
     return n
 
 
-def estimate_tools(tools: Any) -> int:
+def estimate_tools(tools: Any, model: str | None = None) -> int:
     """Function definitions by the cookbook's rule (a Chat ``{"type": "function", "function":
     {...}}`` or a Responses ``{"type": "function", "name": ...}``); any other tool by its
     JSON."""
     if not tools or not isinstance(tools, Sequence):
         return 0
     n = FUNCTIONS_END_TOKENS
+    if is_reasoning(model) and any(isinstance(t, Mapping) and "function" in t for t in tools):
+        n += CHAT_REASONING_TOOLS_TOKENS
     for tool in tools:
         if not isinstance(tool, Mapping):
-            n += chars_tokens(_json_len(tool))
+            n += json_tokens(tool)
             continue
         fn = tool.get("function") if isinstance(tool.get("function"), Mapping) else None
         if fn is None and "name" in tool and tool.get("type", "function") == "function":
             fn = tool
         if fn is None and "input_schema" in tool:  # a canonical (Anthropic-shaped) tool
             fn = {**tool, "parameters": tool.get("input_schema")}
-        n += _function(fn) if fn is not None else chars_tokens(_json_len(tool))
+        n += _function(fn) if fn is not None else json_tokens(tool)
     return n
 
 
@@ -200,10 +301,10 @@ def output_schema(params: Mapping[str, Any]) -> Any:
     return None
 
 
-def estimate_params(params: Mapping[str, Any]) -> int:
+def estimate_params(params: Mapping[str, Any], model: str | None = None) -> int:
     """Tokens of the request fields beyond system, tools and messages that are billed as input:
     the structured-output schema, counted as a definition."""
     schema = output_schema(params)
     if schema is None:
         return 0
-    return FUNCTION_INIT_TOKENS + chars_tokens(_json_len(schema))
+    return FUNCTION_INIT_TOKENS + json_tokens(schema)

@@ -1,5 +1,5 @@
 """OpenAI's token estimate: the documented framing (per message, reply priming, function
-definitions, images) around a character count of the content."""
+definitions, images) around the content's exact o200k_base count."""
 
 from __future__ import annotations
 
@@ -12,33 +12,53 @@ from ctxview.sessions import load_session
 from ctxview.sessions.replay import replay
 
 
+def test_text_is_counted_by_the_o200k_base_tokenizer() -> None:
+    # o200k_base's own splits (tiktoken gives the same): a common word is one token, a rare
+    # string of the same length several, and a special token's spelling is plain text
+    assert ot.text_tokens("hello world") == 2
+    assert ot.text_tokens("zqxjkvbw") > 2
+    assert ot.text_tokens("<|endoftext|>") > 1
+    assert ot.text_tokens("") == 0
+
+
 def test_a_message_costs_three_tokens_of_framing_beside_its_text() -> None:
-    msg = {"role": "user", "content": "abcd" * 5}
-    assert ot.estimate_message(msg) == 3 + 5
+    msg = {"role": "user", "content": "hello world"}
+    assert ot.estimate_message(msg) == 3 + 2
     assert ot.estimate_message({"role": "user", "content": ""}) == 3
+
+
+def test_a_gpt_4o_message_costs_four_tokens_of_framing() -> None:
+    msg = {"role": "user", "content": "hello world"}
+    assert ot.message_estimate("gpt-4o-mini")(msg) == 4 + 2
+    assert ot.message_estimate("gpt-4.1")(msg) == 4 + 2
+    assert ot.message_estimate("gpt-5-mini")(msg) == 3 + 2
+    assert ot.message_estimate(None)(msg) == 3 + 2
+    assert ot.estimate_system("hello world", "gpt-4o") == 3 + 4 + 2
 
 
 def test_the_reply_priming_is_counted_once_with_the_system_prompt() -> None:
     assert ot.estimate_system("") == 3
-    assert ot.estimate_system("abcd" * 2) == 3 + 3 + 2
+    assert ot.estimate_system("hello world") == 3 + 3 + 2
 
 
 def test_function_definitions_follow_the_cookbook_rule() -> None:
     chat_tool = {
         "type": "function",
         "function": {
-            "name": "get",  # "get:Find it" (the full stop dropped): 11 chars, 3 tokens
+            "name": "get",  # "get:Find it" (the full stop dropped)
             "description": "Find it.",
             "parameters": {
                 "type": "object",
-                # "city:string:Name": 16 chars, 4 tokens; enum: -3 + (3 + 1) + (3 + 1)
+                # "city:string:Name"; enum: -3 + (3 + "ab") + (3 + "cd")
                 "properties": {
                     "city": {"type": "string", "description": "Name", "enum": ["ab", "cd"]}
                 },
             },
         },
     }
-    per_fn = 7 + 3 + 3 + (3 + 4 + (-3 + 4 + 4))
+    t = ot.text_tokens
+    enum = -3 + (3 + t("ab")) + (3 + t("cd"))
+    per_fn = 7 + t("get:Find it") + 3 + (3 + t("city:string:Name") + enum)
     assert ot.estimate_tools([chat_tool]) == 12 + per_fn
     # the Responses API's flat form is counted the same
     responses_tool = {"type": "function", **chat_tool["function"]}
@@ -69,9 +89,10 @@ def test_an_openai_body_is_counted_by_openai_rules(tmp_path: Path) -> None:
     summary = replay(load_session(path), as_sent=True).summary()
     assert summary["provider"] == "openai"
     assert provider("openai").tokens.estimate is ot.estimate_message
-    # system: priming 3 + framing 3 + 3; user: framing 3 + 5
-    assert summary["window"]["token_breakdown"]["system"] == 3 + 3 + 3
-    assert summary["window"]["estimated_tokens"] == 9 + 3 + 5
+    # GPT-4o: system: priming 3 + framing 4 + its text; user: framing 4 + its text
+    system = 3 + 4 + ot.text_tokens("abcd" * 3)
+    assert summary["window"]["token_breakdown"]["system"] == system
+    assert summary["window"]["estimated_tokens"] == system + 4 + ot.text_tokens("abcd" * 5)
 
 
 def test_a_compaction_item_is_counted_by_its_encrypted_length() -> None:
@@ -85,18 +106,18 @@ def test_an_image_or_pdf_that_cannot_be_measured_offline_costs_its_fallback() ->
     pdf = {"type": "document", "source": {"type": "url", "url": "https://example.com/a.pdf"}}
     assert ot.block_tokens(image) == ot.IMAGE_UNKNOWN_TOKENS == 85 + 2 * 170
     assert ot.block_tokens(pdf) == ot.FILE_UNKNOWN_TOKENS
-    text_doc = {"type": "document", "source": {"type": "text", "data": "abcd" * 10}}
-    assert ot.block_tokens(text_doc) == 10
+    text_doc = {"type": "document", "source": {"type": "text", "data": "hello world"}}
+    assert ot.block_tokens(text_doc) == 2
 
 
 def test_a_structured_output_schema_is_counted_with_the_tools(tmp_path: Path) -> None:
     schema = {"name": "out", "schema": {"type": "object", "properties": {}}}
-    n = 7 + ot.chars_tokens(len(json.dumps(schema, separators=(",", ":"))))
+    n = 7 + ot.text_tokens(json.dumps(schema, separators=(",", ":")))
     chat = {"response_format": {"type": "json_schema", "json_schema": schema}}
     responses = {"text": {"format": {"type": "json_schema", **schema}}}
     assert ot.estimate_params(chat) == n
-    assert ot.estimate_params(responses) == 7 + ot.chars_tokens(
-        len(json.dumps(responses["text"]["format"], separators=(",", ":")))
+    assert ot.estimate_params(responses) == 7 + ot.text_tokens(
+        json.dumps(responses["text"]["format"], separators=(",", ":"))
     )
     assert ot.estimate_params({"response_format": {"type": "json_object"}}) == 0
     body = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}], **chat}
@@ -104,3 +125,30 @@ def test_a_structured_output_schema_is_counted_with_the_tools(tmp_path: Path) ->
     path.write_text(json.dumps(body))
     summary = replay(load_session(path), as_sent=True).summary()
     assert summary["window"]["token_breakdown"]["tools"] == n
+
+
+def _reasoning(sealed_chars: int) -> dict[str, object]:
+    block = {"type": "thinking", "thinking": "", "signature": "g" * sealed_chars}
+    return {"role": "assistant", "content": [block]}
+
+
+def test_the_current_turns_hidden_reasoning_is_billed_by_its_encrypted_length() -> None:
+    call = {"role": "assistant", "content": [{"type": "tool_use", "id": "c", "name": "f"}]}
+    result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c"}]}
+    # 1,000 characters of any sealed item, then 5 a token
+    assert ot.reasoning_tokens("g" * 1000) == 0
+    assert ot.reasoning_tokens("g" * 2000) == 200
+    turn = [{"role": "user", "content": "go"}, _reasoning(2000), call, result]
+    assert ot.carried_reasoning(turn) == 200
+    # a reasoning item before the last user message is dropped by the API: not billed
+    assert ot.carried_reasoning([*turn, {"role": "user", "content": "again"}]) == 0
+    assert provider("openai").tokens.carried_tokens(turn) == 200
+
+
+def test_a_reasoning_models_chat_tools_cost_their_instructions_more() -> None:
+    tool = {"type": "function", "function": {"name": "f", "parameters": {}}}
+    flat = {"type": "function", "name": "f", "parameters": {}}
+    base = ot.estimate_tools([tool], "gpt-4o")
+    assert ot.estimate_tools([tool], "gpt-5-mini") == base + ot.CHAT_REASONING_TOOLS_TOKENS
+    # the Responses API's tools (flat) cost the same on either family
+    assert ot.estimate_tools([flat], "gpt-5-mini") == ot.estimate_tools([flat], "gpt-4o") == base

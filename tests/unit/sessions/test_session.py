@@ -208,6 +208,10 @@ def test_the_app_counts_an_openai_body_as_inspect_does(tmp_path: Path) -> None:
     model = SessionModel(rep, str(path), "gpt-4o")
     breakdown = rep.summary()["window"]["token_breakdown"]
     assert model.token_breakdown() == breakdown
-    # 12 for the list + 7 + "f:Do it" (2 tokens); priming 3 + framing 3 + "Be terse." (3)
-    assert breakdown["tools"] == 21
-    assert breakdown["system"] == 9
+    from ctxview.core.providers.openai_tokens import text_tokens
+
+    # 12 for the list + 7 + "f:Do it"; priming 3 + GPT-4o's framing 4 + "Be terse."
+    assert breakdown["tools"] == 12 + 7 + text_tokens("f:Do it")
+    assert breakdown["system"] == 3 + 4 + text_tokens("Be terse.")
+    # the request's size: the app's overhead (system and tools) is OpenAI's too
+    assert model.window_tokens == sum(breakdown.values())
