@@ -338,6 +338,11 @@ class Session:
                 # the whole request: system + tools + messages (as the app's sidebar counts it)
                 "estimated_tokens": sum(breakdown.values()),
                 "token_breakdown": breakdown,
+                # what the request is billed for that the file does not show (the estimate
+                # cannot cover it): a stored response it continues, server-side tools, files
+                "billed_not_in_file": provider(self.provider).tokens.unmeasured_parts(
+                    sent, session.tools, session.request_params
+                ),
             },
             "pinned_id": ctx.pinned_id,
             "pinned_ids": ctx.pinned_ids,

@@ -140,6 +140,12 @@ class TokenModel:
     #: tokens the window's messages are billed beyond their estimates, which only their order
     #: shows (OpenAI: the hidden reasoning items of the current turn); None: none
     carried: Callable[[Sequence[Mapping[str, Any]]], int] | None = None
+    #: what a request (messages, tools, other fields) is billed for that its body does not show,
+    #: so that no estimate from the file can match its usage (OpenAI: a stored response it
+    #: continues, server-side tools, files the API reads); None: nothing
+    unmeasured: (
+        Callable[[Sequence[Mapping[str, Any]], Any, Mapping[str, Any] | None], list[str]] | None
+    ) = None
 
     def message_estimate(self, model: str | None = None) -> Callable[[Mapping[str, Any]], int]:
         return self.for_model(model) if self.for_model is not None else self.estimate
@@ -160,6 +166,11 @@ class TokenModel:
 
     def params_tokens(self, params: Mapping[str, Any] | None, model: str | None = None) -> int:
         return self.params(params, model) if self.params is not None and params else 0
+
+    def unmeasured_parts(
+        self, messages: Sequence[Mapping[str, Any]], tools: Any, params: Mapping[str, Any] | None
+    ) -> list[str]:
+        return self.unmeasured(messages, tools, params) if self.unmeasured is not None else []
 
     def carried_tokens(self, messages: Sequence[Mapping[str, Any]]) -> int:
         return self.carried(messages) if self.carried is not None else 0

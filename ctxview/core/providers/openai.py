@@ -34,6 +34,7 @@ from ctxview.core.providers.openai_tokens import (
     estimate_system,
     estimate_tools,
     message_estimate,
+    unmeasured,
 )
 from ctxview.core.providers.openai_wire import wire_items
 from ctxview.core.usage import MAX_RECORDED_TOKENS
@@ -443,6 +444,7 @@ PROVIDER = Provider(
         params=estimate_params,
         for_model=message_estimate,
         carried=carried_reasoning,
+        unmeasured=unmeasured,
     ),
     cache=CACHE,
     prices=PRICE_BOOK,

@@ -308,3 +308,84 @@ def estimate_params(params: Mapping[str, Any], model: str | None = None) -> int:
     if schema is None:
         return 0
     return FUNCTION_INIT_TOKENS + json_tokens(schema)
+
+
+# -- what a body cannot show --------------------------------------------------------------------
+#: tool types the API runs itself: what they find or make is billed as input the next request
+#: does not hold (a hosted ``tool_search`` also loads deferred definitions of its choosing)
+SERVER_TOOLS = (
+    "web_search",
+    "file_search",
+    "code_interpreter",
+    "image_generation",
+    "mcp",
+    "computer_use",
+    "tool_search",
+)
+
+
+def _server_tool(tool: Any) -> str | None:
+    if not isinstance(tool, Mapping):
+        return None
+    kind = tool.get("type")
+    if not isinstance(kind, str) or not kind.startswith(SERVER_TOOLS):
+        return None
+    if kind == "tool_search" and tool.get("execution") == "client":
+        return None  # the client searches: what it found is in the body
+    # the known name, never the file's text (it is shown)
+    return next(name for name in SERVER_TOOLS if kind.startswith(name))
+
+
+def _unmeasured_block(block: Any) -> str | None:
+    if not isinstance(block, Mapping):
+        return None
+    kind = block.get("type")
+    if kind in ("image", "document"):
+        source = block.get("source")
+        where = source.get("type") if isinstance(source, Mapping) else None
+        if kind == "image" and where == "base64":
+            return None  # its size is read from its header
+        if kind == "document" and where == "text":
+            return None
+        if where == "file":
+            return "a file id (its content is stored with the API)"
+        if kind == "image":
+            return "an image by URL (its size, and so its tokens, is not in the file)"
+        return "a PDF or file (the API reads its pages' text and images)"
+    if kind == "input_audio":
+        return "audio (billed by its length as audio tokens)"
+    if isinstance(kind, str) and kind.endswith("_call") and kind.startswith(SERVER_TOOLS):
+        if block.get("execution") == "client":
+            return None
+        name = next(n for n in SERVER_TOOLS if kind.startswith(n))
+        return f"a server-side tool's call ({name}: its results are billed, not in the file)"
+    if kind == "tool_result":
+        content = block.get("content")
+        if isinstance(content, list):
+            return next((r for r in map(_unmeasured_block, content) if r is not None), None)
+    return None
+
+
+def unmeasured(
+    messages: Sequence[Mapping[str, Any]], tools: Any, params: Mapping[str, Any] | None
+) -> list[str]:
+    """What a request is billed for that its body does not show, each once: the stored turns
+    it continues, server-side tools and their results, files and images whose content is the
+    API's to read. Empty: the body holds everything billed, and the estimate can be checked
+    against its usage."""
+    out: list[str] = []
+    for key in ("previous_response_id", "conversation"):
+        if params and params.get(key):
+            out.append(f"{key} (the stored turns it continues are billed, not in the file)")
+    server = sorted({k for k in map(_server_tool, tools or ()) if k is not None})
+    if server:
+        out.append(f"server-side tools ({', '.join(server)}: what they add is billed as input)")
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str) or not isinstance(content, Sequence):
+            continue
+        for block in content:
+            reason = _unmeasured_block(block)
+            if reason is not None and reason not in out:
+                out.append(reason)
+    return out

@@ -152,3 +152,31 @@ def test_a_reasoning_models_chat_tools_cost_their_instructions_more() -> None:
     assert ot.estimate_tools([tool], "gpt-5-mini") == base + ot.CHAT_REASONING_TOOLS_TOKENS
     # the Responses API's tools (flat) cost the same on either family
     assert ot.estimate_tools([flat], "gpt-5-mini") == ot.estimate_tools([flat], "gpt-4o") == base
+
+
+def test_what_a_body_cannot_show_is_named_and_the_rest_is_measurable(tmp_path: Path) -> None:
+    user = {"role": "user", "content": "hi"}
+    assert ot.unmeasured([user], [{"type": "function", "name": "f"}], {}) == []
+    continued = ot.unmeasured([user], [], {"previous_response_id": "resp_1"})
+    assert continued and "previous_response_id" in continued[0]
+    hosted = ot.unmeasured([user], [{"type": "web_search_preview\x1b[31m"}], {})
+    # the known tool's name, never the file's text
+    assert hosted == ["server-side tools (web_search: what they add is billed as input)"]
+    # a client-run tool search holds what it found
+    assert ot.unmeasured([user], [{"type": "tool_search", "execution": "client"}], {}) == []
+    pdf = {"type": "document", "source": {"type": "base64", "data": "JVBERi0x"}}
+    url_image = {"type": "image", "source": {"type": "url", "url": "https://e.com/a.png"}}
+    by_id = {"type": "image", "source": {"type": "file", "file_id": "file-1"}}
+    found = ot.unmeasured([{"role": "user", "content": [pdf, url_image, by_id, pdf]}], [], {})
+    assert len(found) == 3  # each reason once
+    body = {
+        "model": "gpt-5",
+        "input": [{"role": "user", "content": "hi"}],
+        "tools": [{"type": "file_search", "vector_store_ids": ["vs_1"]}],
+    }
+    path = tmp_path / "body.json"
+    path.write_text(json.dumps(body))
+    window = replay(load_session(path), as_sent=True).summary()["window"]
+    assert window["billed_not_in_file"] == [
+        "server-side tools (file_search: what they add is billed as input)"
+    ]
