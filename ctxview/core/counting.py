@@ -45,10 +45,10 @@ class ModelEstimate(Estimate):
     :class:`~ctxview.core.providers.base.TokenModel`): a session of another API counts its
     messages, system prompt and tools by that API's rules, as ``inspect`` does."""
 
-    def __init__(self, tokens: Any, model: str | None) -> None:
+    def __init__(self, tokens: Any, model: str | None, fmt: str = "") -> None:
         self._tokens = tokens
         self._model = model
-        self._message = tokens.message_estimate(model)
+        self._message = tokens.message_estimate(model, fmt)
 
     def message(self, message: Mapping[str, Any]) -> int:
         return int(self._message(message))

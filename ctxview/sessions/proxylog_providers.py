@@ -87,7 +87,12 @@ def check_request(rec: RequestRecord) -> tuple[tuple[str, ...], str, int | None]
     n = len(problems)
     verdict = f"✗ {n} problem{'s' if n != 1 else ''}" if problems else "✓ valid"
     tokens = p.tokens.request_tokens(
-        session.messages, session.system, session.tools, session.request_params, session.model
+        session.messages,
+        session.system,
+        session.tools,
+        session.request_params,
+        session.model,
+        session.format,
     )
     return problems, verdict, tokens
 

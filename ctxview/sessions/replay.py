@@ -72,7 +72,7 @@ def _counter(session: LoadedSession) -> Any:
     from ctxview.core.counting import ModelEstimate
     from ctxview.core.providers.registry import provider
 
-    return ModelEstimate(provider(session.provider).tokens, session.model)
+    return ModelEstimate(provider(session.provider).tokens, session.model, session.format)
 
 
 def _replay_as_sent(

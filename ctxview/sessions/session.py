@@ -85,7 +85,8 @@ class Session:
         if not rates.calibrated:
             from ctxview.core.providers.registry import provider
 
-            return provider(self.provider).tokens.message_estimate(self.session.model)
+            tokens = provider(self.provider).tokens
+            return tokens.message_estimate(self.session.model, self.session.format)
         from ctxview.core.calibrate import message_features
 
         return lambda m: int(rates.tokens(message_features(m)))

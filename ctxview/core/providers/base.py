@@ -134,9 +134,10 @@ class TokenModel:
     #: the request's other fields billed as input (OpenAI's structured-output schema), counted
     #: with the tools; None: none are
     params: Callable[[Mapping[str, Any], str | None], int] | None = None
-    #: the estimate of one message for a model, where its framing depends on the model's family
-    #: (OpenAI: GPT-4o's 4 tokens a message, the reasoning models' 3); None: ``estimate``
-    for_model: Callable[[str | None], Callable[[Mapping[str, Any]], int]] | None = None
+    #: the estimate of one message for a model and a file format, where its framing depends on
+    #: the model's family and the API (OpenAI: GPT-4o's 4 tokens a message, the reasoning
+    #: models' 3; a Chat Completions tool call's framing); None: ``estimate``
+    for_model: Callable[[str | None, str], Callable[[Mapping[str, Any]], int]] | None = None
     #: tokens the window's messages are billed beyond their estimates, which only their order
     #: shows (OpenAI: the hidden reasoning items of the current turn); None: none
     carried: Callable[[Sequence[Mapping[str, Any]]], int] | None = None
@@ -147,8 +148,10 @@ class TokenModel:
         Callable[[Sequence[Mapping[str, Any]], Any, Mapping[str, Any] | None], list[str]] | None
     ) = None
 
-    def message_estimate(self, model: str | None = None) -> Callable[[Mapping[str, Any]], int]:
-        return self.for_model(model) if self.for_model is not None else self.estimate
+    def message_estimate(
+        self, model: str | None = None, fmt: str = ""
+    ) -> Callable[[Mapping[str, Any]], int]:
+        return self.for_model(model, fmt) if self.for_model is not None else self.estimate
 
     def system_tokens(self, system: Any, model: str | None = None) -> int:
         if self.system is not None:
@@ -182,10 +185,11 @@ class TokenModel:
         tools: Any,
         params: Mapping[str, Any] | None,
         model: str | None,
+        fmt: str = "",
     ) -> int:
         """A whole request's estimate: its messages (with what they carry), system prompt, tool
         definitions and the other fields billed as input."""
-        estimate = self.message_estimate(model)
+        estimate = self.message_estimate(model, fmt)
         return (
             sum(estimate(m) for m in messages)
             + self.carried_tokens(messages)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
+from functools import cache
 from typing import Any
 
 from ctxview.core.providers import o200k
@@ -42,6 +43,15 @@ REASONING_PREFIXES = ("gpt-5", "o1", "o3", "o4", "codex", "gpt-oss")
 #: what a reasoning model's Chat Completions request costs more with tools than the same tools
 #: on the Responses API (its tool-calling instructions): 73 to 98 on the tune set
 CHAT_REASONING_TOOLS_TOKENS = 80
+#: a tool call's framing in a Chat Completions assistant message (its id and recipient): 7 to
+#: 18 a call on the tune set, on either family; the Responses API's function_call costs none
+CHAT_TOOL_CALL_TOKENS = 8
+#: a reasoning model's function_call on the Responses API (the call and its output on the
+#: commentary channel, each naming the function): 3 to 20 a call on the tune set, median 15;
+#: GPT-4o's cost none there (-3 to +2)
+RESPONSES_REASONING_CALL_TOKENS = 14
+#: the file format of a Chat Completions body (``ctxview.core.providers.openai.CHAT``)
+CHAT_FORMAT = "openai-chat"
 #: a reasoning item's encrypted form: characters of any item, and characters a hidden token
 REASONING_SEAL_CHARS = 1000
 REASONING_CHARS_PER_TOKEN = 5.0
@@ -52,6 +62,16 @@ PROPERTY_TOKENS = 3
 ENUM_ITEM_TOKENS = 3
 ENUM_INIT_TOKENS = -3
 FUNCTIONS_END_TOKENS = 12
+#: the models that count an image in 32 px patches, and their multipliers (OpenAI "Images and
+#: vision"); the others count 512 px tiles
+PATCH_MULTIPLIERS = (
+    ("gpt-5-mini", 1.62),
+    ("gpt-5-nano", 2.46),
+    ("gpt-4.1-mini", 1.62),
+    ("gpt-4.1-nano", 2.46),
+    ("o4-mini", 1.72),
+)
+IMAGE_MAX_PATCHES = 1536
 IMAGE_BASE_TOKENS = 85
 IMAGE_TILE_TOKENS = 170
 #: an image whose size cannot be read offline (a URL): two tiles, close to the median billed
@@ -107,17 +127,44 @@ def image_tokens(width: int, height: int, detail: str = "high") -> int:
     return IMAGE_BASE_TOKENS + IMAGE_TILE_TOKENS * tiles
 
 
-def _image(block: Mapping[str, Any]) -> int:
+def patch_image_tokens(width: int, height: int, multiplier: float) -> int:
+    """The image cost of the models that count 32 px patches (GPT-4.1 mini and nano, o4-mini,
+    GPT-5 mini and nano; OpenAI "Images and vision"): the patches covering the image, at most
+    :data:`IMAGE_MAX_PATCHES` (a bigger image is scaled down to fit), times the model's
+    multiplier."""
+    w, h = float(width), float(height)
+    if math.ceil(w / 32) * math.ceil(h / 32) > IMAGE_MAX_PATCHES:
+        shrink = math.sqrt(32 * 32 * IMAGE_MAX_PATCHES / (w * h))
+        w, h = w * shrink, h * shrink
+        # then down to whole patches on the side that overflows
+        shrink *= min(math.floor(w / 32) / (w / 32), math.floor(h / 32) / (h / 32))
+        w, h = width * shrink, height * shrink
+    patches = min(IMAGE_MAX_PATCHES, math.ceil(w / 32) * math.ceil(h / 32))
+    return math.ceil(patches * multiplier)
+
+
+def patch_multiplier(model: str | None) -> float | None:
+    """The patch multiplier of a model that counts images in patches, or None (tiles)."""
+    if not isinstance(model, str):
+        return None
+    return next((m for prefix, m in PATCH_MULTIPLIERS if model.startswith(prefix)), None)
+
+
+def _image(block: Mapping[str, Any], multiplier: float | None = None) -> int:
     detail = block.get("detail")
-    if detail == "low":
+    if detail == "low" and multiplier is None:
         return IMAGE_BASE_TOKENS
     info = image_info(block)
     if info.get("width") and info.get("height"):
+        if multiplier is not None:
+            return patch_image_tokens(info["width"], info["height"], multiplier)
         return image_tokens(info["width"], info["height"])
     return IMAGE_UNKNOWN_TOKENS
 
 
-def block_tokens(block: Any) -> int:
+def block_tokens(block: Any, multiplier: float | None = None) -> int:
+    """One canonical block's tokens (``multiplier``: the model's image patch multiplier, None
+    for the tile-counting models)."""
     if not isinstance(block, Mapping):
         return json_tokens(block)
     kind = block.get("type")
@@ -128,6 +175,10 @@ def block_tokens(block: Any) -> int:
         sealed = block.get("encrypted_content")
         if isinstance(sealed, str):
             return math.ceil(len(sealed) / ENCRYPTED_CHARS_PER_TOKEN)
+    if kind == "additional_tools":
+        # tools given mid-conversation are billed twice their JSON (the item, and the tool list
+        # the API renders again with them): within 2 tokens on the two tune bodies that show it
+        return 2 * json_tokens({k: v for k, v in block.items() if k != "type"})
     if kind == "thinking":
         # reasoning is not sent back as prompt text (an encrypted item is not billed as input)
         return 0
@@ -136,10 +187,10 @@ def block_tokens(block: Any) -> int:
     if kind == "tool_result":
         content = block.get("content", "")
         if isinstance(content, list):
-            return sum(block_tokens(b) for b in content)
+            return sum(block_tokens(b, multiplier) for b in content)
         return json_tokens(content)
     if kind == "image":
-        return _image(block)
+        return _image(block, multiplier)
     if kind == "document":
         source = block.get("source")
         if isinstance(source, Mapping) and source.get("type") == "text":
@@ -148,11 +199,11 @@ def block_tokens(block: Any) -> int:
     return json_tokens({k: v for k, v in block.items() if k != "type"})
 
 
-def content_tokens(content: Any) -> int:
+def content_tokens(content: Any, multiplier: float | None = None) -> int:
     if isinstance(content, str):
         return text_tokens(content)
     if isinstance(content, Sequence):
-        return sum(block_tokens(b) for b in content)
+        return sum(block_tokens(b, multiplier) for b in content)
     return json_tokens(content)
 
 
@@ -172,20 +223,37 @@ def message_overhead(model: str | None) -> int:
     return GPT4O_MESSAGE_OVERHEAD_TOKENS if is_gpt4o(model) else MESSAGE_OVERHEAD_TOKENS
 
 
-def estimate_message(message: Mapping[str, Any]) -> int:
-    """Estimated prompt tokens of one canonical message read from an OpenAI message or item
-    (a reasoning model's framing: also the estimate when the model is not named)."""
-    return MESSAGE_OVERHEAD_TOKENS + content_tokens(message.get("content", ""))
+@cache
+def _estimator(
+    overhead: int, per_call: int, multiplier: float | None = None
+) -> Callable[[Mapping[str, Any]], int]:
+    def estimate(message: Mapping[str, Any]) -> int:
+        content = message.get("content", "")
+        n = overhead + content_tokens(content, multiplier)
+        if per_call and isinstance(content, list):
+            n += per_call * sum(
+                1 for b in content if isinstance(b, Mapping) and b.get("type") == "tool_use"
+            )
+        return n
+
+    return estimate
 
 
-def estimate_message_gpt4o(message: Mapping[str, Any]) -> int:
-    """:func:`estimate_message` under GPT-4o's framing (a token more a message)."""
-    return GPT4O_MESSAGE_OVERHEAD_TOKENS + content_tokens(message.get("content", ""))
+#: a Responses item or Chat message under a reasoning model's framing (also the estimate when
+#: neither the model nor the API is named)
+estimate_message = _estimator(MESSAGE_OVERHEAD_TOKENS, 0)
 
 
-def message_estimate(model: str | None) -> Callable[[Mapping[str, Any]], int]:
-    """The estimate of one message for ``model``'s family."""
-    return estimate_message_gpt4o if is_gpt4o(model) else estimate_message
+def message_estimate(model: str | None, fmt: str = "") -> Callable[[Mapping[str, Any]], int]:
+    """The estimate of one message for ``model``'s family and the API of the file's format
+    (``fmt``: a Chat Completions message's tool calls cost their framing), its images by the
+    model's rule (one function per combination: the same one for every message)."""
+    gpt4o, chat = is_gpt4o(model), fmt == CHAT_FORMAT
+    return _estimator(
+        GPT4O_MESSAGE_OVERHEAD_TOKENS if gpt4o else MESSAGE_OVERHEAD_TOKENS,
+        CHAT_TOOL_CALL_TOKENS if chat else 0 if gpt4o else RESPONSES_REASONING_CALL_TOKENS,
+        patch_multiplier(model),
+    )
 
 
 def estimate_system(system: Any, model: str | None = None) -> int:
@@ -193,7 +261,11 @@ def estimate_system(system: Any, model: str | None = None) -> int:
     (so a request with no system prompt still counts the priming)."""
     if not system:
         return REPLY_PRIMING_TOKENS
-    return REPLY_PRIMING_TOKENS + message_overhead(model) + content_tokens(system)
+    return (
+        REPLY_PRIMING_TOKENS
+        + message_overhead(model)
+        + content_tokens(system, patch_multiplier(model))
+    )
 
 
 def reasoning_tokens(encrypted: str) -> int:
@@ -307,7 +379,15 @@ def estimate_params(params: Mapping[str, Any], model: str | None = None) -> int:
     schema = output_schema(params)
     if schema is None:
         return 0
-    return FUNCTION_INIT_TOKENS + json_tokens(schema)
+    # rendered as a definition, as the tools are: its name, description and properties (its
+    # whole JSON overcounted every structured output of the tune set, by 7 to 44 tokens)
+    return _function(
+        {
+            "name": str(schema.get("name", "")),
+            "description": str(schema.get("description") or ""),
+            "parameters": schema.get("schema"),
+        }
+    )
 
 
 # -- what a body cannot show --------------------------------------------------------------------
@@ -377,6 +457,8 @@ def unmeasured(
     for key in ("previous_response_id", "conversation"):
         if params and params.get(key):
             out.append(f"{key} (the stored turns it continues are billed, not in the file)")
+    if params and params.get("web_search_options"):
+        out.append("web_search_options (a search model's prompt is built by the API)")
     server = sorted({k for k in map(_server_tool, tools or ()) if k is not None})
     if server:
         out.append(f"server-side tools ({', '.join(server)}: what they add is billed as input)")

@@ -4,6 +4,7 @@ definitions, images) around the content's exact o200k_base count."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from ctxview.core.providers import openai_tokens as ot
@@ -110,21 +111,54 @@ def test_an_image_or_pdf_that_cannot_be_measured_offline_costs_its_fallback() ->
     assert ot.block_tokens(text_doc) == 2
 
 
-def test_a_structured_output_schema_is_counted_with_the_tools(tmp_path: Path) -> None:
-    schema = {"name": "out", "schema": {"type": "object", "properties": {}}}
-    n = 7 + ot.text_tokens(json.dumps(schema, separators=(",", ":")))
+def test_a_structured_output_schema_is_counted_as_a_definition(tmp_path: Path) -> None:
+    schema = {
+        "name": "out",
+        "description": "The answer.",
+        "schema": {"type": "object", "properties": {"city": {"type": "string"}}},
+    }
+    t = ot.text_tokens
+    # as a function: 7 + "out:The answer" + 3 for its properties + 3 + "city:string:"
+    n = 7 + t("out:The answer") + 3 + 3 + t("city:string:")
     chat = {"response_format": {"type": "json_schema", "json_schema": schema}}
     responses = {"text": {"format": {"type": "json_schema", **schema}}}
-    assert ot.estimate_params(chat) == n
-    assert ot.estimate_params(responses) == 7 + ot.text_tokens(
-        json.dumps(responses["text"]["format"], separators=(",", ":"))
-    )
+    assert ot.estimate_params(chat) == ot.estimate_params(responses) == n
     assert ot.estimate_params({"response_format": {"type": "json_object"}}) == 0
     body = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}], **chat}
     path = tmp_path / "body.json"
     path.write_text(json.dumps(body))
     summary = replay(load_session(path), as_sent=True).summary()
     assert summary["window"]["token_breakdown"]["tools"] == n
+
+
+def test_a_tool_calls_framing_depends_on_the_api_and_the_family() -> None:
+    call = {"type": "tool_use", "id": "call_1", "name": "get", "input": {"q": "x"}}
+    message = {"role": "assistant", "content": [call]}
+    plain = ot.estimate_message(message)
+    chat_4o = ot.message_estimate("gpt-4o", "openai-chat")(message)
+    assert chat_4o == plain + 1 + ot.CHAT_TOOL_CALL_TOKENS
+    assert ot.message_estimate("gpt-5", "openai-chat")(message) == plain + 8
+    # the Responses API: GPT-4o's function_call costs no framing, a reasoning model's its channel
+    assert ot.message_estimate("gpt-4o", "openai-responses")(message) == plain + 1
+    assert ot.message_estimate("gpt-5", "openai-responses")(message) == plain + 14
+    # one function per combination, whatever the model's exact name
+    assert ot.message_estimate("gpt-5", "x") is ot.message_estimate("gpt-5.4", "x")
+
+
+def test_tools_added_mid_conversation_cost_twice_their_json() -> None:
+    tools = [{"type": "function", "name": "f", "parameters": {"type": "object"}}]
+    block = {"type": "additional_tools", "role": "developer", "tools": tools}
+    assert ot.block_tokens(block) == 2 * ot.json_tokens({"role": "developer", "tools": tools})
+
+
+def test_a_patch_counting_model_prices_an_image_by_its_32px_patches() -> None:
+    # 540 x 360: 17 x 12 patches, times GPT-4.1 nano's 2.46
+    assert ot.patch_multiplier("gpt-4.1-nano-2025-04-14") == 2.46
+    assert ot.patch_multiplier("gpt-4.1") is None
+    assert ot.patch_image_tokens(540, 360, 2.46) == math.ceil(17 * 12 * 2.46)
+    # past 1,536 patches the image is scaled down to fit
+    assert ot.patch_image_tokens(4096, 4096, 1.0) <= 1536
+    assert ot.patch_image_tokens(4096, 4096, 1.0) > 1400
 
 
 def _reasoning(sealed_chars: int) -> dict[str, object]:
@@ -159,6 +193,9 @@ def test_what_a_body_cannot_show_is_named_and_the_rest_is_measurable(tmp_path: P
     assert ot.unmeasured([user], [{"type": "function", "name": "f"}], {}) == []
     continued = ot.unmeasured([user], [], {"previous_response_id": "resp_1"})
     assert continued and "previous_response_id" in continued[0]
+    searched = ot.unmeasured([user], [], {"web_search_options": {}})
+    assert searched == []  # (empty options: no search asked)
+    assert ot.unmeasured([user], [], {"web_search_options": {"search_context_size": "low"}})
     hosted = ot.unmeasured([user], [{"type": "web_search_preview\x1b[31m"}], {})
     # the known tool's name, never the file's text
     assert hosted == ["server-side tools (web_search: what they add is billed as input)"]
