@@ -436,9 +436,10 @@ PROVIDER = Provider(
     tokens=TokenModel(
         estimate_message,
         frozenset(CALIBRATED_FORMATS) & FORMATS,
-        "content by characters (o200k_base on English text and code) and OpenAI's documented "
-        "framing: 3 tokens a message, 3 priming the reply, function definitions and images by "
-        "the cookbook's rules; calibrated from a Codex session's recorded usage",
+        "text counted exactly in o200k_base; OpenAI's framing by model family and API (4 "
+        "tokens a message for GPT-4o, 3 for the reasoning models, 3 priming the reply, tool "
+        "calls, function definitions and images by OpenAI's rules), the current turn's hidden "
+        "reasoning by its sealed length; calibrated from a Codex session's recorded usage",
         system=estimate_system,
         tools=estimate_tools,
         params=estimate_params,

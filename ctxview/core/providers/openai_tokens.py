@@ -1,26 +1,32 @@
-"""OpenAI's offline token estimate: content by characters, framing by OpenAI's documented rules.
+"""OpenAI's offline token estimate: text counted exactly in o200k_base, the framing the API adds
+around it by model family and API, fitted on the tune half of the recorded bodies
+(``python -m benchmarks.truth_openai --set tune``; docs/providers.md has the figures).
 
-Without the tokenizer's vocabulary (no network), content is counted from its characters; the
-fixed costs the API adds around it follow the openai-cookbook "How to count tokens with
-tiktoken", and dominate small requests:
-
-* every message (system, developer, user, assistant, tool; a Responses input item) costs
-  :data:`MESSAGE_OVERHEAD_TOKENS` for its role and framing;
-* every request costs :data:`REPLY_PRIMING_TOKENS` once, priming the reply
-  (``<|start|>assistant<|message|>``), counted with the system prompt;
-* function definitions: :data:`FUNCTION_INIT_TOKENS` each, ``name:description``,
-  :data:`PROPERTIES_INIT_TOKENS` when it has parameters, :data:`PROPERTY_TOKENS` per parameter
-  and ``name:type:description``, :data:`ENUM_ITEM_TOKENS` per enum value beyond the first
-  (the cookbook's ``enum_init`` is -3), and :data:`FUNCTIONS_END_TOKENS` once for the list;
-* images: 85 tokens at ``detail: low``; at high, 85 + 170 per 512 px tile of the image fitted
-  in 2048 px and its short side scaled to 768 px (the cookbook / OpenAI "Images and vision");
-* a structured-output schema (Chat ``response_format.json_schema``, Responses ``text.format``)
-  as a definition: :data:`FUNCTION_INIT_TOKENS` and its JSON;
-* a compaction item (the earlier conversation, encrypted) by the length of its
-  ``encrypted_content`` (:data:`ENCRYPTED_CHARS_PER_TOKEN`, fitted on the tune set).
-
-:data:`CHARS_PER_TOKEN` was fitted on the tune half of the recorded bodies only
-(``python -m benchmarks.truth_openai --set tune``; docs/providers.md).
+* Text, tool arguments and JSON are counted by the o200k_base tokenizer (:mod:`.o200k`: the
+  encoding of GPT-4o, GPT-4.1, GPT-5 and the o-series), exactly.
+* Every message (system, developer, user, assistant, tool; a Responses input item) costs its
+  framing: :data:`GPT4O_MESSAGE_OVERHEAD_TOKENS` for the GPT-4o generation (ChatML),
+  :data:`MESSAGE_OVERHEAD_TOKENS` for the reasoning models (and a model not named); every
+  request :data:`REPLY_PRIMING_TOKENS` once, priming the reply, counted with the system prompt.
+* A tool call costs its framing: :data:`CHAT_TOOL_CALL_TOKENS` in a Chat Completions body,
+  :data:`RESPONSES_REASONING_CALL_TOKENS` for a reasoning model's Responses ``function_call``
+  (GPT-4o's none).
+* Function definitions follow the openai-cookbook "How to count tokens with tiktoken":
+  :data:`FUNCTION_INIT_TOKENS` each, ``name:description``, :data:`PROPERTIES_INIT_TOKENS` when
+  it has parameters, :data:`PROPERTY_TOKENS` per parameter and ``name:type:description``,
+  :data:`ENUM_ITEM_TOKENS` per enum value (:data:`ENUM_INIT_TOKENS` once), and
+  :data:`FUNCTIONS_END_TOKENS` once for the list; a reasoning model's Chat Completions tools
+  cost :data:`CHAT_REASONING_TOOLS_TOKENS` more. A structured-output schema (Chat
+  ``response_format.json_schema``, Responses ``text.format``) is counted as a definition.
+  Tools added mid-conversation (an ``additional_tools`` item) cost twice their JSON.
+* Images (OpenAI "Images and vision"): 85 + 170 per 512 px tile (85 at ``detail: low``), or
+  32 px patches times a multiplier for the models of :data:`PATCH_MULTIPLIERS`.
+* Hidden reasoning: the current turn's reasoning items (after the last user message) are
+  billed as input, by the length of their ``encrypted_content`` (:func:`reasoning_tokens`);
+  an earlier turn's are dropped by the API. A compaction item is counted by its sealed length
+  (:data:`ENCRYPTED_CHARS_PER_TOKEN`).
+* What a body cannot show (a stored response it continues, server-side tools, files the API
+  reads, images by URL) is named by :func:`unmeasured`: no estimate from the file covers it.
 """
 
 from __future__ import annotations
@@ -34,17 +40,17 @@ from typing import Any
 from ctxview.core.providers import o200k
 from ctxview.core.tokens import image_info
 
+# -- framing -------------------------------------------------------------------------------------
+#: a reasoning model's framing of a message (harmony: ``<|start|>role<|message|>...<|end|>``)
 MESSAGE_OVERHEAD_TOKENS = 3
-#: GPT-4o's framing of a message (ChatML: ``<|im_start|>role<|im_sep|>...<|im_end|>`` and a
-#: newline), fitted on the tune set's bodies of one message
+#: GPT-4o's framing of a message (ChatML), a token more: every GPT-4o body of one or two
+#: messages on the tune set was billed one token a message above 3
 GPT4O_MESSAGE_OVERHEAD_TOKENS = 4
 GPT4O_PREFIXES = ("gpt-4", "chatgpt-4o")
 REASONING_PREFIXES = ("gpt-5", "o1", "o3", "o4", "codex", "gpt-oss")
-#: what a reasoning model's Chat Completions request costs more with tools than the same tools
-#: on the Responses API (its tool-calling instructions): 73 to 98 on the tune set
-CHAT_REASONING_TOOLS_TOKENS = 80
-#: a tool call's framing in a Chat Completions assistant message (its id and recipient): 7 to
-#: 18 a call on the tune set, on either family; the Responses API's function_call costs none
+REPLY_PRIMING_TOKENS = 3
+#: a tool call's framing in a Chat Completions assistant message (its id, the recipient): 7 to
+#: 18 a call on the tune set, on either family
 CHAT_TOOL_CALL_TOKENS = 8
 #: a reasoning model's function_call on the Responses API (the call and its output on the
 #: commentary channel, each naming the function): 3 to 20 a call on the tune set, median 15;
@@ -52,16 +58,19 @@ CHAT_TOOL_CALL_TOKENS = 8
 RESPONSES_REASONING_CALL_TOKENS = 14
 #: the file format of a Chat Completions body (``ctxview.core.providers.openai.CHAT``)
 CHAT_FORMAT = "openai-chat"
-#: a reasoning item's encrypted form: characters of any item, and characters a hidden token
-REASONING_SEAL_CHARS = 1000
-REASONING_CHARS_PER_TOKEN = 5.0
-REPLY_PRIMING_TOKENS = 3
+
+# -- tools ---------------------------------------------------------------------------------------
 FUNCTION_INIT_TOKENS = 7
 PROPERTIES_INIT_TOKENS = 3
 PROPERTY_TOKENS = 3
 ENUM_ITEM_TOKENS = 3
 ENUM_INIT_TOKENS = -3
 FUNCTIONS_END_TOKENS = 12
+#: what a reasoning model's Chat Completions request costs more with tools than the same tools
+#: on the Responses API (its tool-calling instructions): 73 to 98 on the tune set
+CHAT_REASONING_TOOLS_TOKENS = 80
+
+# -- images and files ----------------------------------------------------------------------------
 #: the models that count an image in 32 px patches, and their multipliers (OpenAI "Images and
 #: vision"); the others count 512 px tiles
 PATCH_MULTIPLIERS = (
@@ -81,15 +90,15 @@ IMAGE_UNKNOWN_TOKENS = IMAGE_BASE_TOKENS + 2 * IMAGE_TILE_TOKENS
 #: for one on the tune set (6 to 1,055 tokens, median 218)
 FILE_UNKNOWN_TOKENS = 220
 
-#: characters a token of o200k_base on the recorded English prose, JSON and code
-CHARS_PER_TOKEN = 4.0
+# -- sealed content ------------------------------------------------------------------------------
+#: a reasoning item's encrypted form: characters of any item, and characters a hidden token
+#: (the tune set's three bodies carrying the current turn's reasoning: 1,932, 2,916 and 9,572
+#: sealed characters billed about 187, 316 and 1,816 tokens)
+REASONING_SEAL_CHARS = 1000
+REASONING_CHARS_PER_TOKEN = 5.0
 #: characters of an item's ``encrypted_content`` (a compaction item: the earlier conversation,
 #: encrypted) a billed token: 0.085 to 0.11 tokens a character on the tune set's compactions
 ENCRYPTED_CHARS_PER_TOKEN = 10.0
-
-
-def chars_tokens(n: int) -> int:
-    return math.ceil(n / CHARS_PER_TOKEN) if n > 0 else 0
 
 
 def text_tokens(text: str) -> int:
