@@ -11,10 +11,11 @@ Each body is opened with ``load_session`` and replayed as sent; its estimate is 
 truth the response's prompt tokens (``prompt_tokens``, or ``input_tokens`` of the Responses API:
 cached tokens included). Printed: the median and p90 of ``|estimate - recorded| / recorded``
 
-* over **text** bodies: no image, file or audio part, no server-side tool (``web_search``,
-  ``file_search``, ``code_interpreter``, ``image_generation``, ``mcp``: their results are billed
-  as input the body does not hold), not continuing a stored response (``previous_response_id``:
-  the earlier turns are billed, not in the file);
+* over **text** bodies: measurable (below) and with no image, file or audio part;
+* over **measurable** bodies: those whose estimate names nothing billed that the file does not
+  show (``inspect --json``'s ``window.billed_not_in_file`` is empty: no stored response
+  continued, no server-side tool or its results, no file id, PDF or image by URL);
+* over the bodies **not measurable from the file** (the rest: each is in the figures, apart);
 * over **all** bodies with recorded usage.
 
 The split (``held-out`` when the SHA-1 of the file name is 0 mod 4) was fixed before looking at
@@ -33,7 +34,6 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1] / "tests" / "acceptance"
-SERVER_TOOLS = ("web_search", "file_search", "code_interpreter", "image_generation", "mcp")
 MEDIA = ('"image_url"', '"input_image"', '"input_file"', '"file"', '"input_audio"', '"file_data"')
 
 
@@ -41,14 +41,9 @@ def held_out(name: str) -> bool:
     return int(hashlib.sha1(name.encode()).hexdigest(), 16) % 4 == 0
 
 
-def _text_only(body: dict[str, Any]) -> bool:
+def _media(body: dict[str, Any]) -> bool:
     raw = json.dumps(body)
-    if any(k in raw for k in MEDIA) or body.get("previous_response_id"):
-        return False
-    tools = body.get("tools") or []
-    return not any(
-        isinstance(t, dict) and str(t.get("type", "")).startswith(SERVER_TOOLS) for t in tools
-    )
+    return any(k in raw for k in MEDIA)
 
 
 def rows() -> list[dict[str, Any]]:
@@ -68,12 +63,14 @@ def rows() -> list[dict[str, Any]]:
                 continue
             body = json.loads(path.read_text())
             summary = replay(load_session(path), as_sent=True).summary()
+            measurable = not summary["window"]["billed_not_in_file"]
             out.append(
                 {
                     "file": f"{folder}/{path.name}",
                     "estimate": summary["window"]["estimated_tokens"],
                     "recorded": recorded.prompt,
-                    "text": _text_only(body),
+                    "measurable": measurable,
+                    "text": measurable and not _media(body),
                     "held_out": held_out(path.name),
                 }
             )
@@ -99,11 +96,14 @@ def main(argv: list[str] | None = None) -> int:
         rs = [r for r in rs if r["held_out"] == (args.set == "held-out")]
     for api in ("openai_chat", "openai_responses"):
         mine = [r for r in rs if r["file"].startswith(api + "/")]
-        print(f"{api:17s} text: {_figures([r for r in mine if r['text']])}")
-        print(f"{api:17s} all:  {_figures(mine)}")
+        print(f"{api:17s} text:           {_figures([r for r in mine if r['text']])}")
+        print(f"{api:17s} measurable:     {_figures([r for r in mine if r['measurable']])}")
+        not_measurable = [r for r in mine if not r["measurable"]]
+        print(f"{api:17s} not measurable: {_figures(not_measurable)} (not in the file)")
+        print(f"{api:17s} all:            {_figures(mine)}")
     if args.files:
         for r in rs:
-            flag = "text" if r["text"] else "    "
+            flag = "text" if r["text"] else "    " if r["measurable"] else "n/m "
             print(f"  {flag} {r['estimate']:>7,} vs {r['recorded']:>7,}  {r['file']}")
     return 0
 

@@ -22,7 +22,7 @@ from ctxview.core.ledger import Compaction
 from ctxview.core.limits import MODEL_CONTEXT as MODEL_CONTEXT  # the rule lives in core.limits
 from ctxview.core.limits import context_size as context_size
 from ctxview.core.protocol import Problem, ProtocolChecker
-from ctxview.core.tokens import estimate_message, estimate_system, estimate_tools
+from ctxview.core.tokens import estimate_message
 from ctxview.core.transcript import Transcript
 from ctxview.sessions.model import LoadedSession
 from ctxview.sessions.rowtext import row_text
@@ -603,9 +603,8 @@ class SessionModel:
     def overhead_tokens(self) -> int:
         """The system prompt + tools: a Claude Code transcript's calibrated from its usage (the
         request model's figure), else estimated from the session's own."""
-        calibrated = self.calibrated_static
-        own = estimate_system(self.system) + estimate_tools(self.tools)
-        return own + calibrated if calibrated is not None else own
+        b = self.token_breakdown(messages=0)
+        return sum(b.values())
 
     @property
     def window_tokens(self) -> int:
@@ -616,24 +615,39 @@ class SessionModel:
     def message_tokens(self) -> int:
         """Estimated tokens of the window's messages as the API reads them: from the last
         compaction block on (the messages before it are ``compacted``: neither read nor billed)."""
+        from ctxview.core.providers.registry import provider
+
+        carried = provider(self.session.provider).tokens.carried is not None
+        sent = (
+            [m for _, m in self.context.sent_entries()]
+            if carried or self.replay.compacted_ids()
+            else []
+        )
         if self.replay.compacted_ids():
-            from ctxview.core.tokens import estimate_window
+            from ctxview.core.compaction import effective_messages, has_compaction
 
-            return estimate_window([m for _, m in self.context.sent_entries()])
-        sf = self.context.sent_form() if self.context.edits_messages else None
-        return self.sum_ids(self.window_ids) - (sf.cleared_tokens if sf is not None else 0)
+            if any(has_compaction(m) for m in sent):
+                sent = effective_messages(sent)[1]  # the API ignores what precedes a compaction
+            estimate = self.replay.message_estimate()
+            tokens = sum(estimate(m) for m in sent)
+        else:
+            sf = self.context.sent_form() if self.context.edits_messages else None
+            tokens = self.sum_ids(self.window_ids) - (sf.cleared_tokens if sf is not None else 0)
+        return tokens + (self.replay.carried_tokens(sent) if carried else 0)
 
-    def token_breakdown(self) -> dict[str, int]:
+    def token_breakdown(self, messages: int | None = None) -> dict[str, int]:
+        """The request's estimate by part (``messages``: the window's, when already known)."""
         from ctxview.core.providers.registry import provider
         from ctxview.sessions.request import token_breakdown
 
         return token_breakdown(
             self.system,
             self.tools,
-            self.message_tokens(),
+            self.message_tokens() if messages is None else messages,
             self.calibrated_static,
             provider(self.session.provider).tokens,
             self.session.request_params,
+            self.session.model,
         )
 
     def _update_cache(self, old: list[int], new: list[int], edited_from: int | None = None) -> None:

@@ -77,6 +77,11 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
             f" · ~{summary['window']['estimated_tokens']:,} request tokens "
             f"({breakdown_text(summary['window']['token_breakdown'])})",
         ),
+        *(
+            [("not in the file", "; ".join(summary["window"]["billed_not_in_file"]))]
+            if summary["window"].get("billed_not_in_file")
+            else []
+        ),
         (
             "pinned",
             "none"

@@ -28,7 +28,7 @@ from ctxview.core.content import (
     tools_value,
 )
 from ctxview.core.content import block as content_block
-from ctxview.core.counting import counter_for
+from ctxview.core.counting import Estimate, counter_for
 from ctxview.core.events import ContextEvent as ContextEvent  # (imported from here by users)
 from ctxview.core.events import Subscriber
 from ctxview.core.protocol import Problem, check_protocol
@@ -198,7 +198,7 @@ class ConversationContext:
         low_water_fraction: float = DEFAULT_LOW_WATER_FRACTION,
         context_editing: ContextEditing | Mapping[str, Any] | None = None,
         tools: Iterable[ToolUnionParam] | None = None,
-        token_counter: Rates | RequestCounter | Literal["estimate"] | None = None,
+        token_counter: Rates | Estimate | RequestCounter | Literal["estimate"] | None = None,
     ) -> None:
         self._window = Window(
             _check_max(max_context_messages),

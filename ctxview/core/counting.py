@@ -40,6 +40,26 @@ class Estimate:
         return estimate_tools(tools)
 
 
+class ModelEstimate(Estimate):
+    """A provider's offline estimate for the request's model (its
+    :class:`~ctxview.core.providers.base.TokenModel`): a session of another API counts its
+    messages, system prompt and tools by that API's rules, as ``inspect`` does."""
+
+    def __init__(self, tokens: Any, model: str | None, fmt: str = "") -> None:
+        self._tokens = tokens
+        self._model = model
+        self._message = tokens.message_estimate(model, fmt)
+
+    def message(self, message: Mapping[str, Any]) -> int:
+        return int(self._message(message))
+
+    def system(self, system: Any) -> int:
+        return int(self._tokens.system_tokens(system, self._model))
+
+    def tools(self, tools: Any) -> int:
+        return int(self._tokens.tools_tokens(tools, self._model)) if tools else 0
+
+
 class RatesCounter(Estimate):
     """Calibrated rates: tokens per character of each kind, and framing per message."""
 
@@ -70,11 +90,14 @@ ESTIMATE = Estimate()
 
 def counter_for(spec: object) -> tuple[Estimate, RequestCounter | None]:
     """The per-message counter and the request callback (None: none) ``spec`` asks for:
-    ``None`` or ``"estimate"``, a ``Rates``, or a callable counting a request."""
+    ``None`` or ``"estimate"``, a ``Rates``, a counter (an :class:`Estimate`: a provider's, by
+    :class:`ModelEstimate`), or a callable counting a request."""
     from ctxview.core.calibrate import Rates
 
     if spec is None or spec == "estimate":
         return ESTIMATE, None
+    if isinstance(spec, Estimate):
+        return spec, None
     if isinstance(spec, Rates):
         return RatesCounter(spec), None
     if callable(spec):

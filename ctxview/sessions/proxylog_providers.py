@@ -86,11 +86,13 @@ def check_request(rec: RequestRecord) -> tuple[tuple[str, ...], str, int | None]
     problems = tuple(x.message for x in found if x.severity == "error")
     n = len(problems)
     verdict = f"✗ {n} problem{'s' if n != 1 else ''}" if problems else "✓ valid"
-    tokens = (
-        sum(p.tokens.estimate(m) for m in session.messages)
-        + p.tokens.system_tokens(session.system)
-        + p.tokens.tools_tokens(session.tools)
-        + p.tokens.params_tokens(session.request_params)
+    tokens = p.tokens.request_tokens(
+        session.messages,
+        session.system,
+        session.tools,
+        session.request_params,
+        session.model,
+        session.format,
     )
     return problems, verdict, tokens
 

@@ -64,6 +64,17 @@ def replay(session: LoadedSession, *, as_sent: bool = False, **settings: Any) ->
         return _replay(session, **settings)
 
 
+def _counter(session: LoadedSession) -> Any:
+    """The context's token counter: a session of another API than Anthropic's counts by its
+    provider's token model for the file's model (None: the default estimate, Anthropic's)."""
+    if session.provider == "anthropic":
+        return None
+    from ctxview.core.counting import ModelEstimate
+    from ctxview.core.providers.registry import provider
+
+    return ModelEstimate(provider(session.provider).tokens, session.model, session.format)
+
+
 def _replay_as_sent(
     session: LoadedSession,
     fmt: str,
@@ -102,6 +113,7 @@ def _replay_as_sent(
             d.get("low_water_fraction"),
             DEFAULT_LOW_WATER_FRACTION,
         ),
+        token_counter=_counter(session),
     )
     if isinstance(session.system, list):
         ctx._window.set_system_prompt(session.system)
@@ -205,6 +217,7 @@ def _replay(
         low_water_fraction=frac,
         # its config/session form, validated where it was read: parsed when first used
         context_editing=editing if editing is not None else d.get("context_editing"),
+        token_counter=_counter(session),
     )
     if isinstance(session.system, list):
         # keep the blocks (cache_control and all) for the token estimate; text is what is shown

@@ -14,7 +14,7 @@ Headless: imports neither Textual nor the anthropic SDK.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -85,10 +85,21 @@ class Session:
         if not rates.calibrated:
             from ctxview.core.providers.registry import provider
 
-            return provider(self.provider).tokens.estimate
+            tokens = provider(self.provider).tokens
+            return tokens.message_estimate(self.session.model, self.session.format)
         from ctxview.core.calibrate import message_features
 
         return lambda m: int(rates.tokens(message_features(m)))
+
+    def carried_tokens(self, messages: Sequence[Mapping[str, Any]]) -> int:
+        """What the provider bills for the window beyond its messages' estimates (OpenAI: the
+        hidden reasoning of the current turn); none under calibrated rates, which were fitted
+        on the whole usage."""
+        if self.calibration()[0].calibrated:
+            return 0
+        from ctxview.core.providers.registry import provider
+
+        return provider(self.provider).tokens.carried_tokens(messages)
 
     def __post_init__(self) -> None:
         # registered after the replay: a 100,000-message load sends no event through it. Through
@@ -302,10 +313,11 @@ class Session:
         breakdown = token_breakdown(
             self.system,
             session.tools,
-            sum(estimate(m) for m in sent),
+            sum(estimate(m) for m in sent) + self.carried_tokens(sent),
             self.calibrated_static(),
             provider(self.provider).tokens,
             session.request_params,
+            session.model,
         )
         # the sidebar's rule: system + tools + window against the model's context
         over = context_problem(sum(breakdown.values()), model or session.model)
@@ -327,6 +339,11 @@ class Session:
                 # the whole request: system + tools + messages (as the app's sidebar counts it)
                 "estimated_tokens": sum(breakdown.values()),
                 "token_breakdown": breakdown,
+                # what the request is billed for that the file does not show (the estimate
+                # cannot cover it): a stored response it continues, server-side tools, files
+                "billed_not_in_file": provider(self.provider).tokens.unmeasured_parts(
+                    sent, session.tools, session.request_params
+                ),
             },
             "pinned_id": ctx.pinned_id,
             "pinned_ids": ctx.pinned_ids,

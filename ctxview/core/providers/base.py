@@ -127,29 +127,76 @@ class TokenModel:
     #: what the estimate is (shown beside the figures)
     basis: str
     #: the system prompt's tokens (with any fixed cost every request adds), and the tool
-    #: definitions' (in the session's form); None: :mod:`ctxview.core.tokens`' estimate
-    system: Callable[[Any], int] | None = None
-    tools: Callable[[Any], int] | None = None
+    #: definitions' (in the session's form), for the request's model (None: not named); None:
+    #: :mod:`ctxview.core.tokens`' estimate
+    system: Callable[[Any, str | None], int] | None = None
+    tools: Callable[[Any, str | None], int] | None = None
     #: the request's other fields billed as input (OpenAI's structured-output schema), counted
     #: with the tools; None: none are
-    params: Callable[[Mapping[str, Any]], int] | None = None
+    params: Callable[[Mapping[str, Any], str | None], int] | None = None
+    #: the estimate of one message for a model and a file format, where its framing depends on
+    #: the model's family and the API (OpenAI: GPT-4o's 4 tokens a message, the reasoning
+    #: models' 3; a Chat Completions tool call's framing); None: ``estimate``
+    for_model: Callable[[str | None, str], Callable[[Mapping[str, Any]], int]] | None = None
+    #: tokens the window's messages are billed beyond their estimates, which only their order
+    #: shows (OpenAI: the hidden reasoning items of the current turn); None: none
+    carried: Callable[[Sequence[Mapping[str, Any]]], int] | None = None
+    #: what a request (messages, tools, other fields) is billed for that its body does not show,
+    #: so that no estimate from the file can match its usage (OpenAI: a stored response it
+    #: continues, server-side tools, files the API reads); None: nothing
+    unmeasured: (
+        Callable[[Sequence[Mapping[str, Any]], Any, Mapping[str, Any] | None], list[str]] | None
+    ) = None
 
-    def system_tokens(self, system: Any) -> int:
+    def message_estimate(
+        self, model: str | None = None, fmt: str = ""
+    ) -> Callable[[Mapping[str, Any]], int]:
+        return self.for_model(model, fmt) if self.for_model is not None else self.estimate
+
+    def system_tokens(self, system: Any, model: str | None = None) -> int:
         if self.system is not None:
-            return self.system(system)
+            return self.system(system, model)
         from ctxview.core.tokens import estimate_system
 
         return estimate_system(system)
 
-    def tools_tokens(self, tools: Any) -> int:
+    def tools_tokens(self, tools: Any, model: str | None = None) -> int:
         if self.tools is not None:
-            return self.tools(tools)
+            return self.tools(tools, model)
         from ctxview.core.tokens import estimate_tools
 
         return estimate_tools(tools)
 
-    def params_tokens(self, params: Mapping[str, Any] | None) -> int:
-        return self.params(params) if self.params is not None and params else 0
+    def params_tokens(self, params: Mapping[str, Any] | None, model: str | None = None) -> int:
+        return self.params(params, model) if self.params is not None and params else 0
+
+    def unmeasured_parts(
+        self, messages: Sequence[Mapping[str, Any]], tools: Any, params: Mapping[str, Any] | None
+    ) -> list[str]:
+        return self.unmeasured(messages, tools, params) if self.unmeasured is not None else []
+
+    def carried_tokens(self, messages: Sequence[Mapping[str, Any]]) -> int:
+        return self.carried(messages) if self.carried is not None else 0
+
+    def request_tokens(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        system: Any,
+        tools: Any,
+        params: Mapping[str, Any] | None,
+        model: str | None,
+        fmt: str = "",
+    ) -> int:
+        """A whole request's estimate: its messages (with what they carry), system prompt, tool
+        definitions and the other fields billed as input."""
+        estimate = self.message_estimate(model, fmt)
+        return (
+            sum(estimate(m) for m in messages)
+            + self.carried_tokens(messages)
+            + self.system_tokens(system, model)
+            + self.tools_tokens(tools, model)
+            + self.params_tokens(params, model)
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,10 +28,13 @@ from ctxview.core.pricing import Price, PriceBook
 from ctxview.core.protocol import Problem, Rule, RuleSet
 from ctxview.core.providers.base import BodyParts, CacheModel, Provider, TokenModel, Usage
 from ctxview.core.providers.openai_tokens import (
+    carried_reasoning,
     estimate_message,
     estimate_params,
     estimate_system,
     estimate_tools,
+    message_estimate,
+    unmeasured,
 )
 from ctxview.core.providers.openai_wire import ITEM_ID, stored_reasoning, wire_items
 from ctxview.core.usage import MAX_RECORDED_TOKENS
@@ -656,12 +659,16 @@ PROVIDER = Provider(
     tokens=TokenModel(
         estimate_message,
         frozenset(CALIBRATED_FORMATS) & FORMATS,
-        "content by characters (o200k_base on English text and code) and OpenAI's documented "
-        "framing: 3 tokens a message, 3 priming the reply, function definitions and images by "
-        "the cookbook's rules; calibrated from a Codex session's recorded usage",
+        "text counted exactly in o200k_base; OpenAI's framing by model family and API (4 "
+        "tokens a message for GPT-4o, 3 for the reasoning models, 3 priming the reply, tool "
+        "calls, function definitions and images by OpenAI's rules), the current turn's hidden "
+        "reasoning by its sealed length; calibrated from a Codex session's recorded usage",
         system=estimate_system,
         tools=estimate_tools,
         params=estimate_params,
+        for_model=message_estimate,
+        carried=carried_reasoning,
+        unmeasured=unmeasured,
     ),
     cache=CACHE,
     prices=PRICE_BOOK,

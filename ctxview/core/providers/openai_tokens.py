@@ -1,44 +1,86 @@
-"""OpenAI's offline token estimate: content by characters, framing by OpenAI's documented rules.
+"""OpenAI's offline token estimate: text counted exactly in o200k_base, the framing the API adds
+around it by model family and API, fitted on the tune half of the recorded bodies
+(``python -m benchmarks.truth_openai --set tune``; docs/providers.md has the figures).
 
-Without the tokenizer's vocabulary (no network), content is counted from its characters; the
-fixed costs the API adds around it follow the openai-cookbook "How to count tokens with
-tiktoken", and dominate small requests:
-
-* every message (system, developer, user, assistant, tool; a Responses input item) costs
-  :data:`MESSAGE_OVERHEAD_TOKENS` for its role and framing;
-* every request costs :data:`REPLY_PRIMING_TOKENS` once, priming the reply
-  (``<|start|>assistant<|message|>``), counted with the system prompt;
-* function definitions: :data:`FUNCTION_INIT_TOKENS` each, ``name:description``,
-  :data:`PROPERTIES_INIT_TOKENS` when it has parameters, :data:`PROPERTY_TOKENS` per parameter
-  and ``name:type:description``, :data:`ENUM_ITEM_TOKENS` per enum value beyond the first
-  (the cookbook's ``enum_init`` is -3), and :data:`FUNCTIONS_END_TOKENS` once for the list;
-* images: 85 tokens at ``detail: low``; at high, 85 + 170 per 512 px tile of the image fitted
-  in 2048 px and its short side scaled to 768 px (the cookbook / OpenAI "Images and vision");
-* a structured-output schema (Chat ``response_format.json_schema``, Responses ``text.format``)
-  as a definition: :data:`FUNCTION_INIT_TOKENS` and its JSON;
-* a compaction item (the earlier conversation, encrypted) by the length of its
-  ``encrypted_content`` (:data:`ENCRYPTED_CHARS_PER_TOKEN`, fitted on the tune set).
-
-:data:`CHARS_PER_TOKEN` was fitted on the tune half of the recorded bodies only
-(``python -m benchmarks.truth_openai --set tune``; docs/providers.md).
+* Text, tool arguments and JSON are counted by the o200k_base tokenizer (:mod:`.o200k`: the
+  encoding of GPT-4o, GPT-4.1, GPT-5 and the o-series), exactly.
+* Every message (system, developer, user, assistant, tool; a Responses input item) costs its
+  framing: :data:`GPT4O_MESSAGE_OVERHEAD_TOKENS` for the GPT-4o generation (ChatML),
+  :data:`MESSAGE_OVERHEAD_TOKENS` for the reasoning models (and a model not named); every
+  request :data:`REPLY_PRIMING_TOKENS` once, priming the reply, counted with the system prompt.
+* A tool call costs its framing: :data:`CHAT_TOOL_CALL_TOKENS` in a Chat Completions body,
+  :data:`RESPONSES_REASONING_CALL_TOKENS` for a reasoning model's Responses ``function_call``
+  (GPT-4o's none).
+* Function definitions follow the openai-cookbook "How to count tokens with tiktoken":
+  :data:`FUNCTION_INIT_TOKENS` each, ``name:description``, :data:`PROPERTIES_INIT_TOKENS` when
+  it has parameters, :data:`PROPERTY_TOKENS` per parameter and ``name:type:description``,
+  :data:`ENUM_ITEM_TOKENS` per enum value (:data:`ENUM_INIT_TOKENS` once), and
+  :data:`FUNCTIONS_END_TOKENS` once for the list; a reasoning model's Chat Completions tools
+  cost :data:`CHAT_REASONING_TOOLS_TOKENS` more. A structured-output schema (Chat
+  ``response_format.json_schema``, Responses ``text.format``) is counted as a definition.
+  Tools added mid-conversation (an ``additional_tools`` item) cost twice their JSON.
+* Images (OpenAI "Images and vision"): 85 + 170 per 512 px tile (85 at ``detail: low``), or
+  32 px patches times a multiplier for the models of :data:`PATCH_MULTIPLIERS`.
+* Hidden reasoning: the current turn's reasoning items (after the last user message) are
+  billed as input, by the length of their ``encrypted_content`` (:func:`reasoning_tokens`);
+  an earlier turn's are dropped by the API. A compaction item is counted by its sealed length
+  (:data:`ENCRYPTED_CHARS_PER_TOKEN`).
+* What a body cannot show (a stored response it continues, server-side tools, files the API
+  reads, images by URL) is named by :func:`unmeasured`: no estimate from the file covers it.
 """
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import cache
 from typing import Any
 
-from ctxview.core.tokens import _json_len, image_info
+from ctxview.core.providers import o200k
+from ctxview.core.tokens import image_info
 
+# -- framing -------------------------------------------------------------------------------------
+#: a reasoning model's framing of a message (harmony: ``<|start|>role<|message|>...<|end|>``)
 MESSAGE_OVERHEAD_TOKENS = 3
+#: GPT-4o's framing of a message (ChatML), a token more: every GPT-4o body of one or two
+#: messages on the tune set was billed one token a message above 3
+GPT4O_MESSAGE_OVERHEAD_TOKENS = 4
+GPT4O_PREFIXES = ("gpt-4", "chatgpt-4o")
+REASONING_PREFIXES = ("gpt-5", "o1", "o3", "o4", "codex", "gpt-oss")
 REPLY_PRIMING_TOKENS = 3
+#: a tool call's framing in a Chat Completions assistant message (its id, the recipient): 7 to
+#: 18 a call on the tune set, on either family
+CHAT_TOOL_CALL_TOKENS = 8
+#: a reasoning model's function_call on the Responses API (the call and its output on the
+#: commentary channel, each naming the function): 3 to 20 a call on the tune set, median 15;
+#: GPT-4o's cost none there (-3 to +2)
+RESPONSES_REASONING_CALL_TOKENS = 14
+#: the file format of a Chat Completions body (``ctxview.core.providers.openai.CHAT``)
+CHAT_FORMAT = "openai-chat"
+
+# -- tools ---------------------------------------------------------------------------------------
 FUNCTION_INIT_TOKENS = 7
 PROPERTIES_INIT_TOKENS = 3
 PROPERTY_TOKENS = 3
 ENUM_ITEM_TOKENS = 3
 ENUM_INIT_TOKENS = -3
 FUNCTIONS_END_TOKENS = 12
+#: what a reasoning model's Chat Completions request costs more with tools than the same tools
+#: on the Responses API (its tool-calling instructions): 73 to 98 on the tune set
+CHAT_REASONING_TOOLS_TOKENS = 80
+
+# -- images and files ----------------------------------------------------------------------------
+#: the models that count an image in 32 px patches, and their multipliers (OpenAI "Images and
+#: vision"); the others count 512 px tiles
+PATCH_MULTIPLIERS = (
+    ("gpt-5-mini", 1.62),
+    ("gpt-5-nano", 2.46),
+    ("gpt-4.1-mini", 1.62),
+    ("gpt-4.1-nano", 2.46),
+    ("o4-mini", 1.72),
+)
+IMAGE_MAX_PATCHES = 1536
 IMAGE_BASE_TOKENS = 85
 IMAGE_TILE_TOKENS = 170
 #: an image whose size cannot be read offline (a URL): two tiles, close to the median billed
@@ -48,15 +90,34 @@ IMAGE_UNKNOWN_TOKENS = IMAGE_BASE_TOKENS + 2 * IMAGE_TILE_TOKENS
 #: for one on the tune set (6 to 1,055 tokens, median 218)
 FILE_UNKNOWN_TOKENS = 220
 
-#: characters a token of o200k_base on the recorded English prose, JSON and code
-CHARS_PER_TOKEN = 4.0
+# -- sealed content ------------------------------------------------------------------------------
+#: a reasoning item's encrypted form: characters of any item, and characters a hidden token
+#: (the tune set's three bodies carrying the current turn's reasoning: 1,932, 2,916 and 9,572
+#: sealed characters billed about 187, 316 and 1,816 tokens)
+REASONING_SEAL_CHARS = 1000
+REASONING_CHARS_PER_TOKEN = 5.0
 #: characters of an item's ``encrypted_content`` (a compaction item: the earlier conversation,
 #: encrypted) a billed token: 0.085 to 0.11 tokens a character on the tune set's compactions
 ENCRYPTED_CHARS_PER_TOKEN = 10.0
 
 
-def chars_tokens(n: int) -> int:
-    return math.ceil(n / CHARS_PER_TOKEN) if n > 0 else 0
+def text_tokens(text: str) -> int:
+    """Tokens of ``text`` in o200k_base, exactly."""
+    return o200k.count(text)
+
+
+def json_tokens(value: Any) -> int:
+    """Tokens of a value as compact JSON (a string as itself)."""
+    if isinstance(value, str):
+        return o200k.count(value)
+    return o200k.count(_json_text(value))
+
+
+def _json_text(value: Any) -> str:
+    try:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return repr(value)
 
 
 def image_tokens(width: int, height: int, detail: str = "high") -> int:
@@ -75,85 +136,204 @@ def image_tokens(width: int, height: int, detail: str = "high") -> int:
     return IMAGE_BASE_TOKENS + IMAGE_TILE_TOKENS * tiles
 
 
-def _image(block: Mapping[str, Any]) -> int:
+def patch_image_tokens(width: int, height: int, multiplier: float) -> int:
+    """The image cost of the models that count 32 px patches (GPT-4.1 mini and nano, o4-mini,
+    GPT-5 mini and nano; OpenAI "Images and vision"): the patches covering the image, at most
+    :data:`IMAGE_MAX_PATCHES` (a bigger image is scaled down to fit), times the model's
+    multiplier."""
+    w, h = float(width), float(height)
+    if math.ceil(w / 32) * math.ceil(h / 32) > IMAGE_MAX_PATCHES:
+        shrink = math.sqrt(32 * 32 * IMAGE_MAX_PATCHES / (w * h))
+        w, h = w * shrink, h * shrink
+        # then down to whole patches on the side that overflows
+        shrink *= min(math.floor(w / 32) / (w / 32), math.floor(h / 32) / (h / 32))
+        w, h = width * shrink, height * shrink
+    patches = min(IMAGE_MAX_PATCHES, math.ceil(w / 32) * math.ceil(h / 32))
+    return math.ceil(patches * multiplier)
+
+
+def patch_multiplier(model: str | None) -> float | None:
+    """The patch multiplier of a model that counts images in patches, or None (tiles)."""
+    if not isinstance(model, str):
+        return None
+    return next((m for prefix, m in PATCH_MULTIPLIERS if model.startswith(prefix)), None)
+
+
+def _image(block: Mapping[str, Any], multiplier: float | None = None) -> int:
     detail = block.get("detail")
-    if detail == "low":
+    if detail == "low" and multiplier is None:
         return IMAGE_BASE_TOKENS
     info = image_info(block)
     if info.get("width") and info.get("height"):
+        if multiplier is not None:
+            return patch_image_tokens(info["width"], info["height"], multiplier)
         return image_tokens(info["width"], info["height"])
     return IMAGE_UNKNOWN_TOKENS
 
 
-def block_tokens(block: Any) -> int:
+def block_tokens(block: Any, multiplier: float | None = None) -> int:
+    """One canonical block's tokens (``multiplier``: the model's image patch multiplier, None
+    for the tile-counting models)."""
     if not isinstance(block, Mapping):
-        return chars_tokens(_json_len(block))
+        return json_tokens(block)
     kind = block.get("type")
     if kind == "text":
         text = block.get("text")
-        return chars_tokens(len(text) if isinstance(text, str) else _json_len(text))
+        return json_tokens(text)
     if kind == "compaction":
         sealed = block.get("encrypted_content")
         if isinstance(sealed, str):
             return math.ceil(len(sealed) / ENCRYPTED_CHARS_PER_TOKEN)
+    if kind == "additional_tools":
+        # tools given mid-conversation are billed twice their JSON (the item, and the tool list
+        # the API renders again with them): within 2 tokens on the two tune bodies that show it
+        return 2 * json_tokens({k: v for k, v in block.items() if k != "type"})
     if kind == "thinking":
         # reasoning is not sent back as prompt text (an encrypted item is not billed as input)
         return 0
     if kind in ("tool_use", "server_tool_use"):
-        return chars_tokens(len(str(block.get("name", ""))) + _json_len(block.get("input", {})))
+        return text_tokens(str(block.get("name", ""))) + json_tokens(block.get("input", {}))
     if kind == "tool_result":
         content = block.get("content", "")
         if isinstance(content, list):
-            return sum(block_tokens(b) for b in content)
-        return chars_tokens(_json_len(content))
+            return sum(block_tokens(b, multiplier) for b in content)
+        return json_tokens(content)
     if kind == "image":
-        return _image(block)
+        return _image(block, multiplier)
     if kind == "document":
         source = block.get("source")
         if isinstance(source, Mapping) and source.get("type") == "text":
-            return chars_tokens(_json_len(source.get("data", "")))
+            return json_tokens(source.get("data", ""))
         return FILE_UNKNOWN_TOKENS
-    return chars_tokens(_json_len({k: v for k, v in block.items() if k != "type"}))
+    return json_tokens({k: v for k, v in block.items() if k != "type"})
 
 
-def content_tokens(content: Any) -> int:
+def content_tokens(content: Any, multiplier: float | None = None) -> int:
     if isinstance(content, str):
-        return chars_tokens(len(content))
+        return text_tokens(content)
     if isinstance(content, Sequence):
-        return sum(block_tokens(b) for b in content)
-    return chars_tokens(_json_len(content))
+        return sum(block_tokens(b, multiplier) for b in content)
+    return json_tokens(content)
 
 
-def estimate_message(message: Mapping[str, Any]) -> int:
-    """Estimated prompt tokens of one canonical message read from an OpenAI message or item."""
-    return MESSAGE_OVERHEAD_TOKENS + content_tokens(message.get("content", ""))
+def is_gpt4o(model: str | None) -> bool:
+    """A model of the GPT-4o generation (GPT-4o, GPT-4.1, GPT-4.5 and their minis), framed by
+    ChatML; the others (GPT-5, the o-series, unnamed) by the reasoning models' format."""
+    return isinstance(model, str) and model.startswith(GPT4O_PREFIXES)
 
 
-def estimate_system(system: Any) -> int:
+def is_reasoning(model: str | None) -> bool:
+    """A reasoning model (GPT-5, the o-series, Codex's), whose Chat Completions tools cost
+    :data:`CHAT_REASONING_TOOLS_TOKENS` more."""
+    return isinstance(model, str) and model.startswith(REASONING_PREFIXES)
+
+
+def message_overhead(model: str | None) -> int:
+    return GPT4O_MESSAGE_OVERHEAD_TOKENS if is_gpt4o(model) else MESSAGE_OVERHEAD_TOKENS
+
+
+@cache
+def _estimator(
+    overhead: int, per_call: int, multiplier: float | None = None
+) -> Callable[[Mapping[str, Any]], int]:
+    def estimate(message: Mapping[str, Any]) -> int:
+        content = message.get("content", "")
+        n = overhead + content_tokens(content, multiplier)
+        if per_call and isinstance(content, list):
+            n += per_call * sum(
+                1 for b in content if isinstance(b, Mapping) and b.get("type") == "tool_use"
+            )
+        return n
+
+    return estimate
+
+
+#: a Responses item or Chat message under a reasoning model's framing (also the estimate when
+#: neither the model nor the API is named)
+estimate_message = _estimator(MESSAGE_OVERHEAD_TOKENS, 0)
+
+
+def message_estimate(model: str | None, fmt: str = "") -> Callable[[Mapping[str, Any]], int]:
+    """The estimate of one message for ``model``'s family and the API of the file's format
+    (``fmt``: a Chat Completions message's tool calls cost their framing), its images by the
+    model's rule (one function per combination: the same one for every message)."""
+    gpt4o, chat = is_gpt4o(model), fmt == CHAT_FORMAT
+    return _estimator(
+        GPT4O_MESSAGE_OVERHEAD_TOKENS if gpt4o else MESSAGE_OVERHEAD_TOKENS,
+        CHAT_TOOL_CALL_TOKENS if chat else 0 if gpt4o else RESPONSES_REASONING_CALL_TOKENS,
+        patch_multiplier(model),
+    )
+
+
+def estimate_system(system: Any, model: str | None = None) -> int:
     """The system prompt as one system message, plus the reply priming every request costs
     (so a request with no system prompt still counts the priming)."""
     if not system:
         return REPLY_PRIMING_TOKENS
-    return REPLY_PRIMING_TOKENS + MESSAGE_OVERHEAD_TOKENS + content_tokens(system)
+    return (
+        REPLY_PRIMING_TOKENS
+        + message_overhead(model)
+        + content_tokens(system, patch_multiplier(model))
+    )
+
+
+def reasoning_tokens(encrypted: str) -> int:
+    """A reasoning item's hidden tokens from the length of its ``encrypted_content``: the
+    sealed form adds about :data:`REASONING_SEAL_CHARS` characters to any item, then
+    :data:`REASONING_CHARS_PER_TOKEN` a token (fitted on the tune set's responses, whose usage
+    gives each reasoning item's tokens beside its encrypted form)."""
+    return max(0, math.ceil((len(encrypted) - REASONING_SEAL_CHARS) / REASONING_CHARS_PER_TOKEN))
+
+
+def _user_turn(message: Mapping[str, Any]) -> bool:
+    """A user message that starts a turn (not one carrying tool results)."""
+    if message.get("role") != "user":
+        return False
+    content = message.get("content")
+    if isinstance(content, str):
+        return True
+    if isinstance(content, Sequence):
+        return not any(isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content)
+    return True
+
+
+def carried_reasoning(messages: Sequence[Mapping[str, Any]]) -> int:
+    """The hidden reasoning the request carries: the encrypted reasoning items of the current
+    turn (after the last user message) are billed as input; those of earlier turns are dropped
+    by the API and cost nothing. Read from the end, so a long session costs only its last turn.
+    """
+    n = 0
+    for message in reversed(messages):
+        if _user_turn(message):
+            break
+        content = message.get("content")
+        if not isinstance(content, Sequence) or isinstance(content, str):
+            continue
+        for block in content:
+            if isinstance(block, Mapping) and block.get("type") == "thinking":
+                sealed = block.get("signature")
+                if isinstance(sealed, str) and sealed:
+                    n += reasoning_tokens(sealed)
+    return n
 
 
 def _line(*parts: str) -> int:
     """``name:description`` as the cookbook counts it (a description's final full stop off)."""
-    return chars_tokens(len(":".join(p.removesuffix(".") for p in parts)))
+    return text_tokens(":".join(p.removesuffix(".") for p in parts))
 
 
 def _property(name: str, spec: Any) -> int:
     if not isinstance(spec, Mapping):
-        return PROPERTY_TOKENS + _line(name) + chars_tokens(_json_len(spec))
+        return PROPERTY_TOKENS + _line(name) + json_tokens(spec)
     n = PROPERTY_TOKENS
     enum = spec.get("enum")
     if isinstance(enum, list) and enum:
-        n += ENUM_INIT_TOKENS + sum(ENUM_ITEM_TOKENS + chars_tokens(_json_len(e)) for e in enum)
+        n += ENUM_INIT_TOKENS + sum(ENUM_ITEM_TOKENS + json_tokens(e) for e in enum)
     n += _line(name, str(spec.get("type", "")), str(spec.get("description", "")))
     # nested schemas (objects, arrays' items, anyOf) are beyond the cookbook's rule: their JSON
     rest = {k: v for k, v in spec.items() if k not in ("type", "description", "enum")}
     if rest:
-        n += chars_tokens(_json_len(rest))
+        n += json_tokens(rest)
     return n
 
 
@@ -166,23 +346,25 @@ def _function(fn: Mapping[str, Any]) -> int:
     return n
 
 
-def estimate_tools(tools: Any) -> int:
+def estimate_tools(tools: Any, model: str | None = None) -> int:
     """Function definitions by the cookbook's rule (a Chat ``{"type": "function", "function":
     {...}}`` or a Responses ``{"type": "function", "name": ...}``); any other tool by its
     JSON."""
     if not tools or not isinstance(tools, Sequence):
         return 0
     n = FUNCTIONS_END_TOKENS
+    if is_reasoning(model) and any(isinstance(t, Mapping) and "function" in t for t in tools):
+        n += CHAT_REASONING_TOOLS_TOKENS
     for tool in tools:
         if not isinstance(tool, Mapping):
-            n += chars_tokens(_json_len(tool))
+            n += json_tokens(tool)
             continue
         fn = tool.get("function") if isinstance(tool.get("function"), Mapping) else None
         if fn is None and "name" in tool and tool.get("type", "function") == "function":
             fn = tool
         if fn is None and "input_schema" in tool:  # a canonical (Anthropic-shaped) tool
             fn = {**tool, "parameters": tool.get("input_schema")}
-        n += _function(fn) if fn is not None else chars_tokens(_json_len(tool))
+        n += _function(fn) if fn is not None else json_tokens(tool)
     return n
 
 
@@ -200,10 +382,101 @@ def output_schema(params: Mapping[str, Any]) -> Any:
     return None
 
 
-def estimate_params(params: Mapping[str, Any]) -> int:
+def estimate_params(params: Mapping[str, Any], model: str | None = None) -> int:
     """Tokens of the request fields beyond system, tools and messages that are billed as input:
     the structured-output schema, counted as a definition."""
     schema = output_schema(params)
     if schema is None:
         return 0
-    return FUNCTION_INIT_TOKENS + chars_tokens(_json_len(schema))
+    # rendered as a definition, as the tools are: its name, description and properties (its
+    # whole JSON overcounted every structured output of the tune set, by 7 to 44 tokens)
+    return _function(
+        {
+            "name": str(schema.get("name", "")),
+            "description": str(schema.get("description") or ""),
+            "parameters": schema.get("schema"),
+        }
+    )
+
+
+# -- what a body cannot show --------------------------------------------------------------------
+#: tool types the API runs itself: what they find or make is billed as input the next request
+#: does not hold (a hosted ``tool_search`` also loads deferred definitions of its choosing)
+SERVER_TOOLS = (
+    "web_search",
+    "file_search",
+    "code_interpreter",
+    "image_generation",
+    "mcp",
+    "computer_use",
+    "tool_search",
+)
+
+
+def _server_tool(tool: Any) -> str | None:
+    if not isinstance(tool, Mapping):
+        return None
+    kind = tool.get("type")
+    if not isinstance(kind, str) or not kind.startswith(SERVER_TOOLS):
+        return None
+    if kind == "tool_search" and tool.get("execution") == "client":
+        return None  # the client searches: what it found is in the body
+    # the known name, never the file's text (it is shown)
+    return next(name for name in SERVER_TOOLS if kind.startswith(name))
+
+
+def _unmeasured_block(block: Any) -> str | None:
+    if not isinstance(block, Mapping):
+        return None
+    kind = block.get("type")
+    if kind in ("image", "document"):
+        source = block.get("source")
+        where = source.get("type") if isinstance(source, Mapping) else None
+        if kind == "image" and where == "base64":
+            return None  # its size is read from its header
+        if kind == "document" and where == "text":
+            return None
+        if where == "file":
+            return "a file id (its content is stored with the API)"
+        if kind == "image":
+            return "an image by URL (its size, and so its tokens, is not in the file)"
+        return "a PDF or file (the API reads its pages' text and images)"
+    if kind == "input_audio":
+        return "audio (billed by its length as audio tokens)"
+    if isinstance(kind, str) and kind.endswith("_call") and kind.startswith(SERVER_TOOLS):
+        if block.get("execution") == "client":
+            return None
+        name = next(n for n in SERVER_TOOLS if kind.startswith(n))
+        return f"a server-side tool's call ({name}: its results are billed, not in the file)"
+    if kind == "tool_result":
+        content = block.get("content")
+        if isinstance(content, list):
+            return next((r for r in map(_unmeasured_block, content) if r is not None), None)
+    return None
+
+
+def unmeasured(
+    messages: Sequence[Mapping[str, Any]], tools: Any, params: Mapping[str, Any] | None
+) -> list[str]:
+    """What a request is billed for that its body does not show, each once: the stored turns
+    it continues, server-side tools and their results, files and images whose content is the
+    API's to read. Empty: the body holds everything billed, and the estimate can be checked
+    against its usage."""
+    out: list[str] = []
+    for key in ("previous_response_id", "conversation"):
+        if params and params.get(key):
+            out.append(f"{key} (the stored turns it continues are billed, not in the file)")
+    if params and params.get("web_search_options"):
+        out.append("web_search_options (a search model's prompt is built by the API)")
+    server = sorted({k for k in map(_server_tool, tools or ()) if k is not None})
+    if server:
+        out.append(f"server-side tools ({', '.join(server)}: what they add is billed as input)")
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str) or not isinstance(content, Sequence):
+            continue
+        for block in content:
+            reason = _unmeasured_block(block)
+            if reason is not None and reason not in out:
+                out.append(reason)
+    return out

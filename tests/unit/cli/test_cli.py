@@ -55,7 +55,14 @@ def test_inspect_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
         "config_used",
     }
     assert d["mode"] == "simulated" and d["dangling_parents"] == d["unplaced_lines"] == []
-    assert set(d["window"]) == {"ids", "size", "estimated_tokens", "token_breakdown"}
+    assert set(d["window"]) == {
+        "ids",
+        "size",
+        "estimated_tokens",
+        "token_breakdown",
+        "billed_not_in_file",
+    }
+    assert d["window"]["billed_not_in_file"] == []
     assert set(d["window"]["token_breakdown"]) == {"system", "tools", "messages"}
     assert d["format"] == "ctxview" and d["messages_total"] == 62
     assert d["max_context_messages"] == 20 and d["window"]["size"] == 20

@@ -1,9 +1,10 @@
 """OpenAI's token estimate: the documented framing (per message, reply priming, function
-definitions, images) around a character count of the content."""
+definitions, images) around the content's exact o200k_base count."""
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from ctxview.core.providers import openai_tokens as ot
@@ -12,33 +13,53 @@ from ctxview.sessions import load_session
 from ctxview.sessions.replay import replay
 
 
+def test_text_is_counted_by_the_o200k_base_tokenizer() -> None:
+    # o200k_base's own splits (tiktoken gives the same): a common word is one token, a rare
+    # string of the same length several, and a special token's spelling is plain text
+    assert ot.text_tokens("hello world") == 2
+    assert ot.text_tokens("zqxjkvbw") > 2
+    assert ot.text_tokens("<|endoftext|>") > 1
+    assert ot.text_tokens("") == 0
+
+
 def test_a_message_costs_three_tokens_of_framing_beside_its_text() -> None:
-    msg = {"role": "user", "content": "abcd" * 5}
-    assert ot.estimate_message(msg) == 3 + 5
+    msg = {"role": "user", "content": "hello world"}
+    assert ot.estimate_message(msg) == 3 + 2
     assert ot.estimate_message({"role": "user", "content": ""}) == 3
+
+
+def test_a_gpt_4o_message_costs_four_tokens_of_framing() -> None:
+    msg = {"role": "user", "content": "hello world"}
+    assert ot.message_estimate("gpt-4o-mini")(msg) == 4 + 2
+    assert ot.message_estimate("gpt-4.1")(msg) == 4 + 2
+    assert ot.message_estimate("gpt-5-mini")(msg) == 3 + 2
+    assert ot.message_estimate(None)(msg) == 3 + 2
+    assert ot.estimate_system("hello world", "gpt-4o") == 3 + 4 + 2
 
 
 def test_the_reply_priming_is_counted_once_with_the_system_prompt() -> None:
     assert ot.estimate_system("") == 3
-    assert ot.estimate_system("abcd" * 2) == 3 + 3 + 2
+    assert ot.estimate_system("hello world") == 3 + 3 + 2
 
 
 def test_function_definitions_follow_the_cookbook_rule() -> None:
     chat_tool = {
         "type": "function",
         "function": {
-            "name": "get",  # "get:Find it" (the full stop dropped): 11 chars, 3 tokens
+            "name": "get",  # "get:Find it" (the full stop dropped)
             "description": "Find it.",
             "parameters": {
                 "type": "object",
-                # "city:string:Name": 16 chars, 4 tokens; enum: -3 + (3 + 1) + (3 + 1)
+                # "city:string:Name"; enum: -3 + (3 + "ab") + (3 + "cd")
                 "properties": {
                     "city": {"type": "string", "description": "Name", "enum": ["ab", "cd"]}
                 },
             },
         },
     }
-    per_fn = 7 + 3 + 3 + (3 + 4 + (-3 + 4 + 4))
+    t = ot.text_tokens
+    enum = -3 + (3 + t("ab")) + (3 + t("cd"))
+    per_fn = 7 + t("get:Find it") + 3 + (3 + t("city:string:Name") + enum)
     assert ot.estimate_tools([chat_tool]) == 12 + per_fn
     # the Responses API's flat form is counted the same
     responses_tool = {"type": "function", **chat_tool["function"]}
@@ -69,9 +90,10 @@ def test_an_openai_body_is_counted_by_openai_rules(tmp_path: Path) -> None:
     summary = replay(load_session(path), as_sent=True).summary()
     assert summary["provider"] == "openai"
     assert provider("openai").tokens.estimate is ot.estimate_message
-    # system: priming 3 + framing 3 + 3; user: framing 3 + 5
-    assert summary["window"]["token_breakdown"]["system"] == 3 + 3 + 3
-    assert summary["window"]["estimated_tokens"] == 9 + 3 + 5
+    # GPT-4o: system: priming 3 + framing 4 + its text; user: framing 4 + its text
+    system = 3 + 4 + ot.text_tokens("abcd" * 3)
+    assert summary["window"]["token_breakdown"]["system"] == system
+    assert summary["window"]["estimated_tokens"] == system + 4 + ot.text_tokens("abcd" * 5)
 
 
 def test_a_compaction_item_is_counted_by_its_encrypted_length() -> None:
@@ -85,22 +107,113 @@ def test_an_image_or_pdf_that_cannot_be_measured_offline_costs_its_fallback() ->
     pdf = {"type": "document", "source": {"type": "url", "url": "https://example.com/a.pdf"}}
     assert ot.block_tokens(image) == ot.IMAGE_UNKNOWN_TOKENS == 85 + 2 * 170
     assert ot.block_tokens(pdf) == ot.FILE_UNKNOWN_TOKENS
-    text_doc = {"type": "document", "source": {"type": "text", "data": "abcd" * 10}}
-    assert ot.block_tokens(text_doc) == 10
+    text_doc = {"type": "document", "source": {"type": "text", "data": "hello world"}}
+    assert ot.block_tokens(text_doc) == 2
 
 
-def test_a_structured_output_schema_is_counted_with_the_tools(tmp_path: Path) -> None:
-    schema = {"name": "out", "schema": {"type": "object", "properties": {}}}
-    n = 7 + ot.chars_tokens(len(json.dumps(schema, separators=(",", ":"))))
+def test_a_structured_output_schema_is_counted_as_a_definition(tmp_path: Path) -> None:
+    schema = {
+        "name": "out",
+        "description": "The answer.",
+        "schema": {"type": "object", "properties": {"city": {"type": "string"}}},
+    }
+    t = ot.text_tokens
+    # as a function: 7 + "out:The answer" + 3 for its properties + 3 + "city:string:"
+    n = 7 + t("out:The answer") + 3 + 3 + t("city:string:")
     chat = {"response_format": {"type": "json_schema", "json_schema": schema}}
     responses = {"text": {"format": {"type": "json_schema", **schema}}}
-    assert ot.estimate_params(chat) == n
-    assert ot.estimate_params(responses) == 7 + ot.chars_tokens(
-        len(json.dumps(responses["text"]["format"], separators=(",", ":")))
-    )
+    assert ot.estimate_params(chat) == ot.estimate_params(responses) == n
     assert ot.estimate_params({"response_format": {"type": "json_object"}}) == 0
     body = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}], **chat}
     path = tmp_path / "body.json"
     path.write_text(json.dumps(body))
     summary = replay(load_session(path), as_sent=True).summary()
     assert summary["window"]["token_breakdown"]["tools"] == n
+
+
+def test_a_tool_calls_framing_depends_on_the_api_and_the_family() -> None:
+    call = {"type": "tool_use", "id": "call_1", "name": "get", "input": {"q": "x"}}
+    message = {"role": "assistant", "content": [call]}
+    plain = ot.estimate_message(message)
+    chat_4o = ot.message_estimate("gpt-4o", "openai-chat")(message)
+    assert chat_4o == plain + 1 + ot.CHAT_TOOL_CALL_TOKENS
+    assert ot.message_estimate("gpt-5", "openai-chat")(message) == plain + 8
+    # the Responses API: GPT-4o's function_call costs no framing, a reasoning model's its channel
+    assert ot.message_estimate("gpt-4o", "openai-responses")(message) == plain + 1
+    assert ot.message_estimate("gpt-5", "openai-responses")(message) == plain + 14
+    # one function per combination, whatever the model's exact name
+    assert ot.message_estimate("gpt-5", "x") is ot.message_estimate("gpt-5.4", "x")
+
+
+def test_tools_added_mid_conversation_cost_twice_their_json() -> None:
+    tools = [{"type": "function", "name": "f", "parameters": {"type": "object"}}]
+    block = {"type": "additional_tools", "role": "developer", "tools": tools}
+    assert ot.block_tokens(block) == 2 * ot.json_tokens({"role": "developer", "tools": tools})
+
+
+def test_a_patch_counting_model_prices_an_image_by_its_32px_patches() -> None:
+    # 540 x 360: 17 x 12 patches, times GPT-4.1 nano's 2.46
+    assert ot.patch_multiplier("gpt-4.1-nano-2025-04-14") == 2.46
+    assert ot.patch_multiplier("gpt-4.1") is None
+    assert ot.patch_image_tokens(540, 360, 2.46) == math.ceil(17 * 12 * 2.46)
+    # past 1,536 patches the image is scaled down to fit
+    assert ot.patch_image_tokens(4096, 4096, 1.0) <= 1536
+    assert ot.patch_image_tokens(4096, 4096, 1.0) > 1400
+
+
+def _reasoning(sealed_chars: int) -> dict[str, object]:
+    block = {"type": "thinking", "thinking": "", "signature": "g" * sealed_chars}
+    return {"role": "assistant", "content": [block]}
+
+
+def test_the_current_turns_hidden_reasoning_is_billed_by_its_encrypted_length() -> None:
+    call = {"role": "assistant", "content": [{"type": "tool_use", "id": "c", "name": "f"}]}
+    result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c"}]}
+    # 1,000 characters of any sealed item, then 5 a token
+    assert ot.reasoning_tokens("g" * 1000) == 0
+    assert ot.reasoning_tokens("g" * 2000) == 200
+    turn = [{"role": "user", "content": "go"}, _reasoning(2000), call, result]
+    assert ot.carried_reasoning(turn) == 200
+    # a reasoning item before the last user message is dropped by the API: not billed
+    assert ot.carried_reasoning([*turn, {"role": "user", "content": "again"}]) == 0
+    assert provider("openai").tokens.carried_tokens(turn) == 200
+
+
+def test_a_reasoning_models_chat_tools_cost_their_instructions_more() -> None:
+    tool = {"type": "function", "function": {"name": "f", "parameters": {}}}
+    flat = {"type": "function", "name": "f", "parameters": {}}
+    base = ot.estimate_tools([tool], "gpt-4o")
+    assert ot.estimate_tools([tool], "gpt-5-mini") == base + ot.CHAT_REASONING_TOOLS_TOKENS
+    # the Responses API's tools (flat) cost the same on either family
+    assert ot.estimate_tools([flat], "gpt-5-mini") == ot.estimate_tools([flat], "gpt-4o") == base
+
+
+def test_what_a_body_cannot_show_is_named_and_the_rest_is_measurable(tmp_path: Path) -> None:
+    user = {"role": "user", "content": "hi"}
+    assert ot.unmeasured([user], [{"type": "function", "name": "f"}], {}) == []
+    continued = ot.unmeasured([user], [], {"previous_response_id": "resp_1"})
+    assert continued and "previous_response_id" in continued[0]
+    searched = ot.unmeasured([user], [], {"web_search_options": {}})
+    assert searched == []  # (empty options: no search asked)
+    assert ot.unmeasured([user], [], {"web_search_options": {"search_context_size": "low"}})
+    hosted = ot.unmeasured([user], [{"type": "web_search_preview\x1b[31m"}], {})
+    # the known tool's name, never the file's text
+    assert hosted == ["server-side tools (web_search: what they add is billed as input)"]
+    # a client-run tool search holds what it found
+    assert ot.unmeasured([user], [{"type": "tool_search", "execution": "client"}], {}) == []
+    pdf = {"type": "document", "source": {"type": "base64", "data": "JVBERi0x"}}
+    url_image = {"type": "image", "source": {"type": "url", "url": "https://e.com/a.png"}}
+    by_id = {"type": "image", "source": {"type": "file", "file_id": "file-1"}}
+    found = ot.unmeasured([{"role": "user", "content": [pdf, url_image, by_id, pdf]}], [], {})
+    assert len(found) == 3  # each reason once
+    body = {
+        "model": "gpt-5",
+        "input": [{"role": "user", "content": "hi"}],
+        "tools": [{"type": "file_search", "vector_store_ids": ["vs_1"]}],
+    }
+    path = tmp_path / "body.json"
+    path.write_text(json.dumps(body))
+    window = replay(load_session(path), as_sent=True).summary()["window"]
+    assert window["billed_not_in_file"] == [
+        "server-side tools (file_search: what they add is billed as input)"
+    ]

@@ -537,6 +537,10 @@ def test_a_recorded_openai_request_is_counted_by_openai_token_model() -> None:
     checked = check_request(rec)
     assert checked is not None
     tokens = provider("openai").tokens
-    # messages: the user's (framing 3 + 1); system: priming 3 + framing 3 + 3; tools: 12 + 7 + 2
-    assert tokens.tools_tokens([tool]) == 21
-    assert checked[2] == 4 + 9 + 21
+    from ctxview.core.providers.openai_tokens import text_tokens
+
+    # tools: 12 + 7 + "f:Do it"; GPT-4o's messages: the user's (framing 4 + "hi"), the system's
+    # (priming 3 + framing 4 + its text)
+    assert tokens.tools_tokens([tool], "gpt-4o") == 12 + 7 + text_tokens("f:Do it")
+    system = 3 + 4 + text_tokens("Be terse.")
+    assert checked[2] == 4 + text_tokens("hi") + system + tokens.tools_tokens([tool], "gpt-4o")

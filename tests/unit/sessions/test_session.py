@@ -208,6 +208,38 @@ def test_the_app_counts_an_openai_body_as_inspect_does(tmp_path: Path) -> None:
     model = SessionModel(rep, str(path), "gpt-4o")
     breakdown = rep.summary()["window"]["token_breakdown"]
     assert model.token_breakdown() == breakdown
-    # 12 for the list + 7 + "f:Do it" (2 tokens); priming 3 + framing 3 + "Be terse." (3)
-    assert breakdown["tools"] == 21
-    assert breakdown["system"] == 9
+    from ctxview.core.providers.openai_tokens import text_tokens
+
+    # 12 for the list + 7 + "f:Do it"; priming 3 + GPT-4o's framing 4 + "Be terse."
+    assert breakdown["tools"] == 12 + 7 + text_tokens("f:Do it")
+    assert breakdown["system"] == 3 + 4 + text_tokens("Be terse.")
+    # the request's size: the app's overhead (system and tools) is OpenAI's too
+    assert model.window_tokens == sum(breakdown.values())
+
+
+def test_the_context_of_an_openai_session_counts_by_openais_token_model(tmp_path: Path) -> None:
+    """The window's own count (the token budget's, ``ctx.estimated_tokens``) of an OpenAI body
+    is OpenAI's: its system prompt with the reply priming, GPT-4o's framing of each message."""
+    from ctxview.core.context import ConversationContext
+    from ctxview.core.counting import ModelEstimate
+    from ctxview.core.providers.registry import provider
+
+    body = {
+        "model": "gpt-4o",
+        "messages": [
+            {"role": "system", "content": "Answer in one short sentence, please."},
+            {"role": "user", "content": "What is the capital of France?"},
+        ],
+    }
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps(body), encoding="utf-8")
+    rep = replay(load_session(str(path)), as_sent=True)
+    breakdown = rep.summary()["window"]["token_breakdown"]
+    assert rep.context.estimated_tokens == breakdown["system"] + breakdown["messages"]
+    # tools given to a context are counted by the provider's rule too
+    tool = {"type": "function", "function": {"name": "f", "description": "Do it."}}
+    tokens = provider("openai").tokens
+    ctx = ConversationContext(tools=[tool], token_counter=ModelEstimate(tokens, "gpt-4o"))
+    assert ctx.estimated_tokens == tokens.system_tokens("", "gpt-4o") + tokens.tools_tokens(
+        [tool], "gpt-4o"
+    )
