@@ -155,7 +155,9 @@ class Session:
         from ctxview.core.providers.registry import provider
 
         s = self.session
-        return provider(self.provider).rules_for(s.wire_format or s.format, s.request_params)
+        return provider(self.provider).rules_for(
+            s.wire_format or s.format, s.request_params, s.model
+        )
 
     @property
     def system(self) -> Any:

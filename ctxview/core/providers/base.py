@@ -209,8 +209,15 @@ class Provider:
     def notes(self, params: Mapping[str, Any]) -> list[Problem]:
         return self.request_notes(params) if self.request_notes is not None else []
 
-    def rules_for(self, fmt: str, params: Mapping[str, Any] | None = None) -> RuleSet:
-        """The rule set a session of format ``fmt`` (request fields ``params``) is checked by."""
-        if self.select_rules is None:
-            return self.rules
-        return self.select_rules(fmt, params or {})
+    #: the rule set of a request to one model, where a model has rules others lack (Gemini 3
+    #: validates thought signatures): the format's rule set, the format and the model in, the
+    #: model's rule set out
+    model_rules: Callable[[RuleSet, str, str | None], RuleSet] | None = None
+
+    def rules_for(
+        self, fmt: str, params: Mapping[str, Any] | None = None, model: str | None = None
+    ) -> RuleSet:
+        """The rule set a session of format ``fmt`` (request fields ``params``) to ``model`` is
+        checked by."""
+        rules = self.rules if self.select_rules is None else self.select_rules(fmt, params or {})
+        return rules if self.model_rules is None else self.model_rules(rules, fmt, model)

@@ -326,6 +326,64 @@ def call_turn_order(messages: Sequence[Any]) -> list[Problem]:
     return []
 
 
+#: the API's text when a function call of the current turn is sent back without the
+#: ``thoughtSignature`` the model gave it (Gemini 3); ``{name}`` the call, ``{position}`` the
+#: Content holding it, counted from 1 (every reported position is even: the model Contents of a
+#: user/model history are the 2nd, 4th, ...)
+MISSING_SIGNATURE = (
+    "Function call is missing a thought_signature in functionCall parts. This is required for "
+    "tools to work correctly, and missing thought_signature may lead to degraded model "
+    "performance. Additional data, function call `default_api:{name}` , position {position}. "
+    "Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details."
+)
+
+
+def _standard_user(message: Any) -> bool:
+    """A user Content that is not only function responses: it starts a new turn."""
+    if not isinstance(message, Mapping) or message.get("role") != "user":
+        return False
+    content = message.get("content")
+    if not isinstance(content, list):
+        return True
+    return any(not (isinstance(b, Mapping) and b.get("type") == "tool_result") for b in content)
+
+
+def thought_signatures(messages: Sequence[Any]) -> list[Problem]:
+    """Gemini 3 validates the thought signatures of the current turn (every step since the last
+    user Content that is not only function responses): the first function call of each model
+    Content (a step) must carry the ``thoughtSignature`` the model gave it; the other calls of a
+    step (parallel calls) have none. Earlier turns are not validated (Gemini API docs, "Thought
+    signatures")."""
+    start = 0
+    for i in range(len(messages) - 1, -1, -1):
+        if _standard_user(messages[i]):
+            start = i + 1
+            break
+    out: list[Problem] = []
+    for i in range(start, len(messages)):
+        m = messages[i]
+        content = m.get("content") if isinstance(m, Mapping) else None
+        if not isinstance(content, list) or m.get("role") != "assistant":
+            continue
+        for j, b in enumerate(content):
+            if isinstance(b, Mapping) and b.get("type") == "tool_use":
+                signature = b.get("signature")
+                if not (isinstance(signature, str) and signature):
+                    text = MISSING_SIGNATURE.format(name=b.get("name", ""), position=i + 1)
+                    out.append(
+                        Problem(
+                            i,
+                            "missing_thought_signature",
+                            "error",
+                            f"{text} (contents[{i}].parts[{j}])",
+                            j,
+                            (str(b.get("id")),),
+                        )
+                    )
+                break
+    return out
+
+
 RULES = RuleSet(
     "gemini",
     {
@@ -355,6 +413,30 @@ RULES = RuleSet(
     },
     checks=(call_turn_order,),
 )
+#: the rules of a model that validates thought signatures (Gemini 3 and newer)
+SIGNED_RULES = RuleSet("gemini-3", RULES.rules, (call_turn_order, thought_signatures))
+
+_MAJOR = re.compile(r"gemini-(\d+)")
+
+
+def validates_signatures(model: str | None) -> bool:
+    """Gemini 3 and newer validate the thought signatures of function calls; Gemini 3 Pro Image
+    does not (Vertex AI docs, "Thought signatures"), nor do earlier models. An unknown model is
+    not checked."""
+    if not model:
+        return False
+    name = normalise(model)
+    found = _MAJOR.match(name)
+    return found is not None and int(found.group(1)) >= 3 and "-image" not in name
+
+
+def model_rules(rules: RuleSet, fmt: str, model: str | None) -> RuleSet:
+    """The rule set of a request body (format ``gemini``) to ``model``: :data:`SIGNED_RULES`
+    where the model validates thought signatures. A Gemini CLI session is not checked by that
+    rule: its records hold the calls but never the signatures the CLI sent with them."""
+    signed = fmt == "gemini" and validates_signatures(model)
+    return SIGNED_RULES if rules is RULES and signed else rules
+
 
 # -- request body --------------------------------------------------------------------------------
 
@@ -384,12 +466,21 @@ def _real_id(value: Any) -> str | None:
     return value if isinstance(value, str) and not _MADE_UP_ID.fullmatch(value) else None
 
 
+def _sign(part: dict[str, Any], block: Mapping[str, Any]) -> dict[str, Any]:
+    """``part`` with the block's ``signature`` as its ``thoughtSignature``: a signature is never
+    dropped when a message is written from its blocks (:data:`MISSING_SIGNATURE`)."""
+    signature = block.get("signature")
+    if isinstance(signature, str) and signature:
+        part["thoughtSignature"] = signature
+    return part
+
+
 def block_part(block: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
     """The ``Part`` of a canonical block (one ctxview built or edited: a block read from a
     file is written from its wire ``Content``)."""
     kind = block.get("type")
     if kind == "text":
-        return {"text": block.get("text", "")}
+        return _sign({"text": block.get("text", "")}, block)
     if kind == "thinking":
         part: dict[str, Any] = {"text": block.get("thinking", ""), "thought": True}
         if block.get("signature"):
@@ -399,7 +490,7 @@ def block_part(block: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, 
         call: dict[str, Any] = {"name": block.get("name", ""), "args": block.get("input", {})}
         if _real_id(block.get("id")):
             call["id"] = block["id"]
-        return {"functionCall": call}
+        return _sign({"functionCall": call}, block)
     if kind == "tool_result":
         content = block.get("content", "")
         if isinstance(content, list):
@@ -500,4 +591,5 @@ PROVIDER = Provider(
     usage=usage,
     write_body=write_body,
     formats=frozenset(("gemini", "gemini-cli")),
+    model_rules=model_rules,
 )
