@@ -225,7 +225,9 @@ class Session:
             BodyParts(
                 model=self.model_name(defaults, model) or None,
                 messages=[edited.get(i, m) for i, m in entries],
-                metas=[self.transcript[i].meta for i, _ in entries],
+                # an edited message is written from its blocks, never as the wire item it was
+                # read from (which would send the edit's original)
+                metas=[{} if i in edited else self.transcript[i].meta for i, _ in entries],
                 system=self.system,
                 tools=s.tools if tools is None else tools,
                 params=s.request_params,

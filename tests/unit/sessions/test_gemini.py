@@ -342,3 +342,24 @@ def test_every_call_answered_once_in_any_order_pairs_cleanly(
     # a response with an id answers the call of that id, whatever its place
     assert all(r == i for r, (_, i) in zip(results, answers, strict=True) if i)
     assert errors(check_protocol(messages, None, RULES)) == []
+
+
+def test_an_edited_content_is_sent_edited_and_keeps_its_thought_signature(tmp_path: Path) -> None:
+    from ctxview.sessions.replay import replay
+
+    call = {"functionCall": {"name": "f", "args": {}}, "thoughtSignature": "c2lnMQ"}
+    contents = [
+        {"role": "user", "parts": [{"text": "go"}]},
+        {"role": "model", "parts": [{"text": "plan A", "thought": True}, call]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {}}}]},
+        {"role": "model", "parts": [{"text": "done"}]},
+        {"role": "user", "parts": [{"text": "again"}]},
+        {"role": "model", "parts": [{"text": "plan B", "thought": True}, {"text": "ok"}]},
+    ]
+    path = tmp_path / "body.json"
+    path.write_text(json.dumps({"contents": contents}))
+    rep = replay(load_session(path), strategy="clear-thinking")
+    sent = rep.request_body({})["contents"]
+    # the older turn's thought is cleared; its call keeps the signature Gemini 3 validates
+    assert sent[1] == {"role": "model", "parts": [call]}
+    assert sent[5] == contents[5]
