@@ -384,6 +384,87 @@ def thought_signatures(messages: Sequence[Any]) -> list[Problem]:
     return out
 
 
+#: the API's text for a Content with no parts (any role, any place: the final model Content too)
+EMPTY_PARTS = "* GenerateContentRequest.contents[{index}].parts: contents.parts must not be empty."
+#: the API's text for a part none of whose data fields (the ``data`` oneof) is set
+NO_DATA = (
+    "* GenerateContentRequest.contents[{index}].parts[{block}].data: required oneof field 'data' "
+    "must have one initialized field"
+)
+#: the fields of a Part's ``data`` oneof (both spellings the API reads), and the Part's other
+#: fields: a part holding only the latter (``{}``, ``{"thoughtSignature": ...}``, a null
+#: ``text``) sets no data; a field of neither list is not judged (a newer data field)
+_DATA_FIELDS = frozenset(
+    {
+        "text",
+        "inlineData",
+        "inline_data",
+        "fileData",
+        "file_data",
+        "functionCall",
+        "function_call",
+        "functionResponse",
+        "function_response",
+        "executableCode",
+        "executable_code",
+        "codeExecutionResult",
+        "code_execution_result",
+        "toolCall",
+        "tool_call",
+        "toolResponse",
+        "tool_response",
+    }
+)
+_OTHER_FIELDS = frozenset(
+    {
+        "thought",
+        "thoughtSignature",
+        "thought_signature",
+        "videoMetadata",
+        "video_metadata",
+        "partMetadata",
+        "part_metadata",
+        "mediaResolution",
+        "media_resolution",
+    }
+)
+
+
+def _sets_no_data(block: Any) -> bool:
+    """A block read from a Part that sets no data field (the reader keeps such a part whole in
+    ``gemini_part``)."""
+    if not isinstance(block, Mapping) or "gemini_part" not in block:
+        return False
+    part = block["gemini_part"]
+    if not isinstance(part, Mapping):
+        return False
+    if any(part.get(k) is not None for k in _DATA_FIELDS):
+        return False
+    return all(k in _DATA_FIELDS or k in _OTHER_FIELDS for k in part)
+
+
+def empty_parts(messages: Sequence[Any]) -> list[Problem]:
+    """Every Content holds at least one part, and every part sets one data field. An empty
+    text (``{"text": ""}``) is data: recorded requests the API accepted hold it in user and model
+    Contents. Model Contents alone are a response (one blocked by safety has no parts), not a
+    request."""
+    out: list[Problem] = []
+    if all(isinstance(m, Mapping) and m.get("role") == "assistant" for m in messages):
+        return out
+    for i, m in enumerate(messages):
+        content = m.get("content") if isinstance(m, Mapping) else None
+        if not isinstance(content, list):
+            continue
+        if not content:
+            out.append(Problem(i, "empty_content", "error", EMPTY_PARTS.format(index=i)))
+            continue
+        for j, b in enumerate(content):
+            if _sets_no_data(b):
+                text = NO_DATA.format(index=i, block=j)
+                out.append(Problem(i, "part_without_data", "error", text, j))
+    return out
+
+
 RULES = RuleSet(
     "gemini",
     {
@@ -405,16 +486,11 @@ RULES = RuleSet(
             "turn. (contents[{index}]: {ids})",
             "400 INVALID_ARGUMENT, https://github.com/langchain-ai/langchain/issues/27799",
         ),
-        "empty_content": Rule(
-            "empty_content",
-            "* GenerateContentRequest.contents[{index}].parts: contents.parts must not be empty.",
-            "400 INVALID_ARGUMENT, https://github.com/egoist/chatwise-releases/issues/250",
-        ),
     },
-    checks=(call_turn_order,),
+    checks=(call_turn_order, empty_parts),
 )
 #: the rules of a model that validates thought signatures (Gemini 3 and newer)
-SIGNED_RULES = RuleSet("gemini-3", RULES.rules, (call_turn_order, thought_signatures))
+SIGNED_RULES = RuleSet("gemini-3", RULES.rules, (*RULES.checks, thought_signatures))
 
 _MAJOR = re.compile(r"gemini-(\d+)")
 
