@@ -624,7 +624,6 @@ class SessionModel:
         return self.sum_ids(self.window_ids) - (sf.cleared_tokens if sf is not None else 0)
 
     def token_breakdown(self) -> dict[str, int]:
-        from ctxview.core.providers.registry import provider
         from ctxview.sessions.request import token_breakdown
 
         return token_breakdown(
@@ -632,7 +631,7 @@ class SessionModel:
             self.tools,
             self.message_tokens(),
             self.calibrated_static,
-            provider(self.session.provider).tokens,
+            self.replay.token_model,
             self.session.request_params,
         )
 

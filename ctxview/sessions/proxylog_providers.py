@@ -88,11 +88,12 @@ def check_request(rec: RequestRecord) -> tuple[tuple[str, ...], str, int | None]
     problems = tuple(x.message for x in found if x.severity == "error")
     n = len(problems)
     verdict = f"✗ {n} problem{'s' if n != 1 else ''}" if problems else "✓ valid"
+    counted = p.tokens.of(model, session.format)
     tokens = (
-        sum(p.tokens.estimate(m) for m in session.messages)
-        + p.tokens.system_tokens(session.system)
-        + p.tokens.tools_tokens(session.tools)
-        + p.tokens.params_tokens(session.request_params)
+        sum(counted.estimate(m) for m in session.messages)
+        + counted.system_tokens(session.system)
+        + counted.tools_tokens(session.tools)
+        + counted.params_tokens(session.request_params)
     )
     return problems, verdict, tokens
 

@@ -25,6 +25,7 @@ from ctxview.sessions.model import LoadedSession
 
 if TYPE_CHECKING:
     from ctxview.core.protocol import Problem, RuleSet
+    from ctxview.core.providers.base import TokenModel
     from ctxview.sessions.subagents import SubAgent
 
 
@@ -77,15 +78,22 @@ class Session:
         shows the same); None for other formats."""
         return self.calibration()[1]
 
+    @property
+    def token_model(self) -> TokenModel:
+        """The provider's token model for the session's model and format (Gemini's model
+        families bill tools, calls and thought signatures differently)."""
+        from ctxview.core.providers.registry import provider
+
+        s = self.session
+        return provider(self.provider).tokens.of(s.model, s.wire_format or s.format)
+
     def message_estimate(self) -> Callable[[Mapping[str, Any]], int]:
         """Tokens of one message as the request model counts them: under the calibrated rates
         for a transcript with recorded usage, else the session provider's estimate. The one
         estimate of the sidebar, the timeline, ``inspect`` and the request model."""
         rates = self.calibration()[0]
         if not rates.calibrated:
-            from ctxview.core.providers.registry import provider
-
-            return provider(self.provider).tokens.estimate
+            return self.token_model.estimate
         from ctxview.core.calibrate import message_features
 
         return lambda m: int(rates.tokens(message_features(m)))
@@ -301,14 +309,12 @@ class Session:
         estimate = self.message_estimate()
         if any(has_compaction(m) for m in sent):
             sent = effective_messages(sent)[1]  # the API ignores what precedes a compaction
-        from ctxview.core.providers.registry import provider
-
         breakdown = token_breakdown(
             self.system,
             session.tools,
             sum(estimate(m) for m in sent),
             self.calibrated_static(),
-            provider(self.provider).tokens,
+            self.token_model,
             session.request_params,
         )
         # the sidebar's rule: system + tools + window against the model's context

@@ -133,6 +133,13 @@ class TokenModel:
     #: the request's other fields billed as input (OpenAI's structured-output schema), counted
     #: with the tools; None: none are
     params: Callable[[Mapping[str, Any]], int] | None = None
+    #: the token model of a request to one model from a file of one format (Gemini's model
+    #: families bill tools, calls and signatures differently); None: this one for every model
+    select: Callable[[str | None, str], TokenModel] | None = None
+
+    def of(self, model: str | None, fmt: str = "") -> TokenModel:
+        """The token model of a request to ``model`` read from a file of format ``fmt``."""
+        return self if self.select is None else self.select(model, fmt)
 
     def system_tokens(self, system: Any) -> int:
         if self.system is not None:

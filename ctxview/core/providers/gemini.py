@@ -15,9 +15,11 @@ cache is billed at the input rate when created, and for storage by the hour).
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ctxview.core.cache_rules import Minimum
@@ -98,42 +100,121 @@ def usage_meta(metadata: Any) -> dict[str, Any] | None:
 IMAGE_TOKENS = 258
 #: a document part with no text to measure (a PDF is 258 tokens a page): assume 6 pages
 DOCUMENT_TOKENS = 6 * 258
-#: per ``Content`` (its role and framing), read off recorded usage (see docs/request-model.md)
-CONTENT_OVERHEAD_TOKENS = 3
+#: a ``Content`` costs nothing beyond its parts, a request one token: read off recorded usage
+#: (a request of one user text "Hi" is billed 2 tokens, "What is the capital of France?" with a
+#: system instruction "You are a helpful chatbot." 13, the text tokens and one)
+#: what every request adds (the turn's framing)
+REQUEST_OVERHEAD_TOKENS = 1
 
 
-#: characters a token of prose, and of code and data (tool calls and results: file contents,
-#: shell output, JSON), fitted to the growth of recorded prompts (docs/request-model.md)
+#: characters a token where a value is measured by its length alone (a block ctxview does not
+#: know, a built-in tool's JSON)
 CHARS_PER_TOKEN = 4.0
-DATA_CHARS_PER_TOKEN = 3.0
 
 
 def _text_tokens(n: int) -> int:
     return math.ceil(n / CHARS_PER_TOKEN) if n > 0 else 0
 
 
-def _data_tokens(n: int) -> int:
-    return math.ceil(n / DATA_CHARS_PER_TOKEN) if n > 0 else 0
+#: a word this long is split once more per as many letters again
+LONG_WORD_SHIFT = 3  # 8 letters
+#: a digit, a symbol or a letter outside ASCII: a token of its own, or a part of one with a
+#: neighbour (fitted: three of four are a token apart)
+SYMBOL_WEIGHT = 0.75
+_LETTERS = frozenset(range(65, 91)) | frozenset(range(97, 123))
+#: bytes -> ASCII letters kept, everything else a space (what splits into words)
+_WORD_TABLE = bytes(c if c in _LETTERS else 32 for c in range(256))
+#: bytes that are not a symbol: letters, whitespace, and UTF-8 continuation bytes (a character
+#: outside ASCII counts once, by its first byte)
+_NOT_SYMBOLS = bytes(sorted(_LETTERS)) + b" \t\n\r\x0b\x0c" + bytes(range(0x80, 0xC0))
 
 
-def block_tokens(block: Any) -> int:
+def text_tokens(text: str) -> int:
+    """Tokens of a text: an ASCII word a token (a long word one more per 8 letters), each
+    digit, symbol and other character :data:`SYMBOL_WEIGHT` of one. Gemini's vocabulary holds
+    most words whole: counting words is closer than counting characters, on short prose (a
+    one-line prompt is a few tokens) as on code and tool output (docs/gemini.md has the
+    figures). Byte translation, not a regular expression: tens of MB a second."""
+    if not text:
+        return 0
+    raw = text.encode("utf-8", "surrogatepass")
+    words = raw.translate(_WORD_TABLE).split()
+    n = len(words) + sum(len(w) >> LONG_WORD_SHIFT for w in words)
+    return math.ceil(n + SYMBOL_WEIGHT * len(raw.translate(None, _NOT_SYMBOLS)))
+
+
+def _data_tokens(value: Any) -> int:
+    """Tokens of a function call's arguments or a function's response (its JSON's words)."""
+    if isinstance(value, str):
+        return text_tokens(value)
+    try:
+        return text_tokens(json.dumps(value, ensure_ascii=False))
+    except (TypeError, ValueError, RecursionError):
+        return text_tokens(repr(value))
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    """What a family of Gemini models bills beyond the text of a request, fitted to the prompt
+    tokens recorded for real request bodies (the tune set of ``benchmarks.gemini_tokens``;
+    docs/gemini.md gives the figures)."""
+
+    name: str
+    #: a request that declares functions: the fixed cost of the tool-use framing
+    tools: int
+    #: each function call of the contents (its framing and its response's)
+    call: int
+    #: characters of a ``functionCall`` part's ``thoughtSignature`` per token billed (the model
+    #: reads the reasoning it stands for back: Gemini 3 bills it, 2.5 does not); 0: not billed
+    signature_chars: float
+
+
+FAMILIES: dict[str, Family] = {
+    "3": Family("Gemini 3 and newer", 18, 22, 6.0),
+    "2.5": Family("Gemini 2.5", 26, 14, 0.0),
+    "2": Family("Gemini 2.0 and older", 0, 0, 0.0),
+}
+_FAMILY = re.compile(r"gemini-(\d+)(?:\.(\d+))?")
+
+
+def family(model: str | None) -> Family:
+    """The family of ``model``; an unknown one (a request body names none: the path did) is
+    taken for the newest."""
+    found = _FAMILY.match(normalise(model)) if model else None
+    if found is None:
+        return FAMILIES["3"]
+    major, minor = int(found.group(1)), int(found.group(2) or 0)
+    if major >= 3:
+        return FAMILIES["3"]
+    return FAMILIES["2.5"] if (major, minor) >= (2, 5) else FAMILIES["2"]
+
+
+def block_tokens(block: Any, fam: Family | None = None, thoughts: bool = False) -> int:
+    """Estimated tokens of one canonical block. ``fam``: the model's family (None: only the
+    block's text); ``thoughts``: a thought's text was sent (a request body holds it; a Gemini
+    CLI session's thoughts are its records', which its requests' usage shows are not billed)."""
     if not isinstance(block, Mapping):
         return _text_tokens(_json_len(block))
     kind = block.get("type")
     if kind == "text":
         text = block.get("text")
-        return _text_tokens(len(text)) if isinstance(text, str) else 0
+        return text_tokens(text) if isinstance(text, str) else 0
     if kind == "thinking":
-        # a thought's text is not sent back as prompt: only its signature is, which the API
-        # does not count as prompt tokens
-        return 0
+        text = block.get("thinking")
+        return text_tokens(text) if thoughts and isinstance(text, str) else 0
     if kind in ("tool_use", "server_tool_use"):
-        return _data_tokens(len(str(block.get("name", ""))) + _json_len(block.get("input", {})))
+        n = text_tokens(str(block.get("name", ""))) + _data_tokens(block.get("input", {}))
+        if fam is not None and kind == "tool_use":
+            n += fam.call
+            signature = block.get("signature")
+            if fam.signature_chars and isinstance(signature, str):
+                n += math.ceil(len(signature) / fam.signature_chars)
+        return n
     if kind == "tool_result":
         content = block.get("content", "")
         if isinstance(content, list):
             return sum(block_tokens(b) for b in content)
-        return _data_tokens(_json_len(content))
+        return _data_tokens(content)
     if kind == "image":
         return IMAGE_TOKENS
     if kind == "document":
@@ -141,14 +222,114 @@ def block_tokens(block: Any) -> int:
     return _text_tokens(_json_len({k: v for k, v in block.items() if k != "type"}))
 
 
-def estimate_message(message: Mapping[str, Any]) -> int:
+def estimate_message(
+    message: Mapping[str, Any], fam: Family | None = None, thoughts: bool = False
+) -> int:
     """Estimated prompt tokens of one canonical message read from a Gemini ``Content``."""
     content = message.get("content", "")
     if isinstance(content, str):
-        return CONTENT_OVERHEAD_TOKENS + _text_tokens(len(content))
+        return text_tokens(content)
     if not isinstance(content, list):
-        return CONTENT_OVERHEAD_TOKENS + _text_tokens(_json_len(content))
-    return CONTENT_OVERHEAD_TOKENS + sum(block_tokens(b) for b in content)
+        return _text_tokens(_json_len(content))
+    return sum(block_tokens(b, fam, thoughts) for b in content)
+
+
+def estimate_system(system: Any) -> int:
+    """A system instruction's tokens (its text alone), with what every request adds."""
+    if isinstance(system, str):
+        return REQUEST_OVERHEAD_TOKENS + text_tokens(system)
+    if not isinstance(system, list):
+        return REQUEST_OVERHEAD_TOKENS
+    texts = (b.get("text") for b in system if isinstance(b, Mapping))
+    return REQUEST_OVERHEAD_TOKENS + sum(text_tokens(t) for t in texts if isinstance(t, str))
+
+
+#: the JSON Schema keys whose values are words the model reads (the others are structure)
+_SCHEMA_WORDS = ("description", "title")
+
+
+def _schema_words(schema: Any, out: list[str]) -> list[str]:
+    """The words of a parameters schema as billed: property names, descriptions and enum
+    values (a declaration is not billed as its JSON: its structure costs next to nothing)."""
+    if isinstance(schema, list):
+        for x in schema:
+            _schema_words(x, out)
+    elif isinstance(schema, Mapping):
+        for key, value in schema.items():
+            if key == "properties" and isinstance(value, Mapping):
+                for name, sub in value.items():
+                    out.append(str(name))
+                    _schema_words(sub, out)
+            elif key in _SCHEMA_WORDS and isinstance(value, str):
+                out.append(value)
+            elif key == "enum" and isinstance(value, list):
+                out.extend(str(x) for x in value)
+            elif isinstance(value, Mapping | list):
+                _schema_words(value, out)
+    return out
+
+
+_DECLARATIONS = ("functionDeclarations", "function_declarations")
+_PARAMETERS = (
+    "parameters",
+    "parametersJsonSchema",
+    "parameters_json_schema",
+)
+
+
+def estimate_tools(tools: Any, fam: Family | None = None) -> int:
+    """Tokens of the ``tools`` (a list of Tool objects): each function declaration's name,
+    description and parameters' words, with the family's tool-use framing once; a built-in
+    tool (Google Search, code execution) as its JSON."""
+    if not tools:
+        return 0
+    items = tools if isinstance(tools, list) else [tools]
+    words: list[str] = []
+    declared = False
+    other = 0
+    for tool in items:
+        if not isinstance(tool, Mapping):
+            other += _text_tokens(_json_len(tool))
+            continue
+        for key, value in tool.items():
+            if key in _DECLARATIONS and isinstance(value, list):
+                for d in value:
+                    if not isinstance(d, Mapping):
+                        continue
+                    declared = True
+                    words.append(str(d.get("name", "")))
+                    words.append(str(d.get("description") or ""))
+                    for k in _PARAMETERS:
+                        if k in d:
+                            _schema_words(d[k], words)
+            else:
+                other += _text_tokens(_json_len({key: value}))
+    framing = (fam or FAMILIES["3"]).tools if declared else 0
+    return framing + sum(text_tokens(w) for w in words) + other
+
+
+def token_model(model: str | None, fmt: str = "gemini") -> TokenModel:
+    """The token estimate of a request to ``model`` of a file of format ``fmt``: its family's
+    costs; thought text counted where the file holds what was sent (a request body)."""
+    fam = family(model)
+    thoughts = fmt == "gemini"
+    return TokenModel(
+        lambda m: estimate_message(m, fam, thoughts),
+        CALIBRATED_FORMATS,
+        f"{BASIS}; {fam.name}",
+        system=estimate_system,
+        tools=lambda tools: estimate_tools(tools, fam),
+        select=token_model,
+    )
+
+
+#: the formats whose recorded usage calibrates the estimate
+CALIBRATED_FORMATS = frozenset(("gemini-cli", "otel"))
+BASIS = (
+    "4 characters a token of text and 3 of data, 258 an image (one tile), a function call's "
+    "framing and (Gemini 3) its thought signature by model family, function declarations by "
+    "their words, calibrated from recorded usage where a Gemini CLI session or a trace has it"
+)
 
 
 # -- cache ---------------------------------------------------------------------------------------
@@ -656,12 +837,7 @@ PROVIDER = Provider(
     name="gemini",
     label="Gemini",
     rules=RULES,
-    tokens=TokenModel(
-        estimate_message,
-        frozenset(("gemini-cli", "otel")),
-        "4 characters a token and 3 a Content, 258 an image (one tile), thought text not "
-        "counted, calibrated from recorded usage where a Gemini CLI session or a trace has it",
-    ),
+    tokens=token_model(None),
     cache=CACHE,
     prices=PRICE_BOOK,
     usage=usage,
