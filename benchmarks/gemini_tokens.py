@@ -1,5 +1,5 @@
-"""How close the Gemini token estimate (``ctxview.core.providers.gemini.estimate_message``) comes
-to the prompt tokens Gemini recorded, on the real files in ``tests/acceptance/gemini_cli`` and
+"""How close the Gemini token estimate (``ctxview.core.providers.gemini.token_model``: the
+request's model family's) comes to the prompt tokens Gemini recorded, on the real files in ``tests/acceptance/gemini_cli`` and
 ``tests/acceptance/gemini``:
 
     python -m benchmarks.gemini_tokens --set tune
@@ -18,7 +18,8 @@ keep), over every request after a session's first with recorded usage:
   (growths over 200 tokens).
 
 API bodies (a request with its recorded response): the estimate of the whole request (system
-instruction, tools, contents) against ``promptTokenCount``, text-only requests without built-in
+instruction, tools, contents, as the token model of the model the response names counts them)
+against ``promptTokenCount``, text-only requests without built-in
 tools or an explicit cache (media, built-in tools and cached contents add tokens the body does
 not show).
 
@@ -36,8 +37,7 @@ import statistics
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from ctxview.core.providers.gemini import _text_tokens, estimate_message
-from ctxview.core.tokens import _json_len
+from ctxview.core.providers.gemini import PROVIDER
 from ctxview.sessions import load_session
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,9 +59,10 @@ def quantile(values: Sequence[float], q: float) -> float:
 def cli_errors(path: Path) -> tuple[list[float], list[float], list[float]]:
     """(calibrated, from the first request, growth) relative errors of one session."""
     session = load_session(path)
+    estimate = PROVIDER.tokens.of(session.model, session.format).estimate
     running = [0]
     for m in session.messages:
-        running.append(running[-1] + estimate_message(m))
+        running.append(running[-1] + estimate(m))
     points = [
         (i, meta["usage"]["gemini"]["promptTokenCount"])
         for i, meta in enumerate(session.metas)
@@ -94,6 +95,15 @@ def api_error(request: Path) -> float | None:
     if not prompt or "cachedContent" in data:
         return None
     parts = [p for c in data["contents"] for p in c.get("parts", []) if isinstance(p, dict)]
+    # a function response's own parts (a multimodal tool return) are media too
+    parts += [
+        q
+        for p in parts
+        for key in ("functionResponse", "function_response")
+        if isinstance(p.get(key), dict)
+        for q in p[key].get("parts") or []
+        if isinstance(q, dict)
+    ]
     tools = data.get("tools") or []
     tools = tools if isinstance(tools, list) else [tools]
     builtin = any(
@@ -104,11 +114,12 @@ def api_error(request: Path) -> float | None:
     if builtin or any(k in p for p in parts for k in _MEDIA):
         return None
     session = load_session(request)
-    system = session.system if isinstance(session.system, list) else []
+    # the model the response names (a body names none: the request path held it)
+    model = PROVIDER.tokens.of(last.get("modelVersion") or session.model, session.format)
     estimate = (
-        sum(_text_tokens(len(b.get("text", ""))) for b in system)
-        + (_text_tokens(_json_len(tools)) if tools else 0)
-        + sum(estimate_message(msg) for msg in session.messages)
+        model.system_tokens(session.system)
+        + model.tools_tokens(session.tools)
+        + sum(model.estimate(msg) for msg in session.messages)
     )
     return float((estimate - prompt) / prompt)
 

@@ -637,7 +637,6 @@ class SessionModel:
 
     def token_breakdown(self, messages: int | None = None) -> dict[str, int]:
         """The request's estimate by part (``messages``: the window's, when already known)."""
-        from ctxview.core.providers.registry import provider
         from ctxview.sessions.request import token_breakdown
 
         return token_breakdown(
@@ -645,9 +644,8 @@ class SessionModel:
             self.tools,
             self.message_tokens() if messages is None else messages,
             self.calibrated_static,
-            provider(self.session.provider).tokens,
+            self.replay.token_model,
             self.session.request_params,
-            self.session.model,
         )
 
     def _update_cache(self, old: list[int], new: list[int], edited_from: int | None = None) -> None:

@@ -46,18 +46,16 @@ class ModelEstimate(Estimate):
     messages, system prompt and tools by that API's rules, as ``inspect`` does."""
 
     def __init__(self, tokens: Any, model: str | None, fmt: str = "") -> None:
-        self._tokens = tokens
-        self._model = model
-        self._message = tokens.message_estimate(model, fmt)
+        self._tokens = tokens.of(model, fmt)
 
     def message(self, message: Mapping[str, Any]) -> int:
-        return int(self._message(message))
+        return int(self._tokens.estimate(message))
 
     def system(self, system: Any) -> int:
-        return int(self._tokens.system_tokens(system, self._model))
+        return int(self._tokens.system_tokens(system))
 
     def tools(self, tools: Any) -> int:
-        return int(self._tokens.tools_tokens(tools, self._model)) if tools else 0
+        return int(self._tokens.tools_tokens(tools)) if tools else 0
 
 
 class RatesCounter(Estimate):

@@ -22,6 +22,7 @@ from ctxview.live.sse_openai import (
     openai_error,
     responses_stop,
 )
+from ctxview.sessions.proxy_record import COUNT_ENDPOINTS, counted_tokens
 
 #: each streaming endpoint: its assembler, and what a whole stream ends with (``other``: an
 #: SSE response of any other path is read as the Messages API's)
@@ -75,8 +76,8 @@ def json_reply(endpoint: str, parsed: Any, size: int) -> tuple[Assembled, str | 
             )
         else:
             problem = "the response is JSON but not a message"
-    elif endpoint == "count_tokens":
-        if not _int(d.get("input_tokens")):
+    elif endpoint in COUNT_ENDPOINTS:
+        if counted_tokens(endpoint, d) is None:
             problem = "the response is JSON but not a token count"
     elif endpoint == "chat_completions":
         if d.get("object") == "chat.completion" and isinstance(d.get("choices"), list):

@@ -7,6 +7,7 @@ the message's meta (``meta["wire"]``) so a request body is written back as it wa
 * ``text`` -> ``text``; ``text`` with ``thought: true`` -> ``thinking`` (its ``thoughtSignature``
   as the signature);
 * ``functionCall`` -> ``tool_use``; ``functionResponse`` -> ``tool_result``;
+* a ``thoughtSignature`` on a text or ``functionCall`` part -> the block's ``signature``;
 * ``inlineData`` / ``fileData`` -> ``image`` (an image type) or ``document`` (anything else),
   with a ``base64`` or ``url`` source;
 * ``executableCode`` / ``toolCall`` (a tool the API runs itself) -> ``server_tool_use``, and
@@ -151,6 +152,15 @@ def _name(spec: Mapping[str, Any]) -> str:
     return name if isinstance(name, str) else ""
 
 
+def _signed(block: dict[str, Any], signature: Any) -> dict[str, Any]:
+    """``block`` with the part's ``thoughtSignature`` as its ``signature``: Gemini 3 rejects a
+    function call of the current turn sent back without it, so a message written from its
+    blocks (edited, repaired) must carry it."""
+    if isinstance(signature, str) and signature:
+        block["signature"] = signature
+    return block
+
+
 def part_block(part: Any, pairing: Pairing, where: str, server: list[str]) -> dict[str, Any]:
     """The canonical block of one ``Part`` (``where``: ``turn.part``, naming it in made-up ids;
     ``server``: the unpaired server-side tool calls of this ``Content``)."""
@@ -165,17 +175,20 @@ def part_block(part: Any, pairing: Pairing, where: str, server: list[str]) -> di
                 "thinking": text,
                 "signature": signature if isinstance(signature, str) else "",
             }
-        return {"type": "text", "text": text}
+        return _signed({"type": "text", "text": text}, signature)
     call = _get(part, "functionCall", "function_call")
     if isinstance(call, Mapping):
         name = _name(call)
         args = call.get("args")
-        return {
-            "type": "tool_use",
-            "id": pairing.call(name, call.get("id"), where),
-            "name": name,
-            "input": args if isinstance(args, Mapping) else {},
-        }
+        return _signed(
+            {
+                "type": "tool_use",
+                "id": pairing.call(name, call.get("id"), where),
+                "name": name,
+                "input": args if isinstance(args, Mapping) else {},
+            },
+            signature,
+        )
     answer = _get(part, "functionResponse", "function_response")
     if isinstance(answer, Mapping):
         name = _name(answer)

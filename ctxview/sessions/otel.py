@@ -313,9 +313,10 @@ class _Call:
 def _shape(message: Mapping[str, Any]) -> str:
     """A message as compared across calls: its role and blocks, tool call ids left out (the
     instrumentation makes one up for a call the API answered without, the client sends its
-    own)."""
+    own), and thought signatures (a response's parts carry them, the instrumentation's record
+    of the next call's input may not)."""
     blocks = [
-        {k: v for k, v in b.items() if k not in ("id", "tool_use_id")}
+        {k: v for k, v in b.items() if k not in ("id", "tool_use_id", "signature")}
         for b in message.get("content", [])
         if isinstance(b, Mapping)
     ]

@@ -18,12 +18,34 @@ ENDPOINT_PROVIDER = {
     "count_tokens": "anthropic",
     "chat_completions": "openai",
     "responses": "openai",
+    "input_tokens": "openai",
     "generate_content": "gemini",
     "stream_generate_content": "gemini",
+    "gemini_count_tokens": "gemini",
 }
 ENDPOINTS = (*ENDPOINT_PROVIDER, "other")
-#: the endpoints a model answers (a conversation's turns; count_tokens only counts)
-MODEL_CALLS = frozenset(ENDPOINT_PROVIDER) - {"count_tokens"}
+#: the endpoints that count a request's input tokens, no model answering it (Anthropic's
+#: ``/v1/messages/count_tokens``, OpenAI's ``/v1/responses/input_tokens``, Gemini's
+#: ``:countTokens``): never a request in cost or cache, their reply a measurement
+COUNT_ENDPOINTS = frozenset(("count_tokens", "input_tokens", "gemini_count_tokens"))
+#: the endpoints a model answers (a conversation's turns)
+MODEL_CALLS = frozenset(ENDPOINT_PROVIDER) - COUNT_ENDPOINTS
+#: the reply field holding a count endpoint's figure
+_COUNT_FIELD = {
+    "count_tokens": "input_tokens",
+    "input_tokens": "input_tokens",
+    "gemini_count_tokens": "totalTokens",
+}
+
+
+def counted_tokens(endpoint: str, reply: Any) -> int | None:
+    """The input tokens a count endpoint's reply says the request holds (None: not a count
+    endpoint, or no count in the reply)."""
+    key = _COUNT_FIELD.get(endpoint)
+    value = reply.get(key) if key is not None and isinstance(reply, dict) else None
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
 
 
 def endpoint_of(method: str, path: str) -> str:
@@ -42,11 +64,15 @@ def endpoint_of(method: str, path: str) -> str:
         return "chat_completions"
     if bare.endswith("/responses"):
         return "responses"
+    if bare.endswith("/responses/input_tokens"):
+        return "input_tokens"
     action = bare.rpartition("/")[2].rpartition(":")[2]
     if action == "generateContent":
         return "generate_content"
     if action == "streamGenerateContent":
         return "stream_generate_content"
+    if action == "countTokens":
+        return "gemini_count_tokens"
     return "other"
 
 

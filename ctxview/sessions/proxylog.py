@@ -29,12 +29,14 @@ from ctxview.core.protocol import check_protocol
 from ctxview.core.tokens import estimate_message, estimate_system, estimate_tools
 from ctxview.sessions.model import REQUEST_OWN_FIELDS, LoadedSession, SessionError
 from ctxview.sessions.proxy_record import (
+    COUNT_ENDPOINTS,
     ENDPOINT_PROVIDER,
     ENDPOINTS,
     MODEL_CALLS,
     PROVIDERS,
     RequestRecord,
     conversation_items,
+    counted_tokens,
     endpoint_of,
     model_in_path,
 )
@@ -44,6 +46,7 @@ LOG_FORMAT = "ctxview.proxy-log"
 LOG_VERSION = 1
 
 __all__ = [
+    "COUNT_ENDPOINTS",
     "ENDPOINTS",
     "ENDPOINT_PROVIDER",
     "LOG_FORMAT",
@@ -548,9 +551,7 @@ def summarise(rec: RequestRecord) -> RequestSummary:
     if not model:
         named = reply.get("model") or reply.get("modelVersion")
         model = named if isinstance(named, str) else ""
-    counted = (
-        _int(reply, "input_tokens") if rec.endpoint == "count_tokens" and rec.complete else None
-    )
+    counted = counted_tokens(rec.endpoint, reply) if rec.complete else None
     in_tok, out_tok, read, write = _usage_figures(rec)
     return RequestSummary(
         id=rec.id,
@@ -587,7 +588,7 @@ def recorded_counts(exchanges: list[dict[str, Any]]) -> str:
     n = len(exchanges)
     failed = sum(1 for e in exchanges if e.get("error"))
     cut = sum(1 for e in exchanges if e.get("incomplete") and not e.get("error"))
-    counts = sum(1 for e in exchanges if e.get("endpoint") == "count_tokens")
+    counts = sum(1 for e in exchanges if e.get("endpoint") in COUNT_ENDPOINTS)
     return (
         f"{n} request{'s' if n != 1 else ''} ({failed} failed, {cut} incomplete, "
         f"{counts} count_tokens)"
@@ -595,8 +596,9 @@ def recorded_counts(exchanges: list[dict[str, Any]]) -> str:
 
 
 def kind_of(s: RequestSummary) -> str:
-    """``stream``, ``json`` or ``count`` (a count_tokens call)."""
-    if s.endpoint == "count_tokens":
+    """``stream``, ``json`` or ``count`` (a call that counts tokens: Anthropic's count_tokens,
+    OpenAI's input_tokens, Gemini's countTokens)."""
+    if s.endpoint in COUNT_ENDPOINTS:
         return "count"
     return "stream" if s.streamed else "json"
 

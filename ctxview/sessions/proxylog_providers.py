@@ -82,17 +82,14 @@ def check_request(rec: RequestRecord) -> tuple[tuple[str, ...], str, int | None]
     except ValueError as exc:
         return (f"malformed request ({exc})",), "malformed", None
     p = provider(rec.provider)
-    found = check_protocol(session.messages, session.system, rules=p.rules)
+    model = session.model or model_in_path(rec.path)
+    rules = p.rules_for(session.format, session.request_params, model)
+    found = check_protocol(session.messages, session.system, rules=rules)
     problems = tuple(x.message for x in found if x.severity == "error")
     n = len(problems)
     verdict = f"✗ {n} problem{'s' if n != 1 else ''}" if problems else "✓ valid"
-    tokens = p.tokens.request_tokens(
-        session.messages,
-        session.system,
-        session.tools,
-        session.request_params,
-        session.model,
-        session.format,
+    tokens = p.tokens.of(model, session.format).request_tokens(
+        session.messages, session.system, session.tools, session.request_params
     )
     return problems, verdict, tokens
 

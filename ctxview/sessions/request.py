@@ -49,26 +49,20 @@ def token_breakdown(
     calibrated: int | None = None,
     model: TokenModel | None = None,
     params: Mapping[str, Any] | None = None,
-    model_name: str | None = None,
 ) -> dict[str, int]:
     """The one definition of a request's estimated size, used by the app and ``inspect``:
     the system prompt, the tool definitions and the window's messages (everything sent). A
     Claude Code transcript holds no system prompt nor tools, though its requests carried them:
     ``calibrated`` (``Session.calibrated_static``, the request model's figure) stands for both.
-    ``model``: the session provider's token model, where it counts system and tools its way;
-    the request's other fields it bills as input (``params``: OpenAI's structured-output
-    schema) count with the tools; ``model_name``: the request's model, where the provider's
-    framing depends on its family."""
+    ``model``: the session provider's token model for the request's model
+    (``TokenModel.of``), where it counts system and tools its way; the request's other fields
+    it bills as input (``params``: OpenAI's structured-output schema) count with the tools."""
     from ctxview.core.tokens import estimate_system, estimate_tools
 
     out = {
-        "system": (
-            model.system_tokens(system, model_name)
-            if model is not None
-            else estimate_system(system)
-        ),
+        "system": model.system_tokens(system) if model is not None else estimate_system(system),
         "tools": (
-            model.tools_tokens(tools or [], model_name) + model.params_tokens(params, model_name)
+            model.tools_tokens(tools or []) + model.params_tokens(params)
             if model is not None
             else estimate_tools(tools)
         ),

@@ -25,6 +25,7 @@ from ctxview.sessions.model import LoadedSession
 
 if TYPE_CHECKING:
     from ctxview.core.protocol import Problem, RuleSet
+    from ctxview.core.providers.base import TokenModel
     from ctxview.sessions.subagents import SubAgent
 
 
@@ -77,16 +78,22 @@ class Session:
         shows the same); None for other formats."""
         return self.calibration()[1]
 
+    @property
+    def token_model(self) -> TokenModel:
+        """The provider's token model for the session's model and format (Gemini's model
+        families bill tools, calls and thought signatures differently)."""
+        from ctxview.core.providers.registry import provider
+
+        s = self.session
+        return provider(self.provider).tokens.of(s.model, s.wire_format or s.format)
+
     def message_estimate(self) -> Callable[[Mapping[str, Any]], int]:
         """Tokens of one message as the request model counts them: under the calibrated rates
         for a transcript with recorded usage, else the session provider's estimate. The one
         estimate of the sidebar, the timeline, ``inspect`` and the request model."""
         rates = self.calibration()[0]
         if not rates.calibrated:
-            from ctxview.core.providers.registry import provider
-
-            tokens = provider(self.provider).tokens
-            return tokens.message_estimate(self.session.model, self.session.format)
+            return self.token_model.estimate
         from ctxview.core.calibrate import message_features
 
         return lambda m: int(rates.tokens(message_features(m)))
@@ -97,9 +104,7 @@ class Session:
         on the whole usage."""
         if self.calibration()[0].calibrated:
             return 0
-        from ctxview.core.providers.registry import provider
-
-        return provider(self.provider).tokens.carried_tokens(messages)
+        return self.token_model.carried_tokens(messages)
 
     def __post_init__(self) -> None:
         # registered after the replay: a 100,000-message load sends no event through it. Through
@@ -166,7 +171,9 @@ class Session:
         from ctxview.core.providers.registry import provider
 
         s = self.session
-        return provider(self.provider).rules_for(s.wire_format or s.format, s.request_params)
+        return provider(self.provider).rules_for(
+            s.wire_format or s.format, s.request_params, s.model
+        )
 
     @property
     def system(self) -> Any:
@@ -234,7 +241,9 @@ class Session:
             BodyParts(
                 model=self.model_name(defaults, model) or None,
                 messages=[edited.get(i, m) for i, m in entries],
-                metas=[self.transcript[i].meta for i, _ in entries],
+                # an edited message is written from its blocks, never as the wire item it was
+                # read from (which would send the edit's original)
+                metas=[{} if i in edited else self.transcript[i].meta for i, _ in entries],
                 system=self.system,
                 tools=s.tools if tools is None else tools,
                 params=s.request_params,
@@ -308,16 +317,13 @@ class Session:
         estimate = self.message_estimate()
         if any(has_compaction(m) for m in sent):
             sent = effective_messages(sent)[1]  # the API ignores what precedes a compaction
-        from ctxview.core.providers.registry import provider
-
         breakdown = token_breakdown(
             self.system,
             session.tools,
             sum(estimate(m) for m in sent) + self.carried_tokens(sent),
             self.calibrated_static(),
-            provider(self.provider).tokens,
+            self.token_model,
             session.request_params,
-            session.model,
         )
         # the sidebar's rule: system + tools + window against the model's context
         over = context_problem(sum(breakdown.values()), model or session.model)

@@ -18,7 +18,7 @@ import pytest
 from ctxview.cli import main
 from ctxview.core.protocol import check_protocol, errors
 from ctxview.core.providers.base import BodyParts
-from ctxview.core.providers.gemini import PROVIDER
+from ctxview.core.providers.gemini import PROVIDER, validates_signatures
 from ctxview.sessions import load_session
 from tests.support.paths import ACCEPTANCE
 
@@ -26,8 +26,24 @@ GEMINI = sorted((ACCEPTANCE / "gemini").glob("*.json"))
 CLI = sorted((ACCEPTANCE / "gemini_cli").glob("*.json"))
 
 
+def _manifest_models() -> dict[str, str]:
+    """The model each recorded body went to (MANIFEST.md's table: the request path names it)."""
+    out = {}
+    for line in (ACCEPTANCE / "gemini" / "MANIFEST.md").read_text().splitlines():
+        cells = [c.strip() for c in line.split("|")]
+        if len(cells) > 5 and cells[1].endswith(".json"):
+            out[cells[1]] = cells[4]
+    return out
+
+
+MODELS = _manifest_models()
+
+
 def test_the_sets_are_large() -> None:
     assert len(GEMINI) >= 150 and len(CLI) >= 7
+    # bodies to models that validate thought signatures, checked by that rule
+    signed = [n for n, m in MODELS.items() if "_req" in n and validates_signatures(m)]
+    assert len(signed) >= 40
 
 
 def _lost_parts(messages: list[Any], metas: list[Any]) -> int:
@@ -45,7 +61,8 @@ def test_recorded_body_opens_whole_and_clean(path: Path) -> None:
     session = load_session(path)
     assert (session.format, session.provider) == ("gemini", "gemini")
     assert _lost_parts(session.messages, session.metas) == 0
-    assert errors(check_protocol(session.messages, session.system, PROVIDER.rules)) == []
+    rules = PROVIDER.rules_for(session.format, session.request_params, MODELS.get(path.name))
+    assert errors(check_protocol(session.messages, session.system, rules)) == []
     data = json.loads(path.read_text())
     if "contents" in data:
         assert len(session.messages) == len(data["contents"])

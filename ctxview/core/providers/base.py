@@ -127,17 +127,12 @@ class TokenModel:
     #: what the estimate is (shown beside the figures)
     basis: str
     #: the system prompt's tokens (with any fixed cost every request adds), and the tool
-    #: definitions' (in the session's form), for the request's model (None: not named); None:
-    #: :mod:`ctxview.core.tokens`' estimate
-    system: Callable[[Any, str | None], int] | None = None
-    tools: Callable[[Any, str | None], int] | None = None
+    #: definitions' (in the session's form); None: :mod:`ctxview.core.tokens`' estimate
+    system: Callable[[Any], int] | None = None
+    tools: Callable[[Any], int] | None = None
     #: the request's other fields billed as input (OpenAI's structured-output schema), counted
     #: with the tools; None: none are
-    params: Callable[[Mapping[str, Any], str | None], int] | None = None
-    #: the estimate of one message for a model and a file format, where its framing depends on
-    #: the model's family and the API (OpenAI: GPT-4o's 4 tokens a message, the reasoning
-    #: models' 3; a Chat Completions tool call's framing); None: ``estimate``
-    for_model: Callable[[str | None, str], Callable[[Mapping[str, Any]], int]] | None = None
+    params: Callable[[Mapping[str, Any]], int] | None = None
     #: tokens the window's messages are billed beyond their estimates, which only their order
     #: shows (OpenAI: the hidden reasoning items of the current turn); None: none
     carried: Callable[[Sequence[Mapping[str, Any]]], int] | None = None
@@ -147,28 +142,32 @@ class TokenModel:
     unmeasured: (
         Callable[[Sequence[Mapping[str, Any]], Any, Mapping[str, Any] | None], list[str]] | None
     ) = None
+    #: the token model of a request to one model from a file of one format, where the model's
+    #: family and the API change what is billed (OpenAI: GPT-4o frames a message in 4 tokens,
+    #: the reasoning models in 3; Gemini's families bill tools, calls and signatures
+    #: differently); None: this one for every model
+    select: Callable[[str | None, str], TokenModel] | None = None
 
-    def message_estimate(
-        self, model: str | None = None, fmt: str = ""
-    ) -> Callable[[Mapping[str, Any]], int]:
-        return self.for_model(model, fmt) if self.for_model is not None else self.estimate
+    def of(self, model: str | None, fmt: str = "") -> TokenModel:
+        """The token model of a request to ``model`` read from a file of format ``fmt``."""
+        return self if self.select is None else self.select(model, fmt)
 
-    def system_tokens(self, system: Any, model: str | None = None) -> int:
+    def system_tokens(self, system: Any) -> int:
         if self.system is not None:
-            return self.system(system, model)
+            return self.system(system)
         from ctxview.core.tokens import estimate_system
 
         return estimate_system(system)
 
-    def tools_tokens(self, tools: Any, model: str | None = None) -> int:
+    def tools_tokens(self, tools: Any) -> int:
         if self.tools is not None:
-            return self.tools(tools, model)
+            return self.tools(tools)
         from ctxview.core.tokens import estimate_tools
 
         return estimate_tools(tools)
 
-    def params_tokens(self, params: Mapping[str, Any] | None, model: str | None = None) -> int:
-        return self.params(params, model) if self.params is not None and params else 0
+    def params_tokens(self, params: Mapping[str, Any] | None) -> int:
+        return self.params(params) if self.params is not None and params else 0
 
     def unmeasured_parts(
         self, messages: Sequence[Mapping[str, Any]], tools: Any, params: Mapping[str, Any] | None
@@ -184,18 +183,16 @@ class TokenModel:
         system: Any,
         tools: Any,
         params: Mapping[str, Any] | None,
-        model: str | None,
-        fmt: str = "",
     ) -> int:
         """A whole request's estimate: its messages (with what they carry), system prompt, tool
-        definitions and the other fields billed as input."""
-        estimate = self.message_estimate(model, fmt)
+        definitions and the other fields billed as input (:meth:`of` the request's model
+        first)."""
         return (
-            sum(estimate(m) for m in messages)
+            sum(self.estimate(m) for m in messages)
             + self.carried_tokens(messages)
-            + self.system_tokens(system, model)
-            + self.tools_tokens(tools, model)
-            + self.params_tokens(params, model)
+            + self.system_tokens(system)
+            + self.tools_tokens(tools)
+            + self.params_tokens(params)
         )
 
 
@@ -256,8 +253,15 @@ class Provider:
     def notes(self, params: Mapping[str, Any]) -> list[Problem]:
         return self.request_notes(params) if self.request_notes is not None else []
 
-    def rules_for(self, fmt: str, params: Mapping[str, Any] | None = None) -> RuleSet:
-        """The rule set a session of format ``fmt`` (request fields ``params``) is checked by."""
-        if self.select_rules is None:
-            return self.rules
-        return self.select_rules(fmt, params or {})
+    #: the rule set of a request to one model, where a model has rules others lack (Gemini 3
+    #: validates thought signatures): the format's rule set, the format and the model in, the
+    #: model's rule set out
+    model_rules: Callable[[RuleSet, str, str | None], RuleSet] | None = None
+
+    def rules_for(
+        self, fmt: str, params: Mapping[str, Any] | None = None, model: str | None = None
+    ) -> RuleSet:
+        """The rule set a session of format ``fmt`` (request fields ``params``) to ``model`` is
+        checked by."""
+        rules = self.rules if self.select_rules is None else self.select_rules(fmt, params or {})
+        return rules if self.model_rules is None else self.model_rules(rules, fmt, model)

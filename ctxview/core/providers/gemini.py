@@ -15,9 +15,11 @@ cache is billed at the input rate when created, and for storage by the hour).
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ctxview.core.cache_rules import Minimum
@@ -98,42 +100,121 @@ def usage_meta(metadata: Any) -> dict[str, Any] | None:
 IMAGE_TOKENS = 258
 #: a document part with no text to measure (a PDF is 258 tokens a page): assume 6 pages
 DOCUMENT_TOKENS = 6 * 258
-#: per ``Content`` (its role and framing), read off recorded usage (see docs/request-model.md)
-CONTENT_OVERHEAD_TOKENS = 3
+#: a ``Content`` costs nothing beyond its parts, a request one token: read off recorded usage
+#: (a request of one user text "Hi" is billed 2 tokens, "What is the capital of France?" with a
+#: system instruction "You are a helpful chatbot." 13, the text tokens and one)
+#: what every request adds (the turn's framing)
+REQUEST_OVERHEAD_TOKENS = 1
 
 
-#: characters a token of prose, and of code and data (tool calls and results: file contents,
-#: shell output, JSON), fitted to the growth of recorded prompts (docs/request-model.md)
+#: characters a token where a value is measured by its length alone (a block ctxview does not
+#: know, a built-in tool's JSON)
 CHARS_PER_TOKEN = 4.0
-DATA_CHARS_PER_TOKEN = 3.0
 
 
 def _text_tokens(n: int) -> int:
     return math.ceil(n / CHARS_PER_TOKEN) if n > 0 else 0
 
 
-def _data_tokens(n: int) -> int:
-    return math.ceil(n / DATA_CHARS_PER_TOKEN) if n > 0 else 0
+#: a word this long is split once more per as many letters again
+LONG_WORD_SHIFT = 3  # 8 letters
+#: a digit, a symbol or a letter outside ASCII: a token of its own, or a part of one with a
+#: neighbour (fitted: three of four are a token apart)
+SYMBOL_WEIGHT = 0.75
+_LETTERS = frozenset(range(65, 91)) | frozenset(range(97, 123))
+#: bytes -> ASCII letters kept, everything else a space (what splits into words)
+_WORD_TABLE = bytes(c if c in _LETTERS else 32 for c in range(256))
+#: bytes that are not a symbol: letters, whitespace, and UTF-8 continuation bytes (a character
+#: outside ASCII counts once, by its first byte)
+_NOT_SYMBOLS = bytes(sorted(_LETTERS)) + b" \t\n\r\x0b\x0c" + bytes(range(0x80, 0xC0))
 
 
-def block_tokens(block: Any) -> int:
+def text_tokens(text: str) -> int:
+    """Tokens of a text: an ASCII word a token (a long word one more per 8 letters), each
+    digit, symbol and other character :data:`SYMBOL_WEIGHT` of one. Gemini's vocabulary holds
+    most words whole: counting words is closer than counting characters, on short prose (a
+    one-line prompt is a few tokens) as on code and tool output (docs/gemini.md has the
+    figures). Byte translation, not a regular expression: tens of MB a second."""
+    if not text:
+        return 0
+    raw = text.encode("utf-8", "surrogatepass")
+    words = raw.translate(_WORD_TABLE).split()
+    n = len(words) + sum(len(w) >> LONG_WORD_SHIFT for w in words)
+    return math.ceil(n + SYMBOL_WEIGHT * len(raw.translate(None, _NOT_SYMBOLS)))
+
+
+def _data_tokens(value: Any) -> int:
+    """Tokens of a function call's arguments or a function's response (its JSON's words)."""
+    if isinstance(value, str):
+        return text_tokens(value)
+    try:
+        return text_tokens(json.dumps(value, ensure_ascii=False))
+    except (TypeError, ValueError, RecursionError):
+        return text_tokens(repr(value))
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    """What a family of Gemini models bills beyond the text of a request, fitted to the prompt
+    tokens recorded for real request bodies (the tune set of ``benchmarks.gemini_tokens``;
+    docs/gemini.md gives the figures)."""
+
+    name: str
+    #: a request that declares functions: the fixed cost of the tool-use framing
+    tools: int
+    #: each function call of the contents (its framing and its response's)
+    call: int
+    #: characters of a ``functionCall`` part's ``thoughtSignature`` per token billed (the model
+    #: reads the reasoning it stands for back: Gemini 3 bills it, 2.5 does not); 0: not billed
+    signature_chars: float
+
+
+FAMILIES: dict[str, Family] = {
+    "3": Family("Gemini 3 and newer", 18, 22, 6.0),
+    "2.5": Family("Gemini 2.5", 26, 14, 0.0),
+    "2": Family("Gemini 2.0 and older", 0, 0, 0.0),
+}
+_FAMILY = re.compile(r"gemini-(\d+)(?:\.(\d+))?")
+
+
+def family(model: str | None) -> Family:
+    """The family of ``model``; an unknown one (a request body names none: the path did) is
+    taken for the newest."""
+    found = _FAMILY.match(normalise(model)) if model else None
+    if found is None:
+        return FAMILIES["3"]
+    major, minor = int(found.group(1)), int(found.group(2) or 0)
+    if major >= 3:
+        return FAMILIES["3"]
+    return FAMILIES["2.5"] if (major, minor) >= (2, 5) else FAMILIES["2"]
+
+
+def block_tokens(block: Any, fam: Family | None = None, thoughts: bool = False) -> int:
+    """Estimated tokens of one canonical block. ``fam``: the model's family (None: only the
+    block's text); ``thoughts``: a thought's text was sent (a request body holds it; a Gemini
+    CLI session's thoughts are its records', which its requests' usage shows are not billed)."""
     if not isinstance(block, Mapping):
         return _text_tokens(_json_len(block))
     kind = block.get("type")
     if kind == "text":
         text = block.get("text")
-        return _text_tokens(len(text)) if isinstance(text, str) else 0
+        return text_tokens(text) if isinstance(text, str) else 0
     if kind == "thinking":
-        # a thought's text is not sent back as prompt: only its signature is, which the API
-        # does not count as prompt tokens
-        return 0
+        text = block.get("thinking")
+        return text_tokens(text) if thoughts and isinstance(text, str) else 0
     if kind in ("tool_use", "server_tool_use"):
-        return _data_tokens(len(str(block.get("name", ""))) + _json_len(block.get("input", {})))
+        n = text_tokens(str(block.get("name", ""))) + _data_tokens(block.get("input", {}))
+        if fam is not None and kind == "tool_use":
+            n += fam.call
+            signature = block.get("signature")
+            if fam.signature_chars and isinstance(signature, str):
+                n += math.ceil(len(signature) / fam.signature_chars)
+        return n
     if kind == "tool_result":
         content = block.get("content", "")
         if isinstance(content, list):
             return sum(block_tokens(b) for b in content)
-        return _data_tokens(_json_len(content))
+        return _data_tokens(content)
     if kind == "image":
         return IMAGE_TOKENS
     if kind == "document":
@@ -141,14 +222,114 @@ def block_tokens(block: Any) -> int:
     return _text_tokens(_json_len({k: v for k, v in block.items() if k != "type"}))
 
 
-def estimate_message(message: Mapping[str, Any]) -> int:
+def estimate_message(
+    message: Mapping[str, Any], fam: Family | None = None, thoughts: bool = False
+) -> int:
     """Estimated prompt tokens of one canonical message read from a Gemini ``Content``."""
     content = message.get("content", "")
     if isinstance(content, str):
-        return CONTENT_OVERHEAD_TOKENS + _text_tokens(len(content))
+        return text_tokens(content)
     if not isinstance(content, list):
-        return CONTENT_OVERHEAD_TOKENS + _text_tokens(_json_len(content))
-    return CONTENT_OVERHEAD_TOKENS + sum(block_tokens(b) for b in content)
+        return _text_tokens(_json_len(content))
+    return sum(block_tokens(b, fam, thoughts) for b in content)
+
+
+def estimate_system(system: Any) -> int:
+    """A system instruction's tokens (its text alone), with what every request adds."""
+    if isinstance(system, str):
+        return REQUEST_OVERHEAD_TOKENS + text_tokens(system)
+    if not isinstance(system, list):
+        return REQUEST_OVERHEAD_TOKENS
+    texts = (b.get("text") for b in system if isinstance(b, Mapping))
+    return REQUEST_OVERHEAD_TOKENS + sum(text_tokens(t) for t in texts if isinstance(t, str))
+
+
+#: the JSON Schema keys whose values are words the model reads (the others are structure)
+_SCHEMA_WORDS = ("description", "title")
+
+
+def _schema_words(schema: Any, out: list[str]) -> list[str]:
+    """The words of a parameters schema as billed: property names, descriptions and enum
+    values (a declaration is not billed as its JSON: its structure costs next to nothing)."""
+    if isinstance(schema, list):
+        for x in schema:
+            _schema_words(x, out)
+    elif isinstance(schema, Mapping):
+        for key, value in schema.items():
+            if key == "properties" and isinstance(value, Mapping):
+                for name, sub in value.items():
+                    out.append(str(name))
+                    _schema_words(sub, out)
+            elif key in _SCHEMA_WORDS and isinstance(value, str):
+                out.append(value)
+            elif key == "enum" and isinstance(value, list):
+                out.extend(str(x) for x in value)
+            elif isinstance(value, Mapping | list):
+                _schema_words(value, out)
+    return out
+
+
+_DECLARATIONS = ("functionDeclarations", "function_declarations")
+_PARAMETERS = (
+    "parameters",
+    "parametersJsonSchema",
+    "parameters_json_schema",
+)
+
+
+def estimate_tools(tools: Any, fam: Family | None = None) -> int:
+    """Tokens of the ``tools`` (a list of Tool objects): each function declaration's name,
+    description and parameters' words, with the family's tool-use framing once; a built-in
+    tool (Google Search, code execution) as its JSON."""
+    if not tools:
+        return 0
+    items = tools if isinstance(tools, list) else [tools]
+    words: list[str] = []
+    declared = False
+    other = 0
+    for tool in items:
+        if not isinstance(tool, Mapping):
+            other += _text_tokens(_json_len(tool))
+            continue
+        for key, value in tool.items():
+            if key in _DECLARATIONS and isinstance(value, list):
+                for d in value:
+                    if not isinstance(d, Mapping):
+                        continue
+                    declared = True
+                    words.append(str(d.get("name", "")))
+                    words.append(str(d.get("description") or ""))
+                    for k in _PARAMETERS:
+                        if k in d:
+                            _schema_words(d[k], words)
+            else:
+                other += _text_tokens(_json_len({key: value}))
+    framing = (fam or FAMILIES["3"]).tools if declared else 0
+    return framing + sum(text_tokens(w) for w in words) + other
+
+
+def token_model(model: str | None, fmt: str = "gemini") -> TokenModel:
+    """The token estimate of a request to ``model`` of a file of format ``fmt``: its family's
+    costs; thought text counted where the file holds what was sent (a request body)."""
+    fam = family(model)
+    thoughts = fmt == "gemini"
+    return TokenModel(
+        lambda m: estimate_message(m, fam, thoughts),
+        CALIBRATED_FORMATS,
+        f"{BASIS}; {fam.name}",
+        system=estimate_system,
+        tools=lambda tools: estimate_tools(tools, fam),
+        select=token_model,
+    )
+
+
+#: the formats whose recorded usage calibrates the estimate
+CALIBRATED_FORMATS = frozenset(("gemini-cli", "otel"))
+BASIS = (
+    "4 characters a token of text and 3 of data, 258 an image (one tile), a function call's "
+    "framing and (Gemini 3) its thought signature by model family, function declarations by "
+    "their words, calibrated from recorded usage where a Gemini CLI session or a trace has it"
+)
 
 
 # -- cache ---------------------------------------------------------------------------------------
@@ -326,6 +507,145 @@ def call_turn_order(messages: Sequence[Any]) -> list[Problem]:
     return []
 
 
+#: the API's text when a function call of the current turn is sent back without the
+#: ``thoughtSignature`` the model gave it (Gemini 3); ``{name}`` the call, ``{position}`` the
+#: Content holding it, counted from 1 (every reported position is even: the model Contents of a
+#: user/model history are the 2nd, 4th, ...)
+MISSING_SIGNATURE = (
+    "Function call is missing a thought_signature in functionCall parts. This is required for "
+    "tools to work correctly, and missing thought_signature may lead to degraded model "
+    "performance. Additional data, function call `default_api:{name}` , position {position}. "
+    "Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details."
+)
+
+
+def _standard_user(message: Any) -> bool:
+    """A user Content that is not only function responses: it starts a new turn."""
+    if not isinstance(message, Mapping) or message.get("role") != "user":
+        return False
+    content = message.get("content")
+    if not isinstance(content, list):
+        return True
+    return any(not (isinstance(b, Mapping) and b.get("type") == "tool_result") for b in content)
+
+
+def thought_signatures(messages: Sequence[Any]) -> list[Problem]:
+    """Gemini 3 validates the thought signatures of the current turn (every step since the last
+    user Content that is not only function responses): the first function call of each model
+    Content (a step) must carry the ``thoughtSignature`` the model gave it; the other calls of a
+    step (parallel calls) have none. Earlier turns are not validated (Gemini API docs, "Thought
+    signatures")."""
+    start = 0
+    for i in range(len(messages) - 1, -1, -1):
+        if _standard_user(messages[i]):
+            start = i + 1
+            break
+    out: list[Problem] = []
+    for i in range(start, len(messages)):
+        m = messages[i]
+        content = m.get("content") if isinstance(m, Mapping) else None
+        if not isinstance(content, list) or m.get("role") != "assistant":
+            continue
+        for j, b in enumerate(content):
+            if isinstance(b, Mapping) and b.get("type") == "tool_use":
+                signature = b.get("signature")
+                if not (isinstance(signature, str) and signature):
+                    text = MISSING_SIGNATURE.format(name=b.get("name", ""), position=i + 1)
+                    out.append(
+                        Problem(
+                            i,
+                            "missing_thought_signature",
+                            "error",
+                            f"{text} (contents[{i}].parts[{j}])",
+                            j,
+                            (str(b.get("id")),),
+                        )
+                    )
+                break
+    return out
+
+
+#: the API's text for a Content with no parts (any role, any place: the final model Content too)
+EMPTY_PARTS = "* GenerateContentRequest.contents[{index}].parts: contents.parts must not be empty."
+#: the API's text for a part none of whose data fields (the ``data`` oneof) is set
+NO_DATA = (
+    "* GenerateContentRequest.contents[{index}].parts[{block}].data: required oneof field 'data' "
+    "must have one initialized field"
+)
+#: the fields of a Part's ``data`` oneof (both spellings the API reads), and the Part's other
+#: fields: a part holding only the latter (``{}``, ``{"thoughtSignature": ...}``, a null
+#: ``text``) sets no data; a field of neither list is not judged (a newer data field)
+_DATA_FIELDS = frozenset(
+    {
+        "text",
+        "inlineData",
+        "inline_data",
+        "fileData",
+        "file_data",
+        "functionCall",
+        "function_call",
+        "functionResponse",
+        "function_response",
+        "executableCode",
+        "executable_code",
+        "codeExecutionResult",
+        "code_execution_result",
+        "toolCall",
+        "tool_call",
+        "toolResponse",
+        "tool_response",
+    }
+)
+_OTHER_FIELDS = frozenset(
+    {
+        "thought",
+        "thoughtSignature",
+        "thought_signature",
+        "videoMetadata",
+        "video_metadata",
+        "partMetadata",
+        "part_metadata",
+        "mediaResolution",
+        "media_resolution",
+    }
+)
+
+
+def _sets_no_data(block: Any) -> bool:
+    """A block read from a Part that sets no data field (the reader keeps such a part whole in
+    ``gemini_part``)."""
+    if not isinstance(block, Mapping) or "gemini_part" not in block:
+        return False
+    part = block["gemini_part"]
+    if not isinstance(part, Mapping):
+        return False
+    if any(part.get(k) is not None for k in _DATA_FIELDS):
+        return False
+    return all(k in _DATA_FIELDS or k in _OTHER_FIELDS for k in part)
+
+
+def empty_parts(messages: Sequence[Any]) -> list[Problem]:
+    """Every Content holds at least one part, and every part sets one data field. An empty
+    text (``{"text": ""}``) is data: recorded requests the API accepted hold it in user and model
+    Contents. Model Contents alone are a response (one blocked by safety has no parts), not a
+    request."""
+    out: list[Problem] = []
+    if all(isinstance(m, Mapping) and m.get("role") == "assistant" for m in messages):
+        return out
+    for i, m in enumerate(messages):
+        content = m.get("content") if isinstance(m, Mapping) else None
+        if not isinstance(content, list):
+            continue
+        if not content:
+            out.append(Problem(i, "empty_content", "error", EMPTY_PARTS.format(index=i)))
+            continue
+        for j, b in enumerate(content):
+            if _sets_no_data(b):
+                text = NO_DATA.format(index=i, block=j)
+                out.append(Problem(i, "part_without_data", "error", text, j))
+    return out
+
+
 RULES = RuleSet(
     "gemini",
     {
@@ -347,14 +667,33 @@ RULES = RuleSet(
             "turn. (contents[{index}]: {ids})",
             "400 INVALID_ARGUMENT, https://github.com/langchain-ai/langchain/issues/27799",
         ),
-        "empty_content": Rule(
-            "empty_content",
-            "* GenerateContentRequest.contents[{index}].parts: contents.parts must not be empty.",
-            "400 INVALID_ARGUMENT, https://github.com/egoist/chatwise-releases/issues/250",
-        ),
     },
-    checks=(call_turn_order,),
+    checks=(call_turn_order, empty_parts),
 )
+#: the rules of a model that validates thought signatures (Gemini 3 and newer)
+SIGNED_RULES = RuleSet("gemini-3", RULES.rules, (*RULES.checks, thought_signatures))
+
+_MAJOR = re.compile(r"gemini-(\d+)")
+
+
+def validates_signatures(model: str | None) -> bool:
+    """Gemini 3 and newer validate the thought signatures of function calls; Gemini 3 Pro Image
+    does not (Vertex AI docs, "Thought signatures"), nor do earlier models. An unknown model is
+    not checked."""
+    if not model:
+        return False
+    name = normalise(model)
+    found = _MAJOR.match(name)
+    return found is not None and int(found.group(1)) >= 3 and "-image" not in name
+
+
+def model_rules(rules: RuleSet, fmt: str, model: str | None) -> RuleSet:
+    """The rule set of a request body (format ``gemini``) to ``model``: :data:`SIGNED_RULES`
+    where the model validates thought signatures. A Gemini CLI session is not checked by that
+    rule: its records hold the calls but never the signatures the CLI sent with them."""
+    signed = fmt == "gemini" and validates_signatures(model)
+    return SIGNED_RULES if rules is RULES and signed else rules
+
 
 # -- request body --------------------------------------------------------------------------------
 
@@ -384,12 +723,21 @@ def _real_id(value: Any) -> str | None:
     return value if isinstance(value, str) and not _MADE_UP_ID.fullmatch(value) else None
 
 
+def _sign(part: dict[str, Any], block: Mapping[str, Any]) -> dict[str, Any]:
+    """``part`` with the block's ``signature`` as its ``thoughtSignature``: a signature is never
+    dropped when a message is written from its blocks (:data:`MISSING_SIGNATURE`)."""
+    signature = block.get("signature")
+    if isinstance(signature, str) and signature:
+        part["thoughtSignature"] = signature
+    return part
+
+
 def block_part(block: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
     """The ``Part`` of a canonical block (one ctxview built or edited: a block read from a
     file is written from its wire ``Content``)."""
     kind = block.get("type")
     if kind == "text":
-        return {"text": block.get("text", "")}
+        return _sign({"text": block.get("text", "")}, block)
     if kind == "thinking":
         part: dict[str, Any] = {"text": block.get("thinking", ""), "thought": True}
         if block.get("signature"):
@@ -399,7 +747,7 @@ def block_part(block: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, 
         call: dict[str, Any] = {"name": block.get("name", ""), "args": block.get("input", {})}
         if _real_id(block.get("id")):
             call["id"] = block["id"]
-        return {"functionCall": call}
+        return _sign({"functionCall": call}, block)
     if kind == "tool_result":
         content = block.get("content", "")
         if isinstance(content, list):
@@ -489,15 +837,11 @@ PROVIDER = Provider(
     name="gemini",
     label="Gemini",
     rules=RULES,
-    tokens=TokenModel(
-        estimate_message,
-        frozenset(("gemini-cli", "otel")),
-        "4 characters a token and 3 a Content, 258 an image (one tile), thought text not "
-        "counted, calibrated from recorded usage where a Gemini CLI session or a trace has it",
-    ),
+    tokens=token_model(None),
     cache=CACHE,
     prices=PRICE_BOOK,
     usage=usage,
     write_body=write_body,
     formats=frozenset(("gemini", "gemini-cli")),
+    model_rules=model_rules,
 )

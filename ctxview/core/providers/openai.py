@@ -17,8 +17,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
+from functools import cache, partial
 from typing import Any
 
 from ctxview.core.cache_rules import Minimum
@@ -652,24 +654,39 @@ def write_body(parts: BodyParts) -> dict[str, Any]:
     return body
 
 
+#: what the estimate is (shown beside the figures)
+TOKENS_BASIS = (
+    "text counted exactly in o200k_base; OpenAI's framing by model family and API (4 tokens a "
+    "message for GPT-4o, 3 for the reasoning models, 3 priming the reply, tool calls, function "
+    "definitions and images by OpenAI's rules), the current turn's hidden reasoning by its "
+    "sealed length; calibrated from a Codex session's recorded usage"
+)
+
+
+@cache
+def token_model(model: str | None, fmt: str = "") -> TokenModel:
+    """The token estimate of a request to ``model`` from a file of format ``fmt``: framing by
+    the model's family and the API (one object per combination)."""
+    return TokenModel(
+        message_estimate(model, fmt),
+        frozenset(CALIBRATED_FORMATS) & FORMATS,
+        TOKENS_BASIS,
+        system=partial(estimate_system, model=model),
+        tools=partial(estimate_tools, model=model),
+        params=partial(estimate_params, model=model),
+        carried=carried_reasoning,
+        unmeasured=unmeasured,
+        select=token_model,
+    )
+
+
 PROVIDER = Provider(
     name="openai",
     label="OpenAI",
     rules=CHAT_RULES,
-    tokens=TokenModel(
-        estimate_message,
-        frozenset(CALIBRATED_FORMATS) & FORMATS,
-        "text counted exactly in o200k_base; OpenAI's framing by model family and API (4 "
-        "tokens a message for GPT-4o, 3 for the reasoning models, 3 priming the reply, tool "
-        "calls, function definitions and images by OpenAI's rules), the current turn's hidden "
-        "reasoning by its sealed length; calibrated from a Codex session's recorded usage",
-        system=estimate_system,
-        tools=estimate_tools,
-        params=estimate_params,
-        for_model=message_estimate,
-        carried=carried_reasoning,
-        unmeasured=unmeasured,
-    ),
+    # a model's or format's framing comes from ``tokens.of(model, fmt)``; unnamed, a message
+    # is framed as a reasoning model frames it
+    tokens=dataclasses.replace(token_model(None), estimate=estimate_message),
     cache=CACHE,
     prices=PRICE_BOOK,
     usage=usage,

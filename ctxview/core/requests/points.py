@@ -42,7 +42,7 @@ def session_rules(session: SessionLike) -> RuleSet:
     (``ctxview.core.providers``)."""
     fmt = getattr(session, "wire_format", None) or session.format
     params = getattr(session, "request_params", None) or {}
-    return _provider(session).rules_for(fmt, params)
+    return _provider(session).rules_for(fmt, params, getattr(session, "model", None))
 
 
 def session_cache(session: SessionLike) -> CacheModel:

@@ -541,6 +541,38 @@ def test_a_recorded_openai_request_is_counted_by_openai_token_model() -> None:
 
     # tools: 12 + 7 + "f:Do it"; GPT-4o's messages: the user's (framing 4 + "hi"), the system's
     # (priming 3 + framing 4 + its text)
-    assert tokens.tools_tokens([tool], "gpt-4o") == 12 + 7 + text_tokens("f:Do it")
+    assert tokens.of("gpt-4o").tools_tokens([tool]) == 12 + 7 + text_tokens("f:Do it")
     system = 3 + 4 + text_tokens("Be terse.")
-    assert checked[2] == 4 + text_tokens("hi") + system + tokens.tools_tokens([tool], "gpt-4o")
+    assert checked[2] == 4 + text_tokens("hi") + system + tokens.of("gpt-4o").tools_tokens([tool])
+
+
+def test_openai_and_gemini_token_counts_are_recorded_as_counts_not_model_calls(
+    up: Upstreams,
+) -> None:
+    from ctxview.live.recording import RequestRecord, summarise, summary_line
+    from ctxview.sessions.proxylog import MODEL_CALLS, kind_of
+
+    mark = up.px.mark()
+    up.openai.queue(Response("json", body={"object": "response.input_tokens", "input_tokens": 11}))
+    up.gemini.queue(Response("json", body={"totalTokens": 31}))
+    counted = oai(up).responses.input_tokens.count(model="gpt-fake", input="weather in Paris?")
+    assert counted.input_tokens == 11
+    assert gem(up).models.count_tokens(model="gemini-fake", contents="hi").total_tokens == 31
+    assert up.openai.paths[-1] == "/v1/responses/input_tokens"
+    assert up.gemini.paths[-1].endswith("/models/gemini-fake:countTokens")
+    lines = recorded(up, mark, 2)
+    assert [(x["provider"], x["endpoint"]) for x in lines] == [
+        ("openai", "input_tokens"),
+        ("gemini", "gemini_count_tokens"),
+    ]
+    # no model answered them: no usage, no conversation of model calls
+    assert all(x["complete"] and x["usage"] is None for x in lines)
+    assert not {x["endpoint"] for x in lines} & MODEL_CALLS
+    oa, gm = (summarise(RequestRecord.from_dict(x, "x")) for x in lines)
+    assert (kind_of(oa), oa.counted_tokens, kind_of(gm), gm.counted_tokens) == (
+        "count",
+        11,
+        "count",
+        31,
+    )
+    assert "counted 31 input tokens" in summary_line(gm)

@@ -342,3 +342,76 @@ def test_every_call_answered_once_in_any_order_pairs_cleanly(
     # a response with an id answers the call of that id, whatever its place
     assert all(r == i for r, (_, i) in zip(results, answers, strict=True) if i)
     assert errors(check_protocol(messages, None, RULES)) == []
+
+
+def test_an_edited_content_is_sent_edited_and_keeps_its_thought_signature(tmp_path: Path) -> None:
+    from ctxview.sessions.replay import replay
+
+    call = {"functionCall": {"name": "f", "args": {}}, "thoughtSignature": "c2lnMQ"}
+    contents = [
+        {"role": "user", "parts": [{"text": "go"}]},
+        {"role": "model", "parts": [{"text": "plan A", "thought": True}, call]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {}}}]},
+        {"role": "model", "parts": [{"text": "done"}]},
+        {"role": "user", "parts": [{"text": "again"}]},
+        {"role": "model", "parts": [{"text": "plan B", "thought": True}, {"text": "ok"}]},
+    ]
+    path = tmp_path / "body.json"
+    path.write_text(json.dumps({"contents": contents}))
+    rep = replay(load_session(path), strategy="clear-thinking")
+    sent = rep.request_body({})["contents"]
+    # the older turn's thought is cleared; its call keeps the signature Gemini 3 validates
+    assert sent[1] == {"role": "model", "parts": [call]}
+    assert sent[5] == contents[5]
+
+
+def _problems(contents: list[Any]) -> list[tuple[str, int, int | None, str]]:
+    messages, _ = contents_messages(contents, "contents")
+    return [
+        (p.code, p.index, p.block, p.message) for p in errors(check_protocol(messages, None, RULES))
+    ]
+
+
+HI = {"role": "user", "parts": [{"text": "hi"}]}
+
+
+@pytest.mark.parametrize("role", ["user", "model"])
+def test_a_content_with_no_parts_is_rejected_wherever_it_is(role: str) -> None:
+    # the final model Content too: the Messages API's exemption is not Gemini's
+    assert _problems([HI, {"role": role, "parts": []}]) == [
+        (
+            "empty_content",
+            1,
+            None,
+            "* GenerateContentRequest.contents[1].parts: contents.parts must not be empty.",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    "part", [{}, {"thoughtSignature": "c2ln"}, {"text": None}, {"thought": True}]
+)
+def test_a_part_that_sets_no_data_field_is_rejected(part: dict[str, Any]) -> None:
+    model = {"role": "model", "parts": [{"text": "ok"}, part]}
+    assert _problems([HI, model]) == [
+        (
+            "part_without_data",
+            1,
+            1,
+            "* GenerateContentRequest.contents[1].parts[1].data: required oneof field 'data' "
+            "must have one initialized field",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    "part",
+    [
+        {"text": ""},  # accepted: pai_empty_assistant_response_req1.json
+        {"text": "", "thoughtSignature": "c2ln"},
+        {"inline_data": {"mime_type": "image/png", "data": "AAAA"}},
+        {"someNewData": {"x": 1}},  # a data field this reader does not know: not judged
+    ],
+)
+def test_a_part_with_data_is_not(part: dict[str, Any]) -> None:
+    assert _problems([HI, {"role": "model", "parts": [part]}]) == []

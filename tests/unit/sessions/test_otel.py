@@ -192,3 +192,13 @@ def test_otlp_values_become_json() -> None:
         }
     }
     assert any_value(value) == {"n": 3, "xs": [True, 1.5]}
+
+
+def test_a_resent_gemini_call_without_its_thought_signature_is_the_same_message() -> None:
+    # the Google GenAI instrumentation's log records: each response's calls carry their
+    # thoughtSignature, the next call's record of its input holds none; 5 calls, 10 messages
+    from tests.support.paths import ACCEPTANCE
+
+    session = load_session(ACCEPTANCE / "otel" / "genai_events_tool_loop_3_calls.json")
+    assert len(session.messages) == 10
+    assert [m["role"] for m in session.messages[:3]] == ["user", "assistant", "user"]

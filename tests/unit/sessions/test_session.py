@@ -240,6 +240,5 @@ def test_the_context_of_an_openai_session_counts_by_openais_token_model(tmp_path
     tool = {"type": "function", "function": {"name": "f", "description": "Do it."}}
     tokens = provider("openai").tokens
     ctx = ConversationContext(tools=[tool], token_counter=ModelEstimate(tokens, "gpt-4o"))
-    assert ctx.estimated_tokens == tokens.system_tokens("", "gpt-4o") + tokens.tools_tokens(
-        [tool], "gpt-4o"
-    )
+    gpt4o = tokens.of("gpt-4o")
+    assert ctx.estimated_tokens == gpt4o.system_tokens("") + gpt4o.tools_tokens([tool])
