@@ -72,7 +72,9 @@ def _counter(session: LoadedSession) -> Any:
     from ctxview.core.counting import ModelEstimate
     from ctxview.core.providers.registry import provider
 
-    return ModelEstimate(provider(session.provider).tokens, session.model, session.format)
+    return ModelEstimate(
+        provider(session.provider).tokens, session.model, session.wire_format or session.format
+    )
 
 
 def _replay_as_sent(

@@ -347,7 +347,7 @@ class Session:
                 "token_breakdown": breakdown,
                 # what the request is billed for that the file does not show (the estimate
                 # cannot cover it): a stored response it continues, server-side tools, files
-                "billed_not_in_file": provider(self.provider).tokens.unmeasured_parts(
+                "billed_not_in_file": self.token_model.unmeasured_parts(
                     sent, session.tools, session.request_params
                 ),
             },
