@@ -45,6 +45,7 @@ from ctxview.core.requests.points import (
     _fingerprint,
     calibrate,
     history_resends,
+    microcompactions,
     session_features,
     static_of,
 )
@@ -298,6 +299,7 @@ def simulate(
         statics if statics and len(set(statics.values())) > 1 else None,
         scales,
         history_resends(session),
+        microcompactions(session) if session.format in CALIBRATED_FORMATS else {},
     )
     source = "context" if _reference else window_source(plan)
     if source != "context":

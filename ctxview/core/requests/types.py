@@ -34,6 +34,7 @@ BREAK_REASONS = (
     "model",
     "edited",
     "notification",
+    "microcompaction",
 )
 
 
@@ -465,3 +466,6 @@ class ReplayPlan:
     #: messages at which the client sent the history again from the start, and why
     #: (:func:`~.points.history_resends`)
     resends: dict[int, str] = field(default_factory=dict)
+    #: of those, the ones that changed the history from a later message on (a microcompaction:
+    #: :func:`~.points.microcompactions`): the transcript id of the first message changed
+    resent_from: dict[int, int] = field(default_factory=dict)
