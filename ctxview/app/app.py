@@ -179,11 +179,12 @@ class CtxviewApp(ShellApp):
 
     @on(messages.FiguresChanged)
     def _figures_changed(self, event: messages.FiguresChanged) -> None:
-        if event.rows:
-            self.timeline.refresh()
-            self.update_panes()
-        elif self._panes_ready:
-            with suppress(NoMatches):  # the panes are being torn down (the app is closing)
+        # a worker's figures may arrive while the panes are being torn down (the app is closing)
+        with suppress(NoMatches):
+            if event.rows:
+                self.timeline.refresh()
+                self.update_panes()
+            elif self._panes_ready:
                 if event.cache:
                     self.sidebar.update_cache(self.model)
                 else:

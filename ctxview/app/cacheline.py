@@ -195,7 +195,8 @@ def predict(
         return None
     so_far = SavedRequests(view, dict(settings), prices, requests_so_far(log, sent is not view))
     nxt = log.requests[-1]
-    past = log.requests[:-1]
+    # the requests so far in the order they were sent, a compaction's summary request included
+    past = [r for r in log.in_order() if r is not nxt]
     kept = log.windows.get(nxt.index)  # the last request's window is always kept
     n_real = len(view.messages)  # (not the placeholder of the next request)
     next_window = None if kept is None else [i for i in kept if 0 <= i < n_real]

@@ -124,8 +124,8 @@ def requests_report(
 
 
 def _agent_requests(log: Any, agents: Sequence[Any]) -> list[tuple[str, list[Any]]]:
-    return [("main", log.requests)] + [
-        (al.agent.agent_id, al.log.requests) for al in agents if al.log is not None
+    return [("main", log.in_order())] + [
+        (al.agent.agent_id, al.log.in_order()) for al in agents if al.log is not None
     ]
 
 
@@ -136,7 +136,7 @@ def _totals(log: Any, agents: Sequence[Any]) -> dict[str, Any]:
 
 
 def _agents(log: Any, agents: Sequence[Any]) -> list[dict[str, Any]]:
-    main = {"agent": "main", "requests": len(log.requests), "totals": log.totals()}
+    main = {"agent": "main", "requests": len(log.in_order()), "totals": log.totals()}
     return [main, *(al.describe() for al in agents)]
 
 
@@ -158,6 +158,7 @@ _REQUEST_KEYS = (
     "redundancy",
     "off_branch",
     "recorded_break",
+    "kind",
 )
 
 
@@ -312,7 +313,7 @@ def requests_json_parts(
             f'"redundancy": {rs}, '
             f'"off_branch": {"true" if r.off_branch is True else "false"}, '
             f'"recorded_break": {"null" if (rm := r.recorded_miss) is None else enc(rm.to_dict())}, '
-            f'"agent": {agent}}}'
+            f'"kind": {encode_basestring(r.kind)}, "agent": {agent}}}'
         )
         if len(rows) == _PIECE:
             flush()
@@ -463,7 +464,7 @@ def _print_requests(report: dict[str, Any], log: Any, rejected: bool) -> None:
         f"{'uncached':>8} {'recorded in/read/write':>24} {'break':<16} {'cost':>9}  redundant\n"
     )
     out.write(head)
-    for r in log.requests:
+    for r in log.in_order():
         ts = (r.timestamp or "")[11:19]
         rec = (
             f"{fmt_tokens(r.recorded['input_tokens'])}/"
@@ -484,6 +485,8 @@ def _print_requests(report: dict[str, Any], log: Any, rejected: bool) -> None:
         )
         if r.off_branch:
             red = f"{red} off-branch".lstrip()
+        if r.kind != "turn":
+            red = f"{red} {r.kind} request".lstrip()
         out.write(
             f"{r.index:>5} {visible(ts):8} {r.window_size:>6} {fmt_tokens(r.input_tokens):>7} "
             f"{fmt_tokens(r.cache_read):>7} {fmt_tokens(r.cache_write):>7} "

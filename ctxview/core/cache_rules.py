@@ -125,6 +125,7 @@ API_REASON: dict[str, str | None] = {
     "rewind": "messages_changed",
     "edited": "messages_changed",
     "notification": "messages_changed",
+    "microcompaction": "messages_changed",
     "unexplained": None,
 }
 #: the reasons the API's cache diagnostics give

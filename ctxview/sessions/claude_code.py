@@ -30,6 +30,7 @@ from ctxview.sessions.claude_code_compaction import (
     Placement,
     compaction_splices,
     kept_after_summaries,
+    microcompact_info,
     microcompact_note,
     placement_notes,
 )
@@ -294,6 +295,7 @@ def rebuild(
     out: list[_Builder] = []
     last_asst: _Builder | None = None
     pending_boundary: dict[str, Any] | None = None
+    pending_micro: dict[str, Any] | None = None
     cleared: list[str] = []
     for ln in selected:
         rec = ln.record
@@ -303,6 +305,13 @@ def rebuild(
                 pending_boundary = dict(cm) if isinstance(cm, dict) else {}
             elif rec.get("subtype") == "microcompact_boundary":
                 cleared.append(microcompact_note(ln))
+                # the next request sends the tool results cleared: marked on the message that
+                # request sends first (the results just added, or the next prompt)
+                info = microcompact_info(ln)
+                if out and out[-1].role == "user":
+                    out[-1].meta["microcompact"] = info
+                else:
+                    pending_micro = info
             continue
         msg = rec["message"]
         content = msg["content"]
@@ -375,6 +384,9 @@ def rebuild(
             if pending_boundary is not None:
                 tail.meta["compact_boundary"] = pending_boundary
                 pending_boundary = None
+            if pending_micro is not None:
+                tail.meta["microcompact"] = pending_micro
+                pending_micro = None
             out.append(tail)
         tail.lines.append(ln.number)
         if rec.get("isMeta"):

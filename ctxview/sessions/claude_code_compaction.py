@@ -5,6 +5,7 @@ kept, what a reader says of lines it could not place (:class:`Placement`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ctxview.sessions.claude_code_lines import Line, recorded_total
 
@@ -168,3 +169,16 @@ def microcompact_note(line: Line) -> str:
         f"{'s' if n != 1 else ''} here (microcompact{saved_text}); the requests after it sent "
         "them cleared, the messages show them as recorded (their estimates run high)"
     )
+
+
+def microcompact_info(line: Line) -> dict[str, Any]:
+    """What the request model needs of a ``microcompact_boundary`` line: the ids of the tool
+    results Claude Code cleared (``cleared``) and the tokens it says that saved (or None)."""
+    meta = line.record.get("microcompactMetadata")
+    meta = meta if isinstance(meta, dict) else {}
+    ids = meta.get("compactedToolIds")
+    saved = meta.get("tokensSaved")
+    return {
+        "cleared": [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else [],
+        "tokens_saved": saved if isinstance(saved, int) and not isinstance(saved, bool) else None,
+    }

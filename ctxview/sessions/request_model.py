@@ -10,7 +10,7 @@ from typing import Any
 from ctxview.core.pricing import PriceTable
 from ctxview.core.requests import RequestLog, simulate
 from ctxview.sessions.model import LoadedSession
-from ctxview.sessions.subagents import AgentLog, agent_logs, subagents_of
+from ctxview.sessions.subagents import AgentLog, agent_logs, link_compactions, subagents_of
 
 
 def session_requests(
@@ -38,7 +38,8 @@ def session_requests(
     )
     if not log.as_sent:
         return log, []
-    return log, agent_logs(subagents_of(session), prices=prices, defaults=defaults, check=check)
+    logs = agent_logs(subagents_of(session), prices=prices, defaults=defaults, check=check)
+    return link_compactions(log, logs)
 
 
 def compare_max(

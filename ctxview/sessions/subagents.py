@@ -317,10 +317,53 @@ def agent_logs(agents: list[SubAgent], **simulate_args: Any) -> list[AgentLog]:
     return out
 
 
+#: a compaction request and the ``agent-acompact`` file that recorded it are the same request
+#: when their responses were logged this close (seconds; under a second in the real files)
+_SAME_RESPONSE_SECONDS = 60.0
+
+
+def link_compactions(log: Any, logs: list[AgentLog]) -> tuple[Any, list[AgentLog]]:
+    """(main log, sub-agent logs) with each compaction request the main log modelled
+    (``RequestLog.compactions``) that an ``agent-acompact`` file recorded counted once: as that
+    agent's one request, the model's estimate beside the usage the file recorded. The others
+    stay in the main log. Unchanged when nothing links (so linking twice changes nothing)."""
+    from dataclasses import replace
+
+    from ctxview.core.requests.points import parse_timestamp
+
+    comps = list(getattr(log, "compactions", None) or ())
+    if not comps:
+        return log, logs
+    times = [parse_timestamp(c.timestamp) for c in comps]
+    used: set[int] = set()
+    out: list[AgentLog] = []
+    for al in logs:
+        own = al.log.requests if al.agent.kind == "compaction" and al.log is not None else []
+        rec = next((r for r in reversed(own) if r.recorded is not None), None)
+        t = parse_timestamp(rec.timestamp) if rec is not None else None
+        near = [
+            (abs(ct - t), i)
+            for i, ct in enumerate(times)
+            if i not in used and ct is not None and t is not None
+        ]
+        best = min(near, default=None)
+        if rec is None or best is None or best[0] > _SAME_RESPONSE_SECONDS:
+            out.append(al)
+            continue
+        used.add(best[1])
+        req = replace(comps[best[1]], recorded=rec.recorded)
+        out.append(AgentLog(al.agent, replace(al.log, requests=[req], compactions=[]), al.error))
+    if not used:
+        return log, logs
+    kept = [c for i, c in enumerate(comps) if i not in used]
+    return replace(log, compactions=kept), out
+
+
 def totals_with_agents(log: Any, logs: list[AgentLog]) -> dict[str, Any]:
     """``log.totals()`` over the main session's requests and every sub-agent's together."""
     from dataclasses import replace
 
+    log, logs = link_compactions(log, logs)
     extra = [r for al in logs if al.log is not None for r in al.log.requests]
     if not extra:
         return dict(log.totals())

@@ -560,3 +560,16 @@ async def test_settings_stay_with_their_session_until_made_the_default() -> None
         cfg = load_config()
         # the chat's max is the chat's; a theme chosen is the user's default (and says so)
         assert cfg["max_context_messages"] == 20 and cfg["theme"] == "textual-light"
+
+
+async def test_figures_arriving_while_the_panes_are_torn_down_do_not_crash() -> None:
+    """A worker's token or check figures can arrive as the app closes and its widgets go."""
+    from ctxview.app.messages import FiguresChanged
+
+    app = make_app(AGENT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await app.timeline.remove()
+        app.post_message(FiguresChanged(rows=True))
+        await settle(pilot)
+        assert app.is_running

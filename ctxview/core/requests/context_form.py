@@ -44,6 +44,7 @@ def replay_context(
     request goes into ``plan.sink``: built (the list returned), or summed for compare."""
     session, rates, points, starts = plan.session, plan.rates, plan.points, plan.starts
     resends = plan.resends
+    resent_from = plan.resent_from
     static, prices, session_model = plan.static, plan.prices, plan.session_model
     default_ttl, tools_fp, system_fp = plan.default_ttl, plan.tools_fp, plan.system_fp
     max_, max_tok, frac = plan.max_messages, plan.max_tokens, plan.low_water_fraction
@@ -340,8 +341,11 @@ def replay_context(
             sf_gen = None
             if rejections is not None:
                 rejections.clear()
-        if resends and win and i in resends and (dirty is None or dirty > 0):
-            dirty, dirty_reason = 0, resends[i]
+        if resends and win and i in resends:
+            t = resent_from.get(i)
+            pos = 0 if t is None else bisect.bisect_left(win, t)
+            if dirty is None or dirty > pos:
+                dirty, dirty_reason = pos, resends[i]
         cid = ctx.add_message(first_versions.get(i, msgs[i]), copy=False)
         if i in pinned:  # pinned from the start, as opening the file replays it
             with contextlib.suppress(KeyError, ValueError):

@@ -137,6 +137,40 @@ def history_resends(session: SessionLike) -> dict[int, str]:
     for i, m in enumerate(session.messages):
         if i and m.get("role") == "user" and _opens_with_notification(m.get("content")):
             out[i] = "notification"
+    for i in microcompactions(session):
+        out.setdefault(i, "microcompaction")
+    return out
+
+
+def microcompactions(session: SessionLike) -> dict[int, int]:
+    """Messages at which a Claude Code transcript's client cleared earlier tool results in place
+    (a ``microcompact_boundary``: the reader marks the message the next request sent first,
+    ``meta["microcompact"]``), each with the transcript id of the first message holding a
+    cleared result: the request breaks the cache there (``microcompaction``), its prefix before
+    that message read. Ids not found in the messages before it are left out."""
+    metas = session.metas
+    marked = [i for i, m in enumerate(metas) if m and "microcompact" in m]
+    if not marked:
+        return {}
+    where: dict[str, int] = {}
+    msgs = session.messages
+    out: dict[int, int] = {}
+    done = 0
+    for i in marked:
+        for k in range(done, i + 1):
+            content = msgs[k].get("content")
+            if msgs[k].get("role") == "user" and isinstance(content, list):
+                for b in content:
+                    if isinstance(b, dict) and b.get("type") == "tool_result":
+                        tid = b.get("tool_use_id")
+                        if isinstance(tid, str):
+                            where.setdefault(tid, k)
+        done = i + 1
+        info = metas[i]["microcompact"]
+        ids = info.get("cleared") if isinstance(info, Mapping) else None
+        found = [where[t] for t in ids or () if isinstance(t, str) and t in where]
+        if found:
+            out[i] = min(found)
     return out
 
 

@@ -70,6 +70,7 @@ def replay_range(
     session, shared, tok, rates = plan.session, plan.shared, plan.tok, plan.rates
     points, starts, static, prices = plan.points, plan.starts, plan.static, plan.prices
     resends = plan.resends
+    resent_from = plan.resent_from
     session_model, default_ttl = plan.session_model, plan.default_ttl
     tools_fp, system_fp = plan.tools_fp, plan.system_fp
     max_, max_tok, frac = plan.max_messages, plan.max_tokens, plan.low_water_fraction
@@ -214,8 +215,12 @@ def replay_range(
             cut = False
             counts.clear()
             dup_items = dup_tokens = 0
-        if resends and first >= 0 and i in resends and (dirty is None or dirty > 0):
-            dirty, dirty_reason = 0, resends[i]
+        if resends and first >= 0 and i in resends:
+            t = resent_from.get(i)
+            # the window: ``first``, then ``lo`` to ``hi``
+            pos = 0 if t is None or t <= first else 1 + max(0, t - lo)
+            if dirty is None or dirty > pos:
+                dirty, dirty_reason = pos, resends[i]
         # -- add message i
         if first < 0:
             first = i
@@ -275,6 +280,7 @@ def replay_editing(
     session, shared, tok, rates = plan.session, plan.shared, plan.tok, plan.rates
     points, starts, static, prices = plan.points, plan.starts, plan.static, plan.prices
     resends = plan.resends
+    resent_from = plan.resent_from
     session_model, default_ttl = plan.session_model, plan.default_ttl
     tools_fp, system_fp = plan.tools_fp, plan.system_fp
     check, kept, redundancy = plan.check, plan.keep, plan.redundancy
@@ -473,8 +479,11 @@ def replay_editing(
             top = -1
             sf = SentForm(strategy, editing)
             sf_gen = None
-        if resends and i > offset and i in resends and (dirty is None or dirty > 0):
-            dirty, dirty_reason = 0, resends[i]
+        if resends and i > offset and i in resends:
+            t = resent_from.get(i)
+            pos = 0 if t is None else max(0, t - offset)  # (the window: the segment)
+            if dirty is None or dirty > pos:
+                dirty, dirty_reason = pos, resends[i]
         if ckeys is not None:
             ks = ckeys[i]
             if ks:

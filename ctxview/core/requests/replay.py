@@ -37,6 +37,7 @@ from ctxview.core.context import ConversationContext
 from ctxview.core.pricing import PriceTable
 from ctxview.core.providers.registry import price_table
 from ctxview.core.requests.cache import _price_notes
+from ctxview.core.requests.compaction_request import compaction_requests
 from ctxview.core.requests.context_form import replay_context
 from ctxview.core.requests.diagnose import recorded_breaks
 from ctxview.core.requests.points import (
@@ -44,6 +45,7 @@ from ctxview.core.requests.points import (
     _fingerprint,
     calibrate,
     history_resends,
+    microcompactions,
     session_features,
     static_of,
 )
@@ -297,6 +299,7 @@ def simulate(
         statics if statics and len(set(statics.values())) > 1 else None,
         scales,
         history_resends(session),
+        microcompactions(session) if session.format in CALIBRATED_FORMATS else {},
     )
     source = "context" if _reference else window_source(plan)
     if source != "context":
@@ -326,6 +329,15 @@ def simulate(
                 "left (a rewind or an edited prompt): included, marked off-branch"
             )
     _price_notes(notes, price_notes, min_notes)
+    summaries: list[Request] = []
+    if as_sent and plan.sink.builds and session.format in ("claude-code", "claude-code-web"):
+        summaries = compaction_requests(plan, out)
+        if summaries:
+            notes.append(
+                f"{plural(len(summaries), 'compaction request')} (Claude Code sending the "
+                "conversation with its compact instruction to have the summary written): "
+                "modelled from the prompt before it, counted in the totals"
+            )
     if out and (any(map(_RECORDED, out)) or any("diagnostics" in m for m in session.metas if m)):
         unexplained = recorded_breaks(out, session.metas)
         if unexplained:
@@ -347,6 +359,7 @@ def simulate(
         settings,
         plan.sink.totals,
         mode,
+        summaries,
     )
 
 

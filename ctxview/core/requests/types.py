@@ -34,6 +34,7 @@ BREAK_REASONS = (
     "model",
     "edited",
     "notification",
+    "microcompaction",
 )
 
 
@@ -136,6 +137,9 @@ class Request:
     off_branch: bool = False
     #: the break the recorded usage shows, named (:func:`~.diagnose.recorded_breaks`)
     recorded_miss: RecordedBreak | None = None
+    #: ``turn``: a request of the conversation; ``compaction``: the request that wrote a
+    #: compaction's summary (:mod:`~.compaction_request`), sent before request ``index``
+    kind: str = "turn"
 
     @property
     def recorded_total(self) -> int | None:
@@ -192,6 +196,7 @@ class Request:
             "redundancy": self.redundancy.to_dict() if self.redundancy else None,
             "off_branch": self.off_branch,
             "recorded_break": self.recorded_miss.to_dict() if self.recorded_miss else None,
+            "kind": self.kind,
         }
 
 
@@ -224,6 +229,26 @@ class RequestLog:
     summary: Any = None
     #: how the requests are cached (:func:`ctxview.core.cache_rules.cache_mode`)
     cache_mode: str = AUTOMATIC
+    #: the requests that wrote a compaction's summary (as sent, Claude Code), each sent
+    #: before the request of its ``index``: counted in the totals
+    compactions: list[Request] = field(default_factory=list)
+
+    def in_order(self) -> list[Request]:
+        """The requests and the compaction requests, in the order they were sent."""
+        if not self.compactions:
+            return self.requests
+        out: list[Request] = []
+        extra = iter(self.compactions)
+        nxt = next(extra, None)
+        for r in self.requests:
+            while nxt is not None and nxt.index <= r.index and not r.off_branch:
+                out.append(nxt)
+                nxt = next(extra, None)
+            out.append(r)
+        if nxt is not None:
+            out.append(nxt)
+        out.extend(extra)
+        return out
 
     def cache_assumption(self) -> dict[str, str]:
         """The caching ctxview assumes for these requests, in words (``requests``' output)."""
@@ -244,7 +269,7 @@ class RequestLog:
         return {"median": round(_quantile(errs, 0.5), 4), "p90": round(_quantile(errs, 0.9), 4)}
 
     def totals(self) -> dict[str, Any]:
-        reqs = self.requests
+        reqs = [*self.requests, *self.compactions] if self.compactions else self.requests
         # attribute getters mapped in C, not comprehensions (50,000 requests); the floats are
         # summed in the same order as ever
         inp = sum(map(_INPUT_TOKENS, reqs))
@@ -345,6 +370,7 @@ class Totals:
         redundancy: Redundancy | None = None,
         off_branch: bool = False,
         recorded_miss: RecordedBreak | None = None,
+        kind: str = "turn",
     ) -> None:
         """Count one request instead of building it: :class:`Request`'s fields, in its order
         (so a replay hands either the same arguments, see :class:`RequestSink`)."""
@@ -440,3 +466,6 @@ class ReplayPlan:
     #: messages at which the client sent the history again from the start, and why
     #: (:func:`~.points.history_resends`)
     resends: dict[int, str] = field(default_factory=dict)
+    #: of those, the ones that changed the history from a later message on (a microcompaction:
+    #: :func:`~.points.microcompactions`): the transcript id of the first message changed
+    resent_from: dict[int, int] = field(default_factory=dict)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,11 @@ def test_requests_json_lists_every_agents_requests_and_counts_them_in_the_totals
     task = doc["agents"][1]
     assert task["tool_use_id"] == "toolu_01VmaERAwhb19LGUwu9GenaK" and task["kind"] == "task"
     assert doc["agents"][2]["kind"] == "compaction"
+    # the acompact file's request is the compaction request the main transcript models, with
+    # the usage the file recorded beside it (counted once)
+    (comp,) = [r for r in doc["requests"] if r["kind"] == "compaction"]
+    assert comp["agent"] == "acompact-fffbd0" and comp["recorded"]["cache_read_input_tokens"]
+    assert comp["index"] == 102 and comp["cache_read"] > 160_000
     t = doc["totals"]
     assert t["requests"] == 156
     assert t["input_tokens"] == sum(a["totals"]["input_tokens"] for a in doc["agents"])
@@ -72,3 +78,21 @@ def test_requests_text_names_each_sub_agent(
     assert code == 0
     assert "sub-agent a1b2c3d (Find callers, started by #1): 3 requests" in out
     assert "total: 5 requests" in out
+
+
+def test_a_compaction_without_its_acompact_file_is_a_request_of_the_main_thread(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main = session_folder(tmp_path, SPOTTER)
+    shutil.rmtree(main.with_suffix("") / "subagents")
+    code, out, _ = run(capsys, "requests", str(main), "--json")
+    assert code == 0
+    doc = json.loads(out)
+    kinds = [(r["agent"], r["kind"], r["index"]) for r in doc["requests"]]
+    assert kinds[102] == ("main", "compaction", 102) and kinds[103] == ("main", "turn", 102)
+    assert doc["totals"]["requests"] == doc["agents"][0]["requests"] == 153
+    assert doc["totals"]["cost_usd"] == pytest.approx(
+        sum(r["cost_usd"] for r in doc["requests"]), abs=1e-5
+    )
+    code, out, _ = run(capsys, "requests", str(main))
+    assert "compaction request" in out

@@ -1,0 +1,64 @@
+"""A Claude Code microcompaction (earlier tool results cleared in place, a
+``microcompact_boundary`` line) breaks the prompt cache from the first cleared result on
+(``ctxview/core/requests/points.py``: ``microcompactions``), on a real 2.1.15 transcript with two
+of them (tests/acceptance/MANIFEST.md)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from ctxview.core.requests import simulate
+from ctxview.sessions import load_session
+from tests.support.paths import ACCEPTANCE
+
+FILE = ACCEPTANCE / "claude_code" / "phantomreads_b811ba2a-b3e3-44cf-8a97-c6b79d9eb8b5.jsonl"
+
+
+@pytest.fixture(scope="module")
+def session() -> Any:
+    return load_session(str(FILE))
+
+
+def _cleared_ids() -> list[list[str]]:
+    out = []
+    for line in FILE.read_text().splitlines():
+        rec = json.loads(line)
+        if rec.get("subtype") == "microcompact_boundary":
+            out.append(rec["microcompactMetadata"]["compactedToolIds"])
+    return out
+
+
+def _holder(session: Any, ids: list[str]) -> int:
+    """The transcript id of the first message holding one of the cleared results."""
+    return min(
+        i
+        for i, m in enumerate(session.messages)
+        if isinstance(m["content"], list)
+        and any(b.get("tool_use_id") in ids for b in m["content"] if isinstance(b, dict))
+    )
+
+
+@pytest.mark.parametrize("reference", [False, True])
+def test_the_request_after_a_microcompaction_breaks_at_the_first_cleared_result(
+    session: Any, reference: bool
+) -> None:
+    log = simulate(session, _reference=reference)
+    marked = [i for i, m in enumerate(session.metas) if "microcompact" in m]
+    assert len(marked) == 2
+    broke = [r for r in log.requests if r.cache_break is not None]
+    assert [r.cache_break.reason for r in broke if r.cache_break] == ["microcompaction"] * 2
+    for r, ids in zip(broke, _cleared_ids(), strict=True):
+        assert r.cache_break is not None
+        first = r.message_ids[-1] - r.window_size + 1  # the window's first message
+        assert r.cache_break.position == _holder(session, ids) - first > 0
+        assert r.cache_break.api_reason == "messages_changed"
+        # priced as a break: the previous prompt is not all read, the cleared part written again
+        prev = log.requests[r.index - 1]
+        assert r.cache_read < prev.input_tokens
+        assert r.cache_write > r.input_tokens - prev.input_tokens
+        # the recorded usage broke there too (read ~18.5k of ~160k), and it is named
+        assert r.recorded_break and r.recorded_miss is not None
+        assert r.recorded_miss.reason == "microcompaction"
