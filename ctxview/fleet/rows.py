@@ -21,7 +21,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ctxview.core.limits import OVER_CONTEXT_CODE, context_size
+from ctxview.core.limits import context_size
 from ctxview.core.pricing import PRICES_DATE, Price, PriceTable
 from ctxview.core.requests import parse_timestamp
 from ctxview.fleet.schema import PARTITION, REQUESTS, SESSIONS, STRATEGIES
@@ -31,9 +31,6 @@ from ctxview.textfmt import one_line, visible
 REQUEST_ROWS = REQUESTS.append(pa.field(PARTITION, pa.string(), nullable=False))
 #: what the ``strategy`` column says of a session's own requests replayed as sent
 AS_SENT = "as sent"
-#: rejected requests per agent whose protocol error code is worked out (each replays the
-#: session once more); the others are ``protocol_error``
-CODED_REJECTIONS = 8
 #: the version of the built-in price table (its date), or this for prices from config.toml
 PRICE_TABLE = PRICES_DATE.split()[0]
 CONFIG_PRICES = "config.toml"
@@ -358,6 +355,7 @@ _ATTRS = {
     "output_tokens": attrgetter("output_tokens"),
     "cost_usd": attrgetter("cost_usd"),
     "rejected": attrgetter("rejected"),
+    "error_code": attrgetter("error_code"),
     "off_branch": attrgetter("off_branch"),
 }
 
@@ -447,8 +445,6 @@ def _agent_columns(
         m.api_reason if m is not None and m.reported else None for m in misses
     )
     cols["redundant_tokens"].extend(0 if r.redundancy is None else r.redundancy.tokens for r in rs)
-    codes = _error_codes(session, log, start)
-    cols["error_code"].extend(codes.get(i) for i in range(start, len(reqs)))
     tools_at = _result_tools(session.messages)
     tools = cols["tools"]
     for r in rs:
@@ -481,35 +477,6 @@ def _break_lost(r: Any, prev_input: int | None, price: Price) -> float:
 
 def _price_version(prices: PriceTable, model: Any) -> str:
     return CONFIG_PRICES if prices.source(model).startswith(CONFIG_PRICES) else PRICE_TABLE
-
-
-def _error_codes(session: Any, log: Any, start: int) -> dict[int, str]:
-    """request position -> why the API would reject it: over the model's context, else the
-    first protocol error of its window (worked out for the first :data:`CODED_REJECTIONS`
-    rejected requests; ``protocol_error`` after them)."""
-    from ctxview.core.protocol import check_protocol
-    from ctxview.core.requests import window_of
-
-    out: dict[int, str] = {}
-    coded = 0
-    reqs = log.requests
-    for i in range(start, len(reqs)):
-        r = reqs[i]
-        if not r.rejected:
-            continue
-        if r.input_tokens > context_size(r.model or log.model):
-            out[i] = OVER_CONTEXT_CODE
-            continue
-        code = "protocol_error"
-        if coded < CODED_REJECTIONS and not r.off_branch:
-            coded += 1
-            ids = window_of(session, log, r.index)
-            window = [session.messages[j] for j in ids if 0 <= j < len(session.messages)]
-            errors = [p for p in check_protocol(window, session.system) if p.severity == "error"]
-            if errors:
-                code = errors[0].code
-        out[i] = code
-    return out
 
 
 def _ts_range(agents: list[tuple[str, Any, Any]]) -> tuple[int | None, int | None]:
