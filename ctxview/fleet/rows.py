@@ -170,15 +170,15 @@ def _rows(
     defaults = dict(options.defaults)
     log, agent_logs = session_requests(session, prices=prices, defaults=defaults, check=True)
     st = os.stat(path)
-    head = _head_facts(path)
     agents: list[tuple[str, Any, Any]] = [("main", session, log)]
     agents += [(al.agent.agent_id, al.agent.load(), al.log) for al in agent_logs if al.log]
     names = _names(
         {
             "file": os.path.abspath(path),
             "session_id": Path(path).stem,
-            "project": project or head.get("cwd") or Path(path).parent.name,
-            "title": session.title or head.get("title") or head.get("prompt") or None,
+            "project": project or session.cwd or Path(path).parent.name,
+            "title": session.title
+            or (one_line(session.first_prompt, 200) if session.first_prompt else None),
             "agents": [a for a, _, _ in agents],
             "models": sorted({str(m) for m in _models(agents)}),
         },
@@ -280,23 +280,6 @@ def _names(raw: dict[str, Any], redact: bool) -> dict[str, Any]:
         "models": {m: visible(c) for m, c in zip(raw["models"], models, strict=True)},
         "_redactions": counts,
     }
-
-
-def _head_facts(path: str) -> dict[str, str]:
-    """The ``cwd``, title and first prompt a Claude Code transcript's first lines hold (what
-    ``ctxview sessions`` lists it by); nothing for another file."""
-    from ctxview.live.sessions_list import summarise_file
-
-    try:
-        s = summarise_file(Path(path))
-    except Exception:  # a file the reader took but the summary cannot: no project from it
-        return {}
-    out = {"prompt": s.first_prompt}
-    if s.cwd:
-        out["cwd"] = s.cwd
-    if s.title:
-        out["title"] = s.title
-    return out
 
 
 def _epoch_ms(ts: Any) -> int | None:
