@@ -204,3 +204,43 @@ def test_every_file_carries_the_schema_version_and_its_table(tmp_path: Path) -> 
         assert meta[b"ctxview.schema_version"] == SCHEMA_VERSION.encode()
         assert meta[b"ctxview.table"] == table.encode()
         assert pq.read_schema(f).names == schema.names
+
+
+def test_a_session_over_several_days_is_written_into_each_days_partition(
+    tmp_path: Path,
+) -> None:
+    """A transcript whose requests fall on three days: each day's rows in its ``date=``
+    folder, together with the rows of a one-day session, and every row once."""
+    from datetime import UTC, datetime
+
+    from tests.support.transcripts import rec, text
+
+    def line(kind: str, n: int, parent: str | None, content: object, day: int) -> str:
+        stamp = datetime(2026, 11, day, 12, tzinfo=UTC).isoformat().replace("+00:00", "Z")
+        out = json.loads(rec(kind, f"u{n}", parent, content))
+        out["timestamp"] = stamp
+        if kind == "assistant":
+            out["message"]["usage"] = {"input_tokens": 10, "output_tokens": 5}
+        return json.dumps(out) + "\n"
+
+    lines, parent = [], None
+    for n, day in enumerate([28, 28, 29, 30, 30]):
+        lines.append(line("user", 2 * n, parent, text(f"step {n}"), day))
+        lines.append(line("assistant", 2 * n + 1, f"u{2 * n}", text("ok"), day))
+        parent = f"u{2 * n + 1}"
+    days = tmp_path / "days.jsonl"
+    days.write_text("".join(lines), encoding="utf-8")
+    out = tmp_path / "ds"
+    scan_quietly([str(days), str(SAMPLES / "agent_loop.json")], out)
+    rows = request_rows(out)
+    mine = [(r["date"], r["request_index"]) for r in rows if r["file"] == str(days)]
+    assert sorted(mine) == [
+        ("2026-11-28", 0),
+        ("2026-11-28", 1),
+        ("2026-11-29", 2),
+        ("2026-11-30", 3),
+        ("2026-11-30", 4),
+    ]
+    folders = {p.parent.name for p in parquet_files(str(out), "requests")}
+    assert {"date=2026-11-28", "date=2026-11-29", "date=2026-11-30"} <= folders
+    assert max(_keys(out).values()) == 1
