@@ -60,7 +60,7 @@ class FileRows:
     session_rows: list[dict[str, Any]] = field(default_factory=list)
     #: None: not asked for (``ScanOptions.compare``)
     strategy_rows: list[dict[str, Any]] | None = None
-    #: requests per agent in the file (all of them, also those left out by ``skip``)
+    #: requests per agent in the file
     counts: dict[str, int] = field(default_factory=dict)
     error: str | None = None
     #: secrets replaced, per kind
@@ -108,13 +108,11 @@ def file_rows(
     path: str,
     options: ScanOptions | None = None,
     *,
-    skip: Mapping[str, int] | None = None,
     project: str | None = None,
 ) -> FileRows:
-    """The rows of one session file. ``skip``: requests per agent already in the dataset (a
-    session that grew: only the requests after them are built); ``project``: the project's
-    name when the caller knows it (else the ``cwd`` of the file's first lines, else its
-    folder's name). Never raises for a bad file: ``FileRows.error`` says why."""
+    """The rows of one session file. ``project``: the project's name when the caller knows
+    it (else the ``cwd`` of the file's first lines, else its folder's name). Never raises for
+    a bad file: ``FileRows.error`` says why."""
     from ctxview.sessions.model import load_error
     from ctxview.sessions.readers import load_session
 
@@ -122,7 +120,7 @@ def file_rows(
     key = session_key(path)
     try:
         session = load_session(path)
-        return _rows(path, key, session, options, skip or {}, project)
+        return _rows(path, key, session, options, project)
     except Exception as exc:  # one bad file never stops a scan: its one-line reason instead
         return FileRows(path, key, error=one_line(load_error(path, exc), 1000))
 
@@ -161,7 +159,6 @@ def _rows(
     key: str,
     session: Any,
     options: ScanOptions,
-    skip: Mapping[str, int],
     project: str | None,
 ) -> FileRows:
     from ctxview.sessions.request_model import session_requests
@@ -205,7 +202,6 @@ def _rows(
             agent_log,
             agent_models,
             prices,
-            start=skip.get(agent, 0),
             fallback_date=fallback_date,
             totals=totals,
         )
@@ -358,8 +354,8 @@ _BREAK = attrgetter("cache_break")
 
 @dataclass
 class _Totals:
-    """The session row's sums over every agent's requests (also those a grown session had
-    written before), gathered as each agent's columns are built."""
+    """The session row's sums over every agent's requests, gathered as each agent's columns
+    are built."""
 
     requests: int = 0
     input_tokens: int = 0
@@ -382,14 +378,13 @@ def _agent_columns(
     models: list[Any],
     prices: PriceTable,
     *,
-    start: int,
     fallback_date: str,
     totals: _Totals,
 ) -> None:
-    """Append one agent's requests from ``start`` on to ``cols`` (``agent`` and
-    ``model_names``: its name and its models' as written; ``models``: each request's model);
-    add all its requests to ``totals``. Each column is taken in one pass (attribute getters
-    mapped in C where they can be: a million requests)."""
+    """Append one agent's requests to ``cols`` (``agent`` and ``model_names``: its name and
+    its models' as written; ``models``: each request's model) and to ``totals``. Each column
+    is taken in one pass (attribute getters mapped in C where they can be: a million
+    requests)."""
     reqs = log.requests
     per_model: dict[Any, tuple[Price | None, str | None, int]] = {}
     for model in set(models):
@@ -420,15 +415,9 @@ def _agent_columns(
     totals.uncached_costs += uncached_cost
     totals.lost += lost
     totals.stamps += [t for t in stamps if t is not None]
-    rs = reqs[start:] if start else reqs
-    if not rs:
-        return
-    if start:
-        models, stamps, breaks = models[start:], stamps[start:], breaks[start:]
-        uncached_cost, lost = uncached_cost[start:], lost[start:]
     for name, get in _ATTRS.items():
-        cols[name] += map(get, rs)
-    cols["agent"] += [agent] * len(rs)
+        cols[name] += map(get, reqs)
+    cols["agent"] += [agent] * len(reqs)
     cols["model"] += map(model_names.get, models)
     facts = [per_model[m] for m in models]
     cols["price_table"] += [f[1] for f in facts]
@@ -447,7 +436,7 @@ def _agent_columns(
                 "%Y-%m-%d"
             )
         cols[PARTITION].append(day)
-    recs = [r.recorded for r in rs]
+    recs = [r.recorded for r in reqs]
     cols["recorded_input_tokens"] += [None if d is None else d["input_tokens"] for d in recs]
     cols["recorded_cache_read"] += [
         None if d is None else d["cache_read_input_tokens"] for d in recs
@@ -455,23 +444,23 @@ def _agent_columns(
     cols["recorded_cache_write"] += [
         None if d is None else d["cache_creation_input_tokens"] for d in recs
     ]
-    cols["cache_write_5m"] += [r.cache_write if r.ttl == "5m" else 0 for r in rs]
-    cols["cache_write_1h"] += [0 if r.ttl == "5m" else r.cache_write for r in rs]
+    cols["cache_write_5m"] += [r.cache_write if r.ttl == "5m" else 0 for r in reqs]
+    cols["cache_write_1h"] += [0 if r.ttl == "5m" else r.cache_write for r in reqs]
     cols["cache_break"] += [b is not None for b in breaks]
     cols["break_reason"] += [None if b is None else b.reason for b in breaks]
     cols["break_position"] += [None if b is None else b.position for b in breaks]
-    misses = [r.recorded_miss for r in rs]
+    misses = [r.recorded_miss for r in reqs]
     cols["recorded_break_reason"] += [None if m is None else m.reason for m in misses]
     cols["api_break_reason"] += [
         m.api_reason if m is not None and m.reported else None for m in misses
     ]
-    cols["redundant_tokens"] += [0 if r.redundancy is None else r.redundancy.tokens for r in rs]
+    cols["redundant_tokens"] += [0 if r.redundancy is None else r.redundancy.tokens for r in reqs]
     tools_at = _result_tools(session.messages)
     tools = cols["tools"]
     if not tools_at:
-        tools += [[] for _ in rs]
+        tools += [[] for _ in reqs]
         return
-    for r in rs:
+    for r in reqs:
         found: list[str] = []
         for mid in r.message_ids:
             at = tools_at.get(mid)
@@ -515,8 +504,7 @@ def _session_row(
     totals: _Totals,
     size: int,
 ) -> dict[str, Any]:
-    """The session's one row: its totals over every agent's requests (all of them, also
-    those a grown session had before)."""
+    """The session's one row: its totals over every agent's requests."""
     stamps = totals.stamps
     return {
         "session_key": consts["session_key"],
