@@ -29,6 +29,7 @@ windows of a request replay (see the section at the end).
 from __future__ import annotations
 
 import operator
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from itertools import accumulate, islice
@@ -1213,6 +1214,8 @@ class WindowErrors:
         self.rules = rules
         probe = check_protocol([{"role": "user", "content": "x"}], system, rules)
         self.sys_errors = sum(1 for p in probe if p.severity == "error")
+        #: the code of the request's own first error (its system blocks), None: no such error
+        self.sys_code = first_error_code(probe)
         #: another provider's rule set: each window is checked whole (the counts below are
         #: the Messages API's rules)
         self._whole = rules.rules is not None or bool(rules.checks)
@@ -1495,6 +1498,91 @@ class WindowErrors:
             return any(p.severity == "error" for p in self._checker.check(entries, self.system))
         return self.sys_errors > 0 or self.errors(first, lo, hi) > 0
 
+    def error(self, first: int, lo: int, hi: int) -> str | None:
+        """The code of the first error :func:`check_protocol` reports for the window
+        ``[first] + messages[lo:hi]`` (``first`` -1: no messages), None when the API would
+        accept it. An accepted window costs what :meth:`errors` costs; a rejected one, the
+        check of the one turn holding its first error."""
+        if first < 0:
+            return self.sys_code or "no_messages"
+        if self._whole:
+            msgs = self.msgs
+            entries = [(first, msgs[first])] + [(i, msgs[i]) for i in range(lo, hi)]
+            return first_error_code(self._checker.check(entries, self.system))
+        if self.sys_code is not None:
+            return self.sys_code
+        if not self.errors(first, lo, hi):
+            return None
+        found = self._first_code(first, lo, hi)
+        if found is None:  # (the counts and the turn check disagree: the check decides)
+            window = [self.msgs[first], *self.msgs[lo:hi]]
+            found = first_error_code(check_protocol(window, self.system, self.rules))
+        return found
+
+    def _turn_code(self, seq: list[Piece], j: int, is_first: bool) -> str | None:
+        """The code of the first error of the piece ``seq[j]`` between its neighbours in
+        ``seq`` (the window's last piece when it is ``seq``'s last), by the full check of
+        that turn."""
+        prev = seq[j - 1] if j else None
+        nxt = seq[j + 1] if j + 1 < len(seq) else None
+        rels = _check_turn(
+            self._list(prev) if prev is not None else None,
+            self._list(seq[j]),
+            self._list(nxt) if nxt is not None else None,
+            is_first,
+            nxt is None,
+            False,
+        )
+        return next((r[1] for r in rels if r[2] == "error"), None)
+
+    def _first_in(self, seq: list[Piece], lo: int, hi: int, first_at: int) -> str | None:
+        """The code of the first error among the pieces ``seq[lo:hi]`` (each counted between
+        its neighbours in ``seq``; ``first_at``: the index in ``seq`` of the window's first
+        piece, -1 when it is not in ``seq``)."""
+        ev = self._eval
+        last = len(seq) - 1
+        for j in range(lo, hi):
+            p = seq[j]
+            if ev(*p, seq[j - 1] if j else None, seq[j + 1] if j < last else None, j == last):
+                return self._turn_code(seq, j, j == first_at)
+        return None
+
+    def _first_code(self, first: int, lo: int, hi: int) -> str | None:
+        """:meth:`error`'s code of a window :meth:`errors` counts errors in: its pieces in
+        order, as :meth:`errors` splits them, the turns inside found by the prefix sums."""
+        if hi <= lo:
+            return self._first_in([(first, 0, 0)], 0, 1, 0)
+        roles, turns = self.roles, self.turns
+        ta, tb = self.turn_of[lo], self.turn_of[hi - 1]
+        gb = turns[ta][1]
+        b1 = gb if gb < hi else hi
+        if roles[first] == roles[lo] and roles[lo] in _ROLES:
+            seq: list[Piece] = [(first, lo, b1)]  # the API merges them into one turn
+        else:
+            seq = [(first, 0, 0), (-1, lo, b1)]
+        if tb - ta <= 4:
+            seq.extend((-1, *turns[t]) for t in range(ta + 1, tb))
+            if tb > ta:
+                seq.append((-1, turns[tb][0], hi))
+            return self._first_in(seq, 0, len(seq), 0)
+        # the front pieces and the turn after them (its neighbours: the front, and a whole turn)
+        seq.append((-1, *turns[ta + 1]))
+        seq.append((-1, *turns[ta + 2]))
+        found = self._first_in(seq, 0, len(seq) - 1, 0)
+        if found is not None:
+            return found
+        # the turns ta+2 .. tb-2 have the neighbours they have in the whole conversation: the
+        # first of them with an error is found in the prefix sums of its counts
+        prefix = self.prefix
+        base = prefix[ta + 2]
+        if prefix[tb - 1] > base:
+            t = bisect_right(prefix, base, ta + 2, tb) - 1
+            mid = [(-1, *turns[t - 1]), (-1, *turns[t]), (-1, *turns[t + 1])]
+            return self._turn_code(mid, 1, False)
+        a_end = turns[tb][0]
+        back = [(-1, *turns[tb - 2]), (-1, *turns[tb - 1]), (-1, a_end, hi)]
+        return self._first_in(back, 1, 3, -1)
+
 
 class Rejections:
     """Whether each request's window would be rejected, kept up to date incrementally, for
@@ -1520,13 +1608,20 @@ class Rejections:
         self.rules = rules
         probe = check_protocol([{"role": "user", "content": "x"}], system, rules)
         self.sys_errors = sum(1 for p in probe if p.severity == "error")
+        self.sys_code = first_error_code(probe)
+        #: the smallest message id counted an error (None: to be found again), where a
+        #: rejected window's first error is looked for
+        self._least: int | None = None
 
     def clear(self) -> None:
         self.err.clear()
         self.total = 0
+        self._least = None
 
     def drop(self, tid: int) -> None:
         self.total -= self.err.pop(tid, 0)
+        if tid == self._least:
+            self._least = None
 
     def _turn_start(self, win: list[int], x: int) -> int:
         roles = self.roles
@@ -1588,12 +1683,57 @@ class Rejections:
                     self.total += new - old
                     if new:
                         self.err[tid] = new
+                        if self._least is not None and tid < self._least:
+                            self._least = tid
                     else:
                         del self.err[tid]
+                        if tid == self._least:
+                            self._least = None
 
     def rejected(self, n: int) -> bool:
         return n == 0 or self.total > 0 or self.sys_errors > 0
 
+    def error(self, win: list[int]) -> str | None:
+        """The code of the first error :func:`check_protocol` reports for the window ``win``
+        (message ids in conversation order, as :meth:`update` was last given), None when
+        the API would accept it: the check of the turn holding the first message counted an
+        error, with a turn of context each side (the whole window when :meth:`update` checks
+        it whole)."""
+        n = len(win)
+        if n == 0:
+            return self.sys_code or "no_messages"
+        if self.sys_code is not None:
+            return self.sys_code
+        if self.total <= 0:
+            return None
+        if (self.compaction and any(t in self.compaction for t in win)) or self.rules.checks:
+            return self._whole_code(win)
+        if self._least is None or self._least not in self.err:
+            self._least = min(self.err)
+        x = bisect_left(win, self._least)
+        if x >= n or win[x] != self._least:  # (ids out of order: looked for one by one)
+            found = next((k for k, t in enumerate(win) if t in self.err), None)
+            if found is None:
+                return self._whole_code(win)
+            x = found
+        a = self._turn_start(win, x)
+        b = self._turn_end(win, x)
+        lo = self._turn_start(win, a - 1) if a > 0 else 0
+        hi = self._turn_end(win, b + 1) + 1 if b < n - 1 else n
+        for p in check_protocol([self.msgs[t] for t in win[lo:hi]], rules=self.rules):
+            if p.severity == "error" and a <= lo + p.index <= b:
+                return p.code
+        return self._whole_code(win)
+
+    def _whole_code(self, win: list[int]) -> str | None:
+        return first_error_code(check_protocol([self.msgs[t] for t in win], rules=self.rules))
+
 
 def errors(problems: Sequence[Problem]) -> list[Problem]:
     return [p for p in problems if p.severity == "error"]
+
+
+def first_error_code(problems: Sequence[Problem]) -> str | None:
+    """The code of the first error of a check (the one an API answering with one error
+    names), or None when it found none."""
+    return next((p.code for p in problems if p.severity == "error"), None)

@@ -66,14 +66,22 @@ class Writer:
         self.prefix = prefix
         self.run = run
         self.seq = 0
-        self.batches: list[pa.RecordBatch] = []
+        #: the ``requests`` rows buffered per day (a session's rows are split by day as they
+        #: come: most hold one, and are kept whole)
+        self.days: dict[str, list[pa.RecordBatch]] = defaultdict(list)
         self.dicts: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.rows = 0
 
     def add(self, rows: FileRows) -> None:
-        if rows.requests is not None and rows.requests.num_rows:
-            self.batches.append(rows.requests)
-            self.rows += rows.requests.num_rows
+        batch = rows.requests
+        if batch is not None and batch.num_rows:
+            if len(rows.days) == 1:
+                self.days[rows.days[0]].append(batch)
+            else:
+                parts = batch.column(PARTITION)
+                for day in rows.days:
+                    self.days[day].append(batch.filter(pc.equal(parts, day)))
+            self.rows += batch.num_rows
         self.dicts["sessions"] += rows.session_rows
         self.dicts["strategies"] += rows.strategy_rows or []
         self.rows += len(rows.session_rows) + len(rows.strategy_rows or [])
@@ -86,21 +94,23 @@ class Writer:
         """Write what is buffered; session key -> table -> the files (relative to the
         dataset) now holding its rows."""
         where: dict[str, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-        if self.batches:
-            schema = with_metadata(TABLES["requests"], "requests")
-            whole = pa.Table.from_batches(self.batches)
-            parts = whole.column(PARTITION)
-            for day in sorted(pc.unique(parts).to_pylist()):
-                rows = whole.filter(pc.equal(parts, day)).drop_columns([PARTITION])
+        if self.days:
+            metadata = with_metadata(TABLES["requests"], "requests").metadata
+            for day in sorted(self.days):
+                # one chunk per file: the Parquet writer takes it several times quicker than
+                # a chunk per session
+                rows = pa.Table.from_batches(self.days[day]).combine_chunks()
+                self.days[day] = []  # (its sessions' batches freed as the day is written)
+                rows = rows.drop_columns([PARTITION])
                 rel = f"requests/{PARTITION}={day}/{self._name()}"
-                self._write(rows.cast(schema), rel, where)
+                self._write(rows.replace_schema_metadata(metadata), rel, where)
         for table, dicts in self.dicts.items():
             if dicts:
                 schema = with_metadata(TABLES[table], table)
                 self._write(
                     pa.Table.from_pylist(dicts, schema=schema), f"{table}/{self._name()}", where
                 )
-        self.batches = []
+        self.days.clear()
         self.dicts.clear()
         self.rows = 0
         return {k: dict(v) for k, v in where.items()}

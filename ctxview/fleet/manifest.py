@@ -89,8 +89,8 @@ def new_entry(path: str, fp: Fingerprint) -> Entry:
 
 def grew(path: str, old: Entry, fp: Fingerprint) -> bool:
     """Did the file only grow since ``old`` (a live transcript): the same first bytes and the
-    same bytes before its old end, and no sub-agent shrank? Then its new requests are appended
-    and the rows already written kept."""
+    same bytes before its old end, and no sub-agent shrank? (Counted apart from a file
+    rewritten otherwise; either has its rows written again.)"""
     if old.error is not None and not old.counts:
         return False
     if fp.size < old.size:

@@ -21,7 +21,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ctxview.core.limits import OVER_CONTEXT_CODE, context_size
+from ctxview.core.limits import context_size
 from ctxview.core.pricing import PRICES_DATE, Price, PriceTable
 from ctxview.core.requests import parse_timestamp
 from ctxview.fleet.schema import PARTITION, REQUESTS, SESSIONS, STRATEGIES
@@ -31,9 +31,6 @@ from ctxview.textfmt import one_line, visible
 REQUEST_ROWS = REQUESTS.append(pa.field(PARTITION, pa.string(), nullable=False))
 #: what the ``strategy`` column says of a session's own requests replayed as sent
 AS_SENT = "as sent"
-#: rejected requests per agent whose protocol error code is worked out (each replays the
-#: session once more); the others are ``protocol_error``
-CODED_REJECTIONS = 8
 #: the version of the built-in price table (its date), or this for prices from config.toml
 PRICE_TABLE = PRICES_DATE.split()[0]
 CONFIG_PRICES = "config.toml"
@@ -63,11 +60,13 @@ class FileRows:
     session_rows: list[dict[str, Any]] = field(default_factory=list)
     #: None: not asked for (``ScanOptions.compare``)
     strategy_rows: list[dict[str, Any]] | None = None
-    #: requests per agent in the file (all of them, also those left out by ``skip``)
+    #: requests per agent in the file
     counts: dict[str, int] = field(default_factory=dict)
     error: str | None = None
     #: secrets replaced, per kind
     redactions: dict[str, int] = field(default_factory=dict)
+    #: the days (``date`` partitions) of the ``requests`` rows, each once
+    days: list[str] = field(default_factory=list)
 
     @property
     def request_rows(self) -> int:
@@ -86,18 +85,16 @@ class FileRows:
         return pa.RecordBatch.from_pylist(self.strategy_rows, schema=STRATEGIES)
 
     def __getstate__(self) -> dict[str, Any]:
-        """Sent from a worker as an Arrow IPC stream (pickling a batch costs five times more)."""
+        """Sent from a worker as an Arrow IPC message of the batch alone (pickling a batch
+        costs five times more; its schema is :data:`REQUEST_ROWS`, known to both sides)."""
         state = dict(self.__dict__)
         if self.requests is not None:
-            sink = pa.BufferOutputStream()
-            with pa.ipc.new_stream(sink, self.requests.schema) as w:
-                w.write_batch(self.requests)
-            state["requests"] = sink.getvalue()
+            state["requests"] = self.requests.serialize()
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         if state["requests"] is not None:
-            state["requests"] = pa.ipc.open_stream(state["requests"]).read_next_batch()
+            state["requests"] = pa.ipc.read_record_batch(state["requests"], REQUEST_ROWS)
         self.__dict__.update(state)
 
 
@@ -111,13 +108,11 @@ def file_rows(
     path: str,
     options: ScanOptions | None = None,
     *,
-    skip: Mapping[str, int] | None = None,
     project: str | None = None,
 ) -> FileRows:
-    """The rows of one session file. ``skip``: requests per agent already in the dataset (a
-    session that grew: only the requests after them are built); ``project``: the project's
-    name when the caller knows it (else the ``cwd`` of the file's first lines, else its
-    folder's name). Never raises for a bad file: ``FileRows.error`` says why."""
+    """The rows of one session file. ``project``: the project's name when the caller knows
+    it (else the ``cwd`` of the file's first lines, else its folder's name). Never raises for
+    a bad file: ``FileRows.error`` says why."""
     from ctxview.sessions.model import load_error
     from ctxview.sessions.readers import load_session
 
@@ -125,7 +120,7 @@ def file_rows(
     key = session_key(path)
     try:
         session = load_session(path)
-        return _rows(path, key, session, options, skip or {}, project)
+        return _rows(path, key, session, options, project)
     except Exception as exc:  # one bad file never stops a scan: its one-line reason instead
         return FileRows(path, key, error=one_line(load_error(path, exc), 1000))
 
@@ -164,7 +159,6 @@ def _rows(
     key: str,
     session: Any,
     options: ScanOptions,
-    skip: Mapping[str, int],
     project: str | None,
 ) -> FileRows:
     from ctxview.sessions.request_model import session_requests
@@ -173,39 +167,44 @@ def _rows(
     defaults = dict(options.defaults)
     log, agent_logs = session_requests(session, prices=prices, defaults=defaults, check=True)
     st = os.stat(path)
-    head = _head_facts(path)
     agents: list[tuple[str, Any, Any]] = [("main", session, log)]
     agents += [(al.agent.agent_id, al.agent.load(), al.log) for al in agent_logs if al.log]
+    # each agent's model per request, every model the file names
+    models = [[r.model or lg.model for r in lg.requests] for _, _, lg in agents]
+    named = {m for ms in models for m in ms}
+    named.update(x for _, s, lg in agents for x in (lg.model, s.model))
+    named.discard(None)
     names = _names(
         {
             "file": os.path.abspath(path),
             "session_id": Path(path).stem,
-            "project": project or head.get("cwd") or Path(path).parent.name,
-            "title": session.title or head.get("title") or head.get("prompt") or None,
+            "project": project or session.cwd or Path(path).parent.name,
+            "title": session.title
+            or (one_line(session.first_prompt, 200) if session.first_prompt else None),
             "agents": [a for a, _, _ in agents],
-            "models": sorted({str(m) for m in _models(agents)}),
+            "models": sorted({str(m) for m in named}),
         },
         options.redact,
     )
     strategy = AS_SENT if log.as_sent else str(log.strategy)
     provider = str(getattr(session, "provider", None) or "anthropic")
     fallback_date = datetime.fromtimestamp(st.st_mtime, UTC).strftime("%Y-%m-%d")
-    cols: dict[str, list[Any]] = {f.name: [] for f in REQUEST_ROWS}
+    cols: dict[str, list[Any]] = {name: [] for name in _BUILT}
     counts: dict[str, int] = {}
-    money: list[tuple[float | None, float | None]] = []
-    for agent, agent_session, agent_log in agents:
+    totals = _Totals()
+    for (agent, agent_session, agent_log), agent_models in zip(agents, models, strict=True):
         counts[agent] = len(agent_log.requests)
         _agent_columns(
             cols,
-            agent,
+            names["agents"][agent],
+            {m: names["models"][str(m)] for m in set(agent_models) if m is not None},
             agent_session,
             agent_log,
+            agent_models,
             prices,
-            start=skip.get(agent, 0),
             fallback_date=fallback_date,
-            money=money,
+            totals=totals,
         )
-    n = len(cols["request_index"])
     consts = {
         "session_key": key,
         "session_id": names["session_id"],
@@ -215,29 +214,25 @@ def _rows(
         "format": session.format,
         "strategy": strategy,
     }
-    for name, value in consts.items():
-        cols[name] = [value] * n
-    cols["agent"] = [names["agents"][a] for a in cols["agent"]]
-    cols["model"] = [None if m is None else names["models"][str(m)] for m in cols["model"]]
-    requests = pa.RecordBatch.from_pydict(cols, schema=REQUEST_ROWS)
+    n = len(cols["request_index"])
+    # the file's own values: one scalar repeated in Arrow, not a Python list per column
+    arrays = [
+        pa.repeat(pa.scalar(consts[f.name], f.type), n)
+        if f.name in consts
+        else pa.array(cols[f.name], f.type)
+        for f in REQUEST_ROWS
+    ]
+    requests = pa.RecordBatch.from_arrays(arrays, schema=REQUEST_ROWS)
     return FileRows(
         path,
         key,
         requests,
-        [_session_row(key, names, consts, session, agents, log, money, st.st_size)],
+        [_session_row(names, consts, session, agents, log, totals, st.st_size)],
         _strategy_rows(key, names, session, log, options, prices) if options.compare else None,
         counts,
         redactions=names["_redactions"],
+        days=list(dict.fromkeys(cols[PARTITION])),
     )
-
-
-def _models(agents: list[tuple[str, Any, Any]]) -> Iterator[Any]:
-    for _, s, lg in agents:
-        yield from (r.model for r in lg.requests if r.model is not None)
-        if lg.model is not None:
-            yield lg.model
-        if s.model is not None:
-            yield s.model
 
 
 #: names found clean in this process (projects, models, agent ids repeat across sessions):
@@ -283,23 +278,6 @@ def _names(raw: dict[str, Any], redact: bool) -> dict[str, Any]:
         "models": {m: visible(c) for m, c in zip(raw["models"], models, strict=True)},
         "_redactions": counts,
     }
-
-
-def _head_facts(path: str) -> dict[str, str]:
-    """The ``cwd``, title and first prompt a Claude Code transcript's first lines hold (what
-    ``ctxview sessions`` lists it by); nothing for another file."""
-    from ctxview.live.sessions_list import summarise_file
-
-    try:
-        s = summarise_file(Path(path))
-    except Exception:  # a file the reader took but the summary cannot: no project from it
-        return {}
-    out = {"prompt": s.first_prompt}
-    if s.cwd:
-        out["cwd"] = s.cwd
-    if s.title:
-        out["title"] = s.title
-    return out
 
 
 def _epoch_ms(ts: Any) -> int | None:
@@ -358,106 +336,136 @@ _ATTRS = {
     "output_tokens": attrgetter("output_tokens"),
     "cost_usd": attrgetter("cost_usd"),
     "rejected": attrgetter("rejected"),
+    "error_code": attrgetter("error_code"),
     "off_branch": attrgetter("off_branch"),
 }
+#: the columns of ``requests`` that differ from row to row (the others are the file's own)
+_BUILT = [
+    f.name
+    for f in REQUEST_ROWS
+    if f.name
+    not in ("session_key", "session_id", "file", "project", "provider", "format", "strategy")
+]
+_INPUT = attrgetter("input_tokens")
+_CACHE_READ = attrgetter("cache_read")
+_CACHE_WRITE = attrgetter("cache_write")
+_BREAK = attrgetter("cache_break")
+
+
+@dataclass
+class _Totals:
+    """The session row's sums over every agent's requests, gathered as each agent's columns
+    are built."""
+
+    requests: int = 0
+    input_tokens: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    breaks: int = 0
+    rejected: int = 0
+    costs: list[float | None] = field(default_factory=list)
+    uncached_costs: list[float | None] = field(default_factory=list)
+    lost: list[float | None] = field(default_factory=list)
+    stamps: list[int] = field(default_factory=list)
 
 
 def _agent_columns(
     cols: dict[str, list[Any]],
     agent: str,
+    model_names: dict[Any, str],
     session: Any,
     log: Any,
+    models: list[Any],
     prices: PriceTable,
     *,
-    start: int,
     fallback_date: str,
-    money: list[tuple[float | None, float | None]],
+    totals: _Totals,
 ) -> None:
-    """Append one agent's requests from ``start`` on to ``cols``; every request's (uncached
-    cost, break's loss) to ``money`` (the session's totals count them all). The plain fields
-    are taken column by column (attribute getters mapped in C: a million requests)."""
+    """Append one agent's requests to ``cols`` (``agent`` and ``model_names``: its name and
+    its models' as written; ``models``: each request's model) and to ``totals``. Each column
+    is taken in one pass (attribute getters mapped in C where they can be: a million
+    requests)."""
     reqs = log.requests
     per_model: dict[Any, tuple[Price | None, str | None, int]] = {}
-
-    def model_facts(model: Any) -> tuple[Price | None, str | None, int]:
-        found = per_model.get(model)
-        if found is None:
-            price = prices.get(model)
-            version = None if price is None else _price_version(prices, model)
-            found = per_model[model] = (price, version, context_size(model))
-        return found
-
-    models = [r.model or log.model for r in reqs]
-    prev_input: int | None = None
-    for r, model in zip(reqs, models, strict=True):
-        price = model_facts(model)[0]
-        if price is None:
-            money.append((None, None))
-        else:
-            b = r.cache_break
-            money.append(
-                (
-                    (r.input_tokens * price.input + r.output_tokens * price.output) / 1e6,
-                    _break_lost(r, prev_input, price) if b is not None else 0.0,
-                )
-            )
-        prev_input = r.input_tokens
-    rs = reqs[start:]
-    if not rs:
-        return
-    models = models[start:]
+    for model in set(models):
+        price = prices.get(model)
+        version = None if price is None else _price_version(prices, model)
+        per_model[model] = (price, version, context_size(model))
+    # every request's dollars without a cache, and what its break lost
+    price_of = [per_model[m][0] for m in models]
+    uncached_cost = [
+        None if p is None else (r.input_tokens * p.input + r.output_tokens * p.output) / 1e6
+        for r, p in zip(reqs, price_of, strict=True)
+    ]
+    breaks = list(map(_BREAK, reqs))
+    lost: list[float | None] = [None if p is None else 0.0 for p in price_of]
+    for i, b in enumerate(breaks):
+        p = price_of[i]
+        if b is not None and p is not None and i:
+            lost[i] = _break_lost(reqs[i], reqs[i - 1].input_tokens, p)
+    stamps = [_epoch_ms(r.timestamp) for r in reqs]
+    rejected = list(map(_ATTRS["rejected"], reqs))
+    totals.requests += len(reqs)
+    totals.input_tokens += sum(map(_INPUT, reqs))
+    totals.cache_read += sum(map(_CACHE_READ, reqs))
+    totals.cache_write += sum(map(_CACHE_WRITE, reqs))
+    totals.breaks += len(breaks) - breaks.count(None)
+    totals.rejected += rejected.count(True)
+    totals.costs += map(_ATTRS["cost_usd"], reqs)
+    totals.uncached_costs += uncached_cost
+    totals.lost += lost
+    totals.stamps += [t for t in stamps if t is not None]
     for name, get in _ATTRS.items():
-        cols[name].extend(map(get, rs))
-    cols["agent"].extend([agent] * len(rs))
-    cols["model"].extend(models)
-    facts = [model_facts(m) for m in models]
-    cols["price_table"].extend(f[1] for f in facts)
-    cols["context_limit"].extend(f[2] for f in facts)
-    cols["uncached_cost_usd"].extend(m[0] for m in money[len(money) - len(rs) :])
-    cols["break_lost_usd"].extend(m[1] for m in money[len(money) - len(rs) :])
-    stamps = [_epoch_ms(r.timestamp) for r in rs]
-    cols["timestamp"].extend(stamps)
+        cols[name] += map(get, reqs)
+    cols["agent"] += [agent] * len(reqs)
+    cols["model"] += map(model_names.get, models)
+    facts = [per_model[m] for m in models]
+    cols["price_table"] += [f[1] for f in facts]
+    cols["context_limit"] += [f[2] for f in facts]
+    cols["uncached_cost_usd"] += uncached_cost
+    cols["break_lost_usd"] += lost
+    cols["timestamp"] += stamps
     days: dict[int, str] = {}
-    cols[PARTITION].extend(
-        fallback_date
-        if ts is None
-        else days.get(ts // 86_400_000)
-        or days.setdefault(
-            ts // 86_400_000, datetime.fromtimestamp(ts / 1000, UTC).strftime("%Y-%m-%d")
-        )
-        for ts in stamps
-    )
-    recs = [r.recorded for r in rs]
-    cols["recorded_input_tokens"].extend(None if d is None else d["input_tokens"] for d in recs)
-    cols["recorded_cache_read"].extend(
+    for ts in stamps:
+        if ts is None:
+            cols[PARTITION].append(fallback_date)
+            continue
+        day = days.get(ts // 86_400_000)
+        if day is None:
+            day = days[ts // 86_400_000] = datetime.fromtimestamp(ts / 1000, UTC).strftime(
+                "%Y-%m-%d"
+            )
+        cols[PARTITION].append(day)
+    recs = [r.recorded for r in reqs]
+    cols["recorded_input_tokens"] += [None if d is None else d["input_tokens"] for d in recs]
+    cols["recorded_cache_read"] += [
         None if d is None else d["cache_read_input_tokens"] for d in recs
-    )
-    cols["recorded_cache_write"].extend(
+    ]
+    cols["recorded_cache_write"] += [
         None if d is None else d["cache_creation_input_tokens"] for d in recs
-    )
-    cols["cache_write_5m"].extend(r.cache_write if r.ttl == "5m" else 0 for r in rs)
-    cols["cache_write_1h"].extend(0 if r.ttl == "5m" else r.cache_write for r in rs)
-    breaks = [r.cache_break for r in rs]
-    cols["cache_break"].extend(b is not None for b in breaks)
-    cols["break_reason"].extend(None if b is None else b.reason for b in breaks)
-    cols["break_position"].extend(None if b is None else b.position for b in breaks)
-    misses = [r.recorded_miss for r in rs]
-    cols["recorded_break_reason"].extend(None if m is None else m.reason for m in misses)
-    cols["api_break_reason"].extend(
+    ]
+    cols["cache_write_5m"] += [r.cache_write if r.ttl == "5m" else 0 for r in reqs]
+    cols["cache_write_1h"] += [0 if r.ttl == "5m" else r.cache_write for r in reqs]
+    cols["cache_break"] += [b is not None for b in breaks]
+    cols["break_reason"] += [None if b is None else b.reason for b in breaks]
+    cols["break_position"] += [None if b is None else b.position for b in breaks]
+    misses = [r.recorded_miss for r in reqs]
+    cols["recorded_break_reason"] += [None if m is None else m.reason for m in misses]
+    cols["api_break_reason"] += [
         m.api_reason if m is not None and m.reported else None for m in misses
-    )
-    cols["redundant_tokens"].extend(0 if r.redundancy is None else r.redundancy.tokens for r in rs)
-    codes = _error_codes(session, log, start)
-    cols["error_code"].extend(codes.get(i) for i in range(start, len(reqs)))
+    ]
+    cols["redundant_tokens"] += [0 if r.redundancy is None else r.redundancy.tokens for r in reqs]
     tools_at = _result_tools(session.messages)
     tools = cols["tools"]
-    for r in rs:
+    if not tools_at:
+        tools += [[] for _ in reqs]
+        return
+    for r in reqs:
         found: list[str] = []
-        if tools_at:
-            for mid in r.message_ids:
-                at = tools_at.get(mid)
-                if at is not None:
-                    found += [t for t in at if t not in found]
+        for mid in r.message_ids:
+            at = tools_at.get(mid)
+            if at is not None:
+                found += [t for t in at if t not in found]
         tools.append(found)
 
 
@@ -483,62 +491,23 @@ def _price_version(prices: PriceTable, model: Any) -> str:
     return CONFIG_PRICES if prices.source(model).startswith(CONFIG_PRICES) else PRICE_TABLE
 
 
-def _error_codes(session: Any, log: Any, start: int) -> dict[int, str]:
-    """request position -> why the API would reject it: over the model's context, else the
-    first protocol error of its window (worked out for the first :data:`CODED_REJECTIONS`
-    rejected requests; ``protocol_error`` after them)."""
-    from ctxview.core.protocol import check_protocol
-    from ctxview.core.requests import window_of
-
-    out: dict[int, str] = {}
-    coded = 0
-    reqs = log.requests
-    for i in range(start, len(reqs)):
-        r = reqs[i]
-        if not r.rejected:
-            continue
-        if r.input_tokens > context_size(r.model or log.model):
-            out[i] = OVER_CONTEXT_CODE
-            continue
-        code = "protocol_error"
-        if coded < CODED_REJECTIONS and not r.off_branch:
-            coded += 1
-            ids = window_of(session, log, r.index)
-            window = [session.messages[j] for j in ids if 0 <= j < len(session.messages)]
-            errors = [p for p in check_protocol(window, session.system) if p.severity == "error"]
-            if errors:
-                code = errors[0].code
-        out[i] = code
-    return out
-
-
-def _ts_range(agents: list[tuple[str, Any, Any]]) -> tuple[int | None, int | None]:
-    stamps = [
-        t for _, _, lg in agents for r in lg.requests if (t := _epoch_ms(r.timestamp)) is not None
-    ]
-    return (min(stamps), max(stamps)) if stamps else (None, None)
-
-
 def _sum_or_none(values: list[float | None]) -> float | None:
     return None if not values or None in values else float(sum(v for v in values if v is not None))
 
 
 def _session_row(
-    key: str,
     names: dict[str, Any],
     consts: dict[str, Any],
     session: Any,
     agents: list[tuple[str, Any, Any]],
     log: Any,
-    money: list[tuple[float | None, float | None]],
+    totals: _Totals,
     size: int,
 ) -> dict[str, Any]:
-    """The session's one row: its totals over every agent's requests (all of them, also
-    those a grown session had before)."""
-    reqs = [r for _, _, lg in agents for r in lg.requests]
-    first, last = _ts_range(agents)
-    row = {
-        "session_key": key,
+    """The session's one row: its totals over every agent's requests."""
+    stamps = totals.stamps
+    return {
+        "session_key": consts["session_key"],
         "session_id": consts["session_id"],
         "file": consts["file"],
         "project": consts["project"],
@@ -547,24 +516,23 @@ def _session_row(
         "model": names["models"].get(str(log.model)) if log.model is not None else None,
         "strategy": consts["strategy"],
         "title": names["title"],
-        "first_timestamp": first,
-        "last_timestamp": last,
+        "first_timestamp": min(stamps) if stamps else None,
+        "last_timestamp": max(stamps) if stamps else None,
         "messages": sum(len(s.messages) for _, s, _ in agents),
         "agents": len(agents),
-        "requests": len(reqs),
-        "input_tokens": sum(r.input_tokens for r in reqs),
-        "cache_read": sum(r.cache_read for r in reqs),
-        "cache_write": sum(r.cache_write for r in reqs),
-        "cost_usd": _sum_or_none([r.cost_usd for r in reqs]),
-        "uncached_cost_usd": _sum_or_none([m[0] for m in money]),
-        "break_lost_usd": _sum_or_none([m[1] for m in money]),
-        "breaks": sum(1 for r in reqs if r.cache_break is not None),
-        "rejected": sum(1 for r in reqs if r.rejected),
+        "requests": totals.requests,
+        "input_tokens": totals.input_tokens,
+        "cache_read": totals.cache_read,
+        "cache_write": totals.cache_write,
+        "cost_usd": _sum_or_none(totals.costs),
+        "uncached_cost_usd": _sum_or_none(totals.uncached_costs),
+        "break_lost_usd": _sum_or_none(totals.lost),
+        "breaks": totals.breaks,
+        "rejected": totals.rejected,
         "skipped_lines": len(session.skipped_lines),
         "file_size": size,
         "scanned_at": int(datetime.now(UTC).timestamp() * 1000),
     }
-    return row
 
 
 def _strategy_rows(

@@ -4,8 +4,10 @@ their rows written to the dataset a batch of whole sessions at a time, the manif
 
 * a file whose size and mtime are as the manifest has them is not read;
 * a file that grew (the same first bytes and the same bytes before its old end: a live
-  transcript) gets its new requests appended; its session and strategy rows are replaced;
-* a file rewritten otherwise has its rows replaced;
+  transcript), or was rewritten otherwise, has its rows replaced: the request model
+  calibrates its estimates on the whole file, so the requests written before it grew are
+  estimated again with the rest (the dataset is what a scan of the files from scratch
+  writes, its sessions' totals the sums of their requests' rows);
 * a file that cannot be read is listed with its one-line error and tried again only once it
   changes (the rows it had before stay);
 * an interrupted scan (ctrl+c, a kill) leaves whole files and the previous manifest: the
@@ -69,7 +71,6 @@ class ScanResult:
 class _Task:
     path: str
     kind: str  # new | grown | changed
-    skip: dict[str, int]
     #: the file as it was before it was read (what the manifest records: a file that grows
     #: while it is read is found grown by the next scan)
     entry: Entry
@@ -77,7 +78,7 @@ class _Task:
 
 def _run_task(task: tuple[_Task, ScanOptions]) -> tuple[_Task, FileRows]:
     t, options = task
-    return t, file_rows(t.path, options, skip=t.skip)
+    return t, file_rows(t.path, options)
 
 
 def plan(
@@ -102,11 +103,11 @@ def plan(
             continue
         entry = _entry(p, fp)
         if old is None or fp is None:
-            tasks.append(_Task(p, "new" if old is None else "changed", {}, entry))
+            tasks.append(_Task(p, "new" if old is None else "changed", entry))
         elif grew(p, old, fp):
-            tasks.append(_Task(p, "grown", dict(old.counts), entry))
+            tasks.append(_Task(p, "grown", entry))
         else:
-            tasks.append(_Task(p, "changed", {}, entry))
+            tasks.append(_Task(p, "changed", entry))
     return tasks
 
 
@@ -262,21 +263,16 @@ def _commit(
         old = manifest.sessions.get(task.path)
         if old is None:
             continue
-        tables = ("sessions", "strategies") if task.kind == "grown" else tuple(old.files)
-        for table in tables:
+        for table in old.files:
             for rel in old.files.get(table, []):
                 replaced.setdefault(rel, set()).add(rows.key)
     for rel, keys in replaced.items():
         remove_sessions(out, [rel], keys)
     written = w.flush() if pending else {}
     for task, rows in pending:
-        old = manifest.sessions.get(task.path)
         entry = task.entry
         entry.counts = dict(rows.counts)
-        files = {t: list(fs) for t, fs in written.get(rows.key, {}).items()}
-        if task.kind == "grown" and old is not None:
-            files["requests"] = [*old.files.get("requests", []), *files.get("requests", [])]
-        entry.files = files
+        entry.files = {t: list(fs) for t, fs in written.get(rows.key, {}).items()}
         manifest.sessions[task.path] = entry
         result.requests_written += rows.request_rows
         result.sessions_written += 1

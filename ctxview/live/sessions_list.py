@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ctxview.sessions.claude_code import prompt_text
 from ctxview.sessions.fileio import FileRefused, open_regular, read_regular, read_span
 from ctxview.textfmt import fmt_tokens, one_line
 
@@ -34,13 +35,6 @@ TAIL_BYTES = 16 * 1024
 CACHE_VERSION = 1
 #: a bigger cache file is not read (a summary is about 500 bytes: 100,000 sessions fit)
 MAX_CACHE_BYTES = 256 * 1024**2
-_SKIP_PROMPT_PREFIXES = (
-    "<command-",
-    "<local-command",
-    "Caveat:",
-    "<system-reminder>",
-    "[Request interrupted",
-)
 
 
 def projects_roots() -> list[Path]:
@@ -108,31 +102,6 @@ class _FileSummary:
     messages: int
     exact: bool
     last_ts: str | None
-
-
-def _prompt_text(message: Any) -> str | None:
-    if not isinstance(message, dict) or message.get("role") != "user":
-        return None
-    content = message.get("content")
-    if isinstance(content, str):
-        text = content
-    elif isinstance(content, list):
-        texts = [
-            str(b.get("text", ""))
-            for b in content
-            if isinstance(b, dict) and b.get("type") == "text"
-        ]
-        if not texts or any(
-            isinstance(b, dict) and b.get("type") == "tool_result" for b in content
-        ):
-            return None
-        text = "\n".join(texts)
-    else:
-        return None
-    stripped = text.strip()
-    if not stripped or stripped.startswith(_SKIP_PROMPT_PREFIXES):
-        return None
-    return stripped
 
 
 def _lines(chunk: bytes, drop_first: bool, drop_last: bool) -> list[bytes]:
@@ -208,7 +177,7 @@ def summarise_file(path: Path) -> _FileSummary:
         if title is None and rec.get("type") == "ai-title" and isinstance(rec.get("title"), str):
             title = rec["title"]
         if not prompt and rec.get("type") == "user" and not rec.get("isMeta"):
-            found = _prompt_text(rec.get("message"))
+            found = prompt_text(rec.get("message"))
             if found:
                 prompt = found
         if not whole and prompt and cwd is not None and session_id is not None:

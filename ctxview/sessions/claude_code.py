@@ -41,8 +41,10 @@ __all__ = [
     "MESSAGE_TYPES",
     "Line",
     "Placement",
+    "head_of",
     "off_branch_responses",
     "placement_notes",
+    "prompt_text",
     "rebuild",
     "sidechain_groups",
     "subagent_links",
@@ -664,6 +666,60 @@ def sidechain_groups(lines: list[Line]) -> dict[str, list[Line]]:
             group_of[ln.uuid] = key
         groups.setdefault(key, []).append(ln)
     return {k: v for k, v in groups.items() if any(ln.type in MESSAGE_TYPES for ln in v)}
+
+
+#: user text that is not what the user asked: commands, caveats, reminders, an interruption
+_SKIP_PROMPT_PREFIXES = (
+    "<command-",
+    "<local-command",
+    "Caveat:",
+    "<system-reminder>",
+    "[Request interrupted",
+)
+
+
+def prompt_text(message: Any) -> str | None:
+    """The text a user line's ``message`` asks, when it is a prompt (not tool results, not
+    Claude Code's own commands and reminders); what a session is listed by."""
+    if not isinstance(message, dict) or message.get("role") != "user":
+        return None
+    content = message.get("content")
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, list):
+        texts = [
+            str(b.get("text", ""))
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text"
+        ]
+        if not texts or any(
+            isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+        ):
+            return None
+        text = "\n".join(texts)
+    else:
+        return None
+    stripped = text.strip()
+    if not stripped or stripped.startswith(_SKIP_PROMPT_PREFIXES):
+        return None
+    return stripped
+
+
+def head_of(lines: list[Line]) -> tuple[str | None, str | None]:
+    """(the working directory, the first prompt) a transcript's lines name: the first of
+    each (``ctxview sessions`` finds them in the file's head)."""
+    cwd = prompt = None
+    for ln in lines:
+        rec = ln.record
+        if cwd is None:
+            found = rec.get("cwd")
+            if isinstance(found, str):
+                cwd = found
+        if prompt is None and ln.type == "user" and not rec.get("isMeta"):
+            prompt = prompt_text(rec.get("message"))
+        if cwd is not None and prompt is not None:
+            break
+    return cwd, prompt
 
 
 def title_of(lines: list[Line]) -> str | None:

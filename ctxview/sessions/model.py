@@ -105,6 +105,10 @@ class LoadedSession:
     #: a ctxview session saved from another provider's file: the format it was read from (the
     #: body ``export`` writes: OpenAI's Chat Completions or Responses)
     wire_format: str | None = None
+    #: Claude Code: the working directory and the first prompt its lines name (what
+    #: ``ctxview sessions`` lists it by)
+    cwd: str | None = None
+    first_prompt: str | None = None
 
     def skipped(self) -> list[dict[str, Any]]:
         """``[{"line": n, "reason": why}]`` for every skipped line, in order."""

@@ -388,6 +388,7 @@ def from_lines(path: str, fmt: str, lines: list[Line], bad: dict[int, str]) -> L
     not records, with why); ``path`` names it in messages."""
     from ctxview.sessions.claude_code import (
         Placement,
+        head_of,
         placement_notes,
         rebuild,
         sidechain_groups,
@@ -403,6 +404,7 @@ def from_lines(path: str, fmt: str, lines: list[Line], bad: dict[int, str]) -> L
     if not messages:
         raise SessionError(f"{path}: no user or assistant messages found in this transcript")
     model = next((m.get("model") for m in reversed(metas) if isinstance(m.get("model"), str)), None)
+    cwd, prompt = head_of(lines)
     return LoadedSession(
         path,
         fmt,
@@ -419,6 +421,8 @@ def from_lines(path: str, fmt: str, lines: list[Line], bad: dict[int, str]) -> L
         unplaced_lines=placement.unplaced_lines,
         subagent_links=subagent_links(lines),
         sidechains=sidechain_groups(lines),
+        cwd=cwd,
+        first_prompt=prompt,
     )
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from ctxview.core.calibrate import message_features
 from ctxview.core.clearing import STRATEGY_EDITS
 from ctxview.core.context import ContextEvent, ConversationContext
-from ctxview.core.limits import context_size
+from ctxview.core.limits import OVER_CONTEXT_CODE, context_size
 from ctxview.core.protocol import Rejections
 from ctxview.core.requests.cache import PromptCache, _common, _Entry, window_cut
 from ctxview.core.requests.points import (
@@ -51,6 +51,7 @@ def replay_context(
     strat, sys_text, context_editing = plan.strategy, plan.sys_text, plan.context_editing
     check, kept, redundancy = plan.check, plan.keep, plan.redundancy
     make, keep = plan.sink.make, plan.sink.keep
+    builds = plan.sink.builds
     off, edits, first_versions, pinned = plan.off, plan.edits, plan.first_versions, plan.pinned
     clearing = strat in STRATEGY_EDITS
     msgs, metas = session.messages, session.metas
@@ -289,6 +290,7 @@ def replay_context(
             new_ids.reverse()
             last_sent = max(last_sent, i)
             rejected = False
+            code = None
             if rejections is not None:
                 tail_from = nw - len(new_ids) - 1
                 ranges = [(tail_from, nw - 1)]
@@ -296,9 +298,16 @@ def replay_context(
                     ranges.append((0, 1))
                     ranges.append((front - 1, front + 1))
                 rejections.update(win, ranges)
-                # the API's 400s: a protocol error, or a prompt over the model's context
-                # (``prompt is too long``, the rule inspect and the sidebar apply)
-                rejected = rejections.rejected(nw) or total > context_size(model)
+                # the API's 400s: a prompt over the model's context (``prompt is too long``,
+                # the rule inspect and the sidebar apply), or a protocol error (named in a
+                # built request; compare's sums only count them)
+                if total > context_size(model):
+                    rejected, code = True, OVER_CONTEXT_CODE
+                elif builds:
+                    code = rejections.error(win)
+                    rejected = code is not None
+                else:
+                    rejected = rejections.rejected(nw)
             keep(
                 make(  # a Request's fields, positional (the field order)
                     index,
@@ -320,6 +329,7 @@ def replay_context(
                     i > 0 and (not win or win[-1] != i - 1),
                     red,
                     ob is not None,
+                    error_code=code,
                 )
             )
             if index in kept or pi == len(points):

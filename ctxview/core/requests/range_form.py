@@ -23,7 +23,7 @@ from typing import Any
 
 from ctxview.core.calibrate import message_features
 from ctxview.core.clearing import SentForm
-from ctxview.core.limits import context_size
+from ctxview.core.limits import OVER_CONTEXT_CODE, context_size
 from ctxview.core.requests.cache import PromptCache, breakpoint_cut
 from ctxview.core.requests.points import session_cache, session_rules
 from ctxview.core.requests.types import (
@@ -165,6 +165,19 @@ def replay_range(
                 total = read + write + uncached
             dirty, dirty_reason = None, ""
             red = Redundancy(dup_items, dup_tokens, red_cost) if dup_items else None
+            rejected = False
+            code = None
+            if werr is not None:
+                # a prompt over the model's context (``prompt is too long``: no need to
+                # count its protocol errors), or a protocol error (named in a built request;
+                # compare's sums only count them)
+                if total > context_size(model):
+                    rejected, code = True, OVER_CONTEXT_CODE
+                elif ids:
+                    code = werr.error(first, lo, hi)
+                    rejected = code is not None
+                else:
+                    rejected = werr.rejected(first, lo, hi)
             if first < 0 or not ids:
                 new_ids: list[int] = []
             else:
@@ -192,12 +205,10 @@ def replay_range(
                     p.response,
                     out_tok,
                     "1h" if ttl == TTL_1H else "5m",
-                    # a prompt over the model's context (``prompt is too long``: no need to
-                    # count its protocol errors), or a protocol error
-                    werr is not None
-                    and (total > context_size(model) or werr.rejected(first, lo, hi)),
+                    rejected,
                     i > 0 and (first < 0 or (hi - 1 if hi > lo else first) != i - 1),
                     red,
+                    error_code=code,
                 )
             )
             if index in kept or pi == n_points:
@@ -427,6 +438,7 @@ def replay_editing(
                 total = read + write + uncached
             dirty, dirty_reason = None, ""
             rejected = False
+            code = None
             if werr is not None:
                 # a prompt over the model's context (``prompt is too long``), or a protocol
                 # error: the protocol is checked on the original messages (the edits alone
@@ -434,9 +446,14 @@ def replay_editing(
                 size = sizes.get(model)
                 if size is None:
                     size = sizes[model] = context_size(model)
-                rejected = total > size or (
-                    werr.rejected(offset, offset + 1, i) if nw else werr.rejected(-1, 0, 0)
-                )
+                window = (offset, offset + 1, i) if nw else (-1, 0, 0)
+                if total > size:
+                    rejected, code = True, OVER_CONTEXT_CODE
+                elif ids:  # (named in a built request; compare's sums only count them)
+                    code = werr.error(*window)
+                    rejected = code is not None
+                else:
+                    rejected = werr.rejected(*window)
             red = Redundancy(dup_items, dup_tokens, red_cost) if dup_items else None
             new_ids = list(range(offset if offset > last_sent else last_sent, i)) if ids else []
             if i > last_sent:
@@ -461,6 +478,7 @@ def replay_editing(
                     rejected,
                     i > 0 and (nw == 0 or offset + nw != i),
                     red,
+                    error_code=code,
                 )
             )
             if index in kept or pi == n_points:

@@ -126,7 +126,8 @@ class Request:
     response_id: int | None = None
     output_tokens: int = 0
     ttl: str = "5m"
-    #: the API would reject this window (only computed by :func:`compare`)
+    #: the API would reject this window (computed by checked replays: ``simulate(check=True)``,
+    #: :func:`compare`)
     rejected: bool = False
     #: the newest message of the conversation was not in the window
     newest_dropped: bool = False
@@ -140,6 +141,9 @@ class Request:
     #: ``turn``: a request of the conversation; ``compaction``: the request that wrote a
     #: compaction's summary (:mod:`~.compaction_request`), sent before request ``index``
     kind: str = "turn"
+    #: why the API would reject this window (checked replays): ``over_context_window``, else
+    #: the code of the first protocol error it would answer with
+    error_code: str | None = None
 
     @property
     def recorded_total(self) -> int | None:
@@ -371,6 +375,7 @@ class Totals:
         off_branch: bool = False,
         recorded_miss: RecordedBreak | None = None,
         kind: str = "turn",
+        error_code: str | None = None,
     ) -> None:
         """Count one request instead of building it: :class:`Request`'s fields, in its order
         (so a replay hands either the same arguments, see :class:`RequestSink`)."""

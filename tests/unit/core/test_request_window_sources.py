@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from ctxview.cli import requests as cli_requests
 from ctxview.cli.requests import requests_json, requests_report
-from ctxview.core.protocol import WindowErrors
+from ctxview.core.protocol import WindowErrors, first_error_code
 from ctxview.core.requests import compare, simulate
 from ctxview.core.requests.shared import Shared
 from ctxview.core.strategies import STRATEGIES
@@ -190,8 +190,11 @@ def test_window_errors_match_a_full_check_on_every_window() -> None:
         for lo in range(first + 1, n + 1):
             for hi in range(lo, n + 1):
                 window = [msgs[first], *msgs[lo:hi]]
-                full = sum(1 for p in check_protocol(window) if p.severity == "error")
+                problems = check_protocol(window)
+                full = sum(1 for p in problems if p.severity == "error")
                 assert werr.errors(first, lo, hi) == full, (first, lo, hi)
+                # and the code of its first error, as the API would name it
+                assert werr.error(first, lo, hi) == first_error_code(problems), (first, lo, hi)
 
 
 @pytest.mark.slow
@@ -220,8 +223,10 @@ def test_window_errors_match_a_full_check_on_damaged_loops(
             windows.append((f, lo, data.draw(st.integers(lo, n))))
     for f, lo, hi in windows:
         window = [msgs[f], *msgs[lo:hi]]
-        full = sum(1 for p in check_protocol(window) if p.severity == "error")
+        problems = check_protocol(window)
+        full = sum(1 for p in problems if p.severity == "error")
         assert werr.errors(f, lo, hi) == full, (f, lo, hi)
+        assert werr.error(f, lo, hi) == first_error_code(problems), (f, lo, hi)
 
 
 def _turn_error_codes() -> set[str]:
@@ -428,17 +433,25 @@ def test_the_window_index_counts_each_error_rule_as_the_full_check(code: str) ->
         for lo in range(first + 1, n + 1):
             for hi in range(lo, n + 1):
                 window = [msgs[first], *msgs[lo:hi]]
-                full = sum(1 for p in check_protocol(window) if p.severity == "error")
+                problems = check_protocol(window)
+                full = sum(1 for p in problems if p.severity == "error")
                 assert werr.errors(first, lo, hi) == full, (first, lo, hi)
+                # and the code of its first error, as the API would name it
+                assert werr.error(first, lo, hi) == first_error_code(problems), (first, lo, hi)
 
 
 def test_the_window_index_rejects_as_the_request_rules() -> None:
     """The rules of the request as a whole: no messages, an empty system text block."""
     msgs = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}]
     assert WindowErrors(msgs, Shared(msgs).roles, None).rejected(-1, 0, 0)
+    assert WindowErrors(msgs, Shared(msgs).roles, None).error(-1, 0, 0) == "no_messages"
     assert not WindowErrors(msgs, Shared(msgs).roles, None).rejected(0, 1, 2)
+    assert WindowErrors(msgs, Shared(msgs).roles, None).error(0, 1, 2) is None
     system = [{"type": "text", "text": ""}]
     assert WindowErrors(msgs, Shared(msgs).roles, system).rejected(0, 1, 2)
+    assert WindowErrors(msgs, Shared(msgs).roles, system).error(0, 1, 2) == (
+        "empty_system_text_block"
+    )
 
 
 def test_a_strategy_registered_under_a_builtin_name_is_replayed_the_reference_way() -> None:

@@ -646,7 +646,7 @@ def test_compare_on_a_real_transcript_keeps_safe_strategies_clean() -> None:
 def test_incremental_rejections_match_a_full_check(strategy: str, max_: int, seed: int) -> None:
     import random
 
-    from ctxview.core.protocol import check_protocol
+    from ctxview.core.protocol import check_protocol, first_error_code
     from tests.support.agentgen import agent_loop
 
     rng = random.Random(max_ * 10 + seed)
@@ -657,12 +657,17 @@ def test_incremental_rejections_match_a_full_check(strategy: str, max_: int, see
     msgs.insert(len(msgs) // 2, {"role": "user", "content": "again"})
     s = LoadedSession("m.json", "messages", msgs, [{} for _ in msgs])
     kw: dict[str, Any] = {"max_context_messages": max_, "strategy": strategy}
-    log = simulate(s, check=True, keep_windows=range(10_000), **kw)
-    assert log.requests
-    for r in log.requests:
-        window = [msgs[i] for i in log.windows[r.index]]
-        full = any(p.severity == "error" for p in check_protocol(window))
-        assert r.rejected == full, (r.index, log.windows[r.index])
+    # the range form (WindowErrors) and the context form (Rejections)
+    for reference in (False, True):
+        log = simulate(s, check=True, keep_windows=range(10_000), _reference=reference, **kw)
+        assert log.requests
+        for r in log.requests:
+            window = [msgs[i] for i in log.windows[r.index]]
+            problems = check_protocol(window)
+            full = any(p.severity == "error" for p in problems)
+            assert r.rejected == full, (r.index, log.windows[r.index])
+            # every rejected request names the first error the API would answer with
+            assert r.error_code == first_error_code(problems), (r.index, reference)
 
 
 def test_request_points_per_format() -> None:

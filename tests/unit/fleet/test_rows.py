@@ -148,3 +148,31 @@ def test_a_break_loses_the_previous_prompt_written_again_over_its_read_price() -
     below_minimum = Request(1, [3], 3, 900, 0, 0, 900, CacheBreak("model", 0), None, None, 0.0)
     assert _break_lost(below_minimum, 800, price) == pytest.approx(800 * (3 - 0.30) / 1e6)
     assert _break_lost(r, None, price) == 0.0  # a first request
+
+
+def test_every_rejected_request_names_the_first_error_of_its_window(tmp_path: Path) -> None:
+    """``error_code`` of every rejected row, however many there are: the code of the first
+    error the full check finds in that request's window (``rejected`` and the code come from
+    the request model's own check)."""
+    from ctxview.core.protocol import check_protocol, first_error_code
+    from ctxview.core.requests import simulate
+    from ctxview.sessions.readers import load_session
+    from tests.support.agentgen import agent_loop
+
+    msgs = agent_loop([[1, 2], [3], [1, 1, 1], [2], [1], [2, 1], [1, 1]], seed=5)
+    # an empty text block the first message keeps in every window (seed pins it), and a
+    # window of 6 that cuts tool_uses from their results
+    msgs[0]["content"] = [{"type": "text", "text": ""}, {"type": "text", "text": "go"}]
+    path = tmp_path / "loop.json"
+    path.write_text(json.dumps(msgs))
+    defaults = {"max_context_messages": 6, "strategy": "seed"}
+    rows = file_rows(str(path), ScanOptions(defaults=defaults, redact=False)).requests.to_pylist()
+    session = load_session(str(path))
+    log = simulate(session, defaults=defaults, check=True, keep_windows=range(len(rows)))
+    want = []
+    for r in log.requests:
+        window = [session.messages[i] for i in log.windows[r.index]]
+        want.append(first_error_code(check_protocol(window)))
+    assert [r["error_code"] for r in rows] == want
+    assert [r["rejected"] for r in rows] == [w is not None for w in want]
+    assert sum(w is not None for w in want) > 8 and "empty_text_block" in want

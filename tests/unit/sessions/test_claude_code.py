@@ -223,3 +223,26 @@ def test_every_request_after_a_manual_compact_starts_at_its_summary(pre: int, po
     assert len(after) == post
     for r in after:
         assert window_of(session, log, r.index)[0] == summary
+
+
+def test_a_transcript_names_the_working_directory_and_prompt_it_is_listed_by(
+    tmp_path: Path,
+) -> None:
+    """The session read from a transcript holds the ``cwd`` and first prompt ``ctxview
+    sessions`` lists it by (Claude Code's own command and caveat lines are not the prompt)."""
+    from ctxview.live.sessions_list import summarise_file
+    from ctxview.textfmt import one_line
+    from tests.support.transcripts import rec, text
+
+    path = tmp_path / "s.jsonl"
+    path.write_text(
+        rec("user", "m", None, "Caveat: the messages below were generated", isMeta=True)
+        + rec("user", "c", "m", "<command-name>/clear</command-name>", cwd="/work/api")
+        + rec("user", "u", "c", text("  Fix the flaky test\nin api/  "), cwd="/work/other")
+        + rec("assistant", "a", "u", text("On it."))
+    )
+    session = load_session(str(path))
+    listed = summarise_file(path)
+    assert (session.cwd, session.first_prompt) == ("/work/api", "Fix the flaky test\nin api/")
+    assert listed.cwd == session.cwd
+    assert listed.first_prompt == one_line(session.first_prompt or "", 200)
