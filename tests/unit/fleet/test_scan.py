@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import threading
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -204,3 +207,24 @@ def test_every_file_carries_the_schema_version_and_its_table(tmp_path: Path) -> 
         assert meta[b"ctxview.schema_version"] == SCHEMA_VERSION.encode()
         assert meta[b"ctxview.table"] == table.encode()
         assert pq.read_schema(f).names == schema.names
+
+
+def test_a_fifo_among_the_files_is_not_read_and_never_waited_on(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    good = tmp_path / "s.json"
+    shutil.copy(SAMPLES / "agent_loop.json", good)
+    done: list[Any] = []
+    worker = threading.Thread(
+        target=lambda: done.append(scan_quietly([str(fifo), str(good)], tmp_path / "ds")),
+        daemon=True,
+    )
+    worker.start()
+    worker.join(timeout=30)
+    if worker.is_alive():  # blocked opening the FIFO: a writer releases it
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        worker.join()
+        pytest.fail("the scan waited for a writer of the FIFO")
+    (result,) = done
+    assert result.new == 1
+    assert [(f, "FIFO" in why) for f, why in result.failed] == [(str(fifo), True)]
