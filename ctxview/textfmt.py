@@ -13,10 +13,12 @@ from typing import Any
 
 
 def fmt_usd(v: float | None, none: str = "—") -> str:
-    """Money as every view shows it: ``$0.0225`` under a dollar, ``$15,606.00`` from one."""
+    """Money as every view shows it: ``$0.0225`` under a dollar, ``$15,606.00`` from one; a
+    negative sum (a strategy that saves less than nothing) ``-$0.0001``, ``-$15.00``."""
     if v is None:
         return none
-    return f"${v:.4f}" if v < 1 else f"${v:,.2f}"
+    sign, v = ("-", -v) if v < 0 else ("", v)
+    return f"{sign}${v:.4f}" if v < 1 else f"{sign}${v:,.2f}"
 
 
 def fmt_total_usd(totals: dict[str, Any]) -> str:

@@ -93,8 +93,6 @@ class Following:
                 self.stopped.wait(Backoff.SLOW)
                 continue
             self._error_shown = False
-            for note in self.follower.take_notes():
-                self._call(self._notify_skipped, f"{self.path}: {note}")
             update = None
             if changed or self.follower.pending:
                 update = self.follower.step(quiet=not changed)
@@ -156,11 +154,6 @@ class Following:
             timeout=6,
         )
 
-    def _notify_skipped(self, message: str) -> None:
-        self.app.notify(
-            f"following: {visible(message)}", severity="warning", markup=False, timeout=8
-        )
-
     def apply(
         self, update: Update, model: SessionModel | None
     ) -> ContextChanged | SessionReplaced | None:
@@ -170,6 +163,8 @@ class Following:
         if self.stopped.is_set():  # another file was opened meanwhile
             return None
         self._note_skipped(update)
+        if update.kind == "append" and not update.messages:  # only lines skipped
+            return None
         tl = self.timeline
         rows = self.model.rows
         at_end = not rows or tl.cursor >= len(rows) - 1

@@ -19,6 +19,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ctxview.sessions.fileio import FileRefused, open_regular, read_span
+
 MANIFEST_VERSION = 1
 MANIFEST_DIR = "_ctxview"
 HEAD_BYTES = 8 * 1024
@@ -58,9 +60,13 @@ class Entry:
 
 
 def _digest(path: str, start: int, length: int) -> str:
-    with open(path, "rb") as f:
-        f.seek(max(0, start))
-        return hashlib.sha256(f.read(max(0, length))).hexdigest()[:32]
+    """sha256 of ``length`` bytes from ``start``; OSError when the file cannot be read or is
+    no regular file (a FIFO found by a scan would wait for a writer forever)."""
+    try:
+        with open_regular(path, what="session file") as (fd, _):
+            return hashlib.sha256(read_span(fd, max(0, start), max(0, length))).hexdigest()[:32]
+    except FileRefused as exc:
+        raise OSError(str(exc)) from None
 
 
 def fingerprint(path: str) -> Fingerprint:

@@ -29,7 +29,7 @@ saved builder state would make this simpler.)
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ctxview.sessions.claude_code import Line, rebuild
@@ -148,8 +148,6 @@ class Follower:
     applied: list[dict[str, Any]] = field(default_factory=list)
     lines: list[Line] = field(default_factory=list)
     bad: list[int] = field(default_factory=list)
-    #: why lines were skipped, for the view to say (it takes them: :meth:`take_notes`)
-    notes: list[str] = field(default_factory=list)
     #: why each bad or unusable line cannot be used
     reasons: dict[int, str] = field(default_factory=dict)
     line_no: int = 0
@@ -165,6 +163,8 @@ class Follower:
     _prefix_uuids: set[str] = field(default_factory=set)
     _leaf: str | None = None
     _checked: int = 0
+    #: the skipped lines the last update carried
+    _reported: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         self._tail = Tail(self.path)
@@ -183,9 +183,6 @@ class Follower:
             if chunk is None:
                 self.bad.append(self.line_no)
                 self.reasons[self.line_no] = f"longer than {fmt_bytes(MAX_LINE_BYTES)}"
-                self.notes.append(
-                    f"line {self.line_no}: longer than {fmt_bytes(MAX_LINE_BYTES)}, skipped"
-                )
                 continue
             text = chunk.strip()
             if not text:
@@ -204,17 +201,32 @@ class Follower:
             return True
         return False
 
-    def take_notes(self) -> list[str]:
-        """The reasons lines were skipped since the last call."""
-        notes, self.notes = self.notes, []
-        return notes
-
     def step(self, quiet: bool) -> Update | None:
         """Compare the rebuilt sequence with what the view holds. ``quiet``: the last poll
-        brought nothing new, so the newest message is complete and may be shown too."""
+        brought nothing new, so the newest message is complete and may be shown too.
+
+        Skipped lines reach the view only through an update (the one place it says so): when
+        lines were skipped and no message changed, the update appends nothing."""
         if self._built is None:
             self._built = self._rebuild()
         messages, metas, unusable, warnings = self._built
+        skipped = tuple(sorted(set(self.bad) | set(unusable)))
+        update = self._update(messages, metas, warnings, skipped, quiet)
+        if update is None and not set(skipped) <= set(self._reported):
+            update = Update("append", (), (), skipped_lines=skipped)
+        if update is not None:
+            self._reported = skipped
+            update = replace(update, skipped_reasons=tuple(sorted(self.reasons.items())))
+        return update
+
+    def _update(
+        self,
+        messages: list[dict[str, Any]],
+        metas: list[dict[str, Any]],
+        warnings: list[str],
+        skipped: tuple[int, ...],
+        quiet: bool,
+    ) -> Update | None:
         n = len(self.applied)
         ready = self._ready(messages, metas, quiet)
         reason, self._reset_reason = self._reset_reason, ""
@@ -235,10 +247,9 @@ class Follower:
                 tuple(metas),
                 reason
                 or (LATE_BLOCK if late else "the transcript changed above its end (a rewind)"),
-                tuple(sorted(set(self.bad) | set(unusable))),
+                skipped,
                 tuple(warnings),
                 self._model(metas),
-                tuple(sorted(self.reasons.items())),
             )
         if ready > n:
             self.applied.extend(messages[n:ready])
@@ -246,8 +257,7 @@ class Follower:
                 "append",
                 tuple(messages[n:ready]),
                 tuple(metas[n:ready]),
-                skipped_lines=tuple(sorted(set(self.bad) | set(unusable))),
-                skipped_reasons=tuple(sorted(self.reasons.items())),
+                skipped_lines=skipped,
             )
         return None
 

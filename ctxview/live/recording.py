@@ -15,14 +15,13 @@ import json
 import os
 import queue
 import re
-import stat
 import threading
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from ctxview.core.atomic import WriteRefused, check_output
 from ctxview.core.redact import Redactions, RedactMemo, redact_value
-from ctxview.sessions.fileio import file_kind
 from ctxview.sessions.proxylog import (
     LOG_FORMAT,
     LOG_VERSION,
@@ -72,29 +71,22 @@ def now_iso() -> str:
 
 def check_record_path(path: str) -> str | None:
     """Why ``--record PATH`` cannot be used (one sentence naming it), or None. A recording is
-    appended to: a new file, or an existing ctxview proxy recording. Nothing else is replaced,
-    and no folder is created."""
+    appended to: a new file, or an existing ctxview proxy recording. Where it may go at all is
+    every typed output's rule (:func:`ctxview.core.atomic.check_output`: no directory, FIFO,
+    device or socket, no folder created); nothing but a recording is replaced."""
     try:
-        st = os.stat(path)
-    except FileNotFoundError:
+        check_output(path)
+    except WriteRefused as exc:
+        return f"--record {path}: {exc}"
+    if not os.path.exists(path):
         parent = os.path.dirname(os.path.abspath(path))
-        if not os.path.isdir(parent):
-            return f"--record {path}: the folder {parent} does not exist (it is not created)"
-        if not os.access(parent, os.W_OK):
-            return f"--record {path}: cannot write in {parent}"
-        return None
-    except OSError as exc:
-        return f"--record {path}: {exc.strerror or exc}"
-    if not stat.S_ISREG(st.st_mode):
-        return f"--record {path}: is {file_kind(st.st_mode)}, not a file a recording can go to"
-    if st.st_size == 0:
-        return None
+        return None if os.access(parent, os.W_OK) else f"--record {path}: cannot write in {parent}"
     try:
         with open(path, "rb") as f:
             first = f.readline(64 * 1024).decode("utf-8", "replace")
     except OSError as exc:
         return f"--record {path}: {exc.strerror or exc}"
-    if not is_proxy_log(first.strip()):
+    if first and not is_proxy_log(first.strip()):
         return (
             f"--record {path}: exists and is not a ctxview proxy recording (not replaced; "
             "give a new file name, or an earlier recording to append to)"

@@ -67,7 +67,15 @@ def _parts(value: Any) -> list[Any]:
 
 
 def _text(parts: list[Any]) -> str:
-    return "".join(p.get("text", "") for p in parts if isinstance(p, Mapping))
+    """The text of a record's parts; a ``text`` that is not a string is refused (ValueError
+    naming the part), as it cannot be told from an ignored command."""
+    texts = []
+    for k, p in enumerate(parts):
+        if isinstance(p, Mapping) and "text" in p:
+            if not isinstance(p["text"], str):
+                raise ValueError(f"content[{k}].text: expected a string, got {_kind(p['text'])}")
+            texts.append(p["text"])
+    return "".join(texts)
 
 
 def record_turns(record: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -201,7 +209,10 @@ def read(path: str, text: str, data: Any, jsonl_record: LineParser) -> LoadedSes
     for r, record in enumerate(records):
         if not isinstance(record, dict):
             raise ValueError(f"messages[{r}]: expected a message record, got {_kind(record)}")
-        turns = record_turns(record)
+        try:
+            turns = record_turns(record)
+        except ValueError as exc:
+            raise ValueError(f"messages[{r}].{exc}") from None
         if not turns:
             kind = str(record.get("type"))
             kind = "ignored user" if kind == "user" else kind

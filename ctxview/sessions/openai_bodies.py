@@ -103,6 +103,25 @@ def _objects(items: list[Any], path: str) -> None:
             raise ValueError(f"{path}[{i}]: expected an object, got {_kind(m)}")
 
 
+#: the content parts whose ``text`` must be a string
+TEXT_PARTS = ("text", "input_text", "output_text")
+
+
+def _content(content: Any, path: str) -> None:
+    """A message's content: none, a string or an array of typed parts. Anything else is
+    refused here, as the Anthropic reader refuses a block without a type: nothing downstream
+    could show, check or repair it."""
+    if content is None or isinstance(content, str):
+        return
+    if not isinstance(content, list):
+        raise ValueError(f"{path}.content: expected a string or an array, got {_kind(content)}")
+    for j, part in enumerate(content):
+        if not isinstance(part, Mapping) or not isinstance(part.get("type"), str):
+            raise ValueError(f"{path}.content[{j}]: content part without a type")
+        if part["type"] in TEXT_PARTS and not isinstance(part.get("text"), str):
+            raise ValueError(f"{path}.content[{j}]: text part without a text string")
+
+
 def read_chat(path: str, data: Any) -> LoadedSession:
     """A Chat Completions request body."""
     if not isinstance(data, dict):
@@ -114,14 +133,7 @@ def read_chat(path: str, data: Any) -> LoadedSession:
     for i, m in enumerate(wire):
         if not isinstance(m.get("role"), str):
             raise ValueError(f"messages[{i}].role: expected a string, got {_kind(m.get('role'))}")
-        content = m.get("content")
-        for j, part in enumerate(content if isinstance(content, list) else ()):
-            # a part the API cannot take is refused here, as the Anthropic reader refuses a
-            # block without a type: nothing downstream could show, check or repair it
-            if not isinstance(part, Mapping) or not isinstance(part.get("type"), str):
-                raise ValueError(f"messages[{i}].content[{j}]: content part without a type")
-            if part["type"] == "text" and not isinstance(part.get("text"), str):
-                raise ValueError(f"messages[{i}].content[{j}]: text part without a text string")
+        _content(m.get("content"), f"messages[{i}]")
     lead = 0
     while lead < len(wire) and wire[lead].get("role") in SYSTEM_ROLES:
         lead += 1
@@ -157,6 +169,8 @@ def read_responses(path: str, data: Any) -> LoadedSession:
     for i, it in enumerate(items):
         if not isinstance(it, (Mapping, str)):
             raise ValueError(f"input[{i}]: expected an object, got {_kind(it)}")
+        if isinstance(it, Mapping) and it.get("type", "message") == "message":
+            _content(it.get("content"), f"input[{i}]")
     tools = data.get("tools") or []
     if not isinstance(tools, list):
         raise ValueError(f"tools: expected an array, got {_kind(tools)}")

@@ -260,6 +260,18 @@ class _Call:
             self.inputs = inp
         if isinstance(out, list):
             self.outputs = out
+        #: a messages attribute that is there but not an array of messages, or ""
+        self.unreadable = next(
+            (
+                name
+                for name, value in (
+                    ("gen_ai.input.messages", inp),
+                    ("gen_ai.output.messages", out),
+                )
+                if value is not None and not isinstance(value, list)
+            ),
+            "",
+        )
         if isinstance(sysi, list):
             self.system = sysi
         elif isinstance(sysi, str):
@@ -410,6 +422,7 @@ def read(path: str, text: str, data: Any, parse_line: LineParser) -> LoadedSessi
     docs, skipped = _documents(text, data, parse_line)
     spans, logs = _spans(docs)
     traces: dict[str, list[_Call]] = {}
+    unreadable = ""  # the first span's messages attribute that could not be read, named
     for span, attrs in spans:
         events = [
             (
@@ -429,6 +442,12 @@ def read(path: str, text: str, data: Any, parse_line: LineParser) -> LoadedSessi
         )
         if call.has_messages():
             traces.setdefault(str(span.get("traceId", "")), []).append(call)
+        elif call.unreadable and not unreadable:
+            unreadable = f"span {span.get('spanId')!s}: {call.unreadable}"
+    if not traces and unreadable:
+        raise SessionError(
+            f"{path}: {unreadable} is not a JSON array of messages (its text is cut or not JSON?)"
+        )
     if not traces:
         raise SessionError(
             f"{path}: no span of this OTLP trace carries GenAI messages (gen_ai.input.messages, "

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.widgets import Static
 
 from ctxview.app.screens.skipped import SkippedLinesScreen
+from ctxview.live import follow
 from tests.support.apphelp import FORBIDDEN, make_app, screen_after, settle, wait_until
 from tests.support.transcripts import rec, text
 
@@ -83,3 +85,29 @@ async def test_L_without_skipped_lines_says_there_are_none(tmp_path: Path) -> No
         await settle(pilot)
         await pilot.press("L")
         await wait_until(pilot, lambda: "no line of this file was skipped" in _notices(app))
+
+
+async def test_a_followed_line_over_the_cap_is_told_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(follow, "MAX_LINE_BYTES", 1000)
+    p = tmp_path / "live.jsonl"
+    p.write_text(rec("user", "u0", None, "first") + rec("assistant", "a0", "u0", text("ok")))
+    app = make_app(str(p))
+    app.follow_on_start = True
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(pilot, lambda: getattr(app, "_following", None) is not None)
+        try:
+            with open(p, "a") as fh:
+                fh.write('{"x": "' + "y" * 5000 + '"}\n')
+            await wait_until(pilot, lambda: app.model.session.skipped_lines == [3])
+            with open(p, "a") as fh:  # a message after it: the notice is not raised again
+                fh.write(rec("user", "u1", "a0", "more") + rec("assistant", "a1", "u1", text("b")))
+            await wait_until(pilot, lambda: len(app.model.transcript) == 4)
+            told = [n for n in _notices(app) if "line 3" in n]
+            assert told == [
+                "1 line skipped while following (line 3: longer than 1000 bytes) · L lists "
+                "them and why"
+            ], told
+        finally:
+            app._following.stop()

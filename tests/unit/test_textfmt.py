@@ -51,3 +51,14 @@ def test_visible_shows_every_control_in_text_beyond_ascii() -> None:
 
     shown()
     assert visible("naïve ✓ text") == "naïve ✓ text"
+
+
+def test_money_puts_the_sign_before_the_dollar_and_sizes_by_magnitude() -> None:
+    from ctxview.textfmt import fmt_usd
+
+    assert [fmt_usd(v) for v in (0.0225, 15606, -0.0001, -15)] == [
+        "$0.0225",
+        "$15,606.00",
+        "-$0.0001",
+        "-$15.00",
+    ]

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import threading
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pyarrow.dataset as ds
 import pytest
@@ -251,3 +254,24 @@ def test_a_session_over_several_days_is_written_into_each_days_partition(
     folders = {p.parent.name for p in parquet_files(str(out), "requests")}
     assert {"date=2026-11-28", "date=2026-11-29", "date=2026-11-30"} <= folders
     assert max(_keys(out).values()) == 1
+
+
+def test_a_fifo_among_the_files_is_not_read_and_never_waited_on(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    good = tmp_path / "s.json"
+    shutil.copy(SAMPLES / "agent_loop.json", good)
+    done: list[Any] = []
+    worker = threading.Thread(
+        target=lambda: done.append(scan_quietly([str(fifo), str(good)], tmp_path / "ds")),
+        daemon=True,
+    )
+    worker.start()
+    worker.join(timeout=30)
+    if worker.is_alive():  # blocked opening the FIFO: a writer releases it
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        worker.join()
+        pytest.fail("the scan waited for a writer of the FIFO")
+    (result,) = done
+    assert result.new == 1
+    assert [(f, "FIFO" in why) for f, why in result.failed] == [(str(fifo), True)]

@@ -240,14 +240,16 @@ def test_a_line_past_the_cap_is_skipped_and_never_held(
         held.append(f._tail.pending_bytes)
     assert max(held) <= 1000
     assert f.bad == [2]
-    assert f.take_notes() == ["line 2: longer than 1000 bytes, skipped"]
+    first = f.step(quiet=True)
+    assert first is not None and first.skipped_lines == (2,)
+    assert dict(first.skipped_reasons) == {2: "longer than 1000 bytes"}
     with open(p, "a") as fh:  # its end comes at last, then a good line
         fh.write('"}\n' + rec("assistant", "a1", "u1", text("answer")))
     while f.poll():
         pass
-    assert f.bad == [2] and f.take_notes() == []
+    assert f.bad == [2]
     up = f.step(quiet=True)
-    assert up is not None and [m["role"] for m in up.messages] == ["user", "assistant"]
+    assert up is not None and [m["role"] for m in up.messages] == ["assistant"]
     assert [ln.number for ln in f.lines] == [1, 3]
 
 
@@ -265,3 +267,20 @@ def test_a_line_over_many_reads_is_whole(tmp_path: Path, monkeypatch: pytest.Mon
         fh.write("\n")
     assert tail.read() == (False, [line.rstrip("\n").encode()])
     assert tail.pending_bytes == 0
+
+
+def test_a_skipped_line_with_no_new_message_still_reaches_the_view_once(tmp_path: Path) -> None:
+    """A bad line that brings no message is carried by an update appending nothing; the next
+    update carries it again (the full list), and no update is made for it alone twice."""
+    p = tmp_path / "s.jsonl"
+    p.write_text(rec("user", "u1", None, "q") + rec("assistant", "a1", "u1", text("a")))
+    f = Follower(str(p))
+    f.poll()
+    assert f.step(quiet=True) is not None
+    with open(p, "a") as fh:
+        fh.write("{cut off\n")
+    assert f.poll()
+    only = f.step(quiet=False)
+    assert only is not None and only.kind == "append" and only.messages == ()
+    assert only.skipped_lines == (3,) and dict(only.skipped_reasons)[3].startswith("invalid JSON")
+    assert not f.poll() and f.step(quiet=True) is None

@@ -353,7 +353,10 @@ async def test_an_upstream_that_hangs_up_after_the_request_is_not_called_unreach
 
 
 # -- the command line ----------------------------------------------------------------------------
-@pytest.mark.parametrize("kind", ["directory", "fifo", "missing folder", "not a recording"])
+@pytest.mark.parametrize(
+    "kind",
+    ["directory", "fifo", "missing folder", "symlink into a missing folder", "not a recording"],
+)
 def test_a_record_target_that_cannot_be_a_recording_is_refused_at_start(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
 ) -> None:
@@ -366,7 +369,10 @@ def test_a_record_target_that_cannot_be_a_recording_is_refused_at_start(
         want = "is a FIFO"
     elif kind == "missing folder":
         target = tmp_path / "no" / "such" / "rec.jsonl"
-        want = "does not exist (it is not created)"
+        want = f"no such folder: {tmp_path / 'no' / 'such'}"
+    elif kind == "symlink into a missing folder":  # the folder named is the one missing
+        target.symlink_to(tmp_path / "no" / "rec.jsonl")
+        want = f"no such folder: {tmp_path / 'no'}"
     else:
         target.write_text('{"messages": []}\n')
         want = "is not a ctxview proxy recording (not replaced"

@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ctxview.sessions import load_session
+import pytest
+
+from ctxview.sessions import SessionError, load_session
 
 HEAD = {"sessionId": "s1", "projectHash": "p", "startTime": "2026-01-01T00:00:00Z"}
 
@@ -174,3 +176,8 @@ def test_a_record_with_no_text_sends_no_text_part(tmp_path: Path) -> None:
     assert session.metas[1]["wire"]["parts"] == [
         {"functionCall": {"id": "c1", "name": "read_file", "args": {"path": "a"}}}
     ]
+
+
+def test_a_user_text_that_is_not_a_string_is_refused_with_its_place(tmp_path: Path) -> None:
+    with pytest.raises(SessionError, match=r"messages\[1\]\.content\[0\]\.text: expected a string"):
+        _open_json(tmp_path, [_record("u0", "user", "hi"), _record("u1", "user", [{"text": 7}])])

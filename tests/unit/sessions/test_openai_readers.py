@@ -216,6 +216,15 @@ def test_bad_openai_input_is_a_clear_error(tmp_path: Path) -> None:
         load_session(
             _write(tmp_path, "e.json", {"messages": [tool, {"role": "user", "content": [blank]}]})
         )
+    # a content that is neither text nor parts, in either body; a Responses text part
+    number = {"role": "user", "content": 12345}
+    with pytest.raises(SessionError, match=r"messages\[0\]\.content: expected a string or an"):
+        load_session(_write(tmp_path, "f.json", {"model": "gpt-4o", "messages": [number]}))
+    with pytest.raises(SessionError, match=r"input\[0\]\.content: expected a string or an"):
+        load_session(_write(tmp_path, "g.json", {"model": "gpt-5", "input": [number]}))
+    untyped = {"role": "user", "content": [{"type": "input_text", "text": 7}]}
+    with pytest.raises(SessionError, match=r"input\[0\]\.content\[0\]: text part without"):
+        load_session(_write(tmp_path, "h.json", {"model": "gpt-5", "input": [untyped]}))
     only_events = json.dumps({"timestamp": "t", "type": "session_meta", "payload": {}})
     with pytest.raises(SessionError, match="no messages found in this Codex session"):
         load_session(_write(tmp_path, "rollout-e.jsonl", only_events + "\n" + only_events))

@@ -163,6 +163,15 @@ def test_a_trace_without_content_says_what_is_missing(tmp_path: Path) -> None:
         load_session(_write(tmp_path, _doc(span)))
 
 
+def test_a_messages_attribute_cut_short_is_named_with_its_span(tmp_path: Path) -> None:
+    # a collector's attribute length limit cuts the JSON text: the trace holds messages, and
+    # the error says which attribute could not be read, not that capture was off
+    cut = json.dumps([USER])[:20]
+    span = _span("t", "s9", 1, {"gen_ai.operation.name": "chat", "gen_ai.input.messages": cut})
+    with pytest.raises(SessionError, match=r"span s9: gen_ai\.input\.messages is not a JSON array"):
+        load_session(_write(tmp_path, _doc(span)))
+
+
 @pytest.mark.parametrize(
     ("name", "provider"),
     [
