@@ -305,6 +305,7 @@ class Session:
         from ctxview.core.compaction import effective_messages, has_compaction
         from ctxview.core.limits import context_problem
         from ctxview.sessions.request import token_breakdown
+        from ctxview.sessions.subagents import subagent_files
 
         ctx = self.context
         session = self.session
@@ -366,7 +367,7 @@ class Session:
             "dangling_parents": session.dangling_parents,
             "unplaced_lines": session.unplaced_lines,
             "skipped": session.skipped(),
-            "subagents": session.subagents,
+            "subagents": subagent_files(session),
             **_editing_summary(ctx),
         }
 

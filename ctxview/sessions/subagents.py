@@ -138,7 +138,7 @@ def subagents_of(session: LoadedSession) -> list[SubAgent]:
             by_prompt.setdefault(c.prompt.strip(), c)
     links = session.subagent_links
     agents: list[SubAgent] = []
-    for p in [*session.subagents, *_loose_agent_files(session.path)]:
+    for p in subagent_files(session):
         path = Path(p)
         agent_id = path.stem[len("agent-") :] if path.stem.startswith("agent-") else path.stem
         meta = _sidecar(path)
@@ -202,6 +202,12 @@ def call_ids(message: Any) -> list[str]:
 
 #: at most this many ``agent-*.jsonl`` files beside a session are looked at for its sub-agents
 _LOOSE_LIMIT = 2000
+
+
+def subagent_files(session: LoadedSession) -> list[str]:
+    """The sub-agent transcripts of a Claude Code session: those in its ``subagents`` folder,
+    then the ``agent-*.jsonl`` files beside it that name it (the two layouts Claude Code wrote)."""
+    return [*session.subagents, *_loose_agent_files(session.path)]
 
 
 def _loose_agent_files(path: str) -> list[str]:

@@ -90,3 +90,5 @@ def test_an_agent_file_beside_the_session_that_names_it_is_its_sub_agent(tmp_pat
     other.write_text(agent.read_text().replace(shapes.SESSION, "another-session"))
     [a] = subagents_of(load_session(main))
     assert a.path == str(agent) and a.tool_use_id == "toolu_task_0001"
+    # inspect --json lists it as requests counts it
+    assert replay(load_session(main)).summary()["subagents"] == [str(agent)]
