@@ -33,7 +33,7 @@ from ctxview.core.providers.openai_tokens import (
     estimate_system,
     estimate_tools,
 )
-from ctxview.core.providers.openai_wire import ITEM_ID, stored_reasoning, wire_items
+from ctxview.core.providers.openai_wire import item_id_of, stored_reasoning, wire_items
 from ctxview.core.usage import MAX_RECORDED_TOKENS
 
 #: the file formats of this provider
@@ -266,7 +266,7 @@ def _reasoning_alone(m: Any, nxt: Any) -> str | None:
     """The id of ``m`` when it is a reasoning item of a stored response that ``nxt`` (the item
     after it) does not follow as its response's next item, else None."""
     rid = stored_reasoning(m) if isinstance(m, Mapping) else None
-    if rid is None or (_is_assistant(nxt) and isinstance(nxt.get(ITEM_ID), str)):
+    if rid is None or (_is_assistant(nxt) and item_id_of(nxt) is not None):
         return None
     return rid
 
