@@ -25,6 +25,7 @@ from ctxview.live.sessions_list import (
     _iso,
     _lines,
     _parse,
+    _subagent,
     last_timestamp,
 )
 from ctxview.sessions.fileio import open_regular, read_span
@@ -123,7 +124,7 @@ def summarise_rollout(path: Path) -> _FileSummary:
             tail = read_span(fd, size - TAIL_BYTES, TAIL_BYTES)
     head_lines = _lines(head, False, not whole or not head.endswith(b"\n"))
     tail_lines = _lines(tail, True, not tail.endswith(b"\n")) if tail else []
-    cwd = session_id = None
+    cwd = session_id = parent_id = None
     prompt = fallback = ""
     items = 0
     for raw in head_lines:
@@ -143,6 +144,7 @@ def summarise_rollout(path: Path) -> _FileSummary:
                 cwd = meta["cwd"]
             if session_id is None and isinstance(meta.get("id"), str):
                 session_id = meta["id"]
+                parent_id = spawned_by(meta)
         if rec.get("type") == "turn_context" and isinstance(payload, dict) and cwd is None:
             cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
         if _item(rec) is not None:
@@ -171,12 +173,27 @@ def summarise_rollout(path: Path) -> _FileSummary:
         messages=messages,
         exact=exact,
         last_ts=last_ts,
+        parent_id=parent_id,
     )
 
 
+def spawned_by(meta: dict[str, Any]) -> str | None:
+    """The thread that spawned a Codex sub-agent, from its ``session_meta``: ``source`` is
+    ``{"subagent": {"thread_spawn": {"parent_thread_id": …, "depth": …}}}`` (Codex's
+    ``SessionSource::SubAgent(SubAgentSource::ThreadSpawn)``); None for any other session."""
+    source = meta.get("source")
+    sub = source.get("subagent") if isinstance(source, dict) else None
+    spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None
+    parent = spawn.get("parent_thread_id") if isinstance(spawn, dict) else None
+    return parent if isinstance(parent, str) and parent else None
+
+
 def list_codex(roots: list[Path], cache: SummaryCache) -> list[SessionInfo]:
-    """Every rollout under the roots (``YYYY/MM/DD/rollout-*.jsonl``)."""
+    """Every rollout under the roots (``YYYY/MM/DD/rollout-*.jsonl``); a sub-agent's rollout is
+    listed under the session that spawned it (as a Claude Code session's sub-agents are), or
+    on its own when that session's rollout is not there."""
     out: list[SessionInfo] = []
+    children: list[tuple[Path, _FileSummary]] = []
     for root in roots:
         try:
             files = sorted(root.glob("*/*/*/rollout-*.jsonl"))
@@ -186,19 +203,31 @@ def list_codex(roots: list[Path], cache: SummaryCache) -> list[SessionInfo]:
             s = cache.get(f, summarise_rollout)
             if s is None:
                 continue
-            out.append(
-                SessionInfo(
-                    path=str(f),
-                    session_id=s.session_id or f.stem,
-                    project=one_line(s.cwd or "", 200),
-                    first_prompt=one_line(s.first_prompt, 200),
-                    title=None,
-                    messages=s.messages,
-                    messages_exact=s.exact,
-                    size=s.size,
-                    last_activity=_iso(s.last_ts, s.mtime_ns),
-                    provider="openai",
-                    format="codex",
-                )
-            )
+            if s.parent_id is not None:
+                children.append((f, s))
+                continue
+            out.append(_info(f, s))
+    by_id = {info.session_id: info for info in out}
+    for f, s in children:
+        parent = by_id.get(s.parent_id or "")
+        if parent is not None:
+            parent.subagents.append(_subagent(f, s))
+        else:
+            out.append(_info(f, s))
     return out
+
+
+def _info(f: Path, s: _FileSummary) -> SessionInfo:
+    return SessionInfo(
+        path=str(f),
+        session_id=s.session_id or f.stem,
+        project=one_line(s.cwd or "", 200),
+        first_prompt=one_line(s.first_prompt, 200),
+        title=None,
+        messages=s.messages,
+        messages_exact=s.exact,
+        size=s.size,
+        last_activity=_iso(s.last_ts, s.mtime_ns),
+        provider="openai",
+        format="codex",
+    )

@@ -32,7 +32,7 @@ from ctxview.textfmt import fmt_tokens, one_line
 
 HEAD_BYTES = 32 * 1024
 TAIL_BYTES = 16 * 1024
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 #: a bigger cache file is not read (a summary is about 500 bytes: 100,000 sessions fit)
 MAX_CACHE_BYTES = 256 * 1024**2
 
@@ -102,6 +102,8 @@ class _FileSummary:
     messages: int
     exact: bool
     last_ts: str | None
+    #: the session that started this one, when it is a sub-agent's (a Codex rollout names it)
+    parent_id: str | None = None
 
 
 def _lines(chunk: bytes, drop_first: bool, drop_last: bool) -> list[bytes]:
@@ -237,6 +239,7 @@ _CACHED_FIELDS: dict[str, tuple[type, ...]] = {
     "messages": (int,),
     "exact": (bool,),
     "last_ts": (str, _NONE),
+    "parent_id": (str, _NONE),
 }
 
 

@@ -254,10 +254,14 @@ def _load_session(spath: str, format: str | None) -> LoadedSession:
         if proxylog.is_proxy_log(first.group(1)):
             records, bad, upstreams = proxylog.parse_log(spath, text)
             return proxylog.open_recording(spath, records, bad, upstreams, conversation)
+        from ctxview.sessions import cassette
+
+        if cassette.is_cassette(first.group(1)):
+            return cassette.read_cassette(spath, text, conversation)
     if conversation is not None:
         raise SessionError(
-            f"{spath}#{conversation}: #N picks a conversation of a proxy recording; "
-            f"{spath} is not one"
+            f"{spath}#{conversation}: #N picks a conversation of a proxy recording or a VCR "
+            f"cassette; {spath} is not one"
         )
     data: Any | None
     if format in ("claude-code", "codex") or (format is None and _looks_jsonl(text)):

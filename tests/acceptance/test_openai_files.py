@@ -89,3 +89,35 @@ def test_a_codex_rollout_has_its_recorded_usage_and_requests() -> None:
     # one request per response: 12 token_count events, each repeated once
     assert len(recorded) == 6
     assert log.requests[0].model == "gpt-5.3-codex"
+
+
+def test_a_chat_cassette_opens_with_each_reply_as_its_turn_and_its_usage_recorded() -> None:
+    """A VCR cassette of two Chat Completions interactions: the conversation is the second
+    request's messages and its reply, each reply's usage the recorded usage of its request."""
+    import yaml
+
+    path = (
+        ACCEPTANCE
+        / "openai_chat"
+        / "pai_openai_instructions_with_tool_calls_keep_instructions.yaml"
+    )
+    interactions = yaml.safe_load(path.read_text())["interactions"]
+    sent = interactions[1]["request"]["parsed_body"]["messages"]
+    replies = [i["response"]["parsed_body"] for i in interactions]
+    session = load_session(path)
+    assert (session.format, session.provider) == ("proxy", "openai")
+    assert [m.get("wire") for m in session.metas] == [
+        *sent[1:],  # the system message is the system prompt
+        replies[1]["choices"][0]["message"],
+    ]
+    usage = [m["usage"] for m in session.metas if "usage" in m]
+    prompt = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+    assert [sum(u[k] for k in prompt) for u in usage] == [
+        r["usage"]["prompt_tokens"] for r in replies
+    ]
+    assert _errors_of(session) == []
+
+
+def _errors_of(session: object) -> list[tuple[str, int]]:
+    rep = replay(session, as_sent=True)  # type: ignore[arg-type]
+    return [(p.code, p.index) for p in rep.protocol_problems() if p.severity == "error"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ctxview.core.providers import openai
 from tests.support.apphelp import make_app, settle
 from tests.support.paths import ACCEPTANCE, ROOT
 
@@ -17,8 +18,8 @@ async def test_the_header_names_openai_and_the_model() -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         assert app.sub_title.startswith("OpenAI · gpt-5.3-codex · ")
-        # the checker is the session provider's (the Responses API's pairing rules)
-        assert app.model.checker.rules.provider == "openai-responses"
+        # the checker is the session provider's (a Codex rollout: the Responses API's pairing)
+        assert app.model.checker.rules is openai.CODEX_RULES
 
 
 async def test_a_continued_response_says_its_earlier_turns_are_not_in_the_file(

@@ -38,7 +38,7 @@ from ctxview.core.providers.openai_tokens import (
     message_estimate,
     unmeasured,
 )
-from ctxview.core.providers.openai_wire import ITEM_ID, stored_reasoning, wire_items
+from ctxview.core.providers.openai_wire import item_id_of, stored_reasoning, wire_items
 from ctxview.core.usage import MAX_RECORDED_TOKENS
 
 #: the file formats of this provider
@@ -271,7 +271,7 @@ def _reasoning_alone(m: Any, nxt: Any) -> str | None:
     """The id of ``m`` when it is a reasoning item of a stored response that ``nxt`` (the item
     after it) does not follow as its response's next item, else None."""
     rid = stored_reasoning(m) if isinstance(m, Mapping) else None
-    if rid is None or (_is_assistant(nxt) and isinstance(nxt.get(ITEM_ID), str)):
+    if rid is None or (_is_assistant(nxt) and item_id_of(nxt) is not None):
         return None
     return rid
 
@@ -450,23 +450,26 @@ CONTINUED_RULES: RuleSet = RuleSet(
 )
 
 
-#: a Codex rollout: the Responses API's pairing; not the reasoning rule: a rollout records its
-#: items with their ids (``rs_…``) whatever Codex sent (stateless, ``store: false``), and a real
-#: one holds such reasoning items before messages with no id, its session going on after each
-CODEX_RULES: RuleSet = RuleSet(
-    "codex",
+#: a stateless Responses body (``store: false``) or a Codex rollout (Codex runs stateless):
+#: the Responses API's pairing, not the reasoning rule, which resolves ids against stored
+#: responses: bodies with ``store: false`` holding a reasoning item with an id before a
+#: function_call without one were answered 200, and a rollout records ids whatever Codex sent
+STATELESS_RULES: RuleSet = RuleSet(
+    "openai-responses-stateless",
     {},
     (responses_pairing,),
-    lambda messages: ResponsesWindows(messages, CODEX_RULES, orphans=True),
+    lambda messages: ResponsesWindows(messages, STATELESS_RULES, orphans=True),
 )
+#: a Codex rollout's rules
+CODEX_RULES = STATELESS_RULES
 
 
 def rules_for(fmt: str, params: Mapping[str, Any]) -> RuleSet:
     """The rule set of a session of format ``fmt`` with the request fields ``params``."""
     if fmt == CHAT:
         return CHAT_RULES
-    if fmt == CODEX:
-        return CODEX_RULES
+    if fmt == CODEX or params.get("store") is False:
+        return STATELESS_RULES
     if params.get("previous_response_id") or params.get("conversation"):
         return CONTINUED_RULES
     return RESPONSES_RULES

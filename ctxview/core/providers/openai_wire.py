@@ -36,8 +36,9 @@ Responses API input items:
 * every other item → ``user`` when its type ends in ``_output`` (or is ``item_reference``), else
   ``assistant``, holding the item itself as a block;
 * an item's ``id`` (the item of a stored response: ``rs_…``, ``fc_…``, ``msg_…``) as the
-  message's ``item_id``; a message written from its canonical form carries none (changed, it is
-  no longer that stored item).
+  ``item_id`` of the message's first block (its text made a text block when it was a string);
+  a message written from its canonical form carries none (changed, it is no longer that
+  stored item).
 """
 
 from __future__ import annotations
@@ -350,24 +351,41 @@ def _reasoning_text(item: Mapping[str, Any]) -> str:
 _USER_ITEMS = frozenset(("item_reference",))
 
 
-#: the key of a canonical message read from a Responses item with an ``id`` (``rs_…``,
-#: ``fc_…``, ``msg_…``): the item of a stored response it is, which the reasoning rule reads
+#: the key, on the first block of a canonical message read from a Responses item with an
+#: ``id`` (``rs_…``, ``fc_…``, ``msg_…``), of that id: the item of a stored response it is, which
+#: the reasoning rule reads (a block's key: the Messages API's rules check no block key they do
+#: not know, where a message's own keys are refused)
 ITEM_ID = "item_id"
+
+
+def item_id_of(message: Mapping[str, Any]) -> str | None:
+    """The id of the stored item a canonical message was read from, else None (an item kept as
+    a block of its own type carries its ``id`` itself)."""
+    content = message.get("content")
+    first = content[0] if isinstance(content, list) and content else None
+    if not isinstance(first, Mapping):
+        return None
+    iid = first.get(ITEM_ID)
+    if iid is None and first.get("type") not in _CANONICAL_BLOCKS:
+        iid = first.get("id")
+    return iid if isinstance(iid, str) and iid else None
+
+
+#: the canonical block types (any other block is a wire item or part kept as it is)
+_CANONICAL_BLOCKS = ("text", "image", "document", "tool_use", "tool_result", "thinking")
 
 
 def stored_reasoning(message: Mapping[str, Any]) -> str | None:
     """The item id of a canonical message read from a ``reasoning`` item of a stored response
     (one with an ``id``), else None."""
-    iid = message.get(ITEM_ID)
     content = message.get("content")
     if (
-        isinstance(iid, str)
-        and message.get("role") == "assistant"
+        message.get("role") == "assistant"
         and isinstance(content, list)
         and content
         and all(isinstance(b, Mapping) and b.get("type") == "thinking" for b in content)
     ):
-        return iid
+        return item_id_of(message)
     return None
 
 
@@ -379,8 +397,13 @@ def responses_item(item: Any) -> dict[str, Any]:
         return {"role": "user", "content": json.dumps(item)}
     message = _responses_message(item)
     iid = item.get("id")
-    if isinstance(iid, str) and iid:
-        message[ITEM_ID] = iid
+    content = message["content"]
+    if isinstance(iid, str) and iid and content:
+        if isinstance(content, str):
+            message["content"] = content = [_text(content)]
+        first = content[0]
+        if isinstance(first, dict) and first.get("type") in _CANONICAL_BLOCKS:
+            content[0] = {**first, ITEM_ID: iid}
     return message
 
 

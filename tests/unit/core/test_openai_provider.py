@@ -145,6 +145,12 @@ def test_a_stored_reasoning_item_keeps_the_item_that_followed_it() -> None:
             user, reasoning("rs_1"), after, user
         )
     assert len(found(user, reasoning("rs_1"), rewritten, user)) == 2  # both rule sets
+    # a stateless body (store: false) is not resolved against stored items: no such rule
+    stateless = openai.rules_for(openai.RESPONSES, {"store": False})
+    bare_call = {k: v for k, v in call.items() if k != "id"}
+    msgs = [responses_item(i) for i in (user, reasoning("rs_1"), bare_call, output, user)]
+    assert check_protocol(msgs, rules=stateless) == []
+    assert check_protocol(msgs, rules=openai.rules_for(openai.RESPONSES, {}))
 
 
 def test_the_body_writer_gives_wire_items_back_and_writes_changed_messages() -> None:

@@ -274,3 +274,27 @@ def test_real_codex_rollouts(home: Path) -> None:
         else:
             assert abs(info.messages - items) <= 0.2 * items
     assert sum(i.messages_exact for i in infos) >= 7
+
+
+def test_a_codex_sub_agent_is_listed_under_the_session_that_spawned_it(home: Path) -> None:
+    """Codex writes a spawned agent's thread as a rollout of its own, its session_meta naming
+    the parent thread (``source.subagent.thread_spawn.parent_thread_id``)."""
+    day = home / ".codex/sessions/2026/03/01"
+    write_rollout(day / "rollout-2026-03-01T10-00-00-parent.jsonl", "do it", "2026-03-01T10:00Z")
+    child = day / "rollout-2026-03-01T10-01-00-child.jsonl"
+    write_rollout(child, "look at the tests", "2026-03-01T10:01:00.000Z")
+    spawn = {"thread_spawn": {"parent_thread_id": "019a-codex", "depth": 1}}
+    lines = child.read_text().splitlines(keepends=True)
+    meta = json.loads(lines[0])
+    meta["payload"] |= {"id": "019a-child", "source": {"subagent": spawn}}
+    child.write_text(json.dumps(meta) + "\n" + "".join(lines[1:]))
+    orphan = day / "rollout-2026-03-01T11-00-00-orphan.jsonl"
+    orphan.write_text(child.read_text().replace("019a-codex", "gone-thread"))
+    infos = list_all(session_roots(), cache_path=None)
+    assert sorted(i.session_id for i in infos) == ["019a-child", "019a-codex"]
+    parent = next(i for i in infos if i.session_id == "019a-codex")
+    assert [(Path(a.path).name, a.first_prompt) for a in parent.subagents] == [
+        (child.name, "look at the tests")
+    ]
+    # a sub-agent whose parent's rollout is gone is listed on its own
+    assert next(i for i in infos if i.session_id == "019a-child").path == str(orphan)

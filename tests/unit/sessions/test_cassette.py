@@ -1,0 +1,65 @@
+"""VCR cassettes open as recordings: what a reply that is not a whole JSON answer gives, and a
+file that is not a cassette's YAML."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ctxview.sessions import SessionError, load_session
+
+
+def _interaction(messages: list[dict[str, object]], reply: object, code: int = 200) -> dict:
+    body = {"model": "gpt-4o", "messages": messages}
+    response: dict[str, object] = {"status": {"code": code, "message": "OK"}, "headers": {}}
+    response["body"] = {"string": reply if isinstance(reply, str) else json.dumps(reply)}
+    return {
+        "request": {
+            "method": "POST",
+            "uri": "https://api.openai.com/v1/chat/completions",
+            "body": json.dumps(body),
+            "headers": {"authorization": ["Bearer sk-not-read"]},
+        },
+        "response": response,
+    }
+
+
+def _completion(text: str, prompt: int) -> dict[str, object]:
+    return {
+        "object": "chat.completion",
+        "model": "gpt-4o-2024-08-06",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}}],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": 3},
+    }
+
+
+def test_a_streamed_or_failed_reply_adds_no_turn(tmp_path: Path) -> None:
+    hi = {"role": "user", "content": "hi"}
+    sse = 'data: {"choices": [{"delta": {"content": "yo"}}]}\n\ndata: [DONE]\n\n'
+    cassette = {
+        "interactions": [
+            _interaction([hi], _completion("hello", 9)),
+            _interaction([hi, {"role": "assistant", "content": "hello"}, hi], sse),
+            _interaction([hi], {"error": {"message": "busy"}}, code=500),
+        ],
+        "version": 1,
+    }
+    path = tmp_path / "chat.yaml"
+    path.write_text(yaml.safe_dump(cassette))
+    s = load_session(path)
+    assert [m["content"] for m in s.messages] == ["hi", "hello", "hi"]  # no streamed reply
+    assert s.metas[1]["usage"]["input_tokens"] == 9 and "usage" not in s.metas[2]
+    assert "sk-not-read" not in json.dumps(s.exchanges)
+
+
+def test_a_cassette_that_is_not_yaml_names_the_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "broken.yaml"
+    path.write_text("interactions:\n- request: {method: POST\n")
+    with pytest.raises(SessionError, match=r"broken\.yaml: not a readable VCR cassette \(line "):
+        load_session(path)
+    path.write_text("interactions:\n  nope: 1\n")
+    with pytest.raises(SessionError, match="without a list of interactions"):
+        load_session(path)
