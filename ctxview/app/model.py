@@ -629,9 +629,7 @@ class SessionModel:
             if any(has_compaction(m) for m in sent):
                 sent = effective_messages(sent)[1]  # the API ignores what precedes a compaction
             # the provider's own estimate (not a transcript's calibrated rates)
-            estimate = provider(self.session.provider).tokens.message_estimate(
-                self.session.model, self.session.format
-            )
+            estimate = self.replay.token_model.estimate
             tokens = sum(estimate(m) for m in sent)
         else:
             sf = self.context.sent_form() if self.context.edits_messages else None
