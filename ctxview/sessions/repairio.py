@@ -136,7 +136,7 @@ def repair_replay(rep: Session, defaults: dict[str, Any]) -> RepairedFile:
     window = [m for _, m in entries]
     window_ids = [mid for mid, _ in entries]
     session = rep.session
-    result = repair(window, rep.system)
+    result = repair(window, rep.system, checker=rep.repair_checker())
     fmt = session.format
     if fmt == "messages":
         return RepairedFile(result, "messages", result.messages, window_ids)

@@ -24,7 +24,7 @@ from ctxview.core.transcript import Transcript
 from ctxview.sessions.model import LoadedSession
 
 if TYPE_CHECKING:
-    from ctxview.core.protocol import Problem, RuleSet
+    from ctxview.core.protocol import Problem, ProtocolChecker, RuleSet
     from ctxview.core.providers.base import TokenModel
     from ctxview.sessions.subagents import SubAgent
 
@@ -77,6 +77,16 @@ class Session:
         """The system prompt + tools a Claude Code transcript's requests carried (``requests``
         shows the same); None for other formats."""
         return self.calibration()[1]
+
+    def repair_checker(self) -> ProtocolChecker:
+        """The checker a repair re-checks with: a Gemini file's by Gemini's rules (a final
+        model Content with no parts is an error there, not for the Messages API); the others
+        by the Messages API's, whose fixes the OpenAI rules do not all take yet."""
+        from ctxview.core.protocol import ProtocolChecker
+
+        if self.provider == "gemini":
+            return ProtocolChecker(memo=True, rules=self.protocol_rules)
+        return ProtocolChecker(memo=True)
 
     @property
     def token_model(self) -> TokenModel:
@@ -361,7 +371,7 @@ class Session:
             ],
             "problems": [p.to_dict() for p in problems],
             # repair's fixes are the Messages API's (another provider's file is not repaired)
-            "fixes": _fixes(window, self.system, problems),
+            "fixes": _fixes(window, self.system, problems, self),
             "skipped_lines": session.skipped_lines,
             # Claude Code: lines whose parent is not in the file, message lines on no branch
             "dangling_parents": session.dangling_parents,
@@ -504,13 +514,15 @@ class Session:
         return None
 
 
-def _fixes(window: list[Any], system: Any, problems: list[Any]) -> list[dict[str, Any]]:
+def _fixes(
+    window: list[Any], system: Any, problems: list[Any], rep: Session
+) -> list[dict[str, Any]]:
     """What ``ctxview repair`` would do (only computed when the window has an error)."""
     if not any(p.severity == "error" for p in problems):
         return []
     from ctxview.core.repair import repair
 
-    return [f.to_dict() for f in repair(window, system).fixes]
+    return [f.to_dict() for f in repair(window, system, checker=rep.repair_checker()).fixes]
 
 
 def _editing_summary(ctx: Any) -> dict[str, Any]:

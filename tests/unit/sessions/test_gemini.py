@@ -415,3 +415,19 @@ def test_a_part_that_sets_no_data_field_is_rejected(part: dict[str, Any]) -> Non
 )
 def test_a_part_with_data_is_not(part: dict[str, Any]) -> None:
     assert _problems([HI, {"role": "model", "parts": [part]}]) == []
+
+
+def test_a_gemini_body_is_repaired_by_geminis_rules(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ctxview.cli import main
+
+    # a final model Content with no parts: the Messages API would take it, Gemini does not
+    path = tmp_path / "body.json"
+    path.write_text(json.dumps({"contents": [HI, {"role": "model", "parts": []}]}))
+    out = tmp_path / "fixed.json"
+    assert main(["inspect", str(path), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert [f["code"] for f in report["fixes"]] == ["empty_content"]
+    assert main(["repair", str(path), "-o", str(out)]) == 0
+    assert json.loads(out.read_text())["contents"] == [HI]
