@@ -179,3 +179,14 @@ def test_a_first_half_fit_prices_the_requests_after_an_unseen_compaction() -> No
     fig = measure_file(FOLDERS[0] / "spotter_258c7280-ae70-4798-800f-63464d01a85d.jsonl")
     assert fig.compactions == 1 and len(fig.half_errors) == 76
     assert quantile(fig.half_errors, 0.9) < 0.05, quantile(fig.half_errors, 0.9)
+
+
+def test_the_compaction_requests_match_their_agent_acompact_files_on_the_tune_set(
+    tune: dict[str, Any],
+) -> None:
+    """Each compaction's summarising request, modelled from the main transcript, against the
+    prompt its ``agent-acompact`` file recorded."""
+    cr = tune["compaction_requests"]
+    assert cr["modelled"] == tune["compactions"] == 3
+    errors = cr["prompt_errors_vs_acompact"]
+    assert len(errors) == 3 and max(abs(e) for e in errors) < 0.02, errors
