@@ -300,11 +300,11 @@ def fit_rates(deltas: Sequence[Delta], prior: Rates = DEFAULT_RATES) -> Rates:
 
 
 # -- the tools + system per conversation segment and model --------------------------------------
-#: how much the tools + system a transcript does not hold grow after a compaction, when the file
-#: records no request after it to fit them on and nothing tells what the client re-attaches
-#: (a Claude Code transcript is priced by the files it re-attaches: ``requests.reattached``).
-#: Measured on the tune set of benchmarks/truth.py (+18%, +23%, +34% on its three Claude Code
-#: sessions with a compaction): the lowest, so a guess errs low.
+#: how much the tools + system a Claude Code transcript does not hold grow after a compaction,
+#: when the file records no request after it to fit them on: Claude Code sends what it
+#: re-attaches (files read, the todo list, plans) outside the transcript's messages. Measured
+#: on the tune set of benchmarks/truth.py (+18%, +23%, +34% on its three sessions
+#: with a compaction): the lowest, so a guess errs low.
 POST_COMPACTION_GROWTH = 0.18
 #: fewer recorded requests than this of one model in one segment: its tools + system are the
 #: segment's (all models), not its own
@@ -319,15 +319,12 @@ def segment_statics(
     by: Mapping[tuple[int, str | None], list[int]],
     keys: Iterable[tuple[int, str | None]],
     static: int,
-    extras: Mapping[int, int] | None = None,
 ) -> dict[tuple[int, str | None], int]:
     """The tools + system of each (segment, model) of ``keys``: its own recorded requests'
     median residual (:data:`MIN_STATIC_SAMPLES` of them), else its segment's (every model),
     else — a segment the file recorded nothing of (a fit on part of a file) — the latest earlier
-    segment's with what the client sends besides the messages after each compaction
-    (``extras``: segment start -> tokens; a Claude Code transcript's re-attached files) taken
-    off and this segment's put on, or, without ``extras``, the first segment's grown by
-    :data:`POST_COMPACTION_GROWTH`; else the file's ``static``."""
+    segment's after a compaction, else the first segment's grown by
+    :data:`POST_COMPACTION_GROWTH`, else the file's ``static``."""
     own = {k: _median(v) for k, v in by.items() if len(v) >= MIN_STATIC_SAMPLES}
     per_seg: dict[int, list[int]] = {}
     for (seg, _), v in by.items():
@@ -346,9 +343,7 @@ def segment_statics(
             else:
                 last = max(earlier)
                 found = own.get((last, model), seg_static[last])
-                if extras is not None:
-                    found = max(0, found - extras.get(last, 0) + extras.get(seg, 0))
-                elif last == 0 and seg > 0:
+                if last == 0 and seg > 0:
                     found = math.ceil(found * (1 + POST_COMPACTION_GROWTH))
         out[key] = found
     return out

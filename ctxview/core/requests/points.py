@@ -25,7 +25,6 @@ from ctxview.core.calibrate import (
 from ctxview.core.compaction import claude_code_compaction, has_compaction
 from ctxview.core.protocol import RuleSet
 from ctxview.core.providers.base import CacheModel, Provider
-from ctxview.core.requests.reattached import reattached_chars
 from ctxview.core.requests.types import (
     CALIBRATED_FORMATS,
     REDUNDANT_MIN_CHARS,
@@ -307,12 +306,11 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
     residuals = sorted(r for v in by.values() for r in v)
     static = max(0, int(_quantile(residuals, 0.5)))
     keys = {(seg_start[p.n - 1], _model_of(metas, p, session.model)) for p in points if p.n > 0}
-    extras = _post_compaction_extras(session, starts, rates)
     return Calibration(
         rates,
         static,
         len(recs),
-        segment_statics(by, keys, static, extras),
+        segment_statics(by, keys, static),
         {m: v for m, v in scales.items() if v != 1.0} or None,
     )
 
@@ -578,19 +576,3 @@ def _timed_edits(
 
 def _prefix(values: Sequence[int]) -> list[int]:
     return list(accumulate(values, initial=0))
-
-
-def _post_compaction_extras(
-    session: SessionLike, starts: set[int], rates: Rates
-) -> dict[int, int] | None:
-    """Per compaction start of a Claude Code transcript: the tokens Claude Code sends after it
-    besides the messages (:mod:`~.reattached`), None for other formats."""
-    if session.format not in ("claude-code", "claude-code-web") or not starts:
-        return None
-    out: dict[int, int] = {}
-    prev = 0
-    for s in sorted(starts):
-        # (a file's content is priced as the tool results that showed it)
-        out[s] = round(reattached_chars(session.messages, s, prev) * rates.per_char[3])
-        prev = s
-    return out

@@ -62,16 +62,6 @@ def test_segment_statics_own_then_segment_then_earlier_then_file() -> None:
     assert segment_statics({}, [(0, "x")], 7) == {(0, "x"): 7}
 
 
-def test_an_unseen_segment_after_a_compaction_adds_what_claude_code_reattaches() -> None:
-    by = {(0, "opus"): [20_000, 20_000]}
-    keys = [(0, "opus"), (40, "opus"), (90, "opus")]
-    # (the known segment's own additions taken off, the unseen one's put on)
-    out = segment_statics(by, keys, 0, {40: 3_000, 90: 500})
-    assert out[(40, "opus")] == 23_000 and out[(90, "opus")] == 20_500
-    after = segment_statics({(40, "opus"): [26_000, 26_000]}, [(90, "opus")], 0, {40: 3_000})
-    assert after[(90, "opus")] == 23_000
-
-
 def _compacted_transcript() -> LoadedSession:
     """Two segments; what Claude Code sends besides the messages grows from about 10,000 to
     about 16,000 tokens after the compaction."""
