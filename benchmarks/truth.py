@@ -23,6 +23,9 @@ own request model (``simulate``: calibrated from the file's recorded usage). Pri
   cache (:attr:`Request.recorded_break` / :attr:`Request.predicted_break`); every disagreement is
   listed with its file, request, the predicted reason, the recorded read/write and the seconds
   since the previous request;
+* **compaction requests**: how many the request model adds (the request that wrote each
+  compaction's summary) and, for each an ``agent-acompact`` file beside the transcript recorded,
+  the error of its estimated prompt against the recorded one;
 * **blocks lost in the rebuild**: ``tool_use`` / ``tool_result`` / ``text`` / ``thinking`` blocks
   of the file's conversation lines (main thread; a sub-agent file's own lines) that are not in the
   rebuilt session's messages. A block is matched by its tool id, or by its text. Blocks Claude
@@ -59,6 +62,7 @@ from typing import Any
 from ctxview.core.requests import Request, RequestLog, parse_timestamp, simulate
 from ctxview.core.requests.points import calibrate, session_features
 from ctxview.sessions import LoadedSession, SessionError, load_session
+from ctxview.sessions.subagents import AgentLog, SubAgent, link_compactions
 
 BLOCK_TYPES = ("tool_use", "tool_result", "text", "thinking")
 
@@ -130,6 +134,10 @@ class FileFigures:
     lost_blocks: Counter[str] = field(default_factory=Counter)
     off_branch_requests: int = 0
     compactions: int = 0
+    #: the modelled compaction requests, and the signed error of each one an ``agent-acompact``
+    #: file beside the transcript recorded ((estimate - recorded) / recorded prompt)
+    compaction_requests: int = 0
+    compaction_errors: list[float] = field(default_factory=list)
     error: str | None = None
 
 
@@ -252,6 +260,8 @@ def measure_file(path: Path, name: str | None = None) -> FileFigures:
         for m in session.metas
         if m.get("compact_boundary") is not None or m.get("compact_summary")
     )
+    fig.compaction_requests = len(log.compactions)
+    fig.compaction_errors = _compaction_errors(path, log)
     # fitted on the first half, measured on the second
     if fig.recorded >= 4:
         partial, first_hidden = _first_half_only(session, log)
@@ -294,6 +304,35 @@ def measure_file(path: Path, name: str | None = None) -> FileFigures:
         if missing > 0:
             fig.lost_blocks[key[0]] += missing
     return fig
+
+
+def acompact_files(path: Path) -> list[Path]:
+    """The ``agent-acompact`` files of a transcript: in its ``<session>/subagents/`` folder, or
+    beside it as ``<session>__subagent_agent-acompact-*.jsonl`` (this repository's layout)."""
+    found = sorted((path.parent / path.stem / "subagents").glob("agent-acompact-*.jsonl"))
+    return found + sorted(path.parent.glob(f"{path.stem}__subagent_agent-acompact-*.jsonl"))
+
+
+def _compaction_errors(path: Path, log: RequestLog) -> list[float]:
+    """Each modelled compaction request that an ``agent-acompact`` file recorded, linked as
+    ``ctxview requests`` links them: (estimate - recorded) / recorded, of the whole prompt."""
+    if not log.compactions:
+        return []
+    agents = []
+    for p in acompact_files(path):
+        try:
+            agents.append(
+                AgentLog(SubAgent(p.stem, str(p), kind="compaction"), simulate(load_session(p)))
+            )
+        except SessionError:
+            continue
+    _, linked = link_compactions(log, agents)
+    out = []
+    for al in linked:
+        for r in al.log.requests if al.log is not None else []:
+            if r.kind == "compaction" and (t := r.recorded_total):
+                out.append((r.input_tokens - t) / t)
+    return out
 
 
 # -- a folder ----------------------------------------------------------------------------------
@@ -347,6 +386,10 @@ def summary(figs: Sequence[FileFigures]) -> dict[str, Any]:
             if sum(f.lost_blocks.values())
         ],
         "compactions": sum(f.compactions for f in figs),
+        "compaction_requests": {
+            "modelled": sum(f.compaction_requests for f in figs),
+            "prompt_errors_vs_acompact": [r4(e) for f in figs for e in f.compaction_errors],
+        },
     }
 
 
@@ -377,6 +420,13 @@ def render(
         + " + ".join(f"{raw[t]:,}" for t in BLOCK_TYPES)
         + f"), in {len(s['files_losing_blocks'])} files |",
     ]
+    cr = s["compaction_requests"]
+    if cr["modelled"]:
+        errs = ", ".join(f"{100 * e:+.1f}%" for e in cr["prompt_errors_vs_acompact"]) or "-"
+        lines.append(
+            f"| compaction requests modelled: {cr['modelled']}; the prompt against the "
+            f"agent-acompact file that recorded it | {errs} |"
+        )
     if s["unreadable"]:
         lines += ["", "unreadable: " + ", ".join(s["unreadable"])]
     if s["files_losing_blocks"]:

@@ -161,3 +161,14 @@ def test_hand_written_shapes_lose_nothing_and_find_every_compaction(
     assert s["break_agreement"] == 1.0, s["break_disagreements"]
     dangling = by_name["dangling_progress.jsonl"]
     assert dangling.requests == 32 and max(dangling.errors) < 0.01
+
+
+def test_the_compaction_requests_match_their_agent_acompact_files_on_the_tune_set(
+    tune: dict[str, Any],
+) -> None:
+    """Each compaction's summarising request, modelled from the main transcript, against the
+    prompt its ``agent-acompact`` file recorded."""
+    cr = tune["compaction_requests"]
+    assert cr["modelled"] == tune["compactions"] == 3
+    errors = cr["prompt_errors_vs_acompact"]
+    assert len(errors) == 3 and max(abs(e) for e in errors) < 0.02, errors
