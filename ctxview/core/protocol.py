@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import operator
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Container, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from itertools import accumulate, islice
 from typing import Any, Literal, Protocol, overload
@@ -585,6 +585,8 @@ def _result_problems(
 
 def _result_errors(results: Sequence[tuple[Any, ...]], expected: Container[str]) -> int:
     """How many errors :func:`_result_problems` reports."""
+    if not expected:  # every result an orphan (counted for every message of a conversation)
+        return len(results)
     bad, misplaced = _result_problems(results, expected)
     return len(bad) + (1 if misplaced else 0)
 
@@ -1168,7 +1170,7 @@ class ProtocolChecker:
 # recur across requests and across strategies).
 
 
-def _prefix(values: Sequence[int]) -> list[int]:
+def _prefix(values: Iterable[int]) -> list[int]:
     return list(accumulate(values, initial=0))
 
 
@@ -1298,8 +1300,7 @@ class WindowErrors:
         uses: dict[int, list[str]] = {}
         res: dict[int, list[tuple[str, bool, int]]] = {}
         other = [False] * n
-        for i in range(n):
-            local, k, u, r, o = _scan(msgs[i])
+        for i, (local, k, u, r, o) in enumerate(map(_scan, msgs)):
             if local:
                 cf[i] = _error_count(local)
             kind[i] = k
@@ -1313,8 +1314,8 @@ class WindowErrors:
         self._uses, self._res, self._other = uses, res, other
         self._cfp = _prefix(cf)
         self._orphansp = _prefix(orphans)
-        self._kp = _prefix([1 if k else 0 for k in kind])
-        self._xp = _prefix([1 if k == 2 else 0 for k in kind])
+        self._kp = _prefix(map(bool, kind))
+        self._xp = _prefix(map((2).__eq__, kind))
 
     # -- one window turn -----------------------------------------------------------------------
     def _list(self, p: Piece) -> list[Any]:

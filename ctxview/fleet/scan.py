@@ -154,9 +154,15 @@ def _results(
         yield from map(_run_task, jobs)
         return
     # what every file needs, imported once here rather than in each worker
-    import ctxview.core.redact
     import ctxview.sessions.readers
     import ctxview.sessions.request_model  # noqa: F401
+
+    if options.redact:
+        # the secret detectors are built on first use (detect-secrets imported, its plugins
+        # compiled: 0.1-0.3 s): built here once, each worker forked with them
+        from ctxview.core.secret_scan import find_secrets
+
+        find_secrets("the detectors, built before the fork")
 
     main = threading.current_thread() is threading.main_thread()
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if main else None
