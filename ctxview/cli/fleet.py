@@ -130,13 +130,14 @@ def _progress(stream: Any) -> tuple[Any, Any]:
 
 def cmd_scan(args: argparse.Namespace) -> int:
     from ctxview.config import load_config, price_overrides
-    from ctxview.fleet.files import listed_sessions, parse_shard, session_files
+    from ctxview.fleet.files import listed_sessions, parse_shard, parse_writer, session_files
     from ctxview.fleet.manifest import ManifestError
     from ctxview.fleet.rows import ScanOptions
     from ctxview.fleet.scan import scan
 
     try:
         shard = parse_shard(args.shard)
+        parse_writer(args.writer)
     except ValueError as exc:
         err(str(exc))
         return EXIT_UNREADABLE

@@ -78,6 +78,19 @@ def test_a_bad_shard_is_refused(
     assert not (tmp_path / "ds").exists()
 
 
+@pytest.mark.parametrize("writer", ["../../outside", "a/b", "\x1b[2Jx", ""])
+def test_a_writer_name_that_is_no_file_name_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], writer: str
+) -> None:
+    dataset = tmp_path / "in" / "ds"
+    argv = ["scan", str(SAMPLES / "agent_loop.json"), "--out", str(dataset), "--writer", writer]
+    code, _, err = run(capsys, *argv)
+    assert code == 2
+    assert one_line_error(err).startswith("ctxview: --writer: expected a name of letters")
+    assert "\x1b" not in err  # the name is shown, never run
+    assert list(tmp_path.rglob("*")) == []  # nothing written, inside the dataset or out of it
+
+
 def test_scan_without_paths_reads_the_sessions_ctxview_sessions_lists(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
