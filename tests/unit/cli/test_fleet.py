@@ -127,6 +127,21 @@ def test_fleet_on_a_folder_that_is_no_dataset_is_one_clear_error(
     assert "not a dataset written by `ctxview scan`" in one_line_error(err)
 
 
+def test_fleet_and_report_on_a_path_that_does_not_exist_say_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "nothing"
+    code, _, err = run(capsys, "fleet", str(missing))
+    assert code == 2
+    assert (
+        one_line_error(err)
+        == f"ctxview: {missing}: no such folder (a dataset written by `ctxview scan`)"
+    )
+    code, _, err = run(capsys, "report", str(missing))
+    assert code == 2
+    assert one_line_error(err) == f"ctxview: report {missing}: no such file or folder"
+
+
 def _children(pid: int) -> list[int]:
     """Every process under ``pid`` (Linux /proc)."""
     out, todo = [], [pid]
