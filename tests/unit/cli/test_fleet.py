@@ -48,6 +48,9 @@ def test_report_prints_the_answers_as_tables(
     assert text.startswith(f"ctxview report · {tmp_path / 'ds'} · model opus · 1 sessions")
     for heading in ("sessions that cost most", "hit rate by model", "by day"):
         assert heading in text
+    # each title whole on its line, however narrow its table
+    lines = [ln.strip() for ln in text.splitlines()]
+    assert "tools that cost most (the requests their results started)" in lines
 
 
 def test_report_refuses_a_flag_of_the_other_kind_of_report(
