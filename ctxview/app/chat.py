@@ -23,6 +23,7 @@ from ctxview.chat.loop import (
     TextDelta,
     ThinkingDelta,
     TurnDone,
+    cannot_chat,
     make_backend,
 )
 from ctxview.chat.tools import ToolSettings
@@ -183,6 +184,10 @@ class ChatController:
         """Send what was typed in ``field`` (it remembers it, for up / down)."""
         text = field.value
         if not text.strip():
+            return
+        session = self.app.model.session
+        if (why := cannot_chat(session.provider, session.format)) is not None:
+            self.app.notify(why, severity="warning", markup=False)  # the text stays typed
             return
         field.value = ""
         if isinstance(field, ChatInput):

@@ -163,10 +163,22 @@ class ShellApp(App[int]):
         return one_line(str(sub_title), 300)
 
     # -- guards --------------------------------------------------------------------------------
+    def _priority(self, action: str) -> bool:
+        """Is ``action`` bound to a priority key of the app (one that works under a dialog)?"""
+        return any(
+            b.priority and b.action == action
+            for bound in self._bindings.key_to_bindings.values()
+            for b in bound
+        )
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in self.MAIN_SCREEN_ONLY:
             # priority keys: on the main screen only (a dialog's text area keeps its own ctrl+e)
             return self.screen is self.screen_stack[0]
+        if self.screen.is_modal and not self._priority(action):
+            # under a modal dialog only priority keys reach the app (Textual's modal binding
+            # chain): the others would do nothing, so the footer does not offer them
+            return False
         if action not in self.TYPING_SENSITIVE:
             return True
         # plain-key actions: not while typing, and not under a modal screen

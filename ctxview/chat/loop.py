@@ -41,6 +41,18 @@ INCOMPLETE = (
 DECLINED = "not sent: your message stays; ctrl+r sends it later"
 
 
+def cannot_chat(provider: str, fmt: str) -> str | None:
+    """Why a session of ``provider`` cannot be continued in the chat, or None. The chat talks to
+    Claude (or the offline model, which answers as the Messages API does): another API's
+    session would go out in that API's body, which the Messages API refuses."""
+    if provider == "anthropic":
+        return None
+    return (
+        f"the chat talks to Claude: this {fmt} session is another API's, to read, check and "
+        "export, not to continue here (a new chat: ctxview with no file)"
+    )
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 

@@ -98,6 +98,10 @@ def cmd_chat(args: argparse.Namespace) -> int:
     except (ValueError, RecursionError, MemoryError) as exc:
         return _fail(args, EXIT_UNREADABLE, f"{path}: {type(exc).__name__}: {exc}")
     args.file = path
+    from ctxview.chat.loop import cannot_chat
+
+    if (why := cannot_chat(rep.provider, rep.session.format)) is not None:
+        return _fail(args, EXIT_UNREADABLE, f"{path}: {why}")
     return _run(args, cfg, rep)
 
 

@@ -40,6 +40,26 @@ def positive_int(text: str) -> int:
     return value
 
 
+def _port_from(text: str, lowest: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
+    if not lowest <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port number {lowest}-65535, got {value}")
+    return value
+
+
+def port_number(text: str) -> int:
+    """A ``--port`` to listen on (0: any free one, said once it listens)."""
+    return _port_from(text, 0)
+
+
+def fixed_port(text: str) -> int:
+    """A ``--port`` that an address printed before listening names (not 0)."""
+    return _port_from(text, 1)
+
+
 def formats() -> list[str]:
     from ctxview.sessions.readers import FORMATS
 

@@ -10,6 +10,7 @@ manifest or the arguments are unusable, 130 when interrupted.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from typing import Any
@@ -130,13 +131,14 @@ def _progress(stream: Any) -> tuple[Any, Any]:
 
 def cmd_scan(args: argparse.Namespace) -> int:
     from ctxview.config import load_config, price_overrides
-    from ctxview.fleet.files import listed_sessions, parse_shard, session_files
+    from ctxview.fleet.files import listed_sessions, parse_shard, parse_writer, session_files
     from ctxview.fleet.manifest import ManifestError
     from ctxview.fleet.rows import ScanOptions
     from ctxview.fleet.scan import scan
 
     try:
         shard = parse_shard(args.shard)
+        parse_writer(args.writer)
     except ValueError as exc:
         err(str(exc))
         return EXIT_UNREADABLE
@@ -224,6 +226,9 @@ def _print_summary(out: str, r: Any, redact: bool) -> None:
 def cmd_fleet(args: argparse.Namespace) -> int:
     from ctxview.fleet.dataset import is_dataset
 
+    if not os.path.isdir(args.dir):
+        err(f"{args.dir}: no such folder (a dataset written by `ctxview scan`)")
+        return EXIT_UNREADABLE
     if not is_dataset(args.dir):
         err(f"{args.dir}: not a dataset written by `ctxview scan` (no requests/ folder in it)")
         return EXIT_UNREADABLE

@@ -72,12 +72,15 @@ def _table(title: str, cols: list[tuple[str, str, Any]], rows: list[dict[str, An
 
     if not rows:
         return
-    t = Table(title=Text(title), box=None, pad_edge=False, padding=(0, 1), title_justify="left")
+    # the title on a line of its own: as the table's, it wrapped to the table's width
+    t = Table(box=None, pad_edge=False, padding=(0, 1))
     for head, just, _ in cols:
         t.add_column(head, justify=just)  # type: ignore[arg-type]
     for r in rows:
         t.add_row(*(Text(visible(str(fn(r)))) for _, _, fn in cols))
-    Console(highlight=False).print(t, crop=False)
+    console = Console(highlight=False)
+    console.print(Text(title, style="italic"), crop=False)
+    console.print(t, crop=False)
 
 
 def _print(path: str, filters: Any, a: dict[str, Any]) -> None:

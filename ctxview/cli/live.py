@@ -14,20 +14,11 @@ from ctxview.cli.common import (
     EXIT_OK,
     EXIT_UNREADABLE,
     add_redact_args,
+    port_number,
     positive_int,
     redaction_said,
 )
 from ctxview.textfmt import json_text, one_line, visible
-
-
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"expected a port number 0-65535, got {value}")
-    return value
 
 
 def _seconds(text: str) -> float:
@@ -50,7 +41,9 @@ def add_parsers(sub: Any) -> None:
         "GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:8787) and watch every request's window, "
         "protocol verdict and cache usage. Each provider's requests go to its own upstream.",
     )
-    px.add_argument("--port", type=_port, default=8787, help="port to listen on (default 8787)")
+    px.add_argument(
+        "--port", type=port_number, default=8787, help="port to listen on (default 8787)"
+    )
     px.add_argument(
         "--upstream",
         metavar="URL",

@@ -56,6 +56,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         from ctxview.cli import fleet_report
 
         return fleet_report.cmd_fleet_report(args)
+    if not os.path.lexists(args.file):  # neither kind: say so before asking for -o
+        err(f"report {path}: no such file or folder")
+        return EXIT_UNREADABLE
     if os.path.isdir(args.file):
         err(
             f"report {path}: a folder without requests/ inside: give a session file, or a "

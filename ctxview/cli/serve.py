@@ -16,7 +16,7 @@ import shlex
 import sys
 from typing import Any
 
-from ctxview.cli.common import EXIT_OK, EXIT_UNREADABLE, add_window_args, err, positive_int
+from ctxview.cli.common import EXIT_OK, EXIT_UNREADABLE, add_window_args, err, fixed_port
 from ctxview.textfmt import one_line
 
 LOOPBACK = "127.0.0.1"
@@ -32,7 +32,7 @@ def add_parsers(sub: Any) -> None:
         help="a session, request body or Claude Code transcript (default: a new chat)",
     )
     add_window_args(p)
-    p.add_argument("--port", type=positive_int, default=8000, help="the port (default 8000)")
+    p.add_argument("--port", type=fixed_port, default=8000, help="the port (default 8000)")
     p.add_argument(
         "--host",
         default=LOOPBACK,
@@ -74,9 +74,15 @@ def app_command(args: argparse.Namespace) -> str:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    if args.file is not None and not os.path.isfile(args.file):
-        err(f"{args.file}: no such file")
-        return EXIT_UNREADABLE
+    if args.file is not None:
+        from ctxview.sessions.fileio import FileRefused, open_regular
+
+        try:  # each tab opens it: a FIFO or a folder is refused once, here, with why
+            with open_regular(args.file, what="session file"):
+                pass
+        except FileRefused as exc:
+            err(str(exc))
+            return EXIT_UNREADABLE
     if not is_loopback(args.host):
         err(
             f"serving on {one_line(args.host, 200)}: anyone who can reach port {args.port} there "
@@ -91,7 +97,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     server = local_server()(
         app_command(args), host=host, port=args.port, title=title, public_url=url
     )
-    server.serve()
+    try:
+        server.serve()
+    except OSError as exc:  # the port is taken, the host is not this machine's
+        err(f"cannot listen on {one_line(host, 200)}:{args.port} ({exc.strerror or exc})")
+        return EXIT_UNREADABLE
     return EXIT_OK
 
 

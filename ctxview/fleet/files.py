@@ -4,6 +4,7 @@ given, and the shard of them one scan takes (``--shard K/N``)."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -63,6 +64,21 @@ def parse_shard(text: str) -> tuple[int, int]:
     if not 1 <= k <= n:
         raise ValueError(f"--shard: K must be between 1 and N, got {text!r}")
     return k, n
+
+
+#: a writer's name: it starts the names of the files it writes (no folder, no control)
+WRITER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def parse_writer(text: str) -> str:
+    """``--writer NAME`` as it is; ``ValueError`` when it cannot start a file name in the
+    dataset (a ``/`` or ``..`` would write outside it)."""
+    if not WRITER_NAME.fullmatch(text):
+        raise ValueError(
+            "--writer: expected a name of letters, digits, '.', '_' or '-' (at most 64, "
+            f"starting with a letter or digit: it names the dataset's files), got {text!r}"
+        )
+    return text
 
 
 def in_shard(path: str, shard: tuple[int, int]) -> bool:

@@ -112,6 +112,23 @@ def grew(path: str, old: Entry, fp: Fingerprint) -> bool:
     return all(size >= before.get(a, 0) for a, size, _ in fp.agents)
 
 
+def scanned_files(root: str) -> dict[str, str]:
+    """Session key -> the path of its file as scanned, from every manifest of the dataset
+    ``root``. The ``file`` column shows the path with its control characters made visible and
+    its secrets redacted, which may name no file: this is the path to open. A manifest that
+    cannot be read gives nothing."""
+    from ctxview.fleet.rows import session_key
+
+    found: dict[str, str] = {}
+    for manifest in sorted(Path(root, MANIFEST_DIR).glob("*.json")):
+        try:
+            sessions = json.loads(manifest.read_text(encoding="utf-8"))["sessions"]
+            found.update((session_key(p), p) for p in sessions if isinstance(p, str))
+        except (OSError, ValueError, TypeError, KeyError):
+            continue
+    return found
+
+
 class Manifest:
     """The sessions one writer's shard has scanned into a dataset."""
 

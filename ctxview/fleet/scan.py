@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ctxview.fleet.dataset import Writer, remove_sessions, remove_unnamed
-from ctxview.fleet.files import in_shard
+from ctxview.fleet.files import in_shard, parse_writer
 from ctxview.fleet.manifest import Entry, Fingerprint, Manifest, fingerprint, grew, new_entry
 from ctxview.fleet.rows import FileRows, ScanOptions, file_rows
 
@@ -194,6 +194,7 @@ def scan(
     ``ManifestError`` for a manifest it cannot read; ``KeyboardInterrupt`` after writing the
     sessions already read (``ScanResult`` is not returned then)."""
     options = options or ScanOptions()
+    parse_writer(writer)  # before anything is written: it names the files
     started = time.monotonic()
     os.makedirs(out, exist_ok=True)
     manifest = Manifest.load(out, writer, shard)

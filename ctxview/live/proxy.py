@@ -594,8 +594,11 @@ UPSTREAM_FLAGS = {
 def check_upstream(upstream: str, host: str, port: int, provider: str = "anthropic") -> str | None:
     """Why this upstream cannot be used (a malformed URL, or the proxy itself), or None."""
     flag, env = UPSTREAM_FLAGS[provider]
-    shown, _ = split_userinfo(upstream)
-    parts = urlsplit(upstream)
+    try:
+        shown, _ = split_userinfo(upstream)
+        parts = urlsplit(upstream)
+    except ValueError as exc:  # "Invalid IPv6 URL": not shown, it may hold a password
+        return f"{flag}: not a URL ({exc}); expected one such as {DEFAULT_UPSTREAMS[provider]}"
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return f"{flag}: expected an http(s) URL, got {shown!r}"
     try:

@@ -392,7 +392,8 @@ def list_sessions(
     return sessions
 
 
-def _size(n: int) -> str:
+def size_text(n: int) -> str:
+    """A session file's size as the sessions list shows it (the CLI's table and the app's tab)."""
     if n >= 1024**2:
         return f"{n / 1024**2:.1f} MB"
     if n >= 1024:
@@ -416,7 +417,7 @@ def format_table(infos: list[SessionInfo], width: int = 160) -> str:
             i.provider,
             tail_text(i.project, 28),
             messages_label(i.messages, i.messages_exact),
-            _size(i.size),
+            size_text(i.size),
             str(len(i.subagents)) if i.subagents else "",
             i.first_prompt or (i.title or ""),
         )
@@ -435,7 +436,9 @@ def format_table(infos: list[SessionInfo], width: int = 160) -> str:
         for a in info.subagents:
             name = one_line(Path(a.path).name, 60)
             label = messages_label(a.messages, a.messages_exact)
-            out.append(f"    └ {name} · {label} msgs · {_size(a.size)} · {a.first_prompt}"[:width])
+            out.append(
+                f"    └ {name} · {label} msgs · {size_text(a.size)} · {a.first_prompt}"[:width]
+            )
     out.append(
         f"{len(infos)} session(s), newest first · open one: ctxview PATH · "
         "follow it: ctxview PATH --follow"

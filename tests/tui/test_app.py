@@ -573,3 +573,23 @@ async def test_figures_arriving_while_the_panes_are_torn_down_do_not_crash() -> 
         app.post_message(FiguresChanged(rows=True))
         await settle(pilot)
         assert app.is_running
+
+
+async def test_under_a_dialog_the_footer_offers_only_keys_that_work_there() -> None:
+    # a key under a modal dialog reaches the dialog alone (but priority keys): ctrl+o and
+    # ctrl+s were offered on the Requests view and did nothing
+    app = make_app(str(ROOT / "sample_sessions" / "agent_loop.json"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+
+        def offered() -> set[str]:
+            shown = app.screen_stack[0].active_bindings.values()
+            return {b.binding.action for b in shown if b.binding.show}
+
+        assert {"open", "save", "quit"} <= offered()
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        assert offered() == {"quit"}
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, HelpScreen))
+        assert {"open", "save"} <= offered()

@@ -205,6 +205,20 @@ async def test_compare_moves_with_j_and_k_and_its_progress_never_counts_past_the
         assert app.model.context.strategy == list(STRATEGIES)[1]
 
 
+async def test_compare_in_a_narrow_terminal_scrolls_sideways_to_the_cost() -> None:
+    app = make_app(AGENT)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = await screen_after(pilot, "C", CompareScreen)
+        await wait_until(pilot, lambda: screen.done)
+        table = screen.query_one(DataTable)
+        assert table.max_scroll_x > 0  # the cost is past the edge
+        await pilot.press("l", "right")
+        assert table.scroll_offset.x == min(20, table.max_scroll_x)
+        await pilot.press("h")
+        assert table.scroll_offset.x == min(20, table.max_scroll_x) - 10
+
+
 def test_money_is_written_alike_everywhere() -> None:
     from ctxview.app.screens.compare import cell_text
     from ctxview.cli.requests import _money

@@ -72,6 +72,22 @@ async def test_enter_opens_the_session(dataset: Path) -> None:
         assert app.model.session.path == str(dataset.parent / TOOL_HEAVY.name)
 
 
+async def test_enter_opens_a_file_whose_name_the_dataset_shows_made_visible(
+    tmp_path: Path,
+) -> None:
+    # the file column holds "␛[2J…": the file opened is the one scanned
+    hostile = tmp_path / "run\x1b[2J\u202e.jsonl"
+    shutil.copy(TOOL_HEAVY, hostile)
+    scan_quietly([str(hostile)], tmp_path / "ds")
+    app = _fleet_app(tmp_path / "ds")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(pilot, lambda: isinstance(pilot.app.screen, FleetScreen))
+        screen = pilot.app.screen
+        await wait_until(pilot, lambda: screen.query_one(DataTable).row_count == 1)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.model.path == str(hostile))
+
+
 async def test_escape_leaves_the_fleet_screen(dataset: Path) -> None:
     app = _fleet_app(dataset)
     async with app.run_test(size=(120, 36)) as pilot:

@@ -45,3 +45,15 @@ async def test_an_anthropic_header_names_the_model_alone() -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         assert app.sub_title.startswith(app.model.model + " · ")
+
+
+async def test_chat_on_another_apis_session_says_why_and_keeps_the_text() -> None:
+    app = make_app(str(CODEX))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        before = len(app.model.transcript)
+        await pilot.press("i", "h", "i", "enter")
+        await settle(pilot)
+        assert any("the chat talks to Claude" in m for m, _, _ in app.notice_log)
+        assert len(app.model.transcript) == before
+        assert app.query_one("#chat").value == "hi"

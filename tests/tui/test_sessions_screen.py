@@ -41,3 +41,16 @@ async def test_a_hostile_cache_is_drawn_safely(tmp_path: Path, monkeypatch: Any)
         await settle(pilot)
         drawn = assert_clean(app, "the sessions list")
         assert "␛]0;PWNED␇␛[2J" in drawn and "prompt b" in drawn
+
+
+def test_a_session_size_reads_as_in_the_cli_table() -> None:
+    from ctxview.app.screens.sessions import _label
+    from ctxview.live.sessions_list import SessionInfo, size_text
+
+    def shown(size: int) -> str:
+        info = SessionInfo("/p/s.jsonl", "s", "/p", "hi", None, 0, True, size, "2026-01-01T00:00")
+        return _label(info).plain
+
+    assert [size_text(n) for n in (0, 5000, 3 * 1024**2)] == ["0 B", "5 kB", "3.0 MB"]
+    for n in (0, 5000, 3 * 1024**2):
+        assert f"0 msgs · {size_text(n)}" in shown(n)

@@ -71,6 +71,10 @@ class CompareScreen(ModalScreen[str | None]):
         # as in the timeline and the Requests view (the table binds only the arrows)
         Binding("j", "move(1)", "Down", show=False),
         Binding("k", "move(-1)", "Up", show=False),
+        # sideways a few columns at a time, as in the Requests view: in a narrow terminal the
+        # cost columns are past the edge (the table's own arrows move one character)
+        Binding("left,h", "sideways(-10)", "Left", show=False, priority=True),
+        Binding("right,l", "sideways(10)", "Right", show=False, priority=True),
     ]
     DEFAULT_CSS = """
     CompareScreen { align: center middle; }
@@ -287,6 +291,10 @@ class CompareScreen(ModalScreen[str | None]):
         name = event.row_key.value
         self.workers.cancel_group(self, "compare")
         self.dismiss(name)
+
+    def action_sideways(self, columns: int) -> None:
+        table = self.query_one(DataTable)
+        table.scroll_to(x=max(0, table.scroll_offset.x + columns), animate=False)
 
     def action_move(self, step: int) -> None:
         table = self.query_one(DataTable)

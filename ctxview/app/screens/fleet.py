@@ -68,6 +68,7 @@ class FleetScreen(Screen[str | None]):
     def _load(self) -> None:
         import duckdb
 
+        from ctxview.fleet.manifest import scanned_files
         from ctxview.fleet.query import Filters, connect, rows
 
         try:
@@ -83,6 +84,9 @@ class FleetScreen(Screen[str | None]):
                 self._failed, f"{self.dataset}: cannot read the dataset ({exc})"
             )
             return
+        scanned = scanned_files(self.dataset)
+        for s in sessions:  # the file to open: as scanned, not as the file column shows it
+            s["file"] = scanned.get(s["session_key"]) or s["file"]
         self.app.call_from_thread(self._show, totals[0] if totals else {}, sessions, days)
 
     def _failed(self, why: str) -> None:

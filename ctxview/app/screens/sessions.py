@@ -17,19 +17,17 @@ from textual.screen import ModalScreen
 from textual.widgets import Static, Tree
 
 from ctxview.live.sessions_all import SessionRoots, list_all, session_roots
-from ctxview.live.sessions_list import SessionInfo, messages_label
+from ctxview.live.sessions_list import SessionInfo, messages_label, size_text
 from ctxview.textfmt import one_line, visible
-
-
-def _size(n: int) -> str:
-    return f"{n / 1024**2:.1f} MB" if n >= 1024**2 else f"{max(1, n // 1024)} kB"
 
 
 def _label(info: SessionInfo) -> Text:
     t = Text(no_wrap=True, overflow="ellipsis")
     t.append(info.last_activity.replace("T", " ")[:16], style="bold")
     t.append(f"  {info.provider}", style="italic")
-    t.append(f"  {messages_label(info.messages, info.messages_exact)} msgs · {_size(info.size)}")
+    t.append(
+        f"  {messages_label(info.messages, info.messages_exact)} msgs · {size_text(info.size)}"
+    )
     if info.subagents:
         t.append(f" · {len(info.subagents)} sub-agent{'s' if len(info.subagents) > 1 else ''}")
     t.append("  ")

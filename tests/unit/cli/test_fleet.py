@@ -48,6 +48,9 @@ def test_report_prints_the_answers_as_tables(
     assert text.startswith(f"ctxview report · {tmp_path / 'ds'} · model opus · 1 sessions")
     for heading in ("sessions that cost most", "hit rate by model", "by day"):
         assert heading in text
+    # each title whole on its line, however narrow its table
+    lines = [ln.strip() for ln in text.splitlines()]
+    assert "tools that cost most (the requests their results started)" in lines
 
 
 def test_report_refuses_a_flag_of_the_other_kind_of_report(
@@ -76,6 +79,19 @@ def test_a_bad_shard_is_refused(
     assert code == 2
     assert one_line_error(err).startswith("ctxview: --shard: ")
     assert not (tmp_path / "ds").exists()
+
+
+@pytest.mark.parametrize("writer", ["../../outside", "a/b", "\x1b[2Jx", ""])
+def test_a_writer_name_that_is_no_file_name_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], writer: str
+) -> None:
+    dataset = tmp_path / "in" / "ds"
+    argv = ["scan", str(SAMPLES / "agent_loop.json"), "--out", str(dataset), "--writer", writer]
+    code, _, err = run(capsys, *argv)
+    assert code == 2
+    assert one_line_error(err).startswith("ctxview: --writer: expected a name of letters")
+    assert "\x1b" not in err  # the name is shown, never run
+    assert list(tmp_path.rglob("*")) == []  # nothing written, inside the dataset or out of it
 
 
 def test_scan_without_paths_reads_the_sessions_ctxview_sessions_lists(
@@ -112,6 +128,21 @@ def test_fleet_on_a_folder_that_is_no_dataset_is_one_clear_error(
     code, _, err = run(capsys, "fleet", str(tmp_path))
     assert code == 2
     assert "not a dataset written by `ctxview scan`" in one_line_error(err)
+
+
+def test_fleet_and_report_on_a_path_that_does_not_exist_say_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "nothing"
+    code, _, err = run(capsys, "fleet", str(missing))
+    assert code == 2
+    assert (
+        one_line_error(err)
+        == f"ctxview: {missing}: no such folder (a dataset written by `ctxview scan`)"
+    )
+    code, _, err = run(capsys, "report", str(missing))
+    assert code == 2
+    assert one_line_error(err) == f"ctxview: report {missing}: no such file or folder"
 
 
 def _children(pid: int) -> list[int]:

@@ -102,3 +102,16 @@ def test_export_of_an_openai_session_without_a_model_names_none(
     assert code == 0 and "names no model" in err
     body = json.loads(dst.read_text())
     assert "model" not in body and body["input"][0]["content"][0]["text"] == "hi"
+
+
+def test_chat_refuses_to_continue_another_apis_session(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the chat talks to Claude: an OpenAI body would go out as it is (the offline model
+    # answered "400 bad request: messages.1.tool_calls: Extra inputs are not permitted")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    out = tmp_path / "out.json"
+    code, _, err = run(capsys, "chat", "--no-tui", "hi", str(CHAT), "--offline", "-o", str(out))
+    assert code == 2
+    assert "the chat talks to Claude: this openai-chat session is another API's" in err
+    assert not out.exists()

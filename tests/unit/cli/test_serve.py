@@ -3,6 +3,8 @@ address other than the loopback one gives (the server itself is driven in tests/
 
 from __future__ import annotations
 
+import errno
+import os
 import shlex
 import sys
 from typing import Any, ClassVar
@@ -97,3 +99,34 @@ def test_a_missing_file_is_an_error_before_anything_listens(
     assert code == 2
     assert err == f"ctxview: {tmp_path / 'none.json'}: no such file\n"
     assert server.started == {}
+
+
+def test_a_fifo_is_refused_with_what_it_is(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str], server: type[_Server]
+) -> None:
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    code, _, err = run(capsys, "serve", str(fifo))
+    assert (code, server.started) == (2, {})
+    assert err.startswith(f"ctxview: {fifo}: is a FIFO (named pipe)")
+
+
+def test_a_port_out_of_range_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        run(capsys, "serve", "--port", "99999")
+    assert exited.value.code == 2
+    assert "expected a port number 1-65535, got 99999" in capsys.readouterr().err
+
+
+def test_a_port_that_cannot_be_listened_on_is_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Taken(_Server):
+        def serve(self) -> None:
+            raise OSError(errno.EADDRINUSE, "address already in use")
+
+    from ctxview.cli import serve
+
+    monkeypatch.setattr(serve, "local_server", lambda: Taken)
+    code, _, err = run(capsys, "serve", "--port", "8123")
+    assert (code, err) == (2, "ctxview: cannot listen on 127.0.0.1:8123 (address already in use)\n")

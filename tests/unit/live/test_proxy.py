@@ -369,6 +369,10 @@ def test_check_upstream_refuses_itself_and_bad_urls() -> None:
     assert check_upstream("http://localhost:8787/", "127.0.0.1", 8787) is not None
     assert check_upstream("ftp://x", "127.0.0.1", 8787) is not None
     assert check_upstream("https://api.anthropic.com", "127.0.0.1", 8787) is None
+    # a URL urlsplit cannot parse is refused, never raised; its text (a password?) not shown
+    why = check_upstream("http://user:hunter2@[::1", "127.0.0.1", 8787)
+    assert why is not None and why.startswith("--upstream: not a URL (Invalid IPv6 URL)")
+    assert "hunter2" not in why
 
 
 def test_summary_line_is_one_line_of_untrusted_text() -> None:
