@@ -152,10 +152,18 @@ def read_chat(path: str, data: Any) -> LoadedSession:
         system=system,
         tools=tools,
         model=model if isinstance(model, str) else None,
-        request_params={k: v for k, v in data.items() if k not in ("model", "messages", "tools")},
+        request_params={
+            k: v for k, v in data.items() if k not in _own(("model", "messages"), tools)
+        },
         provider="openai",
         system_wire=system_wire,
     )
+
+
+def _own(keys: tuple[str, ...], tools: list[Any]) -> tuple[str, ...]:
+    """The body's fields a session holds apart from its other fields (``request_params``): an
+    empty or null ``tools`` stays a field of its own, so the body is written back as read."""
+    return (*keys, "tools") if tools else keys
 
 
 def read_responses(path: str, data: Any) -> LoadedSession:
@@ -176,7 +184,7 @@ def read_responses(path: str, data: Any) -> LoadedSession:
         raise ValueError(f"tools: expected an array, got {_kind(tools)}")
     instructions = data.get("instructions")
     # instructions become the system prompt; an empty or non-text one stays a field of its own
-    own = ("model", "input", "tools") + (
+    own = _own(("model", "input"), tools) + (
         ("instructions",) if isinstance(instructions, str) and instructions else ()
     )
     model = data.get("model")

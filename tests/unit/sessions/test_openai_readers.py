@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ctxview.core.protocol import check_protocol, errors
 from ctxview.core.requests.points import session_rules
 from ctxview.sessions import SessionError, load_session
+from ctxview.sessions.replay import replay
 
 PNG = (
     "data:image/png;base64,"
@@ -276,3 +278,21 @@ def test_a_saved_openai_session_reopens_as_openai_and_exports_its_body(
     assert (again.session.format, again.provider) == ("ctxview", "openai")
     assert again.request_body({}) == body
     assert again.protocol_rules is rep.protocol_rules
+
+
+@pytest.mark.parametrize("tools", [[], None])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]},
+        {"model": "gpt-4o", "input": [{"role": "user", "content": "hi"}]},
+    ],
+    ids=["chat", "responses"],
+)
+def test_an_empty_or_null_tools_field_is_written_back_as_read(
+    tmp_path: Path, body: dict[str, Any], tools: Any
+) -> None:
+    body = {**body, "tools": tools}
+    path = tmp_path / "body.json"
+    path.write_text(json.dumps(body), encoding="utf-8")
+    assert replay(load_session(str(path)), as_sent=True).request_body({}) == body
