@@ -1,0 +1,64 @@
+"""The unseen set (tests/acceptance/unseen, INDEX.md there): real public files of every format,
+collected after the estimates were tuned and never tuned on, the judge of the figures in
+docs/request-model.md and docs/providers.md. Each request body was answered by its API (HTTP
+200) and each session is a real agent's: every one opens in its provider's form with no
+protocol error, and a body comes back from ``export`` as the same JSON value.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ctxview.sessions import load_session
+from ctxview.sessions.replay import replay
+from tests.support.paths import ACCEPTANCE
+
+UNSEEN = ACCEPTANCE / "unseen"
+BODIES = {
+    "openai_chat": ("openai-chat", "openai"),
+    "openai_responses": ("openai-responses", "openai"),
+    "gemini": ("gemini", "gemini"),
+}
+SESSIONS = {
+    "claude_code": ("*.jsonl", "anthropic"),
+    "codex": ("*.jsonl", "openai"),
+    "gemini_cli": ("*.json", "gemini"),
+}
+
+
+def _errors(path: Path) -> list[tuple[str, int]]:
+    rep = replay(load_session(path), as_sent=True)
+    return [(p.code, p.index) for p in rep.protocol_problems() if p.severity == "error"]
+
+
+def test_the_set_is_there() -> None:
+    counts = {d: len(list((UNSEEN / d).glob("*_req*.json"))) for d in BODIES}
+    assert counts["openai_chat"] >= 200 and counts["openai_responses"] >= 100
+    assert counts["gemini"] >= 100
+
+
+@pytest.mark.parametrize("folder", sorted(BODIES))
+def test_every_body_the_api_answered_opens_valid_and_exports_as_read(folder: str) -> None:
+    fmt, provider = BODIES[folder]
+    bad = []
+    for path in sorted((UNSEEN / folder).glob("*_req*.json")):
+        session = load_session(path)
+        assert (session.format, session.provider) == (fmt, provider), path.name
+        rep = replay(session, as_sent=True)
+        errors = [(p.code, p.index) for p in rep.protocol_problems() if p.severity == "error"]
+        if errors or rep.request_body({}) != json.loads(path.read_text()):
+            bad.append((path.name, errors))
+    assert bad == []
+
+
+@pytest.mark.parametrize("folder", sorted(SESSIONS))
+def test_every_session_opens_as_sent_with_no_protocol_error(folder: str) -> None:
+    pattern, provider = SESSIONS[folder]
+    paths = sorted((UNSEEN / folder).rglob(pattern))
+    assert paths
+    for path in paths:
+        assert load_session(path).provider == provider, path.name
+        assert _errors(path) == [], path.name
