@@ -86,6 +86,8 @@ def api_error(request: Path) -> float | None:
     if m is None:
         return None
     response = request.with_name(f"{m.group(1)}_resp{m.group(2)}.json")
+    if not response.exists():  # the unseen set's layout: the response under responses/
+        response = request.parent / "responses" / request.name
     if not response.exists():
         return None
     data = json.loads(request.read_text())
@@ -163,8 +165,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.gemini_tokens")
     parser.add_argument("files", nargs="*", type=Path)
     parser.add_argument("--set", choices=("tune", "held-out"), default=None)
+    parser.add_argument(
+        "--unseen",
+        action="store_true",
+        help="the unseen set (tests/acceptance/unseen: never tuned on) instead of the split",
+    )
     args = parser.parse_args(argv)
-    if args.files:
+    if args.unseen:
+        unseen = ROOT / "tests" / "acceptance" / "unseen"
+        cli = sorted((unseen / "gemini_cli").glob("*.json"))
+        lines = ["set: unseen", *report(cli, sorted((unseen / "gemini").glob("*_req*.json")))]
+    elif args.files:
         lines = report(args.files, [])[:3]
     else:
         which = args.set or "held-out"

@@ -5,6 +5,7 @@ Completions and Responses bodies of ``tests/acceptance/openai_chat`` and ``opena
     python -m benchmarks.truth_openai                  # both sets
     python -m benchmarks.truth_openai --set held-out   # the files never tuned on
     python -m benchmarks.truth_openai --files          # a row per file as well
+    python -m benchmarks.truth_openai --unseen         # tests/acceptance/unseen, never tuned on
 
 Each body is opened with ``load_session`` and replayed as sent; its estimate is what
 ``ctxview inspect --json`` prints (``window.estimated_tokens``: system + tools + messages), its
@@ -34,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1] / "tests" / "acceptance"
+#: real bodies collected after the estimate was tuned, never tuned on (INDEX.md there)
+UNSEEN = ROOT / "unseen"
 MEDIA = ('"image_url"', '"input_image"', '"input_file"', '"file"', '"input_audio"', '"file_data"')
 
 
@@ -46,15 +49,15 @@ def _media(body: dict[str, Any]) -> bool:
     return any(k in raw for k in MEDIA)
 
 
-def rows() -> list[dict[str, Any]]:
+def rows(root: Path = ROOT) -> list[dict[str, Any]]:
     from ctxview.core.providers.openai import usage
     from ctxview.sessions import load_session
     from ctxview.sessions.replay import replay
 
     out = []
     for folder in ("openai_chat", "openai_responses"):
-        for path in sorted((ROOT / folder).glob("*.json")):
-            resp = ROOT / folder / "responses" / path.name
+        for path in sorted((root / folder).glob("*.json")):
+            resp = root / folder / "responses" / path.name
             if not resp.exists():
                 continue
             u = json.loads(resp.read_text()).get("usage")
@@ -90,9 +93,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", choices=("tune", "held-out"), help="one side of the split")
     ap.add_argument("--files", action="store_true", help="a row per file as well")
+    ap.add_argument(
+        "--unseen",
+        action="store_true",
+        help="the unseen set (tests/acceptance/unseen: never tuned on) instead of the split",
+    )
     args = ap.parse_args(argv)
-    rs = rows()
-    if args.set:
+    rs = rows(UNSEEN if args.unseen else ROOT)
+    if args.set and not args.unseen:
         rs = [r for r in rs if r["held_out"] == (args.set == "held-out")]
     for api in ("openai_chat", "openai_responses"):
         mine = [r for r in rs if r["file"].startswith(api + "/")]
