@@ -223,7 +223,10 @@ def simulate(
             + ", ".join(f"{m} ×{v:.2f}" for m, v in sorted(scales.items(), key=str))
             + " the tokens of the same text (Claude Opus 4.7 and later: about 1.3×)"
         )
-    session_model = session.model or d.get("model")
+    # the config's model is a Claude model: another API's file that names none stays unnamed
+    # (priced at no model's rates, never at Claude's)
+    anthropic = getattr(session, "provider", "anthropic") == "anthropic"
+    session_model = session.model or (d.get("model") if anthropic else None)
     # what does not depend on the strategy: computed once per session in compare
     shared = _shared if _shared is not None else Shared(msgs)
     if feats is None and not rates.uniform:  # calibrated elsewhere (``_calibration``)

@@ -115,3 +115,19 @@ def test_chat_refuses_to_continue_another_apis_session(
     assert code == 2
     assert "the chat talks to Claude: this openai-chat session is another API's" in err
     assert not out.exists()
+
+
+def test_requests_of_another_apis_body_without_a_model_are_not_priced_as_claude(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The config's model is a Claude model: a Gemini body that names none is neither headed
+    nor priced as one."""
+    src = tmp_path / "body.json"
+    turns = [("user", "hi"), ("model", "hello"), ("user", "more")]
+    contents = [{"role": r, "parts": [{"text": t}]} for r, t in turns]
+    src.write_text(json.dumps({"contents": contents}))
+    code, out, _ = run(capsys, "requests", str(src), "--json")
+    assert code == 0
+    report = json.loads(out)
+    [req] = report["requests"]
+    assert (report["provider"], req["model"], req["cost_usd"]) == ("gemini", None, None)
