@@ -73,7 +73,7 @@ async def screen_after(pilot: Any, key: str, screen_type: type[Any]) -> Any:
     return screen
 
 
-async def wait_until(pilot: Any, cond: Any, timeout: float = 5.0) -> None:
+async def wait_until(pilot: Any, cond: Any, timeout: float = 15.0) -> None:
     """Until ``cond()`` holds: a condition, never a fixed sleep, so a loaded machine only makes
     the test slower, never wrong."""
     for _ in range(int(timeout / 0.05)):
