@@ -255,6 +255,10 @@ def content_message(
     parts = content.get("parts", [])
     if not isinstance(parts, list):
         raise ValueError(f"{path}.parts: expected an array of parts, got {_kind(parts)}")
+    for j, p in enumerate(parts):
+        text = p.get("text") if isinstance(p, Mapping) else None
+        if text is not None and not isinstance(text, str):
+            raise ValueError(f"{path}.parts[{j}].text: expected a string, got {_kind(text)}")
     role = content.get("role")
     model = role == "model"
     if model and any(

@@ -238,6 +238,17 @@ def test_a_bad_content_is_named_by_its_path(tmp_path: Path) -> None:
         _open(tmp_path, {"contents": [{"parts": []}, {"parts": "x"}]})
 
 
+@pytest.mark.parametrize("text", [12345, ["a"], {"t": 1}, True])
+def test_a_text_part_that_is_not_a_string_is_named_by_its_path(tmp_path: Path, text: Any) -> None:
+    # the API refuses it ("Invalid value at 'contents[0].parts[1].text' (TYPE_STRING)"); read
+    # as an unknown part it was called valid
+    from ctxview.sessions.model import SessionError
+
+    parts = [{"text": "ok"}, {"text": text}]
+    with pytest.raises(SessionError, match=r"contents\[0\]\.parts\[1\]\.text: expected a string"):
+        _open(tmp_path, {"contents": [{"role": "user", "parts": parts}]})
+
+
 def test_a_history_that_starts_with_a_function_call_is_an_error() -> None:
     messages, _ = contents_messages(
         [
