@@ -28,7 +28,7 @@ from typing import Any
 from ctxview.live.sessions_list import SessionInfo, SummaryCache, _FileSummary, _iso, _lines, _parse
 from ctxview.sessions.fileio import open_regular, read_span
 from ctxview.sessions.gemini_cli import _records_of_log
-from ctxview.sessions.readers import jsonl_record
+from ctxview.sessions.readers import jsonl_objects
 from ctxview.textfmt import one_line
 
 #: a file up to this size is read whole, for exact figures: Gemini CLI rewrites a ``.json``
@@ -134,7 +134,7 @@ def summarise_chat(path: Path) -> _FileSummary:
 
 def _log_summary(data: bytes, size: int, mtime_ns: int) -> _FileSummary:
     """A whole ``.jsonl`` log, replayed as the reader replays it."""
-    meta, records, _ = _records_of_log(data.decode("utf-8", "replace"), jsonl_record)
+    meta, records, _ = _records_of_log(data.decode("utf-8", "replace"), jsonl_objects)
     turns = [r for r in records if isinstance(r, dict) and r.get("type") in _TURNS]
     prompt = next((_text(r.get("content")) for r in turns if r.get("type") == "user"), "")
     last = meta.get("lastUpdated")

@@ -23,7 +23,7 @@ that produced it.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ctxview.core.providers.gemini import usage_meta
@@ -144,27 +144,20 @@ def record_turns(record: Mapping[str, Any]) -> list[dict[str, Any]]:
     return turns
 
 
-#: one JSONL line as (its object, "") or (None, why it cannot be used):
-#: ``ctxview.sessions.readers.jsonl_record``, the one rule for a line of any JSONL file
-LineParser = Callable[[str], tuple[dict[str, Any] | None, str]]
+#: the object lines of a JSONL text, numbered, the others noted in the dict with why:
+#: ``ctxview.sessions.readers.jsonl_objects``, the one rule for the lines of any JSONL file
+JsonlObjects = Callable[[str, dict[int, str]], Iterator[tuple[int, dict[str, Any]]]]
 
 
 def _records_of_log(
-    text: str, jsonl_record: LineParser
+    text: str, jsonl_objects: JsonlObjects
 ) -> tuple[dict[str, Any], list[Any], dict[int, str]]:
     """(metadata, message records in order, skipped lines) of the JSONL form."""
     meta: dict[str, Any] = {}
     records: dict[str, Any] = {}
     unnamed: list[Any] = []
     skipped: dict[int, str] = {}
-    for number, raw in enumerate(text.split("\n"), start=1):
-        raw = raw.strip()
-        if not raw:
-            continue
-        record, reason = jsonl_record(raw)
-        if record is None:
-            skipped[number] = reason
-            continue
+    for number, record in jsonl_objects(text, skipped):
         if isinstance(record.get("$rewindTo"), str):
             target = record["$rewindTo"]
             keys = list(records)
@@ -195,13 +188,13 @@ def _records_of_log(
     return meta, [*records.values(), *unnamed], skipped
 
 
-def read(path: str, text: str, data: Any, jsonl_record: LineParser) -> LoadedSession:
+def read(path: str, text: str, data: Any, jsonl_objects: JsonlObjects) -> LoadedSession:
     if is_session(data):
         head = data
         records = data["messages"]
         skipped: dict[int, str] = {}
     else:
-        head, records, skipped = _records_of_log(text, jsonl_record)
+        head, records, skipped = _records_of_log(text, jsonl_objects)
     messages: list[dict[str, Any]] = []
     metas: list[dict[str, Any]] = []
     pairing = Pairing()

@@ -26,7 +26,7 @@ wire form, so no request body is written from it). The provider is the trace's
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC
 from typing import Any
 
@@ -35,8 +35,9 @@ from ctxview.sessions.model import LoadedSession, SessionError
 
 FORMAT = "otel"
 
-#: one JSONL line as (its object, "") or (None, why): ``ctxview.sessions.readers.jsonl_record``
-LineParser = Callable[[str], tuple[dict[str, Any] | None, str]]
+#: the object lines of a JSONL text, numbered, the others noted in the dict with why:
+#: ``ctxview.sessions.readers.jsonl_objects``, the one rule for the lines of any JSONL file
+JsonlObjects = Callable[[str, dict[int, str]], Iterator[tuple[int, dict[str, Any]]]]
 
 _EVENT_ROLES = {
     "gen_ai.system.message": "system",
@@ -367,20 +368,18 @@ def provider_of(system: Any) -> str:
     return "anthropic"
 
 
-def _documents(text: str, data: Any, parse_line: LineParser) -> tuple[list[Any], dict[int, str]]:
+def _documents(
+    text: str, data: Any, jsonl_objects: JsonlObjects
+) -> tuple[list[Any], dict[int, str]]:
     if data is not None:
         return [data], {}
     docs: list[Any] = []
     skipped: dict[int, str] = {}
-    for number, raw in enumerate(text.split("\n"), start=1):
-        raw = raw.strip()
-        if not raw:
-            continue
-        record, reason = parse_line(raw)
-        if record is None or not is_trace(record):
-            skipped[number] = reason or "not an OTLP document"
-            continue
-        docs.append(record)
+    for number, record in jsonl_objects(text, skipped):
+        if is_trace(record):
+            docs.append(record)
+        else:
+            skipped[number] = "not an OTLP document"
     return docs, skipped
 
 
@@ -416,10 +415,10 @@ def _spans(
     return spans, logs
 
 
-def read(path: str, text: str, data: Any, parse_line: LineParser) -> LoadedSession:
+def read(path: str, text: str, data: Any, jsonl_objects: JsonlObjects) -> LoadedSession:
     from ctxview.core.providers.registry import names
 
-    docs, skipped = _documents(text, data, parse_line)
+    docs, skipped = _documents(text, data, jsonl_objects)
     spans, logs = _spans(docs)
     traces: dict[str, list[_Call]] = {}
     unreadable = ""  # the first span's messages attribute that could not be read, named

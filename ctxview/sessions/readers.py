@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -138,11 +138,9 @@ def jsonl_record(raw: str) -> tuple[dict[str, Any] | None, str]:
     return record, ""
 
 
-def _jsonl_records(path: str, text: str) -> tuple[list[Line], dict[int, str]]:
-    from ctxview.sessions.claude_code import Line
-
-    lines: list[Line] = []
-    skipped: dict[int, str] = {}
+def jsonl_objects(text: str, skipped: dict[int, str]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each object line of a JSONL text with its 1-based number; a line that is not one goes
+    into ``skipped`` with why (:func:`jsonl_record`); blank lines are neither."""
     for number, raw in enumerate(text.split("\n"), start=1):
         raw = raw.strip()
         if not raw:
@@ -150,8 +148,15 @@ def _jsonl_records(path: str, text: str) -> tuple[list[Line], dict[int, str]]:
         record, reason = jsonl_record(raw)
         if record is None:
             skipped[number] = reason
-            continue
-        lines.append(Line(number, record))
+        else:
+            yield number, record
+
+
+def _jsonl_records(path: str, text: str) -> tuple[list[Line], dict[int, str]]:
+    from ctxview.sessions.claude_code import Line
+
+    skipped: dict[int, str] = {}
+    lines = [Line(number, record) for number, record in jsonl_objects(text, skipped)]
     if not lines:
         raise SessionError(f"{path}: no line of this JSONL file is a JSON object")
     return lines, skipped
@@ -520,17 +525,8 @@ def _read_codex(path: str, text: str, data: Any) -> LoadedSession:
     if isinstance(data, list):
         recs = [(i + 1, r) for i, r in enumerate(data) if isinstance(r, dict)]
         return read_codex(path, recs, _not_objects(data))
-    records: list[tuple[int, dict[str, Any]]] = []
     skipped: dict[int, str] = {}
-    for number, raw in enumerate(text.split("\n"), start=1):
-        raw = raw.strip()
-        if not raw:
-            continue
-        record, reason = jsonl_record(raw)
-        if record is None:
-            skipped[number] = reason
-        else:
-            records.append((number, record))
+    records = list(jsonl_objects(text, skipped))
     if not records:
         raise SessionError(f"{path}: no line of this JSONL file is a JSON object")
     return read_codex(path, records, skipped)
@@ -545,13 +541,13 @@ def _read_gemini(path: str, text: str, data: Any) -> LoadedSession:
 def _read_gemini_cli(path: str, text: str, data: Any) -> LoadedSession:
     from ctxview.sessions import gemini_cli
 
-    return gemini_cli.read(path, text, data, jsonl_record)
+    return gemini_cli.read(path, text, data, jsonl_objects)
 
 
 def _read_otel(path: str, text: str, data: Any) -> LoadedSession:
     from ctxview.sessions import otel
 
-    return otel.read(path, text, data, jsonl_record)
+    return otel.read(path, text, data, jsonl_objects)
 
 
 READERS: dict[str, Callable[[str, str, Any], LoadedSession]] = {
