@@ -103,6 +103,7 @@
   }
   let order = []; // what each row is: a message id (>= 0), or -1 - k for the ledger's entry k
   let selected = 0; // a row of order
+  let drawn = ""; // which rows the list shows now: a redraw that would show the same is skipped
   const box = byId("timeline");
   const spacer = byId("spacer");
   const rowsEl = byId("rows");
@@ -121,6 +122,7 @@
       order.push(i);
     }
     spacer.style.height = order.length * ROW_H + "px";
+    drawn = "";
   }
 
   function rowView(pos) {
@@ -148,6 +150,12 @@
     const top = box.scrollTop;
     const first = Math.max(0, Math.floor(top / ROW_H) - 8);
     const last = Math.min(order.length, Math.ceil((top + box.clientHeight) / ROW_H) + 8);
+    // Replacing the row nodes between a mousedown and its mouseup loses the click (the two land on
+    // different nodes), and the scroll event of a scroll made by code arrives a frame later: so
+    // the nodes are only replaced when what they show changes.
+    const key = `${first}:${last}:${selected}`;
+    if (key === drawn) return;
+    drawn = key;
     const views = [];
     for (let pos = first; pos < last; pos++) views.push(rowView(pos));
     rowsEl.replaceChildren(...views);
