@@ -118,10 +118,8 @@ def api_error(request: Path) -> float | None:
     session = load_session(request)
     # the model the response names (a body names none: the request path held it)
     model = PROVIDER.tokens.of(last.get("modelVersion") or session.model, session.format)
-    estimate = (
-        model.system_tokens(session.system)
-        + model.tools_tokens(session.tools)
-        + sum(model.estimate(msg) for msg in session.messages)
+    estimate = model.request_tokens(
+        session.messages, session.system, session.tools, session.request_params
     )
     return float((estimate - prompt) / prompt)
 

@@ -15,6 +15,8 @@ cache is billed at the input rate when created, and for storage by the hour).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import math
 import re
@@ -164,15 +166,12 @@ class Family:
     tools: int
     #: each function call of the contents (its framing and its response's)
     call: int
-    #: characters of a ``functionCall`` part's ``thoughtSignature`` per token billed (the model
-    #: reads the reasoning it stands for back: Gemini 3 bills it, 2.5 does not); 0: not billed
-    signature_chars: float
 
 
 FAMILIES: dict[str, Family] = {
-    "3": Family("Gemini 3 and newer", 18, 22, 6.0),
-    "2.5": Family("Gemini 2.5", 26, 14, 0.0),
-    "2": Family("Gemini 2.0 and older", 0, 0, 0.0),
+    "3": Family("Gemini 3 and newer", 18, 22),
+    "2.5": Family("Gemini 2.5", 26, 14),
+    "2": Family("Gemini 2.0 and older", 0, 0),
 }
 _FAMILY = re.compile(r"gemini-(\d+)(?:\.(\d+))?")
 
@@ -205,10 +204,7 @@ def block_tokens(block: Any, fam: Family | None = None, thoughts: bool = False) 
     if kind in ("tool_use", "server_tool_use"):
         n = text_tokens(str(block.get("name", ""))) + _data_tokens(block.get("input", {}))
         if fam is not None and kind == "tool_use":
-            n += fam.call
-            signature = block.get("signature")
-            if fam.signature_chars and isinstance(signature, str):
-                n += math.ceil(len(signature) / fam.signature_chars)
+            n += fam.call + signature_tokens(block.get("signature"))
         return n
     if kind == "tool_result":
         content = block.get("content", "")
@@ -232,6 +228,46 @@ def estimate_message(
     if not isinstance(content, list):
         return _text_tokens(_json_len(content))
     return sum(block_tokens(b, fam, thoughts) for b in content)
+
+
+#: characters of a thought signature's billed part per token (the growth of requests that
+#: added one signed call, and of requests whose signatures were streamed chunks joined)
+SIGNATURE_CHARS_PER_TOKEN = 6.0
+_BASE64 = str.maketrans("-_", "+/")
+
+
+def _leading_record(signature: str) -> int:
+    """Characters of a signature's leading protobuf record of field 1 (``0x0A``, a length, the
+    bytes), the form of a whole Gemini 2.5 or Vertex AI signature; 0 when it starts otherwise."""
+    head = signature[:12].translate(_BASE64)
+    try:
+        raw = base64.b64decode(head[: len(head) // 4 * 4], validate=True)
+    except (binascii.Error, ValueError):
+        return 0
+    if len(raw) < 2 or raw[0] != 0x0A:
+        return 0
+    length, shift, i = 0, 0, 1
+    while i < len(raw) and i <= 5:
+        byte = raw[i]
+        length |= (byte & 0x7F) << shift
+        shift += 7
+        i += 1
+        if not byte & 0x80:
+            return min(len(signature), math.ceil((i + length) * 4 / 3))
+    return 0
+
+
+def signature_tokens(signature: Any) -> int:
+    """Tokens a function call's thought signature is billed: all of it but a leading field-1
+    record. Recorded usage shows three forms: one field-1 record (Gemini 2.5, and
+    Gemini 3 on Vertex AI) is billed nothing; a field-2 record (Gemini 3 on the Gemini API)
+    is billed whole, about its reasoning's tokens; several field-1 records joined (a client that
+    concatenated a stream's per-chunk signatures) are billed all but the first.
+    :data:`SIGNATURE_CHARS_PER_TOKEN` characters a token (docs/gemini.md has the figures)."""
+    if not isinstance(signature, str) or not signature:
+        return 0
+    billed = len(signature.rstrip("=")) - _leading_record(signature)  # padding is no data
+    return math.ceil(billed / SIGNATURE_CHARS_PER_TOKEN) if billed > 0 else 0
 
 
 def estimate_system(system: Any) -> int:
@@ -326,8 +362,8 @@ def token_model(model: str | None, fmt: str = "gemini") -> TokenModel:
 #: the formats whose recorded usage calibrates the estimate
 CALIBRATED_FORMATS = frozenset(("gemini-cli", "otel"))
 BASIS = (
-    "4 characters a token of text and 3 of data, 258 an image (one tile), a function call's "
-    "framing and (Gemini 3) its thought signature by model family, function declarations by "
+    "text by its words, 258 an image (one tile), a function call's framing by model family, "
+    "its thought signature by the part billed, function declarations by "
     "their words, calibrated from recorded usage where a Gemini CLI session or a trace has it"
 )
 

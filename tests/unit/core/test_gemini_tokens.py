@@ -1,9 +1,12 @@
 """ctxview.core.providers.gemini's token model: text by its words, function declarations by
-their words, and what each model family bills beyond the text (tool-use framing, each call,
-Gemini 3's thought signatures), read off recorded usage (benchmarks.gemini_tokens)."""
+their words, what each model family bills beyond the text (tool-use framing, each call) and the
+part of a call's thought signature that is billed, read off recorded usage
+(benchmarks.gemini_tokens)."""
 
 from __future__ import annotations
 
+import base64
+import math
 from typing import Any
 
 import pytest
@@ -14,8 +17,10 @@ from ctxview.core.providers.gemini import (
     FAMILIES,
     PROVIDER,
     REQUEST_OVERHEAD_TOKENS,
+    SIGNATURE_CHARS_PER_TOKEN,
     estimate_tools,
     family,
+    signature_tokens,
     text_tokens,
 )
 
@@ -63,22 +68,46 @@ def test_models_are_told_apart_by_family(model: str | None, name: str) -> None:
     assert family(model).name == name
 
 
-CALL: dict[str, Any] = {
-    "role": "assistant",
-    "content": [
-        {"type": "tool_use", "id": "a", "name": "f", "input": {}, "signature": "x" * 600},
-    ],
-}
+def _record(field: int, size: int) -> bytes:
+    """One length-delimited protobuf record of ``size`` bytes (``size`` under 128)."""
+    return bytes((field << 3 | 2, size)) + bytes(range(size))
 
 
-def test_gemini_3_bills_a_calls_thought_signature_and_2_5_does_not() -> None:
-    three = PROVIDER.tokens.of("gemini-3-flash-preview", "gemini").estimate(CALL)
-    unsigned = {"role": "assistant", "content": [{**CALL["content"][0], "signature": ""}]}
-    assert three - PROVIDER.tokens.of("gemini-3-flash-preview", "gemini").estimate(unsigned) == (
-        600 / FAMILIES["3"].signature_chars
-    )
-    older = PROVIDER.tokens.of("gemini-2.5-flash", "gemini")
-    assert older.estimate(CALL) == older.estimate(unsigned)
+def _call(signature: str) -> dict[str, Any]:
+    block = {"type": "tool_use", "id": "a", "name": "f", "input": {}, "signature": signature}
+    return {"role": "assistant", "content": [block]}
+
+
+def _signed_minus_unsigned(model: str, signature: str) -> int:
+    tokens = PROVIDER.tokens.of(model, "gemini")
+    return tokens.estimate(_call(signature)) - tokens.estimate(_call(""))
+
+
+ONE_RECORD = base64.b64encode(_record(1, 120)).decode()  # Gemini 2.5, Vertex AI
+WRAPPED = base64.urlsafe_b64encode(_record(2, 120)).decode()  # Gemini 3 on the Gemini API
+JOINED = base64.b64encode(_record(1, 30) + _record(1, 90) + _record(1, 60)).decode()
+
+
+@pytest.mark.parametrize("model", ["gemini-3-flash-preview", "gemini-2.5-flash"])
+def test_a_signature_of_one_field_1_record_is_not_billed(model: str) -> None:
+    assert _signed_minus_unsigned(model, ONE_RECORD) == 0
+
+
+@pytest.mark.parametrize("model", ["gemini-3-flash-preview", "gemini-2.5-flash"])
+def test_a_field_2_signature_is_billed_whole(model: str) -> None:
+    expected = math.ceil(len(WRAPPED.rstrip("=")) / SIGNATURE_CHARS_PER_TOKEN)
+    assert _signed_minus_unsigned(model, WRAPPED) == expected == signature_tokens(WRAPPED)
+
+
+def test_joined_stream_signatures_are_billed_all_but_the_first_record() -> None:
+    first = math.ceil(32 * 4 / 3)  # the first record: tag, length, 30 bytes, in base64
+    expected = math.ceil((len(JOINED.rstrip("=")) - first) / SIGNATURE_CHARS_PER_TOKEN)
+    assert _signed_minus_unsigned("gemini-2.5-flash", JOINED) == expected
+
+
+@given(st.text(max_size=80))
+def test_any_signature_costs_at_most_its_length_in_tokens(signature: str) -> None:
+    assert 0 <= signature_tokens(signature) <= len(signature)
 
 
 def test_thought_text_counts_in_a_request_body_not_in_a_cli_session() -> None:
