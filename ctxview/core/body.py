@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 #: the file formats that are one request body each: one request, the body (Anthropic's
-#: Messages API, OpenAI's Chat Completions and Responses API)
-REQUEST_BODY_FORMATS = frozenset(("request", "openai-chat", "openai-responses"))
+#: Messages API, OpenAI's Chat Completions and Responses API, Gemini's ``generateContent``)
+REQUEST_BODY_FORMATS = frozenset(("request", "openai-chat", "openai-responses", "gemini"))
 
 
 def request_body(

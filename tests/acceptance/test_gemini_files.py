@@ -112,3 +112,19 @@ def test_inspect_names_the_provider(capsys: pytest.CaptureFixture[str]) -> None:
         "gemini",
         [],
     )
+
+
+BODIES = [p for p in GEMINI if "_req" in p.name and "_resp" not in p.name]
+
+
+def test_requests_price_a_body_at_the_estimate_inspect_gives_it() -> None:
+    """A body is one request, counted by the token model of its model's family: ``requests``
+    and ``inspect`` give it the same tokens (calls, signatures and declarations included)."""
+    from ctxview.core.requests import simulate
+    from ctxview.sessions.replay import replay
+
+    for path in BODIES:
+        session = load_session(path)
+        (request,) = simulate(session).requests
+        window = replay(session, as_sent=True).summary()["window"]
+        assert request.input_tokens == window["estimated_tokens"], path.name

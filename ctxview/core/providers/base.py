@@ -190,10 +190,13 @@ class TokenModel:
         return (
             sum(self.estimate(m) for m in messages)
             + self.carried_tokens(messages)
-            + self.system_tokens(system)
-            + self.tools_tokens(tools)
-            + self.params_tokens(params)
+            + self.static_tokens(system, tools, params)
         )
+
+    def static_tokens(self, system: Any, tools: Any, params: Mapping[str, Any] | None) -> int:
+        """What a request sends besides its messages: the system prompt, the tool definitions
+        and the other fields billed as input (the request model's ``static``)."""
+        return self.system_tokens(system) + self.tools_tokens(tools) + self.params_tokens(params)
 
 
 @dataclass(frozen=True, slots=True)

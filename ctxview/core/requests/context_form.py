@@ -11,7 +11,6 @@ import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ctxview.core.calibrate import message_features
 from ctxview.core.clearing import STRATEGY_EDITS
 from ctxview.core.context import ContextEvent, ConversationContext
 from ctxview.core.limits import OVER_CONTEXT_CODE, context_size
@@ -73,7 +72,7 @@ def replay_context(
         points = _merge_points(points, off, metas)
     added_steps: Mapping[int, Any] = getattr(session, "saved_added_steps", None) or {}
     for tid, original in first_versions.items():
-        tok[tid] = rates.tokens(message_features(original))  # sent as recorded until the edit
+        tok[tid] = plan.message_tokens(original)  # sent as recorded until the edit
     edit_i = 0
     prev_path: tuple[Any, ...] = ()
     prev_nw = 0
@@ -89,7 +88,7 @@ def replay_context(
             if dirty is None or pos <= dirty:
                 dirty, dirty_reason = pos, "edited"
             if ev.reason != "remove" and ev.message is not None:
-                new = rates.tokens(message_features(ev.message))
+                new = plan.message_tokens(ev.message)
                 wtok += new - tok[tid]
                 tok[tid] = new
             if ev.reason == "remove":
@@ -240,9 +239,7 @@ def replay_context(
                         tid = offset + cid
                         sent_msg = sf.edited.get(cid)
                         new_t = (
-                            rates.tokens(message_features(sent_msg))
-                            if sent_msg is not None
-                            else orig_tok[tid]
+                            plan.message_tokens(sent_msg) if sent_msg is not None else orig_tok[tid]
                         )
                         if new_t != tok[tid]:
                             wtok += new_t - tok[tid]

@@ -24,7 +24,7 @@ from ctxview.core.calibrate import (
 )
 from ctxview.core.compaction import claude_code_compaction, has_compaction
 from ctxview.core.protocol import RuleSet
-from ctxview.core.providers.base import CacheModel, Provider
+from ctxview.core.providers.base import CacheModel, Provider, TokenModel
 from ctxview.core.requests.types import (
     CALIBRATED_FORMATS,
     REDUNDANT_MIN_CHARS,
@@ -48,6 +48,19 @@ def session_rules(session: SessionLike) -> RuleSet:
 def session_cache(session: SessionLike) -> CacheModel:
     """The prompt cache a session's requests go through: its provider's."""
     return _provider(session).cache
+
+
+def provider_tokens(session: SessionLike, rates: Rates) -> TokenModel | None:
+    """The token model a session's requests are counted with in place of ``rates``: its
+    provider's for its model and format (Gemini's by model family), the one ``inspect`` counts
+    the request body with; None for an Anthropic session (the rates are its estimate) and under
+    rates calibrated from recorded usage (fitted on the messages' characters, as
+    ``Session.message_estimate`` counts them)."""
+    found = _provider(session)
+    if found.name == "anthropic" or rates.calibrated:
+        return None
+    fmt = getattr(session, "wire_format", None) or session.format
+    return found.tokens.of(getattr(session, "model", None), fmt)
 
 
 def _provider(session: SessionLike) -> Provider:
@@ -405,12 +418,21 @@ def _content_keys(message: Mapping[str, Any], rates: Rates) -> Sequence[tuple[An
     return _NO_KEYS if out is None else out
 
 
-def static_of(session: SessionLike, rates: Rates, calibrated: int | None) -> int:
+def static_of(
+    session: SessionLike,
+    rates: Rates,
+    calibrated: int | None,
+    counted: TokenModel | None = None,
+) -> int:
     """The one rule for a request's system prompt + tool definitions in tokens: for a Claude
     Code transcript (which holds neither), ``calibrated`` from its recorded usage
-    (:func:`calibrate`) when there is enough; else estimated from the session's own."""
+    (:func:`calibrate`) when there is enough; else estimated from the session's own, by the
+    provider's token model where it counts them (``counted``: :func:`provider_tokens`)."""
     if calibrated is not None and session.format in CALIBRATED_FORMATS:
         return calibrated
+    if counted is not None:
+        params = getattr(session, "request_params", None)
+        return counted.static_tokens(session.system, session.tools or [], params)
     return _static_tokens(session, rates)
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxview.core.calibrate import message_features
 from ctxview.core.clearing import SentForm
 from ctxview.core.limits import OVER_CONTEXT_CODE, context_size
 from ctxview.core.requests.cache import PromptCache, breakpoint_cut
@@ -395,7 +394,7 @@ def replay_editing(
                     was = cut.get(tid, 0)
                     now_cut = (
                         # (uniform rates: code need not be told from prose, the same tokens)
-                        tok[tid] - rates.tokens(message_features(sent_msg, classify))
+                        tok[tid] - plan.message_tokens(sent_msg, classify)
                         if sent_msg is not None
                         else 0
                     )

@@ -46,6 +46,7 @@ from ctxview.core.requests.points import (
     calibrate,
     history_resends,
     microcompactions,
+    provider_tokens,
     session_features,
     static_of,
 )
@@ -203,7 +204,8 @@ def simulate(
             + ", ".join(f"{k} {v}" for k, v in rates.chars_per_token().items())
             + ")"
         )
-    static = static_of(session, rates, cal_static)
+    counted = provider_tokens(session, rates)
+    static = static_of(session, rates, cal_static, counted)
     if cal_static is not None and session.format in CALIBRATED_FORMATS:
         spread = sorted(set((statics or {}).values()))
         notes.append(
@@ -232,7 +234,9 @@ def simulate(
     if feats is None and not rates.uniform:  # calibrated elsewhere (``_calibration``)
         feats = session_features(session, rates)
     tok = (
-        shared.tokens_of(rates, feats)
+        shared.model_tokens(counted)
+        if counted is not None
+        else shared.tokens_of(rates, feats)
         if feats is not None
         # (compare, which checks, replays token-budget too: its estimates from the same walk)
         else shared.uniform_tokens(rates, keys=redundancy, estimates=check)
@@ -303,6 +307,7 @@ def simulate(
         scales,
         history_resends(session),
         microcompactions(session) if session.format in CALIBRATED_FORMATS else {},
+        measure=None if counted is None else counted.estimate,
     )
     source = "context" if _reference else window_source(plan)
     if source != "context":

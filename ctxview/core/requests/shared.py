@@ -90,7 +90,8 @@ class Shared:
         self._is_asst: list[bool] | None = None
         self._is_tr: list[bool] | None = None
         self._est_prefix: list[int] | None = None
-        self._tok: tuple[Rates, list[int], list[int]] | None = None
+        #: (what counted them: rates or a token model, the tokens, their prefix sums)
+        self._tok: tuple[Any, list[int], list[int]] | None = None
         self._keys: tuple[Rates, list[Any]] | None = None
         self._points: tuple[Any, list[tuple[Any, ...]]] | None = None
         self._errors: dict[Any, WindowErrors] = {}
@@ -163,6 +164,15 @@ class Shared:
         if self._tok is None or self._tok[0] is not rates or len(self._tok[1]) != len(feats):
             tok = rates.tokens_many(feats)
             self._tok = (rates, tok, _prefix(tok))
+        return self._tok[1]
+
+    def model_tokens(self, counted: Any) -> list[int]:
+        """Tokens per message by a provider's token model (``TokenModel.estimate``), kept for
+        the next strategy."""
+        if self._tok is None or self._tok[0] is not counted:
+            estimate = counted.estimate
+            tok = [int(estimate(m)) for m in self.msgs]
+            self._tok = (counted, tok, _prefix(tok))
         return self._tok[1]
 
     def uniform_tokens(self, rates: Rates, keys: bool, estimates: bool = False) -> list[int]:

@@ -474,3 +474,15 @@ class ReplayPlan:
     #: of those, the ones that changed the history from a later message on (a microcompaction:
     #: :func:`~.points.microcompactions`): the transcript id of the first message changed
     resent_from: dict[int, int] = field(default_factory=dict)
+    #: tokens of one message as the requests count it, where not under ``rates``: the session
+    #: provider's token model (:func:`~.points.provider_tokens`); None: ``rates``
+    measure: Callable[[Any], int] | None = None
+
+    def message_tokens(self, message: Any, classify: bool = True) -> int:
+        """Tokens of one message as sent (an edited one too): the provider's estimate, else
+        under ``rates`` (``classify=False``: code counted as prose, for uniform rates)."""
+        if self.measure is not None:
+            return self.measure(message)
+        from ctxview.core.calibrate import message_features
+
+        return self.rates.tokens(message_features(message, classify))
