@@ -120,29 +120,39 @@ def _text_tokens(n: int) -> int:
 
 #: a word this long is split once more per as many letters again
 LONG_WORD_SHIFT = 3  # 8 letters
-#: a digit, a symbol or a letter outside ASCII: a token of its own, or a part of one with a
-#: neighbour (fitted: three of four are a token apart)
+#: a symbol or a letter outside ASCII: a token of its own, or a part of one with a neighbour
+#: (fitted: three of four are a token apart)
 SYMBOL_WEIGHT = 0.75
+#: a digit: Gemini's vocabulary splits numbers into single digits, a token each
+DIGIT_WEIGHT = 1.0
+#: a line's indentation (two spaces or more, or a tab, after a newline): one token (pretty
+#: JSON and code bill theirs; a single space or a newline is part of the next token)
+INDENT_TOKENS = 1
 _LETTERS = frozenset(range(65, 91)) | frozenset(range(97, 123))
+_DIGITS = bytes(range(48, 58))
 #: bytes -> ASCII letters kept, everything else a space (what splits into words)
 _WORD_TABLE = bytes(c if c in _LETTERS else 32 for c in range(256))
-#: bytes that are not a symbol: letters, whitespace, and UTF-8 continuation bytes (a character
-#: outside ASCII counts once, by its first byte)
-_NOT_SYMBOLS = bytes(sorted(_LETTERS)) + b" \t\n\r\x0b\x0c" + bytes(range(0x80, 0xC0))
+#: bytes that are not a symbol: letters, digits, whitespace, and UTF-8 continuation bytes (a
+#: character outside ASCII counts once, by its first byte)
+_NOT_SYMBOLS = bytes(sorted(_LETTERS)) + _DIGITS + b" \t\n\r\x0b\x0c" + bytes(range(0x80, 0xC0))
 
 
 def text_tokens(text: str) -> int:
-    """Tokens of a text: an ASCII word a token (a long word one more per 8 letters), each
-    digit, symbol and other character :data:`SYMBOL_WEIGHT` of one. Gemini's vocabulary holds
-    most words whole: counting words is closer than counting characters, on short prose (a
-    one-line prompt is a few tokens) as on code and tool output (docs/gemini.md has the
-    figures). Byte translation, not a regular expression: tens of MB a second."""
+    """Tokens of a text: an ASCII word a token (a long word one more per 8 letters), each digit
+    a token, each symbol and other character :data:`SYMBOL_WEIGHT` of one, each indented line's
+    indentation a token. Gemini's vocabulary holds most words whole: counting words is closer
+    than counting characters, on short prose (a one-line prompt is a few tokens) as on code
+    and tool output (docs/gemini.md has the figures). Byte translation and counting, not a
+    regular expression: tens of MB a second."""
     if not text:
         return 0
     raw = text.encode("utf-8", "surrogatepass")
     words = raw.translate(_WORD_TABLE).split()
     n = len(words) + sum(len(w) >> LONG_WORD_SHIFT for w in words)
-    return math.ceil(n + SYMBOL_WEIGHT * len(raw.translate(None, _NOT_SYMBOLS)))
+    digits = len(raw) - len(raw.translate(None, _DIGITS))
+    indents = raw.count(b"\n  ") + raw.count(b"\n\t")
+    symbols = len(raw.translate(None, _NOT_SYMBOLS))
+    return math.ceil(n + SYMBOL_WEIGHT * symbols + DIGIT_WEIGHT * digits + INDENT_TOKENS * indents)
 
 
 def _data_tokens(value: Any) -> int:
@@ -164,14 +174,26 @@ class Family:
     name: str
     #: a request that declares functions: the fixed cost of the tool-use framing
     tools: int
-    #: each function call of the contents (its framing and its response's)
+    #: each function call of the contents, its framing and its response's, beyond the words
+    #: of its name, arguments and response (negative: the JSON punctuation of the arguments
+    #: and the response, which the word count charges, is not billed)
     call: int
+    #: each function declaration and each of its parameters' properties (nested ones too),
+    #: beyond their words: the form the model reads them in
+    declaration: int = 0
+    property: int = 0
+    #: a declaration's ``parametersJsonSchema`` is read (Gemini 2.5 and newer take it; Gemini
+    #: 2.0 accepts it and bills none of it: a body declaring two functions by it was billed
+    #: their names and descriptions alone)
+    json_schema: bool = True
 
 
+#: fitted per family on the real bodies of the tune set (``benchmarks.gemini_tokens``: the
+#: integers of least mean relative error; docs/request-model.md has the figures)
 FAMILIES: dict[str, Family] = {
-    "3": Family("Gemini 3 and newer", 18, 22),
-    "2.5": Family("Gemini 2.5", 26, 14),
-    "2": Family("Gemini 2.0 and older", 0, 0),
+    "3": Family("Gemini 3 and newer", 2, 16, declaration=11, property=11),
+    "2.5": Family("Gemini 2.5", 6, 11, declaration=9, property=13),
+    "2": Family("Gemini 2.0 and older", 1, -8, json_schema=False),
 }
 _FAMILY = re.compile(r"gemini-(\d+)(?:\.(\d+))?")
 
@@ -204,7 +226,7 @@ def block_tokens(block: Any, fam: Family | None = None, thoughts: bool = False) 
     if kind in ("tool_use", "server_tool_use"):
         n = text_tokens(str(block.get("name", ""))) + _data_tokens(block.get("input", {}))
         if fam is not None and kind == "tool_use":
-            n += fam.call + signature_tokens(block.get("signature"))
+            n = max(0, n + fam.call) + signature_tokens(block.get("signature"))
         return n
     if kind == "tool_result":
         content = block.get("content", "")
@@ -284,33 +306,34 @@ def estimate_system(system: Any) -> int:
 _SCHEMA_WORDS = ("description", "title")
 
 
-def _schema_words(schema: Any, out: list[str]) -> list[str]:
-    """The words of a parameters schema as billed: property names, descriptions and enum
-    values (a declaration is not billed as its JSON: its structure costs next to nothing)."""
+def _schema_words(schema: Any, out: list[str]) -> int:
+    """The words of a parameters schema as billed, appended to ``out``: property names,
+    descriptions and enum values (a declaration is not billed as its JSON: its structure costs
+    next to nothing); returns how many properties it declares, nested ones too."""
+    n = 0
     if isinstance(schema, list):
         for x in schema:
-            _schema_words(x, out)
+            n += _schema_words(x, out)
     elif isinstance(schema, Mapping):
         for key, value in schema.items():
             if key == "properties" and isinstance(value, Mapping):
                 for name, sub in value.items():
                     out.append(str(name))
-                    _schema_words(sub, out)
+                    n += 1 + _schema_words(sub, out)
             elif key in _SCHEMA_WORDS and isinstance(value, str):
                 out.append(value)
             elif key == "enum" and isinstance(value, list):
                 out.extend(str(x) for x in value)
             elif isinstance(value, Mapping | list):
-                _schema_words(value, out)
-    return out
+                n += _schema_words(value, out)
+    return n
 
 
 _DECLARATIONS = ("functionDeclarations", "function_declarations")
-_PARAMETERS = (
-    "parameters",
-    "parametersJsonSchema",
-    "parameters_json_schema",
-)
+#: a declaration's parameters: an OpenAPI subset schema, or JSON Schema (the latter read by
+#: the families whose ``json_schema`` is set)
+_OPENAPI_PARAMETERS = ("parameters",)
+_JSON_SCHEMA_PARAMETERS = ("parametersJsonSchema", "parameters_json_schema")
 
 
 def estimate_tools(tools: Any, fam: Family | None = None) -> int:
@@ -319,9 +342,11 @@ def estimate_tools(tools: Any, fam: Family | None = None) -> int:
     tool (Google Search, code execution) as its JSON."""
     if not tools:
         return 0
+    fam = fam or FAMILIES["3"]
+    keys = _OPENAPI_PARAMETERS + (_JSON_SCHEMA_PARAMETERS if fam.json_schema else ())
     items = tools if isinstance(tools, list) else [tools]
     words: list[str] = []
-    declared = False
+    declarations = properties = 0
     other = 0
     for tool in items:
         if not isinstance(tool, Mapping):
@@ -332,15 +357,19 @@ def estimate_tools(tools: Any, fam: Family | None = None) -> int:
                 for d in value:
                     if not isinstance(d, Mapping):
                         continue
-                    declared = True
+                    declarations += 1
                     words.append(str(d.get("name", "")))
                     words.append(str(d.get("description") or ""))
-                    for k in _PARAMETERS:
+                    for k in keys:
                         if k in d:
-                            _schema_words(d[k], words)
+                            properties += _schema_words(d[k], words)
             else:
                 other += _text_tokens(_json_len({key: value}))
-    framing = (fam or FAMILIES["3"]).tools if declared else 0
+    framing = (
+        fam.tools + declarations * fam.declaration + properties * fam.property
+        if declarations
+        else 0
+    )
     return framing + sum(text_tokens(w) for w in words) + other
 
 

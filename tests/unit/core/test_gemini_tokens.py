@@ -18,6 +18,7 @@ from ctxview.core.providers.gemini import (
     PROVIDER,
     REQUEST_OVERHEAD_TOKENS,
     SIGNATURE_CHARS_PER_TOKEN,
+    Family,
     estimate_tools,
     family,
     signature_tokens,
@@ -133,12 +134,59 @@ TOOLS = [
 ]
 
 
+def _framing(fam: Family, declarations: int, properties: int) -> int:
+    return fam.tools + declarations * fam.declaration + properties * fam.property
+
+
 def test_declarations_are_billed_by_their_words_not_their_json() -> None:
     # get_capital (3) + "Get the capital of a country." (7) + country (1) + "The name." (3),
-    # each rounded up: 14, no JSON structure (the JSON is 150 characters)
-    assert estimate_tools(TOOLS, FAMILIES["2"]) == 14
-    assert estimate_tools(TOOLS, FAMILIES["2.5"]) == 14 + FAMILIES["2.5"].tools
+    # each rounded up: 14 words, no JSON structure (the JSON is 150 characters); one
+    # declaration of one property, framed as the family frames them
+    for fam in FAMILIES.values():
+        assert estimate_tools(TOOLS, fam) == 14 + _framing(fam, 1, 1)
     assert estimate_tools([], FAMILIES["3"]) == 0
+
+
+def _as_json_schema(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    declaration = dict(tools[0]["functionDeclarations"][0])
+    declaration["parametersJsonSchema"] = declaration.pop("parameters")
+    return [{"functionDeclarations": [declaration]}]
+
+
+def test_gemini_2_0_bills_no_parameters_json_schema() -> None:
+    # recorded: Gemini 2.0 billed a body declaring functions by parametersJsonSchema their
+    # names and descriptions alone; 2.5 and newer read the schema as they read parameters
+    older, newer = FAMILIES["2"], FAMILIES["2.5"]
+    assert estimate_tools(_as_json_schema(TOOLS), older) == 10 + _framing(older, 1, 0)
+    assert estimate_tools(_as_json_schema(TOOLS), newer) == estimate_tools(TOOLS, newer)
+
+
+def test_nested_properties_are_each_framed() -> None:
+    nested = {"type": "OBJECT", "properties": {"a": {"type": "OBJECT", "properties": {"b": {}}}}}
+    tools = [{"functionDeclarations": [{"name": "f", "parameters": nested}]}]
+    fam = FAMILIES["2.5"]
+    assert estimate_tools(tools, fam) == 3 + _framing(fam, 1, 2)  # f, a, b
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        ("1234", 4),  # a digit a token: numbers are split into digits
+        ("28657 is prime", 7),
+        ('{\n  "value": 731\n}', 9),  # value, 3 digits, the indentation, 5 symbols (3.75)
+        ("a\n\tb", 3),  # a tab-indented line
+    ],
+)
+def test_digits_and_indentation_are_tokens(text: str, tokens: int) -> None:
+    assert text_tokens(text) == tokens
+
+
+def test_a_call_costs_nothing_below_zero() -> None:
+    # Gemini 2.0 bills a call less than the JSON of its arguments counts: never below nothing
+    call = {"type": "tool_use", "id": "a", "name": "f", "input": {}}
+    message = {"role": "assistant", "content": [call]}
+    assert FAMILIES["2"].call < 0
+    assert PROVIDER.tokens.of("gemini-2.0-flash", "gemini").estimate(message) == 0
 
 
 def test_a_session_counts_with_its_models_family(tmp_path: Any) -> None:
@@ -151,4 +199,4 @@ def test_a_session_counts_with_its_models_family(tmp_path: Any) -> None:
     path = tmp_path / "body.json"
     path.write_text(json.dumps({**body, "tools": TOOLS}))
     rep = replay(load_session(path), as_sent=True)
-    assert rep.token_model.tools_tokens(rep.session.tools) == 14 + FAMILIES["2.5"].tools
+    assert rep.token_model.tools_tokens(rep.session.tools) == 14 + _framing(FAMILIES["2.5"], 1, 1)
