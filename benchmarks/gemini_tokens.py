@@ -5,6 +5,7 @@ request's model family's) comes to the prompt tokens Gemini recorded, on the rea
     python -m benchmarks.gemini_tokens --set tune
     python -m benchmarks.gemini_tokens --set held-out
     python -m benchmarks.gemini_tokens FILE...          # any Gemini CLI sessions
+    python -m benchmarks.gemini_tokens --unseen --worst 10   # and the bodies missed most
 
 Gemini CLI sessions (every model record holds the usage of the request that produced it; the
 request held every turn before that record, plus a system prompt and tools the file does not
@@ -141,6 +142,33 @@ def _chosen(paths: Iterable[Path], which: str) -> list[Path]:
     return [p for p in paths if p not in tuned]
 
 
+UNSEEN = ROOT / "tests" / "acceptance" / "unseen"
+
+
+def sets(which: str) -> tuple[list[Path], list[Path]]:
+    """(Gemini CLI sessions, API request bodies) of ``tune``, ``held-out`` or ``unseen``."""
+    if which == "unseen":
+        return sorted((UNSEEN / "gemini_cli").glob("*.json")), sorted(
+            (UNSEEN / "gemini").glob("*_req*.json")
+        )
+    cli = _chosen(sorted(CLI.glob("*.json")), which)
+    api_all = sorted(API.glob("*_req*.json"))
+    held = [p for p in api_all if "multimodal_tool_return" in p.name or "llmgemini" in p.name]
+    return cli, held if which == "held-out" else [p for p in api_all if p not in held]
+
+
+def api_errors(api: Sequence[Path]) -> list[float]:
+    """The relative errors of the measurable bodies among ``api``."""
+    return [e for e in (api_error(p) for p in api) if e is not None]
+
+
+def worst(api: Sequence[Path], n: int) -> list[str]:
+    """The ``n`` API bodies the estimate misses most, with their signed errors."""
+    named = [(e, p.name) for p in api if (e := api_error(p)) is not None]
+    named.sort(key=lambda t: -abs(t[0]))
+    return [f"  {e:+.1%}  {name}" for e, name in named[:n]]
+
+
 def report(cli: Sequence[Path], api: Sequence[Path]) -> list[str]:
     calibrated: list[float] = []
     first: list[float] = []
@@ -150,12 +178,12 @@ def report(cli: Sequence[Path], api: Sequence[Path]) -> list[str]:
         calibrated += c
         first += f
         growth += g
-    api_errors = [e for e in (api_error(p) for p in api) if e is not None]
+    errors = api_errors(api)
     return [
         _line(f"Gemini CLI ({len(cli)} sessions), calibrated", calibrated),
         _line("Gemini CLI, from the first request", first),
         _line("Gemini CLI, growth over 200 tokens", growth),
-        _line(f"API bodies ({len(api)} files), text-only with a recorded response", api_errors),
+        _line(f"API bodies ({len(api)} files), text-only with a recorded response", errors),
     ]
 
 
@@ -164,24 +192,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("files", nargs="*", type=Path)
     parser.add_argument("--set", choices=("tune", "held-out"), default=None)
     parser.add_argument(
+        "--worst",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also list the N API bodies the estimate misses most (signed error, file)",
+    )
+    parser.add_argument(
         "--unseen",
         action="store_true",
         help="the unseen set (tests/acceptance/unseen: never tuned on) instead of the split",
     )
     args = parser.parse_args(argv)
-    if args.unseen:
-        unseen = ROOT / "tests" / "acceptance" / "unseen"
-        cli = sorted((unseen / "gemini_cli").glob("*.json"))
-        lines = ["set: unseen", *report(cli, sorted((unseen / "gemini").glob("*_req*.json")))]
-    elif args.files:
+    if args.files:
+        api: list[Path] = []
         lines = report(args.files, [])[:3]
     else:
-        which = args.set or "held-out"
-        cli = _chosen(sorted(CLI.glob("*.json")), which)
-        api_all = sorted(API.glob("*_req*.json"))
-        held = [p for p in api_all if "multimodal_tool_return" in p.name or "llmgemini" in p.name]
-        api = held if which == "held-out" else [p for p in api_all if p not in held]
+        which = "unseen" if args.unseen else args.set or "held-out"
+        cli, api = sets(which)
         lines = [f"set: {which}", *report(cli, api)]
+    if args.worst:
+        lines += [f"the {args.worst} API bodies missed most:", *worst(api, args.worst)]
     print("\n".join(lines))
     return 0
 
