@@ -33,6 +33,7 @@ from ctxview.core.usage import _recorded
 
 if TYPE_CHECKING:
     from ctxview.core.calibrate import Rates
+    from ctxview.core.providers.base import TokenModel
 
 _C = CHARS_PER_TOKEN - 1  # ceil(n / c) == (n + c - 1) // c, as tokens._chars for n >= 0
 
@@ -166,7 +167,7 @@ class Shared:
             self._tok = (rates, tok, _prefix(tok))
         return self._tok[1]
 
-    def model_tokens(self, counted: Any) -> list[int]:
+    def model_tokens(self, counted: TokenModel) -> list[int]:
         """Tokens per message by a provider's token model (``TokenModel.estimate``), kept for
         the next strategy."""
         if self._tok is None or self._tok[0] is not counted:
