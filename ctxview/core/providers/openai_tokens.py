@@ -438,13 +438,18 @@ def output_schema(params: Mapping[str, Any]) -> Any:
 
 def estimate_params(params: Mapping[str, Any], model: str | None = None) -> int:
     """Tokens of the request fields beyond system, tools and messages that are billed as input:
-    the structured-output schema, counted as a definition."""
+    the structured-output schema, counted as a definition, and Chat Completions' older
+    ``functions`` list, counted as tools are (the cookbook's rule was written for it)."""
+    n = 0
+    functions = params.get("functions")
+    if isinstance(functions, list) and functions and not params.get("tools"):
+        n += estimate_tools(functions, model)
     schema = output_schema(params)
     if schema is None:
-        return 0
+        return n
     # rendered as a definition, as the tools are: its name, description and properties (its
     # whole JSON overcounted every structured output of the tune set, by 7 to 44 tokens)
-    return _function(
+    return n + _function(
         {
             "name": str(schema.get("name", "")),
             "description": str(schema.get("description") or ""),

@@ -143,6 +143,18 @@ def test_a_structured_output_schema_is_counted_as_a_definition(tmp_path: Path) -
     assert summary["window"]["token_breakdown"]["tools"] == n
 
 
+def test_chats_older_functions_list_is_counted_as_tools_are(tmp_path: Path) -> None:
+    fn = {"name": "get", "description": "Find it", "parameters": {"type": "object"}}
+    n = ot.estimate_tools([fn])
+    assert n == 12 + 7 + ot.text_tokens("get:Find it")
+    assert ot.estimate_params({"functions": [fn]}) == n
+    body = {"model": "gpt-4", "messages": [{"role": "user", "content": "hi"}], "functions": [fn]}
+    path = tmp_path / "body.json"
+    path.write_text(json.dumps(body))
+    summary = replay(load_session(path), as_sent=True).summary()
+    assert summary["window"]["token_breakdown"]["tools"] == n
+
+
 def test_a_tool_calls_framing_depends_on_the_api_and_the_family() -> None:
     call = {"type": "tool_use", "id": "call_1", "name": "get", "input": {"q": "x"}}
     message = {"role": "assistant", "content": [call]}
