@@ -244,3 +244,21 @@ def test_what_a_body_cannot_show_is_named_and_the_rest_is_measurable(tmp_path: P
     assert window["billed_not_in_file"] == [
         "server-side tools (file_search: what they add is billed as input)"
     ]
+
+
+def test_a_body_billed_under_the_responses_apis_launch_rule_is_measured_apart() -> None:
+    from benchmarks.truth_openai import ROOT, superseded
+
+    folder = ROOT / "openai_responses"
+    # the same body, billed 42 tokens on 2025-03-27 and 24 on 2025-04-07: the estimate is
+    # today's billing, and the earlier recording is set apart from the figures
+    estimates, billed, earlier = [], [], []
+    for name in ("pai_openai_responses_system_prompt", "pai_openai_responses_model_instructions"):
+        path = folder / f"{name}_req1.json"
+        response = json.loads((folder / "responses" / path.name).read_text())
+        estimates.append(replay(load_session(path), as_sent=True).summary())
+        billed.append(response["usage"]["input_tokens"])
+        earlier.append(superseded("openai_responses", response))
+    assert [s["window"]["estimated_tokens"] for s in estimates] == [24, 24]
+    assert billed == [42, 24]
+    assert earlier == [True, False]
