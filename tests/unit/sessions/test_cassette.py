@@ -36,13 +36,24 @@ def _completion(text: str, prompt: int) -> dict[str, object]:
     }
 
 
-def test_a_streamed_or_failed_reply_adds_no_turn(tmp_path: Path) -> None:
+def test_a_streamed_reply_is_its_turn_and_a_cut_or_failed_one_adds_none(tmp_path: Path) -> None:
     hi = {"role": "user", "content": "hi"}
-    sse = 'data: {"choices": [{"delta": {"content": "yo"}}]}\n\ndata: [DONE]\n\n'
+    sse = (
+        'data: {"object": "chat.completion.chunk", "model": "gpt-4o",'
+        ' "choices": [{"index": 0, "delta": {"role": "assistant", "content": "y"}}]}\n\n'
+        'data: {"object": "chat.completion.chunk", "model": "gpt-4o",'
+        ' "choices": [{"index": 0, "delta": {"content": "o"}, "finish_reason": "stop"}]}\n\n'
+        'data: {"object": "chat.completion.chunk", "model": "gpt-4o", "choices": [],'
+        ' "usage": {"prompt_tokens": 21, "completion_tokens": 1}}\n\n'
+        "data: [DONE]\n\n"
+    )
+    yo = {"role": "assistant", "content": "yo"}
+    cut = sse.removesuffix("data: [DONE]\n\n")
     cassette = {
         "interactions": [
             _interaction([hi], _completion("hello", 9)),
             _interaction([hi, {"role": "assistant", "content": "hello"}, hi], sse),
+            _interaction([hi, {"role": "assistant", "content": "hello"}, hi, yo, hi], cut),
             _interaction([hi], {"error": {"message": "busy"}}, code=500),
         ],
         "version": 1,
@@ -50,8 +61,10 @@ def test_a_streamed_or_failed_reply_adds_no_turn(tmp_path: Path) -> None:
     path = tmp_path / "chat.yaml"
     path.write_text(yaml.safe_dump(cassette))
     s = load_session(path)
-    assert [m["content"] for m in s.messages] == ["hi", "hello", "hi"]  # no streamed reply
-    assert s.metas[1]["usage"]["input_tokens"] == 9 and "usage" not in s.metas[2]
+    # the streamed reply is the turn it carries, as a JSON one is; the cut one adds none
+    assert [m["content"] for m in s.messages] == ["hi", "hello", "hi", "yo", "hi"]
+    assert s.metas[1]["usage"]["input_tokens"] == 9
+    assert s.metas[3]["usage"]["input_tokens"] == 21 and "usage" not in s.metas[4]
     assert "sk-not-read" not in json.dumps(s.exchanges)
 
 
