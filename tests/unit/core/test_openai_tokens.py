@@ -123,15 +123,26 @@ def test_an_image_or_pdf_that_cannot_be_measured_offline_costs_its_fallback() ->
     assert ot.block_tokens(text_doc) == 2
 
 
-def test_a_structured_output_schema_is_counted_as_a_definition(tmp_path: Path) -> None:
+def test_a_structured_output_schema_is_counted_by_its_json_less_additional_properties(
+    tmp_path: Path,
+) -> None:
+    item = {"type": "object", "properties": {"n": {"type": "integer"}}}
     schema = {
         "name": "out",
         "description": "The answer.",
-        "schema": {"type": "object", "properties": {"city": {"type": "string"}}},
+        "schema": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "items": {"type": "array", "items": item}},
+            "additionalProperties": False,
+        },
     }
-    t = ot.text_tokens
-    # as a function: 7 + "out:The answer" + 3 for its properties + 3 + "city:string:"
-    n = 7 + t("out:The answer") + 3 + 3 + t("city:string:")
+    # its compact JSON, nested schemas included, with no additionalProperties key
+    bare = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "items": {"type": "array", "items": item}},
+    }
+    n = ot.text_tokens(json.dumps(bare, separators=(",", ":")))
+    assert ot.schema_tokens({**bare, "additionalProperties": False}) == n
     chat = {"response_format": {"type": "json_schema", "json_schema": schema}}
     responses = {"text": {"format": {"type": "json_schema", **schema}}}
     assert ot.estimate_params(chat) == ot.estimate_params(responses) == n
