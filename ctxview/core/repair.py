@@ -417,11 +417,13 @@ def _apply(
     return None
 
 
-def fix_summary(p: Problem) -> str:
+def fix_summary(p: Problem, follow: bool = False) -> str:
     """The fix :func:`repair` applies for a problem, named without applying it (O(1): for the
-    detail pane); ``""`` for a warning."""
+    detail pane); ``""`` for a warning. ``follow``: the rule set wants results right after their
+    call (``RuleSet.results_follow_call``)."""
     if p.severity != "error":
         return ""
+    where = "right after its message" if follow else "at the front of the next user turn"
     ids = ", ".join(p.ids)
     at = f"messages.{p.index}" + (f".content.{p.block}" if p.block is not None else "")
     return {
@@ -436,8 +438,7 @@ def fix_summary(p: Problem) -> str:
         "empty_content": f"drop messages.{p.index} (empty content)",
         "reasoning_without_following_item": f"drop messages.{p.index} (a stored reasoning "
         "item without its following item)",
-        "unanswered_tool_use": f"answer {ids} with an error tool_result ({INTERRUPTED}) at the "
-        "front of the next user turn",
+        "unanswered_tool_use": f"answer {ids} with an error tool_result ({INTERRUPTED}) {where}",
         "tool_result_not_first": f"move the tool_result block(s) for {ids} to the front of "
         f"messages.{p.index}",
         "thinking_not_first": f"move the thinking block(s) to the front of messages.{p.index}",

@@ -310,6 +310,9 @@ def test_fix_summary_names_every_fixable_code() -> None:
 
     p = Problem(3, "unanswered_tool_use", "error", "m", None, ("toolu_1",))
     assert fix_summary(p).startswith("answer toolu_1 with an error tool_result")
+    assert fix_summary(p).endswith("at the front of the next user turn")
+    # where results follow their call at once (Chat Completions), the answer goes there
+    assert fix_summary(p, follow=True).endswith("right after its message")
     assert fix_summary(Problem(1, "orphan_tool_result", "error", "m", 0, ("x",))).startswith(
         "drop the orphaned tool_result for x (messages.1.content.0)"
     )
