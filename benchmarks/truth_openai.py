@@ -92,8 +92,11 @@ def rows(root: Path = ROOT) -> list[dict[str, Any]]:
                 continue
             body = json.loads(path.read_text())
             summary = replay(load_session(path), as_sent=True).summary()
-            earlier = superseded(folder, response)
-            measurable = not summary["window"]["billed_not_in_file"] and not earlier
+            # a body the file cannot measure stays with those (the earlier rule adds tokens it
+            # does not explain)
+            shown = not summary["window"]["billed_not_in_file"]
+            earlier = shown and superseded(folder, response)
+            measurable = shown and not earlier
             out.append(
                 {
                     "file": f"{folder}/{path.name}",
