@@ -6,11 +6,11 @@ assistant turn, each reply's usage as the recorded usage of its request.
 
 An interaction's body is read from ``parsed_body`` (pydantic-ai's cassettes) or ``body`` (a JSON
 text, or ``{"string": text}``). A reply is whole when its status is 2xx and its body a JSON
-object, or a whole server-sent-event stream (``stream: true``): assembled as the proxy
-assembles one (:mod:`ctxview.sessions.replies`) into the object a non-streamed call returns,
-so its reply is the assistant turn and its usage the request's, as for a JSON reply; a stream
-cut before its end is kept as no reply. Headers are not read (a cassette may still hold a
-cookie or a key).
+object, or a whole stream (server-sent events, or Gemini's JSON array of chunks), assembled as
+the proxy assembles one (:mod:`ctxview.sessions.replies`) into the object a non-streamed call
+returns: its reply is the assistant turn and its usage the request's, as for a JSON reply. A
+stream cut before its end is kept as no reply. Headers are not read (a cassette may still hold
+a cookie or a key).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 from ctxview.sessions.model import LoadedSession, SessionError
 from ctxview.sessions.proxy_record import ENDPOINT_PROVIDER, RequestRecord, endpoint_of
-from ctxview.sessions.replies import stream_reply
+from ctxview.sessions.replies import json_reply, stream_reply
 
 #: where a reply's usage is, by the provider whose body it is
 _USAGE_KEY = {"anthropic": "usage", "openai": "usage", "gemini": "usageMetadata"}
@@ -54,6 +54,19 @@ def _body(part: Mapping[str, Any]) -> Any:
         return json.loads(body)
     except (ValueError, RecursionError):
         return None
+
+
+def _chunks(rec: RequestRecord, chunks: list[Any]) -> None:
+    """Read a 2xx reply that is a JSON array of chunks (Gemini's ``streamGenerateContent``
+    without ``alt=sse``), as the proxy reads one."""
+    got, problem = json_reply(rec.endpoint, chunks, 0)
+    if problem is not None or not isinstance(got.message, dict):
+        rec.incomplete = problem or "no JSON reply recorded (a JSON array)"
+        return
+    rec.response = got.message
+    rec.complete = True
+    rec.usage = dict(got.usage) if got.usage else None
+    rec.stop_reason = got.stop_reason
 
 
 def _streamed(rec: RequestRecord, text: str | None) -> None:
@@ -100,6 +113,8 @@ def _record(n: int, interaction: Any) -> RequestRecord | None:
             rec.usage = dict(usage) if isinstance(usage, Mapping) else None
         elif ok and reply is None:
             _streamed(rec, _text(response))
+        elif ok and isinstance(reply, list):
+            _chunks(rec, reply)
         else:
             rec.incomplete = "no JSON reply recorded (a failed response)"
     return rec
