@@ -59,6 +59,7 @@ def _body(part: Mapping[str, Any]) -> Any:
 def _chunks(rec: RequestRecord, chunks: list[Any]) -> None:
     """Read a 2xx reply that is a JSON array of chunks (Gemini's ``streamGenerateContent``
     without ``alt=sse``), as the proxy reads one."""
+    rec.streamed = True
     got, problem = json_reply(rec.endpoint, chunks, 0)
     if problem is not None or not isinstance(got.message, dict):
         rec.incomplete = problem or "no JSON reply recorded (a JSON array)"
@@ -74,6 +75,7 @@ def _streamed(rec: RequestRecord, text: str | None) -> None:
     if text is None or not text.lstrip().startswith(("data:", "event:", ":")):
         rec.incomplete = "no JSON reply recorded (a failed response)"
         return
+    rec.streamed = True
     got, end = stream_reply(rec.endpoint, text.encode("utf-8"))
     if not got.complete or got.error is not None or not isinstance(got.message, dict):
         rec.incomplete = f"a streamed reply that ended before {end}"

@@ -150,6 +150,7 @@ def test_gemini_and_messages_api_streams_are_their_turns_too(tmp_path: Path) -> 
         assert len(s.messages) == 2 and s.messages[1]["role"] == "assistant"
         assert turn in json.dumps(s.messages[1]["content"])
         assert s.metas[1]["usage"]["input_tokens"] == prompt
+        assert [x["streamed"] for x in s.exchanges] == [True]
 
 
 def test_a_cassette_that_is_not_yaml_names_the_file_and_line(tmp_path: Path) -> None:
