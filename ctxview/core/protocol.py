@@ -106,6 +106,11 @@ class RuleSet:
     #: messages giving its :class:`WindowIndex`, which tells whether a window of it breaks any
     #: of them without checking the window whole (a request replay asks for every request)
     windows: Callable[[Sequence[Any]], WindowIndex] | None = None
+    #: where the results of an assistant message's tool calls must come: True, in the messages
+    #: right after it, before any other (Chat Completions: its ``tool`` messages follow the
+    #: message with ``tool_calls`` at once); False, in the next user turn (the Messages API's
+    #: merged turns; the Responses API pairs by call id, anywhere after the call)
+    results_follow_call: bool = False
 
     def applies(self, code: str) -> bool:
         return self.rules is None or code in self.rules

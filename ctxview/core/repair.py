@@ -10,8 +10,10 @@ orphan_tool_result              drop the block, or its whole message when nothin
                                 (``drop_block`` / ``drop_message``)
 unanswered_tool_use             answer each id with an error tool_result
                                 ``[interrupted: no result was recorded]`` at the front of the next
-                                user turn, or in a new user message when there is none
-                                (``answer_tool_use``)
+                                user turn, or in a new user message when there is none; where the
+                                rule set wants results right after their call (Chat Completions),
+                                at the front of the results that follow the call, or in a new
+                                message of results right after it (``answer_tool_use``)
 tool_result_not_first           move the turn's tool_result blocks to the front of its first
                                 message (``move_tool_results``)
 duplicate_tool_result           drop the later result (``drop_block`` / ``drop_message``)
@@ -19,6 +21,8 @@ orphan_server_tool_result       drop the block (``drop_block`` / ``drop_message`
 thinking_not_first              move the turn's thinking blocks to its front (``restore_thinking_order``)
 final_thinking                  drop the trailing thinking block (``drop_block`` / ``drop_message``)
 empty_content                   drop the message (``drop_message``)
+reasoning_without_following_    drop the stored reasoning item whose following item is gone: it
+item                            is only sent back beside that item (``drop_message``)
 empty_text_block                drop the block (``drop_block`` / ``drop_message``)
 whitespace_text_block           drop the block (``drop_block`` / ``drop_message``)
 final_assistant_trailing_       strip the trailing whitespace of the last text block
@@ -32,6 +36,11 @@ safe fix (the message's meaning is unknown): :func:`repair` reports them and lea
 :func:`repair` applies fixes one at a time, re-checking after each, until the window is valid or
 only problems without a safe fix remain. A message no fix involves is returned as the very same
 object (so it serialises byte for byte as before); a changed message is a new dict.
+
+The problems are the checker's, under its provider's rule set (``ProtocolChecker.rules``): a
+file of another API is repaired by that API's rules, never by the Messages API's, and where the
+rule set says results follow their call at once the answers go there. Repairing is idempotent:
+a repaired window has no error a fix is known for, so repairing it again changes nothing.
 """
 
 from __future__ import annotations
@@ -79,6 +88,13 @@ _DROP_BLOCK = frozenset(
         "duplicate_tool_use_id",
     }
 )
+
+
+#: Codes fixed by dropping the problem's message, and why
+_DROP_MESSAGE = {
+    "empty_content": "empty content",
+    "reasoning_without_following_item": "a stored reasoning item without its following item",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,10 +245,27 @@ class _State:
         return -1
 
 
-def _apply(state: _State, p: Problem, compaction: tuple[int, int] | None = None) -> Fix | None:
+def _results_only(message: Mapping[str, Any]) -> bool:
+    """A user message of tool_result blocks alone (Chat Completions' ``tool`` messages)."""
+    content = message.get("content")
+    return (
+        message.get("role") == "user"
+        and isinstance(content, list)
+        and bool(content)
+        and all(_btype(b) == "tool_result" for b in content)
+    )
+
+
+def _apply(
+    state: _State,
+    p: Problem,
+    compaction: tuple[int, int] | None = None,
+    follow: bool = False,
+) -> Fix | None:
     """Apply the fix of one problem; None when it has no safe fix here. ``compaction`` is the
     last compaction block's ``(message, block)`` (the checker counts that message's blocks from
-    it)."""
+    it); ``follow``: results must come right after their call (``RuleSet.results_follow_call``).
+    """
     code = p.code
     pos = p.index
     at = state.where(pos) if pos >= 0 else -1
@@ -272,21 +305,25 @@ def _apply(state: _State, p: Problem, compaction: tuple[int, int] | None = None)
         if action == "drop_message":
             detail += f"; messages.{at} had nothing else and is dropped"
         return Fix(at, code, action, detail, tuple(touched))
-    if code == "empty_content":
+    if code in _DROP_MESSAGE:
         if len(state.msgs) == 1:
             return None  # the only message: dropping it leaves nothing to send
         state.remove(pos, touched)
-        return Fix(at, code, "drop_message", f"drop messages.{at} (empty content)", tuple(touched))
+        why = _DROP_MESSAGE[code]
+        return Fix(at, code, "drop_message", f"drop messages.{at} ({why})", tuple(touched))
     if code == "unanswered_tool_use":
         if not p.ids:
             return None
-        _, end = state.turn(pos)
+        end = pos + 1 if follow else state.turn(pos)[1]
         results = [
             {"type": "tool_result", "tool_use_id": tid, "content": INTERRUPTED, "is_error": True}
             for tid in p.ids
         ]
         names = ", ".join(p.ids)
-        if end < len(state.msgs) and state.role(end) == "user":
+        joins = end < len(state.msgs) and (
+            _results_only(state.msgs[end]) if follow else state.role(end) == "user"
+        )
+        if joins:
             nxt = state.msgs[end]
             where = state.where(end)
             state.set(end, _with_content(nxt, results + _content_list(nxt)), touched)
@@ -380,11 +417,13 @@ def _apply(state: _State, p: Problem, compaction: tuple[int, int] | None = None)
     return None
 
 
-def fix_summary(p: Problem) -> str:
+def fix_summary(p: Problem, follow: bool = False) -> str:
     """The fix :func:`repair` applies for a problem, named without applying it (O(1): for the
-    detail pane); ``""`` for a warning."""
+    detail pane); ``""`` for a warning. ``follow``: the rule set wants results right after their
+    call (``RuleSet.results_follow_call``)."""
     if p.severity != "error":
         return ""
+    where = "right after its message" if follow else "at the front of the next user turn"
     ids = ", ".join(p.ids)
     at = f"messages.{p.index}" + (f".content.{p.block}" if p.block is not None else "")
     return {
@@ -397,8 +436,9 @@ def fix_summary(p: Problem) -> str:
         "final_thinking": f"drop the trailing thinking block ({at})",
         "duplicate_tool_use_id": f"drop the repeated tool_use {ids} ({at})",
         "empty_content": f"drop messages.{p.index} (empty content)",
-        "unanswered_tool_use": f"answer {ids} with an error tool_result ({INTERRUPTED}) at the "
-        "front of the next user turn",
+        "reasoning_without_following_item": f"drop messages.{p.index} (a stored reasoning "
+        "item without its following item)",
+        "unanswered_tool_use": f"answer {ids} with an error tool_result ({INTERRUPTED}) {where}",
         "tool_result_not_first": f"move the tool_result block(s) for {ids} to the front of "
         f"messages.{p.index}",
         "thinking_not_first": f"move the thinking block(s) to the front of messages.{p.index}",
@@ -412,7 +452,7 @@ def describe_unfixable(p: Problem) -> str:
     """Why a problem has no safe fix, in one line."""
     if p.code in NO_SAFE_FIX:
         return NO_SAFE_FIX[p.code]
-    if p.code in _DROP_BLOCK or p.code == "empty_content":
+    if p.code in _DROP_BLOCK or p.code in _DROP_MESSAGE:
         return "it is the only message: dropping it would leave the request with no messages"
     return f"{p.code}: no safe fix is known"
 
@@ -437,6 +477,7 @@ def repair(
     state = _State(messages, system, keys)
     if checker is None:
         checker = ProtocolChecker(memo=True)
+    follow = checker.rules.results_follow_call
     fixes: list[Fix] = []
     unfixable: list[Problem] = []
     skipped: set[tuple[Any, ...]] = set()
@@ -485,18 +526,18 @@ def repair(
             if p.code in NO_SAFE_FIX:
                 fix = None
             elif p.index < 0:
-                fix = _apply(state, p, compaction)
+                fix = _apply(state, p, compaction, follow)
             else:
                 start, end = state.turn(p.index)
                 if p.code == "unanswered_tool_use":
-                    hi = end
+                    hi = p.index + 1 if follow else end
                 elif p.code in _REORDER:
                     hi = end - 1
                 else:
                     hi = p.index
                 if not (hi < floor or (p.code in _DROP_BLOCK and p.index == drop_at)):
                     continue  # the next pass
-                fix = _apply(state, p, compaction)
+                fix = _apply(state, p, compaction, follow)
                 if fix is not None:
                     if p.code in _DROP_BLOCK:
                         floor, drop_at = p.index, p.index

@@ -41,8 +41,8 @@ from ctxview.live.recording import (
     RequestRecord,
     now_iso,
 )
-from ctxview.live.replies import api_error, json_reply, stream_reply
 from ctxview.sessions.proxylog import ENDPOINT_PROVIDER, endpoint_of
+from ctxview.sessions.replies import api_error, json_reply, stream_reply
 
 DEFAULT_UPSTREAM = "https://api.anthropic.com"
 DEFAULT_OPENAI_UPSTREAM = "https://api.openai.com"

@@ -6,8 +6,11 @@ assistant turn, each reply's usage as the recorded usage of its request.
 
 An interaction's body is read from ``parsed_body`` (pydantic-ai's cassettes) or ``body`` (a JSON
 text, or ``{"string": text}``). A reply is whole when its status is 2xx and its body a JSON
-object: a streamed reply (SSE text) is kept as no reply, so its request shows without the turn
-it answered. Headers are not read (a cassette may still hold a cookie or a key).
+object, or a whole stream (server-sent events, or Gemini's JSON array of chunks), assembled as
+the proxy assembles one (:mod:`ctxview.sessions.replies`) into the object a non-streamed call
+returns: its reply is the assistant turn and its usage the request's, as for a JSON reply. A
+stream cut before its end is kept as no reply. Headers are not read (a cassette may still hold
+a cookie or a key).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from urllib.parse import urlsplit
 
 from ctxview.sessions.model import LoadedSession, SessionError
 from ctxview.sessions.proxy_record import ENDPOINT_PROVIDER, RequestRecord, endpoint_of
+from ctxview.sessions.replies import json_reply, stream_reply
 
 #: where a reply's usage is, by the provider whose body it is
 _USAGE_KEY = {"anthropic": "usage", "openai": "usage", "gemini": "usageMetadata"}
@@ -29,21 +33,57 @@ def is_cassette(first_line: str) -> bool:
     return first_line.rstrip() == "interactions:"
 
 
-def _body(part: Mapping[str, Any]) -> Any:
-    """The JSON value of a request's or response's body (None: none, or not JSON)."""
-    if "parsed_body" in part:
-        return part["parsed_body"]
+def _text(part: Mapping[str, Any]) -> str | None:
+    """A request's or response's body as recorded text (None: none)."""
     body = part.get("body")
     if isinstance(body, Mapping):
         body = body.get("string")
     if isinstance(body, bytes):
         body = body.decode("utf-8", "replace")
-    if not isinstance(body, str) or not body.strip():
+    return body if isinstance(body, str) and body.strip() else None
+
+
+def _body(part: Mapping[str, Any]) -> Any:
+    """The JSON value of a request's or response's body (None: none, or not JSON)."""
+    if "parsed_body" in part:
+        return part["parsed_body"]
+    body = _text(part)
+    if body is None:
         return None
     try:
         return json.loads(body)
     except (ValueError, RecursionError):
         return None
+
+
+def _chunks(rec: RequestRecord, chunks: list[Any]) -> None:
+    """Read a 2xx reply that is a JSON array of chunks (Gemini's ``streamGenerateContent``
+    without ``alt=sse``), as the proxy reads one."""
+    rec.streamed = True
+    got, problem = json_reply(rec.endpoint, chunks, 0)
+    if problem is not None or not isinstance(got.message, dict):
+        rec.incomplete = problem or "no JSON reply recorded (a JSON array)"
+        return
+    rec.response = got.message
+    rec.complete = True
+    rec.usage = dict(got.usage) if got.usage else None
+    rec.stop_reason = got.stop_reason
+
+
+def _streamed(rec: RequestRecord, text: str | None) -> None:
+    """Read a 2xx reply that is a server-sent-event stream, as the proxy reads one."""
+    if text is None or not text.lstrip().startswith(("data:", "event:", ":")):
+        rec.incomplete = "no JSON reply recorded (a failed response)"
+        return
+    rec.streamed = True
+    got, end = stream_reply(rec.endpoint, text.encode("utf-8"))
+    if not got.complete or got.error is not None or not isinstance(got.message, dict):
+        rec.incomplete = f"a streamed reply that ended before {end}"
+        return
+    rec.response = got.message
+    rec.complete = True
+    rec.usage = dict(got.usage) if got.usage else None
+    rec.stop_reason = got.stop_reason
 
 
 def _record(n: int, interaction: Any) -> RequestRecord | None:
@@ -67,13 +107,18 @@ def _record(n: int, interaction: Any) -> RequestRecord | None:
         code = status.get("code") if isinstance(status, Mapping) else status
         rec.status = code if isinstance(code, int) and not isinstance(code, bool) else None
         reply = _body(response)
-        if isinstance(reply, dict) and rec.status is not None and 200 <= rec.status < 300:
+        ok = rec.status is not None and 200 <= rec.status < 300
+        if isinstance(reply, dict) and ok:
             rec.response = reply
             rec.complete = True
             usage = reply.get(_USAGE_KEY.get(provider, "usage"))
             rec.usage = dict(usage) if isinstance(usage, Mapping) else None
+        elif ok and reply is None:
+            _streamed(rec, _text(response))
+        elif ok and isinstance(reply, list):
+            _chunks(rec, reply)
         else:
-            rec.incomplete = "no JSON reply recorded (a streamed or failed response)"
+            rec.incomplete = "no JSON reply recorded (a failed response)"
     return rec
 
 

@@ -79,14 +79,12 @@ class Session:
         return self.calibration()[1]
 
     def repair_checker(self) -> ProtocolChecker:
-        """The checker a repair re-checks with: a Gemini file's by Gemini's rules (a final
-        model Content with no parts is an error there, not for the Messages API); the others
-        by the Messages API's, whose fixes the OpenAI rules do not all take yet."""
+        """The checker a repair finds and re-checks problems with: the session's provider's,
+        for its format (an OpenAI file is repaired by Chat Completions' or the Responses API's
+        rules, never by the Messages API's)."""
         from ctxview.core.protocol import ProtocolChecker
 
-        if self.provider == "gemini":
-            return ProtocolChecker(memo=True, rules=self.protocol_rules)
-        return ProtocolChecker(memo=True)
+        return ProtocolChecker(memo=True, rules=self.protocol_rules)
 
     @property
     def token_model(self) -> TokenModel:

@@ -118,6 +118,40 @@ def test_a_chat_cassette_opens_with_each_reply_as_its_turn_and_its_usage_recorde
     assert _errors_of(session) == []
 
 
+@pytest.mark.parametrize(
+    ("folder", "name", "turn"),
+    [
+        (
+            "openai_chat",
+            "pai_openai_moderation_stream.yaml",
+            [{"role": "assistant", "content": "Paris."}],
+        ),
+        (
+            "openai_responses",
+            "pai_openai_responses_moderation_stream.yaml",
+            ["reasoning", "message"],
+        ),
+    ],
+)
+def test_a_streamed_cassettes_reply_is_its_assistant_turn(
+    folder: str, name: str, turn: list[object]
+) -> None:
+    """A cassette whose reply was streamed (SSE): the reply the stream carries is the assistant
+    turn after the request's messages, and its usage (on the stream's last chunk, or its
+    ``response.completed``) the recorded usage of the request, as for a JSON reply."""
+    session = load_session(ACCEPTANCE / folder / name)
+    wire = [m.get("wire") for m in session.metas]
+    assert wire[0] == {"content": "What is the capital of France?", "role": "user"}
+    replies = wire[1:]
+    if folder == "openai_chat":
+        assert replies == turn
+    else:
+        assert [r["type"] for r in replies] == turn
+        assert replies[1]["content"][0]["text"] == "Paris."
+    assert session.metas[1]["usage"]["input_tokens"] == 13
+    assert _errors_of(session) == []
+
+
 def _errors_of(session: object) -> list[tuple[str, int]]:
     rep = replay(session, as_sent=True)  # type: ignore[arg-type]
     return [(p.code, p.index) for p in rep.protocol_problems() if p.severity == "error"]

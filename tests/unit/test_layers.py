@@ -22,7 +22,7 @@ CHAT = ["ctxview.chat", "ctxview.cli.chat"] + [
     f"ctxview.chat.{m.name}" for m in pkgutil.iter_modules(ctxview.chat.__path__)
 ]
 LIVE = [
-    "ctxview.live.sse",
+    "ctxview.sessions.replies",
     "ctxview.live.recording",
     "ctxview.live.follow",
     "ctxview.live.sessions_list",

@@ -324,8 +324,9 @@ class BlockDetail(VerticalScroll, can_focus=True):
         """The fix ``r`` applies to this message's errors (core/repair.py), named."""
         from ctxview.core.repair import fix_summary
 
+        follow = model.checker.rules.results_follow_call
         lines = [
-            f"fix (r): {visible(fix_summary(p))}"
+            f"fix (r): {visible(fix_summary(p, follow))}"
             for p in model.problems_for(mid)
             if p.severity == "error"
         ]

@@ -430,7 +430,7 @@ def errors_of(problems: Sequence[Problem]) -> list[Problem]:
 
 #: Chat Completions: tool messages answer the assistant message with 'tool_calls' right before
 #: them, each call once (none of the merged-turn rules of the Messages API)
-CHAT_RULES = RuleSet("openai-chat", {}, (chat_pairing,), ChatWindows)
+CHAT_RULES = RuleSet("openai-chat", {}, (chat_pairing,), ChatWindows, results_follow_call=True)
 #: the Responses API: every function_call has its output, every output its call, anywhere in
 #: the input; a stored reasoning item keeps its following item (none of the merged-turn rules
 #: of the Messages API)

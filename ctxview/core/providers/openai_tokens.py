@@ -17,10 +17,13 @@ around it by model family and API, fitted on the tune half of the recorded bodie
   :data:`ENUM_ITEM_TOKENS` per enum value (:data:`ENUM_INIT_TOKENS` once), and
   :data:`FUNCTIONS_END_TOKENS` once for the list; a reasoning model's Chat Completions tools
   cost :data:`CHAT_REASONING_TOOLS_TOKENS` more. A structured-output schema (Chat
-  ``response_format.json_schema``, Responses ``text.format``) is counted as a definition.
+  ``response_format.json_schema``, Responses ``text.format``) is counted by its JSON, without
+  its ``additionalProperties`` keys.
   Tools added mid-conversation (an ``additional_tools`` item) cost twice their JSON.
-* Images (OpenAI "Images and vision"): 85 + 170 per 512 px tile (85 at ``detail: low``), or
-  32 px patches times a multiplier for the models of :data:`PATCH_MULTIPLIERS`.
+* Images (OpenAI "Images and vision"), by the model's rule (:func:`image_rule`): a base and a
+  price per 512 px tile (85 + 170 for GPT-4o, 2,833 + 5,667 for GPT-4o mini, ...; the base
+  alone at ``detail: low``), or 32 px patches times a multiplier for the models of
+  :data:`PATCH_MULTIPLIERS`.
 * Hidden reasoning: the current turn's reasoning items (after the last user message) are
   billed as input, by the length of their ``encrypted_content`` (:func:`reasoning_tokens`);
   an earlier turn's are dropped by the API. A compaction item is counted by its sealed length
@@ -34,6 +37,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -71,18 +75,53 @@ FUNCTIONS_END_TOKENS = 12
 CHAT_REASONING_TOOLS_TOKENS = 80
 
 # -- images and files ----------------------------------------------------------------------------
-#: the models that count an image in 32 px patches, and their multipliers (OpenAI "Images and
-#: vision"); the others count 512 px tiles
+#: the models that count an image in 32 px patches, and their multipliers. OpenAI's "Images and
+#: vision" gives GPT-4.1 mini and nano and o4-mini theirs; for GPT-5 mini and nano it gives 1.62
+#: and 2.46, but the API bills 1.2 and 1.5 (measured by image-minus-text usage in the OpenAI
+#: developer forum, "GPT-5-mini image input token calculation discrepancy" and "Introducing
+#: GPT-5.4 mini and nano", which also measured GPT-5.4 mini's and nano's 1.2; the pricing
+#: calculator agrees; the tune set's 597 x 566 image on GPT-5 mini, 342 patches, was billed
+#: about 420 tokens)
 PATCH_MULTIPLIERS = (
-    ("gpt-5-mini", 1.62),
-    ("gpt-5-nano", 2.46),
+    ("gpt-5-mini", 1.2),
+    ("gpt-5-nano", 1.5),
+    ("gpt-5.4-mini", 1.2),
+    ("gpt-5.4-nano", 1.2),
     ("gpt-4.1-mini", 1.62),
     ("gpt-4.1-nano", 2.46),
     ("o4-mini", 1.72),
+    ("codex-mini", 1.72),
 )
 IMAGE_MAX_PATCHES = 1536
 IMAGE_BASE_TOKENS = 85
 IMAGE_TILE_TOKENS = 170
+#: the tile-counting models whose base and tile prices are not GPT-4o's 85 and 170 ("Images and
+#: vision"'s table); GPT-4o mini's make an image cost what it costs on GPT-4o at its lower
+#: price: 2,833 + 2 x 5,667 = 14,167 tokens, what the unseen set's 640 x 480 images were
+#: billed on it, to the token
+TILE_PRICES = (
+    ("gpt-4o-mini", 2833, 5667),
+    ("gpt-5-chat", 70, 140),
+    ("o1", 75, 150),
+    ("o3", 75, 150),
+    ("computer-use-preview", 65, 129),
+)
+#: GPT-5 itself (``gpt-5``, ``gpt-5-2025-08-07``) counts tiles at 70 + 140; a later GPT-5.x
+#: is not in the table, and is counted as GPT-4o is
+GPT5_TILE_PRICES = (70, 140)
+
+
+@dataclass(frozen=True, slots=True)
+class ImageRule:
+    """How a model counts an image: 32 px patches times ``multiplier`` (when set), else
+    ``base`` + ``tile`` per 512 px tile."""
+
+    base: int = IMAGE_BASE_TOKENS
+    tile: int = IMAGE_TILE_TOKENS
+    multiplier: float | None = None
+
+
+TILES = ImageRule()
 #: an image whose size cannot be read offline (a URL): two tiles, close to the median billed
 #: for such images on the tune set (252 to 655 tokens, median about 430)
 IMAGE_UNKNOWN_TOKENS = IMAGE_BASE_TOKENS + 2 * IMAGE_TILE_TOKENS
@@ -120,11 +159,18 @@ def _json_text(value: Any) -> str:
         return repr(value)
 
 
-def image_tokens(width: int, height: int, detail: str = "high") -> int:
-    """OpenAI's image cost: 85 at low detail; at high (and auto) the image is fitted in
-    2048 x 2048, its short side scaled down to 768, then 85 + 170 per 512 px tile."""
+def image_tokens(
+    width: int,
+    height: int,
+    detail: str = "high",
+    base: int = IMAGE_BASE_TOKENS,
+    tile: int = IMAGE_TILE_TOKENS,
+) -> int:
+    """A tile-counting model's image cost: ``base`` at low detail; at high (and auto) the image
+    is fitted in 2048 x 2048, its short side scaled down to 768, then ``base`` + ``tile`` per
+    512 px tile (GPT-4o's 85 and 170 unless given)."""
     if detail == "low":
-        return IMAGE_BASE_TOKENS
+        return base
     w, h = float(width), float(height)
     if max(w, h) > 2048:
         scale = 2048 / max(w, h)
@@ -133,7 +179,7 @@ def image_tokens(width: int, height: int, detail: str = "high") -> int:
         scale = 768 / min(w, h)
         w, h = w * scale, h * scale
     tiles = math.ceil(w / 512) * math.ceil(h / 512)
-    return IMAGE_BASE_TOKENS + IMAGE_TILE_TOKENS * tiles
+    return base + tile * tiles
 
 
 def patch_image_tokens(width: int, height: int, multiplier: float) -> int:
@@ -152,28 +198,39 @@ def patch_image_tokens(width: int, height: int, multiplier: float) -> int:
     return math.ceil(patches * multiplier)
 
 
-def patch_multiplier(model: str | None) -> float | None:
-    """The patch multiplier of a model that counts images in patches, or None (tiles)."""
+@cache
+def image_rule(model: str | None) -> ImageRule:
+    """How ``model`` counts an image (GPT-4o's tiles when the model is not named or not known)."""
     if not isinstance(model, str):
-        return None
-    return next((m for prefix, m in PATCH_MULTIPLIERS if model.startswith(prefix)), None)
+        return TILES
+    for prefix, multiplier in PATCH_MULTIPLIERS:
+        if model.startswith(prefix):
+            return ImageRule(multiplier=multiplier)
+    for prefix, base, tile in TILE_PRICES:
+        if model.startswith(prefix):
+            return ImageRule(base, tile)
+    if model == "gpt-5" or model.startswith("gpt-5-20"):
+        return ImageRule(*GPT5_TILE_PRICES)
+    return TILES
 
 
-def _image(block: Mapping[str, Any], multiplier: float | None = None) -> int:
+def _image(block: Mapping[str, Any], rule: ImageRule = TILES) -> int:
+    patches = rule.multiplier is not None
     detail = block.get("detail")
-    if detail == "low" and multiplier is None:
-        return IMAGE_BASE_TOKENS
+    if detail == "low" and not patches:  # a patch-counting model ignores ``low``
+        return rule.base
     info = image_info(block)
     if info.get("width") and info.get("height"):
-        if multiplier is not None:
-            return patch_image_tokens(info["width"], info["height"], multiplier)
-        return image_tokens(info["width"], info["height"])
-    return IMAGE_UNKNOWN_TOKENS
+        if rule.multiplier is not None:
+            return patch_image_tokens(info["width"], info["height"], rule.multiplier)
+        return image_tokens(info["width"], info["height"], base=rule.base, tile=rule.tile)
+    if patches:
+        return IMAGE_UNKNOWN_TOKENS
+    return rule.base + 2 * rule.tile  # two tiles, as IMAGE_UNKNOWN_TOKENS at GPT-4o's prices
 
 
-def block_tokens(block: Any, multiplier: float | None = None) -> int:
-    """One canonical block's tokens (``multiplier``: the model's image patch multiplier, None
-    for the tile-counting models)."""
+def block_tokens(block: Any, rule: ImageRule = TILES) -> int:
+    """One canonical block's tokens (``rule``: how the model counts an image)."""
     if not isinstance(block, Mapping):
         return json_tokens(block)
     kind = block.get("type")
@@ -196,10 +253,10 @@ def block_tokens(block: Any, multiplier: float | None = None) -> int:
     if kind == "tool_result":
         content = block.get("content", "")
         if isinstance(content, list):
-            return sum(block_tokens(b, multiplier) for b in content)
+            return sum(block_tokens(b, rule) for b in content)
         return json_tokens(content)
     if kind == "image":
-        return _image(block, multiplier)
+        return _image(block, rule)
     if kind == "document":
         source = block.get("source")
         if isinstance(source, Mapping) and source.get("type") == "text":
@@ -208,11 +265,11 @@ def block_tokens(block: Any, multiplier: float | None = None) -> int:
     return json_tokens({k: v for k, v in block.items() if k != "type"})
 
 
-def content_tokens(content: Any, multiplier: float | None = None) -> int:
+def content_tokens(content: Any, rule: ImageRule = TILES) -> int:
     if isinstance(content, str):
         return text_tokens(content)
     if isinstance(content, Sequence):
-        return sum(block_tokens(b, multiplier) for b in content)
+        return sum(block_tokens(b, rule) for b in content)
     return json_tokens(content)
 
 
@@ -234,11 +291,11 @@ def message_overhead(model: str | None) -> int:
 
 @cache
 def _estimator(
-    overhead: int, per_call: int, multiplier: float | None = None
+    overhead: int, per_call: int, rule: ImageRule = TILES
 ) -> Callable[[Mapping[str, Any]], int]:
     def estimate(message: Mapping[str, Any]) -> int:
         content = message.get("content", "")
-        n = overhead + content_tokens(content, multiplier)
+        n = overhead + content_tokens(content, rule)
         if per_call and isinstance(content, list):
             n += per_call * sum(
                 1 for b in content if isinstance(b, Mapping) and b.get("type") == "tool_use"
@@ -261,7 +318,7 @@ def message_estimate(model: str | None, fmt: str = "") -> Callable[[Mapping[str,
     return _estimator(
         GPT4O_MESSAGE_OVERHEAD_TOKENS if gpt4o else MESSAGE_OVERHEAD_TOKENS,
         CHAT_TOOL_CALL_TOKENS if chat else 0 if gpt4o else RESPONSES_REASONING_CALL_TOKENS,
-        patch_multiplier(model),
+        image_rule(model),
     )
 
 
@@ -271,9 +328,7 @@ def estimate_system(system: Any, model: str | None = None) -> int:
     if not system:
         return REPLY_PRIMING_TOKENS
     return (
-        REPLY_PRIMING_TOKENS
-        + message_overhead(model)
-        + content_tokens(system, patch_multiplier(model))
+        REPLY_PRIMING_TOKENS + message_overhead(model) + content_tokens(system, image_rule(model))
     )
 
 
@@ -384,19 +439,33 @@ def output_schema(params: Mapping[str, Any]) -> Any:
 
 def estimate_params(params: Mapping[str, Any], model: str | None = None) -> int:
     """Tokens of the request fields beyond system, tools and messages that are billed as input:
-    the structured-output schema, counted as a definition."""
+    the structured-output schema (:func:`schema_tokens`), and Chat Completions' older
+    ``functions`` list, counted as tools are (the cookbook's rule was written for it)."""
+    n = 0
+    functions = params.get("functions")
+    if isinstance(functions, list) and functions and not params.get("tools"):
+        n += estimate_tools(functions, model)
     schema = output_schema(params)
     if schema is None:
-        return 0
-    # rendered as a definition, as the tools are: its name, description and properties (its
-    # whole JSON overcounted every structured output of the tune set, by 7 to 44 tokens)
-    return _function(
-        {
-            "name": str(schema.get("name", "")),
-            "description": str(schema.get("description") or ""),
-            "parameters": schema.get("schema"),
-        }
-    )
+        return n
+    return n + schema_tokens(schema.get("schema"))
+
+
+def schema_tokens(schema: Any) -> int:
+    """A structured output's JSON schema as the API bills it: its compact JSON, without the
+    ``additionalProperties`` keys (strict mode requires them false everywhere, so they say
+    nothing). Within 2 tokens (median) and 13 (at most) of the 25 text bodies of the tune and
+    unseen sets with one; counting it as a function definition, the rule of the tools, missed
+    nested schemas (``$defs``, arrays of objects) by up to 49."""
+    return json_tokens(_without(schema, "additionalProperties"))
+
+
+def _without(value: Any, key: str) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _without(v, key) for k, v in value.items() if k != key}
+    if isinstance(value, list):
+        return [_without(v, key) for v in value]
+    return value
 
 
 # -- what a body cannot show --------------------------------------------------------------------

@@ -77,6 +77,18 @@ def test_images_cost_85_at_low_detail_and_170_a_tile_at_high() -> None:
     assert ot.block_tokens({"type": "image", "detail": "low", "source": {}}) == 85
 
 
+def test_a_tile_counting_model_prices_its_tiles_at_its_own_rates() -> None:
+    # GPT-4o mini: 2,833 + 5,667 a tile (an image costs what it costs on GPT-4o); a 640 x 480
+    # image is two tiles, billed 14,167 on the unseen set's recordings
+    mini = ot.image_rule("gpt-4o-mini-2024-07-18")
+    assert ot.image_tokens(640, 480, base=mini.base, tile=mini.tile) == 14167
+    assert ot.block_tokens({"type": "image", "detail": "low", "source": {}}, mini) == 2833
+    assert ot.image_rule("gpt-4o") == ot.TILES
+    assert ot.image_rule("gpt-5-2025-08-07") == ot.ImageRule(70, 140)
+    assert ot.image_rule("o3-2025-04-16") == ot.ImageRule(75, 150)
+    assert ot.image_rule(None) == ot.TILES
+
+
 def test_an_openai_body_is_counted_by_openai_rules(tmp_path: Path) -> None:
     body = {
         "model": "gpt-4o",
@@ -111,20 +123,43 @@ def test_an_image_or_pdf_that_cannot_be_measured_offline_costs_its_fallback() ->
     assert ot.block_tokens(text_doc) == 2
 
 
-def test_a_structured_output_schema_is_counted_as_a_definition(tmp_path: Path) -> None:
+def test_a_structured_output_schema_is_counted_by_its_json_less_additional_properties(
+    tmp_path: Path,
+) -> None:
+    item = {"type": "object", "properties": {"n": {"type": "integer"}}}
     schema = {
         "name": "out",
         "description": "The answer.",
-        "schema": {"type": "object", "properties": {"city": {"type": "string"}}},
+        "schema": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "items": {"type": "array", "items": item}},
+            "additionalProperties": False,
+        },
     }
-    t = ot.text_tokens
-    # as a function: 7 + "out:The answer" + 3 for its properties + 3 + "city:string:"
-    n = 7 + t("out:The answer") + 3 + 3 + t("city:string:")
+    # its compact JSON, nested schemas included, with no additionalProperties key
+    bare = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "items": {"type": "array", "items": item}},
+    }
+    n = ot.text_tokens(json.dumps(bare, separators=(",", ":")))
+    assert ot.schema_tokens({**bare, "additionalProperties": False}) == n
     chat = {"response_format": {"type": "json_schema", "json_schema": schema}}
     responses = {"text": {"format": {"type": "json_schema", **schema}}}
     assert ot.estimate_params(chat) == ot.estimate_params(responses) == n
     assert ot.estimate_params({"response_format": {"type": "json_object"}}) == 0
     body = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}], **chat}
+    path = tmp_path / "body.json"
+    path.write_text(json.dumps(body))
+    summary = replay(load_session(path), as_sent=True).summary()
+    assert summary["window"]["token_breakdown"]["tools"] == n
+
+
+def test_chats_older_functions_list_is_counted_as_tools_are(tmp_path: Path) -> None:
+    fn = {"name": "get", "description": "Find it", "parameters": {"type": "object"}}
+    n = ot.estimate_tools([fn])
+    assert n == 12 + 7 + ot.text_tokens("get:Find it")
+    assert ot.estimate_params({"functions": [fn]}) == n
+    body = {"model": "gpt-4", "messages": [{"role": "user", "content": "hi"}], "functions": [fn]}
     path = tmp_path / "body.json"
     path.write_text(json.dumps(body))
     summary = replay(load_session(path), as_sent=True).summary()
@@ -142,7 +177,7 @@ def test_a_tool_calls_framing_depends_on_the_api_and_the_family() -> None:
     assert ot.message_estimate("gpt-4o", "openai-responses")(message) == plain + 1
     assert ot.message_estimate("gpt-5", "openai-responses")(message) == plain + 14
     # one function per combination, whatever the model's exact name
-    assert ot.message_estimate("gpt-5", "x") is ot.message_estimate("gpt-5.4", "x")
+    assert ot.message_estimate("gpt-5.2", "x") is ot.message_estimate("gpt-5.4", "x")
 
 
 def test_tools_added_mid_conversation_cost_twice_their_json() -> None:
@@ -153,9 +188,12 @@ def test_tools_added_mid_conversation_cost_twice_their_json() -> None:
 
 def test_a_patch_counting_model_prices_an_image_by_its_32px_patches() -> None:
     # 540 x 360: 17 x 12 patches, times GPT-4.1 nano's 2.46
-    assert ot.patch_multiplier("gpt-4.1-nano-2025-04-14") == 2.46
-    assert ot.patch_multiplier("gpt-4.1") is None
+    assert ot.image_rule("gpt-4.1-nano-2025-04-14").multiplier == 2.46
+    assert ot.image_rule("gpt-4.1").multiplier is None
     assert ot.patch_image_tokens(540, 360, 2.46) == math.ceil(17 * 12 * 2.46)
+    # GPT-5 mini and nano are billed 1.2 and 1.5 a patch, not the 1.62 and 2.46 documented
+    assert ot.image_rule("gpt-5-mini-2025-08-07").multiplier == 1.2
+    assert ot.image_rule("gpt-5-nano").multiplier == 1.5
     # past 1,536 patches the image is scaled down to fit
     assert ot.patch_image_tokens(4096, 4096, 1.0) <= 1536
     assert ot.patch_image_tokens(4096, 4096, 1.0) > 1400
@@ -217,3 +255,21 @@ def test_what_a_body_cannot_show_is_named_and_the_rest_is_measurable(tmp_path: P
     assert window["billed_not_in_file"] == [
         "server-side tools (file_search: what they add is billed as input)"
     ]
+
+
+def test_a_body_billed_under_the_responses_apis_launch_rule_is_measured_apart() -> None:
+    from benchmarks.truth_openai import ROOT, superseded
+
+    folder = ROOT / "openai_responses"
+    # the same body, billed 42 tokens on 2025-03-27 and 24 on 2025-04-07: the estimate is
+    # today's billing, and the earlier recording is set apart from the figures
+    estimates, billed, earlier = [], [], []
+    for name in ("pai_openai_responses_system_prompt", "pai_openai_responses_model_instructions"):
+        path = folder / f"{name}_req1.json"
+        response = json.loads((folder / "responses" / path.name).read_text())
+        estimates.append(replay(load_session(path), as_sent=True).summary())
+        billed.append(response["usage"]["input_tokens"])
+        earlier.append(superseded("openai_responses", response))
+    assert [s["window"]["estimated_tokens"] for s in estimates] == [24, 24]
+    assert billed == [42, 24]
+    assert earlier == [True, False]

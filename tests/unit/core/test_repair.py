@@ -9,9 +9,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctxview import ConversationContext, check_protocol
-from ctxview.core.protocol import errors
+from ctxview.core.protocol import ProtocolChecker, errors
+from ctxview.core.providers.openai import CHAT_RULES, RESPONSES_RULES
+from ctxview.core.providers.openai_wire import canonical_of, wire_items
 from ctxview.core.repair import INTERRUPTED, repair
 from tests.support.agentgen import agent_events, text, thinking, tool_use
+from tests.support.openaigen import chat_conversation, responses_conversation
 
 
 def result(tid: str, content: str = "ok") -> dict[str, Any]:
@@ -307,6 +310,9 @@ def test_fix_summary_names_every_fixable_code() -> None:
 
     p = Problem(3, "unanswered_tool_use", "error", "m", None, ("toolu_1",))
     assert fix_summary(p).startswith("answer toolu_1 with an error tool_result")
+    assert fix_summary(p).endswith("at the front of the next user turn")
+    # where results follow their call at once (Chat Completions), the answer goes there
+    assert fix_summary(p, follow=True).endswith("right after its message")
     assert fix_summary(Problem(1, "orphan_tool_result", "error", "m", 0, ("x",))).startswith(
         "drop the orphaned tool_result for x (messages.1.content.0)"
     )
@@ -355,3 +361,66 @@ def test_shape_errors_have_no_safe_fix() -> None:
     ]
     r = repair(msgs)
     assert not r.valid and [p.code for p in r.unfixable] == ["invalid_message_key"]
+
+
+# -- repair under another API's rule set -------------------------------------------------------
+
+
+@st.composite
+def damaged_openai(draw: st.DrawFn, kind: str) -> list[dict[str, Any]]:
+    """A valid Chat Completions conversation or Responses input with items deleted, moved or
+    repeated, as canonical messages."""
+    wire = draw(chat_conversation() if kind == "chat" else responses_conversation())
+    for _ in range(draw(st.integers(1, 4))):
+        if not wire:
+            break
+        i = draw(st.integers(0, len(wire) - 1))
+        how = draw(st.sampled_from(["drop", "move", "repeat"]))
+        item = wire.pop(i) if how != "repeat" else wire[i]
+        if how != "drop":
+            wire.insert(draw(st.integers(0, len(wire))), item)
+    # a system prompt first, that no fix drops: a fix never leaves a request without messages
+    return [{"role": "system", "content": "rules"}, *(canonical_of(kind, w) for w in wire)]
+
+
+def _repaired_by(rules: Any, kind: str, messages: list[dict[str, Any]]) -> None:
+    checker = ProtocolChecker(memo=False, rules=rules)
+    once = repair(messages, checker=checker)
+    # what is left is only what has no safe fix, and repairing again changes nothing
+    # every error of these rule sets has a fix
+    assert once.unfixable == []
+    assert errors(checker.check(list(enumerate(once.messages)))) == []
+    twice = repair(once.messages, checker=checker)
+    assert twice.fixes == [] and twice.messages == once.messages
+    # and the body written from it reads back as valid under the same rules
+    wire = wire_items(kind, once.messages, [])
+    back = [canonical_of(kind, w) for w in wire]
+    assert errors(checker.check(list(enumerate(back)))) == []
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(damaged_openai("chat"))
+def test_a_chat_completions_body_is_repaired_by_its_own_rules_in_one_go(
+    messages: list[dict[str, Any]],
+) -> None:
+    _repaired_by(CHAT_RULES, "chat", messages)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(damaged_openai("responses"))
+def test_a_responses_input_is_repaired_by_its_own_rules_in_one_go(
+    messages: list[dict[str, Any]],
+) -> None:
+    _repaired_by(RESPONSES_RULES, "responses", messages)
+
+
+def test_a_chat_call_is_answered_right_after_its_message() -> None:
+    # Chat Completions wants the tool messages at once after the call: not after the next
+    # assistant message, nor merged into the user message that follows
+    call = {"type": "tool_use", "id": "call_1", "name": "get", "input": {}}
+    msgs = [user(text("go")), asst(call), asst(text("hmm")), user(text("bye"))]
+    r = repair(msgs, checker=ProtocolChecker(rules=CHAT_RULES))
+    assert r.messages[2] == user(
+        {"type": "tool_result", "tool_use_id": "call_1", "content": INTERRUPTED, "is_error": True}
+    )
+    assert r.messages[3] is msgs[2] and r.origin == [0, 1, None, 2, 3]

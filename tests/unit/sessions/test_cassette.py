@@ -36,13 +36,24 @@ def _completion(text: str, prompt: int) -> dict[str, object]:
     }
 
 
-def test_a_streamed_or_failed_reply_adds_no_turn(tmp_path: Path) -> None:
+def test_a_streamed_reply_is_its_turn_and_a_cut_or_failed_one_adds_none(tmp_path: Path) -> None:
     hi = {"role": "user", "content": "hi"}
-    sse = 'data: {"choices": [{"delta": {"content": "yo"}}]}\n\ndata: [DONE]\n\n'
+    sse = (
+        'data: {"object": "chat.completion.chunk", "model": "gpt-4o",'
+        ' "choices": [{"index": 0, "delta": {"role": "assistant", "content": "y"}}]}\n\n'
+        'data: {"object": "chat.completion.chunk", "model": "gpt-4o",'
+        ' "choices": [{"index": 0, "delta": {"content": "o"}, "finish_reason": "stop"}]}\n\n'
+        'data: {"object": "chat.completion.chunk", "model": "gpt-4o", "choices": [],'
+        ' "usage": {"prompt_tokens": 21, "completion_tokens": 1}}\n\n'
+        "data: [DONE]\n\n"
+    )
+    yo = {"role": "assistant", "content": "yo"}
+    cut = sse.removesuffix("data: [DONE]\n\n")
     cassette = {
         "interactions": [
             _interaction([hi], _completion("hello", 9)),
             _interaction([hi, {"role": "assistant", "content": "hello"}, hi], sse),
+            _interaction([hi, {"role": "assistant", "content": "hello"}, hi, yo, hi], cut),
             _interaction([hi], {"error": {"message": "busy"}}, code=500),
         ],
         "version": 1,
@@ -50,9 +61,96 @@ def test_a_streamed_or_failed_reply_adds_no_turn(tmp_path: Path) -> None:
     path = tmp_path / "chat.yaml"
     path.write_text(yaml.safe_dump(cassette))
     s = load_session(path)
-    assert [m["content"] for m in s.messages] == ["hi", "hello", "hi"]  # no streamed reply
-    assert s.metas[1]["usage"]["input_tokens"] == 9 and "usage" not in s.metas[2]
+    # the streamed reply is the turn it carries, as a JSON one is; the cut one adds none
+    assert [m["content"] for m in s.messages] == ["hi", "hello", "hi", "yo", "hi"]
+    assert s.metas[1]["usage"]["input_tokens"] == 9
+    assert s.metas[3]["usage"]["input_tokens"] == 21 and "usage" not in s.metas[4]
     assert "sk-not-read" not in json.dumps(s.exchanges)
+
+
+def test_gemini_and_messages_api_streams_are_their_turns_too(tmp_path: Path) -> None:
+    hi = {"role": "user", "parts": [{"text": "hi"}]}
+    chunks = [
+        {"candidates": [{"content": {"role": "model", "parts": [{"text": "yo"}]}}]},
+        {
+            "candidates": [
+                {"content": {"role": "model", "parts": [{"text": "!"}]}, "finishReason": "STOP"}
+            ],
+            "usageMetadata": {"promptTokenCount": 4, "candidatesTokenCount": 2},
+        },
+    ]
+    gemini = {
+        "request": {
+            "method": "POST",
+            "uri": "https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:streamGenerateContent",
+            "body": json.dumps({"contents": [hi]}),
+        },
+        "response": {"status": {"code": 200}, "body": {"string": json.dumps(chunks)}},
+    }
+    events = [
+        (
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "m",
+                    "role": "assistant",
+                    "model": "claude-sonnet-4-5",
+                    "content": [],
+                    "usage": {"input_tokens": 7},
+                },
+            },
+        ),
+        (
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            },
+        ),
+        (
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": "hey"},
+            },
+        ),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn"},
+                "usage": {"output_tokens": 1},
+            },
+        ),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+    sse = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events)
+    messages = {
+        "request": {
+            "method": "POST",
+            "uri": "https://api.anthropic.com/v1/messages",
+            "body": json.dumps(
+                {
+                    "model": "claude-sonnet-4-5",
+                    "max_tokens": 9,
+                    "messages": [{"role": "user", "content": "hi"}],
+                }
+            ),
+        },
+        "response": {"status": {"code": 200}, "body": {"string": sse}},
+    }
+    for name, interaction, turn, prompt in (("g", gemini, "yo!", 4), ("a", messages, "hey", 7)):
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(yaml.safe_dump({"interactions": [interaction], "version": 1}))
+        s = load_session(path)
+        assert len(s.messages) == 2 and s.messages[1]["role"] == "assistant"
+        assert turn in json.dumps(s.messages[1]["content"])
+        assert s.metas[1]["usage"]["input_tokens"] == prompt
+        assert [x["streamed"] for x in s.exchanges] == [True]
 
 
 def test_a_cassette_that_is_not_yaml_names_the_file_and_line(tmp_path: Path) -> None:

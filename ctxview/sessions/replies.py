@@ -14,15 +14,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ctxview.live.sse import Assembled, assemble
-from ctxview.live.sse_gemini import assemble_chunks, assemble_gemini, gemini_error
-from ctxview.live.sse_openai import (
+from ctxview.sessions.proxy_record import COUNT_ENDPOINTS, counted_tokens
+from ctxview.sessions.sse import Assembled, assemble
+from ctxview.sessions.sse_gemini import assemble_chunks, assemble_gemini, gemini_error
+from ctxview.sessions.sse_openai import (
     assemble_chat,
     assemble_responses,
     openai_error,
     responses_stop,
 )
-from ctxview.sessions.proxy_record import COUNT_ENDPOINTS, counted_tokens
 
 #: each streaming endpoint: its assembler, and what a whole stream ends with (``other``: an
 #: SSE response of any other path is read as the Messages API's)

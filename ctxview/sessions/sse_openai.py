@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxview.live.sse import Assembled, iter_events, merge_usage
+from ctxview.sessions.sse import Assembled, iter_events, merge_usage
 
 
 def openai_error(err: Any) -> dict[str, Any]:

@@ -9,9 +9,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxview.live.replies import _STREAMS as _ENDPOINTS
-from ctxview.live.replies import api_error, json_reply, stream_reply
 from ctxview.sessions.proxylog import ENDPOINT_PROVIDER, RequestRecord, summarise
+from ctxview.sessions.replies import _STREAMS as _ENDPOINTS
+from ctxview.sessions.replies import api_error, json_reply, stream_reply
 from tests.support.fake_providers import (
     chat_chunks,
     data,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxview.live.sse import Assembled, iter_events
+from ctxview.sessions.sse import Assembled, iter_events
 
 #: keys a text part may hold and still be joined with the text part before it
 _TEXT_KEYS = frozenset({"text", "thought", "thoughtSignature"})
