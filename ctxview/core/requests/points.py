@@ -5,6 +5,7 @@ fingerprints, requests off the current branch and edits placed in time."""
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -174,6 +175,57 @@ def microcompactions(session: SessionLike) -> dict[int, int]:
     return out
 
 
+#: what Claude Code sends in place of a tool result's content a microcompaction cleared
+CLEARED_TOOL_RESULT = "[Old tool result content cleared]"
+
+
+def cleared_tokens(session: SessionLike, rates: Rates) -> dict[int, list[tuple[int, int]]]:
+    """Per message at which a Claude Code transcript's client cleared earlier tool results (a
+    ``microcompact_boundary``: ``meta["microcompact"]``), (transcript id, tokens under
+    ``rates``) of each earlier message holding one, as the requests from then on send it: its
+    cleared results' content :data:`CLEARED_TOOL_RESULT` (those of earlier microcompactions
+    too). The transcript keeps the results as they were first sent."""
+    metas = session.metas
+    marked = [i for i, m in enumerate(metas) if m and "microcompact" in m]
+    if not marked:
+        return {}
+    msgs = session.messages
+    holder: dict[str, int] = {}
+    cleared: set[str] = set()
+    out: dict[int, list[tuple[int, int]]] = {}
+    done = 0
+    for i in marked:
+        for k in range(done, i):
+            content = msgs[k].get("content")
+            if msgs[k].get("role") == "user" and isinstance(content, list):
+                for b in content:
+                    if isinstance(b, dict) and b.get("type") == "tool_result":
+                        tid = b.get("tool_use_id")
+                        if isinstance(tid, str):
+                            holder.setdefault(tid, k)
+        done = max(done, i)
+        info = metas[i]["microcompact"]
+        ids = info.get("cleared") if isinstance(info, Mapping) else None
+        new = {t for t in ids or () if isinstance(t, str) and t in holder and t not in cleared}
+        if not new:
+            continue
+        cleared |= new
+        changed = sorted({holder[t] for t in new})
+        out[i] = [(k, rates.tokens(message_features(_cleared(msgs[k], cleared)))) for k in changed]
+    return out
+
+
+def _cleared(message: Mapping[str, Any], ids: set[str]) -> dict[str, Any]:
+    """``message`` with the content of its tool results in ``ids`` cleared."""
+    content = [
+        {**b, "content": CLEARED_TOOL_RESULT}
+        if isinstance(b, dict) and b.get("type") == "tool_result" and b.get("tool_use_id") in ids
+        else b
+        for b in message.get("content") or ()
+    ]
+    return {**message, "content": content}
+
+
 def _opens_with_notification(content: Any) -> bool:
     if type(content) is str:
         return _opens(content)
@@ -252,6 +304,10 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
     recs: list[tuple[_Point, int]] = []
     prev: tuple[_Point, int] | None = None
     metas = session.metas
+    # a microcompaction clears earlier tool results: the growth across one is not what the
+    # messages added billed (it is left out of the fit), and the requests after it are
+    # measured with those results cleared (below)
+    micro = sorted(i for i, m in enumerate(metas) if m and "microcompact" in m)
     # the rates are fitted in the tokens of the file's most used model: a request of a model on
     # another tokenizer bills the same text at another scale (``tokenizer_scale``)
     models = [_model_of(metas, p, session.model) for p in points if p.response is not None]
@@ -275,7 +331,12 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
             prev = None
             continue
         recs.append((p, total))
-        if prev is not None and seg_of[prev[0].n - 1] == seg_of[p.n - 1] and p.n > prev[0].n:
+        if (
+            prev is not None
+            and seg_of[prev[0].n - 1] == seg_of[p.n - 1]
+            and p.n > prev[0].n
+            and not (micro and bisect_left(micro, prev[0].n) < bisect_left(micro, p.n))
+        ):
             growth = total - prev[1]
             sc = scales.get(_model_of(metas, p, session.model), 1.0)
             if sc != 1.0:
@@ -296,13 +357,20 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
     pre = list(accumulate(rates.tokens_many(feats), initial=0))
     seg_start = _segment_start_of(len(session.messages), starts)
     by: dict[tuple[int, str | None], list[int]] = {}
+    clearing = sorted(cleared_tokens(session, rates).items()) if micro else []
+    now_cleared: dict[int, int] = {}  # message -> its tokens as sent, cleared
+    ci = 0
     for p, total in recs:
         if p.n > 0:
             s0 = seg_start[p.n - 1]
             m = _model_of(metas, p, session.model)
-            by.setdefault((s0, m), []).append(
-                total - round((pre[p.n] - pre[s0]) * scales.get(m, 1.0))
-            )
+            while ci < len(clearing) and clearing[ci][0] < p.n:
+                now_cleared.update(clearing[ci][1])
+                ci += 1
+            sent = pre[p.n] - pre[s0]
+            if now_cleared:
+                sent -= sum(pre[k + 1] - pre[k] - t for k, t in now_cleared.items() if k >= s0)
+            by.setdefault((s0, m), []).append(total - round(sent * scales.get(m, 1.0)))
     residuals = sorted(r for v in by.values() for r in v)
     static = max(0, int(_quantile(residuals, 0.5)))
     keys = {(seg_start[p.n - 1], _model_of(metas, p, session.model)) for p in points if p.n > 0}

@@ -44,6 +44,7 @@ from ctxview.core.requests.points import (
     Calibration,
     _fingerprint,
     calibrate,
+    cleared_tokens,
     history_resends,
     microcompactions,
     session_features,
@@ -303,6 +304,7 @@ def simulate(
         scales,
         history_resends(session),
         microcompactions(session) if session.format in CALIBRATED_FORMATS else {},
+        cleared_tokens(session, rates) if session.format in CALIBRATED_FORMATS else {},
     )
     source = "context" if _reference else window_source(plan)
     if source != "context":
