@@ -187,15 +187,16 @@ def unseen() -> dict[str, Any]:
 def test_the_unseen_set_holds_todays_figures(unseen: dict[str, Any]) -> None:
     """The last session's judge (``unseen/claude_code``, Claude Code 2.0.x on Amazon Bedrock,
     examined since): calibrated within the goal, nothing lost, every disagreement named, the
-    Bedrock breaks no rule predicts (``unexplained``) and the first-half tail (a compaction that
-    dropped an unlogged @-mention, a drop nothing in the transcript explains) held where they
-    are (docs/request-model.md)."""
+    Bedrock breaks no rule predicts (``unexplained``) and the first-half tail (a drop nothing in
+    the transcript explains) held where they are (docs/request-model.md)."""
     assert unseen["recorded_requests"] == 206
     te = unseen["token_error"]
     assert te["median"] <= 0.02 and te["p90"] <= 0.08, te
     assert unseen["blocks_lost"] == dict.fromkeys(BLOCK_TYPES, 0)
     th = unseen["token_error_first_half_fit"]
-    assert th["median"] <= 0.04 and th["p90"] <= 0.33, th
+    assert th["median"] <= 0.04 and th["p90"] <= 0.25, th
+    # after the compaction that dropped an unlogged @-mention: from the head (was 34% / 44%)
+    assert th["unseen_segments"]["p90"] <= 0.05, th
     assert unseen["break_agreement"] >= 0.733, unseen["break_disagreements"]
     for d in unseen["break_disagreements"]:
         assert d["recorded_reason"] in ("unexplained", "growth") or d["predicted"].startswith(

@@ -26,6 +26,7 @@ from ctxview.core.calibrate import (
 from ctxview.core.compaction import claude_code_compaction, has_compaction
 from ctxview.core.protocol import RuleSet
 from ctxview.core.providers.base import CacheModel, Provider
+from ctxview.core.requests.restart import restarts
 from ctxview.core.requests.types import (
     CALIBRATED_FORMATS,
     REDUNDANT_MIN_CHARS,
@@ -302,6 +303,7 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
     seg_of = _segment_index(len(session.messages), starts)
     deltas: list[Delta] = []
     recs: list[tuple[_Point, int]] = []
+    first_reads: list[int] = []  # the first segment's recorded cache reads
     prev: tuple[_Point, int] | None = None
     metas = session.metas
     # a microcompaction clears earlier tool results: the growth across one is not what the
@@ -331,6 +333,8 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
             prev = None
             continue
         recs.append((p, total))
+        if seg_of[p.n - 1] == 0:
+            first_reads.append(rec["cache_read_input_tokens"])
         if (
             prev is not None
             and seg_of[prev[0].n - 1] == seg_of[p.n - 1]
@@ -374,11 +378,27 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
     residuals = sorted(r for v in by.values() for r in v)
     static = max(0, int(_quantile(residuals, 0.5)))
     keys = {(seg_start[p.n - 1], _model_of(metas, p, session.model)) for p in points if p.n > 0}
+    first = sorted(r for (s0, _), v in by.items() if s0 == 0 for r in v)
+    later = sorted(x for x in starts if x > 0)
     return Calibration(
         rates,
         static,
         len(recs),
-        segment_statics(by, keys, static),
+        segment_statics(
+            by,
+            keys,
+            static,
+            restarts(
+                session.messages,
+                later,
+                later[0],
+                first_reads,
+                int(_quantile(first, 0.5)),
+                rates,
+            )
+            if later and first
+            else None,
+        ),
         {m: v for m, v in scales.items() if v != 1.0} or None,
     )
 
