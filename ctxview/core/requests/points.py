@@ -24,6 +24,7 @@ from ctxview.core.calibrate import (
     tokenizer_scale,
 )
 from ctxview.core.compaction import claude_code_compaction, has_compaction
+from ctxview.core.microcompact import cleared_versions
 from ctxview.core.protocol import RuleSet
 from ctxview.core.providers.base import CacheModel, Provider
 from ctxview.core.requests.restart import restarts
@@ -178,55 +179,12 @@ def microcompactions(session: SessionLike) -> dict[int, int]:
     return out
 
 
-#: what Claude Code sends in place of a tool result's content a microcompaction cleared
-CLEARED_TOOL_RESULT = "[Old tool result content cleared]"
-
-
 def cleared_tokens(session: SessionLike, rates: Rates) -> dict[int, list[tuple[int, int]]]:
-    """Per message at which a Claude Code transcript's client cleared earlier tool results (a
-    ``microcompact_boundary``: ``meta["microcompact"]``), (transcript id, tokens under
-    ``rates``) of each earlier message holding one, as the requests from then on send it: its
-    cleared results' content :data:`CLEARED_TOOL_RESULT` (those of earlier microcompactions
-    too). The transcript keeps the results as they were first sent."""
-    metas = session.metas
-    marked = [i for i, m in enumerate(metas) if m and "microcompact" in m]
-    if not marked:
-        return {}
-    msgs = session.messages
-    holder: dict[str, int] = {}
-    cleared: set[str] = set()
-    out: dict[int, list[tuple[int, int]]] = {}
-    done = 0
-    for i in marked:
-        for k in range(done, i):
-            content = msgs[k].get("content")
-            if msgs[k].get("role") == "user" and isinstance(content, list):
-                for b in content:
-                    if isinstance(b, dict) and b.get("type") == "tool_result":
-                        tid = b.get("tool_use_id")
-                        if isinstance(tid, str):
-                            holder.setdefault(tid, k)
-        done = max(done, i)
-        info = metas[i]["microcompact"]
-        ids = info.get("cleared") if isinstance(info, Mapping) else None
-        new = {t for t in ids or () if isinstance(t, str) and t in holder and t not in cleared}
-        if not new:
-            continue
-        cleared |= new
-        changed = sorted({holder[t] for t in new})
-        out[i] = [(k, rates.tokens(message_features(_cleared(msgs[k], cleared)))) for k in changed]
-    return out
-
-
-def _cleared(message: Mapping[str, Any], ids: set[str]) -> dict[str, Any]:
-    """``message`` with the content of its tool results in ``ids`` cleared."""
-    content = [
-        {**b, "content": CLEARED_TOOL_RESULT}
-        if isinstance(b, dict) and b.get("type") == "tool_result" and b.get("tool_use_id") in ids
-        else b
-        for b in message.get("content") or ()
-    ]
-    return {**message, "content": content}
+    """:func:`cleared_versions` in tokens under ``rates``."""
+    return {
+        i: [(k, rates.tokens(message_features(m))) for k, m in changed]
+        for i, changed in cleared_versions(session).items()
+    }
 
 
 def _opens_with_notification(content: Any) -> bool:

@@ -69,7 +69,7 @@ def test_requests_after_a_microcompaction_are_priced_with_the_results_cleared(
     session: Any, reference: bool
 ) -> None:
     from ctxview.core.calibrate import message_features
-    from ctxview.core.requests.points import CLEARED_TOOL_RESULT
+    from ctxview.core.microcompact import CLEARED_TOOL_RESULT
 
     log = simulate(session, _reference=reference)
     rates = log.rates
