@@ -26,3 +26,23 @@ def test_the_window_of_a_microcompacted_transcript_is_estimated_as_sent() -> Non
     # the app's per-message estimates are the same
     toks, _, static = compute_tokens(loaded.messages, rep)
     assert static is not None and abs(static + sum(toks) - size) < 50
+
+
+def test_the_html_reports_rows_count_the_cleared_results_as_sent() -> None:
+    import json
+    import re
+
+    from ctxview.cli.requests import requests_report
+    from ctxview.html import build_report
+    from ctxview.sessions.request_model import session_requests
+
+    loaded = load_session(FILE)
+    rep = replay(loaded, as_sent=True)
+    log, agents = session_requests(loaded, prices=None, defaults={})
+    page, _ = build_report(rep, rep.summary(), requests_report(log, loaded, agents=agents))
+    found = re.search(r'id="ctxview-data">(.*?)</script>', page, re.S)
+    assert found is not None
+    rows = json.loads(found.group(1))["rows"]
+    toks, _, static = compute_tokens(loaded.messages, rep)
+    assert [r[3] for r in rows] == toks
+    assert static is not None and static + sum(toks) < 200_000
