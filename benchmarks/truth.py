@@ -18,7 +18,8 @@ own request model (``simulate``: calibrated from the file's recorded usage). Pri
 * **fitted on the first half**: the rates and the static part (system + tools) fitted from the
   recorded usage of the first half of each file's requests only (the later ones' usage hidden
   from the fit), the error measured on the second half: what the model predicts for requests it
-  has not seen;
+  has not seen; and apart, the second-half requests of a conversation segment no first-half
+  request recorded (after a compaction the fit never saw);
 * **cache break agreement**: a request *breaks* when it writes more than half of its input to the
   cache (:attr:`Request.recorded_break` / :attr:`Request.predicted_break`); every disagreement is
   listed with its file, request, the predicted reason, the recorded read/write and the seconds
@@ -53,6 +54,7 @@ import argparse
 import fnmatch
 import json
 import sys
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -60,7 +62,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxview.core.requests import Request, RequestLog, parse_timestamp, simulate
-from ctxview.core.requests.points import calibrate, session_features
+from ctxview.core.requests.points import calibrate, segment_starts, session_features
 from ctxview.sessions import LoadedSession, SessionError, load_session
 from ctxview.sessions.subagents import AgentLog, SubAgent, link_compactions
 
@@ -128,6 +130,9 @@ class FileFigures:
     errors: list[float] = field(default_factory=list)
     #: errors of the second half's requests, the model fitted on the first half only
     half_errors: list[float] = field(default_factory=list)
+    #: of those, the requests of a conversation segment no first-half request recorded (after
+    #: a compaction the fit never saw: its tools + system are a guess)
+    half_errors_unseen: list[float] = field(default_factory=list)
     agree: int = 0
     disagreements: list[Disagreement] = field(default_factory=list)
     raw_blocks: Counter[str] = field(default_factory=Counter)
@@ -268,6 +273,17 @@ def measure_file(path: Path, name: str | None = None) -> FileFigures:
         cal = calibrate(partial, session_features(session))
         half_log = simulate(session, _calibration=cal)
         fig.half_errors = _errors(half_log.requests[first_hidden:])
+        starts = sorted(segment_starts(session))
+        seen = {
+            bisect_right(starts, r.response_id - 1)
+            for r in half_log.requests[:first_hidden]
+            if r.recorded is not None and r.response_id is not None and r.kind == "turn"
+        }
+        fig.half_errors_unseen = _errors(
+            r
+            for r in half_log.requests[first_hidden:]
+            if r.response_id is not None and bisect_right(starts, r.response_id - 1) not in seen
+        )
     prev_ts: float | None = None
     for r in reqs:
         ts = parse_timestamp(r.timestamp)
@@ -350,6 +366,7 @@ def transcripts(folders: Iterable[Path]) -> list[tuple[Path, str]]:
 def summary(figs: Sequence[FileFigures]) -> dict[str, Any]:
     errs = [e for f in figs for e in f.errors]
     half = [e for f in figs for e in f.half_errors]
+    unseen = [e for f in figs for e in f.half_errors_unseen]
     recorded = sum(f.recorded for f in figs)
     agree = sum(f.agree for f in figs)
     raw: Counter[str] = Counter()
@@ -371,6 +388,12 @@ def summary(figs: Sequence[FileFigures]) -> dict[str, Any]:
             "median": r4(quantile(half, 0.5)),
             "p90": r4(quantile(half, 0.9)),
             "requests": len(half),
+            # the second-half requests of a segment the first half recorded nothing of
+            "unseen_segments": {
+                "median": r4(quantile(unseen, 0.5)),
+                "p90": r4(quantile(unseen, 0.9)),
+                "requests": len(unseen),
+            },
         },
         "break_agreement": r4(agree / recorded) if recorded else None,
         "break_disagreements": [d.to_dict() for f in figs for d in f.disagreements],
@@ -412,6 +435,9 @@ def render(
         f"{_pct(te['median'])} / {_pct(te['p90'])} |",
         f"| the same, fitted on the first half of each file only (error on the second half, "
         f"{th['requests']:,} requests) | {_pct(th['median'])} / {_pct(th['p90'])} |",
+        f"| of which after a compaction the first half did not see ("
+        f"{th['unseen_segments']['requests']:,} requests) | "
+        f"{_pct(th['unseen_segments']['median'])} / {_pct(th['unseen_segments']['p90'])} |",
         f"| predicted vs recorded cache break agrees | {_pct(s['break_agreement'])} "
         f"({len(s['break_disagreements'])} disagreements) |",
         "| tool_use / tool_result / text / thinking blocks lost in the rebuild | "

@@ -694,7 +694,9 @@ def compute_tokens(
     tools) as the request model counts them (``Session.message_estimate``: a transcript's
     calibration is O(session), so a big one's runs in a worker thread: this only reads)."""
     estimate = replay.message_estimate()
-    return [estimate(m) for m in messages], estimate, replay.calibrated_static()
+    sent = replay.microcompacted  # (a tool result a microcompaction cleared: as sent)
+    toks = [estimate(sent(i, m)) for i, m in enumerate(messages)]
+    return toks, estimate, replay.calibrated_static()
 
 
 class _KeyView:

@@ -179,8 +179,8 @@ ASSUMPTIONS: dict[str, str] = {
     AUTOMATIC: "every request cached up to its last message (a breakpoint at its end, as "
     "automatic caching or Claude Code sets it)",
     BREAKPOINTS: "cached up to the last block marked cache_control in each request",
-    NONE: "no cache_control anywhere: nothing cached, every input token at the base rate (as "
-    "the API prices it)",
+    NONE: "no cache_control anywhere (or, in a transcript, no cache field in any recorded "
+    "usage): nothing cached, every input token at the base rate (as the API prices it)",
 }
 
 

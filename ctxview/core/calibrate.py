@@ -319,12 +319,14 @@ def segment_statics(
     by: Mapping[tuple[int, str | None], list[int]],
     keys: Iterable[tuple[int, str | None]],
     static: int,
+    restarts: Mapping[int, int] | None = None,
 ) -> dict[tuple[int, str | None], int]:
     """The tools + system of each (segment, model) of ``keys``: its own recorded requests'
     median residual (:data:`MIN_STATIC_SAMPLES` of them), else its segment's (every model),
     else — a segment the file recorded nothing of (a fit on part of a file) — the latest earlier
-    segment's after a compaction, else the first segment's grown by
-    :data:`POST_COMPACTION_GROWTH`, else the file's ``static``."""
+    segment's after a compaction, else what ``restarts`` gives the segment (per segment start:
+    the evidence says the first segment's held what the compaction dropped), else the first
+    segment's grown by :data:`POST_COMPACTION_GROWTH`, else the file's ``static``."""
     own = {k: _median(v) for k, v in by.items() if len(v) >= MIN_STATIC_SAMPLES}
     per_seg: dict[int, list[int]] = {}
     for (seg, _), v in by.items():
@@ -344,7 +346,9 @@ def segment_statics(
                 last = max(earlier)
                 found = own.get((last, model), seg_static[last])
                 if last == 0 and seg > 0:
-                    found = math.ceil(found * (1 + POST_COMPACTION_GROWTH))
+                    found = (restarts or {}).get(seg) or math.ceil(
+                        found * (1 + POST_COMPACTION_GROWTH)
+                    )
         out[key] = found
     return out
 

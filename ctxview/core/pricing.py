@@ -76,15 +76,85 @@ PRICES: dict[str, Price] = {
 _DATE = re.compile(r"-\d{8}$")
 _VARIANT = re.compile(r"\[[^\]]*\]$")
 _ZERO = re.compile(r"^(claude-(?:opus|sonnet|haiku)-\d+)-0$")
+#: an Amazon Bedrock id of an Anthropic model: a gateway's route or an ARN's path before it
+#: (LiteLLM's ``bedrock/converse/``, ``arn:aws:bedrock:...:inference-profile/``), an inference
+#: profile (``global.``, or a geography), ``anthropic.``, the model, its version (``-v1:0``)
+_BEDROCK = re.compile(
+    r"^(?:[^/]*/)*(?:(global|us-gov|us|eu|jp|apac|au|ca)\.)?anthropic\."
+    r"(claude-[a-z0-9.-]+?)(?:-v\d+(?::\d+)?)?$"
+)
+
+
+def bedrock_profile(model: str) -> str | None:
+    """The inference profile of an Amazon Bedrock model id (``global``, or the geography:
+    ``us``, ``eu``, ``jp``, ``apac``, ``au``, ``ca``, ``us-gov``), ``""`` for a Bedrock id with
+    none (one Region), None for a model id that is not Bedrock's."""
+    found = _BEDROCK.match(_VARIANT.sub("", model.strip().lower()))
+    return None if found is None else found.group(1) or ""
 
 
 def normalise_model(model: str) -> str:
     """``claude-opus-4-6[1m]`` → ``claude-opus-4-6``; ``claude-sonnet-4-20250514`` →
-    ``claude-sonnet-4``; ``claude-opus-4-0`` → ``claude-opus-4``."""
+    ``claude-sonnet-4``; ``claude-opus-4-0`` → ``claude-opus-4``; an Amazon Bedrock id
+    (``converse/jp.anthropic.claude-haiku-4-5-20251001-v1:0``) → its Anthropic model
+    (``claude-haiku-4-5``)."""
     name = _VARIANT.sub("", model.strip().lower())
+    bedrock = _BEDROCK.match(name)
+    if bedrock is not None:
+        name = bedrock.group(2)
     name = _DATE.sub("", name)
     name = _ZERO.sub(r"\1", name)
     return name
+
+
+BEDROCK_SOURCE = (
+    "AWS, Amazon Bedrock User Guide, 'Global cross-Region inference' "
+    "(docs.aws.amazon.com/bedrock/latest/userguide/global-cross-region-inference.html): 'Global "
+    "cross-Region inference for Anthropic's Claude Sonnet 4.5 offers approximately 10% savings "
+    "on both input and output token pricing compared to geographic cross-Region inference'; "
+    "Anthropic's pricing page lists the global price"
+)
+BEDROCK_DATE = "2026-12-02 (as read that day)"
+#: what a geographic inference profile (``us.``, ``eu.``, ``jp.`` ...) costs against the global
+#: price (:data:`BEDROCK_SOURCE`), for the models it is documented for and the later ones
+#: (assumed to keep it); older models, in one Region or any profile, cost the list price
+GEOGRAPHIC_PREMIUM = 1.10
+GEOGRAPHIC_PREMIUM_MODELS = frozenset(
+    {
+        "claude-sonnet-4-5",
+        "claude-haiku-4-5",
+        "claude-opus-4-5",
+        "claude-opus-4-6",
+        "claude-opus-4-7",
+        "claude-opus-4-8",
+        "claude-opus-5",
+        "claude-opus-5-5",
+        "claude-sonnet-4-6",
+        "claude-sonnet-5",
+        "claude-sonnet-5-5",
+    }
+)
+
+
+def bedrock_price(model: str, price: Price) -> Price:
+    """``price`` (the Anthropic model's list price) as Amazon Bedrock bills ``model``: with
+    :data:`GEOGRAPHIC_PREMIUM` on a geographic inference profile of a model in
+    :data:`GEOGRAPHIC_PREMIUM_MODELS`, else as it is."""
+    profile = bedrock_profile(model)
+    if (
+        not profile
+        or profile == "global"
+        or normalise_model(model) not in GEOGRAPHIC_PREMIUM_MODELS
+    ):
+        return price
+    k = GEOGRAPHIC_PREMIUM
+    return Price(
+        round(price.input * k, 6),
+        round(price.cache_write_5m * k, 6),
+        round(price.cache_write_1h * k, 6),
+        round(price.cache_read * k, 6),
+        round(price.output * k, 6),
+    )
 
 
 _PRICE_KEYS = ("input", "cache_write_5m", "cache_write_1h", "cache_read", "output")
@@ -146,9 +216,12 @@ class PriceBook:
     date: str
     effective_default: str = ""
     effective: Mapping[str, str] = field(default_factory=dict)
+    #: the price a model id bills at, from its model's list price (a route's premium)
+    adjust: Callable[[str, Price], Price] | None = None
 
     def get(self, model: str) -> Price | None:
-        return self.prices.get(self.normalise(model))
+        found = self.prices.get(self.normalise(model))
+        return found if found is None or self.adjust is None else self.adjust(model, found)
 
     def effective_date(self, model: str) -> str:
         return self.effective.get(self.normalise(model), self.effective_default)
@@ -166,6 +239,7 @@ ANTHROPIC_PRICES = PriceBook(
     PRICES_SOURCE,
     "https://platform.claude.com/docs/en/about-claude/pricing",
     PRICES_DATE,
+    adjust=bedrock_price,
 )
 
 
@@ -207,6 +281,10 @@ class PriceTable:
         found = self._book(model) if model else None
         if found is not None and found[0] is not ANTHROPIC_PRICES:
             return found[0].describe(model)
+        if model and bedrock_profile(model) is not None:
+            return (
+                f"{PRICES_SOURCE}, {PRICES_DATE}; Amazon Bedrock: {BEDROCK_SOURCE}, {BEDROCK_DATE}"
+            )
         return f"{PRICES_SOURCE}, {PRICES_DATE}"
 
 

@@ -3,7 +3,7 @@ and the calibration read it here; headless: no Textual, no SDK)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ctxview.core.cache_rules import API_REASONS
@@ -53,6 +53,23 @@ def _recorded(meta: Mapping[str, Any]) -> tuple[dict[str, int] | None, int | Non
             hint = "1h" if h >= m5 else "5m"
     out = get("output_tokens")
     return rec, out if isinstance(out, int) and 0 <= out <= MAX_RECORDED_TOKENS else None, hint
+
+
+def sent_uncached(metas: Iterable[Mapping[str, Any]]) -> bool:
+    """Whether a transcript's requests were sent without caching, as their usage shows: at
+    least one recorded usage, and none with a ``cache_read_input_tokens`` or
+    ``cache_creation_input_tokens`` field (the API reports both, 0 or not, on a request that
+    asked for caching; a Claude Code sub-agent's first request through a gateway to Amazon
+    Bedrock's Converse API recorded ``{"input_tokens": 16878, "output_tokens": 237}``)."""
+    found = False
+    for meta in metas:
+        u = meta.get("usage") if meta else None
+        if not isinstance(u, Mapping) or _recorded(meta)[0] is None:
+            continue
+        if "cache_read_input_tokens" in u or "cache_creation_input_tokens" in u:
+            return False
+        found = True
+    return found
 
 
 def recorded_usage(meta: Mapping[str, Any]) -> dict[str, int] | None:

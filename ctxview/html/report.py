@@ -65,7 +65,9 @@ def build_report(
                 role,
                 blocks,
                 preview[:PREVIEW],
-                estimate(r.message),  # tokens of what was sent, not of the redacted text
+                # tokens of what was sent (a result a microcompaction cleared: cleared), not of
+                # the redacted text
+                estimate(rep.microcompacted(r.id, r.message)),
                 rep.status(r.id),
                 1 if error else 0,
                 r.added_step,

@@ -157,7 +157,8 @@ def kept_after_summaries(
 def microcompact_note(line: Line) -> str:
     """What a reader says of a ``microcompact_boundary`` line: Claude Code cleared the content
     of earlier tool results there (``microcompactMetadata.compactedToolIds``), and the requests
-    after it sent them cleared, which the rebuilt messages (as recorded) do not show."""
+    after it sent them cleared, which the rebuilt messages (as recorded) do not show and the
+    request model prices (``ctxview.core.requests.points.cleared_tokens``)."""
     meta = line.record.get("microcompactMetadata")
     meta = meta if isinstance(meta, dict) else {}
     ids = meta.get("compactedToolIds")
@@ -167,7 +168,7 @@ def microcompact_note(line: Line) -> str:
     return (
         f"line {line.number}: Claude Code cleared {n} earlier tool result"
         f"{'s' if n != 1 else ''} here (microcompact{saved_text}); the requests after it sent "
-        "them cleared, the messages show them as recorded (their estimates run high)"
+        "them cleared: the messages show them as recorded, the requests price them cleared"
     )
 
 

@@ -53,6 +53,10 @@ class Session:
     _subagents: list[SubAgent] | None = field(default=None, init=False, repr=False)
     #: the request model's calibration of the file, once computed
     _calibration: tuple[Any, int | None] | None = field(default=None, init=False, repr=False)
+    #: (metas counted, the messages microcompactions cleared, as the next request sends them)
+    _cleared: tuple[int, dict[int, dict[str, Any]]] | None = field(
+        default=None, init=False, repr=False
+    )
 
     def calibration(self) -> tuple[Any, int | None]:
         """(rates, system prompt + tools) as the request model prices a request of this file
@@ -105,6 +109,17 @@ class Session:
         from ctxview.core.calibrate import message_features
 
         return lambda m: int(rates.tokens(message_features(m)))
+
+    def microcompacted(self, mid: int, message: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Transcript message ``mid`` as the next request sends it: with the tool results a
+        Claude Code microcompaction cleared, cleared (the transcript shows them as recorded;
+        ``ctxview.core.requests.points.cleared_messages``), else ``message`` itself."""
+        metas = self.session.metas
+        if self._cleared is None or self._cleared[0] != len(metas):
+            from ctxview.core.microcompact import cleared_messages
+
+            self._cleared = (len(metas), cleared_messages(self.session))
+        return self._cleared[1].get(mid, message)
 
     def carried_tokens(self, messages: Sequence[Mapping[str, Any]]) -> int:
         """What the provider bills for the window beyond its messages' estimates (OpenAI: the
@@ -322,7 +337,11 @@ class Session:
         problems = self.protocol_problems() + ctx.window_notes()
         # messages as the API reads them (from the last compaction block on; as sent, under a
         # context-editing strategy)
-        sent = [m for _, m in ctx.sent_entries()] if ctx.edits_messages else window
+        sent = (
+            [m for _, m in ctx.sent_entries()]
+            if ctx.edits_messages
+            else [self.microcompacted(i, m) for i, m in ctx.entries()]
+        )
         estimate = self.message_estimate()
         if any(has_compaction(m) for m in sent):
             sent = effective_messages(sent)[1]  # the API ignores what precedes a compaction

@@ -394,11 +394,14 @@ def link_compactions(log: Any, logs: list[AgentLog]) -> tuple[Any, list[AgentLog
     stay in the main log. Unchanged when nothing links (so linking twice changes nothing)."""
     from dataclasses import replace
 
+    from ctxview.core.providers.registry import price_table
+    from ctxview.core.requests.compaction_request import with_reminders
     from ctxview.core.requests.points import parse_timestamp
 
     comps = list(getattr(log, "compactions", None) or ())
     if not comps:
         return log, logs
+    prices = (getattr(log, "settings", None) or {}).get("prices") or price_table()
     times = [parse_timestamp(c.timestamp) for c in comps]
     used: set[int] = set()
     out: list[AgentLog] = []
@@ -417,11 +420,25 @@ def link_compactions(log: Any, logs: list[AgentLog]) -> tuple[Any, list[AgentLog
             continue
         used.add(best[1])
         req = replace(comps[best[1]], recorded=rec.recorded)
+        req = with_reminders(req, _reminders(al.agent, log.rates), prices)
         out.append(AgentLog(al.agent, replace(al.log, requests=[req], compactions=[]), al.error))
     if not used:
         return log, logs
     kept = [c for i, c in enumerate(comps) if i not in used]
     return replace(log, compactions=kept), out
+
+
+def _reminders(agent: SubAgent, rates: Any) -> int:
+    """Tokens of the hook reminders a compaction's ``agent-acompact`` file recorded it sent
+    (:func:`~ctxview.core.requests.compaction_request.reminder_tokens`; 0 when unreadable)."""
+    from ctxview.core.requests.compaction_request import reminder_tokens
+    from ctxview.sessions.model import SessionError
+
+    try:
+        msgs = agent.load().messages
+    except (SessionError, ValueError, OSError):
+        return 0
+    return reminder_tokens(msgs[0], rates) if msgs else 0
 
 
 def totals_with_agents(log: Any, logs: list[AgentLog]) -> dict[str, Any]:

@@ -29,6 +29,9 @@ from benchmarks.truth import BLOCK_TYPES, FOLDERS, FileFigures, in_set, measure,
 from ctxview.core.requests import simulate
 from ctxview.sessions import load_session
 from tests.support import claude_code_shapes as shapes
+from tests.support.paths import ACCEPTANCE
+
+UNSEEN = ACCEPTANCE / "unseen" / "claude_code"
 
 SETS = ["tune", "held_out"]
 
@@ -171,4 +174,31 @@ def test_the_compaction_requests_match_their_agent_acompact_files_on_the_tune_se
     cr = tune["compaction_requests"]
     assert cr["modelled"] == tune["compactions"] == 3
     errors = cr["prompt_errors_vs_acompact"]
-    assert len(errors) == 3 and max(abs(e) for e in errors) < 0.02, errors
+    # with the hook reminders the files recorded sent (within 1.2% without them)
+    assert len(errors) == 3 and max(abs(e) for e in errors) < 0.01, errors
+
+
+@pytest.fixture(scope="module")
+def unseen() -> dict[str, Any]:
+    figs, s = measure([UNSEEN])
+    return {"figs": figs, **s}
+
+
+def test_the_unseen_set_holds_todays_figures(unseen: dict[str, Any]) -> None:
+    """The last session's judge (``unseen/claude_code``, Claude Code 2.0.x on Amazon Bedrock,
+    examined since): calibrated within the goal, nothing lost, every disagreement named, the
+    Bedrock breaks no rule predicts (``unexplained``) and the first-half tail (a drop nothing in
+    the transcript explains) held where they are (docs/request-model.md)."""
+    assert unseen["recorded_requests"] == 206
+    te = unseen["token_error"]
+    assert te["median"] <= 0.02 and te["p90"] <= 0.08, te
+    assert unseen["blocks_lost"] == dict.fromkeys(BLOCK_TYPES, 0)
+    th = unseen["token_error_first_half_fit"]
+    assert th["median"] <= 0.04 and th["p90"] <= 0.25, th
+    # after the compaction that dropped an unlogged @-mention: from the head (was 34% / 44%)
+    assert th["unseen_segments"]["p90"] <= 0.05, th
+    assert unseen["break_agreement"] >= 0.733, unseen["break_disagreements"]
+    for d in unseen["break_disagreements"]:
+        assert d["recorded_reason"] in ("unexplained", "growth") or d["predicted"].startswith(
+            "break ("
+        ), d

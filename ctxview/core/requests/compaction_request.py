@@ -10,17 +10,20 @@ main transcript (2.1.x keeps it in ``subagents/agent-acompact-*.jsonl``), but wh
   instruction (:data:`INSTRUCTION_CHARS`);
 * its output is the summary (the compaction's first message).
 
-The messages Claude Code adds from hooks (``isMeta`` reminders) are sent too but are not in the
-main transcript: the estimate misses them.
+The messages Claude Code adds from hooks (``isMeta`` reminders: a ``PostToolUse`` hook's
+additional context) are sent too but are not in the main transcript; where the compaction's
+``agent-acompact`` file holds them, :func:`with_reminders` adds them to the request.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ctxview.core.cache_rules import TTL_GRACE_SECONDS, minimum
-from ctxview.core.pricing import costs
+from ctxview.core.calibrate import Rates, message_features
+from ctxview.core.pricing import PriceTable, costs
 from ctxview.core.requests.points import parse_timestamp
 from ctxview.core.requests.types import TTL_1H, TTL_5M, CacheBreak, Request
 
@@ -107,3 +110,31 @@ def _timestamp(metas: Sequence[Any], i: int) -> str | None:
     m = metas[i] if 0 <= i < len(metas) else None
     ts = m.get("timestamp") if isinstance(m, dict) else None
     return ts if isinstance(ts, str) else None
+
+
+def reminder_tokens(first: Mapping[str, Any], rates: Rates) -> int:
+    """Tokens under ``rates`` of the hook reminders an ``agent-acompact`` file's first message
+    holds before the compact instruction (its last block; Claude Code logs the ``isMeta``
+    reminders it sent and the instruction as consecutive user lines, read as one message)."""
+    content = first.get("content")
+    if first.get("role") != "user" or not isinstance(content, list) or len(content) < 2:
+        return 0
+    return rates.tokens(message_features({**first, "content": content[:-1]}))
+
+
+def with_reminders(req: Request, tokens: int, prices: PriceTable) -> Request:
+    """A modelled compaction request with ``tokens`` more sent after its cached prefix (the hook
+    reminders, :func:`reminder_tokens`): written with the rest of what followed that prefix."""
+    if tokens <= 0:
+        return req
+    total = req.input_tokens + tokens
+    floor = minimum(req.model).tokens
+    read = req.cache_read
+    write = total - read if total >= floor else 0
+    uncached = total - read - write
+    price = prices.get(req.model)
+    cost = None
+    if price is not None:
+        w5, w1 = (0, write) if req.ttl == "1h" else (write, 0)
+        cost = costs(price, uncached, read, w5, w1, req.output_tokens or 0)[0]
+    return replace(req, input_tokens=total, cache_write=write, uncached=uncached, cost_usd=cost)

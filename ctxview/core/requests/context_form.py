@@ -348,6 +348,14 @@ def replay_context(
             sf_gen = None
             if rejections is not None:
                 rejections.clear()
+        if plan.cleared and not clearing and i in plan.cleared:
+            # a microcompaction: the earlier messages it changed are sent cleared from here on
+            # (a context-editing strategy simulates its own clearing instead, as the editing
+            # form does)
+            for tid, sent in plan.cleared[i]:
+                if tid in win:
+                    wtok += sent - tok[tid]
+                tok[tid] = sent
         if resends and win and i in resends:
             t = resent_from.get(i)
             pos = 0 if t is None else bisect.bisect_left(win, t)

@@ -5,6 +5,7 @@ fingerprints, requests off the current branch and edits placed in time."""
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -23,8 +24,10 @@ from ctxview.core.calibrate import (
     tokenizer_scale,
 )
 from ctxview.core.compaction import claude_code_compaction, has_compaction
+from ctxview.core.microcompact import cleared_versions
 from ctxview.core.protocol import RuleSet
 from ctxview.core.providers.base import CacheModel, Provider, TokenModel
+from ctxview.core.requests.restart import restarts
 from ctxview.core.requests.types import (
     CALIBRATED_FORMATS,
     REDUNDANT_MIN_CHARS,
@@ -189,6 +192,14 @@ def microcompactions(session: SessionLike) -> dict[int, int]:
     return out
 
 
+def cleared_tokens(session: SessionLike, rates: Rates) -> dict[int, list[tuple[int, int]]]:
+    """:func:`cleared_versions` in tokens under ``rates``."""
+    return {
+        i: [(k, rates.tokens(message_features(m))) for k, m in changed]
+        for i, changed in cleared_versions(session).items()
+    }
+
+
 def _opens_with_notification(content: Any) -> bool:
     if type(content) is str:
         return _opens(content)
@@ -265,8 +276,13 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
     seg_of = _segment_index(len(session.messages), starts)
     deltas: list[Delta] = []
     recs: list[tuple[_Point, int]] = []
+    first_reads: list[int] = []  # the first segment's recorded cache reads
     prev: tuple[_Point, int] | None = None
     metas = session.metas
+    # a microcompaction clears earlier tool results: the growth across one is not what the
+    # messages added billed (it is left out of the fit), and the requests after it are
+    # measured with those results cleared (below)
+    micro = sorted(i for i, m in enumerate(metas) if m and "microcompact" in m)
     # the rates are fitted in the tokens of the file's most used model: a request of a model on
     # another tokenizer bills the same text at another scale (``tokenizer_scale``)
     models = [_model_of(metas, p, session.model) for p in points if p.response is not None]
@@ -290,7 +306,14 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
             prev = None
             continue
         recs.append((p, total))
-        if prev is not None and seg_of[prev[0].n - 1] == seg_of[p.n - 1] and p.n > prev[0].n:
+        if seg_of[p.n - 1] == 0:
+            first_reads.append(rec["cache_read_input_tokens"])
+        if (
+            prev is not None
+            and seg_of[prev[0].n - 1] == seg_of[p.n - 1]
+            and p.n > prev[0].n
+            and not (micro and bisect_left(micro, prev[0].n) < bisect_left(micro, p.n))
+        ):
             growth = total - prev[1]
             sc = scales.get(_model_of(metas, p, session.model), 1.0)
             if sc != 1.0:
@@ -311,21 +334,44 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
     pre = list(accumulate(rates.tokens_many(feats), initial=0))
     seg_start = _segment_start_of(len(session.messages), starts)
     by: dict[tuple[int, str | None], list[int]] = {}
+    clearing = sorted(cleared_tokens(session, rates).items()) if micro else []
+    now_cleared: dict[int, int] = {}  # message -> its tokens as sent, cleared
+    ci = 0
     for p, total in recs:
         if p.n > 0:
             s0 = seg_start[p.n - 1]
             m = _model_of(metas, p, session.model)
-            by.setdefault((s0, m), []).append(
-                total - round((pre[p.n] - pre[s0]) * scales.get(m, 1.0))
-            )
+            while ci < len(clearing) and clearing[ci][0] < p.n:
+                now_cleared.update(clearing[ci][1])
+                ci += 1
+            sent = pre[p.n] - pre[s0]
+            if now_cleared:
+                sent -= sum(pre[k + 1] - pre[k] - t for k, t in now_cleared.items() if k >= s0)
+            by.setdefault((s0, m), []).append(total - round(sent * scales.get(m, 1.0)))
     residuals = sorted(r for v in by.values() for r in v)
     static = max(0, int(_quantile(residuals, 0.5)))
     keys = {(seg_start[p.n - 1], _model_of(metas, p, session.model)) for p in points if p.n > 0}
+    first = sorted(r for (s0, _), v in by.items() if s0 == 0 for r in v)
+    later = sorted(x for x in starts if x > 0)
     return Calibration(
         rates,
         static,
         len(recs),
-        segment_statics(by, keys, static),
+        segment_statics(
+            by,
+            keys,
+            static,
+            restarts(
+                session.messages,
+                later,
+                later[0],
+                first_reads,
+                int(_quantile(first, 0.5)),
+                rates,
+            )
+            if later and first
+            else None,
+        ),
         {m: v for m, v in scales.items() if v != 1.0} or None,
     )
 

@@ -19,6 +19,7 @@ sessions (every field of every request).
 
 from __future__ import annotations
 
+from itertools import accumulate
 from typing import Any
 
 from ctxview.core.clearing import SentForm
@@ -70,6 +71,7 @@ def replay_range(
     points, starts, static, prices = plan.points, plan.starts, plan.static, plan.prices
     resends = plan.resends
     resent_from = plan.resent_from
+    cleared = plan.cleared
     session_model, default_ttl = plan.session_model, plan.default_ttl
     tools_fp, system_fp = plan.tools_fp, plan.system_fp
     max_, max_tok, frac = plan.max_messages, plan.max_tokens, plan.low_water_fraction
@@ -225,6 +227,13 @@ def replay_range(
             cut = False
             counts.clear()
             dup_items = dup_tokens = 0
+        if cleared and i in cleared:
+            # a microcompaction: the earlier messages it changed are sent cleared from here on
+            # (the shared list stays as computed; a handful of these in a session)
+            tok = list(tok)
+            for tid, sent in cleared[i]:
+                tok[tid] = sent
+            P = list(accumulate(tok, initial=0))
         if resends and first >= 0 and i in resends:
             t = resent_from.get(i)
             # the window: ``first``, then ``lo`` to ``hi``

@@ -27,6 +27,7 @@ from ctxview.core.cache_rules import (
     AUTOMATIC,
     BREAKPOINTS,
     CACHE_MODES,
+    NONE,
     _marked,
     cache_mode,
     marked_messages,
@@ -44,6 +45,7 @@ from ctxview.core.requests.points import (
     Calibration,
     _fingerprint,
     calibrate,
+    cleared_tokens,
     history_resends,
     microcompactions,
     provider_tokens,
@@ -64,6 +66,7 @@ from ctxview.core.requests.types import (
     _round,
 )
 from ctxview.core.strategies import STRATEGIES
+from ctxview.core.usage import sent_uncached
 from ctxview.textfmt import plural
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -263,7 +266,19 @@ def simulate(
         session.tools,
         getattr(session, "request_params", None),
     )
-    if mode != AUTOMATIC or session.format == "messages":
+    if (
+        cache is None
+        and session.format in ("claude-code", "claude-code-web")
+        and sent_uncached(session.metas)
+    ):
+        # what the API reported is the evidence: no cache read nor write field in any usage
+        mode = NONE
+        notes.append(
+            "cache: the recorded usage reports no cache reads or writes (no "
+            "cache_read_input_tokens nor cache_creation_input_tokens): sent without caching, "
+            "every input token at the base rate"
+        )
+    elif mode != AUTOMATIC or session.format == "messages":
         notes.append(
             f"cache: {ASSUMPTIONS[mode]}"
             + (
@@ -307,6 +322,7 @@ def simulate(
         scales,
         history_resends(session),
         microcompactions(session) if session.format in CALIBRATED_FORMATS else {},
+        cleared_tokens(session, rates) if session.format in CALIBRATED_FORMATS else {},
         measure=None if counted is None else counted.estimate,
     )
     source = "context" if _reference else window_source(plan)

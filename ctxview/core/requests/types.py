@@ -474,6 +474,9 @@ class ReplayPlan:
     #: of those, the ones that changed the history from a later message on (a microcompaction:
     #: :func:`~.points.microcompactions`): the transcript id of the first message changed
     resent_from: dict[int, int] = field(default_factory=dict)
+    #: per message at which a microcompaction cleared earlier tool results, (transcript id,
+    #: tokens as sent from then on) of each message it changed (:func:`~.points.cleared_tokens`)
+    cleared: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
     #: tokens of one message as the requests count it, where not under ``rates``: the session
     #: provider's token model (:func:`~.points.provider_tokens`); None: ``rates``
     measure: Callable[[Any], int] | None = None

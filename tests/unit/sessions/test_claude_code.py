@@ -172,8 +172,8 @@ def test_a_microcompaction_is_named(tmp_path: Path) -> None:
     assert len(session.messages) == 1 + 2 * 6
     assert session.warnings == [
         "line 14: Claude Code cleared 2 earlier tool results here (microcompact, about 1,400 "
-        "tokens); the requests after it sent them cleared, the messages show them as recorded "
-        "(their estimates run high)"
+        "tokens); the requests after it sent them cleared: the messages show them as recorded, "
+        "the requests price them cleared"
     ]
 
 

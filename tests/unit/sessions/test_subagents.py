@@ -92,3 +92,31 @@ def test_an_agent_file_beside_the_session_that_names_it_is_its_sub_agent(tmp_pat
     assert a.path == str(agent) and a.tool_use_id == "toolu_task_0001"
     # inspect --json lists it as requests counts it
     assert replay(load_session(main)).summary()["subagents"] == [str(agent)]
+
+
+def test_a_linked_compaction_request_sends_the_hook_reminders_its_acompact_file_recorded(
+    tmp_path: Path,
+) -> None:
+    from ctxview.core.requests import simulate
+    from ctxview.core.requests.compaction_request import reminder_tokens
+    from ctxview.sessions.subagents import agent_logs, link_compactions
+
+    session = load_session(session_folder(tmp_path, SPOTTER))
+    log = simulate(session)
+    (modelled,) = log.compactions
+    agents = subagents_of(session)
+    _, linked = link_compactions(log, agent_logs(agents))
+    (req,) = next(al for al in linked if al.agent.kind == "compaction").log.requests
+    # the file's first message: two PostToolUse hook reminders (1,606 and 332 characters), then
+    # the compact instruction the model already counts
+    acompact = next(a for a in agents if a.kind == "compaction").load()
+    extra = reminder_tokens(acompact.messages[0], log.rates)
+    assert 400 < extra < 800
+    assert req.input_tokens == modelled.input_tokens + extra
+    assert req.cache_read == modelled.cache_read
+    assert req.cache_write == modelled.cache_write + extra
+    assert req.cost_usd is not None and modelled.cost_usd is not None
+    assert req.cost_usd > modelled.cost_usd
+    # the prompt the file recorded, within 1%
+    assert req.recorded_total is not None
+    assert abs(req.input_tokens - req.recorded_total) / req.recorded_total < 0.01

@@ -1,0 +1,127 @@
+"""The tools + system + context of a Claude Code conversation segment after a compaction the
+transcript recorded no request of, when the first segment's held files its prompts @-mentioned.
+
+Claude Code sends a file a prompt @-mentions with that prompt and logs neither (2.0.76: a 28k-token
+file), so the first segment's calibrated static part carries it; a compaction summarises the
+prompt away and the file with it. The first request after a compaction reads from the cache the
+**head** every earlier request began with (the tools, the system prompt and Claude Code's
+context: 21,460, 21,478, 21,445 and 23,254 tokens in the four compactions of the tune and unseen
+files followed by a request), and writes what Claude Code restores after it (the files it read
+last) with the summary. Where the first segment's recorded reads show the head (a read below the
+segment's static that two or more requests made: a cache break that kept only it), the segment
+after the compaction starts from it (:func:`restarts`); elsewhere the first segment's static
+grows by :data:`~ctxview.core.calibrate.POST_COMPACTION_GROWTH`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ctxview.core.calibrate import Rates, message_features
+
+#: an @-mention of a file in a prompt: ``@`` then a path with a directory or an extension
+#: (``@src/app.ts``, ``@README.md``; not ``@moduledoc`` nor an e-mail address)
+MENTION = re.compile(r"(?:^|\s)@(?:[\w.~-]+/)+[\w.-]*|(?:^|\s)@[\w-]+\.[A-Za-z]\w*")
+#: what Claude Code restores after a compaction: the files it read last, each and in all at
+#: most this many tokens
+RESTORE_FILES = 5
+RESTORE_TOKENS_PER_FILE = 5_000
+RESTORE_TOKENS = 50_000
+#: the read tool whose results Claude Code restores
+READ_TOOL = "Read"
+
+
+def mentions_files(messages: Sequence[Mapping[str, Any]], end: int) -> bool:
+    """Whether a prompt among ``messages[:end]`` @-mentions a file (tool results and Claude
+    Code's ``<system-reminder>`` texts are not prompts)."""
+    for m in messages[:end]:
+        if m.get("role") != "user":
+            continue
+        content = m.get("content")
+        texts: Iterable[Any] = (
+            [content]
+            if isinstance(content, str)
+            else (b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text")
+            if isinstance(content, list)
+            else ()
+        )
+        for t in texts:
+            if (
+                isinstance(t, str)
+                and not t.lstrip().startswith("<system-reminder>")
+                and MENTION.search(t[:20_000])
+            ):
+                return True
+    return False
+
+
+def head_read(reads: Sequence[int], static: int, floor: int = 1_024) -> int | None:
+    """The head the first segment's requests began with, as their recorded reads show it: the
+    largest read from ``floor`` to below ``static`` that two or more requests made (a cache
+    break that kept only the head, as Amazon Bedrock's route makes them every few requests);
+    None when no read shows it."""
+    counts = Counter(r for r in reads if floor <= r < static)
+    found = [r for r, n in counts.items() if n >= 2]
+    return max(found) if found else None
+
+
+def restored_tokens(
+    messages: Sequence[Mapping[str, Any]], ends: Iterable[int], rates: Rates
+) -> dict[int, int]:
+    """Per compaction start of ``ends``, tokens of what Claude Code restores after it: the last
+    :data:`RESTORE_FILES` files its read tool returned before it, each as the transcript last
+    showed it, at most :data:`RESTORE_TOKENS_PER_FILE` each and :data:`RESTORE_TOKENS` in all
+    (one pass over the messages, whatever the number of compactions)."""
+    paths: dict[str, str] = {}  # tool_use id -> file path
+    last: dict[str, int] = {}  # file path -> tokens of its latest result (insertion: recency)
+    out: dict[int, int] = {}
+    todo = sorted(set(ends))
+    k = 0
+    for i, m in enumerate(messages):
+        while k < len(todo) and todo[k] <= i:
+            recent = list(last.values())[-RESTORE_FILES:]
+            out[todo[k]] = min(RESTORE_TOKENS, sum(min(t, RESTORE_TOKENS_PER_FILE) for t in recent))
+            k += 1
+        if k == len(todo):
+            break
+        content = m.get("content")
+        if not isinstance(content, list):
+            continue
+        for b in content:
+            if not isinstance(b, dict):
+                continue
+            if b.get("type") == "tool_use" and b.get("name") == READ_TOOL:
+                inp = b.get("input")
+                fp = inp.get("file_path") if isinstance(inp, dict) else None
+                if isinstance(fp, str) and isinstance(b.get("id"), str):
+                    paths[b["id"]] = fp
+            elif b.get("type") == "tool_result" and b.get("tool_use_id") in paths:
+                fp = paths[b["tool_use_id"]]
+                last.pop(fp, None)
+                last[fp] = rates.tokens(message_features({"role": "user", "content": [b]}))
+    for e in todo[k:]:  # at or past the end
+        recent = list(last.values())[-RESTORE_FILES:]
+        out[e] = min(RESTORE_TOKENS, sum(min(t, RESTORE_TOKENS_PER_FILE) for t in recent))
+    return out
+
+
+def restarts(
+    messages: Sequence[Mapping[str, Any]],
+    starts: Iterable[int],
+    first_end: int,
+    first_reads: Sequence[int],
+    first_static: int,
+    rates: Rates,
+) -> dict[int, int]:
+    """Per compaction start after the first segment (``messages[:first_end]``), the tools +
+    system + context of a segment the file recorded nothing of: the head plus what Claude Code
+    restores (:func:`restored_tokens`), where a first-segment prompt @-mentioned a file and the
+    first segment's reads show the head; else nothing (the growth rule decides)."""
+    head = head_read(first_reads, first_static)
+    if head is None or not mentions_files(messages, first_end):
+        return {}
+    later = [s for s in starts if s > 0]
+    return {s: head + t for s, t in restored_tokens(messages, later, rates).items()}

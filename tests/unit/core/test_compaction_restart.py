@@ -1,0 +1,120 @@
+"""The tools + system + context after a compaction the file recorded no request of, when the
+first segment's prompts @-mentioned files (``ctxview/core/requests/restart.py``)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ctxview.core.calibrate import DEFAULT_RATES, POST_COMPACTION_GROWTH
+from ctxview.core.requests.points import calibrate
+from ctxview.core.requests.restart import (
+    RESTORE_TOKENS_PER_FILE,
+    head_read,
+    mentions_files,
+    restored_tokens,
+)
+from ctxview.sessions.model import LoadedSession
+from tests.unit.core.test_requests import ts
+
+
+def _user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "text", "text": text}]}
+
+
+def test_a_prompt_mentions_a_file_by_a_path_or_a_name_with_an_extension() -> None:
+    assert mentions_files([_user("@src/a/ARCH.md review it")], 1)
+    assert mentions_files([{"role": "user", "content": "look at @README.md"}], 1)
+    assert not mentions_files([_user("@moduledoc and a@b.com")], 1)
+    assert not mentions_files([_user("<system-reminder>@src/x.py</system-reminder>")], 1)
+    assert not mentions_files([{"role": "assistant", "content": "@src/x.py"}], 1)
+    assert not mentions_files([_user("x"), _user("@src/x.py")], 1)  # past the end
+
+
+def test_the_head_is_a_read_below_the_static_that_two_requests_made() -> None:
+    assert head_read([0, 23_254, 50_989, 23_254, 19_778, 23_254], 51_000) == 23_254
+    assert head_read([0, 19_778, 50_989], 51_000) is None  # once is not a pattern
+    assert head_read([60_000, 60_000], 51_000) is None  # not below the static
+
+
+def test_claude_code_restores_the_last_five_files_read_each_capped() -> None:
+    msgs: list[dict[str, Any]] = []
+    for k, size in enumerate((400, 400, 40_000, 400, 400, 400, 400)):
+        msgs.append(
+            {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": f"t{k}",
+                        "name": "Read",
+                        "input": {"file_path": f"/f{k % 6}"},
+                    }
+                ],
+            }
+        )
+        msgs.append(
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": f"t{k}", "content": "x" * size}],
+            }
+        )
+    one = DEFAULT_RATES.tokens((0, 0, 0, 400, 0, 0))
+    # files 2..6 by recency (file 0 read again last as /f0): /f2 capped, three small, /f0
+    n = len(msgs)
+    assert restored_tokens(msgs, [n, 2, 0], DEFAULT_RATES) == {
+        n: RESTORE_TOKENS_PER_FILE + 4 * one,
+        2: one,
+        0: 0,
+    }
+
+
+def _transcript(mention: bool, head_reads: bool) -> LoadedSession:
+    """A first segment whose static is 40,000 tokens (a 20,000-token head plus what the first
+    prompt attached), a compaction, a segment after it; usage recorded on the first segment only
+    (what a fit on the first half sees)."""
+    msgs: list[dict[str, Any]] = []
+    metas: list[dict[str, Any]] = []
+    t = 0.0
+    chars = 0
+    prompt = ("@docs/PLAN.md " if mention else "") + "review the plan"
+    for k in range(8):
+        msgs.append(_user(prompt if k == 0 else f"q{k} " + "word " * 300))
+        metas.append({"timestamp": ts(t)})
+        msgs.append({"role": "assistant", "content": [{"type": "text", "text": "ok"}]})
+        chars += len(str(msgs[-2]["content"])) + 2
+        total = 40_000 + chars // 4 + 8 * (k + 1)
+        read = 20_000 if head_reads and k in (3, 5) else 0
+        metas.append(
+            {
+                "timestamp": ts(t + 5),
+                "model": "claude-sonnet-4-5",
+                "usage": {
+                    "input_tokens": 3,
+                    "cache_read_input_tokens": read,
+                    "cache_creation_input_tokens": total - 3 - read,
+                },
+            }
+        )
+        t += 10
+    msgs.append({"role": "user", "content": "summary " * 50})
+    metas.append({"timestamp": ts(t), "compact_summary": True, "compact_boundary": {}})
+    msgs.append({"role": "assistant", "content": [{"type": "text", "text": "ok"}]})
+    metas.append({"timestamp": ts(t + 5), "model": "claude-sonnet-4-5"})
+    return LoadedSession("t.jsonl", "claude-code", msgs, metas, model="claude-sonnet-4-5")
+
+
+def test_after_a_compaction_that_dropped_a_mentioned_file_the_static_starts_from_the_head() -> None:
+    cal = calibrate(_transcript(mention=True, head_reads=True))
+    assert cal.statics is not None
+    first, after = cal.statics[(0, "claude-sonnet-4-5")], cal.statics[(16, "claude-sonnet-4-5")]
+    assert abs(first - 40_000) < 500
+    assert after == 20_000  # the head; no file was read to restore
+    # without the mention, or without reads showing the head: the first segment's, grown
+    for mention, reads in ((False, True), (True, False)):
+        cal = calibrate(_transcript(mention=mention, head_reads=reads))
+        assert cal.statics is not None
+        grown = cal.statics[(16, "claude-sonnet-4-5")]
+        assert grown == math.ceil(
+            cal.statics[(0, "claude-sonnet-4-5")] * (1 + POST_COMPACTION_GROWTH)
+        )
