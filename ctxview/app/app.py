@@ -343,7 +343,9 @@ class CtxviewApp(ShellApp):
         self.title = f"ctxview · {name}{unsaved}"  # validate_title makes it visible text
         mode = "offline" if self.offline else "online"
         following = " · following" if self._following is not None and self._following.active else ""
-        self.sub_title = f"{self._provider_label()}{self.model.model} · {mode}{following}"
+        # (another API's session may name no model: the config's, a Claude model, is not its)
+        model = f"{self.model.model} · " if self.model.model else ""
+        self.sub_title = f"{self._provider_label()}{model}{mode}{following}"
 
     def _provider_label(self) -> str:
         """``OpenAI · `` before the model for a session of another API than Anthropic's (whose

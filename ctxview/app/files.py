@@ -140,7 +140,8 @@ class SessionFiles:
                 timeout=10,
             )
             return
-        model = SessionModel(rep, path, session.model or self.model.model)
+        # the file's model, else the open chat's: a Claude model, never another API's session's
+        model = SessionModel(rep, path, rep.model_name({"model": self.model.model}))
         app.post_message(SessionOpened(model, follow=follow))
         skipped = skipped_note(model.session.skipped())
         note = f" · {skipped}" if skipped else ""

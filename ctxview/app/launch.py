@@ -33,7 +33,8 @@ def launch(args: argparse.Namespace) -> int:
         print(f"ctxview: {one_line(f'{path}: {exc}', 1000)}", file=sys.stderr)
         return 2
     session = rep.session
-    model_name = args.model or session.model or cfg["model"]
+    # --model, else the file's, else the config's: a Claude model, never another API's session's
+    model_name = rep.model_name(cfg.as_defaults(), args.model)
     offline = bool(args.offline) or not os.environ.get("ANTHROPIC_API_KEY")
 
     from ctxview.app.app import CtxviewApp

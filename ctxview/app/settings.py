@@ -196,6 +196,8 @@ class Settings:
         }
         if self.model.as_sent is not None:
             updates = {"model": self.model.model}
+        if not self.model.model:  # another API's session that names no model: the config's stays
+            del updates["model"]
         self.persist(updates)
 
     def persist(self, updates: dict[str, Any]) -> None:

@@ -14,6 +14,7 @@ from ctxview.cli.common import (
     EXIT_OK,
     EXIT_UNREADABLE,
     add_redact_args,
+    err,
     port_number,
     positive_int,
     redaction_said,
@@ -255,24 +256,34 @@ def start_error(args: argparse.Namespace, exc: OSError) -> str:
     return f"cannot listen on {args.host}:{args.port} ({exc.strerror or exc})"
 
 
+#: the files without a session (empty, binary) named on stderr; the rest are counted
+UNREADABLE_SHOWN = 10
+
+
 def cmd_sessions(args: argparse.Namespace) -> int:
     from ctxview.live.sessions_all import list_all, session_roots
     from ctxview.live.sessions_list import format_table
 
     roots = session_roots()
-    infos = list_all(roots)
+    unreadable: dict[str, str] = {}
+    infos = list_all(roots, unreadable=unreadable)
     if args.limit is not None:
         infos = infos[: args.limit]
     if args.json:
         sys.stdout.write(json_text([i.to_dict() for i in infos]) + "\n")
-        return EXIT_OK
-    if not infos:
+    elif not infos:
         where = ", ".join(str(r) for r in roots.claude) or "~/.claude/projects"
         others = ", ".join(str(r) for r in [*roots.codex, *roots.gemini])
         print(
             f"no Claude Code sessions under {visible(where)}"
             + (f", nor Codex or Gemini CLI sessions under {visible(others)}" if others else "")
         )
-        return EXIT_OK
-    sys.stdout.write(format_table(infos))
+    else:
+        sys.stdout.write(format_table(infos))
+    sys.stdout.flush()
+    # on stderr, after the list: stdout stays the list (and valid JSON)
+    for path, why in sorted(unreadable.items())[:UNREADABLE_SHOWN]:
+        err(f"skipped {visible(path)}: {why}: no session in it")
+    if len(unreadable) > UNREADABLE_SHOWN:
+        err(f"and {len(unreadable) - UNREADABLE_SHOWN} more files without a session skipped")
     return EXIT_OK

@@ -51,6 +51,20 @@ def build_sub_parser(command: str | None = None) -> argparse.ArgumentParser:
     return p
 
 
+def parse_command(args_list: Sequence[str]) -> argparse.Namespace:
+    """A subcommand's arguments: options may stand between its paths (``scan a.json --jobs 1
+    b.json``), as in most command lines. argparse reads them so only through the command's own
+    parser (``parse_intermixed_args`` refuses a parser with subcommands, as ``config``'s)."""
+    parser = build_sub_parser(args_list[0])
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    own: argparse.ArgumentParser = sub.choices[args_list[0]]
+    if any(isinstance(a, argparse._SubParsersAction) for a in own._actions):
+        return parser.parse_args(args_list)
+    args = own.parse_intermixed_args(args_list[1:])
+    args.command = args_list[0]
+    return args
+
+
 def handler(command: str) -> Handler:
     """The function of a subcommand (its family's module imported now)."""
     fn: Handler = getattr(importlib.import_module(COMMANDS[command]), f"cmd_{command}")
@@ -81,7 +95,7 @@ def run() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] in COMMANDS:
-        args = build_sub_parser(args_list[0]).parse_args(args_list)
+        args = parse_command(args_list)
         fn = handler(args.command)
         try:
             return fn(args)

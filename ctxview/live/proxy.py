@@ -499,6 +499,7 @@ class Proxy:
         rec.streamed = True
         resp = web.StreamResponse(status=up.status, headers=CIMultiDict(out_headers))
         chunks: list[bytes] = []
+        written = 0  # of the chunks, those the client was sent
         reason: str | None = None
         upstream_broken = False
         try:
@@ -519,13 +520,19 @@ class Proxy:
                     break
                 chunks.append(chunk)
                 await resp.write(chunk)
+                written += 1
         except asyncio.CancelledError:
-            self._record_stream(rec, chunks, self._cut_reason("client disconnected mid-stream"))
+            self._record_stream(
+                rec,
+                chunks,
+                self._cut_reason("client disconnected mid-stream"),
+                sent_all=written == len(chunks),
+            )
             self._finish(rec, t0, secrets)
             raise
         except (ConnectionError, aiohttp.ClientConnectionError):
             reason = "client disconnected mid-stream"
-        self._record_stream(rec, chunks, reason)
+        self._record_stream(rec, chunks, reason, sent_all=written == len(chunks))
         self._finish(rec, t0, secrets)
         if upstream_broken:
             if request.transport is not None:
@@ -536,8 +543,16 @@ class Proxy:
         return resp
 
     @staticmethod
-    def _record_stream(rec: RequestRecord, chunks: list[bytes], reason: str | None) -> None:
+    def _record_stream(
+        rec: RequestRecord, chunks: list[bytes], reason: str | None, sent_all: bool = False
+    ) -> None:
+        """The reply of a streamed exchange. ``reason``: why the stream stopped early, unless
+        the client was sent all of it, its end included (``sent_all``): a client that has the
+        whole reply hangs up (the SDKs close at ``[DONE]`` or ``message_stop``) before the
+        upstream's end of body may reach the proxy, and that cuts nothing."""
         got, end = stream_reply(rec.endpoint, b"".join(chunks))
+        if sent_all and got.complete:
+            reason = None
         rec.response = got.message
         rec.usage = got.usage or None
         rec.stop_reason = got.stop_reason

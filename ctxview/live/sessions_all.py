@@ -37,8 +37,14 @@ def session_roots() -> SessionRoots:
     return SessionRoots(projects_roots(), codex_roots(), gemini_roots())
 
 
-def list_all(roots: SessionRoots, cache_path: Path | bool | None = True) -> list[SessionInfo]:
-    """Every session of every agent under the roots, newest activity first."""
+def list_all(
+    roots: SessionRoots,
+    cache_path: Path | bool | None = True,
+    unreadable: dict[str, str] | None = None,
+) -> list[SessionInfo]:
+    """Every session of every agent under the roots, newest activity first. The files that
+    hold no session (empty, binary) are not listed: ``unreadable`` receives each path with
+    why."""
     cache = open_cache(cache_path)
     claude = list_sessions(roots.claude, cache=cache)
     codex = list_codex(roots.codex, cache)
@@ -46,6 +52,8 @@ def list_all(roots: SessionRoots, cache_path: Path | bool | None = True) -> list
     folders = {i.project for i in (*claude, *codex) if i.project.startswith("/")}
     gemini = list_gemini(roots.gemini, cache, folders)
     cache.save()
+    if unreadable is not None:
+        unreadable.update(cache.unreadable)
     out = [*claude, *codex, *gemini]
     out.sort(key=lambda i: i.last_activity, reverse=True)
     return out

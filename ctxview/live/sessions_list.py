@@ -104,6 +104,8 @@ class _FileSummary:
     last_ts: str | None
     #: the session that started this one, when it is a sub-agent's (a Codex rollout names it)
     parent_id: str | None = None
+    #: why the file holds no session (``empty file``, ``binary data, not JSON``): not listed
+    unreadable: str | None = None
 
 
 def _lines(chunk: bytes, drop_first: bool, drop_last: bool) -> list[bytes]:
@@ -209,6 +211,34 @@ def summarise_file(path: Path) -> _FileSummary:
     )
 
 
+#: the bytes of a file without messages that are looked at to say why
+_SNIFF_BYTES = 4096
+
+
+def _unreadable(path: Path, s: _FileSummary) -> str | None:
+    """Why a file no message was found in is no session, or None when it may be one (a
+    transcript of only a summary line). Every session format ctxview lists (Claude Code and
+    Codex JSONL, Gemini CLI's JSON and JSONL) starts with a JSON object: a file that does not
+    is empty, binary or another kind of file."""
+    if s.messages:
+        return None
+    if s.size == 0:
+        return "empty file"
+    with open_regular(path, what="session") as (fd, _):
+        head = read_span(fd, 0, _SNIFF_BYTES)
+    start = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if not start:
+        return "empty file" if len(head) >= s.size else None
+    if start.startswith(b"{"):
+        return None
+    # (a character cut at the end of the sample is no sign of binary data)
+    whole = head if len(head) >= s.size else head[:-3]
+    binary = "\ufffd" in whole.decode("utf-8", "replace") or any(
+        c < 32 and c not in b"\t\n\r\f" for c in head
+    )
+    return "binary data, not JSON" if binary else "text that is not JSON"
+
+
 def _iso(ts: str | None, mtime_ns: int) -> str:
     """The last activity in UTC: the transcript's timestamp, else the file's mtime, else ""
     (a date past year 9999 either way: ``9999-12-31T23:59:59-23:59`` is one in UTC)."""
@@ -240,6 +270,7 @@ _CACHED_FIELDS: dict[str, tuple[type, ...]] = {
     "exact": (bool,),
     "last_ts": (str, _NONE),
     "parent_id": (str, _NONE),
+    "unreadable": (str, _NONE),
 }
 
 
@@ -267,6 +298,8 @@ class SummaryCache:
         self.dirty = False
         #: every path asked for since the cache was opened
         self.seen: set[str] = set()
+        #: the files asked for that hold no session, each with why (they are not listed)
+        self.unreadable: dict[str, str] = {}
         if path is not None:
             try:  # a regular file of a bounded size: the cache is a path anyone may replace
                 data = json.loads(read_regular(path, MAX_CACHE_BYTES, what="cache file"))
@@ -281,23 +314,27 @@ class SummaryCache:
         self, path: Path, summarise: Callable[[Path], _FileSummary] | None = None
     ) -> _FileSummary | None:
         """The summary of a file (``summarise``: its format's summariser, default Claude
-        Code's), from the cache while the file is unchanged."""
+        Code's), from the cache while the file is unchanged; None when it is no session (and
+        then in :attr:`unreadable` when it is a file that holds none)."""
         self.seen.add(str(path))
         try:
             st = path.stat()
         except OSError:
             return None
         hit = _from_cache(self.entries.get(str(path)))
-        if hit is not None and hit.size == st.st_size and hit.mtime_ns == st.st_mtime_ns:
-            return hit
-        try:
-            summary = (summarise or summarise_file)(path)
-        except (OSError, FileRefused):  # gone, unreadable, or no regular file (a FIFO, a device)
-            self.entries.pop(str(path), None)
+        if hit is None or hit.size != st.st_size or hit.mtime_ns != st.st_mtime_ns:
+            try:
+                hit = (summarise or summarise_file)(path)
+                hit.unreadable = _unreadable(path, hit)
+            except (OSError, FileRefused):  # gone, unreadable, or no regular file (a FIFO)
+                self.entries.pop(str(path), None)
+                return None
+            self.entries[str(path)] = asdict(hit)
+            self.dirty = True
+        if hit.unreadable is not None:
+            self.unreadable[str(path)] = hit.unreadable
             return None
-        self.entries[str(path)] = asdict(summary)
-        self.dirty = True
-        return summary
+        return hit
 
     def save(self, keep: set[str] | None = None) -> None:
         """Write the entries of ``keep`` (default: the paths asked for), when any changed."""

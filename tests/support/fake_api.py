@@ -198,6 +198,9 @@ class Response:
     raw: bytes = b""
     #: "raw": the Content-Length sent (default: the body's length; more: a body cut short)
     length: int | None = None
+    #: "sse": seconds the connection stays open after the last event (an upstream whose end of
+    #: body comes after the stream's end marker; a client may hang up in between)
+    linger: float = 0.0
 
 
 def error(status: int, etype: str, message: str, **headers: str) -> Response:
@@ -291,6 +294,8 @@ class FakeAPI:
                         self.wfile.flush()
                     except (BrokenPipeError, ConnectionResetError):
                         return
+                if resp.linger:
+                    time.sleep(resp.linger)
                 self.close_connection = True
 
             def _json(

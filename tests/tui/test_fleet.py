@@ -15,7 +15,7 @@ import pytest
 from textual.widgets import DataTable, Static
 
 from ctxview.app.screens.fleet import FleetScreen
-from tests.support.apphelp import make_app, settle, wait_until
+from tests.support.apphelp import drawn, make_app, settle, wait_until
 from tests.support.fleet import LONG, TOOL_HEAVY, scan_quietly
 
 
@@ -95,6 +95,23 @@ async def test_escape_leaves_the_fleet_screen(dataset: Path) -> None:
         await pilot.press("escape")
         await wait_until(pilot, lambda: not isinstance(app.screen, FleetScreen))
         assert app.model.path is None
+
+
+async def test_at_80_columns_the_ranking_key_shows_and_no_legend_covers_the_chart(
+    dataset: Path,
+) -> None:
+    app = _fleet_app(dataset)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _loaded(pilot)
+        lines = drawn(app).splitlines()
+        assert lines[0].rstrip().endswith("· by cost (w)")
+        assert lines[0].startswith(" Fleet · 2 sessions · $11.69 · ")
+        # the chart's title says what bars and line are; nothing else in the chart names them
+        assert [ln.strip() for ln in lines if "cost $" in ln] == [
+            "per day: cost $ (bars, left) · hit rate % (line, right)"
+        ]
+        await pilot.resize_terminal(120, 36)
+        await wait_until(pilot, lambda: "breaks lost $1.22 · hit 97.9%" in drawn(app))
 
 
 def test_fleet_screen_snapshot(snap_compare: Any, dataset: Path) -> None:

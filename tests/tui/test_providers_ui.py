@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+from ctxview.config import load_config
 from ctxview.core.providers import openai
-from tests.support.apphelp import make_app, settle
+from tests.support.apphelp import make_app, settle, wait_until
 from tests.support.paths import ACCEPTANCE, ROOT
 
 CODEX = next((ACCEPTANCE / "codex").glob("localpush_rollout-2026-02-23T20-34*.jsonl"))
@@ -57,3 +59,42 @@ async def test_chat_on_another_apis_session_says_why_and_keeps_the_text() -> Non
         assert any("the chat talks to Claude" in m for m, _, _ in app.notice_log)
         assert len(app.model.transcript) == before
         assert app.query_one("#chat").value == "hi"
+
+
+def _body_without_a_model(tmp_path: Path) -> Path:
+    path = tmp_path / "no_model.json"
+    path.write_text(json.dumps({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}))
+    return path
+
+
+def test_another_apis_body_without_a_model_is_not_given_the_configs_claude_model(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    from ctxview.app.app import CtxviewApp
+    from ctxview.app.launch import launch
+    from ctxview.cli import build_app_parser
+
+    started: list[CtxviewApp] = []
+    monkeypatch.setattr(CtxviewApp, "run", lambda self, **kw: started.append(self))
+    path = _body_without_a_model(tmp_path)
+    assert launch(build_app_parser().parse_args([str(path)])) == 0
+    [app] = started
+    assert app.model.replay.provider == "gemini" and app.model.model == ""
+    assert "model" not in app.request_body()  # `x` writes the body as `ctxview export` does
+
+
+async def test_opening_another_apis_body_without_a_model_keeps_the_chats_model_out(
+    tmp_path: Path,
+) -> None:
+    path = _body_without_a_model(tmp_path)
+    app = make_app(str(ROOT / "sample_sessions" / "agent_loop.json"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.files.load(str(path))
+        await wait_until(pilot, lambda: app.model.path == str(path))
+        await settle(pilot)
+        assert app.sub_title == "Gemini · offline"
+        assert "model" not in app.request_body()
+        assert app.model.cache_prediction.cost_usd is None  # priced at no model's rates
+        app.action_make_default()  # the strategy and max become defaults, no empty model
+        assert load_config().get("model") == "claude-sonnet-5-5"

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from textual.widgets import Tree
+from textual.widgets import Static, Tree
 
 from ctxview.live.sessions_list import default_cache_path, list_sessions, projects_roots
 from tests.support.apphelp import assert_clean, make_app, settle, wait_until
@@ -23,6 +23,7 @@ async def test_a_hostile_cache_is_drawn_safely(tmp_path: Path, monkeypatch: Any)
         (proj / f"{name}.jsonl").write_text(
             rec("user", "u0", None, f"prompt {name}") + rec("assistant", "a0", "u0", text("ok"))
         )
+    (proj / "empty.jsonl").write_bytes(b"")  # no session: not listed, counted in the hint
     list_sessions(projects_roots())  # writes the cache
     cache = default_cache_path()
     data = json.loads(cache.read_text())
@@ -41,6 +42,8 @@ async def test_a_hostile_cache_is_drawn_safely(tmp_path: Path, monkeypatch: Any)
         await settle(pilot)
         drawn = assert_clean(app, "the sessions list")
         assert "␛]0;PWNED␇␛[2J" in drawn and "prompt b" in drawn
+        hint = str(app.screen.query_one("#hint", Static).render())
+        assert hint.startswith("2 session(s) under") and "1 empty or binary file(s) skipped" in hint
 
 
 def test_a_session_size_reads_as_in_the_cli_table() -> None:

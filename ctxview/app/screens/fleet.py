@@ -24,8 +24,34 @@ SHOWN = 200
 COLUMNS = (("cost", 10), ("lost", 9), ("hit", 6), ("reqs", 6), ("project", 28), ("title", 60))
 
 
+#: the chart's title, its legend too
+CHART_TITLE = "per day: cost $ (bars, left) · hit rate % (line, right)"
+
+
 def _pct(v: float | None) -> str:
     return "—" if v is None else f"{v * 100:.1f}%"
+
+
+def headline(totals: dict[str, Any], rank: str, width: int) -> str:
+    """The title line in ``width`` cells: the sessions, the cost and the ranking's key always;
+    the other figures while they fit, the least telling left out first."""
+    figures = {  # in the order shown
+        "requests": f"{totals.get('requests') or 0:,} requests",
+        "cost": fmt_usd(totals.get("cost_usd")),
+        "saved": f"cache saved {fmt_usd(totals.get('cache_saved_usd'))}",
+        "lost": f"breaks lost {fmt_usd(totals.get('break_lost_usd'))}",
+        "hit": f"hit {_pct(totals.get('hit_rate'))}",
+    }
+    head, key = f"Fleet · {totals.get('sessions') or 0:,} sessions", f"by {rank} (w)"
+
+    def line() -> str:
+        return " · ".join([head, *figures.values(), key])
+
+    for dropped in ("requests", "hit", "lost", "saved"):
+        if len(line()) <= width:
+            break
+        del figures[dropped]
+    return line()
 
 
 class FleetScreen(Screen[str | None]):
@@ -48,6 +74,8 @@ class FleetScreen(Screen[str | None]):
         self.rank = "cost"
         self.files: list[str] = []
         self.days: list[dict[str, Any]] = []
+        #: the dataset's totals, once loaded (the title is fitted to the width from them)
+        self.totals: dict[str, Any] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Fleet · loading…"), id="fleet-title")
@@ -95,17 +123,8 @@ class FleetScreen(Screen[str | None]):
     def _show(
         self, totals: dict[str, Any], sessions: list[dict[str, Any]], days: list[dict[str, Any]]
     ) -> None:
-        self.query_one("#fleet-title", Static).update(
-            Text(
-                f"Fleet · {totals.get('sessions') or 0:,} sessions · "
-                f"{totals.get('requests') or 0:,} requests · {fmt_usd(totals.get('cost_usd'))}"
-                f" · cache saved {fmt_usd(totals.get('cache_saved_usd'))} · breaks lost "
-                f"{fmt_usd(totals.get('break_lost_usd'))} · hit {_pct(totals.get('hit_rate'))}"
-                f" · by {self.rank} (w)",
-                no_wrap=True,
-                overflow="ellipsis",
-            )
-        )
+        self.totals = totals
+        self._headline()
         table = self.query_one(DataTable)
         table.clear()
         self.files = []
@@ -122,6 +141,17 @@ class FleetScreen(Screen[str | None]):
         self.days = days
         self._plot()
 
+    def _headline(self) -> None:
+        if self.totals is None:
+            return  # (still loading)
+        width = self.size.width - 2  # (the title's padding)
+        self.query_one("#fleet-title", Static).update(
+            Text(headline(self.totals, self.rank, width), no_wrap=True, overflow="ellipsis")
+        )
+
+    def on_resize(self) -> None:
+        self._headline()
+
     def _plot(self) -> None:
         chart = self.query_one(PlotextPlot)
         plt = chart.plt
@@ -130,17 +160,14 @@ class FleetScreen(Screen[str | None]):
         days = self.days
         if days:
             xs: list[float] = [float(i) for i in range(len(days))]
-            plt.bar(xs, [d["cost_usd"] or 0 for d in days], label="cost $", marker="hd")
+            # no legend: plotext draws it over the plot's top left corner, on the data
+            plt.bar(xs, [d["cost_usd"] or 0 for d in days], marker="hd")
             plt.plot(
-                xs,
-                [(d["hit_rate"] or 0) * 100 for d in days],
-                label="hit rate %",
-                yside="right",
-                marker="braille",
+                xs, [(d["hit_rate"] or 0) * 100 for d in days], yside="right", marker="braille"
             )
             step = max(1, len(days) // 6)
             plt.xticks(xs[::step], [d["date"] for d in days][::step])
-        plt.title("cost and hit rate per day")
+        plt.title(CHART_TITLE)
         chart.refresh()
 
     def action_rank(self) -> None:

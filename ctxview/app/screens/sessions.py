@@ -82,10 +82,11 @@ class SessionsTree(Vertical):
     @work(thread=True, exclusive=True, description="list sessions")
     def _load(self) -> None:
         roots = session_roots()
-        infos = list_all(roots)
-        self.app.call_from_thread(self._show, infos, roots)
+        unreadable: dict[str, str] = {}
+        infos = list_all(roots, unreadable=unreadable)
+        self.app.call_from_thread(self._show, infos, roots, len(unreadable))
 
-    def _show(self, infos: list[SessionInfo], roots: SessionRoots) -> None:
+    def _show(self, infos: list[SessionInfo], roots: SessionRoots, unreadable: int = 0) -> None:
         tree = self.query_one(Tree)
         for info in infos:
             if info.subagents:
@@ -103,7 +104,9 @@ class SessionsTree(Vertical):
             or "~/.claude/projects (not found)"
         )
         hint = (
-            f"{len(infos)} session(s) under {where} · enter: open · f: open and follow · "
+            f"{len(infos)} session(s) under {where} · "
+            + (f"{unreadable} empty or binary file(s) skipped · " if unreadable else "")
+            + "enter: open · f: open and follow · "
             "→/←: show/hide sub-agents · escape: cancel"
         )
         self.query_one("#hint", Static).update(Text(hint))

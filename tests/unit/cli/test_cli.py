@@ -464,3 +464,12 @@ def test_commands_that_write_or_price_a_session_say_lines_were_skipped(
     assert f"ctxview: {p}: 1 line skipped (see ctxview inspect {p})" in err.splitlines()
     if "--json" in argv:
         assert [s["line"] for s in json.loads(out)["skipped"]] == [2]
+
+
+def test_options_may_stand_between_a_commands_paths() -> None:
+    from ctxview.cli.main import parse_command
+
+    args = parse_command(["scan", "a.json", "--jobs", "1", "b.json", "--out", "d"])
+    assert (args.command, args.paths, args.jobs, args.out) == ("scan", ["a.json", "b.json"], 1, "d")
+    config = parse_command(["config", "set", "strategy", "pair-safe"])
+    assert (config.command, config.action, config.key) == ("config", "set", "strategy")

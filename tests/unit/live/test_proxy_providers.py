@@ -105,6 +105,25 @@ MESSAGES = [
 ]
 
 
+def test_a_stream_read_to_its_end_is_complete_when_the_client_hangs_up_before_the_upstream_closes(
+    up: Upstreams,
+) -> None:
+    # the SDK closes the response at [DONE]; the upstream's end of body comes seconds later
+    mark = up.px.mark()
+    up.openai.queue(Response("sse", chat_chunks("one two three"), linger=5))
+    stream = oai(up).chat.completions.create(
+        model="gpt-fake",
+        messages=MESSAGES,  # type: ignore[arg-type]
+        stream=True,
+    )
+    assert "".join(ch.delta.content or "" for chunk in stream for ch in chunk.choices) == (
+        "one two three"
+    )
+    stream.close()
+    (rec,) = recorded(up, mark, 1)
+    assert (rec["complete"], rec["incomplete"]) == (True, None)
+
+
 def test_chat_completions_stream_is_forwarded_to_openai_and_recorded(up: Upstreams) -> None:
     mark = up.px.mark()
     seen = len(up.openai.requests), len(up.anthropic.requests), len(up.gemini.requests)

@@ -141,14 +141,29 @@ def test_no_sessions(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert json.loads(capsys.readouterr().out) == []
 
 
-def test_garbage_files_do_not_break_the_list(home: Path) -> None:
+def test_empty_and_binary_files_are_not_listed_but_named_with_why(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     proj = home / ".claude" / "projects" / "p"
     proj.mkdir(parents=True)
     (proj / "bin.jsonl").write_bytes(b"\x00\xff\xfe garbage\n{not json\n")
     (proj / "empty.jsonl").write_bytes(b"")
+    (proj / "notes.jsonl").write_text("some notes\n")
+    # a transcript of only its title line is a session without messages: it stays listed
+    (proj / "titled.jsonl").write_text('{"type": "summary", "summary": "a title"}\n')
     infos = list_sessions(projects_roots(), cache_path=None)
-    assert sorted(i.session_id for i in infos) == ["bin", "empty"]
-    assert all(i.messages == 0 and i.first_prompt == "" for i in infos)
+    assert [(i.session_id, i.messages, i.title) for i in infos] == [("titled", 0, "a title")]
+    for _ in range(2):  # read, then from the cache
+        assert main(["sessions"]) == 0
+        out, err = capsys.readouterr()
+        assert "titled.jsonl" in out and "bin.jsonl" not in out
+        assert err.splitlines() == [
+            f"ctxview: skipped {proj / 'bin.jsonl'}: binary data, not JSON: no session in it",
+            f"ctxview: skipped {proj / 'empty.jsonl'}: empty file: no session in it",
+            f"ctxview: skipped {proj / 'notes.jsonl'}: text that is not JSON: no session in it",
+        ]
+    assert main(["sessions", "--json"]) == 0
+    assert [i["session_id"] for i in json.loads(capsys.readouterr().out)] == ["titled"]
 
 
 posix = pytest.mark.skipif(sys.platform == "win32", reason="POSIX special files")

@@ -166,11 +166,15 @@ def test_unreadable_and_hostile_files_are_skipped_or_shown_safely(home: Path) ->
     rollouts = home / ".codex/sessions/2026/01/01"
     rollouts.mkdir(parents=True)
     (rollouts / "rollout-garbage.jsonl").write_text("not json\n{}\n")
-    infos = list_all(session_roots(), cache_path=None)
-    assert sorted((i.format, i.messages, i.first_prompt) for i in infos) == [
-        ("codex", 0, ""),
-        ("gemini-cli", 0, ""),
-    ]
+    (rollouts / "rollout-empty.jsonl").write_text("")
+    unreadable: dict[str, str] = {}
+    infos = list_all(session_roots(), cache_path=None, unreadable=unreadable)
+    # a cut JSON document may be a session being written; no JSON at all is none
+    assert [(i.format, i.messages, i.first_prompt) for i in infos] == [("gemini-cli", 0, "")]
+    assert unreadable == {
+        str(rollouts / "rollout-empty.jsonl"): "empty file",
+        str(rollouts / "rollout-garbage.jsonl"): "text that is not JSON",
+    }
 
 
 def write_gemini_log(path: Path, prompt: str, turns: int, pad: int = 0) -> None:
