@@ -6,6 +6,7 @@ request's model family's) comes to the prompt tokens Gemini recorded, on the rea
     python -m benchmarks.gemini_tokens --set held-out
     python -m benchmarks.gemini_tokens FILE...          # any Gemini CLI sessions
     python -m benchmarks.gemini_tokens --unseen --worst 10   # and the bodies missed most
+    python -m benchmarks.gemini_tokens --dir DIR             # a folder laid out as the unseen set
 
 Gemini CLI sessions (every model record holds the usage of the request that produced it; the
 request held every turn before that record, plus a system prompt and tools the file does not
@@ -145,11 +146,12 @@ def _chosen(paths: Iterable[Path], which: str) -> list[Path]:
 UNSEEN = ROOT / "tests" / "acceptance" / "unseen"
 
 
-def sets(which: str) -> tuple[list[Path], list[Path]]:
-    """(Gemini CLI sessions, API request bodies) of ``tune``, ``held-out`` or ``unseen``."""
+def sets(which: str, folder: Path = UNSEEN) -> tuple[list[Path], list[Path]]:
+    """(Gemini CLI sessions, API request bodies) of ``tune``, ``held-out`` or ``unseen`` (the
+    unseen set's layout, in ``folder``)."""
     if which == "unseen":
-        return sorted((UNSEEN / "gemini_cli").glob("*.json")), sorted(
-            (UNSEEN / "gemini").glob("*_req*.json")
+        return sorted((folder / "gemini_cli").glob("*.json")), sorted(
+            (folder / "gemini").glob("*_req*.json")
         )
     cli = _chosen(sorted(CLI.glob("*.json")), which)
     api_all = sorted(API.glob("*_req*.json"))
@@ -203,13 +205,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="the unseen set (tests/acceptance/unseen: never tuned on) instead of the split",
     )
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        help="a folder laid out as tests/acceptance/unseen (gemini/, gemini_cli/): a held-out"
+        " set kept outside the repository",
+    )
     args = parser.parse_args(argv)
     if args.files:
         api: list[Path] = []
         lines = report(args.files, [])[:3]
     else:
-        which = "unseen" if args.unseen else args.set or "held-out"
-        cli, api = sets(which)
+        which = "unseen" if args.unseen or args.dir else args.set or "held-out"
+        cli, api = sets(which, args.dir or UNSEEN)
         lines = [f"set: {which}", *report(cli, api)]
     if args.worst:
         lines += [f"the {args.worst} API bodies missed most:", *worst(api, args.worst)]

@@ -6,6 +6,7 @@ Completions and Responses bodies of ``tests/acceptance/openai_chat`` and ``opena
     python -m benchmarks.truth_openai --set held-out   # the files never tuned on
     python -m benchmarks.truth_openai --files          # a row per file as well
     python -m benchmarks.truth_openai --unseen         # tests/acceptance/unseen, never tuned on
+    python -m benchmarks.truth_openai --dir DIR        # a folder laid out as the unseen set
 
 Each body is opened with ``load_session`` and replayed as sent; its estimate is what
 ``ctxview inspect --json`` prints (``window.estimated_tokens``: system + tools + messages), its
@@ -129,9 +130,15 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="the unseen set (tests/acceptance/unseen: never tuned on) instead of the split",
     )
+    ap.add_argument(
+        "--dir",
+        type=Path,
+        help="a folder laid out as tests/acceptance/unseen (openai_chat/ and openai_responses/,"
+        " each body's response under responses/): a held-out set kept outside the repository",
+    )
     args = ap.parse_args(argv)
-    rs = rows(UNSEEN if args.unseen else ROOT)
-    if args.set and not args.unseen:
+    rs = rows(args.dir or (UNSEEN if args.unseen else ROOT))
+    if args.set and not (args.unseen or args.dir):
         rs = [r for r in rs if r["held_out"] == (args.set == "held-out")]
     for api in ("openai_chat", "openai_responses"):
         mine = [r for r in rs if r["file"].startswith(api + "/")]
