@@ -107,3 +107,24 @@ def api_diagnosis(meta: Mapping[str, Any]) -> tuple[str | None, int | None] | No
     if kind is None and not tokens:
         return None
     return kind, tokens
+
+
+def prompt_terms(usage: Mapping[str, Any]) -> tuple[int, int, int] | None:
+    """(prompt tokens, the cached part of them, output tokens) of a usage in ctxview's counts:
+    how OpenAI and Gemini report it. They report no cache writes: what ctxview counts as
+    written for OpenAI (the cacheable prefix the cache keeps) is its model of the cache, so a
+    view saying what the API reported sums it back into the prompt. None: not all counts
+    believed."""
+    counts = [
+        _count(usage.get(k))
+        for k in (
+            "input_tokens",
+            "cache_read_input_tokens",
+            "cache_creation_input_tokens",
+            "output_tokens",
+        )
+    ]
+    if any(c is None for c in counts):
+        return None
+    inp, read, write, out = (c or 0 for c in counts)
+    return inp + read + write, read, out

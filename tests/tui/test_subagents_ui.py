@@ -142,3 +142,23 @@ async def test_enter_on_a_codex_spawn_agent_call_opens_the_thread_it_spawned(
         assert app.title == "ctxview · main › explorer"
         await pilot.press("b")
         await wait_until(pilot, lambda: app.model is parent)
+
+
+async def test_an_openai_usage_is_shown_as_the_api_reported_it(tmp_path: Path) -> None:
+    """OpenAI reports a prompt and its cached part, no cache writes: the detail pane and the
+    sidebar say that, not the written part ctxview models."""
+    from textual.widgets import Static
+
+    from tests.support.codex_rollouts import write_parent
+
+    main = tmp_path / "rollout-2026-03-01T10-00-00-019a-parent.jsonl"
+    write_parent(main, "019a-parent", "019a-child")
+    app = make_app(str(main), as_sent=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.timeline.select_id(3)
+        await settle(pilot)
+        assert "API usage: prompt 1,300 (1,024 cached) · output 10" in _detail_text(app)
+        assert "write" not in _detail_text(app)
+        usage = str(app.query_one("#usage", Static).render())
+        assert usage == "#3: prompt 1,300 · out 10\n1,024 cached"

@@ -17,6 +17,7 @@ from ctxview.app.model import GAP, Draft, SessionModel
 from ctxview.app.safe import literal, marked, visible
 from ctxview.core.ledger import Compaction
 from ctxview.core.tokens import block_tokens, estimate_message, image_info
+from ctxview.core.usage import prompt_terms
 from ctxview.textfmt import fmt_tokens, id_ranges, one_line, plural, tokens_text
 
 
@@ -302,7 +303,7 @@ class BlockDetail(VerticalScroll, can_focus=True):
             )
         usage = meta.get("usage")
         if isinstance(usage, Mapping):
-            out.append(Static(Text(self._usage(usage)), classes="usage"))
+            out.append(Static(Text(self._usage(usage, model.session.provider)), classes="usage"))
         content = msg.get("content")
         if isinstance(content, str):
             out.append(Static(Text("text", style="bold"), classes="block-title"))
@@ -342,7 +343,13 @@ class BlockDetail(VerticalScroll, can_focus=True):
         )
 
     @staticmethod
-    def _usage(u: Mapping[str, Any]) -> str:
+    def _usage(u: Mapping[str, Any], provider: str = "anthropic") -> str:
+        """The usage the API reported, in its own terms: OpenAI and Gemini report a prompt and
+        the cached part of it (the written part ctxview keeps for OpenAI is its own model of the
+        cache, not what the API said)."""
+        if provider != "anthropic" and (terms := prompt_terms(u)) is not None:
+            prompt, cached, out = terms
+            return f"API usage: prompt {prompt:,} ({cached:,} cached) · output {out:,}"
         parts = []
         for key, label in (
             ("input_tokens", "input"),

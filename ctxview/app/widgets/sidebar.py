@@ -18,6 +18,7 @@ from ctxview.app.model import AS_SENT, SessionModel, as_sent_possible, context_s
 from ctxview.app.safe import one_line
 from ctxview.core.limits import context_problem
 from ctxview.core.strategies import STRATEGIES
+from ctxview.core.usage import prompt_terms
 from ctxview.textfmt import fmt_tokens, fmt_usd, plural
 
 
@@ -242,10 +243,14 @@ class ConfigSidebar(VerticalScroll):
                 v = u.get(key)
                 return f"{v:,}" if isinstance(v, int) else "–"
 
+            terms = prompt_terms(u) if model.session.provider != "anthropic" else None
             self.query_one("#usage", Static).update(
                 Text(
                     f"#{mid}: in {g('input_tokens')} · out {g('output_tokens')}\n"
                     f"cache read {g('cache_read_input_tokens')} · write {g('cache_creation_input_tokens')}"
+                    if terms is None
+                    # the API's own terms: it reports no cache writes
+                    else f"#{mid}: prompt {terms[0]:,} · out {terms[2]:,}\n{terms[1]:,} cached"
                 )
             )
         state, short, first = model.verdict(wait=False)
