@@ -58,8 +58,11 @@ def quantile(values: Sequence[float], q: float) -> float:
     return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
 
 
-def cli_errors(path: Path) -> tuple[list[float], list[float], list[float]]:
-    """(calibrated, from the first request, growth) relative errors of one session."""
+def cli_errors(path: Path) -> tuple[list[float], list[float], list[float], int]:
+    """(calibrated, from the first request, growth) relative errors of one session, and how many
+    requests were not measured: those after turns the file does not keep (the reader marks them
+    ``unkept_turns``: what the request added is not in the file). "From the first request" runs
+    from the first request of each stretch the file holds whole."""
     session = load_session(path)
     estimate = PROVIDER.tokens.of(session.model, session.format).estimate
     running = [0]
@@ -70,16 +73,23 @@ def cli_errors(path: Path) -> tuple[list[float], list[float], list[float]]:
         for i, meta in enumerate(session.metas)
         if isinstance(meta.get("usage"), dict) and "gemini" in meta["usage"]
     ]
+    unkept = [i for i, meta in enumerate(session.metas) if meta.get("unkept_turns")]
     calibrated, first, growth = [], [], []
+    skipped = 0
+    anchor = points[0] if points else None
     for (i0, p0), (i1, p1) in itertools.pairwise(points):
+        if any(i0 < g <= i1 for g in unkept):
+            skipped += 1
+            anchor = (i1, p1)
+            continue
         added = running[i1] - running[i0]
         calibrated.append((p0 + added - p1) / p1)
         if p1 - p0 > 200:
             growth.append((added - (p1 - p0)) / (p1 - p0))
-    if points:
-        f0, fp = points[0]
-        first = [(fp + running[i] - running[f0] - p) / p for i, p in points[1:]]
-    return calibrated, first, growth
+        assert anchor is not None
+        f0, fp = anchor
+        first.append((fp + running[i1] - running[f0] - p1) / p1)
+    return calibrated, first, growth, skipped
 
 
 def api_error(request: Path) -> float | None:
@@ -146,14 +156,17 @@ def _chosen(paths: Iterable[Path], which: str) -> list[Path]:
 UNSEEN = ROOT / "tests" / "acceptance" / "unseen"
 
 
+def _sessions(folder: Path) -> list[Path]:
+    """The Gemini CLI sessions of a folder: the JSON form and the newer JSONL log."""
+    return sorted([*folder.glob("*.json"), *folder.glob("*.jsonl")])
+
+
 def sets(which: str, folder: Path = UNSEEN) -> tuple[list[Path], list[Path]]:
     """(Gemini CLI sessions, API request bodies) of ``tune``, ``held-out`` or ``unseen`` (the
     unseen set's layout, in ``folder``)."""
     if which == "unseen":
-        return sorted((folder / "gemini_cli").glob("*.json")), sorted(
-            (folder / "gemini").glob("*_req*.json")
-        )
-    cli = _chosen(sorted(CLI.glob("*.json")), which)
+        return _sessions(folder / "gemini_cli"), sorted((folder / "gemini").glob("*_req*.json"))
+    cli = _chosen(_sessions(CLI), which)
     api_all = sorted(API.glob("*_req*.json"))
     held = [p for p in api_all if "multimodal_tool_return" in p.name or "llmgemini" in p.name]
     return cli, held if which == "held-out" else [p for p in api_all if p not in held]
@@ -175,16 +188,19 @@ def report(cli: Sequence[Path], api: Sequence[Path]) -> list[str]:
     calibrated: list[float] = []
     first: list[float] = []
     growth: list[float] = []
+    skipped = 0
     for path in cli:
-        c, f, g = cli_errors(path)
+        c, f, g, n = cli_errors(path)
         calibrated += c
         first += f
         growth += g
+        skipped += n
     errors = api_errors(api)
     return [
         _line(f"Gemini CLI ({len(cli)} sessions), calibrated", calibrated),
         _line("Gemini CLI, from the first request", first),
         _line("Gemini CLI, growth over 200 tokens", growth),
+        f"Gemini CLI, not measured: {skipped} requests after turns the file does not keep",
         _line(f"API bodies ({len(api)} files), text-only with a recorded response", errors),
     ]
 
@@ -214,11 +230,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.files:
         api: list[Path] = []
-        lines = report(args.files, [])[:3]
+        lines = report(args.files, [])[:4]
     else:
         which = "unseen" if args.unseen or args.dir else args.set or "held-out"
         cli, api = sets(which, args.dir or UNSEEN)
-        lines = [f"set: {which}", *report(cli, api)]
+        lines = [f"set: {args.dir or which}", *report(cli, api)]
     if args.worst:
         lines += [f"the {args.worst} API bodies missed most:", *worst(api, args.worst)]
     print("\n".join(lines))

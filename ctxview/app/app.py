@@ -39,6 +39,13 @@ if TYPE_CHECKING:
     from ctxview.app.widgets.sidebar import ConfigSidebar
 
 
+#: the header's words for what a request's file cannot show (a provider's request notes)
+_NOTE_LABELS = {
+    "continues_stored_response": "continues a stored response",
+    "uses_stored_prompt": "uses a stored prompt",
+}
+
+
 class CtxviewApp(ShellApp):
     TITLE = "ctxview"
     COMMANDS = App.COMMANDS | {palette}
@@ -357,7 +364,8 @@ class CtxviewApp(ShellApp):
             return ""
         found = provider(name)
         notes = found.notes(self.model.session.request_params)
-        more = " · continues a stored response" if notes else ""
+        said = dict.fromkeys(_NOTE_LABELS.get(n.code, "") for n in notes)
+        more = "".join(f" · {label}" for label in said if label)
         return f"{found.label}{more} · "
 
     def on_resize(self, event: Any) -> None:

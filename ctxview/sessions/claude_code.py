@@ -219,7 +219,14 @@ def _select(lines: list[Line], placement: Placement | None = None) -> list[Line]
             if isinstance(b, dict) and b.get("type") == "tool_use":
                 chain_tool_ids.add(str(b.get("id")))
     selected: list[Line] = []
+    # a line written twice (its uuid again: Claude Code copies lines into a resumed session)
+    # is one record, sent once
+    taken: set[str] = set()
     for ln in main:
+        if ln.uuid:
+            if ln.uuid in taken:
+                continue
+            taken.add(ln.uuid)
         if ln.type not in MESSAGE_TYPES:
             if ln.uuid in chain and ln.type == "system":
                 selected.append(ln)  # system lines on the chain: compaction boundaries

@@ -17,7 +17,10 @@ thoughts as thought parts, its text, then a ``functionCall`` per tool call) foll
 tool calls have results, by a user turn holding every ``functionResponse``. Each turn is one
 canonical message (:mod:`ctxview.sessions.gemini`), its ``Content`` in ``meta["wire"]`` and the
 record it came from in ``meta["record"]``; the record's ``tokens`` are the usage of the request
-that produced it.
+that produced it. A ``gemini`` record right after another (no user record, no tool results
+between: CLI versions of late 2025 kept no ``toolCalls``) came from a request that also held
+turns the file does not keep: its first turn is marked ``meta["unkept_turns"]`` and a warning
+counts them.
 """
 
 from __future__ import annotations
@@ -199,6 +202,7 @@ def read(path: str, text: str, data: Any, jsonl_objects: JsonlObjects) -> Loaded
     metas: list[dict[str, Any]] = []
     pairing = Pairing()
     left_out: dict[str, int] = {}
+    unkept = 0
     for r, record in enumerate(records):
         if not isinstance(record, dict):
             raise ValueError(f"messages[{r}]: expected a message record, got {_kind(record)}")
@@ -218,6 +222,11 @@ def read(path: str, text: str, data: Any, jsonl_objects: JsonlObjects) -> Loaded
             if isinstance(record.get("timestamp"), str):
                 meta["timestamp"] = record["timestamp"]
             if k == 0 and record.get("type") == "gemini":
+                if messages and messages[-1].get("role") == "assistant":
+                    # a model turn right after a model turn: the request between them sent
+                    # turns the file does not keep (older CLI versions recorded no tool calls)
+                    meta["unkept_turns"] = True
+                    unkept += 1
                 found = usage_meta(_tokens_metadata(record.get("tokens")))
                 if found is not None:
                     meta["usage"] = found
@@ -233,6 +242,13 @@ def read(path: str, text: str, data: Any, jsonl_objects: JsonlObjects) -> Loaded
         warnings.append(
             f"records the CLI does not send to the model were left out: {shown} "
             "(ignored user commands, info, error and warning records)"
+        )
+    if unkept:
+        warnings.append(
+            f"{unkept} model records follow another model record with no turn between: the "
+            "requests that produced them also sent turns this file does not keep (tool calls "
+            "and their results, which this Gemini CLI version did not record); their recorded "
+            "usage counts those turns, the estimate of what the file holds cannot"
         )
     model = next((m["model"] for m in reversed(metas) if isinstance(m.get("model"), str)), None)
     summary = head.get("summary")

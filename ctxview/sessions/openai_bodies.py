@@ -93,8 +93,20 @@ def is_chat_body(data: Mapping[str, Any]) -> bool:
 
 
 def is_responses_body(data: Mapping[str, Any]) -> bool:
-    """A Responses API body: ``input`` (a string or a list of items) and no ``messages``."""
-    return "messages" not in data and isinstance(data.get("input"), (str, list))
+    """A Responses API body: ``input`` (a string or a list of items) and no ``messages``, or no
+    ``input`` and a stored prompt (``prompt: {id, version, variables}``: the prompt's messages
+    are the API's)."""
+    if "messages" in data:
+        return False
+    if "input" not in data:
+        return uses_stored_prompt(data)
+    return isinstance(data.get("input"), (str, list))
+
+
+def uses_stored_prompt(data: Mapping[str, Any]) -> bool:
+    """The body names a prompt stored with the API (``prompt.id``): its messages are not in it."""
+    prompt = data.get("prompt")
+    return isinstance(prompt, Mapping) and isinstance(prompt.get("id"), str)
 
 
 def _objects(items: list[Any], path: str) -> None:
@@ -170,7 +182,8 @@ def read_responses(path: str, data: Any) -> LoadedSession:
     """A Responses API request body."""
     if not isinstance(data, dict):
         raise ValueError(f"expected a request object, got {_kind(data)}")
-    raw = data.get("input")
+    # a body that names a stored prompt may send no input at all
+    raw = data.get("input", [] if uses_stored_prompt(data) else None)
     items: list[Any] = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else []
     if not isinstance(raw, (str, list)):
         raise ValueError(f"input: expected a string or an array, got {_kind(raw)}")
@@ -193,6 +206,11 @@ def read_responses(path: str, data: Any) -> LoadedSession:
         warnings.append(
             "this request continues a stored response (previous_response_id): the turns "
             "before it are not in the file"
+        )
+    if uses_stored_prompt(data):
+        warnings.append(
+            "this request uses a stored prompt (prompt.id): its instructions and messages are "
+            "the API's, not in the file"
         )
     return LoadedSession(
         path,

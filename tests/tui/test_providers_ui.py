@@ -42,6 +42,17 @@ async def test_a_continued_response_says_its_earlier_turns_are_not_in_the_file(
         assert not [p for p in app.model.problems if p.severity == "error"]
 
 
+async def test_a_stored_prompt_body_opens_and_says_its_prompt_is_not_in_the_file(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "prompt.json"
+    path.write_text(json.dumps({"prompt": {"id": "pmpt_1", "variables": {"word": "cat"}}}))
+    app = make_app(str(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.sub_title.startswith("OpenAI · uses a stored prompt · ")
+
+
 async def test_an_anthropic_header_names_the_model_alone() -> None:
     app = make_app(str(ROOT / "sample_sessions" / "agent_loop.json"))
     async with app.run_test(size=(120, 40)) as pilot:

@@ -639,7 +639,10 @@ NO_DATA = (
 )
 #: the fields of a Part's ``data`` oneof (both spellings the API reads), and the Part's other
 #: fields: a part holding only the latter (``{}``, ``{"thoughtSignature": ...}``, a null
-#: ``text``) sets no data; a field of neither list is not judged (a newer data field)
+#: ``text``) sets no data; a field of neither list is not judged (a newer data field). A thought
+#: part with its signature and no text (``{"thought": true, "thoughtSignature": ...}``: a client
+#: that kept a thought's signature and dropped its summary) is accepted: Gemini 3 Flash Preview
+#: answered such requests, on the Gemini API and on Vertex AI
 _DATA_FIELDS = frozenset(
     {
         "text",
@@ -685,6 +688,10 @@ def _sets_no_data(block: Any) -> bool:
     if not isinstance(part, Mapping):
         return False
     if any(part.get(k) is not None for k in _DATA_FIELDS):
+        return False
+    if part.get("thought") is True and (
+        part.get("thoughtSignature") or part.get("thought_signature")
+    ):
         return False
     return all(k in _DATA_FIELDS or k in _OTHER_FIELDS for k in part)
 

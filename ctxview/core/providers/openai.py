@@ -470,9 +470,16 @@ def rules_for(fmt: str, params: Mapping[str, Any]) -> RuleSet:
         return CHAT_RULES
     if fmt == CODEX or params.get("store") is False:
         return STATELESS_RULES
-    if params.get("previous_response_id") or params.get("conversation"):
+    if params.get("previous_response_id") or params.get("conversation") or _stored_prompt(params):
         return CONTINUED_RULES
     return RESPONSES_RULES
+
+
+def _stored_prompt(params: Mapping[str, Any]) -> str | None:
+    """The id of the stored prompt a Responses body names (its messages are the API's)."""
+    prompt = params.get("prompt")
+    found = prompt.get("id") if isinstance(prompt, Mapping) else None
+    return found if isinstance(found, str) and found else None
 
 
 def request_notes(params: Mapping[str, Any]) -> list[Problem]:
@@ -499,6 +506,18 @@ def request_notes(params: Mapping[str, Any]) -> list[Problem]:
                     "window cover only what the file holds",
                 )
             )
+    stored = _stored_prompt(params)
+    if stored is not None:
+        out.append(
+            Problem(
+                -1,
+                "uses_stored_prompt",
+                "warning",
+                f"prompt {stored[:80]}: this request uses a prompt stored with the API; its "
+                "instructions and messages are not in the file (the API adds them), so its "
+                "tokens, cost and window cover only what the file holds",
+            )
+        )
     return out
 
 

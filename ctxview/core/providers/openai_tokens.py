@@ -535,6 +535,9 @@ def unmeasured(
     for key in ("previous_response_id", "conversation"):
         if params and params.get(key):
             out.append(f"{key} (the stored turns it continues are billed, not in the file)")
+    prompt = params.get("prompt") if params else None
+    if isinstance(prompt, Mapping) and prompt.get("id"):
+        out.append("prompt (a stored prompt: its messages are billed, not in the file)")
     if params and params.get("web_search_options"):
         out.append("web_search_options (a search model's prompt is built by the API)")
     server = sorted({k for k in map(_server_tool, tools or ()) if k is not None})

@@ -5,7 +5,7 @@ fingerprints, requests off the current branch and edits placed in time."""
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -283,6 +283,9 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
     # messages added billed (it is left out of the fit), and the requests after it are
     # measured with those results cleared (below)
     micro = sorted(i for i, m in enumerate(metas) if m and "microcompact" in m)
+    # a Gemini CLI record after turns its file does not keep: the growth up to its request is
+    # more than the messages between (left out of the fit)
+    unkept = [i for i, m in enumerate(metas) if m and "unkept_turns" in m]
     # the rates are fitted in the tokens of the file's most used model: a request of a model on
     # another tokenizer bills the same text at another scale (``tokenizer_scale``)
     models = [_model_of(metas, p, session.model) for p in points if p.response is not None]
@@ -313,6 +316,7 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
             and seg_of[prev[0].n - 1] == seg_of[p.n - 1]
             and p.n > prev[0].n
             and not (micro and bisect_left(micro, prev[0].n) < bisect_left(micro, p.n))
+            and not (unkept and bisect_right(unkept, prev[0].n) < bisect_right(unkept, p.n))
         ):
             growth = total - prev[1]
             sc = scales.get(_model_of(metas, p, session.model), 1.0)

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ctxview.core.protocol import check_protocol, errors
 from ctxview.core.requests import simulate, window_of
 from ctxview.sessions import LoadedSession, load_session
 from ctxview.sessions.claude_code import Line
@@ -116,6 +117,20 @@ def test_a_rewind_is_not_reported_as_unplaced(tmp_path: Path) -> None:
     assert len(session.off_branch) == 1
     assert session.unplaced_lines == []
     assert session.dangling_parents == []
+
+
+def test_a_line_written_again_under_a_resumed_session_is_one_message(tmp_path: Path) -> None:
+    # Claude Code 1.0.95 copied a tool result's line (same uuid) into the resumed session
+    w = shapes.Writer()
+    u = w.user(None, "hello")
+    r = w.tool_round(u, 1, (3, 0, 9_000))
+    w.records.append({**w.records[-1], "sessionId": "resumed-session"})
+    w.assistant(r, [{"type": "text", "text": "done"}], (3, 9_000, 40), "msg_2")
+    session = load_session(shapes.write(tmp_path / "again.jsonl", w.records))
+    blocks = [b for m in session.messages if isinstance(m["content"], list) for b in m["content"]]
+    results = [b for b in blocks if b["type"] == "tool_result"]
+    assert len(results) == 1
+    assert errors(check_protocol(session.messages)) == []
 
 
 def test_every_recorded_transcript_places_every_message_line() -> None:

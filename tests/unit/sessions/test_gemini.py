@@ -422,6 +422,10 @@ def test_a_part_that_sets_no_data_field_is_rejected(part: dict[str, Any]) -> Non
         {"text": "", "thoughtSignature": "c2ln"},
         {"inline_data": {"mime_type": "image/png", "data": "AAAA"}},
         {"someNewData": {"x": 1}},  # a data field this reader does not know: not judged
+        # a thought's signature without its text: Gemini 3 Flash Preview answered it (ruby_llm
+        # recordings, Gemini API and Vertex AI)
+        {"thought": True, "thoughtSignature": "c2ln"},
+        {"thought": True, "thought_signature": "c2ln"},
     ],
 )
 def test_a_part_with_data_is_not(part: dict[str, Any]) -> None:

@@ -181,3 +181,63 @@ def test_a_record_with_no_text_sends_no_text_part(tmp_path: Path) -> None:
 def test_a_user_text_that_is_not_a_string_is_refused_with_its_place(tmp_path: Path) -> None:
     with pytest.raises(SessionError, match=r"messages\[1\]\.content\[0\]\.text: expected a string"):
         _open_json(tmp_path, [_record("u0", "user", "hi"), _record("u1", "user", [{"text": 7}])])
+
+
+def _tokens(prompt: int) -> dict[str, int]:
+    return {"input": prompt, "output": 9, "cached": 0, "thoughts": 5, "tool": 0, "total": prompt}
+
+
+def _unkept_session(tmp_path: Path) -> Any:
+    # an older CLI's session: the model ran tools between its records, the file kept none of it
+    thought = [{"subject": "Plan", "description": "read the files " * 20, "timestamp": "t"}]
+    records = [_record("u1", "user", "rename the project")]
+    for k in range(6):
+        records.append(
+            _record(
+                f"g{k}",
+                "gemini",
+                "Done with step.",
+                thoughts=thought,
+                tokens=_tokens(7000 + 3000 * k),
+            )
+        )
+    return _open_json(tmp_path, records)
+
+
+def test_a_model_record_right_after_another_is_marked_as_holding_unkept_turns(
+    tmp_path: Path,
+) -> None:
+    session = _unkept_session(tmp_path)
+    assert [bool(m.get("unkept_turns")) for m in session.metas] == [False, False, *[True] * 5]
+    assert any("5 model records follow another model record" in w for w in session.warnings)
+    # a record after tool results or a user turn holds every turn sent
+    kept = _open_json(
+        tmp_path,
+        [
+            _record("u1", "user", "read a"),
+            _record("g1", "gemini", "", toolCalls=[_call("c1", "text of a")]),
+            _record("g2", "gemini", "Read."),
+            _record("u2", "user", "thanks"),
+            _record("g3", "gemini", "You are welcome."),
+        ],
+    )
+    assert not any(m.get("unkept_turns") for m in kept.metas)
+    assert not any("follow another" in w for w in kept.warnings)
+
+
+def test_the_growth_over_unkept_turns_does_not_fit_the_rates(tmp_path: Path) -> None:
+    from ctxview.core.requests.points import calibrate
+
+    # 3,000 tokens a request the file does not show: fitted, they were billed to the thoughts
+    rates = calibrate(_unkept_session(tmp_path)).rates
+    assert not rates.calibrated
+
+
+def test_the_benchmark_measures_only_requests_whose_turns_the_file_holds(tmp_path: Path) -> None:
+    from benchmarks.gemini_tokens import _sessions, cli_errors
+
+    session = _unkept_session(tmp_path)
+    calibrated, first, growth, skipped = cli_errors(Path(session.path))
+    assert (calibrated, first, growth, skipped) == ([], [], [], 5)
+    log = _open_log(tmp_path, [_record("u1", "user", "hi"), _record("g1", "gemini", "hello")])
+    assert _sessions(tmp_path) == sorted([Path(session.path), Path(log.path)])

@@ -110,6 +110,23 @@ def test_a_responses_body_keeps_its_items_and_says_what_it_continues(tmp_path: P
     assert any("not in the file" in w for w in s.warnings)
 
 
+def test_a_responses_body_naming_a_stored_prompt_opens_and_says_what_it_lacks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ctxview.cli import main
+
+    # the shape DataDog/dd-trace-js recorded (answered 200): no input, no model, a prompt id
+    body = {"prompt": {"id": "pmpt_6911", "version": "1", "variables": {"word": "cat"}}}
+    path = _write(tmp_path, "p.json", body)
+    s = load_session(path)
+    assert s.format == "openai-responses" and s.messages == []
+    assert s.request_params == body
+    assert any("stored prompt" in w for w in s.warnings)
+    assert main(["inspect", str(path), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert "uses_stored_prompt" in json.dumps(report)
+
+
 def test_a_codex_rollout_reads_responses_usage_and_a_compaction(tmp_path: Path) -> None:
     def line(kind: str, payload: dict[str, object], t: str = "2026-01-01T00:00:00Z") -> str:
         return json.dumps({"timestamp": t, "type": kind, "payload": payload})
