@@ -12,6 +12,8 @@ from ctxview.core.providers.registry import provider
 from ctxview.sessions import load_session
 from ctxview.sessions.replay import replay
 
+ACCEPTANCE = Path(__file__).resolve().parents[2] / "acceptance"
+
 
 def test_text_is_counted_by_the_o200k_base_tokenizer() -> None:
     # o200k_base's own splits (tiktoken gives the same): a common word is one token, a rare
@@ -207,14 +209,37 @@ def _reasoning(sealed_chars: int) -> dict[str, object]:
 def test_the_current_turns_hidden_reasoning_is_billed_by_its_encrypted_length() -> None:
     call = {"role": "assistant", "content": [{"type": "tool_use", "id": "c", "name": "f"}]}
     result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c"}]}
-    # 1,000 characters of any sealed item, then 5 a token
-    assert ot.reasoning_tokens("g" * 1000) == 0
-    assert ot.reasoning_tokens("g" * 2000) == 200
-    turn = [{"role": "user", "content": "go"}, _reasoning(2000), call, result]
-    assert ot.carried_reasoning(turn) == 200
+    # 967 characters of any sealed item, then 6.4 a token
+    assert ot.reasoning_tokens("g" * 967) == 0
+    assert ot.reasoning_tokens("g" * 1607) == 100
+    turn = [{"role": "user", "content": "go"}, _reasoning(1607), call, result]
+    assert ot.carried_reasoning(turn) == 100
     # a reasoning item before the last user message is dropped by the API: not billed
     assert ot.carried_reasoning([*turn, {"role": "user", "content": "again"}]) == 0
-    assert provider("openai").tokens.carried_tokens(turn) == 200
+    assert provider("openai").tokens.carried_tokens(turn) == 100
+
+
+def test_a_sealed_reasoning_item_counts_the_reasoning_tokens_that_made_it() -> None:
+    # every recorded response returning one sealed reasoning item reports the reasoning tokens
+    # that made it: the estimate from the sealed length is the billed input when the item is
+    # carried into the next request
+    errors = []
+    for folder in (ACCEPTANCE / "openai_responses", ACCEPTANCE / "unseen" / "openai_responses"):
+        for path in sorted((folder / "responses").glob("*.json")):
+            response = json.loads(path.read_text())
+            items = [
+                o
+                for o in response.get("output", [])
+                if o.get("type") == "reasoning" and o.get("encrypted_content")
+            ]
+            usage = response.get("usage") or {}
+            made = (usage.get("output_tokens_details") or {}).get("reasoning_tokens")
+            if len(items) == 1 and made:
+                estimate = ot.reasoning_tokens(items[0]["encrypted_content"])
+                errors.append(abs(estimate - made) / made)
+    errors.sort()
+    assert len(errors) > 40
+    assert errors[len(errors) // 2] < 0.10
 
 
 def test_a_reasoning_models_chat_tools_cost_their_instructions_more() -> None:
