@@ -298,3 +298,25 @@ def test_a_body_billed_under_the_responses_apis_launch_rule_is_measured_apart() 
     assert [s["window"]["estimated_tokens"] for s in estimates] == [24, 24]
     assert billed == [42, 24]
     assert earlier == [True, False]
+
+
+def test_the_launch_rule_covers_gpt_4o_mini_and_the_api_s_first_weeks_only() -> None:
+    from datetime import UTC, datetime
+
+    from benchmarks.truth_openai import superseded
+
+    def response(when: str, model: str) -> dict[str, object]:
+        return {
+            "created_at": datetime.fromisoformat(when).replace(tzinfo=UTC).timestamp(),
+            "model": model,
+        }
+
+    # GPT-4o mini's "say hi" billed 27 on 2025-03-21 (its estimate and today's billing: 9), and
+    # GPT-4o's last body so billed is of 2025-03-28 12:05 UTC
+    assert superseded("openai_responses", response("2025-03-21T03:25", "gpt-4o-mini-2024-07-18"))
+    assert superseded("openai_responses", response("2025-03-28T12:05", "gpt-4o-2024-08-06"))
+    assert not superseded("openai_responses", response("2025-04-07T16:31", "gpt-4o-2024-08-06"))
+    assert not superseded("openai_chat", response("2025-03-21T03:25", "gpt-4o-mini"))
+    assert not superseded("openai_responses", response("2025-03-21T03:25", "gpt-4.1"))
+    # a date before the API opened is a fixture's own, not the API's
+    assert not superseded("openai_responses", response("2024-02-27T02:13", "gpt-4o-mini"))
