@@ -458,7 +458,10 @@ def schema_tokens(schema: Any) -> int:
     ``additionalProperties`` keys (strict mode requires them false everywhere, so they say
     nothing). Within 2 tokens (median) and 13 (at most) of the 25 text bodies of the tune and
     unseen sets with one; counting it as a function definition, the rule of the tools, missed
-    nested schemas (``$defs``, arrays of objects) by up to 49."""
+    nested schemas (``$defs``, arrays of objects) by up to 49. A ``$schema`` key (the draft the
+    schema follows) is dropped by the API: the response echoes the schema without it."""
+    if isinstance(schema, Mapping):
+        schema = {k: v for k, v in schema.items() if k != "$schema"}
     return json_tokens(_without(schema, "additionalProperties"))
 
 

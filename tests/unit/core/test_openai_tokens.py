@@ -145,6 +145,8 @@ def test_a_structured_output_schema_is_counted_by_its_json_less_additional_prope
     }
     n = ot.text_tokens(json.dumps(bare, separators=(",", ":")))
     assert ot.schema_tokens({**bare, "additionalProperties": False}) == n
+    # the draft a schema names is not rendered (the API's response echoes the schema without)
+    assert ot.schema_tokens({**bare, "$schema": "http://json-schema.org/draft-07/schema#"}) == n
     chat = {"response_format": {"type": "json_schema", "json_schema": schema}}
     responses = {"text": {"format": {"type": "json_schema", **schema}}}
     assert ot.estimate_params(chat) == ot.estimate_params(responses) == n
