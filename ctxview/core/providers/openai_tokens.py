@@ -34,6 +34,8 @@ around it by model family and API, fitted on the tune half of the recorded bodie
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -41,7 +43,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from ctxview.core.providers import o200k
+from ctxview.core.providers import audio_length, o200k
 from ctxview.core.tokens import image_info
 
 # -- framing -------------------------------------------------------------------------------------
@@ -128,6 +130,14 @@ IMAGE_UNKNOWN_TOKENS = IMAGE_BASE_TOKENS + 2 * IMAGE_TILE_TOKENS
 #: a file part with no text to measure (a PDF: its pages' text and images): the median billed
 #: for one on the tune set (6 to 1,055 tokens, median 218)
 FILE_UNKNOWN_TOKENS = 220
+
+#: audio input is billed by its length: "1 token per 100 ms of audio" (OpenAI, "Managing costs"
+#: of the Realtime API, developers.openai.com/api/docs/guides/realtime-costs); Chat
+#: Completions bills it so to the token (WAVs of 0.2, 0.4 and 3.7 s billed 2, 4 and 37 audio
+#: tokens, an MP3 of 4.32 s 43, in the recorded responses' ``audio_tokens``)
+AUDIO_TOKENS_PER_SECOND = 10
+#: a clip whose header is not read: its size as a 128 kbit/s MP3's
+AUDIO_UNKNOWN_BYTES_PER_SECOND = 16_000
 
 # -- sealed content ------------------------------------------------------------------------------
 #: a reasoning item's encrypted form: characters of any item, and characters a hidden token.
@@ -250,6 +260,8 @@ def block_tokens(block: Any, rule: ImageRule = TILES) -> int:
     if kind == "thinking":
         # reasoning is not sent back as prompt text (an encrypted item is not billed as input)
         return 0
+    if kind == "input_audio":
+        return audio_tokens(block.get("input_audio"))
     if kind in ("tool_use", "server_tool_use"):
         return text_tokens(str(block.get("name", ""))) + json_tokens(block.get("input", {}))
     if kind == "tool_result":
@@ -265,6 +277,23 @@ def block_tokens(block: Any, rule: ImageRule = TILES) -> int:
             return json_tokens(source.get("data", ""))
         return FILE_UNKNOWN_TOKENS
     return json_tokens({k: v for k, v in block.items() if k != "type"})
+
+
+def audio_tokens(audio: Any) -> int:
+    """An ``input_audio`` part's audio tokens: :data:`AUDIO_TOKENS_PER_SECOND` a second of its
+    length, read from the clip's header (WAV, MP3), never its base64 counted as text; a clip
+    whose header is not read counts its size at :data:`AUDIO_UNKNOWN_BYTES_PER_SECOND`."""
+    data = audio.get("data") if isinstance(audio, Mapping) else None
+    if not isinstance(data, str):
+        return 0
+    try:
+        raw = base64.b64decode(data, validate=False)
+    except (binascii.Error, ValueError):
+        return 0
+    length = audio_length.seconds(raw)
+    if length is None:
+        length = len(raw) / AUDIO_UNKNOWN_BYTES_PER_SECOND
+    return round(length * AUDIO_TOKENS_PER_SECOND)
 
 
 def content_tokens(content: Any, rule: ImageRule = TILES) -> int:

@@ -203,6 +203,27 @@ def test_a_patch_counting_model_prices_an_image_by_its_32px_patches() -> None:
     assert ot.patch_image_tokens(4096, 4096, 1.0) > 1400
 
 
+def test_audio_input_counts_its_length_not_its_base64() -> None:
+    import base64
+    import io
+    import wave
+
+    out = io.BytesIO()
+    with wave.open(out, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(24000)
+        w.writeframes(b"\1\2" * 24000 * 3)  # 3 s
+    data = base64.b64encode(out.getvalue()).decode()
+    part = {"type": "input_audio", "input_audio": {"data": data, "format": "wav"}}
+    # ten audio tokens a second, whatever the clip's size in base64 (192,000 characters)
+    assert ot.block_tokens(part) == 30
+    # a clip whose header is not read: its size as a 128 kbit/s MP3's
+    other = {"data": base64.b64encode(b"OggS" + b"\0" * 31_996).decode(), "format": "ogg"}
+    assert ot.audio_tokens(other) == 20
+    assert ot.audio_tokens({"data": "not base64 at all!"}) == 0
+
+
 def _reasoning(sealed_chars: int) -> dict[str, object]:
     block = {"type": "thinking", "thinking": "", "signature": "g" * sealed_chars}
     return {"role": "assistant", "content": [block]}
