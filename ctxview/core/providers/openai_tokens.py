@@ -283,17 +283,21 @@ def audio_tokens(audio: Any) -> int:
     """An ``input_audio`` part's audio tokens: :data:`AUDIO_TOKENS_PER_SECOND` a second of its
     length, read from the clip's header (WAV, MP3), never its base64 counted as text; a clip
     whose header is not read counts its size at :data:`AUDIO_UNKNOWN_BYTES_PER_SECOND`."""
-    data = audio.get("data") if isinstance(audio, Mapping) else None
-    if not isinstance(data, str):
-        return 0
-    try:
-        raw = base64.b64decode(data, validate=False)
-    except (binascii.Error, ValueError):
-        return 0
+    raw = _audio_bytes(audio)
     length = audio_length.seconds(raw)
     if length is None:
         length = len(raw) / AUDIO_UNKNOWN_BYTES_PER_SECOND
     return round(length * AUDIO_TOKENS_PER_SECOND)
+
+
+def _audio_bytes(audio: Any) -> bytes:
+    data = audio.get("data") if isinstance(audio, Mapping) else None
+    if not isinstance(data, str):
+        return b""
+    try:
+        return base64.b64decode(data, validate=False)
+    except (binascii.Error, ValueError):
+        return b""
 
 
 def content_tokens(content: Any, rule: ImageRule = TILES) -> int:
@@ -545,7 +549,9 @@ def _unmeasured_block(block: Any) -> str | None:
             return "an image by URL (its size, and so its tokens, is not in the file)"
         return "a PDF or file (the API reads its pages' text and images)"
     if kind == "input_audio":
-        return "audio (billed by its length as audio tokens)"
+        if audio_length.seconds(_audio_bytes(block.get("input_audio"))) is not None:
+            return None  # its length is read from its header
+        return "audio whose length is not read from its header (billed by its length)"
     if isinstance(kind, str) and kind.endswith("_call") and kind.startswith(SERVER_TOOLS):
         if block.get("execution") == "client":
             return None

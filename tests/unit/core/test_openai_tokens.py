@@ -222,6 +222,13 @@ def test_audio_input_counts_its_length_not_its_base64() -> None:
     other = {"data": base64.b64encode(b"OggS" + b"\0" * 31_996).decode(), "format": "ogg"}
     assert ot.audio_tokens(other) == 20
     assert ot.audio_tokens({"data": "not base64 at all!"}) == 0
+    # a clip whose length is read is measured; another is named as not in the file
+    user = {"role": "user", "content": [part]}
+    assert ot.unmeasured([user], [], {}) == []
+    unread = {"role": "user", "content": [{"type": "input_audio", "input_audio": other}]}
+    assert ot.unmeasured([unread], [], {}) == [
+        "audio whose length is not read from its header (billed by its length)"
+    ]
 
 
 def _reasoning(sealed_chars: int) -> dict[str, object]:
