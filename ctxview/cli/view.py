@@ -18,7 +18,8 @@ def build_app_parser() -> argparse.ArgumentParser:
         "ctxview repair FILE [-o OUT] [--dry-run] [--json] | ctxview diff A B [--json] | "
         "ctxview config path|show|set KEY VALUE. Live: ctxview FILE --follow | ctxview sessions "
         "[--json] | ctxview proxy [--record FILE]. Chat: ctxview chat --no-tui PROMPT. Share: ctxview "
-        "serve [FILE] | ctxview report FILE -o report.html. See `ctxview COMMAND --help`.",
+        "serve [FILE] | ctxview report FILE -o report.html. Fleet: ctxview scan [PATH ...] --out DIR "
+        "| ctxview report DIR [--json] | ctxview fleet DIR. See `ctxview COMMAND --help`.",
     )
     p.add_argument("--version", action="version", version=f"ctxview {__version__}")
     p.add_argument(
