@@ -32,7 +32,7 @@ def _wav_seconds(data: bytes) -> float | None:
     at, byte_rate = 12, 0
     while at + 8 <= len(data):
         chunk, size = data[at : at + 4], struct.unpack("<I", data[at + 4 : at + 8])[0]
-        if chunk == b"fmt " and at + 16 <= len(data):
+        if chunk == b"fmt " and at + 20 <= len(data):
             byte_rate = struct.unpack("<I", data[at + 16 : at + 20])[0]
         elif chunk == b"data":
             # a streamed WAV states an unknown size (0xFFFFFFFF): the bytes present count

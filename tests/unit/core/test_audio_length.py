@@ -7,6 +7,9 @@ import io
 import struct
 import wave
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from ctxview.core.providers.audio_length import seconds
 
 
@@ -45,3 +48,15 @@ def test_a_clip_whose_header_is_not_read_has_no_length() -> None:
     assert seconds(b"OggS" + b"\0" * 100) is None
     assert seconds(b"") is None
     assert seconds(b"RIFF\x00\x00\x00\x00WAVE") is None
+
+
+@given(st.binary(max_size=64))
+def test_any_bytes_give_a_length_or_none_never_an_error(tail: bytes) -> None:
+    for head in (b"", b"RIFF\x00\x00\x00\x00WAVE", b"RIFF\x00\x00\x00\x00WAVEfmt ", b"ID3"):
+        length = seconds(head + tail)
+        assert length is None or length >= 0
+
+
+@given(st.integers(1, 20_000), st.sampled_from((8000, 16000, 22050, 24000, 44100)))
+def test_a_wav_of_any_size_and_rate_lasts_its_frames_over_its_rate(frames: int, rate: int) -> None:
+    assert seconds(_wav(frames, rate)) == frames / rate
