@@ -636,6 +636,19 @@ class SessionModel:
             tokens = self.sum_ids(self.window_ids) - (sf.cleared_tokens if sf is not None else 0)
         return tokens + (self.replay.carried_tokens(sent) if carried else 0)
 
+    def block_tokens(self, block: Any, role: str = "user") -> int:
+        """Estimated tokens of one content block, by the provider's own estimate (an OpenAI
+        audio clip counts by its length, a Gemini part by Gemini's rules): the block in a
+        message of its own, less that message's framing. Anthropic's blocks by
+        :func:`ctxview.core.tokens.block_tokens`."""
+        from ctxview.core.tokens import block_tokens
+
+        if self.session.provider == "anthropic":
+            return block_tokens(block)
+        estimate = self.replay.token_model.estimate
+        alone = estimate({"role": role, "content": [block]})
+        return max(0, alone - estimate({"role": role, "content": []}))
+
     def token_breakdown(self, messages: int | None = None) -> dict[str, int]:
         """The request's estimate by part (``messages``: the window's, when already known)."""
         from ctxview.sessions.request import token_breakdown

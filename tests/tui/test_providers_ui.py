@@ -109,3 +109,36 @@ async def test_opening_another_apis_body_without_a_model_keeps_the_chats_model_o
         assert app.model.cache_prediction.cost_usd is None  # priced at no model's rates
         app.action_make_default()  # the strategy and max become defaults, no empty model
         assert load_config().get("model") == "claude-sonnet-5-5"
+
+
+async def test_a_blocks_tokens_are_the_providers_estimate(tmp_path: Path) -> None:
+    """An OpenAI audio clip is billed by its length (10 tokens a second), not its base64: the
+    detail pane counts the block as the provider's estimate does."""
+    import base64
+    import io
+    import wave
+
+    from textual.widgets import Static
+
+    buf = io.BytesIO()
+    with wave.open(buf, "wb") as w:  # one second of silence
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(8000)
+        w.writeframes(b"\0\0" * 8000)
+    clip = {"data": base64.b64encode(buf.getvalue()).decode(), "format": "wav"}
+    content = [
+        {"type": "text", "text": "what is said?"},
+        {"type": "input_audio", "input_audio": clip},
+    ]
+    path = tmp_path / "audio.json"
+    path.write_text(
+        json.dumps({"model": "gpt-4o", "messages": [{"role": "user", "content": content}]})
+    )
+    app = make_app(str(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.timeline.select_id(0)
+        await settle(pilot)
+        titles = [str(w.render()) for w in app.detail.query(Static) if w.has_class("block-title")]
+        assert "[1] input_audio · ~10 tokens" in titles, titles

@@ -16,7 +16,7 @@ from textual.widgets import Collapsible, Static
 from ctxview.app.model import GAP, Draft, SessionModel
 from ctxview.app.safe import literal, marked, visible
 from ctxview.core.ledger import Compaction
-from ctxview.core.tokens import block_tokens, estimate_message, image_info
+from ctxview.core.tokens import estimate_message, image_info
 from ctxview.core.usage import prompt_terms
 from ctxview.textfmt import fmt_tokens, id_ranges, one_line, plural, tokens_text
 
@@ -369,7 +369,8 @@ class BlockDetail(VerticalScroll, can_focus=True):
         if not isinstance(block, Mapping):
             return [self._title(f"[{j}] ?"), Static(_json(block), classes="body")]
         t = str(block.get("type", "?"))
-        tok = tokens_text(block_tokens(block))
+        role = model.transcript[mid].message.get("role")
+        tok = tokens_text(model.block_tokens(block, role if isinstance(role, str) else "user"))
         if t == "text":
             out: list[Widget] = [self._title(f"[{j}] text · {tok}")]
             out.append(Static(literal(_cut(str(block.get("text", "")))), classes="body"))
