@@ -154,6 +154,12 @@ async def test_open_dialog_has_the_sessions_list_as_a_tab(tmp_path: Path, monkey
         await settle(pilot)
         await pilot.press("ctrl+o")
         await wait_until(pilot, lambda: bool(app.screen.query(TabbedContent)))
+        path = app.screen.query_one("#path")
+        await wait_until(pilot, lambda: app.screen.focused is path)
+        # switch as a click on the tab does: the path input gives up the focus first. Switched
+        # under it, the input is hidden while focused, Textual hands its focus to a sibling in
+        # the same hidden pane, and a focus inside a pane makes that pane's tab active again.
+        app.screen.set_focus(None)
         tabs = app.screen.query_one(TabbedContent)
         tabs.active = "sessions-tab"
         tree = app.screen.query_one("#cc-sessions Tree", Tree)
@@ -161,12 +167,14 @@ async def test_open_dialog_has_the_sessions_list_as_a_tab(tmp_path: Path, monkey
         await wait_until(pilot, lambda: len(tree.root.children) == 1, timeout=20)
 
         def shown_and_focused() -> bool:
-            # the tab bar's own first activation can be handled after a switch made this soon
-            # after the dialog opened (no person is that quick): switch again if it came back
-            if tabs.active != "sessions-tab":
-                tabs.active = "sessions-tab"
             # the dialog itself moves the focus to the list it shows: enter opens the session
-            return tree.has_focus and tree.cursor_node is not None
+            # (the screen's focus: a widget's has_focus is only updated by its Focus and Blur
+            # events, so it may still read True when the keys already go elsewhere)
+            return (
+                tabs.active == "sessions-tab"
+                and app.screen.focused is tree
+                and tree.cursor_node is not None
+            )
 
         await wait_until(pilot, shown_and_focused)
         await pilot.press("enter")
