@@ -28,6 +28,7 @@ from ctxview.live.sessions_list import (
     _subagent,
     last_timestamp,
 )
+from ctxview.sessions.codex import spawned_by
 from ctxview.sessions.fileio import open_regular, read_span
 from ctxview.textfmt import one_line
 
@@ -175,17 +176,6 @@ def summarise_rollout(path: Path) -> _FileSummary:
         last_ts=last_ts,
         parent_id=parent_id,
     )
-
-
-def spawned_by(meta: dict[str, Any]) -> str | None:
-    """The thread that spawned a Codex sub-agent, from its ``session_meta``: ``source`` is
-    ``{"subagent": {"thread_spawn": {"parent_thread_id": …, "depth": …}}}`` (Codex's
-    ``SessionSource::SubAgent(SubAgentSource::ThreadSpawn)``); None for any other session."""
-    source = meta.get("source")
-    sub = source.get("subagent") if isinstance(source, dict) else None
-    spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None
-    parent = spawn.get("parent_thread_id") if isinstance(spawn, dict) else None
-    return parent if isinstance(parent, str) and parent else None
 
 
 def list_codex(roots: list[Path], cache: SummaryCache) -> list[SessionInfo]:

@@ -30,6 +30,7 @@ turn context (no model) and no ``token_count`` (no recorded usage).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -40,6 +41,8 @@ from ctxview.sessions.model import LoadedSession, SessionError
 #: the record types of a rollout line (a tuple: a line's ``type`` may be any JSON value, and a
 #: list or an object cannot be looked up in a set)
 RECORD_TYPES = ("session_meta", "turn_context", "response_item", "event_msg", "compacted")
+#: the tool a Codex agent starts a sub-agent with
+SPAWN_TOOL = "spawn_agent"
 
 
 def is_codex_record(record: Mapping[str, Any]) -> bool:
@@ -92,6 +95,50 @@ def _instructions(payload: Mapping[str, Any]) -> str | None:
     return text if isinstance(text, str) and text else None
 
 
+def spawned_by(meta: Mapping[str, Any]) -> str | None:
+    """The thread that spawned a Codex sub-agent, from its ``session_meta``: ``source`` is
+    ``{"subagent": {"thread_spawn": {"parent_thread_id": …, "depth": …}}}`` (Codex's
+    ``SessionSource::SubAgent(SubAgentSource::ThreadSpawn)``); None for any other session."""
+    source = meta.get("source")
+    sub = source.get("subagent") if isinstance(source, dict) else None
+    spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None
+    parent = spawn.get("parent_thread_id") if isinstance(spawn, dict) else None
+    return parent if isinstance(parent, str) and parent else None
+
+
+def spawn_links(messages: list[dict[str, Any]]) -> dict[str, str]:
+    """thread id -> the ``spawn_agent`` call that started it: Codex answers the call with the
+    new thread's id (``{"agent_id": …}``), the id its rollout's ``session_meta`` has."""
+    spawns: set[str] = set()
+    links: dict[str, str] = {}
+    for m in messages:
+        content = m.get("content")
+        for b in content if isinstance(content, list) else []:
+            if not isinstance(b, dict):
+                continue
+            if b.get("type") == "tool_use" and b.get("name") == SPAWN_TOOL:
+                spawns.add(str(b.get("id")))
+            elif b.get("type") == "tool_result" and b.get("tool_use_id") in spawns:
+                agent = _agent_id(b.get("content"))
+                if agent is not None:
+                    links.setdefault(agent, str(b["tool_use_id"]))
+    return links
+
+
+def _agent_id(content: Any) -> str | None:
+    text = content if isinstance(content, str) else None
+    if isinstance(content, list):
+        text = "".join(
+            b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"
+        )
+    try:
+        out = json.loads(text) if text else None
+    except (ValueError, RecursionError):
+        return None
+    agent = out.get("agent_id") if isinstance(out, dict) else None
+    return agent if isinstance(agent, str) and agent else None
+
+
 def read_codex(
     path: str, records: list[tuple[int, dict[str, Any]]], bad: dict[int, str]
 ) -> LoadedSession:
@@ -105,6 +152,8 @@ def read_codex(
     session_model: str | None = None
     response: int | None = None  # the first message of the open response
     last_total: Any = None
+    thread: Any = None  # this rollout's thread id (its first session_meta's)
+    inherited = False  # reading the replayed items a forked thread starts with
     if records and is_legacy_header(records[0][1]):
         records = _enveloped(records)
 
@@ -135,8 +184,15 @@ def read_codex(
             continue
         if kind == "session_meta":
             system = system or _instructions(payload)
+            if thread is None:
+                thread = payload.get("id")
+                # a forked thread's rollout (a spawned sub-agent's, or a user's fork) begins
+                # with the parent's items replayed: its history, which this thread's requests
+                # send, but whose usage was the parent's requests
+                inherited = bool(spawned_by(payload) or payload.get("forked_from_id"))
             continue
         if kind == "turn_context":
+            inherited = False
             m = payload.get("model")
             if isinstance(m, str) and m:
                 model = m
@@ -153,6 +209,9 @@ def read_codex(
             if total == last_total or not isinstance(last, Mapping):
                 continue  # the same usage again (a rate-limit update)
             last_total = total
+            if inherited:
+                response = None
+                continue
             u = usage(last)
             if u is not None and response is not None and "usage" not in metas[response]:
                 metas[response]["usage"] = u.as_meta()
@@ -162,6 +221,8 @@ def read_codex(
         meta: dict[str, Any] = {"line": n}
         if isinstance(ts, str):
             meta["timestamp"] = ts
+        if inherited:
+            meta["forked_history"] = True
         if kind == "response_item":
             meta["wire"] = payload
             add(responses_item(payload), meta)
@@ -194,4 +255,5 @@ def read_codex(
         skipped_lines=sorted(reasons),
         skipped_reasons=reasons,
         provider="openai",
+        subagent_links=spawn_links(messages),
     )

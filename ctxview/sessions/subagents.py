@@ -12,6 +12,11 @@ Where Claude Code writes a sub-agent:
 * 1.0 and 2.0: ``isSidechain`` lines inside the main transcript
   (:func:`~ctxview.sessions.claude_code.sidechain_groups`).
 
+Where Codex writes one: a rollout of its own (``rollout-*.jsonl``, in the sessions tree beside
+the parent's), its ``session_meta`` naming the parent thread
+(:func:`~ctxview.sessions.codex.spawned_by`); the parent's ``spawn_agent`` call is answered with
+the new thread's id (``{"agent_id": …}``).
+
 The link to the tool call, in order of trust: the sidecar's ``toolUseId``; the agent id the
 parent's tool_result line records (``toolUseResult.agentId``, or the line's ``agentId`` in 2.0);
 the sub-agent's first prompt equal to the tool call's ``input.prompt``.
@@ -26,13 +31,17 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+from ctxview.core.providers.openai import CODEX
+from ctxview.sessions.codex import spawned_by
 from ctxview.sessions.model import LoadedSession
 
-#: the tool names that start a sub-agent (``Task``; ``Agent`` in newer versions)
-AGENT_TOOLS = ("Task", "Agent")
+#: the tool names that start a sub-agent (Claude Code: ``Task``, ``Agent`` in newer versions;
+#: Codex: ``spawn_agent``)
+AGENT_TOOLS = ("Task", "Agent", "spawn_agent")
 #: a sidecar or a first line longer than this is not read for a link
 _READ_LIMIT = 4 * 1024 * 1024
 
@@ -119,9 +128,9 @@ def agent_calls(session: LoadedSession) -> dict[str, AgentCall]:
             calls[b["id"]] = AgentCall(
                 b["id"],
                 i,
-                _str(inp.get("prompt")),
+                _str(inp.get("prompt")) or _str(inp.get("message")),
                 _str(inp.get("description")),
-                _str(inp.get("subagent_type")),
+                _str(inp.get("subagent_type")) or _str(inp.get("agent_type")),
             )
     return calls
 
@@ -129,7 +138,7 @@ def agent_calls(session: LoadedSession) -> dict[str, AgentCall]:
 def subagents_of(session: LoadedSession) -> list[SubAgent]:
     """The sub-agents the main session started (each with the agents it started under it), in
     the order of their calls; sub-agents no call was found for come last, in file order."""
-    if session.format not in ("claude-code", "claude-code-web"):
+    if session.format not in ("claude-code", "claude-code-web", CODEX):
         return []
     calls = agent_calls(session)
     by_prompt: dict[str, AgentCall] = {}
@@ -138,10 +147,18 @@ def subagents_of(session: LoadedSession) -> list[SubAgent]:
             by_prompt.setdefault(c.prompt.strip(), c)
     links = session.subagent_links
     agents: list[SubAgent] = []
-    for p in subagent_files(session):
+    threads: dict[str, str] = {}
+    files = (
+        _spawned_rollouts(session.path, threads)
+        if session.format == CODEX
+        else subagent_files(session)
+    )
+    for p in files:
         path = Path(p)
-        agent_id = path.stem[len("agent-") :] if path.stem.startswith("agent-") else path.stem
-        meta = _sidecar(path)
+        agent_id = threads.get(p) or (
+            path.stem[len("agent-") :] if path.stem.startswith("agent-") else path.stem
+        )
+        meta = _sidecar(path) if session.format != CODEX else {}
         a = SubAgent(
             agent_id,
             p,
@@ -205,9 +222,51 @@ _LOOSE_LIMIT = 2000
 
 
 def subagent_files(session: LoadedSession) -> list[str]:
-    """The sub-agent transcripts of a Claude Code session: those in its ``subagents`` folder,
-    then the ``agent-*.jsonl`` files beside it that name it (the two layouts Claude Code wrote)."""
+    """The sub-agent transcripts of a session. Claude Code: those in its ``subagents`` folder,
+    then the ``agent-*.jsonl`` files beside it that name it (the two layouts Claude Code wrote);
+    Codex: the rollouts its thread spawned."""
+    if session.format == CODEX:
+        return _spawned_rollouts(session.path, {})
     return [*session.subagents, *_loose_agent_files(session.path)]
+
+
+def _spawned_rollouts(path: str, threads: dict[str, str]) -> list[str]:
+    """The rollouts a Codex rollout's thread spawned (``threads``: filled with each one's thread
+    id). Codex files a rollout under the day it started (``YYYY/MM/DD``): a sub-agent starts
+    during its parent, so its rollout is in the parent's folder or, past midnight, the next
+    day's; only rollouts named after the parent (the name starts with the start time) are read."""
+    base = Path(path)
+    rec = _first_record(base)
+    payload = rec.get("payload") if rec is not None else None
+    parent = payload.get("id") if isinstance(payload, dict) else None
+    if not isinstance(parent, str) or not parent:
+        return []
+    folders = [base.parent, *_next_day(base.parent)]
+    out: list[str] = []
+    for folder in folders:
+        try:
+            candidates = sorted(folder.glob("rollout-*.jsonl"))[:_LOOSE_LIMIT]
+        except OSError:
+            continue
+        for p in candidates:
+            if p == base or (folder == base.parent and p.name < base.name):
+                continue
+            rec = _first_record(p)
+            meta = rec.get("payload") if rec is not None else None
+            if isinstance(meta, dict) and spawned_by(meta) == parent:
+                out.append(str(p))
+                threads[str(p)] = _str(meta.get("id")) or p.stem
+    return out
+
+
+def _next_day(folder: Path) -> list[Path]:
+    """The ``YYYY/MM/DD`` folder after ``folder`` (none when it is not named so)."""
+    try:
+        day = date(int(folder.parent.parent.name), int(folder.parent.name), int(folder.name))
+    except ValueError:
+        return []
+    after = day + timedelta(days=1)
+    return [folder.parents[2] / f"{after:%Y}" / f"{after:%m}" / f"{after:%d}"]
 
 
 def _loose_agent_files(path: str) -> list[str]:

@@ -253,3 +253,28 @@ async def test_requests_view_names_a_recorded_break_ctxview_did_not_predict(
         await settle(pilot)
         summary = str(app.screen.query_one("#summary").render())
         assert "recorded, not predicted: 1" in summary
+
+
+async def test_a_compactions_own_request_has_its_row_before_the_request_it_preceded() -> None:
+    """The totals count the request that wrote a compaction's summary: so do the rows."""
+    from tests.support.paths import ACCEPTANCE
+
+    path = ACCEPTANCE / "claude_code" / "spotter_4d5611e5-241a-462a-8d15-5122611a9569.jsonl"
+    app = make_app(str(path), as_sent=True)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        screen = await screen_after(pilot, "R", RequestsScreen)
+        lst = screen.query_one(RequestList)
+        (comp,) = lst.reqlog.compactions
+        assert len(lst.rows) == len(lst.reqlog.requests) + 1
+        at = lst.rows.index(comp)
+        assert lst.rows[at + 1].index == comp.index and lst.rows[at - 1].index == comp.index - 1
+        text = str(screen.query_one("#summary").render())
+        assert f"{len(lst.rows):,} requests ·" in text
+        lst.cursor = at
+        await settle(pilot)
+        assert "compaction request" in lst.render_line(at - lst.scroll_offset.y).text
+        await pilot.press("space")
+        await settle(pilot)
+        assert lst.marked is None
+        assert any("not compared" in n.message for n in app._notifications)

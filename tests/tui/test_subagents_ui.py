@@ -118,3 +118,27 @@ async def test_the_sidebar_and_the_requests_view_count_the_sub_agents_requests(
         screen = await screen_after(pilot, "R", RequestsScreen)
         text = str(screen.query_one("#summary").render())
         assert f"{own} requests ·" in text and f"with 1 sub-agent: {total} requests ·" in text
+
+
+async def test_enter_on_a_codex_spawn_agent_call_opens_the_thread_it_spawned(
+    tmp_path: Path,
+) -> None:
+    from tests.support.codex_rollouts import write_child, write_parent
+
+    main = tmp_path / "2026/03/01/rollout-2026-03-01T10-00-00-019a-parent.jsonl"
+    child = tmp_path / "2026/03/01/rollout-2026-03-01T10-01-00-019a-child.jsonl"
+    write_parent(main, "019a-parent", "019a-child")
+    write_child(child, "019a-child", "019a-parent")
+    app = make_app(str(main), as_sent=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        parent = app.model
+        assert app.timeline.select_id(1)  # the spawn_agent call
+        await settle(pilot)
+        assert "enter: open its sub-agent (explorer)" in _detail_text(app)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.model is not parent)
+        assert app.model.path == str(child)
+        assert app.title == "ctxview · main › explorer"
+        await pilot.press("b")
+        await wait_until(pilot, lambda: app.model is parent)

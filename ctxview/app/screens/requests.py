@@ -52,6 +52,8 @@ def request_row(r: Request, scale: int, as_sent: bool = True) -> str:
         brk = f"{brk} {said}".lstrip()
     if r.off_branch:
         brk = f"⎇ {brk}".rstrip()  # sent on a branch the conversation left (a rewind)
+    if r.kind != "turn":  # a compaction's summarising request, sent before request #index
+        brk = f"{brk} {r.kind} request".lstrip()
     cost = "—" if r.cost_usd is None else f"${r.cost_usd:.4f}"
     return (
         f"{r.index:>6} {ts:8} {r.window_size:>6} {fmt_tokens(r.input_tokens):>6} "
@@ -116,8 +118,11 @@ class RequestList(ScrollView, can_focus=True):
     def __init__(self, log: RequestLog, **kw: Any) -> None:
         super().__init__(**kw)
         self.reqlog = log
-        self.scale = max((r.input_tokens for r in log.requests), default=1) or 1
-        self.virtual_size = Size(120, len(log.requests))
+        #: every request in the order sent: the turns and the compactions' own requests (the
+        #: totals count both)
+        self.rows = log.in_order()
+        self.scale = max((r.input_tokens for r in self.rows), default=1) or 1
+        self.virtual_size = Size(120, len(self.rows))
         #: the request marked with space (compared with the next one marked)
         self.marked: int | None = None
         self._legible_cache: dict[Any, Any] = {}
@@ -130,7 +135,7 @@ class RequestList(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         idx = self.scroll_offset.y + y
-        reqs = self.reqlog.requests
+        reqs = self.rows
         # the theme's colours (a light theme too), not the terminal's defaults
         themed = self.rich_style
         if idx >= len(reqs):
@@ -172,7 +177,7 @@ class RequestList(ScrollView, can_focus=True):
             self.scroll_to(y=self.cursor - h + 1, animate=False)
 
     def _move(self, to: int) -> None:
-        n = len(self.reqlog.requests)
+        n = len(self.rows)
         if n:
             self.cursor = max(0, min(n - 1, to))
 
@@ -186,7 +191,7 @@ class RequestList(ScrollView, can_focus=True):
         self.scroll_to(x=max(0, self.scroll_offset.x + columns), animate=False)
 
     def action_jump(self, where: int) -> None:
-        self._move(where if where >= 0 else len(self.reqlog.requests) - 1)
+        self._move(where if where >= 0 else len(self.rows) - 1)
 
     def on_click(self, event: events.Click) -> None:
         self._move(self.scroll_offset.y + event.y)
@@ -347,7 +352,8 @@ class RequestsScreen(ModalScreen[int | None]):
         if self.reqlog is None or not self.reqlog.requests:
             self.dismiss(None)
             return
-        r = self.reqlog.requests[self.query_one(RequestList).cursor]
+        lst = self.query_one(RequestList)
+        r = lst.rows[lst.cursor]
         target = r.message_ids[-1] if r.message_ids else r.response_id
         self.dismiss(target)
 
@@ -356,17 +362,23 @@ class RequestsScreen(ModalScreen[int | None]):
             return
         lst = self.query_one(RequestList)
         cur = lst.cursor
+        if lst.rows[cur].kind != "turn":
+            # its body is the compact instruction after the history it summarises: no window of
+            # the replay to compare
+            self.notify("a compaction request is not compared", markup=False, timeout=4)
+            return
         if lst.marked is None or lst.marked == cur:
             lst.marked = None if lst.marked == cur else cur
             lst.refresh()
             if lst.marked is not None:
                 self.notify(
-                    f"request #{cur} marked: space on another request compares them",
+                    f"request #{lst.rows[cur].index} marked: space on another request compares"
+                    " them",
                     markup=False,
                     timeout=4,
                 )
             return
-        a, b = sorted((lst.marked, cur))
+        a, b = sorted((lst.rows[lst.marked].index, lst.rows[cur].index))
         lst.marked = None
         lst.refresh()
         self.compare(a, b)

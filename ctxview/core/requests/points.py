@@ -94,6 +94,8 @@ def request_points(session: SessionLike, roles: Sequence[Any] | None = None) -> 
         # compaction's replacement history: no request of its own
         and not meta.get("same_response")
         and not meta.get("compacted_history")
+        # a forked thread's copy of its parent's history: the parent sent those requests
+        and not meta.get("forked_history")
     ]
 
 
