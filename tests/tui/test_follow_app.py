@@ -288,3 +288,29 @@ async def test_follow_a_codex_rollout(tmp_path: Path) -> None:
         await wait_until(pilot, lambda: len(app.model.transcript) == 3)
         meta = app.model.transcript.records[1].meta
         assert meta["usage"]["cache_read_input_tokens"] == 1536
+
+
+async def test_a_message_followed_while_a_replay_is_on_its_way_is_kept(tmp_path: Path) -> None:
+    """A followed update handled after a switch of view was replayed, but before the app shows
+    that replay, is added to the shown session: the replay is made again with it, never shown
+    without it."""
+    p = tmp_path / "live.jsonl"
+    p.write_text(rec("user", "u0", None, "first") + rec("assistant", "a0", "u0", text("ok")))
+    app = make_app(str(p), as_sent=True)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        switched = app.settings._switched
+        late: list[bool] = []
+
+        def then_followed(old: Any, model: Any, *rest: Any) -> None:
+            switched(old, model, *rest)
+            if not late:  # a followed update queued before the replay's message
+                late.append(True)
+                old.context.add_message({"role": "user", "content": "late"}, meta={})
+
+        app.settings._switched = then_followed  # type: ignore[method-assign]
+        app.settings.switch(as_sent=False, max_messages=4, strategy="seed")
+        await wait_until(
+            pilot, lambda: app.model.as_sent is None and len(app.model.transcript) == 3
+        )
+        assert late and app.model.transcript.records[-1].message["content"] == "late"
