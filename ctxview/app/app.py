@@ -294,6 +294,10 @@ class CtxviewApp(ShellApp):
     def _session_replaced(self, event: messages.SessionReplaced) -> None:
         if self.model is not event.old:
             return  # another file was opened meanwhile
+        if event.again is not None and len(event.old.transcript) != len(event.model.transcript):
+            # followed messages were added to the shown session after the replay was made
+            self.post_message(event.again)
+            return
         selected = self.timeline.selected_id
         self._install_model(event.model)
         if self._following is not None and self._following.model is event.old:

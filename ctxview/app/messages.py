@@ -48,11 +48,21 @@ class SessionReplaced(Message):
     """The open session was replayed anew (a followed transcript rewritten): show the replay,
     keeping the selection, or the last row when the cursor was there."""
 
-    def __init__(self, old: SessionModel, model: SessionModel, *, at_end: bool) -> None:
+    def __init__(
+        self,
+        old: SessionModel,
+        model: SessionModel,
+        *,
+        at_end: bool,
+        again: ReplayRequested | None = None,
+    ) -> None:
         super().__init__()
         self.old = old
         self.model = model
         self.at_end = at_end
+        #: a replay of ``old``'s own messages (a switch of view): posted instead of showing it
+        #: when ``old`` has more by then (a followed transcript grew after the replay was made)
+        self.again = again
 
 
 class Followed(Message):

@@ -145,23 +145,24 @@ class Settings:
         self.pending = None
         if self.model is not old:
             return  # another file was opened meanwhile
+        simulated = model.as_sent is None
+        ctx = model.context
+        again = ReplayRequested(
+            as_sent=not simulated,
+            max_messages=ctx.max_context_messages if simulated else None,
+            strategy=ctx.strategy if simulated else None,
+            note=note,
+        )
         if len(old.transcript) != len(model.transcript):
             # messages arrived meanwhile (following): replay again with them
-            simulated = model.as_sent is None
-            ctx = model.context
-            self.app.post_message(
-                ReplayRequested(
-                    as_sent=not simulated,
-                    max_messages=ctx.max_context_messages if simulated else None,
-                    strategy=ctx.strategy if simulated else None,
-                    note=note,
-                )
-            )
+            self.app.post_message(again)
             return
         # a switch the user asked for shows another view than the one saved (a switch with a
         # note is the follower's: a compaction seen)
         model.unsaved = old.unsaved or note is None
-        self.app.post_message(SessionReplaced(old, model, at_end=False))
+        # (more may arrive before the app shows it: a followed update queued before this
+        # message is added to ``old``, and the app then replays again)
+        self.app.post_message(SessionReplaced(old, model, at_end=False, again=again))
         if note is not None:
             self.app.notify(note, markup=False, timeout=5)
             return

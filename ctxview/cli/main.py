@@ -58,11 +58,13 @@ def parse_command(args_list: Sequence[str]) -> argparse.Namespace:
     parser = build_sub_parser(args_list[0])
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     own: argparse.ArgumentParser = sub.choices[args_list[0]]
-    if any(isinstance(a, argparse._SubParsersAction) for a in own._actions):
-        return parser.parse_args(args_list)
-    args = own.parse_intermixed_args(args_list[1:])
-    args.command = args_list[0]
-    return args
+    if not any(isinstance(a, argparse._SubParsersAction) for a in own._actions):
+        args, extra = own.parse_known_intermixed_args(args_list[1:])
+        if not extra:
+            args.command = args_list[0]
+            return args
+    # (an unknown argument: the whole parser's error, whose usage lists every command)
+    return parser.parse_args(args_list)
 
 
 def handler(command: str) -> Handler:

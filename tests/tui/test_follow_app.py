@@ -154,6 +154,12 @@ async def test_open_dialog_has_the_sessions_list_as_a_tab(tmp_path: Path, monkey
         await settle(pilot)
         await pilot.press("ctrl+o")
         await wait_until(pilot, lambda: bool(app.screen.query(TabbedContent)))
+        path = app.screen.query_one("#path")
+        await wait_until(pilot, lambda: app.screen.focused is path)
+        # switch as a click on the tab does: the path input gives up the focus first. Switched
+        # under it, the input is hidden while focused, Textual hands its focus to a sibling in
+        # the same hidden pane, and a focus inside a pane makes that pane's tab active again.
+        app.screen.set_focus(None)
         tabs = app.screen.query_one(TabbedContent)
         tabs.active = "sessions-tab"
         tree = app.screen.query_one("#cc-sessions Tree", Tree)
@@ -161,12 +167,14 @@ async def test_open_dialog_has_the_sessions_list_as_a_tab(tmp_path: Path, monkey
         await wait_until(pilot, lambda: len(tree.root.children) == 1, timeout=20)
 
         def shown_and_focused() -> bool:
-            # the tab bar's own first activation can be handled after a switch made this soon
-            # after the dialog opened (no person is that quick): switch again if it came back
-            if tabs.active != "sessions-tab":
-                tabs.active = "sessions-tab"
             # the dialog itself moves the focus to the list it shows: enter opens the session
-            return tree.has_focus and tree.cursor_node is not None
+            # (the screen's focus: a widget's has_focus is only updated by its Focus and Blur
+            # events, so it may still read True when the keys already go elsewhere)
+            return (
+                tabs.active == "sessions-tab"
+                and app.screen.focused is tree
+                and tree.cursor_node is not None
+            )
 
         await wait_until(pilot, shown_and_focused)
         await pilot.press("enter")
@@ -280,3 +288,29 @@ async def test_follow_a_codex_rollout(tmp_path: Path) -> None:
         await wait_until(pilot, lambda: len(app.model.transcript) == 3)
         meta = app.model.transcript.records[1].meta
         assert meta["usage"]["cache_read_input_tokens"] == 1536
+
+
+async def test_a_message_followed_while_a_replay_is_on_its_way_is_kept(tmp_path: Path) -> None:
+    """A followed update handled after a switch of view was replayed, but before the app shows
+    that replay, is added to the shown session: the replay is made again with it, never shown
+    without it."""
+    p = tmp_path / "live.jsonl"
+    p.write_text(rec("user", "u0", None, "first") + rec("assistant", "a0", "u0", text("ok")))
+    app = make_app(str(p), as_sent=True)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        switched = app.settings._switched
+        late: list[bool] = []
+
+        def then_followed(old: Any, model: Any, *rest: Any) -> None:
+            switched(old, model, *rest)
+            if not late:  # a followed update queued before the replay's message
+                late.append(True)
+                old.context.add_message({"role": "user", "content": "late"}, meta={})
+
+        app.settings._switched = then_followed  # type: ignore[method-assign]
+        app.settings.switch(as_sent=False, max_messages=4, strategy="seed")
+        await wait_until(
+            pilot, lambda: app.model.as_sent is None and len(app.model.transcript) == 3
+        )
+        assert late and app.model.transcript.records[-1].message["content"] == "late"
