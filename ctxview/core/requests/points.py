@@ -27,7 +27,7 @@ from ctxview.core.compaction import claude_code_compaction, has_compaction
 from ctxview.core.microcompact import cleared_versions
 from ctxview.core.protocol import RuleSet
 from ctxview.core.providers.base import CacheModel, Provider, TokenModel
-from ctxview.core.requests.restart import restarts
+from ctxview.core.requests.restart import cached_head, restarts
 from ctxview.core.requests.types import (
     CALIBRATED_FORMATS,
     REDUNDANT_MIN_CHARS,
@@ -252,6 +252,9 @@ class Calibration(NamedTuple):
     #: per model whose tokenizer is not the one the rates were fitted in: its tokens for the
     #: same text, relative (:func:`~ctxview.core.calibrate.tokenizer_scale`); None: all alike
     scales: dict[str | None, float] | None = None
+    #: of the tools + system, what a request sharing no message with a cached prompt reads
+    #: (:func:`~ctxview.core.requests.restart.cached_head`); None: all of them
+    head: int | None = None
 
 
 def calibrate(session: SessionLike, features: Sequence[Features] | None = None) -> Calibration:
@@ -277,6 +280,7 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
     deltas: list[Delta] = []
     recs: list[tuple[_Point, int]] = []
     first_reads: list[int] = []  # the first segment's recorded cache reads
+    partial: list[tuple[_Point, int]] = []  # (request, read) of the breaks that read a prefix
     prev: tuple[_Point, int] | None = None
     metas = session.metas
     # a microcompaction clears earlier tool results: the growth across one is not what the
@@ -305,6 +309,11 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
         if total <= 0:
             prev = None
             continue
+        read = rec["cache_read_input_tokens"]
+        if read < (recs[-1][1] - max(1_024, recs[-1][1] // 20) if recs else total):
+            # a break that kept a prefix of the previous prompt, or a first request that read
+            # what other sessions cached
+            partial.append((p, read))
         recs.append((p, total))
         if seg_of[p.n - 1] == 0:
             first_reads.append(rec["cache_read_input_tokens"])
@@ -353,26 +362,35 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
     keys = {(seg_start[p.n - 1], _model_of(metas, p, session.model)) for p in points if p.n > 0}
     first = sorted(r for (s0, _), v in by.items() if s0 == 0 for r in v)
     later = sorted(x for x in starts if x > 0)
+    statics = segment_statics(
+        by,
+        keys,
+        static,
+        restarts(
+            session.messages,
+            later,
+            later[0],
+            first_reads,
+            int(_quantile(first, 0.5)),
+            rates,
+        )
+        if later and first
+        else None,
+    )
+    head = cached_head(
+        [
+            (read, statics.get((seg_start[p.n - 1], _model_of(metas, p, session.model)), 0))
+            for p, read in partial
+            if p.n > 0
+        ]
+    )
     return Calibration(
         rates,
         static,
         len(recs),
-        segment_statics(
-            by,
-            keys,
-            static,
-            restarts(
-                session.messages,
-                later,
-                later[0],
-                first_reads,
-                int(_quantile(first, 0.5)),
-                rates,
-            )
-            if later and first
-            else None,
-        ),
+        statics,
         {m: v for m, v in scales.items() if v != 1.0} or None,
+        head,
     )
 
 
