@@ -165,7 +165,12 @@ def microcompactions(session: SessionLike) -> dict[int, int]:
     (a ``microcompact_boundary``: the reader marks the message the next request sent first,
     ``meta["microcompact"]``), each with the transcript id of the first message holding a
     cleared result: the request breaks the cache there (``microcompaction``), its prefix before
-    that message read. Ids not found in the messages before it are left out."""
+    that message read. Ids not found in the messages before it are left out; when none of them
+    is (a transcript that starts mid-session, as a checkpoint's slice does: the results it
+    cleared are in the history before the file, which the calibrated static carries), the
+    break is at the file's first message (0): the request reads the tools and system alone, as
+    the recorded usage shows (a Claude Code 2.1.14 slice cleared 14 results none of its lines
+    holds, and the next request read 19,330 of 108,220 tokens)."""
     metas = session.metas
     marked = [i for i, m in enumerate(metas) if m and "microcompact" in m]
     if not marked:
@@ -186,9 +191,12 @@ def microcompactions(session: SessionLike) -> dict[int, int]:
         done = i + 1
         info = metas[i]["microcompact"]
         ids = info.get("cleared") if isinstance(info, Mapping) else None
-        found = [where[t] for t in ids or () if isinstance(t, str) and t in where]
+        named = [t for t in ids or () if isinstance(t, str)]
+        found = [where[t] for t in named if t in where]
         if found:
             out[i] = min(found)
+        elif named:
+            out[i] = 0
     return out
 
 
