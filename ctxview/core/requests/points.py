@@ -138,10 +138,20 @@ def segment_starts(session: SessionLike, blocks_in: Iterable[int] | None = None)
 TASK_NOTIFICATION = "<task-notification>"
 
 
+#: what Claude Code writes as the answer to a turn that was only a local command, when a session
+#: exited after one (``/exit``) is resumed: a ``<synthetic>`` assistant message of this text
+NO_RESPONSE = "No response requested."
+
+
 def history_resends(session: SessionLike) -> dict[int, str]:
     """Messages at which a Claude Code transcript's client sent its message history again from
     the start (the tools and system still read from the cache), with the reason: a user
-    message delivering a background-task notification (``notification``).
+    message delivering a background-task notification (``notification``), or the first message
+    after a session was resumed (``resume``: it follows Claude Code's ``<synthetic>`` "No
+    response requested." after the ``/exit``). On the fresh held-out transcripts of
+    benchmarks/truth.py, the first request after each of the four resumes read only the tools
+    and system (two, 6 and 26 minutes after the ``/exit``, 1-hour cache entries: 16,606 of
+    ~77k and ~138k tokens) or nothing (two past their 5-minute TTL).
 
     The evidence is the recorded usage, not a request body (a transcript holds none): on the
     tune set of ``benchmarks/truth.py`` three of the four requests such a message started read
@@ -155,6 +165,8 @@ def history_resends(session: SessionLike) -> dict[int, str]:
     for i, m in enumerate(session.messages):
         if i and m.get("role") == "user" and _opens_with_notification(m.get("content")):
             out[i] = "notification"
+        elif i and m.get("role") == "user" and _resumed(session, i - 1):
+            out[i] = "resume"
     for i in microcompactions(session):
         out.setdefault(i, "microcompaction")
     return out
@@ -206,6 +218,22 @@ def cleared_tokens(session: SessionLike, rates: Rates) -> dict[int, list[tuple[i
         i: [(k, rates.tokens(message_features(m))) for k, m in changed]
         for i, changed in cleared_versions(session).items()
     }
+
+
+def _resumed(session: SessionLike, k: int) -> bool:
+    """Message ``k`` is the ``<synthetic>`` answer Claude Code writes when it resumes a session
+    that ended on a local command (:data:`NO_RESPONSE`)."""
+    if k >= len(session.metas) or session.metas[k].get("model") != "<synthetic>":
+        return False
+    content = session.messages[k].get("content")
+    texts = (
+        [content]
+        if isinstance(content, str)
+        else [b.get("text") for b in content if isinstance(b, dict)]
+        if isinstance(content, list)
+        else []
+    )
+    return any(isinstance(t, str) and t.strip() == NO_RESPONSE for t in texts)
 
 
 def _opens_with_notification(content: Any) -> bool:

@@ -35,6 +35,7 @@ BREAK_REASONS = (
     "edited",
     "notification",
     "microcompaction",
+    "resume",
 )
 
 
