@@ -30,8 +30,9 @@ own request model (``simulate``: calibrated from the file's recorded usage). Pri
 * **blocks lost in the rebuild**: ``tool_use`` / ``tool_result`` / ``text`` / ``thinking`` blocks
   of the file's conversation lines (main thread; a sub-agent file's own lines) that are not in the
   rebuilt session's messages. A block is matched by its tool id, or by its text. Blocks Claude
-  Code does not send (whitespace-only assistant text) are not counted; lines left on a rewound
-  branch are counted as lost, and the file's off-branch requests are shown beside them (a real
+  Code does not send (whitespace-only assistant text) are not counted, nor a local command's
+  lines that no later response descends from (never sent: a ``/exit``'s command and output lines,
+  skipped by the session resumed after them); lines left on a rewound branch are counted as lost, and the file's off-branch requests are shown beside them (a real
   rewind explains them, a broken parent chain does not).
 
 With no folder, the repository's own (:data:`FOLDERS`). ``--set`` keeps the files of one side of
@@ -189,9 +190,11 @@ def _content_keys(content: Any) -> list[tuple[str, Any]]:
 def raw_block_keys(path: Path) -> Counter[tuple[str, Any]]:
     """The blocks of a transcript's conversation lines, read straight from the file: the main
     thread's user and assistant lines (every line of a sub-agent file, whose lines are all
-    ``isSidechain``), one per uuid (a repeated uuid: the later line)."""
+    ``isSidechain``), one per uuid (a repeated uuid: the later line), less the prompt lines no
+    request sent (:func:`_unsent_leaves`)."""
     records: dict[str, dict[str, Any]] = {}
     anonymous: list[dict[str, Any]] = []
+    parents: dict[str, str] = {}  # every line's parent, whatever its type
     for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
         raw = raw.strip()
         if not raw:
@@ -200,14 +203,19 @@ def raw_block_keys(path: Path) -> Counter[tuple[str, Any]]:
             rec = json.loads(raw)
         except ValueError:
             continue
-        if not isinstance(rec, dict) or rec.get("type") not in ("user", "assistant"):
+        if not isinstance(rec, dict):
             continue
         u = rec.get("uuid")
+        if isinstance(u, str) and isinstance(rec.get("parentUuid"), str):
+            parents[u] = rec["parentUuid"]
+        if rec.get("type") not in ("user", "assistant"):
+            continue
         if isinstance(u, str):
             records[u] = rec
         else:
             anonymous.append(rec)
-    recs = [*records.values(), *anonymous]
+    unsent = _unsent_leaves(records, parents)
+    recs = [r for u, r in records.items() if u not in unsent] + anonymous
     main = [r for r in recs if not r.get("isSidechain")]
     if not main:
         main = recs  # a sub-agent transcript
@@ -217,6 +225,53 @@ def raw_block_keys(path: Path) -> Counter[tuple[str, Any]]:
         if isinstance(msg, dict):
             out.update(_content_keys(msg.get("content")))
     return out
+
+
+def _unsent_leaves(records: dict[str, dict[str, Any]], parents: dict[str, str]) -> set[str]:
+    """The uuids of user lines Claude Code never sent: a local command's lines, written before the
+    file's last response, that no response descends from (an ``/exit`` whose command and output
+    lines the session resumed after it skipped: its next message hangs off the line before
+    them)."""
+    sent: set[str] = set()
+    last_response = -1
+    order = {u: k for k, u in enumerate(records)}
+    for u, rec in records.items():
+        if rec.get("type") != "assistant":
+            continue
+        last_response = order[u]
+        seen: set[str] = set()
+        cur: str | None = u
+        while cur is not None and cur not in sent and cur not in seen:
+            seen.add(cur)
+            sent.add(cur)
+            cur = parents.get(cur)
+    return {
+        u
+        for u, rec in records.items()
+        if rec.get("type") == "user"
+        and u not in sent
+        and order[u] < last_response
+        and _local_command((rec.get("message") or {}).get("content"))
+    }
+
+
+#: how the lines of a local command (``/exit``, ``/model``: run by Claude Code, not the model)
+#: open
+LOCAL_COMMAND = ("<command-name>", "<local-command-stdout>", "<local-command-caveat>")
+
+
+def _local_command(content: Any) -> bool:
+    """Every text of ``content`` is a local command's line (and there is one)."""
+    texts = (
+        [content]
+        if isinstance(content, str)
+        else [b.get("text") for b in content if isinstance(b, dict)]
+        if isinstance(content, list)
+        else []
+    )
+    return bool(texts) and all(
+        isinstance(t, str) and t.lstrip().startswith(LOCAL_COMMAND) for t in texts
+    )
 
 
 def rebuilt_block_keys(session: LoadedSession) -> Counter[tuple[str, Any]]:

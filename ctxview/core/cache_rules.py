@@ -126,6 +126,7 @@ API_REASON: dict[str, str | None] = {
     "edited": "messages_changed",
     "notification": "messages_changed",
     "microcompaction": "messages_changed",
+    "resume": "messages_changed",
     "unexplained": None,
 }
 #: the reasons the API's cache diagnostics give

@@ -25,7 +25,15 @@ from typing import Any
 
 import pytest
 
-from benchmarks.truth import BLOCK_TYPES, FOLDERS, FileFigures, in_set, measure, transcripts
+from benchmarks.truth import (
+    BLOCK_TYPES,
+    FOLDERS,
+    FileFigures,
+    in_set,
+    measure,
+    measure_file,
+    transcripts,
+)
 from ctxview.core.requests import simulate
 from ctxview.sessions import load_session
 from tests.support import claude_code_shapes as shapes
@@ -202,3 +210,29 @@ def test_the_unseen_set_holds_todays_figures(unseen: dict[str, Any]) -> None:
         assert d["recorded_reason"] in ("unexplained", "growth") or d["predicted"].startswith(
             "break ("
         ), d
+
+
+def _resumed_after_exit(tmp_path: Any, command: str) -> Any:
+    """A turn, then ``command`` typed as a local command (its caveat, command and output lines),
+    then the session resumed: Claude Code hangs its next message off the caveat line, so the
+    command's lines are on no branch."""
+    w = shapes.Writer()
+    u = w.user(None, "Fix the build.")
+    last = shapes.grow(w, u, 3, 0, 20_000, 2_000)
+    end = w.assistant(last, [{"type": "text", "text": "Done."}], (3, 26_000, 100), "msg_end")
+    caveat = w.user(
+        end, "<local-command-caveat>Caveat: local commands below.</local-command-caveat>"
+    )
+    cmd = w.user(caveat, command)
+    w.user(cmd, "<local-command-stdout>Goodbye!</local-command-stdout>")
+    q = w.user(caveat, "Is the gc invoked more often now?")
+    w.assistant(q, [{"type": "text", "text": "No."}], (3, 26_100, 50), "msg_after")
+    return shapes.write(tmp_path / "resumed.jsonl", w.records)
+
+
+def test_a_local_command_the_resumed_session_skipped_is_not_lost(tmp_path: Any) -> None:
+    fig = measure_file(_resumed_after_exit(tmp_path, "<command-name>/exit</command-name>"))
+    assert fig.lost_blocks == {}, fig.lost_blocks
+    # a prompt left so is lost: it is not a local command
+    fig = measure_file(_resumed_after_exit(tmp_path, "Actually, revert it."))
+    assert fig.lost_blocks == {"text": 1}

@@ -105,13 +105,13 @@ async def test_at_80_columns_the_ranking_key_shows_and_no_legend_covers_the_char
         await _loaded(pilot)
         lines = drawn(app).splitlines()
         assert lines[0].rstrip().endswith("· by cost (w)")
-        assert lines[0].startswith(" Fleet · 2 sessions · $11.69 · ")
+        assert lines[0].startswith(" Fleet · 2 sessions · $12.00 · ")
         # the chart's title says what bars and line are; nothing else in the chart names them
         assert [ln.strip() for ln in lines if "cost $" in ln] == [
             "per day: cost $ (bars, left) · hit rate % (line, right)"
         ]
         await pilot.resize_terminal(120, 36)
-        await wait_until(pilot, lambda: "breaks lost $1.22 · hit 97.9%" in drawn(app))
+        await wait_until(pilot, lambda: "breaks lost $1.52 · hit 97.6%" in drawn(app))
 
 
 def test_fleet_screen_snapshot(snap_compare: Any, dataset: Path) -> None:

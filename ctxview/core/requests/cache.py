@@ -81,6 +81,7 @@ class PromptCache:
         "by_model",
         "entries",
         "ever_cached",
+        "head",
         "min_notes",
         "mode",
         "prev_key",
@@ -101,6 +102,7 @@ class PromptCache:
         mode: str = AUTOMATIC,
         scales: Mapping[str | None, float] | None = None,
         rules: CacheModel | None = None,
+        head: int | None = None,
     ) -> None:
         self.prices = prices
         #: the provider's cache (its minimum per model, the step a cached prefix grows in);
@@ -115,6 +117,10 @@ class PromptCache:
         self.scales = scales or {}
         #: tokens of the tools and system prompt
         self.static = static
+        #: of those, the part a request that shares no message with a cached prompt still reads
+        #: (the recorded reads show it: :func:`~ctxview.core.requests.restart.cached_head`);
+        #: None: all of ``static``
+        self.head = head
         self.entries: list[_Entry] = []
         self.ever_cached = False
         self.prev_key: tuple[Any, ...] | None = None
@@ -222,6 +228,12 @@ class PromptCache:
                     read = base + run[off + reach]
                 else:
                     read = self.static
+            head = self.head
+            if not reach and n and head is not None and head < read:
+                # no message shared: the tools and system alone, as far as every segment
+                # caches them alike (what Claude Code sends with the messages besides them
+                # is written again after a compaction or a resend)
+                read = head
         # (one call a request, the state on slots read once: a replay makes 50,000 of them)
         found = self.by_model.get(key[0])
         minimum, price = found if found is not None else self.model(key[0])

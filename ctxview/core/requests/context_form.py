@@ -168,7 +168,9 @@ def replay_context(
     sf_gen: int | None = None
     sf_pos = 0
     rejections = Rejections(msgs, session.system, session_rules(session)) if check else None
-    cache = PromptCache(prices, static, plan.cache_mode, plan.scales, session_cache(session))
+    cache = PromptCache(
+        prices, static, plan.cache_mode, plan.scales, session_cache(session), plan.head
+    )
     marks, static_marked = plan.marks, plan.static_marked
     scaled = bool(plan.scales)
     statics = plan.statics

@@ -27,7 +27,7 @@ from ctxview.core.compaction import claude_code_compaction, has_compaction
 from ctxview.core.microcompact import cleared_versions
 from ctxview.core.protocol import RuleSet
 from ctxview.core.providers.base import CacheModel, Provider, TokenModel
-from ctxview.core.requests.restart import restarts
+from ctxview.core.requests.restart import cached_head, restarts
 from ctxview.core.requests.types import (
     CALIBRATED_FORMATS,
     REDUNDANT_MIN_CHARS,
@@ -138,10 +138,20 @@ def segment_starts(session: SessionLike, blocks_in: Iterable[int] | None = None)
 TASK_NOTIFICATION = "<task-notification>"
 
 
+#: what Claude Code writes as the answer to a turn that was only a local command, when a session
+#: exited after one (``/exit``) is resumed: a ``<synthetic>`` assistant message of this text
+NO_RESPONSE = "No response requested."
+
+
 def history_resends(session: SessionLike) -> dict[int, str]:
     """Messages at which a Claude Code transcript's client sent its message history again from
     the start (the tools and system still read from the cache), with the reason: a user
-    message delivering a background-task notification (``notification``).
+    message delivering a background-task notification (``notification``), or the first message
+    after a session was resumed (``resume``: it follows Claude Code's ``<synthetic>`` "No
+    response requested." after the ``/exit``). On the fresh held-out transcripts of
+    benchmarks/truth.py, the first request after each of the four resumes read only the tools
+    and system (two, 6 and 26 minutes after the ``/exit``, 1-hour cache entries: 16,606 of
+    ~77k and ~138k tokens) or nothing (two past their 5-minute TTL).
 
     The evidence is the recorded usage, not a request body (a transcript holds none): on the
     tune set of ``benchmarks/truth.py`` three of the four requests such a message started read
@@ -155,6 +165,8 @@ def history_resends(session: SessionLike) -> dict[int, str]:
     for i, m in enumerate(session.messages):
         if i and m.get("role") == "user" and _opens_with_notification(m.get("content")):
             out[i] = "notification"
+        elif i and m.get("role") == "user" and _resumed(session, i - 1):
+            out[i] = "resume"
     for i in microcompactions(session):
         out.setdefault(i, "microcompaction")
     return out
@@ -165,7 +177,12 @@ def microcompactions(session: SessionLike) -> dict[int, int]:
     (a ``microcompact_boundary``: the reader marks the message the next request sent first,
     ``meta["microcompact"]``), each with the transcript id of the first message holding a
     cleared result: the request breaks the cache there (``microcompaction``), its prefix before
-    that message read. Ids not found in the messages before it are left out."""
+    that message read. Ids not found in the messages before it are left out; when none of them
+    is (a transcript that starts mid-session, as a checkpoint's slice does: the results it
+    cleared are in the history before the file, which the calibrated static carries), the
+    break is at the file's first message (0): the request reads the tools and system alone, as
+    the recorded usage shows (a Claude Code 2.1.14 slice cleared 14 results none of its lines
+    holds, and the next request read 19,330 of 108,220 tokens)."""
     metas = session.metas
     marked = [i for i, m in enumerate(metas) if m and "microcompact" in m]
     if not marked:
@@ -186,9 +203,12 @@ def microcompactions(session: SessionLike) -> dict[int, int]:
         done = i + 1
         info = metas[i]["microcompact"]
         ids = info.get("cleared") if isinstance(info, Mapping) else None
-        found = [where[t] for t in ids or () if isinstance(t, str) and t in where]
+        named = [t for t in ids or () if isinstance(t, str)]
+        found = [where[t] for t in named if t in where]
         if found:
             out[i] = min(found)
+        elif named:
+            out[i] = 0
     return out
 
 
@@ -198,6 +218,22 @@ def cleared_tokens(session: SessionLike, rates: Rates) -> dict[int, list[tuple[i
         i: [(k, rates.tokens(message_features(m))) for k, m in changed]
         for i, changed in cleared_versions(session).items()
     }
+
+
+def _resumed(session: SessionLike, k: int) -> bool:
+    """Message ``k`` is the ``<synthetic>`` answer Claude Code writes when it resumes a session
+    that ended on a local command (:data:`NO_RESPONSE`)."""
+    if k >= len(session.metas) or session.metas[k].get("model") != "<synthetic>":
+        return False
+    content = session.messages[k].get("content")
+    texts = (
+        [content]
+        if isinstance(content, str)
+        else [b.get("text") for b in content if isinstance(b, dict)]
+        if isinstance(content, list)
+        else []
+    )
+    return any(isinstance(t, str) and t.strip() == NO_RESPONSE for t in texts)
 
 
 def _opens_with_notification(content: Any) -> bool:
@@ -252,6 +288,9 @@ class Calibration(NamedTuple):
     #: per model whose tokenizer is not the one the rates were fitted in: its tokens for the
     #: same text, relative (:func:`~ctxview.core.calibrate.tokenizer_scale`); None: all alike
     scales: dict[str | None, float] | None = None
+    #: of the tools + system, what a request sharing no message with a cached prompt reads
+    #: (:func:`~ctxview.core.requests.restart.cached_head`); None: all of them
+    head: int | None = None
 
 
 def calibrate(session: SessionLike, features: Sequence[Features] | None = None) -> Calibration:
@@ -277,6 +316,7 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
     deltas: list[Delta] = []
     recs: list[tuple[_Point, int]] = []
     first_reads: list[int] = []  # the first segment's recorded cache reads
+    partial: list[tuple[_Point, int]] = []  # (request, read) of the breaks that read a prefix
     prev: tuple[_Point, int] | None = None
     metas = session.metas
     # a microcompaction clears earlier tool results: the growth across one is not what the
@@ -308,6 +348,11 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
         if total <= 0:
             prev = None
             continue
+        read = rec["cache_read_input_tokens"]
+        if read < (recs[-1][1] - max(1_024, recs[-1][1] // 20) if recs else total):
+            # a break that kept a prefix of the previous prompt, or a first request that read
+            # what other sessions cached
+            partial.append((p, read))
         recs.append((p, total))
         if seg_of[p.n - 1] == 0:
             first_reads.append(rec["cache_read_input_tokens"])
@@ -357,26 +402,35 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
     keys = {(seg_start[p.n - 1], _model_of(metas, p, session.model)) for p in points if p.n > 0}
     first = sorted(r for (s0, _), v in by.items() if s0 == 0 for r in v)
     later = sorted(x for x in starts if x > 0)
+    statics = segment_statics(
+        by,
+        keys,
+        static,
+        restarts(
+            session.messages,
+            later,
+            later[0],
+            first_reads,
+            int(_quantile(first, 0.5)),
+            rates,
+        )
+        if later and first
+        else None,
+    )
+    head = cached_head(
+        [
+            (read, statics.get((seg_start[p.n - 1], _model_of(metas, p, session.model)), 0))
+            for p, read in partial
+            if p.n > 0
+        ]
+    )
     return Calibration(
         rates,
         static,
         len(recs),
-        segment_statics(
-            by,
-            keys,
-            static,
-            restarts(
-                session.messages,
-                later,
-                later[0],
-                first_reads,
-                int(_quantile(first, 0.5)),
-                rates,
-            )
-            if later and first
-            else None,
-        ),
+        statics,
         {m: v for m, v in scales.items() if v != 1.0} or None,
+        head,
     )
 
 

@@ -107,7 +107,9 @@ def replay_range(
     counts: dict[Any, int] = {}
     dup_items = 0
     dup_tokens = 0
-    cache = PromptCache(prices, static, plan.cache_mode, plan.scales, session_cache(session))
+    cache = PromptCache(
+        prices, static, plan.cache_mode, plan.scales, session_cache(session), plan.head
+    )
     marks, static_marked = plan.marks, plan.static_marked
     scaled = bool(plan.scales)
     statics, seg0 = plan.statics, 0
@@ -365,7 +367,9 @@ def replay_editing(
     counts: dict[Any, int] = {}
     dup_items = 0
     dup_tokens = 0
-    cache = PromptCache(prices, static, plan.cache_mode, plan.scales, session_cache(session))
+    cache = PromptCache(
+        prices, static, plan.cache_mode, plan.scales, session_cache(session), plan.head
+    )
     marks, static_marked = plan.marks, plan.static_marked
     scaled = bool(plan.scales)
     statics = plan.statics

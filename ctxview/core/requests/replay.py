@@ -198,7 +198,8 @@ def simulate(
         cm = context_editing.context_management(strat)
         notes.append(f"context editing ({strat}): nothing is evicted; sent as edited by {cm}")
     cal = _calibration if _calibration is not None else calibrate(session, feats)
-    fitted, cal_static, n_rec, statics, scales = cal
+    fitted, cal_static, n_rec, statics, scales = cal[:5]
+    head = cal.head
     rates = rates or fitted
     if rates.calibrated:
         notes.append(
@@ -221,7 +222,7 @@ def simulate(
             )
         )
     else:
-        statics = scales = None
+        statics = scales = head = None
     if scales:
         notes.append(
             "tokenizers: "
@@ -324,6 +325,7 @@ def simulate(
         microcompactions(session) if session.format in CALIBRATED_FORMATS else {},
         cleared_tokens(session, rates) if session.format in CALIBRATED_FORMATS else {},
         measure=None if counted is None else counted.estimate,
+        head=head,
     )
     source = "context" if _reference else window_source(plan)
     if source != "context":

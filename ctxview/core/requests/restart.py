@@ -68,6 +68,32 @@ def head_read(reads: Sequence[int], static: int, floor: int = 1_024) -> int | No
     return max(found) if found else None
 
 
+def cached_head(reads: Sequence[tuple[int, int]]) -> int | None:
+    """What a request that shares no message with the cached prompt reads: the tools and system
+    prompt, the part of the calibrated static that every segment begins with. ``reads``:
+    ``(read, static of its segment)`` of each recorded request that read only a prefix (the
+    first request, warm from other sessions, or one that read less than the previous request's
+    whole prompt), in file order.
+
+    Claude Code also sends context with the first prompt and, after a compaction, what it
+    restores: those are written again, not read. The first request after each of the 15
+    compactions of the fresh held-out transcripts (benchmarks/truth.py) read 16,496 to 34,236
+    tokens of a segment static of 42,219 to 68,661, and in 10 of them that read was one the
+    file's earlier breaks or its first request had read too. The head is a read at or below its
+    static that two or more requests made (once is not a pattern: a break can keep a longer
+    prefix), the most frequent, the latest of a tie; None when no read repeats."""
+    counts: Counter[int] = Counter()
+    last: dict[int, int] = {}
+    for k, (read, static) in enumerate(reads):
+        if 0 < read <= static:
+            counts[read] += 1
+            last[read] = k
+    found = [r for r, n in counts.items() if n >= 2]
+    if not found:
+        return None
+    return max(found, key=lambda r: (counts[r], last[r]))
+
+
 def restored_tokens(
     messages: Sequence[Mapping[str, Any]], ends: Iterable[int], rates: Rates
 ) -> dict[int, int]:

@@ -35,6 +35,7 @@ BREAK_REASONS = (
     "edited",
     "notification",
     "microcompaction",
+    "resume",
 )
 
 
@@ -480,6 +481,9 @@ class ReplayPlan:
     #: tokens of one message as the requests count it, where not under ``rates``: the session
     #: provider's token model (:func:`~.points.provider_tokens`); None: ``rates``
     measure: Callable[[Any], int] | None = None
+    #: of the tools + system, what a request sharing no message with a cached prompt reads
+    #: (calibrated: :func:`~.restart.cached_head`); None: all of them
+    head: int | None = None
 
     def message_tokens(self, message: Any, classify: bool = True) -> int:
         """Tokens of one message as sent (an edited one too): the provider's estimate, else

@@ -7,9 +7,11 @@ import math
 from typing import Any
 
 from ctxview.core.calibrate import DEFAULT_RATES, POST_COMPACTION_GROWTH
+from ctxview.core.requests import simulate
 from ctxview.core.requests.points import calibrate
 from ctxview.core.requests.restart import (
     RESTORE_TOKENS_PER_FILE,
+    cached_head,
     head_read,
     mentions_files,
     restored_tokens,
@@ -118,3 +120,70 @@ def test_after_a_compaction_that_dropped_a_mentioned_file_the_static_starts_from
         assert grown == math.ceil(
             cal.statics[(0, "claude-sonnet-4-5")] * (1 + POST_COMPACTION_GROWTH)
         )
+
+
+def test_the_cached_head_is_the_most_frequent_repeated_prefix_read_within_the_static() -> None:
+    # (read, static of its segment) of the requests that read only a prefix
+    assert cached_head([(16_496, 40_000), (16_496, 41_000), (28_023, 46_000)]) == 16_496
+    tie = [(18_591, 40_000), (16_496, 40_000), (16_496, 40_000), (18_591, 40_000)]
+    assert cached_head(tie) == 18_591  # a tie: the latest
+    assert cached_head([(16_496, 40_000), (18_591, 40_000)]) is None  # once is not a pattern
+    # a read past the static kept messages too (a microcompaction's prefix): not the head
+    assert cached_head([(118_873, 40_000), (118_873, 40_000)]) is None
+    assert cached_head([]) is None
+
+
+def _compacted(head: int, after_static: int) -> LoadedSession:
+    """A first segment (static 40,000) whose first request read ``head`` (cached by other
+    sessions) and whose request 4 broke the cache and read only it, a compaction, and a segment after it that sends ``after_static`` besides its messages (what
+    Claude Code restores with the summary): usage recorded throughout."""
+    msgs: list[dict[str, Any]] = []
+    metas: list[dict[str, Any]] = []
+    t = 0.0
+    chars = 0
+    prev = 0
+
+    def turn(text: str, static: int, read_of: int | None, meta: dict[str, Any]) -> None:
+        nonlocal t, chars, prev
+        msgs.append(_user(text))
+        metas.append({"timestamp": ts(t), **meta})
+        msgs.append({"role": "assistant", "content": [{"type": "text", "text": "ok"}]})
+        chars += len(text) + 2
+        total = static + chars // 4 + 8 * len(msgs) // 2
+        read = prev if read_of is None else read_of
+        metas.append(
+            {
+                "timestamp": ts(t + 5),
+                "model": "claude-sonnet-4-5",
+                "usage": {
+                    "input_tokens": 3,
+                    "cache_read_input_tokens": read,
+                    "cache_creation_input_tokens": total - 3 - read,
+                },
+            }
+        )
+        prev = total - 3
+        t += 10
+
+    for k in range(8):
+        turn(f"q{k} " + "word " * 300, 40_000, head if k in (0, 4) else None, {})
+    chars = 0
+    turn("summary " * 400, after_static, head, {"compact_summary": True, "compact_boundary": {}})
+    for k in range(5):
+        turn(f"r{k} " + "word " * 300, after_static, None, {})
+    return LoadedSession("t.jsonl", "claude-code", msgs, metas, model="claude-sonnet-4-5")
+
+
+def test_the_first_request_after_a_compaction_reads_only_the_cached_head() -> None:
+    session = _compacted(head=20_000, after_static=45_000)
+    assert calibrate(session).head == 20_000
+    log = simulate(session)
+    first_after = log.requests[8]
+    assert first_after.cache_break is not None
+    assert first_after.cache_break.reason == "compaction"
+    # not the segment's whole static (45,000): what Claude Code sends with the summary besides
+    # the tools and system is written again
+    assert first_after.cache_read == 20_000
+    assert first_after.predicted_break == first_after.recorded_break is True
+    # the next request reads it all again
+    assert log.requests[9].cache_read == first_after.input_tokens

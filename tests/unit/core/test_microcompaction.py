@@ -12,6 +12,7 @@ import pytest
 
 from ctxview.core.requests import simulate
 from ctxview.sessions import load_session
+from tests.support import claude_code_shapes as shapes
 from tests.support.paths import ACCEPTANCE
 
 FILE = ACCEPTANCE / "claude_code" / "phantomreads_b811ba2a-b3e3-44cf-8a97-c6b79d9eb8b5.jsonl"
@@ -102,3 +103,38 @@ def test_the_calibration_measures_requests_after_a_microcompaction_as_sent(sessi
     log = simulate(session)
     errors = [abs(r.input_tokens - t) / t for r in log.requests if (t := r.recorded_total)]
     assert max(errors) < 0.03
+
+
+def test_a_microcompaction_of_results_before_the_file_breaks_at_its_first_message(
+    tmp_path: Any,
+) -> None:
+    """A transcript that starts mid-session (a checkpoint's slice): the results a microcompaction
+    cleared are in the history before the file. The request after it breaks at the file's first
+    message."""
+    w = shapes.Writer()
+    u = w.user(None, "Go on with the refactor.")
+    last = shapes.grow(w, u, 8, 0, 60_000, 2_000)
+    boundary = w.base("system", last)
+    boundary.update(
+        subtype="microcompact_boundary",
+        content="Context microcompacted",
+        microcompactMetadata={
+            "trigger": "auto",
+            "tokensSaved": 21_279,
+            "compactedToolIds": ["toolu_before_0001", "toolu_before_0002"],
+        },
+    )
+    last = w.add(boundary)
+    last = shapes.grow(w, last, 3, 8, 20_000, 2_000)
+    session = load_session(shapes.write(tmp_path / "slice.jsonl", w.records))
+    for reference in (False, True):
+        log = simulate(session, _reference=reference)
+        broke = [r for r in log.requests if r.cache_break is not None and r.index > 0]
+        assert [(r.index, r.cache_break.reason, r.cache_break.position) for r in broke] == [
+            (8, "microcompaction", 0)
+        ]
+        # no message read: the calibrated tools + system (which carry the history before the
+        # file), every message of the file written again; the recorded break is named so
+        assert broke[0].cache_read == log.static_tokens
+        assert broke[0].recorded_miss is not None
+        assert broke[0].recorded_miss.reason == "microcompaction"
