@@ -117,6 +117,8 @@ def _objects(items: list[Any], path: str) -> None:
 
 #: the content parts whose ``text`` must be a string
 TEXT_PARTS = ("text", "input_text", "output_text")
+#: the roles whose messages the Chat Completions API refuses without content
+NEEDS_CONTENT = ("user", "system", "developer", "tool")
 
 
 def _content(content: Any, path: str) -> None:
@@ -145,6 +147,13 @@ def read_chat(path: str, data: Any) -> LoadedSession:
     for i, m in enumerate(wire):
         if not isinstance(m.get("role"), str):
             raise ValueError(f"messages[{i}].role: expected a string, got {_kind(m.get('role'))}")
+        if m.get("content") is None and m["role"] in NEEDS_CONTENT:
+            # only an assistant message (one that calls tools) may go without: the API answers
+            # "Invalid value for 'content': expected a string, got null."
+            raise ValueError(
+                f"messages[{i}].content: a {m['role']} message needs a string or an"
+                " array of parts, got " + ("null" if "content" in m else "none")
+            )
         _content(m.get("content"), f"messages[{i}]")
     lead = 0
     while lead < len(wire) and wire[lead].get("role") in SYSTEM_ROLES:

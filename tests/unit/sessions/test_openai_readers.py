@@ -313,3 +313,24 @@ def test_an_empty_or_null_tools_field_is_written_back_as_read(
     path = tmp_path / "body.json"
     path.write_text(json.dumps(body), encoding="utf-8")
     assert replay(load_session(str(path)), as_sent=True).request_body({}) == body
+
+
+@pytest.mark.parametrize("role", ["user", "system", "developer", "tool"])
+def test_a_chat_message_without_content_is_refused_unless_it_is_the_assistants(
+    tmp_path: Path, role: str
+) -> None:
+    """Chat Completions answers "Invalid value for 'content': expected a string, got null."
+    for such a message; an assistant message that calls tools goes without."""
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "42"},
+    ]
+    path = tmp_path / "body.json"
+    path.write_text(json.dumps({"model": "gpt-4o", "messages": messages}))
+    assert len(load_session(path).messages) == 3
+    messages.append({"role": role, "content": None})
+    path.write_text(json.dumps({"model": "gpt-4o", "messages": messages}))
+    with pytest.raises(SessionError, match=r"messages\[3\]\.content: a .* message needs"):
+        load_session(path)
