@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxview.app.messages import NameChanged, SessionOpened
+from ctxview.app.safe import one_line
 from ctxview.app.skipped import skipped_note
 from ctxview.sessions.store import check_output
 from ctxview.textfmt import fmt_tokens
@@ -153,6 +154,8 @@ class SessionFiles:
         unplaced, dangling = model.session.unplaced_lines, model.session.dangling_parents
         note += f" · {len(unplaced)} lines on no branch" if unplaced else ""
         note += f" · {len(dangling)} parents not in the file" if dangling else ""
+        # what the reader says of the file (inspect prints them too)
+        note += "".join(f"\n{one_line(w, 200)}" for w in model.session.warnings[:3])
         app.call_from_thread(
             app.notify,
             f"opened {model.name}: {len(model.transcript):,} messages ({model.session.format}){note}",

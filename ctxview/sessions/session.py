@@ -387,13 +387,15 @@ class Session:
                 if r.evicted_step is not None
             ],
             "problems": [p.to_dict() for p in problems],
-            # repair's fixes are the Messages API's (another provider's file is not repaired)
+            # what repair would do, under the session provider's rules
             "fixes": _fixes(window, self.system, problems, self),
             "skipped_lines": session.skipped_lines,
             # Claude Code: lines whose parent is not in the file, message lines on no branch
             "dangling_parents": session.dangling_parents,
             "unplaced_lines": session.unplaced_lines,
             "skipped": session.skipped(),
+            # what the reader says of the file (turns it does not keep, candidates not shown, …)
+            "warnings": list(session.warnings),
             "subagents": subagent_files(session),
             **_editing_summary(ctx),
         }

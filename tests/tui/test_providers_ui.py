@@ -142,3 +142,16 @@ async def test_a_blocks_tokens_are_the_providers_estimate(tmp_path: Path) -> Non
         await settle(pilot)
         titles = [str(w.render()) for w in app.detail.query(Static) if w.has_class("block-title")]
         assert "[1] input_audio · ~10 tokens" in titles, titles
+
+
+async def test_the_opened_notice_says_what_the_reader_says_of_the_file(tmp_path: Path) -> None:
+    body = {"model": "gpt-5", "previous_response_id": "resp_1", "input": "and then?"}
+    path = tmp_path / "continued.json"
+    path.write_text(json.dumps(body))
+    app = make_app(None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.open_path(str(path))
+        await wait_until(pilot, lambda: any(m.startswith("opened ") for m, _, _ in app.notice_log))
+        (opened,) = [m for m, _, _ in app.notice_log if m.startswith("opened ")]
+        assert "\nthis request continues a stored response (previous_response_id)" in opened

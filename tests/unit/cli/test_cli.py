@@ -51,6 +51,7 @@ def test_inspect_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
         "dangling_parents",
         "unplaced_lines",
         "skipped",
+        "warnings",
         "subagents",
         "config_used",
     }
