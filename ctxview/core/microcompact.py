@@ -22,6 +22,21 @@ class _Session(Protocol):
 CLEARED_TOOL_RESULT = "[Old tool result content cleared]"
 
 
+def note_result_holders(
+    msgs: Sequence[Mapping[str, Any]], lo: int, hi: int, holder: dict[str, int]
+) -> None:
+    """Notes in ``holder`` (tool_use id -> transcript id) the first of ``msgs[lo:hi]`` holding
+    each tool result: where a microcompaction that names the id cleared it."""
+    for k in range(lo, hi):
+        content = msgs[k].get("content")
+        if msgs[k].get("role") == "user" and isinstance(content, list):
+            for b in content:
+                if isinstance(b, dict) and b.get("type") == "tool_result":
+                    tid = b.get("tool_use_id")
+                    if isinstance(tid, str):
+                        holder.setdefault(tid, k)
+
+
 def cleared_versions(session: _Session) -> dict[int, list[tuple[int, dict[str, Any]]]]:
     """Per message at which a Claude Code transcript's client cleared earlier tool results (a
     ``microcompact_boundary``: ``meta["microcompact"]``), (transcript id, message as the
@@ -38,14 +53,7 @@ def cleared_versions(session: _Session) -> dict[int, list[tuple[int, dict[str, A
     out: dict[int, list[tuple[int, dict[str, Any]]]] = {}
     done = 0
     for i in marked:
-        for k in range(done, min(i, len(msgs))):
-            content = msgs[k].get("content")
-            if msgs[k].get("role") == "user" and isinstance(content, list):
-                for b in content:
-                    if isinstance(b, dict) and b.get("type") == "tool_result":
-                        tid = b.get("tool_use_id")
-                        if isinstance(tid, str):
-                            holder.setdefault(tid, k)
+        note_result_holders(msgs, done, min(i, len(msgs)), holder)
         done = max(done, i)
         info = metas[i]["microcompact"]
         ids = info.get("cleared") if isinstance(info, Mapping) else None

@@ -24,7 +24,7 @@ from ctxview.core.calibrate import (
     tokenizer_scale,
 )
 from ctxview.core.compaction import claude_code_compaction, has_compaction
-from ctxview.core.microcompact import cleared_versions
+from ctxview.core.microcompact import cleared_versions, note_result_holders
 from ctxview.core.protocol import RuleSet
 from ctxview.core.providers.base import CacheModel, Provider, TokenModel
 from ctxview.core.requests.restart import cached_head, restarts
@@ -192,14 +192,7 @@ def microcompactions(session: SessionLike) -> dict[int, int]:
     out: dict[int, int] = {}
     done = 0
     for i in marked:
-        for k in range(done, i + 1):
-            content = msgs[k].get("content")
-            if msgs[k].get("role") == "user" and isinstance(content, list):
-                for b in content:
-                    if isinstance(b, dict) and b.get("type") == "tool_result":
-                        tid = b.get("tool_use_id")
-                        if isinstance(tid, str):
-                            where.setdefault(tid, k)
+        note_result_holders(msgs, done, i + 1, where)
         done = i + 1
         info = metas[i]["microcompact"]
         ids = info.get("cleared") if isinstance(info, Mapping) else None
