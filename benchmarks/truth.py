@@ -62,6 +62,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ctxview.core.content import content_texts
 from ctxview.core.requests import Request, RequestLog, parse_timestamp, simulate
 from ctxview.core.requests.points import calibrate, segment_starts, session_features
 from ctxview.sessions import LoadedSession, SessionError, load_session
@@ -262,13 +263,7 @@ LOCAL_COMMAND = ("<command-name>", "<local-command-stdout>", "<local-command-cav
 
 def _local_command(content: Any) -> bool:
     """Every text of ``content`` is a local command's line (and there is one)."""
-    texts = (
-        [content]
-        if isinstance(content, str)
-        else [b.get("text") for b in content if isinstance(b, dict)]
-        if isinstance(content, list)
-        else []
-    )
+    texts = content_texts(content)
     return bool(texts) and all(
         isinstance(t, str) and t.lstrip().startswith(LOCAL_COMMAND) for t in texts
     )

@@ -206,6 +206,16 @@ def system_text(system: Any) -> str:
     return ""
 
 
+def content_texts(content: Any) -> list[Any]:
+    """The texts of a message's content: the string, or each block's ``text`` (None for a
+    block without one); none for any other value."""
+    if isinstance(content, str):
+        return [content]
+    if isinstance(content, list):
+        return [b.get("text") for b in content if isinstance(b, dict)]
+    return []
+
+
 def tools_value(tools: Any) -> list[dict[str, Any]]:
     """Tool definitions (SDK params or objects, or dicts; every key kept) as JSON; ContentError
     naming the path of a bad one."""

@@ -24,6 +24,7 @@ from ctxview.core.calibrate import (
     tokenizer_scale,
 )
 from ctxview.core.compaction import claude_code_compaction, has_compaction
+from ctxview.core.content import content_texts
 from ctxview.core.microcompact import cleared_versions, note_result_holders
 from ctxview.core.protocol import RuleSet
 from ctxview.core.providers.base import CacheModel, Provider, TokenModel
@@ -219,13 +220,7 @@ def _resumed(session: SessionLike, k: int) -> bool:
     if k >= len(session.metas) or session.metas[k].get("model") != "<synthetic>":
         return False
     content = session.messages[k].get("content")
-    texts = (
-        [content]
-        if isinstance(content, str)
-        else [b.get("text") for b in content if isinstance(b, dict)]
-        if isinstance(content, list)
-        else []
-    )
+    texts = content_texts(content)
     return any(isinstance(t, str) and t.strip() == NO_RESPONSE for t in texts)
 
 
