@@ -36,12 +36,12 @@ from pathlib import Path
 from typing import Any
 
 from ctxview.core.providers.openai import CODEX
-from ctxview.sessions.codex import spawned_by
+from ctxview.sessions.codex import SPAWN_TOOL, spawned_by
 from ctxview.sessions.model import LoadedSession
 
 #: the tool names that start a sub-agent (Claude Code: ``Task``, ``Agent`` in newer versions;
 #: Codex: ``spawn_agent``)
-AGENT_TOOLS = ("Task", "Agent", "spawn_agent")
+AGENT_TOOLS = ("Task", "Agent", SPAWN_TOOL)
 #: a sidecar or a first line longer than this is not read for a link
 _READ_LIMIT = 4 * 1024 * 1024
 
