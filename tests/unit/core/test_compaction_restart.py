@@ -24,6 +24,17 @@ def _user(text: str) -> dict[str, Any]:
     return {"role": "user", "content": [{"type": "text", "text": text}]}
 
 
+def _response(stamp: str, total: int, read: int) -> dict[str, Any]:
+    """A response's meta whose request was ``total`` tokens, ``read`` of them from the cache and
+    the rest but 3 written."""
+    usage = {
+        "input_tokens": 3,
+        "cache_read_input_tokens": read,
+        "cache_creation_input_tokens": total - 3 - read,
+    }
+    return {"timestamp": stamp, "model": "claude-sonnet-4-5", "usage": usage}
+
+
 def test_a_prompt_mentions_a_file_by_a_path_or_a_name_with_an_extension() -> None:
     assert mentions_files([_user("@src/a/ARCH.md review it")], 1)
     assert mentions_files([{"role": "user", "content": "look at @README.md"}], 1)
@@ -87,17 +98,7 @@ def _transcript(mention: bool, head_reads: bool) -> LoadedSession:
         chars += len(str(msgs[-2]["content"])) + 2
         total = 40_000 + chars // 4 + 8 * (k + 1)
         read = 20_000 if head_reads and k in (3, 5) else 0
-        metas.append(
-            {
-                "timestamp": ts(t + 5),
-                "model": "claude-sonnet-4-5",
-                "usage": {
-                    "input_tokens": 3,
-                    "cache_read_input_tokens": read,
-                    "cache_creation_input_tokens": total - 3 - read,
-                },
-            }
-        )
+        metas.append(_response(ts(t + 5), total, read))
         t += 10
     msgs.append({"role": "user", "content": "summary " * 50})
     metas.append({"timestamp": ts(t), "compact_summary": True, "compact_boundary": {}})
@@ -151,17 +152,7 @@ def _compacted(head: int, after_static: int) -> LoadedSession:
         chars += len(text) + 2
         total = static + chars // 4 + 8 * len(msgs) // 2
         read = prev if read_of is None else read_of
-        metas.append(
-            {
-                "timestamp": ts(t + 5),
-                "model": "claude-sonnet-4-5",
-                "usage": {
-                    "input_tokens": 3,
-                    "cache_read_input_tokens": read,
-                    "cache_creation_input_tokens": total - 3 - read,
-                },
-            }
-        )
+        metas.append(_response(ts(t + 5), total, read))
         prev = total - 3
         t += 10
 
