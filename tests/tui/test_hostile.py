@@ -128,15 +128,18 @@ async def test_hostile_session_in_every_pane_dialog_and_notification(tmp_path: P
         # an open error quoting hostile JSON keys
         app.screen.query_one("#path", Input).value = str(folder / "keys.json")
         await pilot.press("enter")
-        await pilot.pause(0.5)
+        await wait_until(pilot, lambda: any("keys" in m for m, _, _ in app.notice_log))
         await settle(pilot)
         text = assert_clean(app, "open error notification")
         assert "keys: ␛[2Jkey" in text.replace("\n", " ") or "cannot open" in text
         assert any("␛[2Jkey" in m for m, t, _ in app.notice_log)
         # "opened <file name>"
         app.open_path(str(folder / "other\x1b[31m\u2066.json"))
+        # the file is read in a worker: wait for its notice, not a fixed time
+        await wait_until(
+            pilot, lambda: any(m.startswith("opened other") for m, _, _ in app.notice_log)
+        )
         await settle(pilot)
-        await pilot.pause(0.3)
         text = assert_clean(app, "opened notification")
         assert any(m.startswith("opened other␛[31m") for m, t, _ in app.notice_log)
         assert "ctxview · other␛[31m" in text  # the title names it, as visible text
@@ -149,8 +152,8 @@ async def test_hostile_api_error_text(fake_api: FakeAPI) -> None:
         await settle(pilot)
         app.query_one("#chat", Input).value = "hi"
         await pilot.press("enter")
+        await wait_until(pilot, lambda: any("400" in m for m, _, _ in app.notice_log))
         await settle(pilot)
-        await pilot.pause(0.3)
         text = assert_clean(app, "API error notification")
         assert "bad␛]0;pwned" in text.replace("\n", "")
         assert any("400" in m for m, t, _ in app.notice_log)
