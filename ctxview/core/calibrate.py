@@ -300,19 +300,37 @@ def fit_rates(deltas: Sequence[Delta], prior: Rates = DEFAULT_RATES) -> Rates:
 
 
 # -- the tools + system per conversation segment and model --------------------------------------
-#: how much the tools + system a Claude Code transcript does not hold grow after a compaction,
-#: when the file records no request after it to fit them on: Claude Code sends what it
-#: re-attaches (files read, the todo list, plans) outside the transcript's messages. Measured
-#: on the tune set of benchmarks/truth.py (+18%, +23%, +34% on its three sessions
-#: with a compaction): the lowest, so a guess errs low.
-POST_COMPACTION_GROWTH = 0.18
+#: how much the first segment's tools + system + context grow after a compaction beyond what
+#: Claude Code is seen to re-attach (:func:`~ctxview.core.compaction_restore.restored_after`:
+#: the files, skills, plan and todo list the transcript last showed), when the file records no
+#: request after it to fit them on: what the transcript does not show of it (files read in part
+#: or only edited, hook output, the task list). Fitted on the tune set of benchmarks/truth.py
+#: (its three sessions with a compaction: +1.2%, +4.2%, +4.0% beyond the restored part).
+POST_COMPACTION_GROWTH = 0.04
 #: fewer recorded requests than this of one model in one segment: its tools + system are the
 #: segment's (all models), not its own
 MIN_STATIC_SAMPLES = 2
+#: the first segment's static that a compaction carries is measured on its first this many
+#: recorded requests too (:func:`_carried_static`)
+START_SAMPLES = 5
 
 
 def _median(values: list[int]) -> int:
     return _med(values)
+
+
+def _carried_static(first: Sequence[int], median: int) -> int:
+    """The first segment's tools + system + context that a later segment starts from: the larger
+    of its median residual and the median of its first :data:`START_SAMPLES` (``first``: its
+    requests' residuals in file order). Within a segment the residual can sink below what the
+    session started with when the requests sent less than the transcript shows (results cleared
+    without a ``microcompact_boundary``, history dropped at a resume, rates fitted high): a
+    compaction summarises those messages away, and the next segment starts from the tools,
+    system and context again. A residual that rose within the segment (context added on the way,
+    which Claude Code keeps) is kept by the median."""
+    if not first:
+        return median
+    return max(median, _med(first[:START_SAMPLES]))
 
 
 def segment_statics(
@@ -320,13 +338,16 @@ def segment_statics(
     keys: Iterable[tuple[int, str | None]],
     static: int,
     restarts: Mapping[int, int] | None = None,
+    restored: Mapping[int, int] | None = None,
 ) -> dict[tuple[int, str | None], int]:
     """The tools + system of each (segment, model) of ``keys``: its own recorded requests'
     median residual (:data:`MIN_STATIC_SAMPLES` of them), else its segment's (every model),
     else — a segment the file recorded nothing of (a fit on part of a file) — the latest earlier
     segment's after a compaction, else what ``restarts`` gives the segment (per segment start:
     the evidence says the first segment's held what the compaction dropped), else the first
-    segment's grown by :data:`POST_COMPACTION_GROWTH`, else the file's ``static``."""
+    segment's (:func:`_carried_static`) grown by :data:`POST_COMPACTION_GROWTH` plus what
+    Claude Code re-attaches after the compaction (``restored``, per segment start), else the
+    file's ``static``. ``by``'s residuals are in file order."""
     own = {k: _median(v) for k, v in by.items() if len(v) >= MIN_STATIC_SAMPLES}
     per_seg: dict[int, list[int]] = {}
     for (seg, _), v in by.items():
@@ -346,8 +367,12 @@ def segment_statics(
                 last = max(earlier)
                 found = own.get((last, model), seg_static[last])
                 if last == 0 and seg > 0:
-                    found = (restarts or {}).get(seg) or math.ceil(
-                        found * (1 + POST_COMPACTION_GROWTH)
+                    first = by.get((0, model)) if (0, model) in own else per_seg[0]
+                    found = (restarts or {}).get(seg) or (
+                        math.ceil(
+                            _carried_static(first or [], found) * (1 + POST_COMPACTION_GROWTH)
+                        )
+                        + (restored or {}).get(seg, 0)
                     )
         out[key] = found
     return out

@@ -32,7 +32,9 @@ from benchmarks.truth import (
     in_set,
     measure,
     measure_file,
+    render,
     transcripts,
+    worst_misses,
 )
 from ctxview.core.requests import simulate
 from ctxview.sessions import load_session
@@ -40,6 +42,7 @@ from tests.support import claude_code_shapes as shapes
 from tests.support.paths import ACCEPTANCE
 
 UNSEEN = ACCEPTANCE / "unseen" / "claude_code"
+UNSEEN2 = ACCEPTANCE / "unseen2" / "claude_code"
 
 SETS = ["tune", "held_out"]
 
@@ -106,17 +109,19 @@ def test_estimates_fitted_on_the_first_half_hold_todays_figure_on_the_held_out_s
 ) -> None:
     th = held_out["token_error_first_half_fit"]
     assert th["requests"] >= 200
-    assert th["median"] <= 0.04 and th["p90"] <= 0.14, th
+    assert th["median"] <= 0.045 and th["p90"] <= 0.12, th
 
 
 @pytest.mark.xfail(
-    strict=True, reason="one session's post-compaction growth is above the 18% assumed"
+    strict=True,
+    reason="half the held-out second-half requests follow one of two compactions whose "
+    "restored part the transcript shows only in part (docs/request-model.md)",
 )
 def test_estimates_fitted_on_the_first_half_reach_the_goal_on_the_held_out_set(
     held_out: dict[str, Any],
 ) -> None:
     th = held_out["token_error_first_half_fit"]
-    assert th["p90"] <= 0.12, th
+    assert th["median"] <= 0.04 and th["p90"] <= 0.12, th
 
 
 @pytest.mark.parametrize("which", SETS)
@@ -174,6 +179,20 @@ def test_hand_written_shapes_lose_nothing_and_find_every_compaction(
     assert dangling.requests == 32 and max(dangling.errors) < 0.01
 
 
+def test_the_largest_first_half_misses_are_listed_largest_first(tune: dict[str, Any]) -> None:
+    figs = tune["figs"]
+    misses = worst_misses(figs, 5)
+    assert len(misses) == 5
+    errors = [abs(m.error) for m in misses]
+    assert errors == sorted(errors, reverse=True)
+    every = [abs(m.error) for f in figs for m in f.half_misses]
+    assert len(every) == tune["token_error_first_half_fit"]["requests"]
+    assert errors[0] == max(every)
+    text = render(figs, {k: v for k, v in tune.items() if k != "figs"}, False, 0, 5)
+    first = misses[0]
+    assert f"{first.file} #{first.request}: {first.estimate:,} / {first.recorded:,}" in text
+
+
 def test_the_compaction_requests_match_their_agent_acompact_files_on_the_tune_set(
     tune: dict[str, Any],
 ) -> None:
@@ -210,6 +229,20 @@ def test_the_unseen_set_holds_todays_figures(unseen: dict[str, Any]) -> None:
         assert d["recorded_reason"] in ("unexplained", "growth") or d["predicted"].startswith(
             "break ("
         ), d
+
+
+def test_the_second_unseen_set_holds_todays_first_half_figures() -> None:
+    """The second judge (``unseen2/claude_code``: Claude Code 2.0.76 to 2.1.42, 15 compactions,
+    examined since): fitted on the first half, the requests after a compaction the first half
+    did not see start from the first segment's static and what Claude Code re-attaches
+    (``ctxview/core/compaction_restore.py``; 8.8% / 41.5% when the static was grown by a fixed
+    share). The tail left is named in docs/request-model.md."""
+    _, s = measure([UNSEEN2])
+    th = s["token_error_first_half_fit"]
+    assert th["requests"] == 1_345
+    assert th["median"] <= 0.025 and th["p90"] <= 0.18, th
+    assert th["unseen_segments"]["median"] <= 0.065, th
+    assert th["unseen_segments"]["p90"] <= 0.20, th
 
 
 def _resumed_after_exit(tmp_path: Any, command: str) -> Any:

@@ -24,6 +24,7 @@ from ctxview.core.calibrate import (
     tokenizer_scale,
 )
 from ctxview.core.compaction import claude_code_compaction, has_compaction
+from ctxview.core.compaction_restore import restored_after
 from ctxview.core.content import content_texts
 from ctxview.core.microcompact import cleared_versions, note_result_holders
 from ctxview.core.protocol import RuleSet
@@ -404,6 +405,7 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
         )
         if later and first
         else None,
+        restored_after(session.messages, later, rates) if later else None,
     )
     head = cached_head(
         [

@@ -118,9 +118,10 @@ def test_after_a_compaction_that_dropped_a_mentioned_file_the_static_starts_from
         cal = calibrate(_transcript(mention=mention, head_reads=reads))
         assert cal.statics is not None
         grown = cal.statics[(16, "claude-sonnet-4-5")]
-        assert grown == math.ceil(
-            cal.statics[(0, "claude-sonnet-4-5")] * (1 + POST_COMPACTION_GROWTH)
-        )
+        # (the static the first segment started with: its first requests' residual, within a
+        # few tokens of its median here)
+        want = math.ceil(cal.statics[(0, "claude-sonnet-4-5")] * (1 + POST_COMPACTION_GROWTH))
+        assert abs(grown - want) <= 5
 
 
 def test_the_cached_head_is_the_most_frequent_repeated_prefix_read_within_the_static() -> None:

@@ -1,0 +1,170 @@
+"""What Claude Code re-attaches after a compaction (``ctxview/core/compaction_restore.py``) and
+the static a segment the file recorded nothing of starts from (``segment_statics``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctxview.core.calibrate import (
+    DEFAULT_RATES,
+    POST_COMPACTION_GROWTH,
+    message_features,
+    segment_statics,
+)
+from ctxview.core.compaction_restore import (
+    RESTORE_TOKENS_PER_FILE,
+    SKILL_OPENING,
+    SKILL_TOKENS_PER_SKILL,
+    restored_after,
+)
+from ctxview.core.requests.points import calibrate
+from ctxview.sessions.model import LoadedSession
+from tests.unit.core.test_requests import ts
+
+RATES = DEFAULT_RATES
+
+
+def _use(tid: str, name: str, **inp: Any) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": [{"type": "tool_use", "id": tid, "name": name, "input": inp}],
+    }
+
+
+def _result(tid: str, text: str, **extra: Any) -> dict[str, Any]:
+    block = {"type": "tool_result", "tool_use_id": tid, "content": text, **extra}
+    return {"role": "user", "content": [block]}
+
+
+def _tokens(text: str, result: bool = True) -> int:
+    block = {"type": "tool_result", "content": text} if result else {"type": "text", "text": text}
+    return RATES.tokens(message_features({"role": "user", "content": [block]}))
+
+
+def _numbered(first: int, last: int, width: int = 40) -> str:
+    return "\n".join(f"{n:6d}\u2192" + "x" * width for n in range(first, last + 1))
+
+
+def test_the_files_read_or_written_last_come_back_each_whole_if_small() -> None:
+    small = _numbered(1, 20)
+    msgs = [
+        _use("a", "Read", file_path="/r/a.go"),
+        _result("a", small),
+        _use("w", "Write", file_path="/r/w.go", content="y" * 800),
+        _result("w", "File created"),
+        _use("big", "Read", file_path="/r/big.go"),  # over 5,000 tokens: its path alone
+        _result("big", _numbered(1, 600)),
+        _use("m", "Read", file_path="/r/CLAUDE.md"),  # sent as context of its own
+        _result("m", small),
+        _use("e", "Read", file_path="/r/gone.go"),  # an error result restores nothing
+        _result("e", "<tool_use_error>File does not exist.</tool_use_error>", is_error=True),
+    ]
+    got = restored_after(msgs, [2, len(msgs)], RATES)
+    assert got[2] == _tokens(small)
+    assert got[len(msgs)] == _tokens(small) + _tokens("y" * 800)
+    assert _tokens(_numbered(1, 600)) > RESTORE_TOKENS_PER_FILE
+
+
+def test_a_file_read_in_part_is_sized_by_its_last_line_number() -> None:
+    part = _numbered(101, 120)  # 20 lines shown of a file of at least 120
+    msgs = [_use("p", "Read", file_path="/r/p.go", offset=100, limit=20), _result("p", part)]
+    assert restored_after(msgs, [2], RATES)[2] == round(_tokens(part) / 20 * 120)
+    # a part of a file past 5,000 tokens: the path alone
+    far = _numbered(5_001, 5_020)
+    msgs = [_use("p", "Read", file_path="/r/p.go", offset=5_000, limit=20), _result("p", far)]
+    assert restored_after(msgs, [2], RATES)[2] == 0
+
+
+def test_only_the_five_files_used_last_come_back() -> None:
+    msgs: list[dict[str, Any]] = []
+    for k in range(7):
+        msgs += [
+            _use(f"t{k}", "Read", file_path=f"/r/f{k}.go"),
+            _result(f"t{k}", "z" * 400 * (k + 1)),
+        ]
+    # an edit makes a file recent again
+    msgs += [_use("e", "Edit", file_path="/r/f0.go", old_string="z", new_string="q")]
+    msgs += [_result("e", "The file /r/f0.go has been updated.")]
+    got = restored_after(msgs, [len(msgs)], RATES)[len(msgs)]
+    assert got == sum(_tokens("z" * 400 * (k + 1)) for k in (0, 3, 4, 5, 6))
+
+
+def test_skills_plan_and_todo_list_come_back() -> None:
+    body = SKILL_OPENING + " /skills/tdd\n\n# TDD\n" + "rule " * 200
+    huge = SKILL_OPENING + " /skills/huge\n\n# Huge\n" + "rule " * 8_000
+    plan = "# Plan\n" + "step " * 300
+    todos = [{"content": "write the test", "status": "in_progress", "activeForm": "Writing"}]
+    msgs = [
+        {"role": "user", "content": [{"type": "text", "text": body}]},
+        {"role": "user", "content": [{"type": "text", "text": huge}]},
+        _use("x", "ExitPlanMode", plan=plan),
+        _use("t", "TodoWrite", todos=todos),
+        _use("t2", "TodoWrite", todos=todos * 2),  # the latest list
+    ]
+    import json
+
+    want = (
+        _tokens(body, result=False)
+        + SKILL_TOKENS_PER_SKILL
+        + _tokens(plan, result=False)
+        + _tokens(json.dumps(todos * 2), result=False)
+    )
+    assert restored_after(msgs, [len(msgs)], RATES)[len(msgs)] == want
+    cleared = [*msgs, _use("t3", "TodoWrite", todos=[])]
+    assert restored_after(cleared, [len(cleared)], RATES)[len(cleared)] == want - _tokens(
+        json.dumps(todos * 2), result=False
+    )
+
+
+def test_a_segment_no_request_recorded_starts_from_the_first_segments_static_and_the_restored() -> (
+    None
+):
+    key0, key1 = (0, "m"), (40, "m")
+    # the first segment's residuals sank in its second half (requests sent less than the
+    # transcript shows): the static carried is the one it started with
+    by = {key0: [30_000] * 5 + [10_000] * 8}
+    out = segment_statics(by, [key0, key1], 0, None, {40: 4_000})
+    assert out[key0] == 10_000
+    assert out[key1] == round(30_000 * (1 + POST_COMPACTION_GROWTH)) + 4_000
+    # a residual that rose within the segment is kept by the median
+    by = {key0: [30_000] * 5 + [36_000] * 8}
+    out = segment_statics(by, [key0, key1], 0, None, {40: 0})
+    assert out[key1] == round(36_000 * (1 + POST_COMPACTION_GROWTH))
+
+
+def _session(read_before_compaction: bool) -> LoadedSession:
+    """A first segment with usage (static 30,000), a compaction, a request after it with none."""
+    msgs: list[dict[str, Any]] = []
+    metas: list[dict[str, Any]] = []
+    t, chars = 0.0, 0
+    for k in range(6):
+        msgs.append({"role": "user", "content": [{"type": "text", "text": f"q{k} " + "w " * 200}]})
+        metas.append({"timestamp": ts(t)})
+        msgs.append({"role": "assistant", "content": [{"type": "text", "text": "ok"}]})
+        chars += 400
+        usage = {
+            "input_tokens": 3,
+            "cache_read_input_tokens": 0,
+            "cache_creation_input_tokens": 30_000 + chars // 4 + 8 * (k + 1) - 3,
+        }
+        metas.append({"timestamp": ts(t + 5), "model": "m", "usage": usage})
+        t += 10
+    if read_before_compaction:
+        msgs += [_use("r", "Read", file_path="/r/a.go"), _result("r", _numbered(1, 100))]
+        metas += [{"timestamp": ts(t), "model": "m"}, {"timestamp": ts(t + 1)}]
+    msgs.append({"role": "user", "content": "summary " * 50})
+    metas.append({"timestamp": ts(t + 2), "compact_summary": True, "compact_boundary": {}})
+    msgs.append({"role": "assistant", "content": [{"type": "text", "text": "ok"}]})
+    metas.append({"timestamp": ts(t + 5), "model": "m"})
+    return LoadedSession("t.jsonl", "claude-code", msgs, metas, model="m")
+
+
+def test_the_calibration_adds_the_files_read_before_the_compaction_to_the_next_segment() -> None:
+    plain = calibrate(_session(False))
+    read = calibrate(_session(True))
+    assert plain.statics is not None and read.statics is not None
+    after_plain = plain.statics[(len(_session(False).messages) - 2, "m")]
+    after_read = read.statics[(len(_session(True).messages) - 2, "m")]
+    assert after_read - after_plain == read.rates.tokens(
+        message_features(_result("r", _numbered(1, 100)))
+    )
