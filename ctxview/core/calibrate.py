@@ -13,6 +13,7 @@ short session does not swing the rates wildly.
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -339,6 +340,7 @@ def segment_statics(
     static: int,
     restarts: Mapping[int, int] | None = None,
     restored: Mapping[int, int] | None = None,
+    drops: Mapping[int, int] | None = None,
 ) -> dict[tuple[int, str | None], int]:
     """The tools + system of each (segment, model) of ``keys``: its own recorded requests'
     median residual (:data:`MIN_STATIC_SAMPLES` of them), else its segment's (every model),
@@ -347,7 +349,10 @@ def segment_statics(
     the evidence says the first segment's held what the compaction dropped), else the first
     segment's (:func:`_carried_static`) grown by :data:`POST_COMPACTION_GROWTH` plus what
     Claude Code re-attaches after the compaction (``restored``, per segment start), else the
-    file's ``static``. ``by``'s residuals are in file order."""
+    file's ``static``. ``by``'s residuals are in file order. ``drops``: starts of the keys that
+    are no compaction but a point the static fell by that many tokens (a microcompaction of
+    results outside the file): such a key with no request of its own takes the static before it
+    less the drop."""
     own = {k: _median(v) for k, v in by.items() if len(v) >= MIN_STATIC_SAMPLES}
     per_seg: dict[int, list[int]] = {}
     for (seg, _), v in by.items():
@@ -359,8 +364,12 @@ def segment_statics(
         found = own.get(key)
         if found is None:
             found = seg_static.get(seg)
+        if found is None and drops and seg in drops:
+            before = [s for s in seg_static if s < seg]
+            if before:
+                found = max(0, own.get((max(before), model), seg_static[max(before)]) - drops[seg])
         if found is None:
-            earlier = [s for s in seg_static if s < seg]
+            earlier = [s for s in seg_static if s < seg and not (drops and s in drops)]
             if not earlier:
                 found = static
             else:
@@ -376,6 +385,19 @@ def segment_statics(
                     )
         out[key] = found
     return out
+
+
+def static_starts(statics: Mapping[tuple[int, str | None], int] | None) -> list[int]:
+    """The sorted starts of ``statics``' keys, for :func:`static_key_start`."""
+    return sorted({k[0] for k in statics}) if statics else []
+
+
+def static_key_start(starts: Sequence[int], segment: int, n: int) -> int:
+    """The start of the tools + system key of a request holding messages ``[segment, n)``: the
+    latest of ``starts`` (:func:`static_starts`) before ``n`` within the segment (a point the
+    static dropped inside it), else the segment's first message."""
+    k = bisect_right(starts, n - 1) - 1
+    return starts[k] if k >= 0 and starts[k] > segment else segment
 
 
 def _med(values: Sequence[int]) -> int:

@@ -231,16 +231,17 @@ def test_the_unseen_set_holds_todays_figures(unseen: dict[str, Any]) -> None:
         ), d
 
 
-def test_the_second_unseen_set_holds_todays_first_half_figures() -> None:
+def test_estimates_fitted_on_the_first_half_reach_the_goal_on_the_second_unseen_set() -> None:
     """The second judge (``unseen2/claude_code``: Claude Code 2.0.76 to 2.1.42, 15 compactions,
     examined since): fitted on the first half, the requests after a compaction the first half
     did not see start from the first segment's static and what Claude Code re-attaches
     (``ctxview/core/compaction_restore.py``; 8.8% / 41.5% when the static was grown by a fixed
-    share). The tail left is named in docs/request-model.md."""
+    share), and a microcompaction of results outside the file lowers the static after it (2.3% /
+    23.0% overall before both). The tail left is named in docs/request-model.md."""
     _, s = measure([UNSEEN2])
     th = s["token_error_first_half_fit"]
     assert th["requests"] == 1_345
-    assert th["median"] <= 0.025 and th["p90"] <= 0.18, th
+    assert th["median"] <= 0.04 and th["p90"] <= 0.12, th
     assert th["unseen_segments"]["median"] <= 0.065, th
     assert th["unseen_segments"]["p90"] <= 0.20, th
 

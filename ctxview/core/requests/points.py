@@ -207,6 +207,22 @@ def microcompactions(session: SessionLike) -> dict[int, int]:
     return out
 
 
+def static_drops(session: SessionLike) -> dict[int, int]:
+    """Microcompactions that cleared only tool results the file does not hold (a transcript
+    that starts mid-session: the results are in the history before it, which the calibrated
+    static carries), each with the tokens Claude Code says it saved (``tokens_saved``): the
+    static drops there, and the requests after it are calibrated apart. A Claude Code 2.1.x
+    file of unseen2 (``entire_839b35f7``) cleared 14 results none of its lines holds, saving
+    21,279 tokens by Claude Code's count; its recorded prompt fell 27.8k there."""
+    out: dict[int, int] = {}
+    for i, where in microcompactions(session).items():
+        info = session.metas[i].get("microcompact")
+        saved = info.get("tokens_saved") if isinstance(info, Mapping) else None
+        if where == 0 and isinstance(saved, int) and not isinstance(saved, bool) and i > 0:
+            out[i] = saved
+    return out
+
+
 def cleared_tokens(session: SessionLike, rates: Rates) -> dict[int, list[tuple[int, int]]]:
     """:func:`cleared_versions` in tokens under ``rates``."""
     return {
@@ -371,6 +387,12 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
     # transcript has 50,000 requests)
     pre = list(accumulate(rates.tokens_many(feats), initial=0))
     seg_start = _segment_start_of(len(session.messages), starts)
+    # the tools + system are keyed by segment, and apart after a microcompaction that cleared
+    # results the file does not hold (:func:`static_drops`)
+    drops = static_drops(session)
+    key_start = (
+        _segment_start_of(len(session.messages), starts | set(drops)) if drops else seg_start
+    )
     by: dict[tuple[int, str | None], list[int]] = {}
     clearing = sorted(cleared_tokens(session, rates).items()) if micro else []
     now_cleared: dict[int, int] = {}  # message -> its tokens as sent, cleared
@@ -385,10 +407,12 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
             sent = pre[p.n] - pre[s0]
             if now_cleared:
                 sent -= sum(pre[k + 1] - pre[k] - t for k, t in now_cleared.items() if k >= s0)
-            by.setdefault((s0, m), []).append(total - round(sent * scales.get(m, 1.0)))
+            by.setdefault((key_start[p.n - 1], m), []).append(
+                total - round(sent * scales.get(m, 1.0))
+            )
     residuals = sorted(r for v in by.values() for r in v)
     static = max(0, int(_quantile(residuals, 0.5)))
-    keys = {(seg_start[p.n - 1], _model_of(metas, p, session.model)) for p in points if p.n > 0}
+    keys = {(key_start[p.n - 1], _model_of(metas, p, session.model)) for p in points if p.n > 0}
     first = sorted(r for (s0, _), v in by.items() if s0 == 0 for r in v)
     later = sorted(x for x in starts if x > 0)
     statics = segment_statics(
@@ -406,10 +430,11 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
         if later and first
         else None,
         restored_after(session.messages, later, rates) if later else None,
+        drops,
     )
     head = cached_head(
         [
-            (read, statics.get((seg_start[p.n - 1], _model_of(metas, p, session.model)), 0))
+            (read, statics.get((key_start[p.n - 1], _model_of(metas, p, session.model)), 0))
             for p, read in partial
             if p.n > 0
         ]

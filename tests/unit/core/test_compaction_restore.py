@@ -17,6 +17,7 @@ from ctxview.core.compaction_restore import (
     SKILL_TOKENS_PER_SKILL,
     restored_after,
 )
+from ctxview.core.requests import simulate
 from ctxview.core.requests.points import calibrate
 from ctxview.sessions.model import LoadedSession
 from tests.unit.core.test_requests import ts
@@ -168,3 +169,47 @@ def test_the_calibration_adds_the_files_read_before_the_compaction_to_the_next_s
     assert after_read - after_plain == read.rates.tokens(
         message_features(_result("r", _numbered(1, 100)))
     )
+
+
+def _mid_session(drop: int, usage_after: bool) -> LoadedSession:
+    """A transcript that starts mid-session (a static of 60,000: the history before the file),
+    a microcompaction that cleared results none of its lines holds (``tokens_saved`` 20,000),
+    after which the recorded prompt is ``drop`` tokens smaller; usage after it or not."""
+    msgs: list[dict[str, Any]] = []
+    metas: list[dict[str, Any]] = []
+    t, chars = 0.0, 0
+    for k in range(12):
+        msgs.append({"role": "user", "content": [{"type": "text", "text": f"q{k} " + "w " * 200}]})
+        meta: dict[str, Any] = {"timestamp": ts(t)}
+        if k == 6:
+            meta["microcompact"] = {"cleared": ["toolu_elsewhere"], "tokens_saved": 20_000}
+        metas.append(meta)
+        msgs.append({"role": "assistant", "content": [{"type": "text", "text": "ok"}]})
+        chars += 400
+        total = 60_000 + chars // 4 + 8 * (k + 1) - (drop if k >= 6 else 0)
+        usage = {
+            "input_tokens": 3,
+            "cache_read_input_tokens": 0,
+            "cache_creation_input_tokens": total - 3,
+        }
+        rmeta: dict[str, Any] = {"timestamp": ts(t + 5), "model": "m"}
+        if k < 6 or usage_after:
+            rmeta["usage"] = usage
+        metas.append(rmeta)
+        t += 10
+    return LoadedSession("t.jsonl", "claude-code", msgs, metas, model="m")
+
+
+def test_a_microcompaction_of_results_outside_the_file_lowers_the_static_after_it() -> None:
+    # recorded on both sides: each side's static is its own
+    log = simulate(_mid_session(26_000, usage_after=True))
+    errors = [abs(r.input_tokens - t) / t for r in log.requests if (t := r.recorded_total)]
+    assert max(errors) < 0.01, errors
+    # nothing recorded after it: the static before it less what Claude Code says it saved
+    cal = calibrate(_mid_session(20_000, usage_after=False))
+    assert cal.statics is not None
+    before, after = cal.statics[(0, "m")], cal.statics[(12, "m")]
+    assert abs(before - 60_000) < 300 and after == before - 20_000
+    log = simulate(_mid_session(20_000, usage_after=True), _calibration=cal)
+    late = [abs(r.input_tokens - t) / t for r in log.requests[6:] if (t := r.recorded_total)]
+    assert max(late) < 0.01, late

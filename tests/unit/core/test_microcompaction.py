@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from ctxview.core.requests import simulate
+from ctxview.core.requests.points import calibrate, static_drops
 from ctxview.sessions import load_session
 from tests.support import claude_code_shapes as shapes
 from tests.support.paths import ACCEPTANCE
@@ -134,7 +135,10 @@ def test_a_microcompaction_of_results_before_the_file_breaks_at_its_first_messag
             (8, "microcompaction", 0)
         ]
         # no message read: the calibrated tools + system (which carry the history before the
-        # file), every message of the file written again; the recorded break is named so
-        assert broke[0].cache_read == log.static_tokens
+        # file, less what the microcompaction cleared of it: calibrated on the requests after
+        # it), every message of the file written again; the recorded break is named so
+        (drop_at,) = static_drops(session)
+        after = calibrate(session).statics or {}
+        assert broke[0].cache_read == after[(drop_at, broke[0].model)] < log.static_tokens
         assert broke[0].recorded_miss is not None
         assert broke[0].recorded_miss.reason == "microcompaction"
