@@ -343,7 +343,8 @@ def segment_statics(
     drops: Mapping[int, int] | None = None,
 ) -> dict[tuple[int, str | None], int]:
     """The tools + system of each (segment, model) of ``keys``: its own recorded requests'
-    median residual (:data:`MIN_STATIC_SAMPLES` of them), else its segment's (every model),
+    median residual (:data:`MIN_STATIC_SAMPLES` of them), else its segment's (every model, each
+    in its tokenizer's tokens: :func:`tokenizer_scale`),
     else — a segment the file recorded nothing of (a fit on part of a file) — the latest earlier
     segment's after a compaction, else what ``restarts`` gives the segment (per segment start:
     the evidence says the first segment's held what the compaction dropped), else the first
@@ -354,29 +355,41 @@ def segment_statics(
     results outside the file): such a key with no request of its own takes the static before it
     less the drop."""
     own = {k: _median(v) for k, v in by.items() if len(v) >= MIN_STATIC_SAMPLES}
-    per_seg: dict[int, list[int]] = {}
-    for (seg, _), v in by.items():
-        per_seg.setdefault(seg, []).extend(v)
-    seg_static = {seg: _median(v) for seg, v in per_seg.items()}
+    # a segment's residuals of every model, in the tokens of the tokenizer before Claude Opus 4.7
+    # (each model's residuals are in its own tokens: the same tools + system bill about 1.3x on
+    # the newer tokenizer), turned into a model's own tokens where it takes them
+    per_seg: dict[int, list[float]] = {}
+    for (seg, m), v in by.items():
+        sc = tokenizer_scale(m)
+        per_seg.setdefault(seg, []).extend(r / sc for r in v)
+    seg_base = {seg: _med_float(v) for seg, v in per_seg.items()}
+
+    def seg_static(seg: int, model: str | None) -> int:
+        return round(seg_base[seg] * tokenizer_scale(model))
+
     out: dict[tuple[int, str | None], int] = {}
     for key in sorted(keys, key=lambda k: (k[0], k[1] or "")):
         seg, model = key
         found = own.get(key)
-        if found is None:
-            found = seg_static.get(seg)
+        if found is None and seg in seg_base:
+            found = seg_static(seg, model)
         if found is None and drops and seg in drops:
-            before = [s for s in seg_static if s < seg]
+            before = [s for s in seg_base if s < seg]
             if before:
-                found = max(0, own.get((max(before), model), seg_static[max(before)]) - drops[seg])
+                prior = own.get((max(before), model)) or seg_static(max(before), model)
+                found = max(0, prior - drops[seg])
         if found is None:
-            earlier = [s for s in seg_static if s < seg and not (drops and s in drops)]
+            earlier = [s for s in seg_base if s < seg and not (drops and s in drops)]
             if not earlier:
                 found = static
             else:
                 last = max(earlier)
-                found = own.get((last, model), seg_static[last])
+                found = own.get((last, model)) or seg_static(last, model)
                 if last == 0 and seg > 0:
-                    first = by.get((0, model)) if (0, model) in own else per_seg[0]
+                    sc = tokenizer_scale(model)
+                    first = (
+                        by[(0, model)] if (0, model) in own else [round(r * sc) for r in per_seg[0]]
+                    )
                     found = (restarts or {}).get(seg) or (
                         math.ceil(
                             _carried_static(first or [], found) * (1 + POST_COMPACTION_GROWTH)
@@ -398,6 +411,15 @@ def static_key_start(starts: Sequence[int], segment: int, n: int) -> int:
     static dropped inside it), else the segment's first message."""
     k = bisect_right(starts, n - 1) - 1
     return starts[k] if k >= 0 and starts[k] > segment else segment
+
+
+def _med_float(values: Sequence[float]) -> float:
+    """The median (the mean of the middle two of an even count), at least 0."""
+    v = sorted(values)
+    n = len(v)
+    if not n:
+        return 0.0
+    return max(0.0, v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2)
 
 
 def _med(values: Sequence[int]) -> int:

@@ -10,6 +10,7 @@ from ctxview.core.calibrate import (
     POST_COMPACTION_GROWTH,
     message_features,
     segment_statics,
+    tokenizer_scale,
 )
 from ctxview.core.compaction_restore import (
     RESTORE_TOKENS_PER_FILE,
@@ -213,3 +214,14 @@ def test_a_microcompaction_of_results_outside_the_file_lowers_the_static_after_i
     log = simulate(_mid_session(20_000, usage_after=True), _calibration=cal)
     late = [abs(r.input_tokens - t) / t for r in log.requests[6:] if (t := r.recorded_total)]
     assert max(late) < 0.01, late
+
+
+def test_a_model_without_requests_of_its_own_takes_the_segments_static_in_its_tokenizer() -> None:
+    # one request of Opus 4.7 (too few for a static of its own) beside Opus 4.6's: the tools +
+    # system it takes are the segment's, in its own tokenizer's tokens (about 1.3x)
+    old, new = "claude-opus-4-6", "claude-opus-4-7"
+    by = {(0, old): [30_000] * 6, (0, new): [39_000]}
+    out = segment_statics(by, [(0, old), (0, new), (50, new)], 0)
+    assert out[(0, old)] == 30_000
+    assert out[(0, new)] == round(30_000 * tokenizer_scale(new))
+    assert out[(50, new)] == round(30_000 * tokenizer_scale(new) * (1 + POST_COMPACTION_GROWTH))
