@@ -222,8 +222,10 @@ def test_the_unseen_set_holds_todays_figures(unseen: dict[str, Any]) -> None:
     assert unseen["blocks_lost"] == dict.fromkeys(BLOCK_TYPES, 0)
     th = unseen["token_error_first_half_fit"]
     assert th["median"] <= 0.04 and th["p90"] <= 0.25, th
-    # after the compaction that dropped an unlogged @-mention: from the head (was 34% / 44%)
-    assert th["unseen_segments"]["p90"] <= 0.05, th
+    # after the compaction that dropped an unlogged @-mention: from the head plus what Claude
+    # Code re-attaches (was 34% / 44%; 3.5% / 3.8% with the files capped rather than left out
+    # above 5,000 tokens: the restored part 2.5k low then, 2.1k high now)
+    assert th["unseen_segments"]["p90"] <= 0.11, th
     assert unseen["break_agreement"] >= 0.733, unseen["break_disagreements"]
     for d in unseen["break_disagreements"]:
         assert d["recorded_reason"] in ("unexplained", "growth") or d["predicted"].startswith(
