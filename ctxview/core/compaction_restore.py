@@ -3,12 +3,14 @@ showed of it: the part of a post-compaction segment's tools + system + context t
 segment did not carry.
 
 Claude Code documents what comes back after a compaction (code.claude.com/docs/en/context-window,
-"What survives compaction"; read 2026-10-19 as quoted by the Rulestack and J. Gravelle write-ups
-of it): the system prompt, the project-root CLAUDE.md and auto memory as before (they are in the
+"What survives compaction": its table, and the J. Gravelle write-up quoting it as read on
+2026-10-19): the system prompt, the project-root CLAUDE.md and auto memory as before (they are in the
 first segment's static too); "Files Claude read or edited: up to five come back, most recently
 modified first. A file over 5,000 tokens comes back as a path with no content"; the plan written
-in plan mode, re-injected from disk; "Invoked skill bodies: re-injected, capped at 5,000 tokens
-per skill and 25,000 tokens total; oldest dropped first"; and the todo list. None of it is logged
+in plan mode, re-injected from disk; invoked skill bodies "Re-injected, capped at 5,000 tokens
+per skill and 25,000 tokens total; oldest dropped first". The todo list persists too (not in
+that table; reported by users, e.g. the torqsoftware.com note of 2026-01-20 on Numman Ali's
+plan-mode workflow: "plans and To-Do items persist across compaction events"). None of it is logged
 in the transcript, but the transcript shows each part as it last was: the files' ``Read`` results
 and ``Write`` contents, the ``ExitPlanMode`` plan, the skill bodies (a user text opening
 :data:`SKILL_OPENING`) and the last ``TodoWrite`` list. :func:`restored_after` sizes them under

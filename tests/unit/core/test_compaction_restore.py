@@ -3,7 +3,11 @@ the static a segment the file recorded nothing of starts from (``segment_statics
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ctxview.core.calibrate import (
     DEFAULT_RATES,
@@ -103,8 +107,6 @@ def test_skills_plan_and_todo_list_come_back() -> None:
         _use("t", "TodoWrite", todos=todos),
         _use("t2", "TodoWrite", todos=todos * 2),  # the latest list
     ]
-    import json
-
     want = (
         _tokens(body, result=False)
         + SKILL_TOKENS_PER_SKILL
@@ -225,3 +227,36 @@ def test_a_model_without_requests_of_its_own_takes_the_segments_static_in_its_to
     assert out[(0, old)] == 30_000
     assert out[(0, new)] == round(30_000 * tokenizer_scale(new))
     assert out[(50, new)] == round(30_000 * tokenizer_scale(new) * (1 + POST_COMPACTION_GROWTH))
+
+
+_READ = st.tuples(
+    st.sampled_from(["Read", "Write", "Edit"]),
+    st.integers(0, 9),  # which file
+    st.integers(0, 30_000),  # characters shown or written
+    st.booleans(),  # a read of a part
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_READ, max_size=25), st.lists(st.integers(0, 60), max_size=4))
+def test_the_restored_files_stay_within_claude_codes_limits(
+    uses: list[tuple[str, int, int, bool]], ends: list[int]
+) -> None:
+    msgs: list[dict[str, Any]] = []
+    for k, (name, f, size, part) in enumerate(uses):
+        inp: dict[str, Any] = {"file_path": f"/r/f{f}.go"}
+        if name == "Write":
+            inp["content"] = "c" * size
+        if name == "Read" and part:
+            inp.update(offset=10, limit=size // 40 + 1)
+        shown = _numbered(11, 11 + size // 40) if part else "r" * size
+        msgs += [_use(f"t{k}", name, **inp), _result(f"t{k}", shown)]
+    got = restored_after(msgs, ends, RATES)
+    assert set(got) == set(ends)
+    for e in ends:
+        # files only: at most five, each at most 5,000 tokens
+        assert 0 <= got[e] <= 5 * RESTORE_TOKENS_PER_FILE
+    # what a later compaction restores is what the messages up to it show: the same messages
+    # cut there give the same figure
+    for e in ends:
+        assert restored_after(msgs[:e], [e], RATES)[e] == got[e]
