@@ -316,6 +316,24 @@ MIN_STATIC_SAMPLES = 2
 START_SAMPLES = 5
 
 
+#: a recorded prompt that fell by at least this many tokens and this share of the previous
+#: request's (:func:`unlogged_drop`)
+UNLOGGED_DROP_TOKENS = 10_000
+UNLOGGED_DROP_SHARE = 0.10
+
+
+def unlogged_drop(before: int, after: int) -> bool:
+    """Whether a request's recorded prompt (``after``) fell from the previous request's
+    (``before``, same model and segment, messages added since) by :data:`UNLOGGED_DROP_TOKENS`
+    and :data:`UNLOGGED_DROP_SHARE`: the client sent less of the history than the transcript
+    holds from there (a clearing it did not log: Claude Code 2.1.5 dropped 27.9k tokens at once
+    with no ``microcompact_boundary``, 2.0.x 25.1k; the logged ones save 20k and more). The
+    calibration keys the tools + system apart from there, as after a logged microcompaction of
+    results outside the file; the messages are priced as the transcript holds them."""
+    fall = before - after
+    return fall >= UNLOGGED_DROP_TOKENS and fall >= UNLOGGED_DROP_SHARE * before
+
+
 def _median(values: list[int]) -> int:
     return _med(values)
 

@@ -22,6 +22,7 @@ from ctxview.core.calibrate import (
     message_features,
     segment_statics,
     tokenizer_scale,
+    unlogged_drop,
 )
 from ctxview.core.compaction import claude_code_compaction, has_compaction
 from ctxview.core.compaction_restore import restored_after
@@ -324,6 +325,9 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
     partial: list[tuple[_Point, int]] = []  # (request, read) of the breaks that read a prefix
     prev: tuple[_Point, int] | None = None
     metas = session.metas
+    # where the recorded prompt fell with nothing in the transcript to say why
+    # (:func:`~ctxview.core.calibrate.unlogged_drop`): the static is keyed apart from there
+    fallen: dict[int, int] = {}
     # a microcompaction clears earlier tool results: the growth across one is not what the
     # messages added billed (it is left out of the fit), and the requests after it are
     # measured with those results cleared (below)
@@ -379,6 +383,10 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
                     d.features[k] += f[k]
             if d.recorded > 0:
                 deltas.append(d)
+            elif unlogged_drop(prev[1], total) and _model_of(
+                metas, prev[0], session.model
+            ) == _model_of(metas, p, session.model):
+                fallen[prev[0].n] = prev[1] - total
         prev = (p, total)
     if not recs:
         return Calibration(DEFAULT_RATES, None, 0)
@@ -390,6 +398,7 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
     # the tools + system are keyed by segment, and apart after a microcompaction that cleared
     # results the file does not hold (:func:`static_drops`)
     drops = static_drops(session)
+    drops.update(fallen)
     key_start = (
         _segment_start_of(len(session.messages), starts | set(drops)) if drops else seg_start
     )

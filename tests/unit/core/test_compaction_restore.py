@@ -174,7 +174,7 @@ def test_the_calibration_adds_the_files_read_before_the_compaction_to_the_next_s
     )
 
 
-def _mid_session(drop: int, usage_after: bool) -> LoadedSession:
+def _mid_session(drop: int, usage_after: bool, logged: bool = True) -> LoadedSession:
     """A transcript that starts mid-session (a static of 60,000: the history before the file),
     a microcompaction that cleared results none of its lines holds (``tokens_saved`` 20,000),
     after which the recorded prompt is ``drop`` tokens smaller; usage after it or not."""
@@ -184,7 +184,7 @@ def _mid_session(drop: int, usage_after: bool) -> LoadedSession:
     for k in range(12):
         msgs.append({"role": "user", "content": [{"type": "text", "text": f"q{k} " + "w " * 200}]})
         meta: dict[str, Any] = {"timestamp": ts(t)}
-        if k == 6:
+        if k == 6 and logged:
             meta["microcompact"] = {"cleared": ["toolu_elsewhere"], "tokens_saved": 20_000}
         metas.append(meta)
         msgs.append({"role": "assistant", "content": [{"type": "text", "text": "ok"}]})
@@ -260,3 +260,17 @@ def test_the_restored_files_stay_within_claude_codes_limits(
     # cut there give the same figure
     for e in ends:
         assert restored_after(msgs[:e], [e], RATES)[e] == got[e]
+
+
+def test_a_recorded_prompt_that_fell_with_nothing_logged_keys_the_static_apart() -> None:
+    # the prompt fell 26,000 tokens at request 6 with no microcompact_boundary in the file:
+    # the calibration fits the static on each side
+    session = _mid_session(26_000, usage_after=True, logged=False)
+    log = simulate(session)
+    errors = [abs(r.input_tokens - t) / t for r in log.requests if (t := r.recorded_total)]
+    assert max(errors) < 0.01, errors
+    cal = calibrate(session)
+    assert cal.statics is not None and len(cal.statics) == 2
+    # a fall below the threshold (a few thousand tokens: a resume's context) is no such point
+    small = calibrate(_mid_session(4_000, usage_after=True, logged=False))
+    assert small.statics is not None and len(small.statics) == 1
