@@ -12,7 +12,8 @@ per skill and 25,000 tokens total; oldest dropped first". The todo list persists
 that table; reported by users, e.g. the torqsoftware.com note of 2026-01-20 on Numman Ali's
 plan-mode workflow: "plans and To-Do items persist across compaction events"). None of it is logged
 in the transcript, but the transcript shows each part as it last was: the files' ``Read`` results
-and ``Write`` contents, the ``ExitPlanMode`` plan, the skill bodies (a user text opening
+and ``Write`` contents, the plan (the ``ExitPlanMode`` input, or the prompt that opens
+:data:`PLAN_OPENING`), the skill bodies (a user text opening
 :data:`SKILL_OPENING`) and the last ``TodoWrite`` list. :func:`restored_after` sizes them under
 the calibrated rates, one pass over the messages for every compaction.
 """
@@ -39,6 +40,9 @@ SKILL_TOKENS = 25_000
 FILE_TOOLS = frozenset({"Read", "Edit", "MultiEdit", "Write", "NotebookEdit"})
 #: how Claude Code opens the body of an invoked skill (a user text after the ``Skill`` call)
 SKILL_OPENING = "Base directory for this skill:"
+#: how Claude Code opens the prompt of a session that implements a plan written in plan mode
+#: (its "clear context and implement" choice): the plan follows, and its file is the session's
+PLAN_OPENING = "Implement the following plan:"
 #: files Claude Code sends as context of their own, never among the restored ones
 MEMORY_FILES = ("CLAUDE.md", "CLAUDE.local.md")
 #: a ``Read`` result's line: its number, then the arrow
@@ -116,6 +120,8 @@ def restored_after(
         if k == len(todo):
             break
         content = m.get("content")
+        if isinstance(content, str) and m.get("role") == "user":
+            _note_prompt(state, content, rates)
         if not isinstance(content, list):
             continue
         for b in content:
@@ -126,15 +132,21 @@ def restored_after(
                 _note_use(state, uses, b, rates)
             elif kind == "tool_result" and b.get("tool_use_id") in uses:
                 _note_result(state, uses[b["tool_use_id"]], b, rates)
-            elif kind == "text" and m.get("role") == "user":
-                text = b.get("text")
-                if isinstance(text, str) and text.startswith(SKILL_OPENING):
-                    name = text[len(SKILL_OPENING) : len(SKILL_OPENING) + 300].split("\n")[0]
-                    state.skills.pop(name.strip(), None)
-                    state.skills[name.strip()] = _text_tokens(text, rates)
+            elif kind == "text" and m.get("role") == "user" and isinstance(b.get("text"), str):
+                _note_prompt(state, b["text"], rates)
     for e in todo[k:]:
         out[e] = state.total()
     return out
+
+
+def _note_prompt(state: _State, text: str, rates: Rates) -> None:
+    """A user text: a plan to implement (:data:`PLAN_OPENING`), or a skill's body."""
+    if text.startswith(PLAN_OPENING):
+        state.plan = _text_tokens(text[len(PLAN_OPENING) :].lstrip(), rates)
+    elif text.startswith(SKILL_OPENING):
+        name = text[len(SKILL_OPENING) : len(SKILL_OPENING) + 300].split("\n")[0].strip()
+        state.skills.pop(name, None)
+        state.skills[name] = _text_tokens(text, rates)
 
 
 def _note_use(

@@ -274,3 +274,18 @@ def test_a_recorded_prompt_that_fell_with_nothing_logged_keys_the_static_apart()
     # a fall below the threshold (a few thousand tokens: a resume's context) is no such point
     small = calibrate(_mid_session(4_000, usage_after=True, logged=False))
     assert small.statics is not None and len(small.statics) == 1
+
+
+def test_the_plan_a_session_was_started_to_implement_comes_back() -> None:
+    plan = "# Plan: add the thing\n\n" + "step " * 400
+    for content in (
+        f"Implement the following plan:\n\n{plan}",
+        [{"type": "text", "text": f"Implement the following plan:\n\n{plan}"}],
+    ):
+        msgs = [{"role": "user", "content": content}, {"role": "assistant", "content": "ok"}]
+        assert restored_after(msgs, [2], RATES)[2] == _tokens(plan, result=False)
+    # a plan written in plan mode later replaces it
+    later = "# Plan v2\n" + "step " * 50
+    msgs = [{"role": "user", "content": f"Implement the following plan:\n\n{plan}"}]
+    msgs.append(_use("x", "ExitPlanMode", plan=later))
+    assert restored_after(msgs, [2], RATES)[2] == _tokens(later, result=False)
