@@ -383,9 +383,11 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
                     d.features[k] += f[k]
             if d.recorded > 0:
                 deltas.append(d)
-            elif unlogged_drop(prev[1], total) and _model_of(
-                metas, prev[0], session.model
-            ) == _model_of(metas, p, session.model):
+            elif (
+                unlogged_drop(prev[1], total)
+                and _model_of(metas, prev[0], session.model) == _model_of(metas, p, session.model)
+                and not _sent_before_segment(session, prev[0], starts)
+            ):
                 fallen[prev[0].n] = prev[1] - total
         prev = (p, total)
     if not recs:
@@ -456,6 +458,18 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
         {m: v for m, v in scales.items() if v != 1.0} or None,
         head,
     )
+
+
+def _sent_before_segment(session: SessionLike, p: _Point, starts: set[int]) -> bool:
+    """Whether request ``p``'s response was logged before the compaction that starts its
+    segment (a compaction that kept its last messages: the kept response's request was sent with
+    the history before it), by the timestamps."""
+    begun = max((s for s in starts if s < p.n), default=None)
+    if begun is None or p.response is None:
+        return False
+    sent = parse_timestamp(session.metas[p.response].get("timestamp"))
+    start = parse_timestamp(session.metas[begun].get("timestamp"))
+    return sent is not None and start is not None and sent < start
 
 
 def _model_of(metas: Sequence[Mapping[str, Any]], p: _Point, default: str | None) -> str | None:

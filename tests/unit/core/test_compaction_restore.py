@@ -24,7 +24,9 @@ from ctxview.core.compaction_restore import (
 )
 from ctxview.core.requests import simulate
 from ctxview.core.requests.points import calibrate
+from ctxview.sessions import load_session
 from ctxview.sessions.model import LoadedSession
+from tests.support import claude_code_shapes as shapes
 from tests.unit.core.test_requests import ts
 
 RATES = DEFAULT_RATES
@@ -289,3 +291,13 @@ def test_the_plan_a_session_was_started_to_implement_comes_back() -> None:
     msgs = [{"role": "user", "content": f"Implement the following plan:\n\n{plan}"}]
     msgs.append(_use("x", "ExitPlanMode", plan=later))
     assert restored_after(msgs, [2], RATES)[2] == _tokens(later, result=False)
+
+
+def test_a_kept_response_sent_before_the_compaction_is_no_drop(tmp_path: Any) -> None:
+    # a compaction that kept its last messages: the kept response (44k, sent with the history
+    # before the compaction) is in the segment after it, and the next request bills 21k; that
+    # is the compaction, not a fall inside the segment
+    session = load_session(shapes.write(tmp_path / "kept.jsonl", shapes.preserved_compact("tail")))
+    cal = calibrate(session)
+    assert cal.statics is not None
+    assert sorted(k[0] for k in cal.statics) == [0, 18]
