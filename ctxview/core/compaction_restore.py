@@ -45,8 +45,10 @@ SKILL_OPENING = "Base directory for this skill:"
 PLAN_OPENING = "Implement the following plan:"
 #: files Claude Code sends as context of their own, never among the restored ones
 MEMORY_FILES = ("CLAUDE.md", "CLAUDE.local.md")
-#: a ``Read`` result's line: its number, then the arrow
-_LINE_NUMBER = re.compile(r"^\s*(\d+)\u2192", re.M)
+#: a ``Read`` result's line: its number, then the arrow (the indent is spaces and tabs only: a
+#: pattern that let it run over line ends would rescan every run of blank lines from each of its
+#: lines, quadratic in a hostile result)
+LINE_NUMBER = re.compile(r"^[ \t]*(\d+)\u2192", re.M)
 
 
 @dataclass
@@ -96,8 +98,8 @@ def _read_size(text: str, tokens: int, partial: bool) -> int | None:
     (the file has at least that many lines)."""
     if not partial:
         return tokens
-    numbers = _LINE_NUMBER.findall(text[-2_000:]) or _LINE_NUMBER.findall(text)
-    shown = len(_LINE_NUMBER.findall(text))
+    numbers = LINE_NUMBER.findall(text[-2_000:]) or LINE_NUMBER.findall(text)
+    shown = len(LINE_NUMBER.findall(text))
     if not numbers or not shown:
         return None
     return round(tokens / shown * int(numbers[-1]))

@@ -17,6 +17,7 @@ from ctxview.core.calibrate import (
     tokenizer_scale,
 )
 from ctxview.core.compaction_restore import (
+    LINE_NUMBER,
     RESTORE_TOKENS_PER_FILE,
     SKILL_OPENING,
     SKILL_TOKENS_PER_SKILL,
@@ -301,3 +302,12 @@ def test_a_kept_response_sent_before_the_compaction_is_no_drop(tmp_path: Any) ->
     cal = calibrate(session)
     assert cal.statics is not None
     assert sorted(k[0] for k in cal.statics) == [0, 18]
+
+
+def test_a_line_number_is_read_on_its_own_line() -> None:
+    # the pattern never runs over a line end (a result of blank lines is scanned once)
+    text = "  \n\t\n   7\u2192x\n"
+    found = LINE_NUMBER.search(text)
+    assert found is not None and found.group(1) == "7"
+    assert found.start() == text.index("   7")
+    assert LINE_NUMBER.search("\n" * 50 + "x") is None
