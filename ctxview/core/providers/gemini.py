@@ -638,11 +638,12 @@ NO_DATA = (
     "must have one initialized field"
 )
 #: the fields of a Part's ``data`` oneof (both spellings the API reads), and the Part's other
-#: fields: a part holding only the latter (``{}``, ``{"thoughtSignature": ...}``, a null
-#: ``text``) sets no data; a field of neither list is not judged (a newer data field). A thought
-#: part with its signature and no text (``{"thought": true, "thoughtSignature": ...}``: a client
-#: that kept a thought's signature and dropped its summary) is accepted: Gemini 3 Flash Preview
-#: answered such requests, on the Gemini API and on Vertex AI
+#: fields: a part holding only the latter (``{}``, ``{"thought": true}``, a null
+#: ``text``) sets no data; a field of neither list is not judged (a newer data field). A part
+#: with a thought signature and no data is accepted: ``{"thought": true, "thoughtSignature":
+#: ...}`` (a client that kept a thought's signature and dropped its summary; Gemini 3 Flash
+#: Preview answered it, on the Gemini API and on Vertex AI) and ``{"thoughtSignature": ...}``
+#: alone (the closing part Gemini 3 returns; gemini-3.1-pro-preview answered it sent back)
 _DATA_FIELDS = frozenset(
     {
         "text",
@@ -689,9 +690,8 @@ def _sets_no_data(block: Any) -> bool:
         return False
     if any(part.get(k) is not None for k in _DATA_FIELDS):
         return False
-    if part.get("thought") is True and (
-        part.get("thoughtSignature") or part.get("thought_signature")
-    ):
+    if part.get("thoughtSignature") or part.get("thought_signature"):
+        # the closing part Gemini 3 returns with a signature and no data, sent back as it came
         return False
     return all(k in _DATA_FIELDS or k in _OTHER_FIELDS for k in part)
 
@@ -770,6 +770,14 @@ def model_rules(rules: RuleSet, fmt: str, model: str | None) -> RuleSet:
 # -- request body --------------------------------------------------------------------------------
 
 
+def parts_of(content: Mapping[str, Any]) -> Any:
+    """A ``Content``'s ``parts``: one Part object where an array is documented is a list of one.
+    The API reads a lone value for a repeated field (it answered a ``systemInstruction`` whose
+    ``parts`` is one object, and a lone ``tools`` object): not an error of the file."""
+    parts = content.get("parts", [])
+    return [parts] if isinstance(parts, Mapping) else parts
+
+
 def system_of(instruction: Any, path: str) -> str | list[dict[str, Any]] | None:
     """``systemInstruction`` (a ``Content``, or a plain string) as text blocks."""
     if instruction is None:
@@ -778,7 +786,7 @@ def system_of(instruction: Any, path: str) -> str | list[dict[str, Any]] | None:
         return instruction
     if not isinstance(instruction, Mapping):
         raise ValueError(f"{path}: expected a Content object, got {type(instruction).__name__}")
-    parts = instruction.get("parts", [])
+    parts = parts_of(instruction)
     if not isinstance(parts, list):
         raise ValueError(f"{path}.parts: expected an array of parts, got {type(parts).__name__}")
     return [
