@@ -374,7 +374,14 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
     clearing = sorted(cleared_tokens(session, rates).items()) if micro else []
     now_cleared: dict[int, int] = {}  # message -> its tokens as sent, cleared
     ci = 0
-    for p, total in recs:
+    # a request after turns its file does not keep (in its segment) billed them too: its
+    # residual is not the tools + system (unless no request is free of them)
+    kept_whole = [
+        (p, total)
+        for p, total in recs
+        if p.n > 0 and bisect_right(unkept, p.n) == bisect_left(unkept, seg_start[p.n - 1])
+    ]
+    for p, total in kept_whole if unkept and kept_whole else recs:
         if p.n > 0:
             s0 = seg_start[p.n - 1]
             m = _model_of(metas, p, session.model)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from ctxview.core.providers.gemini import (
     family,
     signature_tokens,
     text_tokens,
+    turn_start,
 )
 
 USER_HI = {"role": "user", "content": [{"type": "text", "text": "Hi"}]}
@@ -100,10 +102,65 @@ def test_a_field_2_signature_is_billed_whole(model: str) -> None:
     assert _signed_minus_unsigned(model, WRAPPED) == expected == signature_tokens(WRAPPED)
 
 
-def test_joined_stream_signatures_are_billed_all_but_the_first_record() -> None:
+def _request(*messages: dict[str, Any], model: str = "gemini-2.5-flash") -> int:
+    return PROVIDER.tokens.of(model, "gemini").request_tokens(messages, None, None, None)
+
+
+RESULT = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "x"}]}
+ANSWER = {"role": "assistant", "content": [{"type": "text", "text": "Done."}]}
+AGAIN = {"role": "user", "content": [{"type": "text", "text": "Again?"}]}
+
+
+def _signed_request_minus_unsigned(signature: str, *after: dict[str, Any]) -> int:
+    signed = _request(USER_HI, _call(signature), RESULT, *after)
+    return signed - _request(USER_HI, _call(""), RESULT, *after)
+
+
+def test_joined_stream_signatures_are_billed_all_but_the_first_record_in_the_current_turn() -> None:
     first = math.ceil(32 * 4 / 3)  # the first record: tag, length, 30 bytes, in base64
     expected = math.ceil((len(JOINED.rstrip("=")) - first) / SIGNATURE_CHARS_PER_TOKEN)
-    assert _signed_minus_unsigned("gemini-2.5-flash", JOINED) == expected
+    assert signature_tokens(JOINED) == expected
+    # the request answering the call, and every step of the same turn, bill them
+    assert _signed_request_minus_unsigned(JOINED) == expected
+    assert _signed_request_minus_unsigned(JOINED, ANSWER) == expected
+    # once a user text starts a new turn, none of them (recorded on Gemini 2.5)
+    assert _signed_request_minus_unsigned(JOINED, ANSWER, AGAIN) == 0
+
+
+def test_a_field_2_signature_is_billed_in_any_turn() -> None:
+    expected = signature_tokens(WRAPPED)
+    assert _signed_request_minus_unsigned(WRAPPED, ANSWER, AGAIN) == expected
+
+
+def test_the_current_turn_starts_after_the_last_user_text() -> None:
+    assert turn_start([USER_HI, _call(JOINED), RESULT]) == 1
+    assert turn_start([USER_HI, _call(JOINED), RESULT, ANSWER, AGAIN]) == 5
+    assert turn_start([_call(JOINED), RESULT]) == 0
+
+
+UNSEEN2 = Path(__file__).resolve().parents[2] / "acceptance" / "unseen2" / "gemini"
+#: a Gemini API conversation streamed (its signatures joined records), turn by turn: the
+#: request answering the first call, the next turn's first request, that turn's call answered
+JOINED_CONVERSATION = "rubyllm_chat_function_calling_gemini_gemini_2_5_flash_can_use_tools_{}"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "without_parameters_i_bfc6ab81_req2.json",
+        "without_parameters_i_bfc6ab81_req3.json",
+        "without_parameters_i_bfc6ab81_req4.json",
+        "with_multi_turn_stre_2dfd6b1f_req3.json",
+        "with_multi_turn_stre_2dfd6b1f_req4.json",
+    ],
+)
+def test_recorded_requests_with_joined_signatures_in_either_turn_are_estimated_closely(
+    name: str,
+) -> None:
+    from benchmarks.gemini_tokens import api_error
+
+    error = api_error(UNSEEN2 / JOINED_CONVERSATION.format(name))
+    assert error is not None and abs(error) < 0.10
 
 
 @given(st.text(max_size=80))

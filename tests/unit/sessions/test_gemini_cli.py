@@ -233,6 +233,17 @@ def test_the_growth_over_unkept_turns_does_not_fit_the_rates(tmp_path: Path) -> 
     assert not rates.calibrated
 
 
+def test_the_tools_and_system_are_fitted_on_the_requests_that_held_every_turn_sent(
+    tmp_path: Path,
+) -> None:
+    from ctxview.core.requests.points import calibrate
+
+    # the first request (7,000 tokens) held the prompt and the tools with the file's one user
+    # turn; every later one (10,000 to 22,000) held tool turns the file does not keep
+    static = calibrate(_unkept_session(tmp_path)).static
+    assert static is not None and 6_900 < static < 7_000
+
+
 def test_the_benchmark_measures_only_requests_whose_turns_the_file_holds(tmp_path: Path) -> None:
     from benchmarks.gemini_tokens import _sessions, cli_errors
 
