@@ -186,6 +186,9 @@ class Family:
     #: 2.0 accepts it and bills none of it: a body declaring two functions by it was billed
     #: their names and descriptions alone)
     json_schema: bool = True
+    #: what every request adds (:data:`REQUEST_OVERHEAD_TOKENS`; Gemini 2.0 adds nothing:
+    #: "What is the capital of France?" is billed its 7 tokens, "Hello, world!" its 4)
+    request: int = REQUEST_OVERHEAD_TOKENS
 
 
 #: fitted per family on the real bodies of the tune set (``benchmarks.gemini_tokens``: the
@@ -193,7 +196,9 @@ class Family:
 FAMILIES: dict[str, Family] = {
     "3": Family("Gemini 3 and newer", 2, 16, declaration=11, property=11),
     "2.5": Family("Gemini 2.5", 6, 11, declaration=9, property=13),
-    "2": Family("Gemini 2.0 and older", 1, -8, json_schema=False),
+    "2": Family("Gemini 2.0", 1, -8, json_schema=False, request=0),
+    # what Gemini 2.0 bills a call and its tools: no body of an older model tells otherwise
+    "1": Family("Gemini 1.5 and older", 1, -8, json_schema=False),
 }
 _FAMILY = re.compile(r"gemini-(\d+)(?:\.(\d+))?")
 
@@ -207,7 +212,9 @@ def family(model: str | None) -> Family:
     major, minor = int(found.group(1)), int(found.group(2) or 0)
     if major >= 3:
         return FAMILIES["3"]
-    return FAMILIES["2.5"] if (major, minor) >= (2, 5) else FAMILIES["2"]
+    if (major, minor) >= (2, 5):
+        return FAMILIES["2.5"]
+    return FAMILIES["2"] if major == 2 else FAMILIES["1"]
 
 
 def block_tokens(block: Any, fam: Family | None = None, thoughts: bool = False) -> int:
@@ -357,14 +364,16 @@ def signature_carry(message: Mapping[str, Any]) -> tuple[bool, int]:
     return False, n
 
 
-def estimate_system(system: Any) -> int:
-    """A system instruction's tokens (its text alone), with what every request adds."""
+def estimate_system(system: Any, fam: Family | None = None) -> int:
+    """A system instruction's tokens (its text alone), with what every request to the family
+    adds (``fam`` None: :data:`REQUEST_OVERHEAD_TOKENS`)."""
+    overhead = REQUEST_OVERHEAD_TOKENS if fam is None else fam.request
     if isinstance(system, str):
-        return REQUEST_OVERHEAD_TOKENS + text_tokens(system)
+        return overhead + text_tokens(system)
     if not isinstance(system, list):
-        return REQUEST_OVERHEAD_TOKENS
+        return overhead
     texts = (b.get("text") for b in system if isinstance(b, Mapping))
-    return REQUEST_OVERHEAD_TOKENS + sum(text_tokens(t) for t in texts if isinstance(t, str))
+    return overhead + sum(text_tokens(t) for t in texts if isinstance(t, str))
 
 
 #: the JSON Schema keys whose values are words the model reads (the others are structure)
@@ -447,7 +456,7 @@ def token_model(model: str | None, fmt: str = "gemini") -> TokenModel:
         lambda m: estimate_message(m, fam, thoughts),
         CALIBRATED_FORMATS,
         f"{BASIS}; {fam.name}",
-        system=estimate_system,
+        system=lambda system: estimate_system(system, fam),
         tools=lambda tools: estimate_tools(tools, fam),
         carry=signature_carry,
         select=token_model,

@@ -57,13 +57,25 @@ def test_a_one_word_request_is_billed_its_word_and_one() -> None:
 
 
 @pytest.mark.parametrize(
+    ("model", "billed"),
+    # recorded: "What is the capital of France?" alone was billed 7 tokens by Gemini 2.0 Flash
+    # (its tokens: 6 words and "?"), 8 by Gemini 2.5 Flash Lite
+    [("gemini-2.0-flash", 7), ("gemini-2.5-flash-lite", 8), ("gemini-3-flash-preview", 8)],
+)
+def test_gemini_2_0_adds_nothing_to_a_requests_tokens(model: str, billed: int) -> None:
+    tokens = PROVIDER.tokens.of(model, "gemini")
+    user = {"role": "user", "content": [{"type": "text", "text": "What is the capital of France?"}]}
+    assert tokens.request_tokens([user], None, None, None) == billed
+
+
+@pytest.mark.parametrize(
     ("model", "name"),
     [
         ("gemini-3-flash-preview", "Gemini 3 and newer"),
         ("models/gemini-3.1-pro-preview", "Gemini 3 and newer"),
         ("gemini-2.5-flash-lite", "Gemini 2.5"),
-        ("gemini-2.0-flash-001", "Gemini 2.0 and older"),
-        ("gemini-1.5-flash", "Gemini 2.0 and older"),
+        ("gemini-2.0-flash-001", "Gemini 2.0"),
+        ("gemini-1.5-flash", "Gemini 1.5 and older"),
         (None, "Gemini 3 and newer"),
     ],
 )
