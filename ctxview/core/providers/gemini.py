@@ -139,8 +139,8 @@ _NOT_SYMBOLS = bytes(sorted(_LETTERS)) + _DIGITS + b" \t\n\r\x0b\x0c" + bytes(ra
 
 def text_tokens(text: str) -> int:
     """Tokens of a text: an ASCII word a token (a long word one more per 8 letters), each digit
-    a token, each symbol and other character :data:`SYMBOL_WEIGHT` of one, each indented line's
-    indentation a token. Gemini's vocabulary holds most words whole: counting words is closer
+    a token, each symbol and other character :data:`SYMBOL_WEIGHT` of one (a ``**`` or ``##``
+    pair as one symbol), each indented line's indentation a token. Gemini's vocabulary holds most words whole: counting words is closer
     than counting characters, on short prose (a one-line prompt is a few tokens) as on code
     and tool output (docs/gemini.md has the figures). Byte translation and counting, not a
     regular expression: tens of MB a second."""
@@ -151,7 +151,9 @@ def text_tokens(text: str) -> int:
     n = len(words) + sum(len(w) >> LONG_WORD_SHIFT for w in words)
     digits = len(raw) - len(raw.translate(None, _DIGITS))
     indents = raw.count(b"\n  ") + raw.count(b"\n\t")
-    symbols = len(raw.translate(None, _NOT_SYMBOLS))
+    # Markdown's bold and heading marks: a pair is one symbol (the vocabulary holds "**" and
+    # "##" whole)
+    symbols = len(raw.translate(None, _NOT_SYMBOLS)) - raw.count(b"**") - raw.count(b"##")
     return math.ceil(n + SYMBOL_WEIGHT * symbols + DIGIT_WEIGHT * digits + INDENT_TOKENS * indents)
 
 

@@ -43,6 +43,12 @@ def test_text_is_counted_by_its_words(text: str, tokens: int) -> None:
     assert text_tokens(text) == tokens
 
 
+def test_markdowns_bold_and_heading_marks_are_a_symbol_a_pair() -> None:
+    # the vocabulary holds "**" and "##" whole: a Markdown-heavy tool output was over-counted
+    assert text_tokens("**Matz**") == text_tokens("*Matz*") == 3
+    assert text_tokens("## Usage") == text_tokens("# Usage") == 2
+
+
 @given(st.text(max_size=200))
 def test_a_text_costs_at_most_a_token_a_character_and_grows_with_it(text: str) -> None:
     n = text_tokens(text)
