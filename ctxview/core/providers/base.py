@@ -161,6 +161,9 @@ class TokenModel:
     unmeasured: (
         Callable[[Sequence[Mapping[str, Any]], Any, Mapping[str, Any] | None], list[str]] | None
     ) = None
+    #: the estimate counts the messages of a file with recorded usage better than rates fitted
+    #: to that usage (the request model then fits only the system prompt + tools to it)
+    counts_own: bool = False
     #: the token model of a request to one model from a file of one format, where the model's
     #: family and the API change what is billed (OpenAI: GPT-4o frames a message in 4 tokens,
     #: the reasoning models in 3; Gemini's families bill tools, calls and signatures

@@ -462,6 +462,9 @@ def token_model(model: str | None, fmt: str = "gemini") -> TokenModel:
         tools=lambda tools: estimate_tools(tools, fam),
         carry=signature_carry,
         select=token_model,
+        # a Gemini CLI session's messages: rates fitted to its recorded growth count the
+        # thoughts its records hold and its requests do not bill (docs/gemini.md has the figures)
+        counts_own=True,
     )
 
 

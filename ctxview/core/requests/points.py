@@ -366,9 +366,22 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
     if not recs:
         return Calibration(DEFAULT_RATES, None, 0)
     rates = fit_rates(deltas)
+    own = _provider(session).tokens
+    if own.of(session.model, getattr(session, "wire_format", None) or session.format).counts_own:
+        rates = DEFAULT_RATES  # the provider's estimate counts the messages, not fitted rates
+    # the messages as the requests count them: the system prompt + tools are what the recorded
+    # prompts hold beyond them
+    counted = provider_tokens(session, rates)
     # prefix sums: each request's messages cost O(1), not O(window) (a 100,000-message
     # transcript has 50,000 requests)
-    pre = list(accumulate(rates.tokens_many(feats), initial=0))
+    pre = list(
+        accumulate(
+            map(counted.estimate, session.messages)
+            if counted is not None
+            else rates.tokens_many(feats),
+            initial=0,
+        )
+    )
     seg_start = _segment_start_of(len(session.messages), starts)
     by: dict[tuple[int, str | None], list[int]] = {}
     clearing = sorted(cleared_tokens(session, rates).items()) if micro else []
