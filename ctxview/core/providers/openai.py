@@ -30,12 +30,12 @@ from ctxview.core.pricing import Price, PriceBook
 from ctxview.core.protocol import Problem, Rule, RuleSet
 from ctxview.core.providers.base import BodyParts, CacheModel, Provider, TokenModel, Usage
 from ctxview.core.providers.openai_tokens import (
-    carried_reasoning,
     estimate_message,
     estimate_params,
     estimate_system,
     estimate_tools,
     message_estimate,
+    reasoning_carry,
     unmeasured,
 )
 from ctxview.core.providers.openai_wire import item_id_of, stored_reasoning, wire_items
@@ -696,7 +696,7 @@ def token_model(model: str | None, fmt: str = "") -> TokenModel:
         system=partial(estimate_system, model=model),
         tools=partial(estimate_tools, model=model),
         params=partial(estimate_params, model=model),
-        carried=carried_reasoning,
+        carry=reasoning_carry,
         unmeasured=unmeasured,
         select=token_model,
     )

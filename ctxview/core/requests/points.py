@@ -366,15 +366,35 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
     if not recs:
         return Calibration(DEFAULT_RATES, None, 0)
     rates = fit_rates(deltas)
+    own = _provider(session).tokens
+    if own.of(session.model, getattr(session, "wire_format", None) or session.format).counts_own:
+        rates = DEFAULT_RATES  # the provider's estimate counts the messages, not fitted rates
+    # the messages as the requests count them: the system prompt + tools are what the recorded
+    # prompts hold beyond them
+    counted = provider_tokens(session, rates)
     # prefix sums: each request's messages cost O(1), not O(window) (a 100,000-message
     # transcript has 50,000 requests)
-    pre = list(accumulate(rates.tokens_many(feats), initial=0))
+    pre = list(
+        accumulate(
+            map(counted.estimate, session.messages)
+            if counted is not None
+            else rates.tokens_many(feats),
+            initial=0,
+        )
+    )
     seg_start = _segment_start_of(len(session.messages), starts)
     by: dict[tuple[int, str | None], list[int]] = {}
     clearing = sorted(cleared_tokens(session, rates).items()) if micro else []
     now_cleared: dict[int, int] = {}  # message -> its tokens as sent, cleared
     ci = 0
-    for p, total in recs:
+    # a request after turns its file does not keep (in its segment) billed them too: its
+    # residual is not the tools + system (unless no request is free of them)
+    kept_whole = [
+        (p, total)
+        for p, total in recs
+        if p.n > 0 and bisect_right(unkept, p.n) == bisect_left(unkept, seg_start[p.n - 1])
+    ]
+    for p, total in kept_whole if unkept and kept_whole else recs:
         if p.n > 0:
             s0 = seg_start[p.n - 1]
             m = _model_of(metas, p, session.model)

@@ -326,6 +326,7 @@ def simulate(
         cleared_tokens(session, rates) if session.format in CALIBRATED_FORMATS else {},
         measure=None if counted is None else counted.estimate,
         head=head,
+        carry=shared.turn_carry(counted),
     )
     source = "context" if _reference else window_source(plan)
     if source != "context":
