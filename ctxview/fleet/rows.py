@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from ctxview.core.limits import context_size
 from ctxview.core.pricing import PRICES_DATE, Price, PriceTable
+from ctxview.core.providers.registry import price_table
 from ctxview.core.requests import parse_timestamp
 from ctxview.fleet.schema import PARTITION, REQUESTS, SESSIONS, STRATEGIES
 from ctxview.textfmt import one_line, visible
@@ -164,7 +165,8 @@ def _rows(
 ) -> FileRows:
     from ctxview.sessions.request_model import session_requests
 
-    prices = PriceTable(dict(options.price_overrides))
+    # every provider's prices (an OpenAI or Gemini session is priced as `requests` prices it)
+    prices = price_table(dict(options.price_overrides))
     defaults = dict(options.defaults)
     log, agent_logs = session_requests(session, prices=prices, defaults=defaults, check=True)
     st = os.stat(path)
@@ -502,7 +504,11 @@ def _break_lost(r: Any, prev_input: int | None, price: Price) -> float:
 
 
 def _price_version(prices: PriceTable, model: Any) -> str:
-    return CONFIG_PRICES if prices.source(model).startswith(CONFIG_PRICES) else PRICE_TABLE
+    """``config.toml``, else the date of the built-in book that priced ``model``."""
+    if prices.source(model).startswith(CONFIG_PRICES):
+        return CONFIG_PRICES
+    book = prices.book(model)
+    return PRICE_TABLE if book is None else book.date.split()[0]
 
 
 def _sum_or_none(values: list[float | None]) -> float | None:
