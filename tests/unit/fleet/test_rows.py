@@ -79,6 +79,27 @@ def test_another_apis_session_is_priced_as_ctxview_requests_prices_it(
     assert None not in tables and "config.toml" not in tables
 
 
+def test_a_codex_or_gemini_cli_session_has_the_project_and_prompt_ctxview_sessions_lists(
+    tmp_path: Path,
+) -> None:
+    """A rollout's folder is its day and a Gemini CLI file's is ``chats``: the dataset names
+    their project as ``ctxview sessions`` does (the rollout's ``cwd``, the project hash), and
+    their title is the first prompt."""
+    day = tmp_path / "sessions" / "2025" / "10" / "28"
+    day.mkdir(parents=True)
+    rollout = day / "rollout-2025-10-28T05-27-00-a.jsonl"
+    shutil.copy(ACCEPTANCE / "codex" / "agenthistory_codex_session_with_compaction.jsonl", rollout)
+    chats = tmp_path / "tmp" / "3f9a2c1e" / "chats"
+    chats.mkdir(parents=True)
+    chat = chats / "session-2026-01-01T00-00-a.json"
+    shutil.copy(ACCEPTANCE / "gemini_cli" / "aim_control_flash.json", chat)
+    [codex] = file_rows(str(rollout), ScanOptions(redact=False)).sessions.to_pylist()
+    assert codex["project"] == "/home/testuser/codex-compact-project"
+    assert codex["title"] == "Help me build the API endpoints"
+    [gemini] = file_rows(str(chat), ScanOptions(redact=False)).sessions.to_pylist()
+    assert (gemini["project"], gemini["title"]) == ("3f9a2c1e", "hello")
+
+
 def test_a_request_is_counted_to_the_tools_whose_results_it_sends_first() -> None:
     rows = file_rows(str(TOOL_HEAVY), ScanOptions(redact=False)).requests.to_pylist()
     assert rows[0]["tools"] == []  # the first request holds the prompt alone
