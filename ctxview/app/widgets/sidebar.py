@@ -16,7 +16,7 @@ from textual.widgets import Input, Label, ProgressBar, Select, Sparkline, Static
 
 from ctxview.app.model import AS_SENT, SessionModel, as_sent_possible, context_size
 from ctxview.app.safe import one_line
-from ctxview.core.limits import context_problem
+from ctxview.core.limits import context_problem, over_context_words
 from ctxview.core.strategies import STRATEGIES
 from ctxview.core.usage import prompt_terms
 from ctxview.textfmt import fmt_tokens, fmt_usd, plural
@@ -223,7 +223,10 @@ class ConfigSidebar(VerticalScroll):
                 is not None
             )
             if over:
-                line += "\n✗ over the model's context: the API would answer 400 prompt is too long"
+                line += (
+                    "\n✗ over the model's context: the API would answer 400 "
+                    + over_context_words(model.model)
+                )
             tokens = self.query_one("#tokens", Static)
             tokens.update(Text(line))
             tokens.set_class(over, "-over")
@@ -278,7 +281,9 @@ class ConfigSidebar(VerticalScroll):
             line += f"\nexact (count_tokens): {exact:,}"
         over = context_problem(exact if exact is not None else total, model.model, exact=True)
         if over is not None:
-            line += "\n✗ over the model's context: the API would answer 400 prompt is too long"
+            line += "\n✗ over the model's context: the API would answer 400 " + over_context_words(
+                model.model
+            )
         tokens = self.query_one("#tokens", Static)
         tokens.update(Text(line))
         tokens.set_class(over is not None, "-over")
