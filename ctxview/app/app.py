@@ -350,7 +350,7 @@ class CtxviewApp(ShellApp):
             # the chat would refuse what the placeholder invites: say what this session is for
             return (
                 f"{provider(session.provider).label} session: to read, check and export · "
-                "a new chat: ctxview with no file"
+                "new chat: ctxview"
             )
         if self.offline:
             return "Message the offline demo model · enter to send · try: calculate 6*7"
