@@ -363,7 +363,12 @@ def cmd_requests(args: argparse.Namespace) -> int:
         rules = session_rules(session)
         rejected = any(
             p.severity == "error" for p in check_protocol(window, session.system, rules)
-        ) or (context_problem(last.input_tokens, last.model or session.model) is not None)
+        ) or (
+            context_problem(
+                last.input_tokens, last.model or session.model, provider=session.provider
+            )
+            is not None
+        )
     if args.json:
         out = sys.stdout
         if session.format == "proxy":

@@ -82,7 +82,7 @@ _OPENAI_INPUT_LIMITED = frozenset(m for m in OPENAI_INPUT if m.startswith("gpt-5
 _DATED = re.compile(r"-\d{4}-\d{2}-\d{2}$")
 
 OVER_CONTEXT_CODE = "over_context_window"
-_SIZES: dict[str | None, int] = {}
+_SIZES: dict[tuple[str | None, str | None], int] = {}
 
 
 def _openai_name(model: str) -> str:
@@ -94,51 +94,70 @@ def _is_gemini(model: str) -> bool:
     return model.strip().lower().rsplit("/", 1)[-1].startswith("gemini-")
 
 
-def context_size(model: str | None) -> int:
+def _api(model: str | None, provider: str | None) -> str:
+    """Whose API the request goes to: the session's provider when known (a Gemini body names
+    its model in the URL, not the body), else the model's name."""
+    if provider in ("gemini", "openai"):
+        return provider
+    if model and _is_gemini(model):
+        return "gemini"
+    if model and _openai_name(model) in OPENAI_INPUT:
+        return "openai"
+    return "anthropic"
+
+
+def context_size(model: str | None, provider: str | None = None) -> int:
     """The most input tokens the model takes: :data:`MODEL_CONTEXT`, 1M for a name that asks for
-    the 1M-context variant (Claude Code's ``claude-sonnet-4-5[1m]``), :data:`GEMINI_CONTEXT`,
-    :data:`OPENAI_INPUT`, 200k for a model in none of them."""
-    found = _SIZES.get(model)
+    the 1M-context variant (Claude Code's ``claude-sonnet-4-5[1m]``), :data:`GEMINI_CONTEXT`
+    for a Gemini model (or a Gemini session that names none), :data:`OPENAI_INPUT`, 200k for
+    a model in none of them."""
+    key = (model, provider)
+    found = _SIZES.get(key)
     if found is None:
-        if not model:
+        api = _api(model, provider)
+        if api == "gemini":
+            found = GEMINI_CONTEXT
+        elif not model:
             found = MODEL_CONTEXT["default"]
         elif model.strip().lower().endswith("[1m]"):
             found = _1M
-        elif _is_gemini(model):
-            found = GEMINI_CONTEXT
         elif _openai_name(model) in OPENAI_INPUT:
             found = OPENAI_INPUT[_openai_name(model)]
         else:
             found = MODEL_CONTEXT.get(normalise_model(model), MODEL_CONTEXT["default"])
         if len(_SIZES) < 1000:
-            _SIZES[model] = found
+            _SIZES[key] = found
     return found
 
 
-def context_problem(tokens: int, model: str | None, *, exact: bool = False) -> Problem | None:
+def context_problem(
+    tokens: int, model: str | None, *, exact: bool = False, provider: str | None = None
+) -> Problem | None:
     """An ``over_context_window`` error when a request of ``tokens`` (system + tools + window;
-    estimated unless ``exact``) is larger than the model's context, else None. The API answers
-    such a request with a 400, worded here as the model's API words it (Anthropic's ``prompt is
-    too long``, OpenAI's ``context_length_exceeded`` texts, Gemini's ``INVALID_ARGUMENT``).
-    Index 0: the problem is the whole request's."""
-    size = context_size(model)
+    estimated unless ``exact``) is larger than the model's context (``provider``: the session's,
+    see :func:`context_size`), else None. The API answers such a request with a 400, worded
+    here as that API words it (Anthropic's ``prompt is too long``, OpenAI's
+    ``context_length_exceeded`` texts, Gemini's ``INVALID_ARGUMENT``). Index 0: the problem is
+    the whole request's."""
+    size = context_size(model, provider)
     if tokens <= size:
         return None
     how = "" if exact else " (estimated)"
     # in the words of the model's API (tests/acceptance/error_texts.md, "Over the context");
     # its count is ctxview's estimate unless ``exact``
+    api = _api(model, provider)
     name = _openai_name(model) if model else ""
-    if model and _is_gemini(model):
+    if api == "gemini":
         text = (
             f"The input token count ({tokens}) exceeds the maximum number of tokens "
             f"allowed ({size}).{how}"
         )
-    elif name in _OPENAI_INPUT_LIMITED:
+    elif api == "openai" and name in _OPENAI_INPUT_LIMITED:
         text = (
             f"Input tokens exceed the configured limit of {size} tokens. Your messages "
             f"resulted in {tokens} tokens. Please reduce the length of the messages.{how}"
         )
-    elif name in OPENAI_INPUT:
+    elif api == "openai":
         text = (
             f"This model's maximum context length is {size} tokens. However, your messages "
             f"resulted in {tokens} tokens. Please reduce the length of the messages.{how}"
@@ -150,10 +169,11 @@ def context_problem(tokens: int, model: str | None, *, exact: bool = False) -> P
     return Problem(0, OVER_CONTEXT_CODE, "error", text)
 
 
-def over_context_words(model: str | None) -> str:
+def over_context_words(model: str | None, provider: str | None = None) -> str:
     """The first words of the model's API's answer to a prompt over its context."""
-    if model and _is_gemini(model):
+    api = _api(model, provider)
+    if api == "gemini":
         return "The input token count exceeds the maximum number of tokens allowed"
-    if model and _openai_name(model) in OPENAI_INPUT:
+    if api == "openai":
         return "context_length_exceeded"
     return "prompt is too long"

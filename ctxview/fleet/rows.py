@@ -434,7 +434,7 @@ def _agent_columns(
     for model in set(models):
         price = prices.get(model)
         version = None if price is None else _price_version(prices, model)
-        per_model[model] = (price, version, context_size(model))
+        per_model[model] = (price, version, context_size(model, getattr(session, "provider", None)))
     # every request's dollars without a cache, and what its break lost
     price_of = [per_model[m][0] for m in models]
     uncached_cost = [

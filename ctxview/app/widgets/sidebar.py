@@ -191,7 +191,7 @@ class ConfigSidebar(VerticalScroll):
                 )
             window = f"{head}\ntranscript {len(model.transcript):,} · {gone}"
         self.query_one("#window", Static).update(Text(window))
-        size = context_size(model.model)
+        size = context_size(model.model, model.replay.provider)
         recorded = model.recorded_sizes()[1] if as_sent else None
         self.query_one("#tokens-label", Label).update(
             "Request tokens (rec.)" if recorded is not None else "Request tokens (est.)"
@@ -219,13 +219,14 @@ class ConfigSidebar(VerticalScroll):
                     exact_tokens if exact_tokens is not None else total,
                     model.model,
                     exact=exact_tokens is not None,
+                    provider=model.replay.provider,
                 )
                 is not None
             )
             if over:
                 line += (
                     "\n✗ over the model's context: the API would answer 400 "
-                    + over_context_words(model.model)
+                    + over_context_words(model.model, model.replay.provider)
                 )
             tokens = self.query_one("#tokens", Static)
             tokens.update(Text(line))
@@ -279,10 +280,15 @@ class ConfigSidebar(VerticalScroll):
             line += f" · next ~{fmt_tokens(pred.input_tokens)}{how}"
         if exact is not None:
             line += f"\nexact (count_tokens): {exact:,}"
-        over = context_problem(exact if exact is not None else total, model.model, exact=True)
+        over = context_problem(
+            exact if exact is not None else total,
+            model.model,
+            exact=True,
+            provider=model.replay.provider,
+        )
         if over is not None:
             line += "\n✗ over the model's context: the API would answer 400 " + over_context_words(
-                model.model
+                model.model, model.replay.provider
             )
         tokens = self.query_one("#tokens", Static)
         tokens.update(Text(line))

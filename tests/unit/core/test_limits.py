@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 
 def test_context_sizes_and_the_over_context_problem() -> None:
     """The one rule the sidebar's verdict, inspect and compare call."""
@@ -62,3 +66,25 @@ def test_openai_models_have_their_own_input_limit_and_the_apis_words() -> None:
     )
     assert over_context_words("gpt-4o") == "context_length_exceeded"
     assert over_context_words("claude-sonnet-4-5") == "prompt is too long"
+
+
+def test_a_session_that_names_no_model_is_sized_by_its_provider(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Gemini API body names its model in the URL, not the body: its requests are checked
+    against Gemini's context and worded as Gemini's 400, not Anthropic's 200k default."""
+    import json
+
+    from ctxview.core.limits import context_problem, context_size
+    from tests.support.cli import run
+
+    assert context_size(None, "gemini") == 1_048_576
+    assert context_size(None) == 200_000
+    p = context_problem(1_100_000, None, provider="gemini")
+    assert p is not None and p.message.startswith("The input token count (1100000) exceeds")
+    body = tmp_path / "gemini.json"
+    text = "hello world " * 100_000  # ~300k tokens: over 200k, under Gemini's 1,048,576
+    body.write_text(json.dumps({"contents": [{"role": "user", "parts": [{"text": text}]}]}))
+    for command in ("inspect", "requests", "compare"):
+        code, out, _ = run(capsys, command, str(body), "--json")
+        assert code == 0, (command, out[:400])
