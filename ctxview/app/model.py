@@ -578,7 +578,7 @@ class SessionModel:
             # the request-level rule inspect applies too: a window over the model's context
             from ctxview.core.limits import context_problem
 
-            over = context_problem(self.window_tokens, self.model)
+            over = context_problem(self.window_tokens, self.model, provider=self.replay.provider)
             if over is not None:
                 errors.append(over)
         if errors:

@@ -129,3 +129,24 @@ def test_fleet_screen_snapshot(snap_compare: Any, dataset: Path) -> None:
         await _loaded(pilot)
 
     assert snap_compare(_fleet_app(dataset), terminal_size=(120, 36), run_before=loaded)
+
+
+async def test_a_fleet_with_no_priced_request_draws_no_negative_dollars(tmp_path: Path) -> None:
+    """The dollar axis of a fleet whose models have no price starts at 0 (plotext centred an
+    all-zero axis on 0: -1.00 to 1.00)."""
+    from textual_plotext import PlotextPlot
+
+    from tests.support.paths import ACCEPTANCE
+
+    src = ACCEPTANCE / "codex" / "agenthistory_codex_session_with_compaction.jsonl"  # gpt-4.5-turbo
+    shutil.copy(src, tmp_path / src.name)
+    scan_quietly([str(tmp_path / src.name)], tmp_path / "ds")
+    app = _fleet_app(tmp_path / "ds")
+    async with app.run_test(size=(100, 36)) as pilot:
+        await wait_until(pilot, lambda: isinstance(pilot.app.screen, FleetScreen))
+        screen = pilot.app.screen
+        await wait_until(pilot, lambda: screen.query_one(DataTable).row_count == 1)
+        await settle(pilot)
+        chart = str(screen.query_one(PlotextPlot).render())
+        ticks = [line.split("┤")[0].strip() for line in chart.splitlines() if "┤" in line]
+        assert "0.00" in ticks and not [t for t in ticks if t.startswith("-")]

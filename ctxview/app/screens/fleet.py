@@ -161,7 +161,11 @@ class FleetScreen(Screen[str | None]):
         if days:
             xs: list[float] = [float(i) for i in range(len(days))]
             # no legend: plotext draws it over the plot's top left corner, on the data
-            plt.bar(xs, [d["cost_usd"] or 0 for d in days], marker="hd")
+            costs = [d["cost_usd"] or 0 for d in days]
+            plt.bar(xs, costs, marker="hd")
+            if max(costs) <= 0:
+                # nothing priced: plotext would centre the dollar axis on 0 (-1 to 1)
+                plt.ylim(0, 1)  # (the left side: the bars')
             # a day without a hit rate (no cached request) is left out, not drawn as 0 %
             rated = [
                 (x, d["hit_rate"] * 100)

@@ -301,7 +301,7 @@ def replay_context(
                 # the API's 400s: a prompt over the model's context (``prompt is too long``,
                 # the rule inspect and the sidebar apply), or a protocol error (named in a
                 # built request; compare's sums only count them)
-                if total > context_size(model):
+                if total > context_size(model, getattr(session, "provider", None)):
                     rejected, code = True, OVER_CONTEXT_CODE
                 elif builds:
                     code = rejections.error(win)

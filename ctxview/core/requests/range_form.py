@@ -177,7 +177,7 @@ def replay_range(
                 # a prompt over the model's context (``prompt is too long``: no need to
                 # count its protocol errors), or a protocol error (named in a built request;
                 # compare's sums only count them)
-                if total > context_size(model):
+                if total > context_size(model, getattr(session, "provider", None)):
                     rejected, code = True, OVER_CONTEXT_CODE
                 elif ids:
                     code = werr.error(first, lo, hi)
@@ -462,7 +462,7 @@ def replay_editing(
                 # change none of its rules' outcomes)
                 size = sizes.get(model)
                 if size is None:
-                    size = sizes[model] = context_size(model)
+                    size = sizes[model] = context_size(model, getattr(session, "provider", None))
                 window = (offset, offset + 1, i) if nw else (-1, 0, 0)
                 if total > size:
                     rejected, code = True, OVER_CONTEXT_CODE
