@@ -91,11 +91,21 @@ def test_gap_longer_than_five_minutes_and_the_grace_expires_the_cache() -> None:
 
 
 def test_a_gap_just_past_five_minutes_still_reads_the_cache() -> None:
-    """A real session read its cache after a 5 min 23 s gap between logged responses: the
-    timestamps are the client's, the entry is timed by the API (the grace of cache_rules)."""
-    log = simulate(convo(3, gaps={2: 323.0}))
+    """The timestamps are when a response was logged, the entry is timed by the API from when
+    it processed the request: a 5-minute entry was read after 314.4 s between logged
+    responses (the grace of cache_rules)."""
+    log = simulate(convo(3, gaps={2: 314.0}))
     r = log.requests[2]
     assert r.cache_break is None and r.cache_read == log.requests[1].input_tokens
+
+
+def test_a_gap_of_five_minutes_and_23_seconds_expires_the_cache() -> None:
+    """Real 5-minute entries were missed after 322.7 s and 323.7 s between logged responses:
+    the tolerance for the client's timestamps is shorter than that."""
+    log = simulate(convo(3, gaps={2: 323.0}))
+    r = log.requests[2]
+    assert r.cache_break is not None and r.cache_break.reason == "ttl"
+    assert r.cache_read == 0
 
 
 def test_gap_within_ttl_keeps_it() -> None:
