@@ -131,6 +131,7 @@ API_REASON: dict[str, str | None] = {
     "notification": "messages_changed",
     "microcompaction": "messages_changed",
     "resume": "messages_changed",
+    "thinking": "messages_changed",
     "unexplained": None,
 }
 #: the reasons the API's cache diagnostics give
@@ -142,6 +143,48 @@ API_REASONS = (
     "previous_message_not_found",
     "unavailable",
 )
+
+#: where the thinking rule below was read: the prompt-caching page's "Caching with thinking
+#: blocks" (its 'Cache invalidation patterns'), as captured on two dates
+THINKING_SOURCE = (
+    "platform.claude.com/docs/en/build-with-claude/prompt-caching, 'Caching with thinking "
+    "blocks': 'On Opus 4.5+ and Sonnet 4.6+, thinking blocks are preserved by default even when "
+    "non-tool-result user content is added, so the cache remains valid; on earlier Opus/Sonnet "
+    "models and all Haiku models, cache gets invalidated when non-tool-result user content is "
+    "added, causing all previous thinking blocks to be stripped from context' (captured "
+    "2026-06-29); 'On Opus 4.5+, Sonnet 4.6+, and Haiku 5.5, thinking blocks are preserved' "
+    "(quoted as fetched 2026-10-08)"
+)
+THINKING_DATE = "2026-12-02 (as read that day)"
+#: per model family, the first version whose API keeps earlier turns' thinking blocks when a
+#: user message that is not only tool results arrives; earlier versions, and every Claude 3
+#: model, strip them (and the cache breaks where the first stripped block was). A family not
+#: here (Fable, Mythos) or a name that does not parse is taken as keeping them: every model
+#: released after that rule keeps them (``preserved-thinking``: Claude Fable 5.1 and later
+#: check the blocks sent back, they do not drop them)
+THINKING_KEPT_FROM: dict[str, tuple[int, int]] = {
+    "opus": (4, 5),
+    "sonnet": (4, 6),
+    "haiku": (5, 5),
+}
+_FAMILY_VERSION = re.compile(r"^claude-(opus|sonnet|haiku)-(\d+)(?:-(\d+))?$")
+
+
+def strips_thinking(model: str | None) -> bool:
+    """Whether the API strips the thinking blocks of earlier turns from a request of ``model``
+    once a user message that is not only tool results is added (:data:`THINKING_SOURCE`):
+    Claude 3 models, Opus before 4.5, Sonnet before 4.6, Haiku before 5.5."""
+    if not model:
+        return False
+    name = normalise_model(model)
+    if name.startswith("claude-3-"):
+        return True
+    m = _FAMILY_VERSION.match(name)
+    if m is None:
+        return False
+    version = (int(m.group(2)), int(m.group(3) or 0))
+    return version < THINKING_KEPT_FROM[m.group(1)]
+
 
 _SONNET_4_OR_5 = re.compile(r"^claude-sonnet-[45](-\d+)?$")
 

@@ -47,8 +47,8 @@ from ctxview.core.requests.points import (
     calibrate,
     cleared_tokens,
     history_resends,
-    microcompactions,
     provider_tokens,
+    resent_from,
     session_features,
     static_of,
 )
@@ -322,7 +322,7 @@ def simulate(
         statics if statics and len(set(statics.values())) > 1 else None,
         scales,
         history_resends(session),
-        microcompactions(session) if session.format in CALIBRATED_FORMATS else {},
+        resent_from(session),
         cleared_tokens(session, rates) if session.format in CALIBRATED_FORMATS else {},
         measure=None if counted is None else counted.estimate,
         head=head,

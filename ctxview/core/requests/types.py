@@ -36,6 +36,7 @@ BREAK_REASONS = (
     "notification",
     "microcompaction",
     "resume",
+    "thinking",
 )
 
 
