@@ -21,6 +21,7 @@ folder): nothing is lost, every compaction is found, no request is sent off the 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -236,3 +237,26 @@ def test_a_local_command_the_resumed_session_skipped_is_not_lost(tmp_path: Any) 
     # a prompt left so is lost: it is not a local command
     fig = measure_file(_resumed_after_exit(tmp_path, "Actually, revert it."))
     assert fig.lost_blocks == {"text": 1}
+
+
+def test_a_predicted_growth_past_half_the_input_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request predicted to keep its cache, whose new messages are estimated above half its
+    input, is a predicted break by the write rule: the disagreement says ``growth``."""
+    from types import SimpleNamespace
+
+    import benchmarks.truth as truth
+    from ctxview.core.requests import Request
+    from ctxview.sessions.model import LoadedSession
+
+    usage = {"input_tokens": 0, "cache_read_input_tokens": 90, "cache_creation_input_tokens": 10}
+    req = Request(0, [0], 1, 100, 40, 60, 0, None, usage, None, None)
+    session = LoadedSession(str(tmp_path / "t.jsonl"), "claude-code", [], [])
+    monkeypatch.setattr(truth, "load_session", lambda _p: session)
+    monkeypatch.setattr(
+        truth, "simulate", lambda _s: SimpleNamespace(requests=[req], compactions=[])
+    )
+    (tmp_path / "t.jsonl").write_text("")
+    fig = truth.measure_file(tmp_path / "t.jsonl")
+    assert [d.predicted for d in fig.disagreements] == ["break (growth)"]

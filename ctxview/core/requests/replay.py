@@ -40,7 +40,7 @@ from ctxview.core.providers.registry import price_table
 from ctxview.core.requests.cache import _price_notes
 from ctxview.core.requests.compaction_request import compaction_requests
 from ctxview.core.requests.context_form import replay_context
-from ctxview.core.requests.diagnose import recorded_breaks
+from ctxview.core.requests.diagnose import recorded_breaks, unexplained_summary
 from ctxview.core.requests.points import (
     Calibration,
     _fingerprint,
@@ -365,12 +365,9 @@ def simulate(
                 "modelled from the prompt before it, counted in the totals"
             )
     if out and (any(map(_RECORDED, out)) or any("diagnostics" in m for m in session.metas if m)):
-        unexplained = recorded_breaks(out, session.metas)
+        unexplained = recorded_breaks(out, session.metas, plan.head)
         if unexplained:
-            notes.append(
-                f"{unexplained} recorded cache break{'s' if unexplained != 1 else ''} ctxview "
-                "did not predict (unexplained: the API read less than the previous prompt)"
-            )
+            notes.append(unexplained_summary(out, unexplained))
     return RequestLog(
         out,
         None if as_sent else strat,
