@@ -38,19 +38,32 @@ HEAD_NOTE = (
     "(anthropics/claude-code issues 87966, 91514)"
 )
 NOTHING_NOTE = "read nothing within the TTL: the entry was not found"
+SHRANK_NOTE = (
+    "the recorded prompt shrank by {tokens:,} tokens: the client left out history the "
+    "transcript does not record (a clearing of earlier tool results), the cache broke there"
+)
 
 
 def unexplained_note(
-    meta: Mapping[str, Any] | None, model: str | None, read: int, head: int | None
+    meta: Mapping[str, Any] | None,
+    model: str | None,
+    read: int,
+    head: int | None,
+    total: int = 0,
+    previous: int = 0,
 ) -> str | None:
     """What is known of a recorded break ctxview did not predict: the route of an Amazon
-    Bedrock response (its message id, or a Bedrock model id), else a read of only the cached
-    ``head`` or of nothing; None for a read of another prefix."""
+    Bedrock response (its message id, or a Bedrock model id), else a recorded prompt
+    (``total``) smaller than the ``previous`` one by more than the slack (history left out that
+    the transcript does not show), a read of only the cached ``head``, or of nothing; None for
+    a read of another prefix."""
     mid = meta.get("message_id") if meta else None
     if (isinstance(mid, str) and mid.startswith(BEDROCK_MESSAGE)) or (
         model and bedrock_profile(model) is not None
     ):
         return BEDROCK_NOTE
+    if previous - total > SLACK_TOKENS:
+        return SHRANK_NOTE.format(tokens=previous - total)
     if head is not None and abs(read - head) <= HEAD_SLACK:
         return HEAD_NOTE.format(head=head)
     if read == 0:
@@ -96,7 +109,7 @@ def recorded_breaks(
             miss = RecordedBreak(reason, API_REASON.get(reason), read=read, previous=prev)
         if miss is not None and miss.reason == "unexplained":
             unexplained += 1
-            note = unexplained_note(meta, r.model, read, head)
+            note = unexplained_note(meta, r.model, read, head, total, prev or 0)
             if note is not None:
                 miss = replace(miss, note=note)
         if diag is not None:
@@ -119,9 +132,13 @@ def unexplained_summary(requests: Sequence[Request], unexplained: int) -> str:
     ]
     bedrock = sum(1 for n in notes if n == BEDROCK_NOTE)
     head = sum(1 for n in notes if n is not None and n.startswith("read only the cached head"))
+    shrank = sum(1 for n in notes if n is not None and n.startswith("the recorded prompt shrank"))
     known = [
         f"{bedrock} through Amazon Bedrock, whose cache placement is not documented"
         if bedrock
+        else "",
+        f"{shrank} where the recorded prompt shrank (history the transcript does not record)"
+        if shrank
         else "",
         f"{head} read only the cached tools and system prompt" if head else "",
     ]

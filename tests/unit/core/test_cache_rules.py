@@ -314,3 +314,21 @@ def test_an_unexplained_break_that_read_only_the_head_or_nothing_says_so() -> No
     assert unexplained_note({}, model, 16_496, None) is None
     bedrock = unexplained_note({}, "us.anthropic.claude-sonnet-4-5-20250929-v1:0", 0, None)
     assert bedrock is not None and bedrock.startswith("Amazon Bedrock")
+
+
+def test_an_unexplained_break_whose_prompt_shrank_says_so() -> None:
+    """A recorded prompt smaller than the previous one, with nothing in the transcript that
+    removed history: the client left out what the transcript does not record."""
+    from ctxview.core.requests.diagnose import SHRANK_NOTE, unexplained_note
+
+    model = "claude-opus-4-5-20251101"
+    note = unexplained_note({}, model, 33_572, 33_572, total=126_920, previous=151_584)
+    assert note == SHRANK_NOTE.format(tokens=24_664)
+    # grown, as every other request: the head note
+    assert unexplained_note({}, model, 33_572, 33_572, total=152_000, previous=151_584) != note
+    s = _recorded_session()
+    s.metas[5]["usage"] = _usage(1_000, 20_000)  # 21,003 billed after 30,003
+    log = simulate(s)
+    miss = log.requests[2].recorded_miss
+    assert miss is not None and miss.note == SHRANK_NOTE.format(tokens=9_000)
+    assert any("1 where the recorded prompt shrank" in n for n in log.notes)
