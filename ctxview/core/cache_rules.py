@@ -61,14 +61,15 @@ INVALIDATES: dict[str, tuple[str, ...]] = {
 #: entry lifetimes: 5 minutes by default, 1 hour with ``"ttl": "1h"``; each read refreshes the
 #: entry for its whole TTL at no cost
 TTL_SECONDS: dict[str, float] = {"5m": 300.0, "1h": 3600.0}
-#: how far past its TTL an entry is still taken as live, by the file's timestamps: they are the
-#: times a response's first line was logged, while the API times an entry from when it processed
-#: the request (when the previous user or tool-result line was written). Between consecutive
-#: requests the two clocks differ by the change in that lag: within 16 s either way for 95% of
-#: the tune set's 486 requests (benchmarks/truth.py; p5 -15.1 s, p95 +16.2 s). The unseen2
-#: transcripts agree: 5-minute entries were read after 300.5 s and 314.4 s between logged
-#: responses and missed after 322.7 s, 323.7 s and 341.3 s. A break is predicted only past
-#: TTL + grace.
+#: how far past its TTL an entry is still taken as live, by the file's clock: a request is timed
+#: by the user or tool-result line written last before it (a response's own line is logged after
+#: it streamed: :func:`~ctxview.core.requests.points.request_time`), while the API times the
+#: entry from when it processed the request (hooks and the network in between). On the unseen2
+#: transcripts, 5-minute entries were read 296.8 s and 313.4 s after the previous request was
+#: sent and missed after 325.5 s, 328.1 s and 356.7 s. Where a response has no line before it,
+#: its own timestamp stands in: between consecutive requests the two clocks differ by under 16 s
+#: either way for 95% of the tune set's 486 requests (p5 -15.1 s, p95 +16.2 s). A break is
+#: predicted only past TTL + grace.
 TTL_GRACE_SECONDS = 16.0
 
 

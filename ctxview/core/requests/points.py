@@ -346,6 +346,20 @@ def parse_timestamp(ts: Any) -> float | None:
     return val
 
 
+def request_time(meta: Mapping[str, Any]) -> float | None:
+    """When a response's request was sent, by the file's clock: the time of the user or
+    tool-result line written last before it (``request_sent``, from a Claude Code transcript),
+    else the response's own timestamp. The API times a cache entry from when it processed the
+    request; a response's first line is logged after it streamed, up to minutes later (a
+    5-minute entry was read 345.9 s after the previous response was logged, 213.5 s after its
+    request was sent)."""
+    t = parse_timestamp(meta.get("timestamp"))
+    sent = parse_timestamp(meta.get("request_sent"))
+    if sent is not None and (t is None or sent <= t):
+        return sent
+    return t
+
+
 # -- calibration -----------------------------------------------------------------------------
 class Calibration(NamedTuple):
     """What a transcript's recorded usage calibrates: the rates, the tools + system (the

@@ -808,3 +808,14 @@ def test_a_tool_result_text_that_is_not_a_string_is_counted_not_a_crash(capsys: 
     fast = simulate(s, max_context_messages=4)
     ref = simulate(s, max_context_messages=4, _reference=True)
     assert [r.redundancy for r in fast.requests] == [r.redundancy for r in ref.requests]
+
+
+def test_the_ttl_runs_from_when_a_request_was_sent_not_when_its_response_was_logged() -> None:
+    """A response streamed for minutes is logged long after its request was sent: the next
+    request 340 s after that log line but 200 s after the request still reads the cache."""
+    s = convo(3, gaps={2: 340.0})
+    assert simulate(s).requests[2].cache_break is not None
+    s.metas[5]["request_sent"] = ts(10.0 + 200.0)  # the line before it: 200 s after request 1's
+    s.metas[3]["request_sent"] = ts(10.0)
+    r = simulate(s).requests[2]
+    assert r.cache_break is None and r.cache_read == simulate(s).requests[1].input_tokens
