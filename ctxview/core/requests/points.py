@@ -29,7 +29,7 @@ from ctxview.core.content import content_texts
 from ctxview.core.microcompact import cleared_versions, note_result_holders
 from ctxview.core.protocol import RuleSet
 from ctxview.core.providers.base import CacheModel, Provider, TokenModel
-from ctxview.core.requests.restart import cached_head, restarts
+from ctxview.core.requests.restart import assumed_head, cached_head, restarts
 from ctxview.core.requests.types import (
     CALIBRATED_FORMATS,
     REDUNDANT_MIN_CHARS,
@@ -509,6 +509,8 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
             if p.n > 0
         ]
     )
+    if head is None and first and session.format in ("claude-code", "claude-code-web"):
+        head = assumed_head(int(_quantile(first, 0.5)))
     return Calibration(
         rates,
         static,
