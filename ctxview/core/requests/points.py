@@ -374,8 +374,11 @@ class Calibration(NamedTuple):
     #: same text, relative (:func:`~ctxview.core.calibrate.tokenizer_scale`); None: all alike
     scales: dict[str | None, float] | None = None
     #: of the tools + system, what a request sharing no message with a cached prompt reads
-    #: (:func:`~ctxview.core.requests.restart.cached_head`); None: all of them
+    #: (:func:`~ctxview.core.requests.restart.cached_head`, else
+    #: :func:`~ctxview.core.requests.restart.assumed_head`); None: all of them
     head: int | None = None
+    #: the recorded reads show ``head`` (else it is assumed)
+    head_seen: bool = False
 
 
 def calibrate(session: SessionLike, features: Sequence[Features] | None = None) -> Calibration:
@@ -509,6 +512,7 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
             if p.n > 0
         ]
     )
+    head_seen = head is not None
     if head is None and first and session.format in ("claude-code", "claude-code-web"):
         head = assumed_head(int(_quantile(first, 0.5)))
     return Calibration(
@@ -518,6 +522,7 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
         statics,
         {m: v for m, v in scales.items() if v != 1.0} or None,
         head,
+        head_seen,
     )
 
 

@@ -200,6 +200,8 @@ def simulate(
     cal = _calibration if _calibration is not None else calibrate(session, feats)
     fitted, cal_static, n_rec, statics, scales = cal[:5]
     head = cal.head
+    # the head the recorded reads show (an unexplained break that read it says so)
+    head_seen = head if cal.head_seen else None
     rates = rates or fitted
     if rates.calibrated:
         notes.append(
@@ -222,7 +224,7 @@ def simulate(
             )
         )
     else:
-        statics = scales = head = None
+        statics = scales = head = head_seen = None
     if scales:
         notes.append(
             "tokenizers: "
@@ -365,7 +367,7 @@ def simulate(
                 "modelled from the prompt before it, counted in the totals"
             )
     if out and (any(map(_RECORDED, out)) or any("diagnostics" in m for m in session.metas if m)):
-        unexplained = recorded_breaks(out, session.metas, plan.head)
+        unexplained = recorded_breaks(out, session.metas, head_seen)
         if unexplained:
             notes.append(unexplained_summary(out, unexplained))
     return RequestLog(

@@ -31,3 +31,19 @@ def test_without_a_read_of_the_head_the_first_request_after_a_compaction_reads_t
 
 def test_a_head_the_reads_show_wins() -> None:
     assert calibrate(_compacted(head=20_000, after_static=45_000)).head == 20_000
+
+
+def test_only_a_head_the_reads_show_names_an_unexplained_break() -> None:
+    """An assumed head is a share of the static: a read that happens to match it is not called
+    a read of the head."""
+    session = _compacted(head=0, after_static=45_000)
+    cal = calibrate(session)
+    assert cal.head is not None and cal.head_seen is False
+    assert calibrate(_compacted(head=20_000, after_static=45_000)).head_seen is True
+    # request 6 reads exactly the assumed head: an unexplained break, no note of a head read
+    usage = session.metas[13]["usage"]
+    total = sum(usage.values())
+    usage.update(cache_read_input_tokens=cal.head, cache_creation_input_tokens=total - 3 - cal.head)
+    miss = simulate(session).requests[6].recorded_miss
+    assert miss is not None and miss.reason == "unexplained" and miss.read == cal.head
+    assert miss.note is None
