@@ -41,6 +41,7 @@ from tests.support import claude_code_shapes as shapes
 from tests.support.paths import ACCEPTANCE
 
 UNSEEN = ACCEPTANCE / "unseen" / "claude_code"
+UNSEEN2 = ACCEPTANCE / "unseen2" / "claude_code"
 
 SETS = ["tune", "held_out"]
 
@@ -206,8 +207,22 @@ def test_the_unseen_set_holds_todays_figures(unseen: dict[str, Any]) -> None:
     assert th["median"] <= 0.04 and th["p90"] <= 0.25, th
     # after the compaction that dropped an unlogged @-mention: from the head (was 34% / 44%)
     assert th["unseen_segments"]["p90"] <= 0.05, th
-    assert unseen["break_agreement"] >= 0.733, unseen["break_disagreements"]
+    assert unseen["break_agreement"] >= 0.738, unseen["break_disagreements"]
     for d in unseen["break_disagreements"]:
+        assert d["recorded_reason"] in ("unexplained", "growth") or d["predicted"].startswith(
+            "break ("
+        ), d
+
+
+def test_the_unseen2_set_holds_todays_cache_break_figure() -> None:
+    """The second judge (``unseen2/claude_code``: Claude Code 1.0.95 and 2.0.64-2.1.42 on the
+    direct API, examined since): 19 disagreements of 2,678 (the TTL by when each request was
+    sent, the assumed head), every one named; the 12 recorded breaks nothing in the transcript
+    explains carry a note but 3 (a read of another prefix) (docs/request-model.md)."""
+    _, s = measure([UNSEEN2])
+    assert s["recorded_requests"] == 2678
+    assert s["break_agreement"] >= 0.9929, s["break_disagreements"]
+    for d in s["break_disagreements"]:
         assert d["recorded_reason"] in ("unexplained", "growth") or d["predicted"].startswith(
             "break ("
         ), d
