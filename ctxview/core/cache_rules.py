@@ -8,6 +8,7 @@ caching at all. Nothing here imports another ctxview module but the model-name n
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -171,6 +172,7 @@ THINKING_KEPT_FROM: dict[str, tuple[int, int]] = {
 _FAMILY_VERSION = re.compile(r"^claude-(opus|sonnet|haiku)-(\d+)(?:-(\d+))?$")
 
 
+@functools.lru_cache(maxsize=256)
 def strips_thinking(model: str | None) -> bool:
     """Whether the API strips the thinking blocks of earlier turns from a request of ``model``
     once a user message that is not only tool results is added (:data:`THINKING_SOURCE`):
