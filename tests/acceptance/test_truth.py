@@ -223,9 +223,9 @@ def test_the_unseen2_set_holds_todays_cache_break_figure() -> None:
     assert s["recorded_requests"] == 2678
     assert s["break_agreement"] >= 0.9929, s["break_disagreements"]
     for d in s["break_disagreements"]:
-        assert d["recorded_reason"] in ("unexplained", "growth") or d["predicted"].startswith(
-            "break ("
-        ), d
+        # a recorded break carries a name (the predicted break's, where the model predicted one
+        # but estimated its write below half the prompt); a predicted one its reason
+        assert d["recorded_reason"] is not None or d["predicted"].startswith("break ("), d
 
 
 def _resumed_after_exit(tmp_path: Any, command: str) -> Any:
