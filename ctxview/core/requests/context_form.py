@@ -21,7 +21,7 @@ from ctxview.core.requests.points import (
     _Edit,
     _fingerprint,
     _merge_points,
-    parse_timestamp,
+    request_time,
     session_cache,
     session_rules,
 )
@@ -219,7 +219,7 @@ def replay_context(
             )
             ttl = TTL_1H if hint == "1h" else TTL_5M if hint == "5m" else default_ttl
             ts_raw = meta.get("timestamp") if isinstance(meta.get("timestamp"), str) else None
-            now = parse_timestamp(ts_raw)
+            now = request_time(meta)
             key = (
                 model,
                 _fingerprint(meta["tools"]) if "tools" in meta else tools_fp,

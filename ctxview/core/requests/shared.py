@@ -18,7 +18,7 @@ from ctxview.core.requests.points import (
     _off_branch_points,
     _prefix,
     _timed_edits,
-    parse_timestamp,
+    request_time,
 )
 from ctxview.core.requests.types import REDUNDANT_MIN_CHARS, TurnCarry
 from ctxview.core.strategies import _is_tool_result_message, joins_previous
@@ -352,7 +352,7 @@ class Shared:
                 _fingerprint(meta["tools"]) if "tools" in meta else tools_fp,
                 _fingerprint(meta["system"]) if "system" in meta else system_fp,
             )
-            out.append((model, rec, out_tok, hint, ts_raw, parse_timestamp(ts_raw), key))
+            out.append((model, rec, out_tok, hint, ts_raw, request_time(meta), key))
         self._points = (stamp, out)
         return out
 

@@ -37,6 +37,7 @@ BREAK_REASONS = (
     "notification",
     "microcompaction",
     "resume",
+    "thinking",
 )
 
 
@@ -82,6 +83,9 @@ class RecordedBreak:
     #: tokens the recorded usage read, and the previous request's recorded prompt
     read: int = 0
     previous: int = 0
+    #: for an ``unexplained`` break, what is known of it (:func:`~.diagnose.unexplained_note`):
+    #: it read only the cached head, or went through Amazon Bedrock's route
+    note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -91,6 +95,7 @@ class RecordedBreak:
             "cache_missed_input_tokens": self.cache_missed_input_tokens,
             "read": self.read,
             "previous_prompt": self.previous,
+            "note": self.note,
         }
 
 
