@@ -342,6 +342,16 @@ class CtxviewApp(ShellApp):
                 chat.focus()
 
     def _chat_placeholder(self) -> str:
+        from ctxview.chat.loop import cannot_chat
+        from ctxview.core.providers.registry import provider
+
+        session = self.model.session
+        if cannot_chat(session.provider, session.format) is not None:
+            # the chat would refuse what the placeholder invites: say what this session is for
+            return (
+                f"{provider(session.provider).label} session: to read, check and export · "
+                "new chat: ctxview"
+            )
         if self.offline:
             return "Message the offline demo model · enter to send · try: calculate 6*7"
         return f"Message {one_line(self.model.model, 60)} · enter to send · escape cancels a reply"

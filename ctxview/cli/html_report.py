@@ -62,7 +62,7 @@ def cmd_html_report(args: argparse.Namespace) -> int:
     from ctxview import __version__
     from ctxview.cli.requests import compare_report, requests_report
     from ctxview.config import price_overrides
-    from ctxview.core.pricing import PriceTable
+    from ctxview.core.providers.registry import price_table
     from ctxview.html import build_report
     from ctxview.sessions.request_model import session_requests
     from ctxview.sessions.store import WriteRefused, atomic_write, check_no_api_key
@@ -70,7 +70,7 @@ def cmd_html_report(args: argparse.Namespace) -> int:
     defaults = cfg.as_defaults()
     summary = rep.summary(rep.model_name(defaults))
     session = rep.session
-    prices = PriceTable(price_overrides(cfg))
+    prices = price_table(price_overrides(cfg))  # every provider's, as `requests` prices
     try:
         log, agents = session_requests(
             session,

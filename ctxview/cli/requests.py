@@ -332,6 +332,7 @@ def requests_json_parts(
 
 @without_gc
 def cmd_requests(args: argparse.Namespace) -> int:
+    from ctxview.core.limits import context_problem
     from ctxview.core.protocol import check_protocol
     from ctxview.core.requests.points import session_rules
     from ctxview.sessions.request_model import session_requests
@@ -352,14 +353,22 @@ def cmd_requests(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return unreadable(args, f"{args.file}: {exc}")
     retain(log, agents)
-    # exit 1 as inspect: the last request (the window the session would send) is rejected
+    # exit 1 as inspect: the last request (the window the session would send) is rejected, by
+    # a protocol error or by a prompt over the model's context (inspect's and compare's rule)
     rejected = False
     if log.requests:
         last = log.requests[-1]
         ids = _window_ids(log, last, session)
         window = [session.messages[i] for i in ids]
         rules = session_rules(session)
-        rejected = any(p.severity == "error" for p in check_protocol(window, session.system, rules))
+        rejected = any(
+            p.severity == "error" for p in check_protocol(window, session.system, rules)
+        ) or (
+            context_problem(
+                last.input_tokens, last.model or session.model, provider=session.provider
+            )
+            is not None
+        )
     if args.json:
         out = sys.stdout
         if session.format == "proxy":

@@ -70,7 +70,8 @@ def check_output(
     command that writes one (``export``, ``repair``, ``chat -o``, the TUI's export).
 
     :class:`WriteRefused` (the reason in one line) when it is a directory, a FIFO, a device or a
-    socket, when its folder does not exist (no folder is created for a typed path), or when it
+    socket, when its folder does not exist (no folder is created for a typed path) or cannot be
+    written in (read-only, immutable, another user's), or when it
     is one of ``inputs``: the same file by name, through a symlink or a hard link (writing would
     replace what is being read) unless ``force``.
     """
@@ -84,6 +85,9 @@ def check_output(
     if not target.parent.is_dir():
         missing = "not a folder" if target.parent.exists() else "no such folder"
         raise WriteRefused(spath, f"{missing}: {target.parent}", errno.ENOENT)
+    if not os.access(target.parent, os.W_OK | os.X_OK):
+        # the save makes its temp file there: found now, before a reply is paid for
+        raise WriteRefused(spath, f"cannot write in {target.parent}", errno.EACCES)
     if force:
         return
     for given in inputs:

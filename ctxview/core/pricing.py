@@ -264,6 +264,11 @@ class PriceTable:
                 return book, price
         return None
 
+    def book(self, model: str | None) -> PriceBook | None:
+        """The built-in book that prices ``model`` (None: no book lists it)."""
+        found = self._book(model) if model else None
+        return found[0] if found is not None else None
+
     def get(self, model: str | None) -> Price | None:
         if not model:
             return None

@@ -24,8 +24,11 @@ import pyarrow as pa
 
 from ctxview.core.limits import context_size
 from ctxview.core.pricing import PRICES_DATE, Price, PriceTable
+from ctxview.core.providers.openai import CODEX
+from ctxview.core.providers.registry import price_table
 from ctxview.core.requests import parse_timestamp
 from ctxview.fleet.schema import PARTITION, REQUESTS, SESSIONS, STRATEGIES
+from ctxview.sessions.gemini_cli import FORMAT as GEMINI_CLI
 from ctxview.textfmt import one_line, visible
 
 #: the rows of ``requests`` as the per-file step builds them: the partition column included
@@ -155,6 +158,31 @@ def map_paths(
 
 
 # -- building the rows ---------------------------------------------------------------------
+def _listed_as(path: str, fmt: str) -> tuple[str | None, str | None]:
+    """(project, first prompt) of a Codex or Gemini CLI session as ``ctxview sessions`` lists
+    it: their readers name neither, and a rollout's folder is its day (``2026/02/23``), a
+    Gemini CLI file's ``chats`` (its project hash is the folder above). (None, None) else."""
+    from ctxview.core.fileio import FileRefused
+
+    p = Path(path)
+    try:
+        if fmt == CODEX:
+            from ctxview.live.sessions_codex import summarise_rollout
+
+            s = summarise_rollout(p)
+            return s.cwd, s.first_prompt or None
+        if fmt == GEMINI_CLI:
+            from ctxview.live.sessions_gemini import summarise_chat, summarise_log
+
+            s = (summarise_log if p.suffix == ".jsonl" else summarise_chat)(p)
+            return (p.parent.parent.name if p.parent.name == "chats" else None), (
+                s.first_prompt or None
+            )
+    except (OSError, ValueError, FileRefused):
+        pass
+    return None, None
+
+
 def _rows(
     path: str,
     key: str,
@@ -164,7 +192,8 @@ def _rows(
 ) -> FileRows:
     from ctxview.sessions.request_model import session_requests
 
-    prices = PriceTable(dict(options.price_overrides))
+    # every provider's prices (an OpenAI or Gemini session is priced as `requests` prices it)
+    prices = price_table(dict(options.price_overrides))
     defaults = dict(options.defaults)
     log, agent_logs = session_requests(session, prices=prices, defaults=defaults, check=True)
     st = os.stat(path)
@@ -175,13 +204,14 @@ def _rows(
     named = {m for ms in models for m in ms}
     named.update(x for _, s, lg in agents for x in (lg.model, s.model))
     named.discard(None)
+    listed_project, listed_prompt = _listed_as(path, session.format)
+    prompt = session.first_prompt or listed_prompt
     names = _names(
         {
             "file": os.path.abspath(path),
             "session_id": Path(path).stem,
-            "project": project or session.cwd or Path(path).parent.name,
-            "title": session.title
-            or (one_line(session.first_prompt, 200) if session.first_prompt else None),
+            "project": project or session.cwd or listed_project or Path(path).parent.name,
+            "title": session.title or (one_line(prompt, 200) if prompt else None),
             "agents": [a for a, _, _ in agents],
             "models": sorted({str(m) for m in named}),
         },
@@ -404,7 +434,7 @@ def _agent_columns(
     for model in set(models):
         price = prices.get(model)
         version = None if price is None else _price_version(prices, model)
-        per_model[model] = (price, version, context_size(model))
+        per_model[model] = (price, version, context_size(model, getattr(session, "provider", None)))
     # every request's dollars without a cache, and what its break lost
     price_of = [per_model[m][0] for m in models]
     uncached_cost = [
@@ -502,7 +532,11 @@ def _break_lost(r: Any, prev_input: int | None, price: Price) -> float:
 
 
 def _price_version(prices: PriceTable, model: Any) -> str:
-    return CONFIG_PRICES if prices.source(model).startswith(CONFIG_PRICES) else PRICE_TABLE
+    """``config.toml``, else the date of the built-in book that priced ``model``."""
+    if prices.source(model).startswith(CONFIG_PRICES):
+        return CONFIG_PRICES
+    book = prices.book(model)
+    return PRICE_TABLE if book is None else book.date.split()[0]
 
 
 def _sum_or_none(values: list[float | None]) -> float | None:

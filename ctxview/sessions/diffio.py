@@ -14,12 +14,30 @@ from ctxview.sessions.readers import load_session
 from ctxview.sessions.replay import replay
 from ctxview.textfmt import fmt_tokens, one_line
 
+#: the fields a body without ``messages`` holds its conversation in (Gemini's ``contents`` and
+#: system instruction, OpenAI Responses' ``input`` and ``instructions``)
+_CONVERSATION = frozenset(
+    ("contents", "systemInstruction", "system_instruction", "input", "instructions")
+)
+
 
 def side_of(path: str, fmt: str | None, defaults: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """(the request body a file stands for, the provider it goes to); raises SessionError or
-    ValueError."""
+    ValueError. A Gemini or OpenAI Responses body is compared in ctxview's one message model:
+    its conversation as ``messages``, ``system`` and ``tools`` (compared message by message, and
+    where the cached prefixes part), every other field as that API's body has it. A body with
+    ``messages`` (OpenAI Chat Completions') is compared as it is: its indices are the wire's."""
     session = load_session(path, fmt)
-    return replay(session, defaults=defaults).request_body(defaults), session.provider
+    rep = replay(session, defaults=defaults)
+    body = rep.request_body(defaults)
+    if "messages" not in body:
+        body = {k: v for k, v in body.items() if k not in _CONVERSATION and k != "tools"}
+        body["messages"] = rep.window_messages()
+        if rep.system:
+            body["system"] = rep.system
+        if session.tools:
+            body["tools"] = session.tools
+    return body, session.provider
 
 
 def _q(text: Any) -> str:

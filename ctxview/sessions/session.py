@@ -354,7 +354,9 @@ class Session:
             session.request_params,
         )
         # the sidebar's rule: system + tools + window against the model's context
-        over = context_problem(sum(breakdown.values()), model or session.model)
+        over = context_problem(
+            sum(breakdown.values()), model or session.model, provider=session.provider
+        )
         if over is not None:
             problems.append(over)
         return {

@@ -114,8 +114,39 @@ async def test_at_80_columns_the_ranking_key_shows_and_no_legend_covers_the_char
         await wait_until(pilot, lambda: "breaks lost $1.52 · hit 97.6%" in drawn(app))
 
 
+async def test_the_hit_rate_axis_runs_from_0_to_100_percent(dataset: Path) -> None:
+    # the two days' rates (90.9 % and 97.7 %) would fill an automatic scale top to bottom
+    app = _fleet_app(dataset)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await _loaded(pilot)
+        right_ticks = [ln.rstrip().rsplit("├", 1)[1] for ln in drawn(app).splitlines() if "├" in ln]
+        assert right_ticks[0] == "100.0"
+        assert right_ticks[-1] == "0.0"
+
+
 def test_fleet_screen_snapshot(snap_compare: Any, dataset: Path) -> None:
     async def loaded(pilot: Any) -> None:
         await _loaded(pilot)
 
     assert snap_compare(_fleet_app(dataset), terminal_size=(120, 36), run_before=loaded)
+
+
+async def test_a_fleet_with_no_priced_request_draws_no_negative_dollars(tmp_path: Path) -> None:
+    """The dollar axis of a fleet whose models have no price starts at 0 (plotext centred an
+    all-zero axis on 0: -1.00 to 1.00)."""
+    from textual_plotext import PlotextPlot
+
+    from tests.support.paths import ACCEPTANCE
+
+    src = ACCEPTANCE / "codex" / "agenthistory_codex_session_with_compaction.jsonl"  # gpt-4.5-turbo
+    shutil.copy(src, tmp_path / src.name)
+    scan_quietly([str(tmp_path / src.name)], tmp_path / "ds")
+    app = _fleet_app(tmp_path / "ds")
+    async with app.run_test(size=(100, 36)) as pilot:
+        await wait_until(pilot, lambda: isinstance(pilot.app.screen, FleetScreen))
+        screen = pilot.app.screen
+        await wait_until(pilot, lambda: screen.query_one(DataTable).row_count == 1)
+        await settle(pilot)
+        chart = str(screen.query_one(PlotextPlot).render())
+        ticks = [line.split("┤")[0].strip() for line in chart.splitlines() if "┤" in line]
+        assert "0.00" in ticks and not [t for t in ticks if t.startswith("-")]

@@ -72,6 +72,21 @@ async def test_chat_on_another_apis_session_says_why_and_keeps_the_text() -> Non
         assert app.query_one("#chat").value == "hi"
 
 
+async def test_the_chat_input_of_another_apis_session_does_not_invite_a_message() -> None:
+    """The placeholder says what the session is for, not "Message the offline demo model":
+    the chat refuses another API's session."""
+    app = make_app(str(CODEX))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        placeholder = app.query_one("#chat").placeholder
+        assert placeholder.startswith("OpenAI session: to read, check and export")
+        assert "Message" not in placeholder
+    app = make_app(str(ROOT / "sample_sessions" / "agent_loop.json"))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        assert app.query_one("#chat").placeholder.startswith("Message the offline demo model")
+
+
 def _body_without_a_model(tmp_path: Path) -> Path:
     path = tmp_path / "no_model.json"
     path.write_text(json.dumps({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}))

@@ -16,7 +16,7 @@ from textual.widgets import Input, Label, ProgressBar, Select, Sparkline, Static
 
 from ctxview.app.model import AS_SENT, SessionModel, as_sent_possible, context_size
 from ctxview.app.safe import one_line
-from ctxview.core.limits import context_problem
+from ctxview.core.limits import context_problem, over_context_words
 from ctxview.core.strategies import STRATEGIES
 from ctxview.core.usage import prompt_terms
 from ctxview.textfmt import fmt_tokens, fmt_usd, plural
@@ -191,7 +191,7 @@ class ConfigSidebar(VerticalScroll):
                 )
             window = f"{head}\ntranscript {len(model.transcript):,} · {gone}"
         self.query_one("#window", Static).update(Text(window))
-        size = context_size(model.model)
+        size = context_size(model.model, model.replay.provider)
         recorded = model.recorded_sizes()[1] if as_sent else None
         self.query_one("#tokens-label", Label).update(
             "Request tokens (rec.)" if recorded is not None else "Request tokens (est.)"
@@ -219,11 +219,15 @@ class ConfigSidebar(VerticalScroll):
                     exact_tokens if exact_tokens is not None else total,
                     model.model,
                     exact=exact_tokens is not None,
+                    provider=model.replay.provider,
                 )
                 is not None
             )
             if over:
-                line += "\n✗ over the model's context: the API would answer 400 prompt is too long"
+                line += (
+                    "\n✗ over the model's context: the API would answer 400 "
+                    + over_context_words(model.model, model.replay.provider)
+                )
             tokens = self.query_one("#tokens", Static)
             tokens.update(Text(line))
             tokens.set_class(over, "-over")
@@ -276,9 +280,16 @@ class ConfigSidebar(VerticalScroll):
             line += f" · next ~{fmt_tokens(pred.input_tokens)}{how}"
         if exact is not None:
             line += f"\nexact (count_tokens): {exact:,}"
-        over = context_problem(exact if exact is not None else total, model.model, exact=True)
+        over = context_problem(
+            exact if exact is not None else total,
+            model.model,
+            exact=True,
+            provider=model.replay.provider,
+        )
         if over is not None:
-            line += "\n✗ over the model's context: the API would answer 400 prompt is too long"
+            line += "\n✗ over the model's context: the API would answer 400 " + over_context_words(
+                model.model, model.replay.provider
+            )
         tokens = self.query_one("#tokens", Static)
         tokens.update(Text(line))
         tokens.set_class(over is not None, "-over")

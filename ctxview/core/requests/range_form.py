@@ -97,6 +97,7 @@ def replay_range(
     sys_tokens = estimate_system(sys_text) if budget else 0
     head = tokens = 0
     werr = shared.window_errors(session.system, session_rules(session)) if check else None
+    carry = plan.carry
 
     # -- state of the replay: the window is [first] + [lo, hi)
     first = -1
@@ -140,6 +141,8 @@ def replay_range(
             if first >= 0:
                 n = 1 + hi - lo
                 wtok = tok[first] + P[hi] - P[lo]
+                if carry is not None:
+                    wtok += carry.window(first, lo, hi)
             else:
                 n = wtok = 0
             total = static + wtok
@@ -177,7 +180,7 @@ def replay_range(
                 # a prompt over the model's context (``prompt is too long``: no need to
                 # count its protocol errors), or a protocol error (named in a built request;
                 # compare's sums only count them)
-                if total > context_size(model):
+                if total > context_size(model, getattr(session, "provider", None)):
                     rejected, code = True, OVER_CONTEXT_CODE
                 elif ids:
                     code = werr.error(first, lo, hi)
@@ -430,6 +433,8 @@ def replay_editing(
                         dirty_reason = dirty_reason or "edited"
                 sf_pos = len(changes)
             wtok = original - saved
+            if plan.carry is not None and nw:
+                wtok += plan.carry.window(-1, offset, i)
             total = static + wtok
             # -- what of the previous prompt survives
             if out_tok is None:
@@ -462,7 +467,7 @@ def replay_editing(
                 # change none of its rules' outcomes)
                 size = sizes.get(model)
                 if size is None:
-                    size = sizes[model] = context_size(model)
+                    size = sizes[model] = context_size(model, getattr(session, "provider", None))
                 window = (offset, offset + 1, i) if nw else (-1, 0, 0)
                 if total > size:
                     rejected, code = True, OVER_CONTEXT_CODE

@@ -12,7 +12,7 @@ import pytest
 
 from tests.support.cli import one_line_error, run
 from tests.support.html_report import HOSTILE, embedded
-from tests.support.paths import SAMPLES
+from tests.support.paths import ACCEPTANCE, SAMPLES
 from tests.support.secrets import secrets
 
 AGENT = SAMPLES / "agent_loop.json"
@@ -44,6 +44,19 @@ def test_the_report_shows_what_inspect_and_requests_say(
     from ctxview.sessions import load_session
 
     assert embedded(out, "messages") == load_session(str(AGENT)).messages
+
+
+def test_another_apis_session_is_priced_as_requests_prices_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Gemini session's report has the dollars ``requests`` gives it (its provider's prices),
+    not "no price for model"."""
+    path = ACCEPTANCE / "gemini_cli" / "aim_control_flash.json"
+    out = tmp_path / "r.html"
+    assert run(capsys, "report", str(path), "-o", str(out))[0] == 0
+    _, requests_out, _ = run(capsys, "requests", str(path), "--json")
+    totals = json.loads(requests_out)["totals"]
+    assert totals["cost_usd"] and embedded(out)["requests"]["totals"] == totals
 
 
 def test_compare_adds_the_strategy_table(

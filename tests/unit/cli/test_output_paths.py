@@ -141,3 +141,35 @@ def test_repair_json_names_a_refused_output(
     code, out, _ = run(capsys, "repair", str(session), "-o", str(session), "--json")
     obj = json.loads(out)
     assert code == 2 and obj["exit"] == 2 and "is the input file" in obj["error"]
+
+
+@pytest.fixture
+def unwritable(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A folder this process cannot write in: read-only by mode, and immutable too when the
+    process is root (whom a mode does not stop)."""
+    import subprocess
+
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o555)
+    immutable = False
+    if os.access(folder, os.W_OK):
+        immutable = (
+            subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode == 0
+        )
+    if os.access(folder, os.W_OK):
+        pytest.skip("no way to make a folder unwritable for this user here")
+    yield folder
+    if immutable:
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
+    folder.chmod(0o755)
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_a_folder_that_cannot_be_written_in_is_refused_before_any_work(
+    session: Path, unwritable: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """Found before the work (for ``chat``: before the reply is paid for), not after it."""
+    code, out, err = run(capsys, *COMMANDS[command](str(session)), "-o", str(unwritable / "o.json"))
+    assert code == 2 and f"cannot write in {unwritable}" in one_line_error(err)
+    assert out == ""  # nothing done: no reply, no body

@@ -96,3 +96,29 @@ def test_a_compaction_without_its_acompact_file_is_a_request_of_the_main_thread(
     )
     code, out, _ = run(capsys, "requests", str(main))
     assert "compaction request" in out
+
+
+def test_a_last_request_over_the_models_context_exits_1_as_inspect_and_compare_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``requests`` exits 1 when the API would reject its last request: a protocol error, or
+    an estimated prompt over the model's context (``prompt is too long``), the rule ``inspect``
+    and ``compare`` apply to the same body."""
+    body = tmp_path / "long.json"
+    body.write_text(
+        json.dumps(
+            {
+                "model": "claude-sonnet-4-5",
+                "max_tokens": 100,
+                "messages": [{"role": "user", "content": "hello world " * 100_000}],
+            }
+        )
+    )
+    for command in ("inspect", "compare", "requests"):
+        code, _, _ = run(capsys, command, str(body), "--json")
+        assert code == 1, command
+    code, out, _ = run(capsys, "requests", str(body))
+    assert code == 1 and "the API would reject the last request" in out
+    # under the context, the same body is accepted
+    body.write_text(body.read_text().replace("hello world " * 100_000, "hello"))
+    assert run(capsys, "requests", str(body), "--json")[0] == 0

@@ -179,6 +179,35 @@ def test_cli_diff_of_two_sessions_final_windows(capsys: pytest.CaptureFixture[st
     assert report["system"] is not None or report["tools"]["changed"] or report["messages"]
 
 
+def test_cli_diff_of_two_gemini_or_responses_bodies_compares_their_messages(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A Gemini body holds its conversation in ``contents``, a Responses body in ``input``: the
+    diff compares them message by message and says where the cached prefixes part, instead of
+    one changed field and "the prefixes never part"."""
+    gemini = ACCEPTANCE / "gemini"
+    a, b = gemini / "llmgemini_tools_req2.json", gemini / "llmgemini_tools_req3.json"
+    assert main(["diff", str(a), str(b), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert not [f for f in report["fields"] if f["key"] == "contents"]
+    assert [(m["op"], m["b_index"]) for m in report["messages"]] == [("added", 3), ("added", 4)]
+    assert (report["cache_prefix"]["section"], report["cache_prefix"]["index"]) == ("messages", 3)
+    ra, rb = tmp_path / "a.json", tmp_path / "b.json"
+    ra.write_text(json.dumps({"model": "gpt-5", "input": [{"role": "user", "content": "hi"}]}))
+    turn = {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": "yo"}],
+    }
+    rb.write_text(
+        json.dumps({"model": "gpt-5", "input": [{"role": "user", "content": "hi"}, turn]})
+    )
+    assert main(["diff", str(ra), str(rb)]) == 1
+    out = capsys.readouterr().out
+    assert "+ B messages[1] assistant added" in out and "never part" not in out
+    assert main(["diff", str(ra), str(ra)]) == 0
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(st.sampled_from(["a", "b", "c", "d", "e", "f"]), max_size=40),

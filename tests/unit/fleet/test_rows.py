@@ -15,7 +15,7 @@ from ctxview.fleet.rows import REQUEST_ROWS, ScanOptions, _break_lost, file_rows
 from ctxview.fleet.schema import SESSIONS, STRATEGIES
 from tests.support.cli import one_line_error, run
 from tests.support.fleet import TOOL_HEAVY, WITH_AGENTS
-from tests.support.paths import SAMPLES
+from tests.support.paths import ACCEPTANCE, SAMPLES
 from tests.support.secrets import secrets
 from tests.support.transcripts import rec, session_folder, text
 
@@ -51,6 +51,53 @@ def test_the_rows_are_the_requests_of_ctxview_requests(
     [session] = rows.sessions.to_pylist()
     assert session["requests"] == len(got) == json.loads(out)["totals"]["requests"]
     assert session["agents"] == 3
+
+
+@pytest.mark.parametrize(
+    ("path", "provider"),
+    [
+        (ACCEPTANCE / "gemini_cli" / "aim_control_flash.json", "gemini"),
+        (ACCEPTANCE / "openai_chat" / "pai_complex_agent_run_req3.json", "openai"),
+    ],
+    ids=["gemini", "openai"],
+)
+def test_another_apis_session_is_priced_as_ctxview_requests_prices_it(
+    path: Path, provider: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The dataset prices an OpenAI or Gemini session by its provider's price table, as
+    ``requests`` does (not by Anthropic's alone, which left its dollars null)."""
+    rows = file_rows(str(path), ScanOptions(redact=False))
+    assert rows.error is None
+    code, out, _ = run(capsys, "requests", str(path), "--json")
+    assert code == 0
+    want = json.loads(out)["totals"]["cost_usd"]
+    assert want is not None and want > 0
+    [session] = rows.sessions.to_pylist()
+    assert session["provider"] == provider
+    assert session["cost_usd"] == pytest.approx(want, abs=1e-5)
+    tables = {r["price_table"] for r in rows.requests.to_pylist()}
+    assert None not in tables and "config.toml" not in tables
+
+
+def test_a_codex_or_gemini_cli_session_has_the_project_and_prompt_ctxview_sessions_lists(
+    tmp_path: Path,
+) -> None:
+    """A rollout's folder is its day and a Gemini CLI file's is ``chats``: the dataset names
+    their project as ``ctxview sessions`` does (the rollout's ``cwd``, the project hash), and
+    their title is the first prompt."""
+    day = tmp_path / "sessions" / "2025" / "10" / "28"
+    day.mkdir(parents=True)
+    rollout = day / "rollout-2025-10-28T05-27-00-a.jsonl"
+    shutil.copy(ACCEPTANCE / "codex" / "agenthistory_codex_session_with_compaction.jsonl", rollout)
+    chats = tmp_path / "tmp" / "3f9a2c1e" / "chats"
+    chats.mkdir(parents=True)
+    chat = chats / "session-2026-01-01T00-00-a.json"
+    shutil.copy(ACCEPTANCE / "gemini_cli" / "aim_control_flash.json", chat)
+    [codex] = file_rows(str(rollout), ScanOptions(redact=False)).sessions.to_pylist()
+    assert codex["project"] == "/home/testuser/codex-compact-project"
+    assert codex["title"] == "Help me build the API endpoints"
+    [gemini] = file_rows(str(chat), ScanOptions(redact=False)).sessions.to_pylist()
+    assert (gemini["project"], gemini["title"]) == ("3f9a2c1e", "hello")
 
 
 def test_a_request_is_counted_to_the_tools_whose_results_it_sends_first() -> None:
