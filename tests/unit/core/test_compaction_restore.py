@@ -25,6 +25,7 @@ from ctxview.core.compaction_restore import (
 )
 from ctxview.core.requests import simulate
 from ctxview.core.requests.points import calibrate
+from ctxview.core.requests.restart import assumed_head
 from ctxview.sessions import load_session
 from ctxview.sessions.model import LoadedSession
 from tests.support import claude_code_shapes as shapes
@@ -311,3 +312,14 @@ def test_a_line_number_is_read_on_its_own_line() -> None:
     assert found is not None and found.group(1) == "7"
     assert found.start() == text.index("   7")
     assert LINE_NUMBER.search("\n" * 50 + "x") is None
+
+
+def test_the_assumed_head_is_a_share_of_the_smallest_first_segment_static() -> None:
+    # a file that starts mid-session: its first static (60,000) carries the history before it,
+    # which a microcompaction clears (34,000 after it); no read shows the head, so it is
+    # assumed: the tools and system are within every static, the smaller one too
+    cal = calibrate(_mid_session(26_000, usage_after=True))
+    assert cal.statics is not None and not cal.head_seen
+    smallest = min(cal.statics.values())
+    assert smallest < 40_000
+    assert cal.head == assumed_head(smallest)
