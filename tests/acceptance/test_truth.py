@@ -258,12 +258,13 @@ def test_estimates_fitted_on_the_first_half_reach_the_goal_on_the_second_unseen_
 
 def test_the_unseen2_set_holds_todays_cache_break_figure(unseen2: dict[str, Any]) -> None:
     """The second judge (``unseen2/claude_code``: Claude Code 1.0.95 and 2.0.64-2.1.42 on the
-    direct API, examined since): 19 disagreements of 2,678 (the TTL by when each request was
-    sent, the assumed head), every one named; the 12 recorded breaks nothing in the transcript
+    direct API, examined since): 18 disagreements of 2,678 (the TTL by when each request was
+    sent, the assumed head, the static keyed apart at a microcompaction of results outside the
+    file), every one named; the 12 recorded breaks nothing in the transcript
     explains carry a note but 3 (a read of another prefix) (docs/request-model.md)."""
     s = unseen2
     assert s["recorded_requests"] == 2678
-    assert s["break_agreement"] >= 0.9929, s["break_disagreements"]
+    assert s["break_agreement"] >= 0.9932, s["break_disagreements"]
     for d in s["break_disagreements"]:
         # a recorded break carries a name (the predicted break's, where the model predicted one
         # but estimated its write below half the prompt); a predicted one its reason
