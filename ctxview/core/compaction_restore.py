@@ -4,8 +4,8 @@ segment did not carry.
 
 Claude Code documents what comes back after a compaction (code.claude.com/docs/en/context-window,
 "What survives compaction": its table, and the J. Gravelle write-up quoting it as read on
-2026-10-19): the system prompt, the project-root CLAUDE.md and auto memory as before (they are in the
-first segment's static too); "Files Claude read or edited: up to five come back, most recently
+2026-10-19): the system prompt, the project-root CLAUDE.md and auto memory as before (they are
+in the first segment's static too); "Files Claude read or edited: up to five come back, most recently
 modified first. A file over 5,000 tokens comes back as a path with no content"; the plan written
 in plan mode, re-injected from disk; invoked skill bodies "Re-injected, capped at 5,000 tokens
 per skill and 25,000 tokens total; oldest dropped first". The todo list persists too (not in

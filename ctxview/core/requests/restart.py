@@ -114,8 +114,9 @@ def restarts(
 ) -> dict[int, int]:
     """Per compaction start after the first segment (``messages[:first_end]``), the tools +
     system + context of a segment the file recorded nothing of: the head plus what Claude Code
-    re-attaches (:func:`~ctxview.core.compaction_restore.restored_after`), where a first-segment prompt @-mentioned a file and the
-    first segment's reads show the head; else nothing (the growth rule decides)."""
+    re-attaches (:func:`~ctxview.core.compaction_restore.restored_after`), where a first-segment
+    prompt @-mentioned a file and the first segment's reads show the head; else nothing (the
+    growth rule decides)."""
     head = head_read(first_reads, first_static)
     if head is None or not mentions_files(messages, first_end):
         return {}
