@@ -815,6 +815,8 @@ def test_a_claude_code_response_records_when_its_request_was_sent(tmp_path: Path
     assert first["request_sent"] == w.records[0]["timestamp"]
     assert last["request_sent"] == result_line["timestamp"]
     assert last["timestamp"] > last["request_sent"]
+
+
 def test_a_last_line_cut_inside_a_character_is_a_cut_line_not_a_refused_file(
     tmp_path: Path,
 ) -> None:
