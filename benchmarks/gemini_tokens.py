@@ -43,7 +43,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ctxview.core.providers.gemini import PROVIDER
-from ctxview.sessions import load_session
+from ctxview.sessions import SessionError, load_session
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = ROOT / "tests" / "acceptance" / "gemini_cli"
@@ -193,9 +193,22 @@ def sets(which: str, folder: Path = UNSEEN) -> tuple[list[Path], list[Path]]:
     return cli, held if which == "held-out" else [p for p in api_all if p not in held]
 
 
-def api_errors(api: Sequence[Path]) -> list[float]:
-    """The relative errors of the measurable bodies among ``api``."""
-    return [e for e in (api_error(p) for p in api) if e is not None]
+def api_errors(api: Sequence[Path], refused: list[str] | None = None) -> list[float]:
+    """The relative errors of the measurable bodies among ``api``. A body ctxview refuses to
+    read is named in ``refused`` (when given) and measured no further: one such body must not
+    take the figure of all the others with it."""
+    out = []
+    for p in api:
+        try:
+            e = api_error(p)
+        except SessionError as exc:
+            if refused is None:
+                raise
+            refused.append(f"{p.name}: {exc}")
+            continue
+        if e is not None:
+            out.append(e)
+    return out
 
 
 def worst(api: Sequence[Path], n: int) -> list[str]:
@@ -218,7 +231,10 @@ def report(cli: Sequence[Path], api: Sequence[Path]) -> list[str]:
         growth += g
         skipped += n
         requests += request_errors(path)
-    errors = api_errors(api)
+    refused: list[str] = []
+    errors = api_errors(api, refused)
+    notes = [f"API bodies ctxview refuses to read: {len(refused)}"] if refused else []
+    notes += [f"  {why}" for why in refused[:10]]
     return [
         _line(f"Gemini CLI ({len(cli)} sessions), calibrated", calibrated),
         _line("Gemini CLI, from the first request", first),
@@ -226,6 +242,7 @@ def report(cli: Sequence[Path], api: Sequence[Path]) -> list[str]:
         f"Gemini CLI, not measured: {skipped} requests after turns the file does not keep",
         _line("Gemini CLI, each request as `requests` prices it (fitted system + tools)", requests),
         _line(f"API bodies ({len(api)} files), text-only with a recorded response", errors),
+        *notes,
     ]
 
 

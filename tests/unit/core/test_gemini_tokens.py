@@ -6,6 +6,7 @@ part of a call's thought signature that is billed, read off recorded usage
 from __future__ import annotations
 
 import base64
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -275,3 +276,23 @@ def test_a_session_counts_with_its_models_family(tmp_path: Any) -> None:
     path.write_text(json.dumps({**body, "tools": TOOLS}))
     rep = replay(load_session(path), as_sent=True)
     assert rep.token_model.tools_tokens(rep.session.tools) == 14 + _framing(FAMILIES["2.5"], 1, 1)
+
+
+def test_the_benchmark_names_a_body_it_cannot_read_and_measures_the_others(
+    tmp_path: Path,
+) -> None:
+    from benchmarks.gemini_tokens import report
+
+    good = {"contents": [{"role": "user", "parts": [{"text": "Say hi."}]}]}
+    usage = {"usageMetadata": {"promptTokenCount": 4}, "modelVersion": "gemini-2.5-flash"}
+    (tmp_path / "responses").mkdir()
+    for name, body in (
+        ("a_req1.json", good),
+        ("b_req1.json", {"contents": [{"role": "user", "parts": [{"text": 5}]}]}),
+    ):
+        (tmp_path / name).write_text(json.dumps(body))
+        (tmp_path / "responses" / name).write_text(json.dumps(usage))
+    lines = report([], sorted(tmp_path.glob("*_req*.json")))
+    assert lines[5].startswith("API bodies (2 files), text-only with a recorded response: 1 ")
+    assert lines[6] == "API bodies ctxview refuses to read: 1"
+    assert lines[7].startswith("  b_req1.json: ")
