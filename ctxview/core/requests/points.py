@@ -138,6 +138,12 @@ def segment_starts(session: SessionLike, blocks_in: Iterable[int] | None = None)
 #: how a Claude Code background-task notification opens when it is delivered as a prompt of its
 #: own (a background command or agent ended while no turn was running)
 TASK_NOTIFICATION = "<task-notification>"
+#: how the summary of a background *command*'s notification opens (an agent's reads
+#: ``<summary>Agent "..."``): only those were seen to break the cache (:func:`history_resends`)
+COMMAND_SUMMARY = '<summary>Background command "'
+#: how far into a notification its summary is looked for (after the task id, the tool-use id
+#: and the output file's path)
+SUMMARY_REACH = 2_000
 
 
 #: what Claude Code writes as the answer to a turn that was only a local command, when a session
@@ -148,18 +154,22 @@ NO_RESPONSE = "No response requested."
 def history_resends(session: SessionLike) -> dict[int, str]:
     """Messages at which a Claude Code transcript's client sent its message history again from
     the start (the tools and system still read from the cache), with the reason: a user
-    message delivering a background-task notification (``notification``), or the first message
+    message delivering a background command's notification (``notification``), or the first message
     after a session was resumed (``resume``: it follows Claude Code's ``<synthetic>`` "No
     response requested." after the ``/exit``). On the fresh held-out transcripts of
     benchmarks/truth.py, the first request after each of the four resumes read only the tools
     and system (two, 6 and 26 minutes after the ``/exit``, 1-hour cache entries: 16,606 of
     ~77k and ~138k tokens) or nothing (two past their 5-minute TTL).
 
-    The evidence is the recorded usage, not a request body (a transcript holds none): on the
-    tune set of ``benchmarks/truth.py`` three of the four requests such a message started read
-    only the tools and system and wrote the whole history again, seconds after a request that
-    read all of it (no TTL, model or compaction in between); Claude Code users report the same
-    after background completions (anthropics/claude-code issue 64901). What Claude Code changes
+    The evidence is the recorded usage, not a request body (a transcript holds none), and it
+    holds for a background **command**'s notification only: on the tune set of
+    ``benchmarks/truth.py`` three of the four requests such a message started read only the
+    tools and system and wrote the whole history again, seconds after a request that read all of
+    it (no TTL, model or compaction in between; Claude Code users report the same after
+    background completions, anthropics/claude-code issue 64901), while in the fresh diagnosis
+    transcripts (Claude Code 2.1.38-2.1.215) the two such requests read the whole previous
+    prompt, and all eight that a background **agent**'s notification started (2.1.38 and
+    2.1.215, three files) did too: an agent's notification is no break. What Claude Code changes
     in the history then is not in the transcript, so the whole history is taken as changed.
 
     Elsewhere (a session whose client does not ask the API to keep thinking blocks), a prompt
@@ -169,7 +179,7 @@ def history_resends(session: SessionLike) -> dict[int, str]:
         return dict.fromkeys(thinking_strips(session), "thinking")
     out: dict[int, str] = {}
     for i, m in enumerate(session.messages):
-        if i and m.get("role") == "user" and _opens_with_notification(m.get("content")):
+        if i and m.get("role") == "user" and _opens_with_command_notification(m.get("content")):
             out[i] = "notification"
         elif i and m.get("role") == "user" and _resumed(session, i - 1):
             out[i] = "resume"
@@ -307,7 +317,7 @@ def _resumed(session: SessionLike, k: int) -> bool:
     return any(isinstance(t, str) and t.strip() == NO_RESPONSE for t in texts)
 
 
-def _opens_with_notification(content: Any) -> bool:
+def _opens_with_command_notification(content: Any) -> bool:
     if type(content) is str:
         return _opens(content)
     if not isinstance(content, list):
@@ -323,7 +333,9 @@ def _opens_with_notification(content: Any) -> bool:
 
 def _opens(text: str) -> bool:
     # only the head is stripped: a tool result's text may be megabytes
-    return text[:64].lstrip().startswith(TASK_NOTIFICATION)
+    return (
+        text[:64].lstrip().startswith(TASK_NOTIFICATION) and COMMAND_SUMMARY in text[:SUMMARY_REACH]
+    )
 
 
 _TS_CACHE: dict[str, float | None] = {}

@@ -81,6 +81,28 @@ def test_a_notification_in_a_text_block_after_an_interrupt_resends_too(tmp_path:
     assert brk is not None and brk.reason == "notification"
 
 
+#: a background agent's notification as Claude Code 2.1.215 delivers it
+AGENT_NOTICE = (
+    "<task-notification>\n<task-id>a3041e6767649dcd3</task-id>\n"
+    "<tool-use-id>toolu_01KcK868W9Whrm5ySr6Efr4f</tool-use-id>\n"
+    "<output-file>C:\\Temp\\claude\\tasks\\a3041e6767649dcd3.output</output-file>\n"
+    '<status>completed</status>\n<summary>Agent "T4: schema and docs" finished</summary>\n'
+    "<result>Schema and docs updated.</result>\n</task-notification>"
+)
+
+
+def test_a_background_agents_notification_reads_the_whole_previous_prompt(
+    tmp_path: Path,
+) -> None:
+    """Only a background command's notification was seen to break the cache; an agent's read
+    the whole previous prompt every time: no break, and the recorded hit agrees."""
+    s = _session(tmp_path, AGENT_NOTICE, read=32_200)
+    assert history_resends(s) == {}
+    *_, before, last = simulate(s).requests
+    assert last.cache_break is None and last.recorded_miss is None
+    assert last.cache_read == before.input_tokens
+
+
 def test_a_quoted_notification_is_an_ordinary_prompt(tmp_path: Path) -> None:
     s = _session(tmp_path, "What does this mean?\n" + NOTICE)
     assert history_resends(s) == {}
