@@ -239,11 +239,11 @@ class PromptCache:
                 # caches them alike (what Claude Code sends with the messages besides them
                 # is written again after a compaction or a resend)
                 read = head
-        elif ttl > TTL_5M and (warm := self.warm) is not None and warm[0] == key:
+        elif ttl > TTL_5M and (kept := self.warm) is not None and kept[0] == key:
             # every entry of this conversation expired, but the prefix the first request read
             # warm from other sessions is kept warm by them (1-hour entries: the client's
             # other sessions use them within the hour)
-            read = warm[1] if warm[1] < total else total
+            read = kept[1] if kept[1] < total else total
         # (one call a request, the state on slots read once: a replay makes 50,000 of them)
         found = self.by_model.get(key[0])
         minimum, price = found if found is not None else self.model(key[0])
