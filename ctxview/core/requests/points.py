@@ -146,6 +146,10 @@ COMMAND_SUMMARY = '<summary>Background command "'
 SUMMARY_REACH = 2_000
 
 
+#: the meta key the Claude Code reader sets on a user message before whose request an MCP server
+#: was disconnected (its ``mcp_instructions_delta`` attachment's removed names)
+MCP_REMOVED = "mcp_removed"
+
 #: what Claude Code writes as the answer to a turn that was only a local command, when a session
 #: exited after one (``/exit``) is resumed: a ``<synthetic>`` assistant message of this text
 NO_RESPONSE = "No response requested."
@@ -172,16 +176,29 @@ def history_resends(session: SessionLike) -> dict[int, str]:
     2.1.215, three files) did too: an agent's notification is no break. What Claude Code changes
     in the history then is not in the transcript, so the whole history is taken as changed.
 
+    A request before which Claude Code 2.1.2xx disconnected an MCP server (an
+    ``mcp_instructions_delta`` attachment naming it removed: the reader's ``mcp_removed``)
+    changed its system prompt (``system``, read from the cached head): the API's own cache
+    diagnostics on such a request said ``system_changed`` (179,210 tokens missed; it read the
+    40,895-token head), and every removal in the fresh diagnosis transcripts broke the cache (the
+    other one 8.6 hours after the previous request), while the 11 requests after a server was
+    added (its instructions sent as a message delta) read the whole previous prompt.
+
     Elsewhere (a session whose client does not ask the API to keep thinking blocks), a prompt
     after a turn whose thinking was sent with its tool results breaks the cache where the API
     strips that thinking (``thinking``: :func:`thinking_strips`)."""
     if session.format not in CALIBRATED_FORMATS:
         return dict.fromkeys(thinking_strips(session), "thinking")
     out: dict[int, str] = {}
+    metas = session.metas
     for i, m in enumerate(session.messages):
-        if i and m.get("role") == "user" and _opens_with_command_notification(m.get("content")):
+        if not i or m.get("role") != "user":
+            continue
+        if i < len(metas) and metas[i].get(MCP_REMOVED):
+            out[i] = "system"
+        elif _opens_with_command_notification(m.get("content")):
             out[i] = "notification"
-        elif i and m.get("role") == "user" and _resumed(session, i - 1):
+        elif _resumed(session, i - 1):
             out[i] = "resume"
     for i in microcompactions(session):
         out.setdefault(i, "microcompaction")
