@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxview.core.pricing import normalise_model
-from ctxview.core.tokens import MESSAGE_OVERHEAD_TOKENS, _json_len, block_tokens
+from ctxview.core.tokens import MESSAGE_OVERHEAD_TOKENS, _json_len, block_tokens, thinking_chars
 
 KINDS = ("prose", "code", "json", "tool_result", "thinking")
 #: Features of a message: characters per kind, then fixed tokens (images, documents).
@@ -67,9 +67,7 @@ def _block_features(
         if isinstance(text, str):
             _text_features(text, acc, in_result, classify)
     elif btype == "thinking":
-        text = block.get("thinking")
-        if isinstance(text, str):
-            acc[4] += len(text)
+        acc[4] += thinking_chars(block)
     elif btype == "redacted_thinking":
         data = block.get("data")
         if isinstance(data, str):

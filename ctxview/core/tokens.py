@@ -181,6 +181,20 @@ def image_info(block: Mapping[str, Any]) -> dict[str, Any]:
     return info
 
 
+def thinking_chars(block: Mapping[str, Any]) -> int:
+    """Characters a ``thinking`` block bills for when it is sent again: its text; when the text
+    is empty and a signature is there, the signature's. A client that asks for the thinking's
+    display omitted (Claude Code 2.1.205 with Fable 5 logs every thinking block so) gets an
+    empty text and a signature that carries the whole thinking encrypted, which the API bills
+    when the block goes back: in those transcripts each request's recorded prompt grew by
+    about a token per 3.8 signature characters beyond what its visible messages hold."""
+    text = block.get("thinking")
+    if isinstance(text, str) and text:
+        return len(text)
+    sig = block.get("signature")
+    return len(sig) if isinstance(sig, str) else 0
+
+
 def block_tokens(block: Any) -> int:
     """Estimated tokens of one content block (a dict; anything else is measured as JSON)."""
     if type(block) is not dict:  # (a dict, the usual block: no ABC check)
@@ -193,8 +207,7 @@ def block_tokens(block: Any) -> int:
         text = block.get("text")
         return _chars(len(text)) if isinstance(text, str) else 0
     if btype == "thinking":
-        text = block.get("thinking")
-        return _chars(len(text)) if isinstance(text, str) else 0
+        return _chars(thinking_chars(block))
     if btype == "redacted_thinking":
         data = block.get("data")
         return _chars(len(data)) if isinstance(data, str) else 0

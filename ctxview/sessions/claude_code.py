@@ -26,6 +26,8 @@ import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxview.core.requests.points import MCP_REMOVED
+from ctxview.sessions.claude_code_attachments import attachment_text
 from ctxview.sessions.claude_code_compaction import (
     Placement,
     compaction_splices,
@@ -228,8 +230,10 @@ def _select(lines: list[Line], placement: Placement | None = None) -> list[Line]
                 continue
             taken.add(ln.uuid)
         if ln.type not in MESSAGE_TYPES:
-            if ln.uuid in chain and ln.type == "system":
-                selected.append(ln)  # system lines on the chain: compaction boundaries
+            if ln.uuid in chain and ln.type in ("system", "attachment"):
+                # system lines on the chain: compaction boundaries; attachments: what Claude
+                # Code sent besides the messages (an MCP server's instructions removed)
+                selected.append(ln)
             continue
         if ln.uuid in chain:
             selected.append(ln)
@@ -275,6 +279,25 @@ def _only_results_for(line: Line, tool_ids: set[str]) -> bool:
     )
 
 
+def _append_text(b: _Builder, text: str) -> None:
+    """A text block after what user message ``b`` holds (its lone string made a block)."""
+    if b.string is not None:
+        b.blocks.append({"type": "text", "text": b.string})
+        b.string = None
+    b.blocks.append({"type": "text", "text": text})
+
+
+def mcp_removed(record: dict[str, Any]) -> list[str]:
+    """The MCP servers an ``mcp_instructions_delta`` attachment line says were removed (a
+    server disconnected: Claude Code 2.1.2xx drops its instructions from the system prompt);
+    [] for any other line."""
+    att = record.get("attachment")
+    if not isinstance(att, dict) or att.get("type") != "mcp_instructions_delta":
+        return []
+    names = att.get("removedNames")
+    return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
+
+
 def rebuild(
     lines: list[Line],
     off_branch: list[dict[str, Any]] | None = None,
@@ -309,8 +332,29 @@ def rebuild(
     # the last user line's time: when the next response's request was sent (the API times its
     # cache entry from then; the response's own lines are logged once it streamed)
     sent_at: str | None = None
+    pending_removed: list[str] = []
+    #: what attachment lines written before the next user line add to it: (line, text)
+    pending_reminders: list[tuple[int, str]] = []
     for ln in selected:
         rec = ln.record
+        if ln.type == "attachment":
+            removed = mcp_removed(rec)
+            reminder = attachment_text(rec)
+            if (
+                out
+                and out[-1].role == "user"
+                and (out[-1].string is not None or out[-1].results or out[-1].blocks)
+            ):
+                if removed:
+                    out[-1].meta.setdefault(MCP_REMOVED, []).extend(removed)
+                if reminder is not None:
+                    _append_text(out[-1], reminder)
+                    out[-1].lines.append(ln.number)
+            else:
+                pending_removed.extend(removed)
+                if reminder is not None:
+                    pending_reminders.append((ln.number, reminder))
+            continue
         if ln.type == "system":
             if rec.get("subtype") == "compact_boundary":
                 cm = rec.get("compactMetadata")
@@ -404,6 +448,14 @@ def rebuild(
             if pending_micro is not None:
                 tail.meta["microcompact"] = pending_micro
                 pending_micro = None
+            if pending_removed:
+                tail.meta[MCP_REMOVED] = pending_removed
+                pending_removed = []
+            for number, reminder in pending_reminders:
+                # written before the line (a SessionStart hook's context): sent before it
+                tail.blocks.append({"type": "text", "text": reminder})
+                tail.lines.append(number)
+            pending_reminders = []
             out.append(tail)
         tail.lines.append(ln.number)
         if rec.get("isMeta"):

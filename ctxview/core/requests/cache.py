@@ -93,6 +93,7 @@ class PromptCache:
         "rules",
         "scales",
         "static",
+        "warm",
     )
 
     def __init__(
@@ -122,6 +123,10 @@ class PromptCache:
         #: None: all of ``static``
         self.head = head
         self.entries: list[_Entry] = []
+        #: (key, tokens) of the prefix the first request read from a cache other sessions left
+        #: (its recorded read): with 1-hour entries they keep it warm, and a request whose own
+        #: entry expired still reads it (:meth:`settle`)
+        self.warm: tuple[tuple[Any, ...], int] | None = None
         self.ever_cached = False
         self.prev_key: tuple[Any, ...] | None = None
         self.prev_len = 0
@@ -234,6 +239,11 @@ class PromptCache:
                 # caches them alike (what Claude Code sends with the messages besides them
                 # is written again after a compaction or a resend)
                 read = head
+        elif ttl > TTL_5M and (kept := self.warm) is not None and kept[0] == key:
+            # every entry of this conversation expired, but the prefix the first request read
+            # warm from other sessions is kept warm by them (1-hour entries: the client's
+            # other sessions use them within the hour)
+            read = kept[1] if kept[1] < total else total
         # (one call a request, the state on slots read once: a replay makes 50,000 of them)
         found = self.by_model.get(key[0])
         minimum, price = found if found is not None else self.model(key[0])
@@ -255,6 +265,7 @@ class PromptCache:
             # as recorded, at most the whole prompt
             read = min(recorded["cache_read_input_tokens"], total)
             warm = True
+            self.warm = (key, read)
         # what this request caches: its whole prompt, or up to its last breakpoint
         cached = n
         cacheable = total

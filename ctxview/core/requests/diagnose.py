@@ -11,9 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ctxview.core.cache_rules import API_REASON
+from ctxview.core.cache_rules import API_REASON, TTL_GRACE_SECONDS
 from ctxview.core.pricing import bedrock_profile
-from ctxview.core.requests.types import RecordedBreak, Request
+from ctxview.core.requests.points import parse_timestamp
+from ctxview.core.requests.types import TTL_1H, TTL_5M, RecordedBreak, Request
 from ctxview.core.usage import api_diagnosis
 
 #: a read this much below the previous prompt (tokens, and a share of it) is a break: the
@@ -38,6 +39,19 @@ HEAD_NOTE = (
     "(anthropics/claude-code issues 87966, 91514)"
 )
 NOTHING_NOTE = "read nothing within the TTL: the entry was not found"
+TTL_EDGE_NOTE = (
+    "sent {over:.1f} s past its entry's {ttl} TTL, within the {grace:g} s ctxview allows for "
+    "when the API timed the entry (the client's hooks and the network): it had expired"
+)
+LESS_THAN_READ_NOTE = (
+    "read less than the previous request read from the cache ({before:,} tokens): the request "
+    "changed within that prefix (the tools or system prompt, where it was the cached head), or "
+    "the entry was not found"
+)
+PREFIX_NOTE = (
+    "read {read:,} of the previous prompt's {previous:,} tokens within the TTL: the entry of the "
+    "whole previous prompt was not found, a shorter cached prefix was"
+)
 SHRANK_NOTE = (
     "the recorded prompt shrank by {tokens:,} tokens: the client left out history the "
     "transcript does not record (a clearing of earlier tool results), the cache broke there"
@@ -51,12 +65,18 @@ def unexplained_note(
     head: int | None,
     total: int = 0,
     previous: int = 0,
+    gap: float | None = None,
+    ttl: float = TTL_5M,
+    before: int | None = None,
 ) -> str | None:
     """What is known of a recorded break ctxview did not predict: the route of an Amazon
     Bedrock response (its message id, or a Bedrock model id), else a recorded prompt
     (``total``) smaller than the ``previous`` one by more than the slack (history left out that
-    the transcript does not show), a read of only the cached ``head``, or of nothing; None for
-    a read of another prefix."""
+    the transcript does not show), a request sent past its entry's ``ttl`` by less than the
+    grace (``gap``: seconds since the previous request was sent), a read of only the cached
+    ``head``, or of nothing, or of less than the previous request read (``before``: given where
+    that request read only a prefix, the first of its model or a break itself); else the read of
+    a shorter prefix (None when there is no ``previous`` prompt to name)."""
     mid = meta.get("message_id") if meta else None
     if (isinstance(mid, str) and mid.startswith(BEDROCK_MESSAGE)) or (
         model and bedrock_profile(model) is not None
@@ -64,10 +84,18 @@ def unexplained_note(
         return BEDROCK_NOTE
     if previous - total > SLACK_TOKENS:
         return SHRANK_NOTE.format(tokens=previous - total)
+    if gap is not None and ttl < gap <= ttl + TTL_GRACE_SECONDS:
+        return TTL_EDGE_NOTE.format(
+            over=gap - ttl, ttl="5-minute" if ttl == TTL_5M else "1-hour", grace=TTL_GRACE_SECONDS
+        )
     if head is not None and abs(read - head) <= HEAD_SLACK:
         return HEAD_NOTE.format(head=head)
     if read == 0:
         return NOTHING_NOTE
+    if before is not None and read + SLACK_TOKENS < before:
+        return LESS_THAN_READ_NOTE.format(before=before)
+    if previous > read:
+        return PREFIX_NOTE.format(read=read, previous=previous)
     return None
 
 
@@ -79,6 +107,10 @@ def recorded_breaks(
     ``head``: the cached head of the tools and system prompt, where the calibration found it
     (an unexplained break that read only it says so)."""
     previous: dict[Any, int] = {}
+    #: per model: when its previous request was sent, and what it read where that was only a
+    #: prefix of its prompt
+    sent: dict[Any, float] = {}
+    reads: dict[Any, int] = {}
     seen_any = False
     unexplained = 0
     n_metas = len(metas)
@@ -94,6 +126,8 @@ def recorded_breaks(
         read = rec["cache_read_input_tokens"]
         total = rec["input_tokens"] + read + rec["cache_creation_input_tokens"]
         prev = previous.get(r.model)
+        at = parse_timestamp((meta or {}).get("request_sent")) or parse_timestamp(r.timestamp)
+        last_at = sent.get(r.model)
         miss: RecordedBreak | None = None
         if prev is None:
             if read == 0 and total > 0:
@@ -109,7 +143,17 @@ def recorded_breaks(
             miss = RecordedBreak(reason, API_REASON.get(reason), read=read, previous=prev)
         if miss is not None and miss.reason == "unexplained":
             unexplained += 1
-            note = unexplained_note(meta, r.model, read, head, total, prev or 0)
+            note = unexplained_note(
+                meta,
+                r.model,
+                read,
+                head,
+                total,
+                prev or 0,
+                at - last_at if at is not None and last_at is not None else None,
+                TTL_1H if r.ttl == "1h" else TTL_5M,
+                reads.get(r.model),
+            )
             if note is not None:
                 miss = replace(miss, note=note)
         if diag is not None:
@@ -118,6 +162,12 @@ def recorded_breaks(
             )
         r.recorded_miss = miss
         previous[r.model] = total
+        if prev is None or read + max(SLACK_TOKENS, SLACK_SHARE * prev) < prev:
+            reads[r.model] = read  # a prefix only: a later break that reads less is named by it
+        else:
+            reads.pop(r.model, None)
+        if at is not None:
+            sent[r.model] = at
         seen_any = True
     return unexplained
 
@@ -133,6 +183,7 @@ def unexplained_summary(requests: Sequence[Request], unexplained: int) -> str:
     bedrock = sum(1 for n in notes if n == BEDROCK_NOTE)
     head = sum(1 for n in notes if n is not None and n.startswith("read only the cached head"))
     shrank = sum(1 for n in notes if n is not None and n.startswith("the recorded prompt shrank"))
+    edge = sum(1 for n in notes if n is not None and n.startswith("sent "))
     known = [
         f"{bedrock} through Amazon Bedrock, whose cache placement is not documented"
         if bedrock
@@ -141,6 +192,7 @@ def unexplained_summary(requests: Sequence[Request], unexplained: int) -> str:
         if shrank
         else "",
         f"{head} read only the cached tools and system prompt" if head else "",
+        f"{edge} sent at the TTL's edge, within its grace" if edge else "",
     ]
     detail = "; ".join(k for k in known if k)
     return (

@@ -140,7 +140,17 @@ def segment_starts(session: SessionLike, blocks_in: Iterable[int] | None = None)
 #: how a Claude Code background-task notification opens when it is delivered as a prompt of its
 #: own (a background command or agent ended while no turn was running)
 TASK_NOTIFICATION = "<task-notification>"
+#: how the summary of a background *command*'s notification opens (an agent's reads
+#: ``<summary>Agent "..."``): only those were seen to break the cache (:func:`history_resends`)
+COMMAND_SUMMARY = '<summary>Background command "'
+#: how far into a notification its summary is looked for (after the task id, the tool-use id
+#: and the output file's path)
+SUMMARY_REACH = 2_000
 
+
+#: the meta key the Claude Code reader sets on a user message before whose request an MCP server
+#: was disconnected (its ``mcp_instructions_delta`` attachment's removed names)
+MCP_REMOVED = "mcp_removed"
 
 #: what Claude Code writes as the answer to a turn that was only a local command, when a session
 #: exited after one (``/exit``) is resumed: a ``<synthetic>`` assistant message of this text
@@ -150,19 +160,31 @@ NO_RESPONSE = "No response requested."
 def history_resends(session: SessionLike) -> dict[int, str]:
     """Messages at which a Claude Code transcript's client sent its message history again from
     the start (the tools and system still read from the cache), with the reason: a user
-    message delivering a background-task notification (``notification``), or the first message
+    message delivering a background command's notification (``notification``), or the first message
     after a session was resumed (``resume``: it follows Claude Code's ``<synthetic>`` "No
     response requested." after the ``/exit``). On the fresh held-out transcripts of
     benchmarks/truth.py, the first request after each of the four resumes read only the tools
     and system (two, 6 and 26 minutes after the ``/exit``, 1-hour cache entries: 16,606 of
     ~77k and ~138k tokens) or nothing (two past their 5-minute TTL).
 
-    The evidence is the recorded usage, not a request body (a transcript holds none): on the
-    tune set of ``benchmarks/truth.py`` three of the four requests such a message started read
-    only the tools and system and wrote the whole history again, seconds after a request that
-    read all of it (no TTL, model or compaction in between); Claude Code users report the same
-    after background completions (anthropics/claude-code issue 64901). What Claude Code changes
+    The evidence is the recorded usage, not a request body (a transcript holds none), and it
+    holds for a background **command**'s notification only: on the tune set of
+    ``benchmarks/truth.py`` three of the four requests such a message started read only the
+    tools and system and wrote the whole history again, seconds after a request that read all of
+    it (no TTL, model or compaction in between; Claude Code users report the same after
+    background completions, anthropics/claude-code issue 64901), while in the fresh diagnosis
+    transcripts (Claude Code 2.1.38-2.1.215) the two such requests read the whole previous
+    prompt, and all eight that a background **agent**'s notification started (2.1.38 and
+    2.1.215, three files) did too: an agent's notification is no break. What Claude Code changes
     in the history then is not in the transcript, so the whole history is taken as changed.
+
+    A request before which Claude Code 2.1.2xx disconnected an MCP server (an
+    ``mcp_instructions_delta`` attachment naming it removed: the reader's ``mcp_removed``)
+    changed its system prompt (``system``, read from the cached head): the API's own cache
+    diagnostics on such a request said ``system_changed`` (179,210 tokens missed; it read the
+    40,895-token head), and every removal in the fresh diagnosis transcripts broke the cache (the
+    other one 8.6 hours after the previous request), while the 11 requests after a server was
+    added (its instructions sent as a message delta) read the whole previous prompt.
 
     Elsewhere (a session whose client does not ask the API to keep thinking blocks), a prompt
     after a turn whose thinking was sent with its tool results breaks the cache where the API
@@ -170,10 +192,15 @@ def history_resends(session: SessionLike) -> dict[int, str]:
     if session.format not in CALIBRATED_FORMATS:
         return dict.fromkeys(thinking_strips(session), "thinking")
     out: dict[int, str] = {}
+    metas = session.metas
     for i, m in enumerate(session.messages):
-        if i and m.get("role") == "user" and _opens_with_notification(m.get("content")):
+        if not i or m.get("role") != "user":
+            continue
+        if i < len(metas) and metas[i].get(MCP_REMOVED):
+            out[i] = "system"
+        elif _opens_with_command_notification(m.get("content")):
             out[i] = "notification"
-        elif i and m.get("role") == "user" and _resumed(session, i - 1):
+        elif _resumed(session, i - 1):
             out[i] = "resume"
     for i in microcompactions(session):
         out.setdefault(i, "microcompaction")
@@ -325,7 +352,7 @@ def _resumed(session: SessionLike, k: int) -> bool:
     return any(isinstance(t, str) and t.strip() == NO_RESPONSE for t in texts)
 
 
-def _opens_with_notification(content: Any) -> bool:
+def _opens_with_command_notification(content: Any) -> bool:
     if type(content) is str:
         return _opens(content)
     if not isinstance(content, list):
@@ -341,7 +368,9 @@ def _opens_with_notification(content: Any) -> bool:
 
 def _opens(text: str) -> bool:
     # only the head is stripped: a tool result's text may be megabytes
-    return text[:64].lstrip().startswith(TASK_NOTIFICATION)
+    return (
+        text[:64].lstrip().startswith(TASK_NOTIFICATION) and COMMAND_SUMMARY in text[:SUMMARY_REACH]
+    )
 
 
 _TS_CACHE: dict[str, float | None] = {}

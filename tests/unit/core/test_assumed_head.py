@@ -46,4 +46,6 @@ def test_only_a_head_the_reads_show_names_an_unexplained_break() -> None:
     usage.update(cache_read_input_tokens=cal.head, cache_creation_input_tokens=total - 3 - cal.head)
     miss = simulate(session).requests[6].recorded_miss
     assert miss is not None and miss.reason == "unexplained" and miss.read == cal.head
-    assert miss.note is None
+    # not called a read of the head: the prefix it read is named as any other
+    assert miss.note is not None and "cached head" not in miss.note
+    assert miss.note.startswith(f"read {cal.head:,} of the previous prompt's")

@@ -298,9 +298,10 @@ def test_an_unexplained_break_through_amazon_bedrock_says_so() -> None:
     assert miss.note is not None and miss.note.startswith("Amazon Bedrock")
     assert log.requests[2].to_dict()["recorded_break"]["note"] == miss.note
     assert any("1 through Amazon Bedrock" in n for n in log.notes)
-    # the same break on Anthropic's API reads a prefix no note explains
+    # the same break on Anthropic's API: the shorter prefix it read, named
     plain = simulate(_recorded_session()).requests[2].recorded_miss
-    assert plain is not None and plain.note is None
+    assert plain is not None and plain.note is not None
+    assert plain.note.startswith("read 1,000 of the previous prompt's 30,003 tokens")
 
 
 def test_an_unexplained_break_that_read_only_the_head_or_nothing_says_so() -> None:
@@ -314,6 +315,38 @@ def test_an_unexplained_break_that_read_only_the_head_or_nothing_says_so() -> No
     assert unexplained_note({}, model, 16_496, None) is None
     bedrock = unexplained_note({}, "us.anthropic.claude-sonnet-4-5-20250929-v1:0", 0, None)
     assert bedrock is not None and bedrock.startswith("Amazon Bedrock")
+
+
+def test_an_unexplained_break_at_the_ttl_edge_says_how_far_past_it_was_sent() -> None:
+    """A break within the grace past the TTL: named as the TTL edge, for 1-hour entries too;
+    beyond the grace it is a predicted ``ttl`` break, no note needed."""
+    from ctxview.core.requests.diagnose import unexplained_note
+
+    model = "claude-opus-4-6"
+    note = unexplained_note({}, model, 0, None, 122_057, 121_596, gap=3605.0, ttl=3600.0)
+    assert note is not None and note.startswith("sent 5.0 s past its entry's 1-hour TTL")
+    note = unexplained_note({}, model, 0, None, 30_000, 29_000, gap=310.0)
+    assert note is not None and "5-minute TTL" in note
+    # within the TTL: what was read says it
+    assert unexplained_note({}, model, 0, None, 30_000, 29_000, gap=290.0) == (
+        "read nothing within the TTL: the entry was not found"
+    )
+    s = _recorded_session()
+    s.metas[5]["timestamp"] = s.metas[5]["request_sent"] = ts(10 * 3 + 305.0)
+    s.metas[7]["timestamp"] = ts(10 * 3 + 320.0)
+    miss = simulate(s).requests[2].recorded_miss
+    assert miss is not None and miss.note is not None
+    assert miss.note.startswith("sent ") and "5-minute TTL" in miss.note
+
+
+def test_a_break_that_read_less_than_a_previous_partial_read_names_it() -> None:
+    """The first request read 23,326 tokens other sessions cached; the next read 10,419
+    seconds later: its prefix changed within what the first had read."""
+    from ctxview.core.requests.diagnose import unexplained_note
+
+    note = unexplained_note({}, "claude-opus-4-6", 10_419, None, 37_948, 35_834, before=23_326)
+    assert note is not None and note.startswith("read less than the previous request read")
+    assert "23,326" in note
 
 
 def test_an_unexplained_break_whose_prompt_shrank_says_so() -> None:

@@ -81,6 +81,28 @@ def test_a_notification_in_a_text_block_after_an_interrupt_resends_too(tmp_path:
     assert brk is not None and brk.reason == "notification"
 
 
+#: a background agent's notification as Claude Code 2.1.215 delivers it
+AGENT_NOTICE = (
+    "<task-notification>\n<task-id>a3041e6767649dcd3</task-id>\n"
+    "<tool-use-id>toolu_01KcK868W9Whrm5ySr6Efr4f</tool-use-id>\n"
+    "<output-file>C:\\Temp\\claude\\tasks\\a3041e6767649dcd3.output</output-file>\n"
+    '<status>completed</status>\n<summary>Agent "T4: schema and docs" finished</summary>\n'
+    "<result>Schema and docs updated.</result>\n</task-notification>"
+)
+
+
+def test_a_background_agents_notification_reads_the_whole_previous_prompt(
+    tmp_path: Path,
+) -> None:
+    """Only a background command's notification was seen to break the cache; an agent's read
+    the whole previous prompt every time: no break, and the recorded hit agrees."""
+    s = _session(tmp_path, AGENT_NOTICE, read=32_200)
+    assert history_resends(s) == {}
+    *_, before, last = simulate(s).requests
+    assert last.cache_break is None and last.recorded_miss is None
+    assert last.cache_read == before.input_tokens
+
+
 def test_a_quoted_notification_is_an_ordinary_prompt(tmp_path: Path) -> None:
     s = _session(tmp_path, "What does this mean?\n" + NOTICE)
     assert history_resends(s) == {}
@@ -155,3 +177,38 @@ def test_the_first_request_after_a_resumed_session_resends_the_history(tmp_path:
         assert last.recorded_miss is not None and last.recorded_miss.reason == "resume"
     # another synthetic answer is no resume
     assert history_resends(_resumed(tmp_path, "API Error: overloaded")) == {}
+
+
+def _mcp_delta(tmp_path: Path, delta: dict[str, Any], read: int) -> LoadedSession:
+    """A turn, then a prompt followed by an ``mcp_instructions_delta`` attachment line (as Claude
+    Code 2.1.2xx writes it, the response hanging off it) and a response whose usage read
+    ``read`` tokens of its 33,000."""
+    w = shapes.Writer()
+    u = w.user(None, "Fix the failing build.")
+    last = shapes.grow(w, u, 6, 0, 20_000, 2_000)
+    end = w.assistant(last, [{"type": "text", "text": "Done."}], (3, 32_000, 200), "msg_end")
+    q = w.user(end, "Can Render take both kinds?")
+    att = w.base("attachment", q, 1)
+    att["attachment"] = {"type": "mcp_instructions_delta", **delta}
+    w.add(att)
+    w.assistant(att["uuid"], [{"type": "text", "text": "Yes."}], (3, read, 33_000 - read), "m2")
+    return load_session(shapes.write(tmp_path / "s.jsonl", w.records))
+
+
+def test_a_disconnected_mcp_server_changes_the_system_prompt(tmp_path: Path) -> None:
+    """Claude Code drops a disconnected server's instructions from the system prompt: the
+    request breaks the cache with ``system`` (the API's ``system_changed``), reading the
+    cached head; a server added (its instructions sent as a message delta) changes nothing."""
+    removed = {"addedNames": [], "addedBlocks": [], "removedNames": ["context7"]}
+    s = _mcp_delta(tmp_path, removed, read=20_000)
+    assert list(history_resends(s).values()) == ["system"]
+    for reference in (False, True):
+        last = simulate(s, _reference=reference).requests[-1]
+        assert last.cache_break is not None
+        assert (last.cache_break.reason, last.cache_break.position) == ("system", 0)
+        assert last.cache_break.api_reason == "system_changed"
+        assert last.recorded_miss is not None and last.recorded_miss.reason == "system"
+    added = {"addedNames": ["context7"], "addedBlocks": ["## context7\nUse it."]}
+    s = _mcp_delta(tmp_path, {**added, "removedNames": []}, read=32_200)
+    assert history_resends(s) == {}
+    assert simulate(s).requests[-1].cache_break is None

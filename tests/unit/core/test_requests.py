@@ -128,6 +128,35 @@ def test_one_hour_writes_in_the_usage_give_a_one_hour_ttl() -> None:
     assert log.requests[2].cache_break.reason == "ttl"
 
 
+def _warm_first(split: str) -> LoadedSession:
+    """Three requests, the last 2 h 13 min after the second; the first read 2,000 tokens that
+    other sessions had cached; every write in the usage's ``split`` (5m or 1h)."""
+    usage = {
+        "input_tokens": 3,
+        "cache_read_input_tokens": 0,
+        "cache_creation_input_tokens": 100,
+        "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
+    }
+    usage["cache_creation"][f"ephemeral_{split}_input_tokens"] = 100  # type: ignore[index]
+    s = convo(3, gaps={2: 8000.0}, usage=usage)
+    s.metas[1]["usage"] = {**usage, "cache_read_input_tokens": 2000}
+    return s
+
+
+def test_an_expired_conversation_still_reads_the_prefix_other_sessions_keep_warm() -> None:
+    """With 1-hour entries, the prefix the first request read warm (the tools and system other
+    sessions of the client cached) is still read once the conversation's own entries expired;
+    with 5-minute entries nothing is."""
+    for reference in (False, True):
+        r = simulate(_warm_first("1h"), _reference=reference).requests
+        assert r[0].cache_read == 2000 and r[0].cache_break is None
+        assert r[2].cache_break is not None and r[2].cache_break.reason == "ttl"
+        assert r[2].cache_read == 2000
+        assert r[2].cache_write == r[2].input_tokens - 2000
+        r = simulate(_warm_first("5m"), _reference=reference).requests
+        assert r[2].cache_break is not None and r[2].cache_read == 0
+
+
 def test_reading_refreshes_the_entry() -> None:
     # three gaps of 4 minutes: 12 minutes after the first write, still read (refreshed each time)
     log = simulate(convo(4, gap=240.0))

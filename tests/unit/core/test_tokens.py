@@ -75,3 +75,25 @@ def test_window_estimate_is_cached() -> None:
     assert warm < cold  # the running total makes re-estimation O(1)
     ctx.add_user_message("x" * 4)
     assert ctx.estimated_tokens == first + 1 + tokens.MESSAGE_OVERHEAD_TOKENS
+
+
+def test_thinking_with_its_display_omitted_counts_its_signature() -> None:
+    # an empty thinking text with a signature: the signature carries the thinking the API bills
+    omitted = {"type": "thinking", "thinking": "", "signature": "S" * 4000}
+    shown = {"type": "thinking", "thinking": "t" * 400, "signature": "S" * 4000}
+    assert tokens.block_tokens(omitted) == 1000
+    assert tokens.block_tokens(shown) == 100
+    assert tokens.block_tokens({"type": "thinking", "thinking": ""}) == 0
+
+
+def test_calibration_features_count_an_omitted_thinking_by_its_signature() -> None:
+    from ctxview.core.calibrate import message_features
+
+    msg = {
+        "role": "assistant",
+        "content": [
+            {"type": "thinking", "thinking": "", "signature": "S" * 3000},
+            {"type": "thinking", "thinking": "abc", "signature": "S" * 3000},
+        ],
+    }
+    assert message_features(msg)[4] == 3003
