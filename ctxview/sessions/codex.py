@@ -151,6 +151,10 @@ def read_codex(
     model: str | None = None
     session_model: str | None = None
     response: int | None = None  # the first message of the open response
+    # the first message of the latest response since the last token_count: Codex runs a
+    # response's tool calls while it streams and records their outputs before the response's
+    # token_count, so the usage belongs to the response before those outputs
+    counted: int | None = None
     last_total: Any = None
     thread: Any = None  # this rollout's thread id (its first session_meta's)
     inherited = False  # reading the replayed items a forked thread starts with
@@ -158,12 +162,12 @@ def read_codex(
         records = _enveloped(records)
 
     def add(msg: dict[str, Any], meta: dict[str, Any]) -> None:
-        nonlocal response
+        nonlocal response, counted
         if msg.get("role") == "assistant":
             if response is not None and messages and messages[-1].get("role") == "assistant":
                 meta["same_response"] = True
             else:
-                response = len(messages)
+                response = counted = len(messages)
             if model is not None:
                 meta["model"] = model
         else:
@@ -210,13 +214,13 @@ def read_codex(
                 continue  # the same usage again (a rate-limit update)
             last_total = total
             if inherited:
-                response = None
+                response = counted = None
                 continue
             u = usage(last)
-            if u is not None and response is not None and "usage" not in metas[response]:
-                metas[response]["usage"] = u.as_meta()
-                metas[response]["token_count_line"] = n
-            response = None  # the next assistant item starts the next response
+            if u is not None and counted is not None and "usage" not in metas[counted]:
+                metas[counted]["usage"] = u.as_meta()
+                metas[counted]["token_count_line"] = n
+            response = counted = None  # the next assistant item starts the next response
             continue
         meta: dict[str, Any] = {"line": n}
         if isinstance(ts, str):
