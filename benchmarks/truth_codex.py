@@ -24,14 +24,16 @@ over the files:
   of what each request reads), and how many requests the prediction reads within one step of
   the recorded.
 
-Rollouts with no usage (the oldest form, and those published with their text replaced, whose
-counts do not belong to the text the file holds) are listed with no figure. The figures are
+Rollouts with no usage (the oldest form), those published with their text replaced (their
+counts do not belong to the text the file holds) and hand-written ones (:data:`SYNTHETIC`) are
+listed with no figure. The figures are
 what a user of ``ctxview requests --json`` sees; nothing here models a request.
 """
 
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import sys
 from collections.abc import Iterable, Sequence
@@ -51,6 +53,8 @@ FOLDERS = (ROOT / "tests" / "acceptance" / "codex",)
 CACHE_STEP = 128
 #: text replaced by its publisher: the recorded counts are not the file's text's
 REDACTED = "[REDACTED_TEXT"
+#: hand-written rollouts (file-name patterns): their usage is not what an API billed
+SYNTHETIC = ("agenthistory_codex_*", "simonw_sample_codex_session*")
 
 
 @dataclass
@@ -142,6 +146,8 @@ def measure_file(path: Path, name: str | None = None) -> FileFigures:
         return FileFigures(name, error=str(exc))
     if session.format != "codex":
         return FileFigures(name, error=f"not a Codex rollout ({session.format})")
+    if any(fnmatch.fnmatchcase(path.name, pat) for pat in SYNTHETIC):
+        return FileFigures(name, error="hand-written: its usage is not what an API billed")
     if REDACTED in path.read_text(encoding="utf-8", errors="replace"):
         return FileFigures(name, error="text replaced by its publisher: not measurable")
     log = simulate(session)

@@ -701,6 +701,8 @@ def token_model(model: str | None, fmt: str = "") -> TokenModel:
         carry=reasoning_carry,
         unmeasured=unmeasured,
         select=token_model,
+        # o200k_base counts a rollout's text exactly: its usage fits only the unrecorded tools
+        counts_own=True,
     )
 
 

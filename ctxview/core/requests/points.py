@@ -36,7 +36,9 @@ from ctxview.core.requests.types import (
     TTL_1H,
     TTL_5M,
     SessionLike,
+    TurnCarry,
     _quantile,
+    recorded_carry,
 )
 from ctxview.core.tokens import _json_len
 from ctxview.core.usage import _recorded
@@ -483,6 +485,13 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
         )
     )
     seg_start = _segment_start_of(len(session.messages), starts)
+    # what the windows carry beyond their messages (the current turn's hidden reasoning) is
+    # counted by the requests too: it is not the tools + system
+    carry = (
+        TurnCarry(session.messages, counted.carry, recorded_carry(metas))
+        if counted is not None and counted.carry is not None
+        else None
+    )
     by: dict[tuple[int, str | None], list[int]] = {}
     clearing = sorted(cleared_tokens(session, rates).items()) if micro else []
     now_cleared: dict[int, int] = {}  # message -> its tokens as sent, cleared
@@ -501,7 +510,7 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
             while ci < len(clearing) and clearing[ci][0] < p.n:
                 now_cleared.update(clearing[ci][1])
                 ci += 1
-            sent = pre[p.n] - pre[s0]
+            sent = pre[p.n] - pre[s0] + (carry.window(-1, s0, p.n) if carry else 0)
             if now_cleared:
                 sent -= sum(pre[k + 1] - pre[k] - t for k, t in now_cleared.items() if k >= s0)
             by.setdefault((s0, m), []).append(total - round(sent * scales.get(m, 1.0)))

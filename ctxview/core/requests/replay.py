@@ -64,6 +64,7 @@ from ctxview.core.requests.types import (
     SessionLike,
     Totals,
     _round,
+    recorded_carry,
 )
 from ctxview.core.strategies import STRATEGIES
 from ctxview.core.usage import sent_uncached
@@ -328,7 +329,7 @@ def simulate(
         cleared_tokens(session, rates) if session.format in CALIBRATED_FORMATS else {},
         measure=None if counted is None else counted.estimate,
         head=head,
-        carry=shared.turn_carry(counted),
+        carry=shared.turn_carry(counted, recorded_carry(session.metas)),
     )
     source = "context" if _reference else window_source(plan)
     if source != "context":

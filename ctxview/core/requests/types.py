@@ -423,6 +423,18 @@ class RequestSink:
         self.keep: Callable[[Any], Any] = self.requests.append if totals is None else _DROP
 
 
+#: the meta key of what a message carries while in the current turn, as its file recorded it
+#: (a Codex response's hidden reasoning: its ``reasoning_output_tokens``)
+RECORDED_CARRY = "reasoning_tokens"
+
+
+def recorded_carry(metas: Sequence[Any]) -> list[Any] | None:
+    """Per message, the carry its file recorded (:data:`RECORDED_CARRY`), or None where no
+    message has one."""
+    found = [m.get(RECORDED_CARRY) if m else None for m in metas]
+    return found if any(type(v) is int for v in found) else None
+
+
 class TurnCarry:
     """What each request window's messages carry beyond their estimates while in the current
     turn (a provider's ``TokenModel.carry``: OpenAI's hidden reasoning items, Gemini's joined
@@ -435,15 +447,20 @@ class TurnCarry:
         self,
         messages: Sequence[Any],
         carry: Callable[[Any], tuple[bool, int]],
+        recorded: Sequence[Any] | None = None,
     ) -> None:
         #: ``after[n]``: where the current turn of a window ending before message ``n`` starts
         #: (after the last message before ``n`` that starts a turn); ``prefix[n]``: what
-        #: messages ``[0, n)`` carry
+        #: messages ``[0, n)`` carry. ``recorded``: per message, what the file recorded it
+        #: carries (a Codex response's reasoning tokens, ``meta["reasoning_tokens"]``), in
+        #: place of the carry's estimate; None where it recorded nothing
         self.after = after = [0]
         self.prefix = prefix = [0]
         start = total = 0
         for i, message in enumerate(messages):
             starts, tokens = carry(message)
+            if recorded is not None and type(known := recorded[i]) is int:
+                tokens = known
             if starts:
                 start = i + 1
             else:

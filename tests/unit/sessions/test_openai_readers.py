@@ -183,7 +183,12 @@ def test_a_codex_token_count_after_the_tool_outputs_is_its_responses_usage(
         return json.dumps({"timestamp": "2026-06-18T00:57:11Z", "type": kind, "payload": payload})
 
     def count(n: int) -> str:
-        usage = {"input_tokens": n, "cached_input_tokens": 0, "output_tokens": 5}
+        usage = {
+            "input_tokens": n,
+            "cached_input_tokens": 0,
+            "output_tokens": 50,
+            "reasoning_output_tokens": n // 100,
+        }
         total = {"input_tokens": n * 10, "cached_input_tokens": 0, "output_tokens": 5}
         info = {"total_token_usage": total, "last_token_usage": usage}
         return line("event_msg", {"type": "token_count", "info": info})
@@ -212,6 +217,9 @@ def test_a_codex_token_count_after_the_tool_outputs_is_its_responses_usage(
     }
     assert prompts == {1: 2000, 4: 2100, 6: 2200}
     assert s.metas[2].get("same_response") and not s.metas[4].get("same_response")
+    # the hidden reasoning each response recorded, on its first item (the others carry none)
+    carried = [m.get("reasoning_tokens") for m in s.metas]
+    assert carried == [None, 20, 0, None, 21, None, 22]
 
 
 def test_the_oldest_codex_rollout_form_reads_its_bare_items(tmp_path: Path) -> None:
