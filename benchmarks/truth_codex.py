@@ -36,7 +36,7 @@ import argparse
 import fnmatch
 import json
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,7 @@ from benchmarks.truth import _first_half_only, quantile
 from ctxview.core.requests import Request, simulate
 from ctxview.core.requests.points import calibrate, session_features
 from ctxview.sessions import SessionError, load_session
+from ctxview.sessions.codex import SERVER_TOOL_RUN
 
 ROOT = Path(__file__).resolve().parent.parent
 #: the repository's Codex rollouts (tests/acceptance/MANIFEST.md)
@@ -68,6 +69,9 @@ class Miss:
     recorded: int
     predicted_read: int
     recorded_read: int
+    #: what the file shows of the miss's cause: the server-side tool the response ran (its
+    #: results were billed to this request, not in the file), else ""
+    note: str = ""
 
     @property
     def error(self) -> float:
@@ -83,6 +87,7 @@ class Miss:
             "error": round(self.error, 4),
             "predicted_read": self.predicted_read,
             "recorded_read": self.recorded_read,
+            "note": self.note,
         }
 
 
@@ -117,13 +122,17 @@ def _recorded(r: Request) -> tuple[int, int] | None:
     return total, int(rec["cache_read_input_tokens"])
 
 
-def _misses(name: str, requests: Iterable[Request], lines: Sequence[Any]) -> list[Miss]:
+def _misses(
+    name: str, requests: Iterable[Request], metas: Sequence[Mapping[str, Any]]
+) -> list[Miss]:
     out = []
     for r in requests:
         rec = _recorded(r)
         if rec is None:
             continue
-        line = lines[r.response_id] if r.response_id is not None else None
+        meta = metas[r.response_id] if r.response_id is not None else {}
+        line = meta.get("token_count_line")
+        server = meta.get(SERVER_TOOL_RUN)
         out.append(
             Miss(
                 name,
@@ -133,6 +142,7 @@ def _misses(name: str, requests: Iterable[Request], lines: Sequence[Any]) -> lis
                 rec[0],
                 r.cache_read,
                 rec[1],
+                f"ran {server}: its results billed here, not in the file" if server else "",
             )
         )
     return out
@@ -151,15 +161,15 @@ def measure_file(path: Path, name: str | None = None) -> FileFigures:
     if REDACTED in path.read_text(encoding="utf-8", errors="replace"):
         return FileFigures(name, error="text replaced by its publisher: not measurable")
     log = simulate(session)
-    lines = [m.get("token_count_line") for m in session.metas]
     fig = FileFigures(name, len(log.requests))
-    fig.misses = _misses(name, log.requests, lines)
+    fig.misses = _misses(name, log.requests, session.metas)
     fig.recorded = len(fig.misses)
     if fig.recorded >= 4:
         partial, first_hidden = _first_half_only(session, log)
         cal = calibrate(partial, session_features(session))
         half = simulate(session, _calibration=cal)
-        fig.half_errors = [m.error for m in _misses(name, half.requests[first_hidden:], lines)]
+        later = half.requests[first_hidden:]
+        fig.half_errors = [m.error for m in _misses(name, later, session.metas)]
     return fig
 
 
@@ -233,6 +243,7 @@ def render(figs: Sequence[FileFigures], files: bool, worst: int) -> str:
                 f"  {m.file[:50]} #{m.request} (line {m.line}): estimate {m.estimate:,}, "
                 f"recorded {m.recorded:,} ({(m.estimate - m.recorded) / m.recorded:+.1%}); "
                 f"read {m.predicted_read:,} against {m.recorded_read:,}"
+                + (f"; {m.note}" if m.note else "")
             )
     return "\n".join(out)
 

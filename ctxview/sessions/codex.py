@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ctxview.core.providers.openai import CODEX, usage
+from ctxview.core.providers.openai_tokens import server_tool_call
 from ctxview.core.providers.openai_wire import responses_item
 from ctxview.core.requests.types import RECORDED_CARRY
 from ctxview.sessions.model import LoadedSession, SessionError
@@ -44,6 +45,9 @@ from ctxview.sessions.model import LoadedSession, SessionError
 RECORD_TYPES = ("session_meta", "turn_context", "response_item", "event_msg", "compacted")
 #: the tool a Codex agent starts a sub-agent with
 SPAWN_TOOL = "spawn_agent"
+#: the meta key of a response that ran a server-side tool (its name): the API billed that
+#: response's request for the tool's results, which the rollout does not hold
+SERVER_TOOL_RUN = "server_tool_run"
 
 
 def is_codex_record(record: Mapping[str, Any]) -> bool:
@@ -249,6 +253,12 @@ def read_codex(
         if kind == "response_item":
             meta["wire"] = payload
             add(responses_item(payload), meta)
+            server = server_tool_call(payload)
+            if server is not None and response is not None:
+                # the API ran it and billed its results as input, which no line holds: to
+                # this response's own request too (the later ones hold the call, and count
+                # its results: ``openai_tokens.WEB_SEARCH_RESULT_TOKENS``)
+                metas[response].setdefault(SERVER_TOOL_RUN, server)
             continue
         # compacted: the conversation goes on from the replacement history (or the summary)
         history = payload.get("replacement_history")

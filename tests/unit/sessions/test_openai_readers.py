@@ -206,6 +206,7 @@ def test_a_codex_token_count_after_the_tool_outputs_is_its_responses_usage(
         line("response_item", call | {"call_id": "b"}),
         line("response_item", output | {"call_id": "b"}),
         count(2100),
+        line("response_item", {"type": "web_search_call", "status": "completed"}),
         line("response_item", {"type": "message", "role": "assistant", "content": "done"}),
         count(2200),
     ]
@@ -219,7 +220,10 @@ def test_a_codex_token_count_after_the_tool_outputs_is_its_responses_usage(
     assert s.metas[2].get("same_response") and not s.metas[4].get("same_response")
     # the hidden reasoning each response recorded, on its first item (the others carry none)
     carried = [m.get("reasoning_tokens") for m in s.metas]
-    assert carried == [None, 20, 0, None, 21, None, 22]
+    assert carried == [None, 20, 0, None, 21, None, 22, 0]
+    # the response that ran a hosted search is named (its request was billed the results)
+    assert [m.get("server_tool_run") for m in s.metas].count("web_search") == 1
+    assert s.metas[6]["server_tool_run"] == "web_search"
 
 
 def test_the_oldest_codex_rollout_form_reads_its_bare_items(tmp_path: Path) -> None:
