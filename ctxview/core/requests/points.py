@@ -717,7 +717,9 @@ def _layout(
     """(request points, compaction starts, default TTL) of a session (``roles``, ``blocks_in``:
     see :func:`request_points`, :func:`segment_starts`)."""
     hints = [h for m in session.metas if "usage" in m and (h := _recorded(m)[2]) is not None]
-    default_ttl = TTL_1H if hints and hints.count("1h") * 2 >= len(hints) else TTL_5M
+    if not hints:  # the usage shows none: the provider's default lifetime (its first)
+        hints = [next(iter(session_cache(session).ttls), "5m")]
+    default_ttl = TTL_1H if hints.count("1h") * 2 >= len(hints) else TTL_5M
     return request_points(session, roles), segment_starts(session, blocks_in), default_ttl
 
 

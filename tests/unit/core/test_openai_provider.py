@@ -4,13 +4,19 @@ across the input) and the body writer giving each message's wire item back."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from ctxview.core.pricing import PriceTable
 from ctxview.core.protocol import check_protocol
 from ctxview.core.providers import openai
 from ctxview.core.providers.base import BodyParts, Usage
 from ctxview.core.providers.openai_wire import chat_message, responses_item
 from ctxview.core.providers.registry import price_table, provider
+from ctxview.core.requests import simulate
 from ctxview.core.requests.cache import PromptCache
+from ctxview.sessions import load_session
 
 
 def test_cached_tokens_are_a_part_of_the_prompt() -> None:
@@ -189,3 +195,26 @@ def test_the_body_writer_gives_wire_items_back_and_writes_changed_messages() -> 
         BodyParts("gpt-5", [responses_item("hello")], [{"wire": "hello"}], format=openai.RESPONSES)
     )
     assert responses == {"model": "gpt-5", "input": "hello"}
+
+
+@pytest.mark.parametrize(("minutes", "reads"), [(20, True), (70, False)])
+def test_an_openai_cache_entry_lives_an_hour(tmp_path: Path, minutes: int, reads: bool) -> None:
+    """Codex CLI requests sent 5 to 38 minutes after the previous one read it from the cache;
+    those sent an hour or more after did not (docs/providers.md)."""
+    from tests.support.codex_rollouts import line, meta, said, usage, user
+
+    later = f"2026-03-01T{10 + (minutes // 60):02d}:{minutes % 60:02d}:00.000Z"
+    path = tmp_path / "rollout.jsonl"
+    path.write_text(
+        line("session_meta", meta("t"))
+        + line("turn_context", {"model": "gpt-5.5"})
+        + line("response_item", user("look " * 2000))
+        + line("response_item", said("done"))
+        + line("event_msg", usage(2400, 2400))
+        + line("response_item", user("again"), ts=later)
+        + line("response_item", said("done again"), ts=later)
+        + line("event_msg", usage(4810, 2410, cached=2304), ts=later)
+    )
+    second = simulate(load_session(path)).requests[1]
+    assert (second.cache_read > 0) is reads
+    assert (second.cache_break is not None and second.cache_break.reason == "ttl") is not reads
