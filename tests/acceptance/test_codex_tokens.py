@@ -3,7 +3,7 @@
 real rollouts of ``codex/usage/`` that hold their text and usage (three EntityProcess/agentv sessions
 of Codex CLI 0.140-0.142.1, gpt-5.4 and gpt-5.5, one with hosted web searches; MANIFEST.md).
 The issue's goal is a median of 5% and a p90 of 15%; the thresholds hold the figures reached
-(calibrated 0.1% / 0.8%, fitted on the first half 0.2% / 3.9%), with room for a small change
+(calibrated 0.1% / 0.8%, fitted on the first half 0.2% / 3.9%, cached tokens 0.3% / 1.7%), with room for a small change
 of rule, not for a lost one."""
 
 from __future__ import annotations
@@ -63,9 +63,8 @@ def test_the_estimate_fitted_on_the_first_half_holds_its_figures(
 
 
 def test_the_predicted_cached_tokens_hold_their_figures(figures: list[FileFigures]) -> None:
-    """Predicted against recorded cached tokens, as a share of the prompt (2.1% / 13.2%: the
-    current turn's reasoning is cached by the API where the model writes it again)."""
+    """Predicted against recorded cached tokens, as a share of the prompt (0.3% / 1.7%)."""
     errors = [e for f in figures for e in f.cache_errors]
     median, p90 = quantile(errors, 0.5), quantile(errors, 0.9)
     assert median is not None and p90 is not None
-    assert median <= 0.03 and p90 <= 0.15, (median, p90)
+    assert median <= 0.01 and p90 <= 0.03, (median, p90)

@@ -482,6 +482,16 @@ class TurnCarry:
         n = p[hi] - p[lo] if hi > lo else 0
         return n + p[first + 1] - p[first] if 0 <= first < lo else n
 
+    def head(self, first: int, lo: int, hi: int, end: int) -> int:
+        """Of the window ``[first] + [lo, hi)``, what its messages before ``end`` carry (``lo
+        <= end <= hi``): the carried items are sent where they stand, so a cached prefix of
+        the window holds its share (the turn is the whole window's)."""
+        p, t = self.prefix, self.after[hi]
+        if t > lo:
+            return p[end] - p[t] if end > t else 0
+        n = p[end] - p[lo] if end > lo else 0
+        return n + p[first + 1] - p[first] if 0 <= first < lo else n
+
     def ids(self, window: Sequence[int], hi: int) -> int:
         """Of a window of sorted message ids, all before ``hi``."""
         p, after, t = self.prefix, self.after, self.after[hi]

@@ -218,3 +218,56 @@ def test_an_openai_cache_entry_lives_an_hour(tmp_path: Path, minutes: int, reads
     second = simulate(load_session(path)).requests[1]
     assert (second.cache_read > 0) is reads
     assert (second.cache_break is not None and second.cache_break.reason == "ttl") is not reads
+
+
+def test_a_codex_turns_reasoning_is_cached_where_it_stands_and_dropped_at_the_next_prompt(
+    tmp_path: Path,
+) -> None:
+    """The reasoning items of the current turn are sent where they stand (a request of the same
+    turn reads them from the cache with the rest of the previous prompt); the API drops them at
+    the next user prompt, whose request reads only up to the first of them."""
+    from tests.support.codex_rollouts import line, meta, said, user
+
+    def count(n: int, reasoning: int) -> dict[str, object]:
+        last = {"input_tokens": n, "output_tokens": 9, "reasoning_output_tokens": reasoning}
+        return {
+            "type": "token_count",
+            "info": {"total_token_usage": {"n": n}, "last_token_usage": last},
+        }
+
+    def call(k: int) -> dict[str, object]:
+        return {"type": "function_call", "name": "f", "arguments": "{}", "call_id": f"c{k}"}
+
+    def output(k: int) -> dict[str, object]:
+        return {"type": "function_call_output", "call_id": f"c{k}", "output": "ok " * 300}
+
+    reasoning = {"type": "reasoning", "summary": []}
+    rows = [
+        ("session_meta", meta("t")),
+        ("turn_context", {"model": "gpt-5.5"}),
+        ("response_item", user("look " * 3000)),
+        ("response_item", reasoning),
+        ("response_item", call(1)),
+        ("response_item", output(1)),
+        ("event_msg", count(3000, 2000)),
+        ("response_item", reasoning),
+        ("response_item", call(2)),
+        ("response_item", output(2)),
+        ("event_msg", count(5400, 10)),
+        ("response_item", said("done")),
+        ("event_msg", count(5700, 10)),
+        ("response_item", user("and now?")),
+        ("response_item", said("nothing")),
+        ("event_msg", count(3700, 10)),
+    ]
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("".join(line(kind, payload) for kind, payload in rows))
+    session = load_session(path)
+    log = simulate(session)
+    third, prompt = log.requests[2], log.requests[3]
+    # the previous request's prompt, its 2,000 carried reasoning tokens included, is read
+    assert third.cache_read >= log.requests[1].input_tokens - 128
+    assert log.requests[1].input_tokens - log.requests[0].input_tokens > 2000
+    # the next prompt: read up to the first reasoning item, the turn's reasoning dropped
+    assert prompt.cache_break is not None and prompt.cache_break.reason == "thinking"
+    assert prompt.cache_read < log.requests[0].input_tokens
