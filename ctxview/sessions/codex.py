@@ -34,10 +34,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ctxview.core.providers.base import RECORDED_CARRY
 from ctxview.core.providers.openai import CODEX, usage
 from ctxview.core.providers.openai_tokens import server_tool_call
 from ctxview.core.providers.openai_wire import responses_item
-from ctxview.core.requests.types import RECORDED_CARRY
 from ctxview.sessions.model import LoadedSession, SessionError
 
 #: the record types of a rollout line (a tuple: a line's ``type`` may be any JSON value, and a

@@ -68,3 +68,20 @@ def test_the_predicted_cached_tokens_hold_their_figures(figures: list[FileFigure
     median, p90 = quantile(errors, 0.5), quantile(errors, 0.9)
     assert median is not None and p90 is not None
     assert median <= 0.01 and p90 <= 0.03, (median, p90)
+
+
+def test_inspect_counts_a_rollouts_system_prompt_once(capsys: pytest.CaptureFixture[str]) -> None:
+    """A rollout holds its system prompt (base instructions), and the request model's calibrated
+    figure (the recorded prompts beyond their messages) has it already: ``inspect``'s estimate
+    is that figure plus the window's messages, as ``requests`` prices it."""
+    from ctxview.cli import main
+    from ctxview.core.requests import simulate
+    from ctxview.sessions import load_session
+
+    path = REAL[0]
+    assert main(["inspect", str(path), "--json"]) == 0
+    window = json.loads(capsys.readouterr().out)["window"]
+    breakdown = window["token_breakdown"]
+    static = simulate(load_session(path)).static_tokens
+    assert breakdown["system_and_tools_calibrated"] == static
+    assert window["estimated_tokens"] == static + breakdown["messages"]

@@ -216,7 +216,13 @@ def simulate(
     if cal_static is not None and session.format in CALIBRATED_FORMATS:
         spread = sorted(set((statics or {}).values()))
         notes.append(
-            f"system prompt and tools (not in the transcript): {static:,} tokens, calibrated "
+            # (a Codex rollout holds its system prompt, not its tools)
+            (
+                "system prompt and tools (the tools not in the file)"
+                if session.system
+                else "system prompt and tools (not in the transcript)"
+            )
+            + f": {static:,} tokens, calibrated "
             f"from {n_rec} recorded requests"
             + (
                 f" (per segment and model: {spread[0]:,} to {spread[-1]:,})"

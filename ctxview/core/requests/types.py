@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ctxview.core.cache_rules import API_REASON, ASSUMPTIONS, AUTOMATIC
 from ctxview.core.calibrate import CALIBRATED_FORMATS as CALIBRATED_FORMATS
 from ctxview.core.formats import RECORDED_FORMATS as RECORDED_FORMATS
+from ctxview.core.providers.base import RECORDED_CARRY
 
 if TYPE_CHECKING:
     from ctxview.core.calibrate import Rates
@@ -421,11 +422,6 @@ class RequestSink:
         self.builds = totals is None
         self.make: Callable[..., Any] = Request if totals is None else totals.add
         self.keep: Callable[[Any], Any] = self.requests.append if totals is None else _DROP
-
-
-#: the meta key of what a message carries while in the current turn, as its file recorded it
-#: (a Codex response's hidden reasoning: its ``reasoning_output_tokens``)
-RECORDED_CARRY = "reasoning_tokens"
 
 
 def recorded_carry(metas: Sequence[Any]) -> list[Any] | None:

@@ -271,3 +271,5 @@ def test_a_codex_turns_reasoning_is_cached_where_it_stands_and_dropped_at_the_ne
     # the next prompt: read up to the first reasoning item, the turn's reasoning dropped
     assert prompt.cache_break is not None and prompt.cache_break.reason == "thinking"
     assert prompt.cache_read < log.requests[0].input_tokens
+    # a rollout holds its system prompt (base_instructions): only its tools are not in the file
+    assert any("(the tools not in the file)" in note for note in log.notes)
