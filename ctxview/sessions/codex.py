@@ -34,7 +34,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ctxview.core.providers.base import RECORDED_CARRY
 from ctxview.core.providers.openai import CODEX, usage
+from ctxview.core.providers.openai_tokens import server_tool_call
 from ctxview.core.providers.openai_wire import responses_item
 from ctxview.sessions.model import LoadedSession, SessionError
 
@@ -43,6 +45,9 @@ from ctxview.sessions.model import LoadedSession, SessionError
 RECORD_TYPES = ("session_meta", "turn_context", "response_item", "event_msg", "compacted")
 #: the tool a Codex agent starts a sub-agent with
 SPAWN_TOOL = "spawn_agent"
+#: the meta key of a response that ran a server-side tool (its name): the API billed that
+#: response's request for the tool's results, which the rollout does not hold
+SERVER_TOOL_RUN = "server_tool_run"
 
 
 def is_codex_record(record: Mapping[str, Any]) -> bool:
@@ -139,6 +144,23 @@ def _agent_id(content: Any) -> str | None:
     return agent if isinstance(agent, str) and agent else None
 
 
+def _record_reasoning(metas: list[dict[str, Any]], first: int, tokens: Any) -> None:
+    """The hidden reasoning of the response whose first message is ``first``: the API bills it
+    as input to the next requests of the same turn (Codex sends its reasoning items back, their
+    ``encrypted_content`` sealed), at the reasoning tokens the response recorded. On
+    fresh3_more's 611 requests inside a turn, the recorded prompt outgrew the added messages by
+    the previous response's ``reasoning_output_tokens``: median 18 for under 50 of them, 103 for
+    50 to 200, 324 for 200 to 500, 540 for 500 to 1,000, 1,293 above. The response's first
+    message carries it (:data:`RECORDED_CARRY`), its other items nothing, so a sealed item's
+    length is not counted again."""
+    if type(tokens) is not int or tokens < 0:
+        return
+    metas[first][RECORDED_CARRY] = tokens
+    for meta in metas[first + 1 :]:
+        if meta.get("same_response"):
+            meta[RECORDED_CARRY] = 0
+
+
 def read_codex(
     path: str, records: list[tuple[int, dict[str, Any]]], bad: dict[int, str]
 ) -> LoadedSession:
@@ -151,6 +173,10 @@ def read_codex(
     model: str | None = None
     session_model: str | None = None
     response: int | None = None  # the first message of the open response
+    # the first message of the latest response since the last token_count: Codex runs a
+    # response's tool calls while it streams and records their outputs before the response's
+    # token_count, so the usage belongs to the response before those outputs
+    counted: int | None = None
     last_total: Any = None
     thread: Any = None  # this rollout's thread id (its first session_meta's)
     inherited = False  # reading the replayed items a forked thread starts with
@@ -158,12 +184,12 @@ def read_codex(
         records = _enveloped(records)
 
     def add(msg: dict[str, Any], meta: dict[str, Any]) -> None:
-        nonlocal response
+        nonlocal response, counted
         if msg.get("role") == "assistant":
             if response is not None and messages and messages[-1].get("role") == "assistant":
                 meta["same_response"] = True
             else:
-                response = len(messages)
+                response = counted = len(messages)
             if model is not None:
                 meta["model"] = model
         else:
@@ -210,13 +236,14 @@ def read_codex(
                 continue  # the same usage again (a rate-limit update)
             last_total = total
             if inherited:
-                response = None
+                response = counted = None
                 continue
             u = usage(last)
-            if u is not None and response is not None and "usage" not in metas[response]:
-                metas[response]["usage"] = u.as_meta()
-                metas[response]["token_count_line"] = n
-            response = None  # the next assistant item starts the next response
+            if u is not None and counted is not None and "usage" not in metas[counted]:
+                metas[counted]["usage"] = u.as_meta()
+                metas[counted]["token_count_line"] = n
+                _record_reasoning(metas, counted, last.get("reasoning_output_tokens"))
+            response = counted = None  # the next assistant item starts the next response
             continue
         meta: dict[str, Any] = {"line": n}
         if isinstance(ts, str):
@@ -226,6 +253,12 @@ def read_codex(
         if kind == "response_item":
             meta["wire"] = payload
             add(responses_item(payload), meta)
+            server = server_tool_call(payload)
+            if server is not None and response is not None:
+                # the API ran it and billed its results as input, which no line holds: to
+                # this response's own request too (the later ones hold the call, and count
+                # its results: ``openai_tokens.WEB_SEARCH_RESULT_TOKENS``)
+                metas[response].setdefault(SERVER_TOOL_RUN, server)
             continue
         # compacted: the conversation goes on from the replacement history (or the summary)
         history = payload.get("replacement_history")

@@ -69,6 +69,10 @@ def token_breakdown(
         "messages": message_tokens,
     }
     if calibrated is not None:
+        # the request model's figure is the system prompt + tools the requests carried (the
+        # recorded prompts beyond their messages): a file that holds its system prompt (a Codex
+        # rollout's base instructions) has it in there already
+        out["system"] = out["tools"] = 0
         out[CALIBRATED_KEY] = calibrated
     return out
 

@@ -115,6 +115,12 @@ class CacheModel:
         return least + (tokens - least) // self.step * self.step
 
 
+#: the meta key of what a message carries while in the current turn, as its file recorded it
+#: (a Codex response's hidden reasoning: its ``reasoning_output_tokens``), in place of
+#: :attr:`TokenModel.carry`'s estimate (``ctxview.core.requests.types.TurnCarry``)
+RECORDED_CARRY = "reasoning_tokens"
+
+
 def carried_by(
     carry: Callable[[Mapping[str, Any]], tuple[bool, int]], messages: Sequence[Mapping[str, Any]]
 ) -> int:

@@ -536,7 +536,11 @@ CACHE = CacheModel(
     minimum=lambda model: _MINIMUM,
     step=128,
     write_charge=False,
-    ttls={"5m": 300.0, "24h": 86400.0},
+    # an entry is taken to live an hour (the guide's "up to an hour"): each of the 17 Codex CLI
+    # requests of fresh3_more sent 5 to 38 minutes after the previous one read 17,792 to
+    # 195,968 tokens of it (gpt-5.4 / gpt-5.5; up to where the API dropped the last turn's
+    # reasoning), each of the 4 sent 59 minutes or more after read only 2,432 to 4,480
+    ttls={"1h": 3600.0, "24h": 86400.0},
     key_field="prompt_cache_key",
     source=CACHE_SOURCE,
     date=CACHE_DATE,
@@ -701,6 +705,8 @@ def token_model(model: str | None, fmt: str = "") -> TokenModel:
         carry=reasoning_carry,
         unmeasured=unmeasured,
         select=token_model,
+        # o200k_base counts a rollout's text exactly: its usage fits only the unrecorded tools
+        counts_own=True,
     )
 
 

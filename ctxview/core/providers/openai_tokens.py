@@ -151,6 +151,12 @@ REASONING_CHARS_PER_TOKEN = 6.4
 #: characters of an item's ``encrypted_content`` (a compaction item: the earlier conversation,
 #: encrypted) a billed token: 0.085 to 0.11 tokens a character on the tune set's compactions
 ENCRYPTED_CHARS_PER_TOKEN = 10.0
+#: what a hosted web search's results are billed as input, a ``web_search_call`` item (a
+#: search, an opened page) while it is in the conversation: the API ran it and holds its
+#: results, which no file shows. Fitted on the ten Codex CLI responses of fresh3_more that ran
+#: one (gpt-5.5): the recorded prompt jumped by 178 to 7,207 tokens a call (median 4,346) at
+#: the response that searched, and stayed so in every later request, across user turns
+WEB_SEARCH_RESULT_TOKENS = 4_300
 
 
 def text_tokens(text: str) -> int:
@@ -261,6 +267,8 @@ def block_tokens(block: Any, rule: ImageRule = TILES) -> int:
     if kind == "thinking":
         # reasoning is not sent back as prompt text (an encrypted item is not billed as input)
         return 0
+    if kind == "web_search_call":
+        return json_tokens(block) + WEB_SEARCH_RESULT_TOKENS
     if kind == "input_audio":
         return audio_tokens(block.get("input_audio"))
     if kind in ("tool_use", "server_tool_use"):
@@ -537,6 +545,18 @@ def _server_tool(tool: Any) -> str | None:
     return next(name for name in SERVER_TOOLS if kind.startswith(name))
 
 
+def server_tool_call(item: Mapping[str, Any]) -> str | None:
+    """The server-side tool an item (or a block kept in its wire form) is a call of, by its
+    known name; None for any other item (a client-run ``tool_search`` too: what it found is in
+    the file)."""
+    kind = item.get("type")
+    if not (isinstance(kind, str) and kind.endswith("_call") and kind.startswith(SERVER_TOOLS)):
+        return None
+    if item.get("execution") == "client":
+        return None
+    return next(n for n in SERVER_TOOLS if kind.startswith(n))
+
+
 def _unmeasured_block(block: Any) -> str | None:
     if not isinstance(block, Mapping):
         return None
@@ -557,10 +577,8 @@ def _unmeasured_block(block: Any) -> str | None:
         if audio_length.seconds(_audio_bytes(block.get("input_audio"))) is not None:
             return None  # its length is read from its header
         return "audio whose length is not read from its header (billed by its length)"
-    if isinstance(kind, str) and kind.endswith("_call") and kind.startswith(SERVER_TOOLS):
-        if block.get("execution") == "client":
-            return None
-        name = next(n for n in SERVER_TOOLS if kind.startswith(n))
+    name = server_tool_call(block)
+    if name is not None:
         return f"a server-side tool's call ({name}: its results are billed, not in the file)"
     if kind == "tool_result":
         content = block.get("content")

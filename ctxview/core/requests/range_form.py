@@ -19,6 +19,7 @@ sessions (every field of every request).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from itertools import accumulate
 from typing import Any
 
@@ -32,6 +33,7 @@ from ctxview.core.requests.types import (
     TTL_5M,
     Redundancy,
     ReplayPlan,
+    TurnCarry,
 )
 from ctxview.core.strategies import (
     STRATEGIES,
@@ -58,6 +60,14 @@ def strategy_kind(name: str) -> int | None:
     other rules is never taken for the built-in one."""
     found = STRATEGIES.get(name)
     return None if found is None else _KINDS.get(type(found))
+
+
+def _carried_prefix(
+    carry: TurnCarry, base: int, P: Sequence[int], first: int, lo: int, hi: int
+) -> Callable[[int], int]:
+    """The tokens of the window ``[first] + [lo, hi)``'s first ``q`` messages, what they
+    carry included (:meth:`TurnCarry.head`)."""
+    return lambda q: base + P[lo + q - 1] + carry.head(first, lo, hi, lo + q - 1)
 
 
 def replay_range(
@@ -164,6 +174,10 @@ def replay_range(
                 P,
                 static + tok[first] - P[lo] if first >= 0 else 0,
                 lo - 1,
+                # a carried item is cached where it stands in the prompt
+                prefix=None
+                if carry is None or first < 0
+                else _carried_prefix(carry, static + tok[first] - P[lo], P, first, lo, hi),
                 cut=None
                 if marks is None
                 else breakpoint_cut(marks, lo, hi, static_marked, first)

@@ -64,6 +64,7 @@ from ctxview.core.requests.types import (
     SessionLike,
     Totals,
     _round,
+    recorded_carry,
 )
 from ctxview.core.strategies import STRATEGIES
 from ctxview.core.usage import sent_uncached
@@ -215,7 +216,13 @@ def simulate(
     if cal_static is not None and session.format in CALIBRATED_FORMATS:
         spread = sorted(set((statics or {}).values()))
         notes.append(
-            f"system prompt and tools (not in the transcript): {static:,} tokens, calibrated "
+            # (a Codex rollout holds its system prompt, not its tools)
+            (
+                "system prompt and tools (the tools not in the file)"
+                if session.system
+                else "system prompt and tools (not in the transcript)"
+            )
+            + f": {static:,} tokens, calibrated "
             f"from {n_rec} recorded requests"
             + (
                 f" (per segment and model: {spread[0]:,} to {spread[-1]:,})"
@@ -328,7 +335,7 @@ def simulate(
         cleared_tokens(session, rates) if session.format in CALIBRATED_FORMATS else {},
         measure=None if counted is None else counted.estimate,
         head=head,
-        carry=shared.turn_carry(counted),
+        carry=shared.turn_carry(counted, recorded_carry(session.metas)),
     )
     source = "context" if _reference else window_source(plan)
     if source != "context":

@@ -177,12 +177,15 @@ class Shared:
             self._tok = (counted, tok, _prefix(tok))
         return self._tok[1]
 
-    def turn_carry(self, counted: TokenModel | None) -> TurnCarry | None:
-        """What the windows carry by ``counted``'s ``carry`` (None: nothing carried)."""
+    def turn_carry(
+        self, counted: TokenModel | None, recorded: Sequence[Any] | None = None
+    ) -> TurnCarry | None:
+        """What the windows carry by ``counted``'s ``carry`` (None: nothing carried), or as
+        ``recorded`` per message (:class:`TurnCarry`)."""
         if counted is None or counted.carry is None:
             return None
         if self._carry is None or self._carry[0] is not counted:
-            found = TurnCarry(self.msgs, counted.carry)
+            found = TurnCarry(self.msgs, counted.carry, recorded)
             self._carry = (counted, found if found.any else None)
         return self._carry[1]
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ctxview.core.cache_rules import API_REASON, ASSUMPTIONS, AUTOMATIC
 from ctxview.core.calibrate import CALIBRATED_FORMATS as CALIBRATED_FORMATS
 from ctxview.core.formats import RECORDED_FORMATS as RECORDED_FORMATS
+from ctxview.core.providers.base import RECORDED_CARRY
 
 if TYPE_CHECKING:
     from ctxview.core.calibrate import Rates
@@ -423,6 +424,13 @@ class RequestSink:
         self.keep: Callable[[Any], Any] = self.requests.append if totals is None else _DROP
 
 
+def recorded_carry(metas: Sequence[Any]) -> list[Any] | None:
+    """Per message, the carry its file recorded (:data:`RECORDED_CARRY`), or None where no
+    message has one."""
+    found = [m.get(RECORDED_CARRY) if m else None for m in metas]
+    return found if any(type(v) is int for v in found) else None
+
+
 class TurnCarry:
     """What each request window's messages carry beyond their estimates while in the current
     turn (a provider's ``TokenModel.carry``: OpenAI's hidden reasoning items, Gemini's joined
@@ -435,15 +443,20 @@ class TurnCarry:
         self,
         messages: Sequence[Any],
         carry: Callable[[Any], tuple[bool, int]],
+        recorded: Sequence[Any] | None = None,
     ) -> None:
         #: ``after[n]``: where the current turn of a window ending before message ``n`` starts
         #: (after the last message before ``n`` that starts a turn); ``prefix[n]``: what
-        #: messages ``[0, n)`` carry
+        #: messages ``[0, n)`` carry. ``recorded``: per message, what the file recorded it
+        #: carries (a Codex response's reasoning tokens, ``meta["reasoning_tokens"]``), in
+        #: place of the carry's estimate; None where it recorded nothing
         self.after = after = [0]
         self.prefix = prefix = [0]
         start = total = 0
         for i, message in enumerate(messages):
             starts, tokens = carry(message)
+            if recorded is not None and type(known := recorded[i]) is int:
+                tokens = known
             if starts:
                 start = i + 1
             else:
@@ -463,6 +476,16 @@ class TurnCarry:
         # none is after ``first``: the turn runs from ``first`` on (a message starting a turn
         # carries nothing)
         n = p[hi] - p[lo] if hi > lo else 0
+        return n + p[first + 1] - p[first] if 0 <= first < lo else n
+
+    def head(self, first: int, lo: int, hi: int, end: int) -> int:
+        """Of the window ``[first] + [lo, hi)``, what its messages before ``end`` carry (``lo
+        <= end <= hi``): the carried items are sent where they stand, so a cached prefix of
+        the window holds its share (the turn is the whole window's)."""
+        p, t = self.prefix, self.after[hi]
+        if t > lo:
+            return p[end] - p[t] if end > t else 0
+        n = p[end] - p[lo] if end > lo else 0
         return n + p[first + 1] - p[first] if 0 <= first < lo else n
 
     def ids(self, window: Sequence[int], hi: int) -> int:

@@ -4,13 +4,19 @@ across the input) and the body writer giving each message's wire item back."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from ctxview.core.pricing import PriceTable
 from ctxview.core.protocol import check_protocol
 from ctxview.core.providers import openai
 from ctxview.core.providers.base import BodyParts, Usage
 from ctxview.core.providers.openai_wire import chat_message, responses_item
 from ctxview.core.providers.registry import price_table, provider
+from ctxview.core.requests import simulate
 from ctxview.core.requests.cache import PromptCache
+from ctxview.sessions import load_session
 
 
 def test_cached_tokens_are_a_part_of_the_prompt() -> None:
@@ -189,3 +195,81 @@ def test_the_body_writer_gives_wire_items_back_and_writes_changed_messages() -> 
         BodyParts("gpt-5", [responses_item("hello")], [{"wire": "hello"}], format=openai.RESPONSES)
     )
     assert responses == {"model": "gpt-5", "input": "hello"}
+
+
+@pytest.mark.parametrize(("minutes", "reads"), [(20, True), (70, False)])
+def test_an_openai_cache_entry_lives_an_hour(tmp_path: Path, minutes: int, reads: bool) -> None:
+    """Codex CLI requests sent 5 to 38 minutes after the previous one read it from the cache;
+    those sent an hour or more after did not (docs/providers.md)."""
+    from tests.support.codex_rollouts import line, meta, said, usage, user
+
+    later = f"2026-03-01T{10 + (minutes // 60):02d}:{minutes % 60:02d}:00.000Z"
+    path = tmp_path / "rollout.jsonl"
+    path.write_text(
+        line("session_meta", meta("t"))
+        + line("turn_context", {"model": "gpt-5.5"})
+        + line("response_item", user("look " * 2000))
+        + line("response_item", said("done"))
+        + line("event_msg", usage(2400, 2400))
+        + line("response_item", user("again"), ts=later)
+        + line("response_item", said("done again"), ts=later)
+        + line("event_msg", usage(4810, 2410, cached=2304), ts=later)
+    )
+    second = simulate(load_session(path)).requests[1]
+    assert (second.cache_read > 0) is reads
+    assert (second.cache_break is not None and second.cache_break.reason == "ttl") is not reads
+
+
+def test_a_codex_turns_reasoning_is_cached_where_it_stands_and_dropped_at_the_next_prompt(
+    tmp_path: Path,
+) -> None:
+    """The reasoning items of the current turn are sent where they stand (a request of the same
+    turn reads them from the cache with the rest of the previous prompt); the API drops them at
+    the next user prompt, whose request reads only up to the first of them."""
+    from tests.support.codex_rollouts import line, meta, said, user
+
+    def count(n: int, reasoning: int) -> dict[str, object]:
+        last = {"input_tokens": n, "output_tokens": 9, "reasoning_output_tokens": reasoning}
+        return {
+            "type": "token_count",
+            "info": {"total_token_usage": {"n": n}, "last_token_usage": last},
+        }
+
+    def call(k: int) -> dict[str, object]:
+        return {"type": "function_call", "name": "f", "arguments": "{}", "call_id": f"c{k}"}
+
+    def output(k: int) -> dict[str, object]:
+        return {"type": "function_call_output", "call_id": f"c{k}", "output": "ok " * 300}
+
+    reasoning = {"type": "reasoning", "summary": []}
+    rows = [
+        ("session_meta", meta("t")),
+        ("turn_context", {"model": "gpt-5.5"}),
+        ("response_item", user("look " * 3000)),
+        ("response_item", reasoning),
+        ("response_item", call(1)),
+        ("response_item", output(1)),
+        ("event_msg", count(3000, 2000)),
+        ("response_item", reasoning),
+        ("response_item", call(2)),
+        ("response_item", output(2)),
+        ("event_msg", count(5400, 10)),
+        ("response_item", said("done")),
+        ("event_msg", count(5700, 10)),
+        ("response_item", user("and now?")),
+        ("response_item", said("nothing")),
+        ("event_msg", count(3700, 10)),
+    ]
+    path = tmp_path / "rollout.jsonl"
+    path.write_text("".join(line(kind, payload) for kind, payload in rows))
+    session = load_session(path)
+    log = simulate(session)
+    third, prompt = log.requests[2], log.requests[3]
+    # the previous request's prompt, its 2,000 carried reasoning tokens included, is read
+    assert third.cache_read >= log.requests[1].input_tokens - 128
+    assert log.requests[1].input_tokens - log.requests[0].input_tokens > 2000
+    # the next prompt: read up to the first reasoning item, the turn's reasoning dropped
+    assert prompt.cache_break is not None and prompt.cache_break.reason == "thinking"
+    assert prompt.cache_read < log.requests[0].input_tokens
+    # a rollout holds its system prompt (base_instructions): only its tools are not in the file
+    assert any("(the tools not in the file)" in note for note in log.notes)

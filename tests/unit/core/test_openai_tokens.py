@@ -190,6 +190,18 @@ def test_tools_added_mid_conversation_cost_twice_their_json() -> None:
     assert ot.block_tokens(block) == 2 * ot.json_tokens({"role": "developer", "tools": tools})
 
 
+def test_a_hosted_web_search_call_costs_its_results_beside_its_json() -> None:
+    """The API ran it and bills what it found while the call is in the conversation (Codex
+    rollouts: a request's prompt grows by thousands of tokens at a search); a client-run tool
+    search's call is only its JSON (what it found is in the file)."""
+    search = {"type": "web_search_call", "status": "completed", "action": {"type": "search"}}
+    assert ot.block_tokens(search) == ot.json_tokens(search) + ot.WEB_SEARCH_RESULT_TOKENS
+    assert ot.server_tool_call(search) == "web_search"
+    client = {"type": "tool_search_call", "execution": "client", "arguments": {"query": "x"}}
+    assert ot.server_tool_call(client) is None
+    assert ot.block_tokens(client) <= ot.json_tokens(client)
+
+
 def test_a_patch_counting_model_prices_an_image_by_its_32px_patches() -> None:
     # 540 x 360: 17 x 12 patches, times GPT-4.1 nano's 2.46
     assert ot.image_rule("gpt-4.1-nano-2025-04-14").multiplier == 2.46

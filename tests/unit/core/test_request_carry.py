@@ -73,3 +73,41 @@ def test_a_requests_window_carries_what_inspect_counts_for_it(path: str) -> None
     window = replay(session, as_sent=True).summary()["window"]
     (request,) = simulate(session).requests
     assert request.input_tokens == window["estimated_tokens"]
+
+
+@given(MESSAGES, st.data())
+def test_a_recorded_carry_replaces_the_estimate_of_its_message(
+    messages: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    """What the file recorded a message carries (a Codex response's reasoning tokens) counts in
+    place of the carry's estimate, under the same turn rule."""
+    n = len(messages)
+    recorded = data.draw(st.lists(st.none() | st.integers(0, 900), min_size=n, max_size=n))
+    hi = data.draw(st.integers(1, n))
+    lo = data.draw(st.integers(0, hi))
+    as_recorded = [
+        m if r is None else m | {"tokens": r} for m, r in zip(messages, recorded, strict=True)
+    ]
+    assert TurnCarry(messages, _carry, recorded).window(-1, lo, hi) == carried_by(
+        _carry, as_recorded[lo:hi]
+    )
+
+
+@given(MESSAGES, st.data())
+def test_a_windows_head_carries_its_share_of_the_windows_turn(
+    messages: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    """What the window's messages before ``end`` carry, under the whole window's turn: all of
+    it at the window's end, and a prefix's part where the carried items stand."""
+    n = len(messages)
+    hi = data.draw(st.integers(1, n))
+    lo = data.draw(st.integers(0, hi))
+    first = data.draw(st.integers(-1, lo - 1))
+    end = data.draw(st.integers(lo, hi))
+    carry = TurnCarry(messages, _carry)
+    assert carry.head(first, lo, hi, hi) == carry.window(first, lo, hi)
+    turn = max((i + 1 for i in range(hi) if messages[i]["starts"]), default=0)
+    own = sum(_carry(messages[i])[1] for i in range(max(lo, turn), end))
+    if turn <= lo and first >= 0:
+        own += _carry(messages[first])[1]
+    assert carry.head(first, lo, hi, end) == own

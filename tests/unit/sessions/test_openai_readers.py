@@ -172,6 +172,60 @@ def test_a_codex_rollout_reads_responses_usage_and_a_compaction(tmp_path: Path) 
     assert s.metas[4]["compact_boundary"]["line"] == 11 and s.metas[5]["compacted_history"]
 
 
+def test_a_codex_token_count_after_the_tool_outputs_is_its_responses_usage(
+    tmp_path: Path,
+) -> None:
+    """Codex runs a response's calls while it streams and records their outputs before the
+    response's ``token_count`` (Codex CLI 0.140-0.142, every response with calls): the usage is
+    the response's, and the next assistant item starts the next response."""
+
+    def line(kind: str, payload: dict[str, object]) -> str:
+        return json.dumps({"timestamp": "2026-06-18T00:57:11Z", "type": kind, "payload": payload})
+
+    def count(n: int) -> str:
+        usage = {
+            "input_tokens": n,
+            "cached_input_tokens": 0,
+            "output_tokens": 50,
+            "reasoning_output_tokens": n // 100,
+        }
+        total = {"input_tokens": n * 10, "cached_input_tokens": 0, "output_tokens": 5}
+        info = {"total_token_usage": total, "last_token_usage": usage}
+        return line("event_msg", {"type": "token_count", "info": info})
+
+    call = {"type": "function_call", "call_id": "a", "name": "f", "arguments": "{}"}
+    output = {"type": "function_call_output", "call_id": "a", "output": "ok"}
+    lines = [
+        line("session_meta", {"id": "s"}),
+        line("turn_context", {"model": "gpt-5.5"}),
+        line("response_item", {"type": "message", "role": "user", "content": "go"}),
+        line("response_item", {"type": "reasoning", "summary": []}),
+        line("response_item", call),
+        line("response_item", output),
+        count(2000),
+        line("response_item", call | {"call_id": "b"}),
+        line("response_item", output | {"call_id": "b"}),
+        count(2100),
+        line("response_item", {"type": "web_search_call", "status": "completed"}),
+        line("response_item", {"type": "message", "role": "assistant", "content": "done"}),
+        count(2200),
+    ]
+    s = load_session(_write(tmp_path, "rollout-y.jsonl", "\n".join(lines) + "\n"))
+    prompts = {
+        i: sum(m["usage"][k] for k in ("input_tokens", "cache_creation_input_tokens"))
+        for i, m in enumerate(s.metas)
+        if "usage" in m
+    }
+    assert prompts == {1: 2000, 4: 2100, 6: 2200}
+    assert s.metas[2].get("same_response") and not s.metas[4].get("same_response")
+    # the hidden reasoning each response recorded, on its first item (the others carry none)
+    carried = [m.get("reasoning_tokens") for m in s.metas]
+    assert carried == [None, 20, 0, None, 21, None, 22, 0]
+    # the response that ran a hosted search is named (its request was billed the results)
+    assert [m.get("server_tool_run") for m in s.metas].count("web_search") == 1
+    assert s.metas[6]["server_tool_run"] == "web_search"
+
+
 def test_the_oldest_codex_rollout_form_reads_its_bare_items(tmp_path: Path) -> None:
     """Before the {timestamp, type, payload} envelope (Codex CLI of mid 2025): the meta line
     bare, state markers, bare items; the shape of a real rollout of 2025-09-10 (docs/protocol.md
