@@ -474,3 +474,30 @@ def test_options_may_stand_between_a_commands_paths() -> None:
     assert (args.command, args.paths, args.jobs, args.out) == ("scan", ["a.json", "b.json"], 1, "d")
     config = parse_command(["config", "set", "strategy", "pair-safe"])
     assert (config.command, config.action, config.key) == ("config", "set", "strategy")
+
+
+@pytest.mark.parametrize(
+    ("path", "provider"),
+    [
+        (SAMPLES / "agent_loop.json", "anthropic"),
+        (
+            ROOT / "tests" / "acceptance" / "openai_chat" / "pai_complex_agent_run_req3.json",
+            "openai",
+        ),
+        (ROOT / "tests" / "acceptance" / "gemini" / "llmgemini_tools_req3.json", "gemini"),
+    ],
+    ids=["anthropic", "openai", "gemini"],
+)
+def test_every_per_file_commands_json_names_the_provider(
+    path: Path, provider: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for argv in (
+        ["inspect", "--json"],
+        ["requests", "--json"],
+        ["compare", "--json"],
+        ["repair", "--dry-run", "--json"],
+    ):
+        _, out, _ = run(capsys, argv[0], str(path), *argv[1:])
+        assert json.loads(out)["provider"] == provider, argv
+    _, out, _ = run(capsys, "diff", str(path), str(path), "--json")
+    assert json.loads(out)["provider"] == {"a": provider, "b": provider}
