@@ -17,7 +17,10 @@ keep), over every request after a session's first with recorded usage:
 * **from the first request**: the first request's recorded prompt plus the estimate of every turn
   added since: the estimate's drift over a whole session;
 * **growth**: the estimate of the turns added between two requests against the recorded growth
-  (growths over 200 tokens).
+  (growths over 200 tokens);
+* **each request as ``requests`` prices it**: the request model's input tokens (the system prompt
+  + tools fitted to the recorded usage, plus the estimate of the messages sent) against the
+  recorded prompt, for the requests before any turn the file does not keep.
 
 API bodies (a request with its recorded response): the estimate of the whole request (system
 instruction, tools, contents, as the token model of the model the response names counts them)
@@ -90,6 +93,24 @@ def cli_errors(path: Path) -> tuple[list[float], list[float], list[float], int]:
         f0, fp = anchor
         first.append((fp + running[i1] - running[f0] - p1) / p1)
     return calibrated, first, growth, skipped
+
+
+def request_errors(path: Path) -> list[float]:
+    """The relative errors of a Gemini CLI session's requests as the request model prices them
+    (``requests``: the system prompt + tools fitted to the recorded usage, plus the estimate of
+    the messages sent) against their recorded prompts; the requests after turns the file does
+    not keep are left out (their prompts hold what the file cannot show)."""
+    from ctxview.core.requests import simulate
+
+    session = load_session(path)
+    first_unkept = next(
+        (i for i, meta in enumerate(session.metas) if meta.get("unkept_turns")), None
+    )
+    return [
+        (r.input_tokens - r.recorded_total) / r.recorded_total
+        for r in simulate(session).requests
+        if r.recorded_total and (first_unkept is None or r.window_size < first_unkept)
+    ]
 
 
 def api_error(request: Path) -> float | None:
@@ -188,6 +209,7 @@ def report(cli: Sequence[Path], api: Sequence[Path]) -> list[str]:
     calibrated: list[float] = []
     first: list[float] = []
     growth: list[float] = []
+    requests: list[float] = []
     skipped = 0
     for path in cli:
         c, f, g, n = cli_errors(path)
@@ -195,12 +217,14 @@ def report(cli: Sequence[Path], api: Sequence[Path]) -> list[str]:
         first += f
         growth += g
         skipped += n
+        requests += request_errors(path)
     errors = api_errors(api)
     return [
         _line(f"Gemini CLI ({len(cli)} sessions), calibrated", calibrated),
         _line("Gemini CLI, from the first request", first),
         _line("Gemini CLI, growth over 200 tokens", growth),
         f"Gemini CLI, not measured: {skipped} requests after turns the file does not keep",
+        _line("Gemini CLI, each request as `requests` prices it (fitted system + tools)", requests),
         _line(f"API bodies ({len(api)} files), text-only with a recorded response", errors),
     ]
 
@@ -230,7 +254,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.files:
         api: list[Path] = []
-        lines = report(args.files, [])[:4]
+        lines = report(args.files, [])[:5]
     else:
         which = "unseen" if args.unseen or args.dir else args.set or "held-out"
         cli, api = sets(which, args.dir or UNSEEN)

@@ -352,7 +352,8 @@ def measure_file(path: Path, name: str | None = None) -> FileFigures:
                 r.index,
                 f"break ({r.cache_break.reason})"
                 if r.predicted_break and r.cache_break is not None
-                else "break"
+                # the read held; the new messages were estimated above half the input
+                else "break (growth)"
                 if r.predicted_break
                 else "hit",
                 ("break" if r.recorded_break else "hit")

@@ -617,7 +617,7 @@ class SessionModel:
         compaction block on (the messages before it are ``compacted``: neither read nor billed)."""
         from ctxview.core.providers.registry import provider
 
-        carried = provider(self.session.provider).tokens.carried is not None
+        carried = provider(self.session.provider).tokens.carry is not None
         sent = (
             [m for _, m in self.context.sent_entries()]
             if carried or self.replay.compacted_ids()

@@ -8,6 +8,7 @@ caching at all. Nothing here imports another ctxview module but the model-name n
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -61,11 +62,16 @@ INVALIDATES: dict[str, tuple[str, ...]] = {
 #: entry lifetimes: 5 minutes by default, 1 hour with ``"ttl": "1h"``; each read refreshes the
 #: entry for its whole TTL at no cost
 TTL_SECONDS: dict[str, float] = {"5m": 300.0, "1h": 3600.0}
-#: how far past its TTL an entry is still taken as live, by the file's timestamps: they are the
-#: client's, written when a response's line is logged (after the model streamed it), while the
-#: API times the entry from when it processed the request; a real session read its cache after a
-#: 5 min 23 s gap between logged responses. A break is predicted only past TTL + grace.
-TTL_GRACE_SECONDS = 60.0
+#: how far past its TTL an entry is still taken as live, by the file's clock: a request is timed
+#: by the user or tool-result line written last before it (a response's own line is logged after
+#: it streamed: :func:`~ctxview.core.requests.points.request_time`), while the API times the
+#: entry from when it processed the request (hooks and the network in between). On the unseen2
+#: transcripts, 5-minute entries were read 296.8 s and 313.4 s after the previous request was
+#: sent and missed after 325.5 s, 328.1 s and 356.7 s. Where a response has no line before it,
+#: its own timestamp stands in: between consecutive requests the two clocks differ by under 16 s
+#: either way for 95% of the tune set's 486 requests (p5 -15.1 s, p95 +16.2 s). A break is
+#: predicted only past TTL + grace.
+TTL_GRACE_SECONDS = 16.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +133,7 @@ API_REASON: dict[str, str | None] = {
     "notification": "messages_changed",
     "microcompaction": "messages_changed",
     "resume": "messages_changed",
+    "thinking": "messages_changed",
     "unexplained": None,
 }
 #: the reasons the API's cache diagnostics give
@@ -138,6 +145,49 @@ API_REASONS = (
     "previous_message_not_found",
     "unavailable",
 )
+
+#: where the thinking rule below was read: the prompt-caching page's "Caching with thinking
+#: blocks" (its 'Cache invalidation patterns'), as captured on two dates
+THINKING_SOURCE = (
+    "platform.claude.com/docs/en/build-with-claude/prompt-caching, 'Caching with thinking "
+    "blocks': 'On Opus 4.5+ and Sonnet 4.6+, thinking blocks are preserved by default even when "
+    "non-tool-result user content is added, so the cache remains valid; on earlier Opus/Sonnet "
+    "models and all Haiku models, cache gets invalidated when non-tool-result user content is "
+    "added, causing all previous thinking blocks to be stripped from context' (captured "
+    "2026-06-29); 'On Opus 4.5+, Sonnet 4.6+, and Haiku 5.5, thinking blocks are preserved' "
+    "(quoted as fetched 2026-10-08)"
+)
+THINKING_DATE = "2026-12-02 (as read that day)"
+#: per model family, the first version whose API keeps earlier turns' thinking blocks when a
+#: user message that is not only tool results arrives; earlier versions, and every Claude 3
+#: model, strip them (and the cache breaks where the first stripped block was). A family not
+#: here (Fable, Mythos) or a name that does not parse is taken as keeping them: every model
+#: released after that rule keeps them (``preserved-thinking``: Claude Fable 5.1 and later
+#: check the blocks sent back, they do not drop them)
+THINKING_KEPT_FROM: dict[str, tuple[int, int]] = {
+    "opus": (4, 5),
+    "sonnet": (4, 6),
+    "haiku": (5, 5),
+}
+_FAMILY_VERSION = re.compile(r"^claude-(opus|sonnet|haiku)-(\d+)(?:-(\d+))?$")
+
+
+@functools.lru_cache(maxsize=256)
+def strips_thinking(model: str | None) -> bool:
+    """Whether the API strips the thinking blocks of earlier turns from a request of ``model``
+    once a user message that is not only tool results is added (:data:`THINKING_SOURCE`):
+    Claude 3 models, Opus before 4.5, Sonnet before 4.6, Haiku before 5.5."""
+    if not model:
+        return False
+    name = normalise_model(model)
+    if name.startswith("claude-3-"):
+        return True
+    m = _FAMILY_VERSION.match(name)
+    if m is None:
+        return False
+    version = (int(m.group(2)), int(m.group(3) or 0))
+    return version < THINKING_KEPT_FROM[m.group(1)]
+
 
 _SONNET_4_OR_5 = re.compile(r"^claude-sonnet-[45](-\d+)?$")
 

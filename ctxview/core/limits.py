@@ -52,10 +52,16 @@ GEMINI_CONTEXT = 1_048_576
 #: providers/openai/models/*.toml ``[limit]``: ``input`` where given, else ``context``). Names
 #: without a date suffix or an ``openai/`` prefix.
 OPENAI_INPUT: dict[str, int] = {
+    # GPT-5.5 (2026-04-23): a 1,050,000-token context with 128k of output, as GPT-5.4's
+    # (vercel.com/ai-gateway/models/openai/gpt-5.5, docs.venice.ai/models/gpt-5-5-pro: 922k in)
+    "gpt-5.5": 922_000,
+    "gpt-5.5-pro": 922_000,
     "gpt-5.4": 922_000,
     "gpt-5.4-mini": 272_000,
     "gpt-5.4-nano": 272_000,
     "gpt-5.3-codex": 272_000,
+    # Codex CLI records its window as 121,600 for it: 95 % of 128,000 (it keeps 5 % back)
+    "gpt-5.3-codex-spark": 128_000,
     "gpt-5.2": 272_000,
     "gpt-5.2-codex": 272_000,
     "gpt-5.1": 272_000,
@@ -90,6 +96,24 @@ def _openai_name(model: str) -> str:
     return _DATED.sub("", model.strip().lower().rsplit("/", 1)[-1])
 
 
+_GENERATION = re.compile(r"(gpt-\d+)(?:[.-]|$)")
+
+
+def _openai_limit(name: str) -> int | None:
+    """The input limit of an OpenAI model by its name: its own; else, for a newer model of a
+    known generation (``gpt-5.6-terra``), the largest of that generation's. ctxview does not
+    hold a model it does not know to a smaller limit than its generation's: a request the API
+    would take must never be reported as over the context."""
+    found = OPENAI_INPUT.get(name)
+    if found is not None:
+        return found
+    gen = _GENERATION.match(name)
+    if gen is None:
+        return None
+    family = [v for k, v in OPENAI_INPUT.items() if (m := _GENERATION.match(k)) and m[1] == gen[1]]
+    return max(family, default=None)
+
+
 def _is_gemini(model: str) -> bool:
     return model.strip().lower().rsplit("/", 1)[-1].startswith("gemini-")
 
@@ -101,7 +125,7 @@ def _api(model: str | None, provider: str | None) -> str:
         return provider
     if model and _is_gemini(model):
         return "gemini"
-    if model and _openai_name(model) in OPENAI_INPUT:
+    if model and _openai_limit(_openai_name(model)) is not None:
         return "openai"
     return "anthropic"
 
@@ -121,8 +145,8 @@ def context_size(model: str | None, provider: str | None = None) -> int:
             found = MODEL_CONTEXT["default"]
         elif model.strip().lower().endswith("[1m]"):
             found = _1M
-        elif _openai_name(model) in OPENAI_INPUT:
-            found = OPENAI_INPUT[_openai_name(model)]
+        elif (limit := _openai_limit(_openai_name(model))) is not None:
+            found = limit
         else:
             found = MODEL_CONTEXT.get(normalise_model(model), MODEL_CONTEXT["default"])
         if len(_SIZES) < 1000:
@@ -152,7 +176,7 @@ def context_problem(
             f"The input token count ({tokens}) exceeds the maximum number of tokens "
             f"allowed ({size}).{how}"
         )
-    elif api == "openai" and name in _OPENAI_INPUT_LIMITED:
+    elif api == "openai" and (name in _OPENAI_INPUT_LIMITED or name.startswith("gpt-5")):
         text = (
             f"Input tokens exceed the configured limit of {size} tokens. Your messages "
             f"resulted in {tokens} tokens. Please reduce the length of the messages.{how}"

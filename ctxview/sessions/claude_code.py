@@ -306,6 +306,9 @@ def rebuild(
     pending_boundary: dict[str, Any] | None = None
     pending_micro: dict[str, Any] | None = None
     cleared: list[str] = []
+    # the last user line's time: when the next response's request was sent (the API times its
+    # cache entry from then; the response's own lines are logged once it streamed)
+    sent_at: str | None = None
     for ln in selected:
         rec = ln.record
         if ln.type == "system":
@@ -369,6 +372,9 @@ def rebuild(
                 b.meta["message_id"] = mid  # the API response's id (one request per response)
             if ts:
                 b.meta["timestamp"] = ts
+            if sent_at:
+                b.meta["request_sent"] = sent_at
+                sent_at = None
             if isinstance(msg.get("usage"), dict):
                 b.meta["usage"] = msg["usage"]
             if isinstance(msg.get("diagnostics"), dict):  # the API's cache diagnostics
@@ -382,6 +388,8 @@ def rebuild(
             last_asst = b
             continue
         # user line
+        if ts:
+            sent_at = ts
         compact = bool(rec.get("isCompactSummary"))
         tail = out[-1] if out else None
         if tail is None or tail.role != "user" or compact or pending_boundary is not None:

@@ -33,7 +33,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ctxview.core.providers.gemini import system_of
+from ctxview.core.providers.gemini import parts_of, system_of
 from ctxview.sessions.model import LoadedSession
 from ctxview.sessions.validate import _kind
 
@@ -252,7 +252,7 @@ def content_message(
     ``path`` when it is not an object with a ``parts`` array."""
     if not isinstance(content, Mapping):
         raise ValueError(f"{path}: expected a Content object, got {_kind(content)}")
-    parts = content.get("parts", [])
+    parts = parts_of(content)
     if not isinstance(parts, list):
         raise ValueError(f"{path}.parts: expected an array of parts, got {_kind(parts)}")
     for j, p in enumerate(parts):

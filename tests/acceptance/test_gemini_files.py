@@ -143,3 +143,20 @@ def test_body_estimates_are_within_the_goal_of_recorded_usage(which: str) -> Non
     assert len(errors) >= 40
     assert statistics.median(errors) <= 0.05
     assert quantile(errors, 0.9) <= 0.15
+
+
+def test_a_gemini_cli_sessions_requests_are_counted_by_geminis_estimate() -> None:
+    """The request model counts a Gemini CLI session's messages by Gemini's estimate and fits
+    only the system prompt + tools to the recorded usage: rates fitted to the recorded growth
+    count the thoughts its records hold and its requests do not bill (a tune session's later
+    requests were 8% under their recorded prompts, up to 19%)."""
+    from ctxview.core.requests import simulate
+
+    session = load_session(ACCEPTANCE / "gemini_cli" / "aim_control_pro_run1_final.json")
+    errors = sorted(
+        abs(r.input_tokens - r.recorded_total) / r.recorded_total
+        for r in simulate(session).requests
+        if r.recorded_total
+    )
+    assert len(errors) > 20
+    assert errors[len(errors) // 2] < 0.02 and errors[-1] < 0.05

@@ -21,6 +21,7 @@ folder): nothing is lost, every compaction is found, no request is sent off the 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -40,6 +41,7 @@ from tests.support import claude_code_shapes as shapes
 from tests.support.paths import ACCEPTANCE
 
 UNSEEN = ACCEPTANCE / "unseen" / "claude_code"
+UNSEEN2 = ACCEPTANCE / "unseen2" / "claude_code"
 
 SETS = ["tune", "held_out"]
 
@@ -205,11 +207,25 @@ def test_the_unseen_set_holds_todays_figures(unseen: dict[str, Any]) -> None:
     assert th["median"] <= 0.04 and th["p90"] <= 0.25, th
     # after the compaction that dropped an unlogged @-mention: from the head (was 34% / 44%)
     assert th["unseen_segments"]["p90"] <= 0.05, th
-    assert unseen["break_agreement"] >= 0.733, unseen["break_disagreements"]
+    assert unseen["break_agreement"] >= 0.7378, unseen["break_disagreements"]
     for d in unseen["break_disagreements"]:
         assert d["recorded_reason"] in ("unexplained", "growth") or d["predicted"].startswith(
             "break ("
         ), d
+
+
+def test_the_unseen2_set_holds_todays_cache_break_figure() -> None:
+    """The second judge (``unseen2/claude_code``: Claude Code 1.0.95 and 2.0.64-2.1.42 on the
+    direct API, examined since): 19 disagreements of 2,678 (the TTL by when each request was
+    sent, the assumed head), every one named; the 12 recorded breaks nothing in the transcript
+    explains carry a note but 3 (a read of another prefix) (docs/request-model.md)."""
+    _, s = measure([UNSEEN2])
+    assert s["recorded_requests"] == 2678
+    assert s["break_agreement"] >= 0.9929, s["break_disagreements"]
+    for d in s["break_disagreements"]:
+        # a recorded break carries a name (the predicted break's, where the model predicted one
+        # but estimated its write below half the prompt); a predicted one its reason
+        assert d["recorded_reason"] is not None or d["predicted"].startswith("break ("), d
 
 
 def _resumed_after_exit(tmp_path: Any, command: str) -> Any:
@@ -236,3 +252,26 @@ def test_a_local_command_the_resumed_session_skipped_is_not_lost(tmp_path: Any) 
     # a prompt left so is lost: it is not a local command
     fig = measure_file(_resumed_after_exit(tmp_path, "Actually, revert it."))
     assert fig.lost_blocks == {"text": 1}
+
+
+def test_a_predicted_growth_past_half_the_input_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request predicted to keep its cache, whose new messages are estimated above half its
+    input, is a predicted break by the write rule: the disagreement says ``growth``."""
+    from types import SimpleNamespace
+
+    import benchmarks.truth as truth
+    from ctxview.core.requests import Request
+    from ctxview.sessions.model import LoadedSession
+
+    usage = {"input_tokens": 0, "cache_read_input_tokens": 90, "cache_creation_input_tokens": 10}
+    req = Request(0, [0], 1, 100, 40, 60, 0, None, usage, None, None)
+    session = LoadedSession(str(tmp_path / "t.jsonl"), "claude-code", [], [])
+    monkeypatch.setattr(truth, "load_session", lambda _p: session)
+    monkeypatch.setattr(
+        truth, "simulate", lambda _s: SimpleNamespace(requests=[req], compactions=[])
+    )
+    (tmp_path / "t.jsonl").write_text("")
+    fig = truth.measure_file(tmp_path / "t.jsonl")
+    assert [d.predicted for d in fig.disagreements] == ["break (growth)"]

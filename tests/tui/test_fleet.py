@@ -114,6 +114,16 @@ async def test_at_80_columns_the_ranking_key_shows_and_no_legend_covers_the_char
         await wait_until(pilot, lambda: "breaks lost $1.52 · hit 97.6%" in drawn(app))
 
 
+async def test_the_hit_rate_axis_runs_from_0_to_100_percent(dataset: Path) -> None:
+    # the two days' rates (90.9 % and 97.7 %) would fill an automatic scale top to bottom
+    app = _fleet_app(dataset)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await _loaded(pilot)
+        right_ticks = [ln.rstrip().rsplit("├", 1)[1] for ln in drawn(app).splitlines() if "├" in ln]
+        assert right_ticks[0] == "100.0"
+        assert right_ticks[-1] == "0.0"
+
+
 def test_fleet_screen_snapshot(snap_compare: Any, dataset: Path) -> None:
     async def loaded(pilot: Any) -> None:
         await _loaded(pilot)

@@ -166,9 +166,19 @@ class FleetScreen(Screen[str | None]):
             if max(costs) <= 0:
                 # nothing priced: plotext would centre the dollar axis on 0 (-1 to 1)
                 plt.ylim(0, 1)  # (the left side: the bars')
-            plt.plot(
-                xs, [(d["hit_rate"] or 0) * 100 for d in days], yside="right", marker="braille"
-            )
+            # a day without a hit rate (no cached request) is left out, not drawn as 0 %
+            rated = [
+                (x, d["hit_rate"] * 100)
+                for x, d in zip(xs, days, strict=True)
+                if d["hit_rate"] is not None
+            ]
+            if rated:
+                plt.plot(
+                    [x for x, _ in rated], [r for _, r in rated], yside="right", marker="braille"
+                )
+            # a fixed 0-100 % scale: an automatic one turns 97 % against 98 % into a cliff
+            # (textual-plotext's stub types yside as a number; plotext takes "left"/"right")
+            plt.ylim(0, 100, yside="right")  # type: ignore[arg-type]
             step = max(1, len(days) // 6)
             plt.xticks(xs[::step], [d["date"] for d in days][::step])
         plt.title(CHART_TITLE)

@@ -301,6 +301,16 @@ class BlockDetail(VerticalScroll, can_focus=True):
                     classes="hint",
                 )
             )
+        if meta.get("forked_history"):
+            out.append(
+                Static(
+                    Text(
+                        "Replayed from the parent thread: this forked thread sends it, but its "
+                        "usage was the parent's request."
+                    ),
+                    classes="hint",
+                )
+            )
         usage = meta.get("usage")
         if isinstance(usage, Mapping):
             out.append(Static(Text(self._usage(usage, model.session.provider)), classes="usage"))

@@ -115,6 +115,21 @@ class CacheModel:
         return least + (tokens - least) // self.step * self.step
 
 
+def carried_by(
+    carry: Callable[[Mapping[str, Any]], tuple[bool, int]], messages: Sequence[Mapping[str, Any]]
+) -> int:
+    """What the messages of the current turn (after the last message that starts one) carry,
+    by ``carry`` (:attr:`TokenModel.carry`). Read from the end: a long session costs only its
+    last turn."""
+    n = 0
+    for message in reversed(messages):
+        starts, tokens = carry(message)
+        if starts:
+            break
+        n += tokens
+    return n
+
+
 @dataclass(frozen=True, slots=True)
 class TokenModel:
     """A provider's token estimate of one canonical message (``estimate``), and the file formats
@@ -133,15 +148,22 @@ class TokenModel:
     #: the request's other fields billed as input (OpenAI's structured-output schema), counted
     #: with the tools; None: none are
     params: Callable[[Mapping[str, Any]], int] | None = None
-    #: tokens the window's messages are billed beyond their estimates, which only their order
-    #: shows (OpenAI: the hidden reasoning items of the current turn); None: none
-    carried: Callable[[Sequence[Mapping[str, Any]]], int] | None = None
+    #: tokens a window's messages are billed beyond their estimates, which only their order
+    #: shows (OpenAI: the hidden reasoning items of the current turn; Gemini: the joined
+    #: signature records of the current turn's calls), as each message's part: (it starts a
+    #: turn, the tokens it carries while it is in the current turn). One rule for a window
+    #: (:meth:`carried_tokens`, :func:`carried_by`) and for the request model's windows
+    #: (``ctxview.core.requests.shared.turn_carry``); None: nothing is carried
+    carry: Callable[[Mapping[str, Any]], tuple[bool, int]] | None = None
     #: what a request (messages, tools, other fields) is billed for that its body does not show,
     #: so that no estimate from the file can match its usage (OpenAI: a stored response it
     #: continues, server-side tools, files the API reads); None: nothing
     unmeasured: (
         Callable[[Sequence[Mapping[str, Any]], Any, Mapping[str, Any] | None], list[str]] | None
     ) = None
+    #: the estimate counts the messages of a file with recorded usage better than rates fitted
+    #: to that usage (the request model then fits only the system prompt + tools to it)
+    counts_own: bool = False
     #: the token model of a request to one model from a file of one format, where the model's
     #: family and the API change what is billed (OpenAI: GPT-4o frames a message in 4 tokens,
     #: the reasoning models in 3; Gemini's families bill tools, calls and signatures
@@ -175,7 +197,7 @@ class TokenModel:
         return self.unmeasured(messages, tools, params) if self.unmeasured is not None else []
 
     def carried_tokens(self, messages: Sequence[Mapping[str, Any]]) -> int:
-        return self.carried(messages) if self.carried is not None else 0
+        return carried_by(self.carry, messages) if self.carry is not None else 0
 
     def request_tokens(
         self,

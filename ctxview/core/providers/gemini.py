@@ -139,8 +139,8 @@ _NOT_SYMBOLS = bytes(sorted(_LETTERS)) + _DIGITS + b" \t\n\r\x0b\x0c" + bytes(ra
 
 def text_tokens(text: str) -> int:
     """Tokens of a text: an ASCII word a token (a long word one more per 8 letters), each digit
-    a token, each symbol and other character :data:`SYMBOL_WEIGHT` of one, each indented line's
-    indentation a token. Gemini's vocabulary holds most words whole: counting words is closer
+    a token, each symbol and other character :data:`SYMBOL_WEIGHT` of one (a ``**`` or ``##``
+    pair as one symbol), each indented line's indentation a token. Gemini's vocabulary holds most words whole: counting words is closer
     than counting characters, on short prose (a one-line prompt is a few tokens) as on code
     and tool output (docs/gemini.md has the figures). Byte translation and counting, not a
     regular expression: tens of MB a second."""
@@ -151,7 +151,9 @@ def text_tokens(text: str) -> int:
     n = len(words) + sum(len(w) >> LONG_WORD_SHIFT for w in words)
     digits = len(raw) - len(raw.translate(None, _DIGITS))
     indents = raw.count(b"\n  ") + raw.count(b"\n\t")
-    symbols = len(raw.translate(None, _NOT_SYMBOLS))
+    # Markdown's bold and heading marks: a pair is one symbol (the vocabulary holds "**" and
+    # "##" whole)
+    symbols = len(raw.translate(None, _NOT_SYMBOLS)) - raw.count(b"**") - raw.count(b"##")
     return math.ceil(n + SYMBOL_WEIGHT * symbols + DIGIT_WEIGHT * digits + INDENT_TOKENS * indents)
 
 
@@ -186,6 +188,9 @@ class Family:
     #: 2.0 accepts it and bills none of it: a body declaring two functions by it was billed
     #: their names and descriptions alone)
     json_schema: bool = True
+    #: what every request adds (:data:`REQUEST_OVERHEAD_TOKENS`; Gemini 2.0 adds nothing:
+    #: "What is the capital of France?" is billed its 7 tokens, "Hello, world!" its 4)
+    request: int = REQUEST_OVERHEAD_TOKENS
 
 
 #: fitted per family on the real bodies of the tune set (``benchmarks.gemini_tokens``: the
@@ -193,7 +198,9 @@ class Family:
 FAMILIES: dict[str, Family] = {
     "3": Family("Gemini 3 and newer", 2, 16, declaration=11, property=11),
     "2.5": Family("Gemini 2.5", 6, 11, declaration=9, property=13),
-    "2": Family("Gemini 2.0 and older", 1, -8, json_schema=False),
+    "2": Family("Gemini 2.0", 1, -8, json_schema=False, request=0),
+    # what Gemini 2.0 bills a call and its tools: no body of an older model tells otherwise
+    "1": Family("Gemini 1.5 and older", 1, -8, json_schema=False),
 }
 _FAMILY = re.compile(r"gemini-(\d+)(?:\.(\d+))?")
 
@@ -207,7 +214,9 @@ def family(model: str | None) -> Family:
     major, minor = int(found.group(1)), int(found.group(2) or 0)
     if major >= 3:
         return FAMILIES["3"]
-    return FAMILIES["2.5"] if (major, minor) >= (2, 5) else FAMILIES["2"]
+    if (major, minor) >= (2, 5):
+        return FAMILIES["2.5"]
+    return FAMILIES["2"] if major == 2 else FAMILIES["1"]
 
 
 def block_tokens(block: Any, fam: Family | None = None, thoughts: bool = False) -> int:
@@ -226,7 +235,7 @@ def block_tokens(block: Any, fam: Family | None = None, thoughts: bool = False) 
     if kind in ("tool_use", "server_tool_use"):
         n = text_tokens(str(block.get("name", ""))) + _data_tokens(block.get("input", {}))
         if fam is not None and kind == "tool_use":
-            n = max(0, n + fam.call) + signature_tokens(block.get("signature"))
+            n = max(0, n + fam.call) + sealed_signature_tokens(block.get("signature"))
         return n
     if kind == "tool_result":
         content = block.get("content", "")
@@ -279,27 +288,94 @@ def _leading_record(signature: str) -> int:
     return 0
 
 
-def signature_tokens(signature: Any) -> int:
-    """Tokens a function call's thought signature is billed: all of it but a leading field-1
-    record. Recorded usage shows three forms: one field-1 record (Gemini 2.5, and
-    Gemini 3 on Vertex AI) is billed nothing; a field-2 record (Gemini 3 on the Gemini API)
-    is billed whole, about its reasoning's tokens; several field-1 records joined (a client that
-    concatenated a stream's per-chunk signatures) are billed all but the first.
-    :data:`SIGNATURE_CHARS_PER_TOKEN` characters a token (docs/gemini.md has the figures)."""
+def _billed_chars(signature: Any) -> tuple[int, bool]:
+    """(characters of a signature's billed part, whether that part is the records joined after
+    a leading field-1 record)."""
     if not isinstance(signature, str) or not signature:
-        return 0
-    billed = len(signature.rstrip("=")) - _leading_record(signature)  # padding is no data
-    return math.ceil(billed / SIGNATURE_CHARS_PER_TOKEN) if billed > 0 else 0
+        return 0, False
+    lead = _leading_record(signature)
+    return max(0, len(signature.rstrip("=")) - lead), lead > 0  # padding is no data
 
 
-def estimate_system(system: Any) -> int:
-    """A system instruction's tokens (its text alone), with what every request adds."""
+def _chars_tokens(chars: int) -> int:
+    return math.ceil(chars / SIGNATURE_CHARS_PER_TOKEN) if chars > 0 else 0
+
+
+def signature_tokens(signature: Any) -> int:
+    """Tokens a function call's thought signature is billed while its call is in the current
+    turn: all of it but a leading field-1 record. Recorded usage shows three forms: one field-1
+    record (Gemini 2.5, and Gemini 3 on Vertex AI) is billed nothing; a field-2 record (Gemini 3
+    on the Gemini API) is billed whole, about its reasoning's tokens, in any turn; several
+    field-1 records joined (a client that concatenated a stream's per-chunk signatures) are
+    billed all but the first, and only while the call is in the current turn
+    (:func:`joined_signature_tokens`). :data:`SIGNATURE_CHARS_PER_TOKEN` characters a token
+    (docs/gemini.md has the figures)."""
+    return _chars_tokens(_billed_chars(signature)[0])
+
+
+def sealed_signature_tokens(signature: Any) -> int:
+    """The part of :func:`signature_tokens` billed in any turn (a signature that does not open
+    with a field-1 record: Gemini 3's on the Gemini API)."""
+    chars, joined = _billed_chars(signature)
+    return 0 if joined else _chars_tokens(chars)
+
+
+def joined_signature_tokens(signature: Any) -> int:
+    """The part of :func:`signature_tokens` billed only while its call is in the current turn:
+    the records joined after a leading field-1 record. Recorded: Gemini 2.5 requests identical
+    but for the turn a call with joined records was in were billed the records in its own turn
+    (the request answering the call) and none of them once a user text had followed."""
+    chars, joined = _billed_chars(signature)
+    return _chars_tokens(chars) if joined else 0
+
+
+def _standard_user(message: Any) -> bool:
+    """A user Content that is not only function responses: it starts a new turn."""
+    if not isinstance(message, Mapping) or message.get("role") != "user":
+        return False
+    content = message.get("content")
+    if not isinstance(content, list):
+        return True
+    return any(not (isinstance(b, Mapping) and b.get("type") == "tool_result") for b in content)
+
+
+def turn_start(messages: Sequence[Any]) -> int:
+    """Where the current turn starts: after the last user Content that is not only function
+    responses (every step since is the current turn); 0 when there is none. Read from the end:
+    a long session costs only its last turn."""
+    for i in range(len(messages) - 1, -1, -1):
+        if _standard_user(messages[i]):
+            return i + 1
+    return 0
+
+
+def signature_carry(message: Mapping[str, Any]) -> tuple[bool, int]:
+    """A message's part in what a request's calls carry beyond their estimates
+    (``TokenModel.carry``): a user Content that is not only function responses starts a turn;
+    a model Content's calls carry their joined signature records
+    (:func:`joined_signature_tokens`), billed while they are in the current turn."""
+    if _standard_user(message):
+        return True, 0
+    content = message.get("content")
+    if not isinstance(content, list) or message.get("role") != "assistant":
+        return False, 0
+    n = 0
+    for b in content:
+        if isinstance(b, Mapping) and b.get("type") == "tool_use":
+            n += joined_signature_tokens(b.get("signature"))
+    return False, n
+
+
+def estimate_system(system: Any, fam: Family | None = None) -> int:
+    """A system instruction's tokens (its text alone), with what every request to the family
+    adds (``fam`` None: :data:`REQUEST_OVERHEAD_TOKENS`)."""
+    overhead = REQUEST_OVERHEAD_TOKENS if fam is None else fam.request
     if isinstance(system, str):
-        return REQUEST_OVERHEAD_TOKENS + text_tokens(system)
+        return overhead + text_tokens(system)
     if not isinstance(system, list):
-        return REQUEST_OVERHEAD_TOKENS
+        return overhead
     texts = (b.get("text") for b in system if isinstance(b, Mapping))
-    return REQUEST_OVERHEAD_TOKENS + sum(text_tokens(t) for t in texts if isinstance(t, str))
+    return overhead + sum(text_tokens(t) for t in texts if isinstance(t, str))
 
 
 #: the JSON Schema keys whose values are words the model reads (the others are structure)
@@ -382,9 +458,13 @@ def token_model(model: str | None, fmt: str = "gemini") -> TokenModel:
         lambda m: estimate_message(m, fam, thoughts),
         CALIBRATED_FORMATS,
         f"{BASIS}; {fam.name}",
-        system=estimate_system,
+        system=lambda system: estimate_system(system, fam),
         tools=lambda tools: estimate_tools(tools, fam),
+        carry=signature_carry,
         select=token_model,
+        # a Gemini CLI session's messages: rates fitted to its recorded growth count the
+        # thoughts its records hold and its requests do not bill (docs/gemini.md has the figures)
+        counts_own=True,
     )
 
 
@@ -584,27 +664,13 @@ MISSING_SIGNATURE = (
 )
 
 
-def _standard_user(message: Any) -> bool:
-    """A user Content that is not only function responses: it starts a new turn."""
-    if not isinstance(message, Mapping) or message.get("role") != "user":
-        return False
-    content = message.get("content")
-    if not isinstance(content, list):
-        return True
-    return any(not (isinstance(b, Mapping) and b.get("type") == "tool_result") for b in content)
-
-
 def thought_signatures(messages: Sequence[Any]) -> list[Problem]:
     """Gemini 3 validates the thought signatures of the current turn (every step since the last
     user Content that is not only function responses): the first function call of each model
     Content (a step) must carry the ``thoughtSignature`` the model gave it; the other calls of a
     step (parallel calls) have none. Earlier turns are not validated (Gemini API docs, "Thought
     signatures")."""
-    start = 0
-    for i in range(len(messages) - 1, -1, -1):
-        if _standard_user(messages[i]):
-            start = i + 1
-            break
+    start = turn_start(messages)
     out: list[Problem] = []
     for i in range(start, len(messages)):
         m = messages[i]
@@ -638,11 +704,12 @@ NO_DATA = (
     "must have one initialized field"
 )
 #: the fields of a Part's ``data`` oneof (both spellings the API reads), and the Part's other
-#: fields: a part holding only the latter (``{}``, ``{"thoughtSignature": ...}``, a null
-#: ``text``) sets no data; a field of neither list is not judged (a newer data field). A thought
-#: part with its signature and no text (``{"thought": true, "thoughtSignature": ...}``: a client
-#: that kept a thought's signature and dropped its summary) is accepted: Gemini 3 Flash Preview
-#: answered such requests, on the Gemini API and on Vertex AI
+#: fields: a part holding only the latter (``{}``, ``{"thought": true}``, a null
+#: ``text``) sets no data; a field of neither list is not judged (a newer data field). A part
+#: with a thought signature and no data is accepted: ``{"thought": true, "thoughtSignature":
+#: ...}`` (a client that kept a thought's signature and dropped its summary; Gemini 3 Flash
+#: Preview answered it, on the Gemini API and on Vertex AI) and ``{"thoughtSignature": ...}``
+#: alone (the closing part Gemini 3 returns; gemini-3.1-pro-preview answered it sent back)
 _DATA_FIELDS = frozenset(
     {
         "text",
@@ -689,9 +756,8 @@ def _sets_no_data(block: Any) -> bool:
         return False
     if any(part.get(k) is not None for k in _DATA_FIELDS):
         return False
-    if part.get("thought") is True and (
-        part.get("thoughtSignature") or part.get("thought_signature")
-    ):
+    if part.get("thoughtSignature") or part.get("thought_signature"):
+        # the closing part Gemini 3 returns with a signature and no data, sent back as it came
         return False
     return all(k in _DATA_FIELDS or k in _OTHER_FIELDS for k in part)
 
@@ -770,6 +836,14 @@ def model_rules(rules: RuleSet, fmt: str, model: str | None) -> RuleSet:
 # -- request body --------------------------------------------------------------------------------
 
 
+def parts_of(content: Mapping[str, Any]) -> Any:
+    """A ``Content``'s ``parts``: one Part object where an array is documented is a list of one.
+    The API reads a lone value for a repeated field (it answered a ``systemInstruction`` whose
+    ``parts`` is one object, and a lone ``tools`` object): not an error of the file."""
+    parts = content.get("parts", [])
+    return [parts] if isinstance(parts, Mapping) else parts
+
+
 def system_of(instruction: Any, path: str) -> str | list[dict[str, Any]] | None:
     """``systemInstruction`` (a ``Content``, or a plain string) as text blocks."""
     if instruction is None:
@@ -778,7 +852,7 @@ def system_of(instruction: Any, path: str) -> str | list[dict[str, Any]] | None:
         return instruction
     if not isinstance(instruction, Mapping):
         raise ValueError(f"{path}: expected a Content object, got {type(instruction).__name__}")
-    parts = instruction.get("parts", [])
+    parts = parts_of(instruction)
     if not isinstance(parts, list):
         raise ValueError(f"{path}.parts: expected an array of parts, got {type(parts).__name__}")
     return [

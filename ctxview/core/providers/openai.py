@@ -30,12 +30,12 @@ from ctxview.core.pricing import Price, PriceBook
 from ctxview.core.protocol import Problem, Rule, RuleSet
 from ctxview.core.providers.base import BodyParts, CacheModel, Provider, TokenModel, Usage
 from ctxview.core.providers.openai_tokens import (
-    carried_reasoning,
     estimate_message,
     estimate_params,
     estimate_system,
     estimate_tools,
     message_estimate,
+    reasoning_carry,
     unmeasured,
 )
 from ctxview.core.providers.openai_wire import item_id_of, stored_reasoning, wire_items
@@ -589,6 +589,7 @@ def _p(input_: float, cached: float, output: float) -> Price:
 
 #: USD per million tokens: input, cached input, output
 PRICES: dict[str, Price] = {
+    "gpt-5.5": _p(5.00, 0.50, 30.00),
     "gpt-5.4": _p(2.50, 0.25, 15.00),
     "gpt-5.4-mini": _p(0.75, 0.075, 4.50),
     "gpt-5.4-nano": _p(0.20, 0.02, 1.25),
@@ -624,12 +625,13 @@ PRICE_BOOK = PriceBook(
     PRICES,
     normalise_model,
     "OpenAI's API pricing page (standard tier, context under 270K), as quoted that day by "
-    "benchlm.ai 'OpenAI API pricing' (GPT-5.4, 5.2, 5.1) and chatgptpricing-akr.pages.dev "
-    "(GPT-4o family); the Codex models priced as their base model (an assumption: the page lists "
+    "benchlm.ai 'OpenAI API pricing' (GPT-5.4, 5.2, 5.1), chatgptpricing-akr.pages.dev "
+    "(GPT-4o family) and benchr.org 'GPT-5.5 pricing explained' (GPT-5.5); the Codex models priced as their base model (an assumption: the page lists "
     "them with the same rates)",
     "https://developers.openai.com/api/docs/pricing",
     "2026-12-02 (as read that day; prices change)",
     effective={
+        "gpt-5.5": "2026-04-23",
         "gpt-5": "2025-08-07",
         "gpt-4.1": "2025-04-14",
         "gpt-4.1-mini": "2025-04-14",
@@ -696,7 +698,7 @@ def token_model(model: str | None, fmt: str = "") -> TokenModel:
         system=partial(estimate_system, model=model),
         tools=partial(estimate_tools, model=model),
         params=partial(estimate_params, model=model),
-        carried=carried_reasoning,
+        carry=reasoning_carry,
         unmeasured=unmeasured,
         select=token_model,
     )

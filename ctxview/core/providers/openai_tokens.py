@@ -44,6 +44,7 @@ from functools import cache
 from typing import Any
 
 from ctxview.core.providers import audio_length, o200k
+from ctxview.core.providers.base import carried_by
 from ctxview.core.tokens import image_info
 
 # -- framing -------------------------------------------------------------------------------------
@@ -387,24 +388,28 @@ def _user_turn(message: Mapping[str, Any]) -> bool:
     return True
 
 
-def carried_reasoning(messages: Sequence[Mapping[str, Any]]) -> int:
-    """The hidden reasoning the request carries: the encrypted reasoning items of the current
-    turn (after the last user message) are billed as input; those of earlier turns are dropped
-    by the API and cost nothing. Read from the end, so a long session costs only its last turn.
-    """
+def reasoning_carry(message: Mapping[str, Any]) -> tuple[bool, int]:
+    """A message's part in the hidden reasoning a request carries (``TokenModel.carry``): a
+    user message starts a turn; the encrypted reasoning items of the current turn (after the
+    last user message) are billed as input, those of earlier turns are dropped by the API and
+    cost nothing."""
+    if _user_turn(message):
+        return True, 0
+    content = message.get("content")
+    if not isinstance(content, Sequence) or isinstance(content, str):
+        return False, 0
     n = 0
-    for message in reversed(messages):
-        if _user_turn(message):
-            break
-        content = message.get("content")
-        if not isinstance(content, Sequence) or isinstance(content, str):
-            continue
-        for block in content:
-            if isinstance(block, Mapping) and block.get("type") == "thinking":
-                sealed = block.get("signature")
-                if isinstance(sealed, str) and sealed:
-                    n += reasoning_tokens(sealed)
-    return n
+    for block in content:
+        if isinstance(block, Mapping) and block.get("type") == "thinking":
+            sealed = block.get("signature")
+            if isinstance(sealed, str) and sealed:
+                n += reasoning_tokens(sealed)
+    return False, n
+
+
+def carried_reasoning(messages: Sequence[Mapping[str, Any]]) -> int:
+    """The hidden reasoning the request carries: the current turn's (:func:`reasoning_carry`)."""
+    return carried_by(reasoning_carry, messages)
 
 
 def _line(*parts: str) -> int:

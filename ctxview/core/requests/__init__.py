@@ -54,7 +54,9 @@ The predicted prompt cache (the model, in order of the prompt: tools → system 
   by the recorded timestamps; without timestamps requests are taken as back-to-back;
 * a request that cannot read all of the previous request's prompt has a :class:`CacheBreak`:
   ``first``, ``model``, ``tools``, ``system``, ``compaction``, ``evicted`` (the strategy removed a
-  message inside the cached prefix), ``edited``, ``rewind`` or ``ttl``, with ``position``: the
+  message inside the cached prefix), ``edited``, ``rewind``, ``ttl``, ``thinking`` (the API
+  stripped the thinking blocks of the previous turn: :func:`~.points.thinking_strips`) or the
+  Claude Code client's own (``notification``, ``resume``, ``microcompaction``), with ``position``: the
   index in this request's messages of the first message that differs (0 for the whole-prompt
   reasons). The break the recorded usage shows is named beside it
   (:func:`~ctxview.core.requests.diagnose.recorded_breaks`: ``unexplained`` where ctxview predicted

@@ -21,7 +21,7 @@ from ctxview.core.requests.points import (
     _Edit,
     _fingerprint,
     _merge_points,
-    parse_timestamp,
+    request_time,
     session_cache,
     session_rules,
 )
@@ -219,14 +219,15 @@ def replay_context(
             )
             ttl = TTL_1H if hint == "1h" else TTL_5M if hint == "5m" else default_ttl
             ts_raw = meta.get("timestamp") if isinstance(meta.get("timestamp"), str) else None
-            now = parse_timestamp(ts_raw)
+            now = request_time(meta)
             key = (
                 model,
                 _fingerprint(meta["tools"]) if "tools" in meta else tools_fp,
                 _fingerprint(meta["system"]) if "system" in meta else system_fp,
             )
             n = nw + len(path)
-            total = static + wtok + (ob.tokens if ob is not None else 0)
+            carried = plan.carry.ids(win, i) if plan.carry is not None and win else 0
+            total = static + wtok + carried + (ob.tokens if ob is not None else 0)
             # the protocol is checked on the original messages: context editing alone changes
             # none of them, so only evictions, edits, rewinds and compactions send it back
             check_front = dirty
@@ -251,7 +252,7 @@ def replay_context(
                         if pos < len(win) and win[pos] == tid and (dirty is None or pos < dirty):
                             dirty = pos
                             dirty_reason = dirty_reason or "edited"
-                    total = static + wtok
+                    total = static + wtok + carried
             if out_tok is None:
                 out_tok = tok[p.response] if p.response is not None else 0
             read, write, uncached, brk, c, red_cost = cache.settle(

@@ -13,6 +13,7 @@ from itertools import accumulate
 from typing import Any, NamedTuple
 
 from ctxview.core.body import REQUEST_BODY_FORMATS
+from ctxview.core.cache_rules import strips_thinking
 from ctxview.core.calibrate import (
     DEFAULT_RATES,
     Delta,
@@ -28,7 +29,7 @@ from ctxview.core.content import content_texts
 from ctxview.core.microcompact import cleared_versions, note_result_holders
 from ctxview.core.protocol import RuleSet
 from ctxview.core.providers.base import CacheModel, Provider, TokenModel
-from ctxview.core.requests.restart import cached_head, restarts
+from ctxview.core.requests.restart import assumed_head, cached_head, restarts
 from ctxview.core.requests.types import (
     CALIBRATED_FORMATS,
     REDUNDANT_MIN_CHARS,
@@ -159,9 +160,13 @@ def history_resends(session: SessionLike) -> dict[int, str]:
     only the tools and system and wrote the whole history again, seconds after a request that
     read all of it (no TTL, model or compaction in between); Claude Code users report the same
     after background completions (anthropics/claude-code issue 64901). What Claude Code changes
-    in the history then is not in the transcript, so the whole history is taken as changed."""
+    in the history then is not in the transcript, so the whole history is taken as changed.
+
+    Elsewhere (a session whose client does not ask the API to keep thinking blocks), a prompt
+    after a turn whose thinking was sent with its tool results breaks the cache where the API
+    strips that thinking (``thinking``: :func:`thinking_strips`)."""
     if session.format not in CALIBRATED_FORMATS:
-        return {}
+        return dict.fromkeys(thinking_strips(session), "thinking")
     out: dict[int, str] = {}
     for i, m in enumerate(session.messages):
         if i and m.get("role") == "user" and _opens_with_notification(m.get("content")):
@@ -171,6 +176,84 @@ def history_resends(session: SessionLike) -> dict[int, str]:
     for i in microcompactions(session):
         out.setdefault(i, "microcompaction")
     return out
+
+
+def resent_from(session: SessionLike) -> dict[int, int]:
+    """Per message of :func:`history_resends` that changes the history from a message other
+    than the first, that message's transcript id: a microcompaction's first cleared result, or
+    the first thinking block the API stripped."""
+    if session.format in CALIBRATED_FORMATS:
+        return microcompactions(session)
+    return thinking_strips(session)
+
+
+_THINKING = ("thinking", "redacted_thinking")
+_RESULTS_ONLY = ("tool_result",)
+
+
+def thinking_strips(session: SessionLike) -> dict[int, int]:
+    """Messages at which the API strips the thinking blocks of the previous turn, each with the
+    transcript id of the first message that held one: a user message that is not only tool
+    results, after a turn whose thinking went out again with its tool results (the requests of
+    that turn cached it), on a model that strips it
+    (:func:`~ctxview.core.cache_rules.strips_thinking`, Anthropic's rule with its source). The
+    next request differs from the cached prompt at that message; the thinking of earlier turns
+    was stripped by the prompts before.
+
+    Claude Code asks the API to keep every thinking block (``context_management``
+    ``clear_thinking_20251015`` with ``keep: "all"`` on each request, as captured from Claude
+    Code 2.1.220; in its transcripts a Sonnet 4.5 prompt reads the whole previous prompt), so
+    its transcripts have none."""
+    if session.format in CALIBRATED_FORMATS:
+        return {}
+    msgs = session.messages
+    out: dict[int, int] = {}
+    first_thinking: int | None = None  # of the turn since the last prompt
+    sent_again = False  # a user message followed it: a request of the turn sent it
+    for i, m in enumerate(msgs):
+        role = m.get("role")
+        content = m.get("content")
+        if role == "assistant":
+            if (
+                first_thinking is None
+                and type(content) is list
+                and any(isinstance(b, dict) and b.get("type") in _THINKING for b in content)
+            ):
+                first_thinking = i
+            continue
+        if role != "user":
+            continue
+        if _only_results(content):
+            if first_thinking is not None:
+                sent_again = True
+            continue
+        # a prompt: the turn before it ends here
+        if (
+            first_thinking is not None
+            and sent_again
+            and strips_thinking(_request_model(session, i))
+        ):
+            out[i] = first_thinking
+        first_thinking, sent_again = None, False
+    return out
+
+
+def _only_results(content: Any) -> bool:
+    return (
+        type(content) is list
+        and bool(content)
+        and all(isinstance(b, dict) and b.get("type") in _RESULTS_ONLY for b in content)
+    )
+
+
+def _request_model(session: SessionLike, i: int) -> str | None:
+    """The model of the request a user message ``i`` starts: its response's, else the
+    session's."""
+    metas = session.metas
+    nxt = i + 1
+    if nxt < len(metas) and isinstance(metas[nxt].get("model"), str):
+        return str(metas[nxt]["model"])
+    return session.model
 
 
 def microcompactions(session: SessionLike) -> dict[int, int]:
@@ -263,6 +346,20 @@ def parse_timestamp(ts: Any) -> float | None:
     return val
 
 
+def request_time(meta: Mapping[str, Any]) -> float | None:
+    """When a response's request was sent, by the file's clock: the time of the user or
+    tool-result line written last before it (``request_sent``, from a Claude Code transcript),
+    else the response's own timestamp. The API times a cache entry from when it processed the
+    request; a response's first line is logged after it streamed, up to minutes later (a
+    5-minute entry was read 345.9 s after the previous response was logged, 213.5 s after its
+    request was sent)."""
+    t = parse_timestamp(meta.get("timestamp"))
+    sent = parse_timestamp(meta.get("request_sent"))
+    if sent is not None and (t is None or sent <= t):
+        return sent
+    return t
+
+
 # -- calibration -----------------------------------------------------------------------------
 class Calibration(NamedTuple):
     """What a transcript's recorded usage calibrates: the rates, the tools + system (the
@@ -277,8 +374,11 @@ class Calibration(NamedTuple):
     #: same text, relative (:func:`~ctxview.core.calibrate.tokenizer_scale`); None: all alike
     scales: dict[str | None, float] | None = None
     #: of the tools + system, what a request sharing no message with a cached prompt reads
-    #: (:func:`~ctxview.core.requests.restart.cached_head`); None: all of them
+    #: (:func:`~ctxview.core.requests.restart.cached_head`, else
+    #: :func:`~ctxview.core.requests.restart.assumed_head`); None: all of them
     head: int | None = None
+    #: the recorded reads show ``head`` (else it is assumed)
+    head_seen: bool = False
 
 
 def calibrate(session: SessionLike, features: Sequence[Features] | None = None) -> Calibration:
@@ -366,15 +466,35 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
     if not recs:
         return Calibration(DEFAULT_RATES, None, 0)
     rates = fit_rates(deltas)
+    own = _provider(session).tokens
+    if own.of(session.model, getattr(session, "wire_format", None) or session.format).counts_own:
+        rates = DEFAULT_RATES  # the provider's estimate counts the messages, not fitted rates
+    # the messages as the requests count them: the system prompt + tools are what the recorded
+    # prompts hold beyond them
+    counted = provider_tokens(session, rates)
     # prefix sums: each request's messages cost O(1), not O(window) (a 100,000-message
     # transcript has 50,000 requests)
-    pre = list(accumulate(rates.tokens_many(feats), initial=0))
+    pre = list(
+        accumulate(
+            map(counted.estimate, session.messages)
+            if counted is not None
+            else rates.tokens_many(feats),
+            initial=0,
+        )
+    )
     seg_start = _segment_start_of(len(session.messages), starts)
     by: dict[tuple[int, str | None], list[int]] = {}
     clearing = sorted(cleared_tokens(session, rates).items()) if micro else []
     now_cleared: dict[int, int] = {}  # message -> its tokens as sent, cleared
     ci = 0
-    for p, total in recs:
+    # a request after turns its file does not keep (in its segment) billed them too: its
+    # residual is not the tools + system (unless no request is free of them)
+    kept_whole = [
+        (p, total)
+        for p, total in recs
+        if p.n > 0 and bisect_right(unkept, p.n) == bisect_left(unkept, seg_start[p.n - 1])
+    ]
+    for p, total in kept_whole if unkept and kept_whole else recs:
         if p.n > 0:
             s0 = seg_start[p.n - 1]
             m = _model_of(metas, p, session.model)
@@ -412,6 +532,9 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
             if p.n > 0
         ]
     )
+    head_seen = head is not None
+    if head is None and first and session.format in ("claude-code", "claude-code-web"):
+        head = assumed_head(int(_quantile(first, 0.5)))
     return Calibration(
         rates,
         static,
@@ -419,6 +542,7 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
         statics,
         {m: v for m, v in scales.items() if v != 1.0} or None,
         head,
+        head_seen,
     )
 
 

@@ -96,6 +96,7 @@ def replay_range(
     sys_tokens = estimate_system(sys_text) if budget else 0
     head = tokens = 0
     werr = shared.window_errors(session.system, session_rules(session)) if check else None
+    carry = plan.carry
 
     # -- state of the replay: the window is [first] + [lo, hi)
     first = -1
@@ -137,6 +138,8 @@ def replay_range(
             if first >= 0:
                 n = 1 + hi - lo
                 wtok = tok[first] + P[hi] - P[lo]
+                if carry is not None:
+                    wtok += carry.window(first, lo, hi)
             else:
                 n = wtok = 0
             total = static + wtok
@@ -425,6 +428,8 @@ def replay_editing(
                         dirty_reason = dirty_reason or "edited"
                 sf_pos = len(changes)
             wtok = original - saved
+            if plan.carry is not None and nw:
+                wtok += plan.carry.window(-1, offset, i)
             total = static + wtok
             # -- what of the previous prompt survives
             if out_tok is None:

@@ -40,15 +40,15 @@ from ctxview.core.providers.registry import price_table
 from ctxview.core.requests.cache import _price_notes
 from ctxview.core.requests.compaction_request import compaction_requests
 from ctxview.core.requests.context_form import replay_context
-from ctxview.core.requests.diagnose import recorded_breaks
+from ctxview.core.requests.diagnose import recorded_breaks, unexplained_summary
 from ctxview.core.requests.points import (
     Calibration,
     _fingerprint,
     calibrate,
     cleared_tokens,
     history_resends,
-    microcompactions,
     provider_tokens,
+    resent_from,
     session_features,
     static_of,
 )
@@ -200,6 +200,8 @@ def simulate(
     cal = _calibration if _calibration is not None else calibrate(session, feats)
     fitted, cal_static, n_rec, statics, scales = cal[:5]
     head = cal.head
+    # the head the recorded reads show (an unexplained break that read it says so)
+    head_seen = head if cal.head_seen else None
     rates = rates or fitted
     if rates.calibrated:
         notes.append(
@@ -222,7 +224,7 @@ def simulate(
             )
         )
     else:
-        statics = scales = head = None
+        statics = scales = head = head_seen = None
     if scales:
         notes.append(
             "tokenizers: "
@@ -322,10 +324,11 @@ def simulate(
         statics if statics and len(set(statics.values())) > 1 else None,
         scales,
         history_resends(session),
-        microcompactions(session) if session.format in CALIBRATED_FORMATS else {},
+        resent_from(session),
         cleared_tokens(session, rates) if session.format in CALIBRATED_FORMATS else {},
         measure=None if counted is None else counted.estimate,
         head=head,
+        carry=shared.turn_carry(counted),
     )
     source = "context" if _reference else window_source(plan)
     if source != "context":
@@ -365,12 +368,9 @@ def simulate(
                 "modelled from the prompt before it, counted in the totals"
             )
     if out and (any(map(_RECORDED, out)) or any("diagnostics" in m for m in session.metas if m)):
-        unexplained = recorded_breaks(out, session.metas)
+        unexplained = recorded_breaks(out, session.metas, head_seen)
         if unexplained:
-            notes.append(
-                f"{unexplained} recorded cache break{'s' if unexplained != 1 else ''} ctxview "
-                "did not predict (unexplained: the API read less than the previous prompt)"
-            )
+            notes.append(unexplained_summary(out, unexplained))
     return RequestLog(
         out,
         None if as_sent else strat,

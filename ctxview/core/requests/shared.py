@@ -18,9 +18,9 @@ from ctxview.core.requests.points import (
     _off_branch_points,
     _prefix,
     _timed_edits,
-    parse_timestamp,
+    request_time,
 )
-from ctxview.core.requests.types import REDUNDANT_MIN_CHARS
+from ctxview.core.requests.types import REDUNDANT_MIN_CHARS, TurnCarry
 from ctxview.core.strategies import _is_tool_result_message, joins_previous
 from ctxview.core.tokens import (
     CHARS_PER_TOKEN,
@@ -103,6 +103,7 @@ class Shared:
         #: after :meth:`uniform_tokens`: the messages whose content it did not recognise (only
         #: they can hold a ``compaction`` block)
         self._unusual: list[int] | None = None
+        self._carry: tuple[TokenModel, TurnCarry | None] | None = None
 
     @property
     def roles(self) -> list[Any]:
@@ -175,6 +176,15 @@ class Shared:
             tok = [int(estimate(m)) for m in self.msgs]
             self._tok = (counted, tok, _prefix(tok))
         return self._tok[1]
+
+    def turn_carry(self, counted: TokenModel | None) -> TurnCarry | None:
+        """What the windows carry by ``counted``'s ``carry`` (None: nothing carried)."""
+        if counted is None or counted.carry is None:
+            return None
+        if self._carry is None or self._carry[0] is not counted:
+            found = TurnCarry(self.msgs, counted.carry)
+            self._carry = (counted, found if found.any else None)
+        return self._carry[1]
 
     def uniform_tokens(self, rates: Rates, keys: bool, estimates: bool = False) -> list[int]:
         """Tokens per message under uniform ``rates`` (:attr:`Rates.uniform`), and with ``keys``
@@ -342,7 +352,7 @@ class Shared:
                 _fingerprint(meta["tools"]) if "tools" in meta else tools_fp,
                 _fingerprint(meta["system"]) if "system" in meta else system_fp,
             )
-            out.append((model, rec, out_tok, hint, ts_raw, parse_timestamp(ts_raw), key))
+            out.append((model, rec, out_tok, hint, ts_raw, request_time(meta), key))
         self._points = (stamp, out)
         return out
 

@@ -4,6 +4,7 @@ requests, compare's running totals, and what a replay is given (:class:`ReplayPl
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ BREAK_REASONS = (
     "notification",
     "microcompaction",
     "resume",
+    "thinking",
 )
 
 
@@ -81,6 +83,9 @@ class RecordedBreak:
     #: tokens the recorded usage read, and the previous request's recorded prompt
     read: int = 0
     previous: int = 0
+    #: for an ``unexplained`` break, what is known of it (:func:`~.diagnose.unexplained_note`):
+    #: it read only the cached head, or went through Amazon Bedrock's route
+    note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -90,6 +95,7 @@ class RecordedBreak:
             "cache_missed_input_tokens": self.cache_missed_input_tokens,
             "read": self.read,
             "previous_prompt": self.previous,
+            "note": self.note,
         }
 
 
@@ -417,6 +423,66 @@ class RequestSink:
         self.keep: Callable[[Any], Any] = self.requests.append if totals is None else _DROP
 
 
+class TurnCarry:
+    """What each request window's messages carry beyond their estimates while in the current
+    turn (a provider's ``TokenModel.carry``: OpenAI's hidden reasoning items, Gemini's joined
+    signature records), in O(1) a window: the same rule as ``TokenModel.carried_tokens``
+    (``tests/unit/core/test_request_carry.py`` holds them equal)."""
+
+    __slots__ = ("after", "prefix")
+
+    def __init__(
+        self,
+        messages: Sequence[Any],
+        carry: Callable[[Any], tuple[bool, int]],
+    ) -> None:
+        #: ``after[n]``: where the current turn of a window ending before message ``n`` starts
+        #: (after the last message before ``n`` that starts a turn); ``prefix[n]``: what
+        #: messages ``[0, n)`` carry
+        self.after = after = [0]
+        self.prefix = prefix = [0]
+        start = total = 0
+        for i, message in enumerate(messages):
+            starts, tokens = carry(message)
+            if starts:
+                start = i + 1
+            else:
+                total += tokens
+            after.append(start)
+            prefix.append(total)
+
+    @property
+    def any(self) -> bool:
+        return self.prefix[-1] > 0
+
+    def window(self, first: int, lo: int, hi: int) -> int:
+        """Of the window ``[first] + [lo, hi)`` (``first`` < 0: ``[lo, hi)``)."""
+        p, t = self.prefix, self.after[hi]
+        if t > lo:  # the message starting the turn is in the window
+            return p[hi] - p[t] if hi > t else 0
+        # none is after ``first``: the turn runs from ``first`` on (a message starting a turn
+        # carries nothing)
+        n = p[hi] - p[lo] if hi > lo else 0
+        return n + p[first + 1] - p[first] if 0 <= first < lo else n
+
+    def ids(self, window: Sequence[int], hi: int) -> int:
+        """Of a window of sorted message ids, all before ``hi``."""
+        p, after, t = self.prefix, self.after, self.after[hi]
+        k = bisect_left(window, t)
+        if len(window) - k == hi - t:  # the whole current turn is in the window
+            n = p[hi] - p[t]
+        else:
+            n = sum(p[x + 1] - p[x] for x in window[k:])
+        if t and (k == 0 or window[k - 1] != t - 1):
+            # the message that started the turn is not in the window: it runs back to the
+            # window's latest message that starts one
+            for x in reversed(window[:k]):
+                if after[x + 1] == x + 1:
+                    break
+                n += p[x + 1] - p[x]
+        return n
+
+
 @dataclass(slots=True)
 class ReplayPlan:
     """What every window source replays: the session, its settings resolved (max, strategy,
@@ -484,6 +550,9 @@ class ReplayPlan:
     #: of the tools + system, what a request sharing no message with a cached prompt reads
     #: (calibrated: :func:`~.restart.cached_head`); None: all of them
     head: int | None = None
+    #: what each window's messages carry beyond their tokens while in the current turn (the
+    #: provider's token model's ``carry``); None: nothing
+    carry: TurnCarry | None = None
 
     def message_tokens(self, message: Any, classify: bool = True) -> int:
         """Tokens of one message as sent (an edited one too): the provider's estimate, else

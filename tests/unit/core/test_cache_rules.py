@@ -285,3 +285,50 @@ def test_a_claude_code_transcript_keeps_the_apis_diagnostics(
     assert rb["cache_missed_input_tokens"] == 2
     code, out, _ = run(capsys, "requests", str(path))
     assert code == 0 and "rec:messages_changed" in out
+
+
+def test_an_unexplained_break_through_amazon_bedrock_says_so() -> None:
+    """No documented rule predicts the breaks of Bedrock's route: each is ``unexplained`` and
+    carries a note naming the route, and the log's note counts them."""
+    s = _recorded_session()
+    s.metas[5]["message_id"] = "msg_bdrk_01NQ4nZ9"
+    log = simulate(s)
+    miss = log.requests[2].recorded_miss
+    assert miss is not None and miss.reason == "unexplained"
+    assert miss.note is not None and miss.note.startswith("Amazon Bedrock")
+    assert log.requests[2].to_dict()["recorded_break"]["note"] == miss.note
+    assert any("1 through Amazon Bedrock" in n for n in log.notes)
+    # the same break on Anthropic's API reads a prefix no note explains
+    plain = simulate(_recorded_session()).requests[2].recorded_miss
+    assert plain is not None and plain.note is None
+
+
+def test_an_unexplained_break_that_read_only_the_head_or_nothing_says_so() -> None:
+    from ctxview.core.requests.diagnose import HEAD_NOTE, NOTHING_NOTE, unexplained_note
+
+    model = "claude-opus-4-5-20251101"
+    assert unexplained_note({}, model, 16_496, 16_496) == HEAD_NOTE.format(head=16_496)
+    assert unexplained_note({}, model, 16_500, 16_496) == HEAD_NOTE.format(head=16_496)
+    assert unexplained_note({}, model, 0, 16_496) == NOTHING_NOTE
+    assert unexplained_note({}, model, 40_000, 16_496) is None
+    assert unexplained_note({}, model, 16_496, None) is None
+    bedrock = unexplained_note({}, "us.anthropic.claude-sonnet-4-5-20250929-v1:0", 0, None)
+    assert bedrock is not None and bedrock.startswith("Amazon Bedrock")
+
+
+def test_an_unexplained_break_whose_prompt_shrank_says_so() -> None:
+    """A recorded prompt smaller than the previous one, with nothing in the transcript that
+    removed history: the client left out what the transcript does not record."""
+    from ctxview.core.requests.diagnose import SHRANK_NOTE, unexplained_note
+
+    model = "claude-opus-4-5-20251101"
+    note = unexplained_note({}, model, 33_572, 33_572, total=126_920, previous=151_584)
+    assert note == SHRANK_NOTE.format(tokens=24_664)
+    # grown, as every other request: the head note
+    assert unexplained_note({}, model, 33_572, 33_572, total=152_000, previous=151_584) != note
+    s = _recorded_session()
+    s.metas[5]["usage"] = _usage(1_000, 20_000)  # 21,003 billed after 30,003
+    log = simulate(s)
+    miss = log.requests[2].recorded_miss
+    assert miss is not None and miss.note == SHRANK_NOTE.format(tokens=9_000)
+    assert any("1 where the recorded prompt shrank" in n for n in log.notes)

@@ -68,6 +68,22 @@ def test_openai_models_have_their_own_input_limit_and_the_apis_words() -> None:
     assert over_context_words("claude-sonnet-4-5") == "prompt is too long"
 
 
+def test_a_newer_openai_model_is_held_to_its_generations_limit_not_anthropics_default() -> None:
+    """Codex rollouts of GPT-5.5 recorded prompts of up to 229,617 tokens that the API
+    answered: a model missing from the table must not get the 200k default."""
+    from ctxview.core.limits import context_problem, context_size
+
+    assert context_size("gpt-5.5") == 922_000
+    assert context_size("gpt-5.3-codex-spark") == 128_000
+    # a model of a known generation the table does not name: its generation's largest
+    assert context_size("gpt-5.6-terra", "openai") == 922_000
+    assert context_problem(229_617, "gpt-5.5", exact=True, provider="openai") is None
+    p = context_problem(1_000_000, "gpt-5.6-terra", exact=True, provider="openai")
+    assert p is not None and p.message.startswith("Input tokens exceed the configured limit")
+    # no generation to go by: the default stands
+    assert context_size("gpt-4o-foo") == 200_000
+
+
 def test_a_session_that_names_no_model_is_sized_by_its_provider(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

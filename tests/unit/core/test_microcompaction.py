@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from ctxview.core.requests import simulate
+from ctxview.core.requests.points import calibrate
 from ctxview.sessions import load_session
 from tests.support import claude_code_shapes as shapes
 from tests.support.paths import ACCEPTANCE
@@ -133,8 +134,11 @@ def test_a_microcompaction_of_results_before_the_file_breaks_at_its_first_messag
         assert [(r.index, r.cache_break.reason, r.cache_break.position) for r in broke] == [
             (8, "microcompaction", 0)
         ]
-        # no message read: the calibrated tools + system (which carry the history before the
-        # file), every message of the file written again; the recorded break is named so
-        assert broke[0].cache_read == log.static_tokens
+        # no message read: only the cached head of the calibrated static (which carries the
+        # history before the file; no read shows the head, so it is the assumed share), every
+        # message of the file written again; the recorded break is named so
+        head = calibrate(session).head
+        assert head is not None and head < log.static_tokens
+        assert broke[0].cache_read == head
         assert broke[0].recorded_miss is not None
         assert broke[0].recorded_miss.reason == "microcompaction"

@@ -45,6 +45,13 @@ def test_a_cached_prefix_is_read_in_whole_steps_and_priced_without_a_write_charg
     assert not cache.min_notes  # the minimum is documented
 
 
+def test_gpt_5_5_is_priced_at_its_own_rates() -> None:
+    # Codex rollouts of gpt-5.5 had no cost at all
+    price = PriceTable(books=(openai.PRICE_BOOK,)).get("gpt-5.5")
+    assert price is not None
+    assert (price.input, price.cache_read, price.output) == (5.00, 0.50, 30.00)
+
+
 def test_chat_rules_pair_tool_messages_with_the_assistant_before_them() -> None:
     wire = [
         {"role": "user", "content": "hi"},

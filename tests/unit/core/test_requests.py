@@ -91,11 +91,21 @@ def test_gap_longer_than_five_minutes_and_the_grace_expires_the_cache() -> None:
 
 
 def test_a_gap_just_past_five_minutes_still_reads_the_cache() -> None:
-    """A real session read its cache after a 5 min 23 s gap between logged responses: the
-    timestamps are the client's, the entry is timed by the API (the grace of cache_rules)."""
-    log = simulate(convo(3, gaps={2: 323.0}))
+    """The timestamps are when a response was logged, the entry is timed by the API from when
+    it processed the request: a 5-minute entry was read after 314.4 s between logged
+    responses (the grace of cache_rules)."""
+    log = simulate(convo(3, gaps={2: 314.0}))
     r = log.requests[2]
     assert r.cache_break is None and r.cache_read == log.requests[1].input_tokens
+
+
+def test_a_gap_of_five_minutes_and_23_seconds_expires_the_cache() -> None:
+    """Real 5-minute entries were missed after 322.7 s and 323.7 s between logged responses:
+    the tolerance for the client's timestamps is shorter than that."""
+    log = simulate(convo(3, gaps={2: 323.0}))
+    r = log.requests[2]
+    assert r.cache_break is not None and r.cache_break.reason == "ttl"
+    assert r.cache_read == 0
 
 
 def test_gap_within_ttl_keeps_it() -> None:
@@ -798,3 +808,14 @@ def test_a_tool_result_text_that_is_not_a_string_is_counted_not_a_crash(capsys: 
     fast = simulate(s, max_context_messages=4)
     ref = simulate(s, max_context_messages=4, _reference=True)
     assert [r.redundancy for r in fast.requests] == [r.redundancy for r in ref.requests]
+
+
+def test_the_ttl_runs_from_when_a_request_was_sent_not_when_its_response_was_logged() -> None:
+    """A response streamed for minutes is logged long after its request was sent: the next
+    request 340 s after that log line but 200 s after the request still reads the cache."""
+    s = convo(3, gaps={2: 340.0})
+    assert simulate(s).requests[2].cache_break is not None
+    s.metas[5]["request_sent"] = ts(10.0 + 200.0)  # the line before it: 200 s after request 1's
+    s.metas[3]["request_sent"] = ts(10.0)
+    r = simulate(s).requests[2]
+    assert r.cache_break is None and r.cache_read == simulate(s).requests[1].input_tokens

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from ctxview.sessions import load_session
+from ctxview.sessions.rowtext import row_text
 from ctxview.sessions.subagents import subagent_files, subagents_of
 from tests.support.codex_rollouts import write_child, write_parent
 
@@ -64,6 +65,17 @@ def test_a_forked_thread_sends_its_parents_history_but_does_not_request_it_again
     )
     requests = json.loads(out.stdout)["requests"]
     assert [(r["index"], r["recorded"]["input_tokens"]) for r in requests] == [(0, 900)]
+
+
+def test_a_forked_threads_replayed_history_is_marked_in_its_rows(
+    spawned: tuple[Path, Path],
+) -> None:
+    _, child = spawned
+    session = load_session(str(child))
+    summaries = [
+        row_text(m, meta)[1] for m, meta in zip(session.messages, session.metas, strict=True)
+    ]
+    assert [s.startswith("forked · ") for s in summaries] == [True, True, False, False]
 
 
 def test_requests_and_inspect_count_the_spawned_thread_with_its_parent(

@@ -15,6 +15,7 @@ from ctxview.core.providers.gemini import RULES
 from ctxview.sessions import load_session
 from ctxview.sessions.gemini import Pairing, contents_messages, part_block
 from ctxview.sessions.readers import detect
+from ctxview.sessions.replay import replay
 
 
 def _blocks(contents: list[Any]) -> list[list[dict[str, Any]]]:
@@ -399,9 +400,7 @@ def test_a_content_with_no_parts_is_rejected_wherever_it_is(role: str) -> None:
     ]
 
 
-@pytest.mark.parametrize(
-    "part", [{}, {"thoughtSignature": "c2ln"}, {"text": None}, {"thought": True}]
-)
+@pytest.mark.parametrize("part", [{}, {"text": None}, {"thought": True}, {"thought": False}])
 def test_a_part_that_sets_no_data_field_is_rejected(part: dict[str, Any]) -> None:
     model = {"role": "model", "parts": [{"text": "ok"}, part]}
     assert _problems([HI, model]) == [
@@ -426,6 +425,9 @@ def test_a_part_that_sets_no_data_field_is_rejected(part: dict[str, Any]) -> Non
         # recordings, Gemini API and Vertex AI)
         {"thought": True, "thoughtSignature": "c2ln"},
         {"thought": True, "thought_signature": "c2ln"},
+        # the closing part Gemini 3 returns with only a signature, sent back as it came:
+        # gemini-3.1-pro-preview answered it (google/adk-go's TestParallelFunctionCalls recording)
+        {"thoughtSignature": "c2ln"},
     ],
 )
 def test_a_part_with_data_is_not(part: dict[str, Any]) -> None:
@@ -446,3 +448,22 @@ def test_a_gemini_body_is_repaired_by_geminis_rules(
     assert [f["code"] for f in report["fixes"]] == ["empty_content"]
     assert main(["repair", str(path), "-o", str(out)]) == 0
     assert json.loads(out.read_text())["contents"] == [HI]
+
+
+def test_one_part_object_where_an_array_is_documented_reads_as_a_list_of_one(
+    tmp_path: Path,
+) -> None:
+    # tidyverse/ellmer sends systemInstruction.parts as one object; the Gemini API answered it
+    body = {
+        "systemInstruction": {"parts": {"text": "Be terse."}},
+        "contents": [{"role": "user", "parts": {"text": "hi"}}],
+    }
+    path = tmp_path / "body.json"
+    path.write_text(json.dumps(body))
+    session = load_session(path)
+    assert session.system == [{"type": "text", "text": "Be terse."}]
+    assert session.messages[0]["content"] == [{"type": "text", "text": "hi"}]
+    rep = replay(session, as_sent=True)
+    assert [p for p in rep.protocol_problems() if p.severity == "error"] == []
+    # written back as it was read
+    assert rep.request_body({}) == body

@@ -233,11 +233,25 @@ def test_the_growth_over_unkept_turns_does_not_fit_the_rates(tmp_path: Path) -> 
     assert not rates.calibrated
 
 
+def test_the_tools_and_system_are_fitted_on_the_requests_that_held_every_turn_sent(
+    tmp_path: Path,
+) -> None:
+    from ctxview.core.requests.points import calibrate
+
+    # the first request (7,000 tokens) held the prompt and the tools with the file's one user
+    # turn; every later one (10,000 to 22,000) held tool turns the file does not keep
+    static = calibrate(_unkept_session(tmp_path)).static
+    assert static is not None and 6_900 < static < 7_000
+
+
 def test_the_benchmark_measures_only_requests_whose_turns_the_file_holds(tmp_path: Path) -> None:
-    from benchmarks.gemini_tokens import _sessions, cli_errors
+    from benchmarks.gemini_tokens import _sessions, cli_errors, request_errors
 
     session = _unkept_session(tmp_path)
     calibrated, first, growth, skipped = cli_errors(Path(session.path))
     assert (calibrated, first, growth, skipped) == ([], [], [], 5)
+    # as `requests` prices them: only the first request held every turn (and fitted the
+    # system prompt + tools)
+    assert request_errors(Path(session.path)) == [0.0]
     log = _open_log(tmp_path, [_record("u1", "user", "hi"), _record("g1", "gemini", "hello")])
     assert _sessions(tmp_path) == sorted([Path(session.path), Path(log.path)])

@@ -824,3 +824,21 @@ def test_a_last_line_cut_inside_a_character_is_a_cut_line_not_a_refused_file(
     p.write_bytes(codecs.BOM_UTF8 + whole.replace("→".encode(), b"\xff"))
     with pytest.raises(SessionError, match=r"invalid byte 0xff at line 3, byte offset"):
         load_session(str(p))
+
+
+def test_a_claude_code_response_records_when_its_request_was_sent(tmp_path: Path) -> None:
+    """The request of a response went out when the line before it was written (the prompt, or
+    the last tool result): ``request_sent``, the clock the prompt cache runs on; the response's
+    own lines are logged after it streamed."""
+    from tests.support import claude_code_shapes as shapes
+
+    w = shapes.Writer()
+    u = w.user(None, "Fix the failing build.")
+    r = w.tool_round(u, 0, (3, 20_000, 2_000))
+    result_line = w.records[-1]
+    w.assistant(r, [{"type": "text", "text": "Done."}], (3, 22_000, 200), "msg_end", gap=400)
+    s = load_session(shapes.write(tmp_path / "s.jsonl", w.records))
+    first, last = s.metas[1], s.metas[3]
+    assert first["request_sent"] == w.records[0]["timestamp"]
+    assert last["request_sent"] == result_line["timestamp"]
+    assert last["timestamp"] > last["request_sent"]
