@@ -501,3 +501,24 @@ def test_every_per_file_commands_json_names_the_provider(
         assert json.loads(out)["provider"] == provider, argv
     _, out, _ = run(capsys, "diff", str(path), str(path), "--json")
     assert json.loads(out)["provider"] == {"a": provider, "b": provider}
+
+
+def test_the_app_without_a_terminal_says_so_and_writes_no_escape(tmp_path: Path) -> None:
+    """``ctxview FILE > out.txt`` or ``| less``: the app refuses (exit 2, one line naming the
+    headless commands) instead of writing its escape sequences into the file and waiting for
+    keys that never come (the timeout proves it does not wait). A bad file is named first."""
+    env = {
+        **{k: v for k, v in os.environ.items() if k != "TEXTUAL_DRIVER"},
+        "CTXVIEW_CONFIG": str(tmp_path / "c.toml"),
+        "CTXVIEW_STATE_DIR": str(tmp_path / "state"),
+    }
+    for argv in ([str(SAMPLES / "agent_loop.json")], ["fleet", str(tmp_path)]):
+        if argv[0] == "fleet":
+            (tmp_path / "requests").mkdir()
+        out = cli(*argv, env=env, timeout=30, stdin=subprocess.DEVNULL)
+        assert out.returncode == 2, out.stderr
+        assert "opens the terminal app, and its input or output is not a terminal" in out.stderr
+        assert out.stdout == "" and "\x1b" not in out.stderr
+    (tmp_path / "bad.json").write_text("[1,")
+    out = cli(str(tmp_path / "bad.json"), env=env, timeout=30, stdin=subprocess.DEVNULL)
+    assert out.returncode == 2 and "invalid JSON" in out.stderr
