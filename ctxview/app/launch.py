@@ -10,14 +10,17 @@ from ctxview.config import load_config
 from ctxview.textfmt import one_line
 
 
-def no_terminal(what: str, instead: str) -> str | None:
-    """Why the TUI cannot run here, or None: its input or output is not a terminal (``ctxview
-    FILE > out.txt``, ``| less``, ``< /dev/null``): it would write its escape sequences into the
+def has_terminal() -> bool:
+    """Can the TUI run here: are its input and output a terminal? Not with ``ctxview FILE >
+    out.txt``, ``| less`` or ``< /dev/null``, where it would write its escape sequences into the
     file or pipe and wait for keys that never come. A browser tab (``ctxview serve``, Textual's
     web driver) has no terminal and needs none."""
-    if os.environ.get("TEXTUAL_DRIVER"):
-        return None
-    if sys.stdin.isatty() and sys.stdout.isatty():
+    return bool(os.environ.get("TEXTUAL_DRIVER")) or (sys.stdin.isatty() and sys.stdout.isatty())
+
+
+def no_terminal(what: str, instead: str) -> str | None:
+    """Why the TUI cannot run here (:func:`has_terminal`), or None."""
+    if has_terminal():
         return None
     return (
         f"{what} opens the terminal app, and its input or output is not a terminal; for text "

@@ -522,3 +522,47 @@ def test_the_app_without_a_terminal_says_so_and_writes_no_escape(tmp_path: Path)
     (tmp_path / "bad.json").write_text("[1,")
     out = cli(str(tmp_path / "bad.json"), env=env, timeout=30, stdin=subprocess.DEVNULL)
     assert out.returncode == 2 and "invalid JSON" in out.stderr
+
+
+def test_the_proxy_without_a_terminal_runs_without_its_tui(tmp_path: Path) -> None:
+    """``ctxview proxy > log &``: no terminal, so the proxy runs as ``--no-tui`` does (its
+    lines in the log, never the TUI's escape sequences), and says so on stderr."""
+    import select
+    import signal
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {
+        **{k: v for k, v in os.environ.items() if k != "TEXTUAL_DRIVER"},
+        "CTXVIEW_CONFIG": str(tmp_path / "c.toml"),
+        "CTXVIEW_STATE_DIR": str(tmp_path / "state"),
+    }
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ctxview",
+            "proxy",
+            "--port",
+            str(port),
+            "--upstream",
+            "http://127.0.0.1:9",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=ROOT,
+    )
+    try:
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 30)
+        assert ready, "the proxy wrote nothing in 30 s"
+        first = os.read(proc.stdout.fileno(), 200).decode("utf-8", "replace")
+        assert first.startswith("ctxview proxy on http://127.0.0.1:") and "\x1b" not in first
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    assert "no terminal: running without the TUI" in err.decode()
