@@ -10,7 +10,27 @@ from ctxview.config import load_config
 from ctxview.textfmt import one_line
 
 
-def launch(args: argparse.Namespace) -> int:
+def has_terminal() -> bool:
+    """Can the TUI run here: are its input and output a terminal? Not with ``ctxview FILE >
+    out.txt``, ``| less`` or ``< /dev/null``, where it would write its escape sequences into the
+    file or pipe and wait for keys that never come. A browser tab (``ctxview serve``, Textual's
+    web driver) has no terminal and needs none."""
+    return bool(os.environ.get("TEXTUAL_DRIVER")) or (sys.stdin.isatty() and sys.stdout.isatty())
+
+
+def no_terminal(what: str, instead: str) -> str | None:
+    """Why the TUI cannot run here (:func:`has_terminal`), or None."""
+    if has_terminal():
+        return None
+    return (
+        f"{what} opens the terminal app, and its input or output is not a terminal; for text "
+        f"or JSON: {instead}"
+    )
+
+
+def launch(args: argparse.Namespace, *, need_terminal: bool = False) -> int:
+    """The TUI on what ``args`` names (``need_terminal``: refuse, exit 2, when stdin or stdout
+    is not a terminal, after the file is read: its own errors come first)."""
     from ctxview.chat.autosave import open_chat, resume_path
     from ctxview.sessions import SessionError
 
@@ -61,6 +81,14 @@ def launch(args: argparse.Namespace) -> int:
             )
             return 2
         app.follow_on_start = True
+    if need_terminal and (
+        why := no_terminal(
+            f"ctxview {one_line(path or '', 1000)}".strip(),
+            "ctxview inspect | requests | compare | export | report FILE (see --help)",
+        )
+    ):
+        print(f"ctxview: {why}", file=sys.stderr)
+        return 2
     try:
         app.run()
     except Exception as exc:  # outside Textual's own handling (driver start-up, say)
@@ -70,9 +98,16 @@ def launch(args: argparse.Namespace) -> int:
     return int(app.return_code or 0)
 
 
-def launch_fleet(dataset: str) -> int:
+def launch_fleet(dataset: str, *, need_terminal: bool = False) -> int:
     """The TUI on the Fleet screen of a scanned dataset (``ctxview fleet DIR``), over a new
     offline chat: enter there opens a session in it."""
+    if need_terminal and (
+        why := no_terminal(
+            f"ctxview fleet {one_line(dataset, 1000)}", "ctxview report DIR [--json]"
+        )
+    ):
+        print(f"ctxview: {why}", file=sys.stderr)
+        return 2
     cfg = load_config()
     from ctxview.chat.autosave import open_chat
 

@@ -191,6 +191,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
         report["unfixable"] = unfixable
         report["valid"] = result.valid
         report["format"] = repaired.format
+        report["provider"] = rep.provider  # (as every per-file command's --json names it)
         report["output"] = wrote
         report["skipped"] = args.skipped
         report["config_used"] = args.config_used

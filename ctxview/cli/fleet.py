@@ -234,4 +234,4 @@ def cmd_fleet(args: argparse.Namespace) -> int:
         return EXIT_UNREADABLE
     from ctxview.app.launch import launch_fleet
 
-    return launch_fleet(args.dir)
+    return launch_fleet(args.dir, need_terminal=True)

@@ -144,6 +144,12 @@ def cmd_proxy(args: argparse.Namespace) -> int:
             "machines, and it forwards their requests with whatever key they send",
             file=sys.stderr,
         )
+    from ctxview.app.launch import has_terminal
+
+    if not args.no_tui and not has_terminal():
+        # (`ctxview proxy > log &`): the TUI would write its escape sequences into the log
+        print("ctxview: proxy: no terminal: running without the TUI (--no-tui)", file=sys.stderr)
+        args.no_tui = True
     if args.no_tui:
         import asyncio  # here, not at the top: `sessions` and the parser do not need it
 

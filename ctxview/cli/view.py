@@ -42,4 +42,4 @@ def view(args: argparse.Namespace) -> int:
     """The TUI on what ``args`` names (Textual is imported here, never for a headless command)."""
     from ctxview.app.launch import launch
 
-    return launch(args)
+    return launch(args, need_terminal=True)

@@ -87,7 +87,7 @@ def check_output(
         raise WriteRefused(spath, f"{missing}: {target.parent}", errno.ENOENT)
     if not os.access(target.parent, os.W_OK | os.X_OK):
         # the save makes its temp file there: found now, before a reply is paid for
-        raise WriteRefused(spath, f"cannot write in {target.parent}", errno.EACCES)
+        raise WriteRefused(spath, f"folder not writable: {target.parent}", errno.EACCES)
     if force:
         return
     for given in inputs:

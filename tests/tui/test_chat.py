@@ -259,6 +259,7 @@ def test_resume_opens_newest_autosave(monkeypatch: Any) -> None:
         return 0
 
     monkeypatch.setattr(appmod.CtxviewApp, "run", fake_run)
+    monkeypatch.setattr("ctxview.app.launch.has_terminal", lambda: True)  # (pytest captures)
     assert main(["--resume"]) == 0
     assert seen["path"] == str(newer) and seen["n"] == 18
 

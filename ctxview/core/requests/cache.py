@@ -36,7 +36,11 @@ def _price_notes(notes: list[str], price_notes: set[str], min_notes: set[str]) -
     """The notes of the models without a price or a known minimum."""
     if "" in price_notes:
         price_notes.discard("")
-        notes.append("no model named: cost is null (pass a model in the config)")
+        # (only another API's file can name none: a Claude session takes the config's model)
+        notes.append(
+            "no model named: cost is null (the file names none; the config's model prices "
+            "Claude sessions only)"
+        )
     for m in sorted(price_notes):
         notes.append(
             f'no price for model {m!r}: cost is null (add [pricing."{m}"] with input and '

@@ -10,7 +10,7 @@ WITH per AS (
     FROM requests
     GROUP BY session_key
 )
-SELECT per.*, s.session_id, s.project, s.title, s.file
+SELECT per.*, s.session_id, s.project, s.provider, s.title, s.file
 FROM per LEFT JOIN sessions AS s USING (session_key)
 ORDER BY
     CASE WHEN getvariable('rank') = 'waste' THEN per.lost_usd ELSE per.cost_usd END

@@ -474,3 +474,95 @@ def test_options_may_stand_between_a_commands_paths() -> None:
     assert (args.command, args.paths, args.jobs, args.out) == ("scan", ["a.json", "b.json"], 1, "d")
     config = parse_command(["config", "set", "strategy", "pair-safe"])
     assert (config.command, config.action, config.key) == ("config", "set", "strategy")
+
+
+@pytest.mark.parametrize(
+    ("path", "provider"),
+    [
+        (SAMPLES / "agent_loop.json", "anthropic"),
+        (
+            ROOT / "tests" / "acceptance" / "openai_chat" / "pai_complex_agent_run_req3.json",
+            "openai",
+        ),
+        (ROOT / "tests" / "acceptance" / "gemini" / "llmgemini_tools_req3.json", "gemini"),
+    ],
+    ids=["anthropic", "openai", "gemini"],
+)
+def test_every_per_file_commands_json_names_the_provider(
+    path: Path, provider: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for argv in (
+        ["inspect", "--json"],
+        ["requests", "--json"],
+        ["compare", "--json"],
+        ["repair", "--dry-run", "--json"],
+    ):
+        _, out, _ = run(capsys, argv[0], str(path), *argv[1:])
+        assert json.loads(out)["provider"] == provider, argv
+    _, out, _ = run(capsys, "diff", str(path), str(path), "--json")
+    assert json.loads(out)["provider"] == {"a": provider, "b": provider}
+
+
+def test_the_app_without_a_terminal_says_so_and_writes_no_escape(tmp_path: Path) -> None:
+    """``ctxview FILE > out.txt`` or ``| less``: the app refuses (exit 2, one line naming the
+    headless commands) instead of writing its escape sequences into the file and waiting for
+    keys that never come (the timeout proves it does not wait). A bad file is named first."""
+    env = {
+        **{k: v for k, v in os.environ.items() if k != "TEXTUAL_DRIVER"},
+        "CTXVIEW_CONFIG": str(tmp_path / "c.toml"),
+        "CTXVIEW_STATE_DIR": str(tmp_path / "state"),
+    }
+    for argv in ([str(SAMPLES / "agent_loop.json")], ["fleet", str(tmp_path)]):
+        if argv[0] == "fleet":
+            (tmp_path / "requests").mkdir()
+        out = cli(*argv, env=env, timeout=30, stdin=subprocess.DEVNULL)
+        assert out.returncode == 2, out.stderr
+        assert "opens the terminal app, and its input or output is not a terminal" in out.stderr
+        assert out.stdout == "" and "\x1b" not in out.stderr
+    (tmp_path / "bad.json").write_text("[1,")
+    out = cli(str(tmp_path / "bad.json"), env=env, timeout=30, stdin=subprocess.DEVNULL)
+    assert out.returncode == 2 and "invalid JSON" in out.stderr
+
+
+def test_the_proxy_without_a_terminal_runs_without_its_tui(tmp_path: Path) -> None:
+    """``ctxview proxy > log &``: no terminal, so the proxy runs as ``--no-tui`` does (its
+    lines in the log, never the TUI's escape sequences), and says so on stderr."""
+    import select
+    import signal
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {
+        **{k: v for k, v in os.environ.items() if k != "TEXTUAL_DRIVER"},
+        "CTXVIEW_CONFIG": str(tmp_path / "c.toml"),
+        "CTXVIEW_STATE_DIR": str(tmp_path / "state"),
+    }
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ctxview",
+            "proxy",
+            "--port",
+            str(port),
+            "--upstream",
+            "http://127.0.0.1:9",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=ROOT,
+    )
+    try:
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 30)
+        assert ready, "the proxy wrote nothing in 30 s"
+        first = os.read(proc.stdout.fileno(), 200).decode("utf-8", "replace")
+        assert first.startswith("ctxview proxy on http://127.0.0.1:") and "\x1b" not in first
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    assert "no terminal: running without the TUI" in err.decode()

@@ -171,5 +171,5 @@ def test_a_folder_that_cannot_be_written_in_is_refused_before_any_work(
 ) -> None:
     """Found before the work (for ``chat``: before the reply is paid for), not after it."""
     code, out, err = run(capsys, *COMMANDS[command](str(session)), "-o", str(unwritable / "o.json"))
-    assert code == 2 and f"cannot write in {unwritable}" in one_line_error(err)
+    assert code == 2 and f"cannot write (folder not writable: {unwritable})" in one_line_error(err)
     assert out == ""  # nothing done: no reply, no body

@@ -122,3 +122,18 @@ def test_a_last_request_over_the_models_context_exits_1_as_inspect_and_compare_d
     # under the context, the same body is accepted
     body.write_text(body.read_text().replace("hello world " * 100_000, "hello"))
     assert run(capsys, "requests", str(body), "--json")[0] == 0
+
+
+def test_a_file_that_names_no_model_is_told_why_it_has_no_cost(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A Gemini API body names its model in the URL: the note says the file names none (the
+    config's model, a Claude model, does not price it), not to pass a model in the config."""
+    from tests.support.paths import ACCEPTANCE
+
+    body = ACCEPTANCE / "gemini" / "llmgemini_tools_req3.json"
+    code, out, _ = run(capsys, "requests", str(body), "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["model"] is None and doc["totals"]["cost_usd"] is None
+    [note] = [n for n in doc["notes"] if n.startswith("no model named")]
+    assert "the file names none" in note and "pass a model" not in note

@@ -56,6 +56,13 @@ def test_every_break_reason_and_day_adds_up_to_the_rows(dataset: tuple[Path, lis
     assert [d["date"] for d in answers["by_day"]] == sorted({str(r["date"]) for r in rows})
 
 
+def test_each_top_session_names_its_provider(dataset: tuple[Path, list[str]]) -> None:
+    """As every per-file command's JSON does (the dataset's sessions hold it)."""
+    out, _ = dataset
+    top = fleet_report(out)["top_sessions"]
+    assert top and {t["provider"] for t in top} == {"anthropic"}
+
+
 def test_the_filters_keep_the_requests_they_name(dataset: tuple[Path, list[str]]) -> None:
     out, _ = dataset
     rows = request_rows(out)
