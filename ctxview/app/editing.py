@@ -3,6 +3,9 @@ message pair-safely (``delete``), stub its content (``c``), pin / unpin it (``P`
 
 Every edit goes through ConversationContext's edit API (``replace_message``, ``remove_message``,
 ``readmit_message``, ``pin`` / ``unpin``), so the transcript, the model and a saved session agree.
+A repair that inserts a message (an answer to a call nothing answers) rebuilds the session with
+it in its history (``ctxview.sessions.inserts``: ids are positions in it) and shows that one;
+``u`` shows the session from before again.
 Drops, stubs and pins are previewed first (``ctxview.core.edits``: ``preview`` and
 ``edit_cost``): the protocol verdict after the edit, the tokens it saves, the cache break it
 causes with the tokens written again, and the cost difference over the next request.
@@ -56,6 +59,8 @@ class EditGroup:
     #: a pin (True) or unpin (False) of ``pins``; None for message edits
     pinned: bool | None = None
     pins: tuple[int, ...] = ()
+    #: a repair that inserted messages: the session shown before it (undo shows it again)
+    before: SessionModel | None = None
 
 
 def saved_words(saved: int, *, past: bool = False) -> str:
@@ -126,10 +131,16 @@ class Editor:
         self.model = model
         self.config = config
         self.undo_stack: list[EditGroup] = []
+        #: the session an insert (or its undo) asked the app to show: its edits go on
+        self._swapping: SessionModel | None = None
 
     def show(self, model: SessionModel) -> None:
-        """Another session is shown: its edits start afresh."""
+        """Another session is shown: its edits start afresh (unless it is the one an insert or
+        its undo put in place)."""
         self.model = model
+        if model is self._swapping:
+            self._swapping = None
+            return
         self.undo_stack.clear()
 
     # -- planning -------------------------------------------------------------------------------
@@ -227,7 +238,10 @@ class Editor:
             )
             return
         price = self.price(plan)  # before the window changes
-        self.apply(plan)
+        if plan.inserts:
+            self._insert(plan)
+        else:
+            self.apply(plan)
         n = len(plan.fixes)
         self.app.notify(
             f"repaired ({n} fix{'es' if n != 1 else ''}): {visible(plan.what)} · "
@@ -346,11 +360,47 @@ class Editor:
         self.undo_stack.append(group)
         self._changed([c.mid for c in group.changes])
 
+    def _insert(self, plan: EditPlan) -> None:
+        """Apply a plan with new messages: the session rebuilt with them in its history, its
+        other changes made there (under the ids they have there), shown instead of this one."""
+        from ctxview.app.model import SessionModel
+        from ctxview.sessions.inserts import with_inserts
+
+        old = self.model
+        done = with_inserts(old.replay, plan.inserts, defaults=self.config.as_defaults())
+        new = SessionModel(done.session, old.path, old.model, tools=old.tools)
+        new.show_evicted = old.show_evicted
+        ctx = new.context
+        changed = list(done.ids)
+        for mid in sorted(plan.changes):
+            nid = done.new_id[mid]
+            msg = plan.changes[mid]
+            if msg is None:
+                ctx.remove_message(nid)
+            else:
+                ctx.replace_message(nid, msg)
+            changed.append(nid)
+        new.after_change()
+        self.undo_stack.append(EditGroup(plan.what, [], before=old))
+        self._show(new, sorted(changed))
+
+    def _show(self, model: SessionModel, flash: list[int]) -> None:
+        from ctxview.app.messages import SessionReplaced
+
+        model.unsaved = True
+        self._swapping = model
+        self.app.post_message(SessionReplaced(self.model, model, at_end=False))
+        self.app.post_message(ContextChanged(flash=flash, count_stale=True))
+
     def undo(self) -> None:
         if not self.undo_stack:
             self.app.notify("nothing to undo", markup=False)
             return
         group = self.undo_stack.pop()
+        if group.before is not None:
+            self._show(group.before, [])
+            self.app.notify(f"undone: {visible(group.what)}", markup=False, timeout=4)
+            return
         ctx = self.model.context
         if group.pinned is not None:
             done = ctx.set_pinned(group.pins, not group.pinned)

@@ -1,8 +1,10 @@
 """Edits of a window, computed headlessly: drop a message pair-safely, stub its content, apply a
-repair; each as a plan of ``{id: new message or None (removed)}`` with a preview of its effect.
+repair; each as a plan of ``{id: new message or None (removed)}`` (a repair's new messages
+beside it, by the window message they go before) with a preview of its effect.
 
-The plan is applied through :class:`~ctxview.core.context.ConversationContext`'s edit API
-(``replace_message`` / ``remove_message``; ``readmit_message`` undoes a removal).
+The changes are applied through :class:`~ctxview.core.context.ConversationContext`'s edit API
+(``replace_message`` / ``remove_message``; ``readmit_message`` undoes a removal); new messages
+through the session's history (``ctxview.sessions.inserts``: ids are positions in it).
 """
 
 from __future__ import annotations
@@ -27,17 +29,30 @@ STUB = "[stubbed by ctxview: {n:,} characters removed]"
 
 @dataclass
 class EditPlan:
-    """Changes to window messages by id: a new message, or None to take it out of the window."""
+    """Changes to window messages by id: a new message, or None to take it out of the window;
+    and new messages by the id of the window message they go before (:data:`END`: after the
+    window's last)."""
 
     what: str
     changes: dict[int, dict[str, Any] | None] = field(default_factory=dict)
     fixes: list[Fix] = field(default_factory=list)
     #: why nothing can be done (the plan is empty)
     reason: str = ""
+    #: new messages (a repair's answer to a call nothing answers), in order, by the window
+    #: message they go before
+    inserts: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
-        return not self.changes
+        return not self.changes and not self.inserts
+
+    @property
+    def inserted(self) -> int:
+        return sum(len(v) for v in self.inserts.values())
+
+
+#: ``EditPlan.inserts``' key for new messages after the window's last message
+END = -1
 
 
 @dataclass(frozen=True)
@@ -94,7 +109,7 @@ def preview(
         if errors_before is not None
         else sum(1 for p in chk.check(keyed, system) if p.severity == "error")
     )
-    changes = plan.changes
+    changes, inserts = plan.changes, plan.inserts
     # the window with the plan applied: a copy, with the few changed positions replaced
     at = sorted(k for k, e in enumerate(entries) if e[0] in changes)
     after: list[Entry] = list(keyed)
@@ -108,6 +123,17 @@ def preview(
         else:
             delta += estimate_message(new)
             after[k] = (next_version_key(), new)
+    if inserts:
+        # new messages go in before the window message they are keyed by (from the last up,
+        # so positions stay valid); removed positions are dropped after, by the same numbers
+        for k in sorted((k for k, e in enumerate(entries) if e[0] in inserts), reverse=True):
+            new_entries = [(next_version_key(), m) for m in inserts[entries[k][0]]]
+            delta += sum(estimate_message(m) for _, m in new_entries)
+            after[k:k] = new_entries
+            removed = {r + len(new_entries) if r >= k else r for r in removed}
+        for m in inserts.get(END, ()):
+            delta += estimate_message(m)
+            after.append((next_version_key(), m))
     if len(removed) == 1:
         del after[removed.pop()]
     elif removed:
@@ -199,8 +225,10 @@ def repair_plan(
     keys: Sequence[int] | None = None,
 ) -> EditPlan:
     """The repair of the window's errors (of the problems at message ``only`` when given), as
-    edits. A fix that inserts a message (an answer before a ``system`` turn) cannot be an edit:
-    the plan then says so."""
+    edits: :func:`~ctxview.core.repair.repair`'s result, each changed message under its id,
+    each dropped one as None, and each message it inserts (an answer to a call nothing answers:
+    before a ``system`` turn, or right after the call under Chat Completions' rules) by the id of
+    the window message it goes before."""
     ids = [mid for mid, _ in entries]
     msgs = [m for _, m in entries]
     pos: int | None = None
@@ -209,11 +237,6 @@ def repair_plan(
             return EditPlan("repair", reason=f"#{only} is not in the window")
         pos = ids.index(only)
     result = repair(msgs, system, only=pos, keys=keys if keys is not None else ids, checker=checker)
-    if any(o is None for o in result.origin):
-        return EditPlan(
-            "repair",
-            reason="the fix inserts a new user message: use `ctxview repair FILE` for it",
-        )
     if not result.fixes:
         return EditPlan(
             "repair",
@@ -221,9 +244,17 @@ def repair_plan(
         )
     plan = EditPlan("repair", fixes=result.fixes)
     kept = {o for o in result.origin if o is not None}
+    pending: list[dict[str, Any]] = []
     for out, o in zip(result.messages, result.origin, strict=True):
-        if o is not None and out is not msgs[o]:
+        if o is None:
+            pending.append(out)
+            continue
+        if pending:
+            plan.inserts[ids[o]], pending = pending, []
+        if out is not msgs[o]:
             plan.changes[ids[o]] = out
+    if pending:
+        plan.inserts[END] = pending
     for o in range(len(msgs)):
         if o not in kept:
             plan.changes[ids[o]] = None
@@ -387,13 +418,24 @@ def edit_cost(
     position: int | None = None
     prefix = 0
     delta = 0
+    inserts = plan.inserts
     for k, ((mid, _), t) in enumerate(zip(entries, toks, strict=True)):
+        if mid in inserts:
+            if position is None:
+                position = k
+                prefix = sum(toks[:k])
+            delta += sum(est(m) for m in inserts[mid])
         if mid in changes:
             if position is None:
                 position = k
                 prefix = sum(toks[:k])
             new = changes[mid]
             delta += (est(new) if new is not None else 0) - t
+    if END in inserts:
+        if position is None:
+            position = len(entries)
+            prefix = sum(toks)
+        delta += sum(est(m) for m in inserts[END])
     total_before = static_tokens + sum(toks)
     total_after = total_before + delta
     minimum = min_cacheable(model)[0]
