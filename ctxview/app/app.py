@@ -105,7 +105,7 @@ class CtxviewApp(ShellApp):
     def editor(self) -> Editor:
         from ctxview.app.editing import Editor
 
-        return Editor(self, self.model, self.config)
+        return Editor(self, self.model, self.config, self._chat_busy)
 
     @cached_property
     def figures(self) -> Figures:

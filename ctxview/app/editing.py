@@ -13,7 +13,7 @@ causes with the tokens written again, and the cost difference over the next requ
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -59,8 +59,10 @@ class EditGroup:
     #: a pin (True) or unpin (False) of ``pins``; None for message edits
     pinned: bool | None = None
     pins: tuple[int, ...] = ()
-    #: a repair that inserted messages: the session shown before it (undo shows it again)
+    #: a repair that inserted messages: the session shown before it (undo shows it again),
+    #: and the history's length after it (messages added since would be lost: no undo then)
     before: SessionModel | None = None
+    length: int = 0
 
 
 def saved_words(saved: int, *, past: bool = False) -> str:
@@ -124,12 +126,20 @@ class Editor:
     """The edits of the open session (``model``) and their undo stack (unlimited within the
     session). The app passes the selected message to each action; after a change the editor
     posts :class:`~ctxview.app.messages.ContextChanged`. ``app`` serves the dialogs, notices
-    and messages (Textual's services only)."""
+    and messages (Textual's services only); ``chat_busy`` tells when a reply is in flight (a
+    repair that rebuilds the session waits for it)."""
 
-    def __init__(self, app: App[Any], model: SessionModel, config: Config) -> None:
+    def __init__(
+        self,
+        app: App[Any],
+        model: SessionModel,
+        config: Config,
+        chat_busy: Callable[[], bool] = lambda: False,
+    ) -> None:
         self.app = app
         self.model = model
         self.config = config
+        self.chat_busy = chat_busy
         self.undo_stack: list[EditGroup] = []
         #: the session an insert (or its undo) asked the app to show: its edits go on
         self._swapping: SessionModel | None = None
@@ -235,6 +245,11 @@ class Editor:
         if plan.empty:
             self.app.notify(
                 f"cannot repair here: {visible(plan.reason)}", severity="warning", markup=False
+            )
+            return
+        if plan.inserts and self.chat_busy():
+            self.app.notify(
+                "a reply is in flight: wait, or press escape to cancel it", markup=False
             )
             return
         price = self.price(plan)  # before the window changes
@@ -381,8 +396,33 @@ class Editor:
                 ctx.replace_message(nid, msg)
             changed.append(nid)
         new.after_change()
-        self.undo_stack.append(EditGroup(plan.what, [], before=old))
+        self.undo_stack.append(EditGroup(plan.what, [], before=old, length=len(new.transcript)))
         self._show(new, sorted(changed))
+
+    def _undo_insert(self, group: EditGroup) -> None:
+        """Show the session from before the repair again (its settings too), unless messages
+        were added since (a chat reply, a followed transcript): they would be lost."""
+        assert group.before is not None
+        if self.chat_busy():
+            self.app.notify(
+                "a reply is in flight: wait, or press escape to cancel it", markup=False
+            )
+            return
+        self.undo_stack.pop()
+        if len(self.model.transcript) != group.length:
+            self.app.notify(
+                f"cannot undo {visible(group.what)}: messages were added since (undoing it "
+                "would lose them)",
+                severity="warning",
+                markup=False,
+            )
+            return
+        self._show(group.before, [])
+        self.app.notify(
+            f"undone: {visible(group.what)} (the session as it was before the repair)",
+            markup=False,
+            timeout=4,
+        )
 
     def _show(self, model: SessionModel, flash: list[int]) -> None:
         from ctxview.app.messages import SessionReplaced
@@ -396,11 +436,11 @@ class Editor:
         if not self.undo_stack:
             self.app.notify("nothing to undo", markup=False)
             return
-        group = self.undo_stack.pop()
-        if group.before is not None:
-            self._show(group.before, [])
-            self.app.notify(f"undone: {visible(group.what)}", markup=False, timeout=4)
+        top = self.undo_stack[-1]
+        if top.before is not None:
+            self._undo_insert(top)
             return
+        group = self.undo_stack.pop()
         ctx = self.model.context
         if group.pinned is not None:
             done = ctx.set_pinned(group.pins, not group.pinned)

@@ -87,6 +87,38 @@ def _btype(block: Any) -> Any:
     return block.get("type") if isinstance(block, Mapping) else None
 
 
+def applied(
+    keyed: Sequence[Entry], plan: EditPlan, entries: Sequence[Entry] | None = None
+) -> list[Entry]:
+    """The window ``keyed`` with ``plan`` applied: a copy, the changed messages and the new ones
+    under version keys of their own (for a checker memoised on the others' keys). ``entries``:
+    the window by id, when ``keyed`` holds other keys. O(window)."""
+    ids = entries if entries is not None else keyed
+    changes, inserts = plan.changes, plan.inserts
+    at = sorted(k for k, e in enumerate(ids) if e[0] in changes)
+    after: list[Entry] = list(keyed)
+    removed: set[int] = set()
+    for k in at:
+        new = changes[ids[k][0]]
+        if new is None:
+            removed.add(k)
+        else:
+            after[k] = (next_version_key(), new)
+    if inserts:
+        # new messages go in before the window message they are keyed by (from the last up, so
+        # positions stay valid); the removed positions move up with what they follow
+        for k in sorted((k for k, e in enumerate(ids) if e[0] in inserts), reverse=True):
+            new_entries = [(next_version_key(), m) for m in inserts[ids[k][0]]]
+            after[k:k] = new_entries
+            removed = {r + len(new_entries) if r >= k else r for r in removed}
+        after.extend((next_version_key(), m) for m in inserts.get(END, ()))
+    if len(removed) == 1:
+        del after[removed.pop()]
+    elif removed:
+        after = [e for k, e in enumerate(after) if k not in removed]
+    return after
+
+
 def preview(
     entries: Sequence[Entry],
     plan: EditPlan,
@@ -109,35 +141,15 @@ def preview(
         if errors_before is not None
         else sum(1 for p in chk.check(keyed, system) if p.severity == "error")
     )
-    changes, inserts = plan.changes, plan.inserts
-    # the window with the plan applied: a copy, with the few changed positions replaced
-    at = sorted(k for k, e in enumerate(entries) if e[0] in changes)
-    after: list[Entry] = list(keyed)
+    after = applied(keyed, plan, entries)
     delta = 0
-    removed: set[int] = set()
-    for k in at:
-        new = changes[entries[k][0]]
-        delta -= estimate_message(entries[k][1])
-        if new is None:
-            removed.add(k)
-        else:
-            delta += estimate_message(new)
-            after[k] = (next_version_key(), new)
-    if inserts:
-        # new messages go in before the window message they are keyed by (from the last up,
-        # so positions stay valid); removed positions are dropped after, by the same numbers
-        for k in sorted((k for k, e in enumerate(entries) if e[0] in inserts), reverse=True):
-            new_entries = [(next_version_key(), m) for m in inserts[entries[k][0]]]
-            delta += sum(estimate_message(m) for _, m in new_entries)
-            after[k:k] = new_entries
-            removed = {r + len(new_entries) if r >= k else r for r in removed}
-        for m in inserts.get(END, ()):
-            delta += estimate_message(m)
-            after.append((next_version_key(), m))
-    if len(removed) == 1:
-        del after[removed.pop()]
-    elif removed:
-        after = [e for k, e in enumerate(after) if k not in removed]
+    by_id = dict(entries) if plan.changes else {}
+    for mid, new in plan.changes.items():
+        if mid in by_id:
+            delta += (estimate_message(new) if new is not None else 0) - estimate_message(
+                by_id[mid]
+            )
+    delta += sum(estimate_message(m) for new in plan.inserts.values() for m in new)
     errs = [p for p in chk.check(after, system) if p.severity == "error"]
     if tokens_before is None:
         tokens_before = sum(estimate_message(m) for _, m in entries)
