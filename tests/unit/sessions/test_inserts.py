@@ -77,3 +77,7 @@ def test_as_sent_stays_as_sent_and_a_new_message_can_go_after_the_last(tmp_path:
     assert done.session.as_sent == rep.as_sent
     assert done.session.context.window_ids == list(range(len(msgs) + 1))
     assert done.ids == [len(msgs)]
+    # a chat or a followed transcript adds on as sent: nothing is truncated
+    for k in range(3):
+        done.session.context.add_user_message(f"more {k}")
+    assert len(done.session.context) == len(msgs) + 4 and not done.session.context.cut
