@@ -410,9 +410,12 @@ class Editor:
             return
         self.undo_stack.pop()
         if len(self.model.transcript) != group.length:
+            # the edits before it name messages by the ids of the session before it: gone too
+            earlier = bool(self.undo_stack)
+            self.undo_stack.clear()
             self.app.notify(
                 f"cannot undo {visible(group.what)}: messages were added since (undoing it "
-                "would lose them)",
+                "would lose them)" + ("; nor the edits before it" if earlier else ""),
                 severity="warning",
                 markup=False,
             )

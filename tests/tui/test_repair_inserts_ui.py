@@ -133,3 +133,33 @@ async def test_r_inserts_the_answer_u_takes_it_back_and_the_save_reopens_valid(
         assert out["type"] == "function_call_output" and out["call_id"] == "call_1"
     else:
         assert body["messages"][2]["content"][0]["tool_use_id"] == "toolu_1"
+
+
+async def test_u_refuses_to_take_back_an_insert_once_a_chat_went_on(tmp_path: Path) -> None:
+    """Undoing the insert would show the session from before it, losing the chat since: it is
+    refused, with the edits before it (they name messages by that session's ids)."""
+    path = tmp_path / "anthropic.json"
+    path.write_text(json.dumps(FILES["anthropic"]))
+    app = make_app(str(path), as_sent=True)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        app.timeline.select_id(3)
+        await pilot.press("P")  # an edit before the repair: pin #3 (previewed)
+        await wait_until(pilot, lambda: app.screen.__class__.__name__ == "EditPreviewScreen")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.model.context.pinned_ids == [3])
+        await pilot.press("n", "r")
+        await wait_until(pilot, lambda: len(app.model.transcript) == 5)
+        assert app.model.context.pinned_ids == [4]  # the pin moved on with its message
+        await pilot.press("i", *"hello", "enter")
+        await wait_until(pilot, lambda: len(app.model.transcript) > 6 and not app.chat.busy)
+        n = len(app.model.transcript)
+        await pilot.press("escape")
+        app.timeline.focus()
+        await pilot.press("u")
+        await wait_until(pilot, lambda: "cannot undo" in [m for m, _, _ in app.notice_log][-1])
+        assert "nor the edits before it" in [m for m, _, _ in app.notice_log][-1]
+        await pilot.press("u")
+        await wait_until(pilot, lambda: [m for m, _, _ in app.notice_log][-1] == "nothing to undo")
+        assert len(app.model.transcript) == n and app.model.context.pinned_ids == [4]
+        assert app.model.error_ids() == []
