@@ -14,7 +14,7 @@ causes with the tokens written again, and the cost difference over the next requ
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -63,6 +63,8 @@ class EditGroup:
     #: and the history's length after it (messages added since would be lost: no undo then)
     before: SessionModel | None = None
     length: int = 0
+    #: its id in the session after it of each message of the session before it
+    new_id: list[int] = field(default_factory=list)
 
 
 def saved_words(saved: int, *, past: bool = False) -> str:
@@ -227,9 +229,9 @@ class Editor:
         plan = repair_plan(
             entries, model.system, only=mid, checker=model.checker, keys=model.check_keys(entries)
         )
-        self._apply_now(plan)
+        self._apply_now(plan, mid)
 
-    def repair_all(self) -> None:
+    def repair_all(self, selected: int | None = None) -> None:
         model = self.model
         if not model.error_ids():
             self.app.notify("no protocol errors in the window: nothing to repair", markup=False)
@@ -238,10 +240,13 @@ class Editor:
         self._apply_now(
             repair_plan(
                 entries, model.system, checker=model.checker, keys=model.check_keys(entries)
-            )
+            ),
+            selected,
         )
 
-    def _apply_now(self, plan: EditPlan) -> None:
+    def _apply_now(self, plan: EditPlan, selected: int | None = None) -> None:
+        """Apply a repair at once (``selected``: the message selected, followed when a new
+        message moves it)."""
         if plan.empty:
             self.app.notify(
                 f"cannot repair here: {visible(plan.reason)}", severity="warning", markup=False
@@ -254,7 +259,7 @@ class Editor:
             return
         price = self.price(plan)  # before the window changes
         if plan.inserts:
-            self._insert(plan)
+            self._insert(plan, selected)
         else:
             self.apply(plan)
         n = len(plan.fixes)
@@ -375,9 +380,10 @@ class Editor:
         self.undo_stack.append(group)
         self._changed([c.mid for c in group.changes])
 
-    def _insert(self, plan: EditPlan) -> None:
+    def _insert(self, plan: EditPlan, selected: int | None) -> None:
         """Apply a plan with new messages: the session rebuilt with them in its history, its
-        other changes made there (under the ids they have there), shown instead of this one."""
+        other changes made there (under the ids they have there), shown instead of this one
+        with the same message selected."""
         from ctxview.app.model import SessionModel
         from ctxview.sessions.inserts import with_inserts
 
@@ -396,10 +402,13 @@ class Editor:
                 ctx.replace_message(nid, msg)
             changed.append(nid)
         new.after_change()
-        self.undo_stack.append(EditGroup(plan.what, [], before=old, length=len(new.transcript)))
-        self._show(new, sorted(changed))
+        self.undo_stack.append(
+            EditGroup(plan.what, [], before=old, length=len(new.transcript), new_id=done.new_id)
+        )
+        keep = done.new_id[selected] if selected is not None and selected >= 0 else None
+        self._show(new, sorted(changed), keep)
 
-    def _undo_insert(self, group: EditGroup) -> None:
+    def _undo_insert(self, group: EditGroup, selected: int | None) -> None:
         """Show the session from before the repair again (its settings too), unless messages
         were added since (a chat reply, a followed transcript): they would be lost."""
         assert group.before is not None
@@ -420,28 +429,38 @@ class Editor:
                 markup=False,
             )
             return
-        self._show(group.before, [])
+        # the message selected, under its id there (a new one: the message before it)
+        back = {new: old for old, new in enumerate(group.new_id)}
+        keep = None
+        if selected is not None and selected >= 0:
+            keep = back.get(selected)
+            while keep is None and selected > 0:
+                selected -= 1
+                keep = back.get(selected)
+        self._show(group.before, [], keep)
         self.app.notify(
             f"undone: {visible(group.what)} (the session as it was before the repair)",
             markup=False,
             timeout=4,
         )
 
-    def _show(self, model: SessionModel, flash: list[int]) -> None:
+    def _show(self, model: SessionModel, flash: list[int], keep: int | None) -> None:
         from ctxview.app.messages import SessionReplaced
 
         model.unsaved = True
         self._swapping = model
         self.app.post_message(SessionReplaced(self.model, model, at_end=False))
-        self.app.post_message(ContextChanged(flash=flash, count_stale=True))
+        self.app.post_message(ContextChanged(flash=flash, count_stale=True, keep=keep))
 
-    def undo(self) -> None:
+    def undo(self, selected: int | None = None) -> None:
+        """Undo the last edit (``selected``: the message selected, followed when the undo of a
+        new message moves it)."""
         if not self.undo_stack:
             self.app.notify("nothing to undo", markup=False)
             return
         top = self.undo_stack[-1]
         if top.before is not None:
-            self._undo_insert(top)
+            self._undo_insert(top, selected)
             return
         group = self.undo_stack.pop()
         ctx = self.model.context

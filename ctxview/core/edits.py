@@ -46,10 +46,6 @@ class EditPlan:
     def empty(self) -> bool:
         return not self.changes and not self.inserts
 
-    @property
-    def inserted(self) -> int:
-        return sum(len(v) for v in self.inserts.values())
-
 
 #: ``EditPlan.inserts``' key for new messages after the window's last message
 END = -1

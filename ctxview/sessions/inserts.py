@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ctxview.core.clearing import DEFAULT_EDITING
+from ctxview.core.edits import END as END  # the key of new messages after the window's last
 from ctxview.core.repair import inserted_meta
 from ctxview.sessions.session import Session
 
@@ -33,10 +34,6 @@ class Inserted:
     new_id: list[int]
     #: the new messages' ids, in order
     ids: list[int]
-
-
-#: ``inserts`` key for new messages after the window's last message (``ctxview.core.edits.END``)
-END = -1
 
 
 def with_inserts(

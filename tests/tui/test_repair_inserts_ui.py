@@ -108,8 +108,9 @@ async def test_r_inserts_the_answer_u_takes_it_back_and_the_save_reopens_valid(
         await wait_until(pilot, lambda: len(app.model.transcript) == n_before)
         assert app.model.error_ids() == [1]
         assert not [r for r in row_texts(app) if "added ·" in r]
+        await wait_until(pilot, lambda: app.timeline.selected_id == 1)  # the call it answered
 
-        await pilot.press("n", "r")
+        await pilot.press("r")
         await wait_until(pilot, lambda: len(app.model.transcript) == n_before + 1)
         assert app.model.error_ids() == []
         await pilot.press("ctrl+s")  # a file of another format: saved as a new ctxview session
@@ -163,3 +164,26 @@ async def test_u_refuses_to_take_back_an_insert_once_a_chat_went_on(tmp_path: Pa
         await wait_until(pilot, lambda: [m for m, _, _ in app.notice_log][-1] == "nothing to undo")
         assert len(app.model.transcript) == n and app.model.context.pinned_ids == [4]
         assert app.model.error_ids() == []
+
+
+async def test_a_repairs_every_call_and_the_selection_follows_its_message(tmp_path: Path) -> None:
+    messages = FILES["anthropic"]["messages"]
+    path = tmp_path / "two.json"
+    second = json.loads(json.dumps(messages[1]))
+    second["content"][0]["id"] = "toolu_2"
+    body = {**FILES["anthropic"], "messages": [*messages[:3], second, *messages[2:]]}
+    path.write_text(json.dumps(body))
+    app = make_app(str(path), as_sent=True)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        assert app.model.error_ids() == [1, 3]
+        app.timeline.select_id(5)  # "ok, say hi"
+        await pilot.press("A")
+        await wait_until(pilot, lambda: len(app.model.transcript) == 8)
+        assert app.model.error_ids() == []
+        assert len([r for r in row_texts(app) if "added ·" in r]) == 2
+        await wait_until(pilot, lambda: app.timeline.selected_id == 7)
+        assert app.model.transcript[7].message == messages[3]
+        await pilot.press("u")
+        await wait_until(pilot, lambda: len(app.model.transcript) == 6)
+        await wait_until(pilot, lambda: app.timeline.selected_id == 5)
