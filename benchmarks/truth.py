@@ -7,6 +7,7 @@ transcripts: the measurement behind the request model's accuracy goals.
     python -m benchmarks.truth DIR --json          # the same figures as JSON
     python -m benchmarks.truth DIR --files         # a row per file as well
     python -m benchmarks.truth DIR --all-disagreements   # every disagreement, named
+    python -m benchmarks.truth DIR --worst 20      # the 20 largest first-half-fit misses
 
 Every ``*.jsonl`` under the folders (recursively; a sub-agent's ``agent-*.jsonl`` is a
 conversation of its own) is opened with ``load_session`` and replayed as sent with the library's
@@ -125,6 +126,32 @@ class Disagreement:
 
 
 @dataclass
+class Miss:
+    """One request's estimate under the first-half fit against its recorded prompt."""
+
+    file: str
+    request: int
+    estimate: int
+    recorded: int
+    #: in a conversation segment no first-half request recorded (after a compaction)
+    unseen_segment: bool
+
+    @property
+    def error(self) -> float:
+        return (self.estimate - self.recorded) / self.recorded
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "request": self.request,
+            "estimate": self.estimate,
+            "recorded": self.recorded,
+            "error": round(self.error, 4),
+            "unseen_segment": self.unseen_segment,
+        }
+
+
+@dataclass
 class FileFigures:
     name: str
     requests: int
@@ -135,6 +162,8 @@ class FileFigures:
     #: of those, the requests of a conversation segment no first-half request recorded (after
     #: a compaction the fit never saw: its tools + system are a guess)
     half_errors_unseen: list[float] = field(default_factory=list)
+    #: every second-half request's miss under the first-half fit (for ``--worst``)
+    half_misses: list[Miss] = field(default_factory=list)
     agree: int = 0
     disagreements: list[Disagreement] = field(default_factory=list)
     raw_blocks: Counter[str] = field(default_factory=Counter)
@@ -329,11 +358,18 @@ def measure_file(path: Path, name: str | None = None) -> FileFigures:
             for r in half_log.requests[:first_hidden]
             if r.recorded is not None and r.response_id is not None and r.kind == "turn"
         }
-        fig.half_errors_unseen = _errors(
+        unseen = [
             r
             for r in half_log.requests[first_hidden:]
             if r.response_id is not None and bisect_right(starts, r.response_id - 1) not in seen
-        )
+        ]
+        fig.half_errors_unseen = _errors(unseen)
+        unseen_ids = {id(r) for r in unseen}
+        fig.half_misses = [
+            Miss(name, r.index, r.input_tokens, t, id(r) in unseen_ids)
+            for r in half_log.requests[first_hidden:]
+            if (t := r.recorded_total)
+        ]
     prev_ts: float | None = None
     for r in reqs:
         ts = parse_timestamp(r.timestamp)
@@ -414,6 +450,12 @@ def transcripts(folders: Iterable[Path]) -> list[tuple[Path, str]]:
     return out
 
 
+def worst_misses(figs: Sequence[FileFigures], n: int) -> list[Miss]:
+    """The ``n`` second-half requests the first-half fit misses most, over all files."""
+    misses = [m for f in figs for m in f.half_misses]
+    return sorted(misses, key=lambda m: -abs(m.error))[:n]
+
+
 def summary(figs: Sequence[FileFigures]) -> dict[str, Any]:
     errs = [e for f in figs for e in f.errors]
     half = [e for f in figs for e in f.half_errors]
@@ -472,7 +514,11 @@ def _pct(v: float | None) -> str:
 
 
 def render(
-    figs: Sequence[FileFigures], s: dict[str, Any], per_file: bool, max_dis: int | None
+    figs: Sequence[FileFigures],
+    s: dict[str, Any],
+    per_file: bool,
+    max_dis: int | None,
+    worst: int = 0,
 ) -> str:
     te, th = s["token_error"], s["token_error_first_half_fit"]
     lost, raw = s["blocks_lost"], s["blocks"]
@@ -525,6 +571,18 @@ def render(
             )
         if max_dis is not None and len(dis) > max_dis:
             lines.append(f"  ... {len(dis) - max_dis} more (--all-disagreements)")
+    if worst:
+        lines += [
+            "",
+            f"largest misses fitted on the first half ({worst}; file, request: estimate / "
+            "recorded, error):",
+        ]
+        for m in worst_misses(figs, worst):
+            where = ", after a compaction the first half did not see" if m.unseen_segment else ""
+            lines.append(
+                f"  {m.file} #{m.request}: {m.estimate:,} / {m.recorded:,}, "
+                f"{100 * m.error:+.1f}%{where}"
+            )
     if per_file:
         lines += [
             "",
@@ -576,6 +634,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--all-disagreements", action="store_true", help="every disagreement (default: 40)"
     )
+    ap.add_argument(
+        "--worst",
+        type=int,
+        default=0,
+        metavar="N",
+        help="the N requests the first-half fit misses most (file, request, estimate, recorded)",
+    )
     args = ap.parse_args(argv)
     folders = args.folders or list(FOLDERS)
     missing = [str(p) for p in folders if not p.exists()]
@@ -600,9 +665,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 }
                 for f in figs
             ]
+        if args.worst:
+            s["worst_first_half_misses"] = [m.to_dict() for m in worst_misses(figs, args.worst)]
         print(json.dumps(s, indent=2))
     else:
-        print(render(figs, s, args.files, None if args.all_disagreements else 40))
+        print(render(figs, s, args.files, None if args.all_disagreements else 40, args.worst))
     return 0
 
 

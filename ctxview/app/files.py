@@ -15,7 +15,7 @@ from ctxview.app.messages import NameChanged, SessionOpened
 from ctxview.app.safe import one_line
 from ctxview.app.skipped import skipped_note
 from ctxview.sessions.store import check_output
-from ctxview.textfmt import fmt_tokens
+from ctxview.textfmt import fmt_tokens, plural
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -285,8 +285,11 @@ class SessionFiles:
                 timeout=10,
             )
             return
+        # (counted from the window: an OpenAI Responses body has ``input``, a Gemini one
+        # ``contents``, not ``messages``)
+        n = len(model.replay.window_messages())
         app.notify(
-            f"wrote {path}: {len(body['messages'])} messages, ~{fmt_tokens(model.window_tokens)} tokens",
+            f"wrote {path}: {plural(n, 'message')}, ~{fmt_tokens(model.window_tokens)} tokens",
             markup=False,
         )
         state, short, first = model.verdict()

@@ -13,6 +13,7 @@ short session does not swing the rates wildly.
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -300,19 +301,55 @@ def fit_rates(deltas: Sequence[Delta], prior: Rates = DEFAULT_RATES) -> Rates:
 
 
 # -- the tools + system per conversation segment and model --------------------------------------
-#: how much the tools + system a Claude Code transcript does not hold grow after a compaction,
-#: when the file records no request after it to fit them on: Claude Code sends what it
-#: re-attaches (files read, the todo list, plans) outside the transcript's messages. Measured
-#: on the tune set of benchmarks/truth.py (+18%, +23%, +34% on its three sessions
-#: with a compaction): the lowest, so a guess errs low.
-POST_COMPACTION_GROWTH = 0.18
+#: how much the first segment's tools + system + context grow after a compaction beyond what
+#: Claude Code is seen to re-attach (:func:`~ctxview.core.compaction_restore.restored_after`:
+#: the files, skills, plan and todo list the transcript last showed), when the file records no
+#: request after it to fit them on: what the transcript does not show of it (files read in part
+#: or only edited, hook output, the task list). Fitted on the tune set of benchmarks/truth.py
+#: (its three sessions with a compaction: +1.2%, +4.2%, +4.0% beyond the restored part).
+POST_COMPACTION_GROWTH = 0.04
 #: fewer recorded requests than this of one model in one segment: its tools + system are the
 #: segment's (all models), not its own
 MIN_STATIC_SAMPLES = 2
+#: the first segment's static that a compaction carries is measured on its first this many
+#: recorded requests too (:func:`_carried_static`)
+START_SAMPLES = 5
+
+
+#: a recorded prompt that fell by at least this many tokens and this share of the previous
+#: request's (:func:`unlogged_drop`)
+UNLOGGED_DROP_TOKENS = 10_000
+UNLOGGED_DROP_SHARE = 0.10
+
+
+def unlogged_drop(before: int, after: int) -> bool:
+    """Whether a request's recorded prompt (``after``) fell from the previous request's
+    (``before``, same model and segment, messages added since) by :data:`UNLOGGED_DROP_TOKENS`
+    and :data:`UNLOGGED_DROP_SHARE`: the client sent less of the history than the transcript
+    holds from there (a clearing it did not log: Claude Code 2.1.5 dropped 27.9k tokens at once
+    with no ``microcompact_boundary``, 2.0.x 25.1k; the logged ones save 20k and more). The
+    calibration keys the tools + system apart from there, as after a logged microcompaction of
+    results outside the file; the messages are priced as the transcript holds them."""
+    fall = before - after
+    return fall >= UNLOGGED_DROP_TOKENS and fall >= UNLOGGED_DROP_SHARE * before
 
 
 def _median(values: list[int]) -> int:
     return _med(values)
+
+
+def _carried_static(first: Sequence[int], median: int) -> int:
+    """The first segment's tools + system + context that a later segment starts from: the larger
+    of its median residual and the median of its first :data:`START_SAMPLES` (``first``: its
+    requests' residuals in file order). Within a segment the residual can sink below what the
+    session started with when the requests sent less than the transcript shows (results cleared
+    without a ``microcompact_boundary``, history dropped at a resume, rates fitted high): a
+    compaction summarises those messages away, and the next segment starts from the tools,
+    system and context again. A residual that rose within the segment (context added on the way,
+    which Claude Code keeps) is kept by the median."""
+    if not first:
+        return median
+    return max(median, _med(first[:START_SAMPLES]))
 
 
 def segment_statics(
@@ -320,37 +357,87 @@ def segment_statics(
     keys: Iterable[tuple[int, str | None]],
     static: int,
     restarts: Mapping[int, int] | None = None,
+    restored: Mapping[int, int] | None = None,
+    drops: Mapping[int, int] | None = None,
 ) -> dict[tuple[int, str | None], int]:
     """The tools + system of each (segment, model) of ``keys``: its own recorded requests'
-    median residual (:data:`MIN_STATIC_SAMPLES` of them), else its segment's (every model),
+    median residual (:data:`MIN_STATIC_SAMPLES` of them), else its segment's (every model, each
+    in its tokenizer's tokens: :func:`tokenizer_scale`),
     else — a segment the file recorded nothing of (a fit on part of a file) — the latest earlier
     segment's after a compaction, else what ``restarts`` gives the segment (per segment start:
     the evidence says the first segment's held what the compaction dropped), else the first
-    segment's grown by :data:`POST_COMPACTION_GROWTH`, else the file's ``static``."""
+    segment's (:func:`_carried_static`) grown by :data:`POST_COMPACTION_GROWTH` plus what
+    Claude Code re-attaches after the compaction (``restored``, per segment start), else the
+    file's ``static``. ``by``'s residuals are in file order. ``drops``: starts of the keys that
+    are no compaction but a point the static fell by that many tokens (a microcompaction of
+    results outside the file): such a key with no request of its own takes the static before it
+    less the drop."""
     own = {k: _median(v) for k, v in by.items() if len(v) >= MIN_STATIC_SAMPLES}
-    per_seg: dict[int, list[int]] = {}
-    for (seg, _), v in by.items():
-        per_seg.setdefault(seg, []).extend(v)
-    seg_static = {seg: _median(v) for seg, v in per_seg.items()}
+    # a segment's residuals of every model, in the tokens of the tokenizer before Claude Opus 4.7
+    # (each model's residuals are in its own tokens: the same tools + system bill about 1.3x on
+    # the newer tokenizer), turned into a model's own tokens where it takes them
+    per_seg: dict[int, list[float]] = {}
+    for (seg, m), v in by.items():
+        sc = tokenizer_scale(m)
+        per_seg.setdefault(seg, []).extend(r / sc for r in v)
+    seg_base = {seg: _med_float(v) for seg, v in per_seg.items()}
+
+    def seg_static(seg: int, model: str | None) -> int:
+        return round(seg_base[seg] * tokenizer_scale(model))
+
     out: dict[tuple[int, str | None], int] = {}
     for key in sorted(keys, key=lambda k: (k[0], k[1] or "")):
         seg, model = key
         found = own.get(key)
+        if found is None and seg in seg_base:
+            found = seg_static(seg, model)
+        if found is None and drops and seg in drops:
+            before = [s for s in seg_base if s < seg]
+            if before:
+                prior = own.get((max(before), model)) or seg_static(max(before), model)
+                found = max(0, prior - drops[seg])
         if found is None:
-            found = seg_static.get(seg)
-        if found is None:
-            earlier = [s for s in seg_static if s < seg]
+            earlier = [s for s in seg_base if s < seg and not (drops and s in drops)]
             if not earlier:
                 found = static
             else:
                 last = max(earlier)
-                found = own.get((last, model), seg_static[last])
+                found = own.get((last, model)) or seg_static(last, model)
                 if last == 0 and seg > 0:
-                    found = (restarts or {}).get(seg) or math.ceil(
-                        found * (1 + POST_COMPACTION_GROWTH)
+                    sc = tokenizer_scale(model)
+                    first = (
+                        by[(0, model)] if (0, model) in own else [round(r * sc) for r in per_seg[0]]
+                    )
+                    found = (restarts or {}).get(seg) or (
+                        math.ceil(
+                            _carried_static(first or [], found) * (1 + POST_COMPACTION_GROWTH)
+                        )
+                        + (restored or {}).get(seg, 0)
                     )
         out[key] = found
     return out
+
+
+def static_starts(statics: Mapping[tuple[int, str | None], int] | None) -> list[int]:
+    """The sorted starts of ``statics``' keys, for :func:`static_key_start`."""
+    return sorted({k[0] for k in statics}) if statics else []
+
+
+def static_key_start(starts: Sequence[int], segment: int, n: int) -> int:
+    """The start of the tools + system key of a request holding messages ``[segment, n)``: the
+    latest of ``starts`` (:func:`static_starts`) before ``n`` within the segment (a point the
+    static dropped inside it), else the segment's first message."""
+    k = bisect_right(starts, n - 1) - 1
+    return starts[k] if k >= 0 and starts[k] > segment else segment
+
+
+def _med_float(values: Sequence[float]) -> float:
+    """The median (the mean of the middle two of an even count), at least 0."""
+    v = sorted(values)
+    n = len(v)
+    if not n:
+        return 0.0
+    return max(0.0, v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2)
 
 
 def _med(values: Sequence[int]) -> int:

@@ -6,6 +6,7 @@ the file and, where it applies, the line and column or the JSON path.
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 import sys
@@ -41,10 +42,16 @@ def read_text(path: str, max_bytes: int) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
+        skip = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+        start = exc.start + skip  # (the codec counts from after the byte order mark)
+        if exc.reason == "unexpected end of data" and exc.end + skip == len(data):
+            # the file ends inside a character: its last line was cut while being written (a
+            # live agent's transcript, a crash): read it as the cut line it is
+            return data[:start].decode("utf-8-sig")
+        line = data.count(b"\n", 0, start) + 1
         raise SessionError(
-            f"{path}: is not UTF-8 text (invalid byte 0x{data[exc.start]:02x} at line {line}, "
-            f"byte offset {exc.start})"
+            f"{path}: is not UTF-8 text (invalid byte 0x{data[start]:02x} at line {line}, "
+            f"byte offset {start})"
         ) from None
 
 

@@ -33,7 +33,9 @@ from benchmarks.truth import (
     in_set,
     measure,
     measure_file,
+    render,
     transcripts,
+    worst_misses,
 )
 from ctxview.core.requests import simulate
 from ctxview.sessions import load_session
@@ -108,17 +110,19 @@ def test_estimates_fitted_on_the_first_half_hold_todays_figure_on_the_held_out_s
 ) -> None:
     th = held_out["token_error_first_half_fit"]
     assert th["requests"] >= 200
-    assert th["median"] <= 0.04 and th["p90"] <= 0.14, th
+    assert th["median"] <= 0.045 and th["p90"] <= 0.12, th
 
 
 @pytest.mark.xfail(
-    strict=True, reason="one session's post-compaction growth is above the 18% assumed"
+    strict=True,
+    reason="half the held-out second-half requests follow one of two compactions whose "
+    "restored part the transcript shows only in part (docs/request-model.md)",
 )
 def test_estimates_fitted_on_the_first_half_reach_the_goal_on_the_held_out_set(
     held_out: dict[str, Any],
 ) -> None:
     th = held_out["token_error_first_half_fit"]
-    assert th["p90"] <= 0.12, th
+    assert th["median"] <= 0.04 and th["p90"] <= 0.12, th
 
 
 @pytest.mark.parametrize("which", SETS)
@@ -176,6 +180,20 @@ def test_hand_written_shapes_lose_nothing_and_find_every_compaction(
     assert dangling.requests == 32 and max(dangling.errors) < 0.01
 
 
+def test_the_largest_first_half_misses_are_listed_largest_first(tune: dict[str, Any]) -> None:
+    figs = tune["figs"]
+    misses = worst_misses(figs, 5)
+    assert len(misses) == 5
+    errors = [abs(m.error) for m in misses]
+    assert errors == sorted(errors, reverse=True)
+    every = [abs(m.error) for f in figs for m in f.half_misses]
+    assert len(every) == tune["token_error_first_half_fit"]["requests"]
+    assert errors[0] == max(every)
+    text = render(figs, {k: v for k, v in tune.items() if k != "figs"}, False, 0, 5)
+    first = misses[0]
+    assert f"{first.file} #{first.request}: {first.estimate:,} / {first.recorded:,}" in text
+
+
 def test_the_compaction_requests_match_their_agent_acompact_files_on_the_tune_set(
     tune: dict[str, Any],
 ) -> None:
@@ -205,8 +223,10 @@ def test_the_unseen_set_holds_todays_figures(unseen: dict[str, Any]) -> None:
     assert unseen["blocks_lost"] == dict.fromkeys(BLOCK_TYPES, 0)
     th = unseen["token_error_first_half_fit"]
     assert th["median"] <= 0.04 and th["p90"] <= 0.25, th
-    # after the compaction that dropped an unlogged @-mention: from the head (was 34% / 44%)
-    assert th["unseen_segments"]["p90"] <= 0.05, th
+    # after the compaction that dropped an unlogged @-mention: from the head plus what Claude
+    # Code re-attaches (was 34% / 44%; 3.5% / 3.8% with the files capped rather than left out
+    # above 5,000 tokens: the restored part 2.5k low then, 2.1k high now)
+    assert th["unseen_segments"]["p90"] <= 0.11, th
     assert unseen["break_agreement"] >= 0.7378, unseen["break_disagreements"]
     for d in unseen["break_disagreements"]:
         assert d["recorded_reason"] in ("unexplained", "growth") or d["predicted"].startswith(
@@ -214,14 +234,37 @@ def test_the_unseen_set_holds_todays_figures(unseen: dict[str, Any]) -> None:
         ), d
 
 
-def test_the_unseen2_set_holds_todays_cache_break_figure() -> None:
-    """The second judge (``unseen2/claude_code``: Claude Code 1.0.95 and 2.0.64-2.1.42 on the
-    direct API, examined since): 19 disagreements of 2,678 (the TTL by when each request was
-    sent, the assumed head), every one named; the 12 recorded breaks nothing in the transcript
-    explains carry a note but 3 (a read of another prefix) (docs/request-model.md)."""
+@pytest.fixture(scope="module")
+def unseen2() -> dict[str, Any]:
     _, s = measure([UNSEEN2])
+    return s
+
+
+def test_estimates_fitted_on_the_first_half_reach_the_goal_on_the_second_unseen_set(
+    unseen2: dict[str, Any],
+) -> None:
+    """The second judge (``unseen2/claude_code``: Claude Code 2.0.76 to 2.1.42, 15 compactions,
+    examined since): fitted on the first half, the requests after a compaction the first half
+    did not see start from the first segment's static and what Claude Code re-attaches
+    (``ctxview/core/compaction_restore.py``; 8.8% / 41.5% when the static was grown by a fixed
+    share), and a microcompaction of results outside the file lowers the static after it (2.3% /
+    23.0% overall before both). The tail left is named in docs/request-model.md."""
+    th = unseen2["token_error_first_half_fit"]
+    assert th["requests"] == 1_345
+    assert th["median"] <= 0.04 and th["p90"] <= 0.12, th
+    assert th["unseen_segments"]["median"] <= 0.065, th
+    assert th["unseen_segments"]["p90"] <= 0.20, th
+
+
+def test_the_unseen2_set_holds_todays_cache_break_figure(unseen2: dict[str, Any]) -> None:
+    """The second judge (``unseen2/claude_code``: Claude Code 1.0.95 and 2.0.64-2.1.42 on the
+    direct API, examined since): 18 disagreements of 2,678 (the TTL by when each request was
+    sent, the assumed head, the static keyed apart at a microcompaction of results outside the
+    file), every one named; the 12 recorded breaks nothing in the transcript
+    explains carry a note but 3 (a read of another prefix) (docs/request-model.md)."""
+    s = unseen2
     assert s["recorded_requests"] == 2678
-    assert s["break_agreement"] >= 0.9929, s["break_disagreements"]
+    assert s["break_agreement"] >= 0.9932, s["break_disagreements"]
     for d in s["break_disagreements"]:
         # a recorded break carries a name (the predicted break's, where the model predicted one
         # but estimated its write below half the prompt); a predicted one its reason

@@ -141,3 +141,25 @@ async def test_export_onto_a_folder_writes_inside_it(tmp_path: Path) -> None:
         app.files.export_to(str(tmp_path))
         await settle(pilot)
         assert '"messages"' in (tmp_path / "agent_loop.request.json").read_text()
+
+
+async def test_export_of_a_gemini_or_responses_session_writes_its_body_and_says_so(
+    tmp_path: Path,
+) -> None:
+    """A Gemini body holds ``contents`` and a Responses body ``input``: the export's notice
+    counts the window's messages (it read ``body["messages"]`` and crashed the app)."""
+    from tests.support.paths import ACCEPTANCE
+
+    for src, key in (
+        (ACCEPTANCE / "gemini" / "llmgemini_tools_req3.json", "contents"),
+        (next((ACCEPTANCE / "openai_responses").glob("*.json")), "input"),
+    ):
+        app = make_app(str(src))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            out = tmp_path / f"{key}.json"
+            app.files.export_to(str(out))
+            await settle(pilot)
+            assert f'"{key}"' in out.read_text()
+            n = len(app.model.replay.window_messages())
+            assert any(m.startswith(f"wrote {out}: {n} message") for m, _, _ in app.notice_log)

@@ -23,8 +23,10 @@ from ctxview.core.calibrate import (
     message_features,
     segment_statics,
     tokenizer_scale,
+    unlogged_drop,
 )
 from ctxview.core.compaction import claude_code_compaction, has_compaction
+from ctxview.core.compaction_restore import restored_after
 from ctxview.core.content import content_texts
 from ctxview.core.microcompact import cleared_versions, note_result_holders
 from ctxview.core.protocol import RuleSet
@@ -289,6 +291,22 @@ def microcompactions(session: SessionLike) -> dict[int, int]:
     return out
 
 
+def static_drops(session: SessionLike) -> dict[int, int]:
+    """Microcompactions that cleared only tool results the file does not hold (a transcript
+    that starts mid-session: the results are in the history before it, which the calibrated
+    static carries), each with the tokens Claude Code says it saved (``tokens_saved``): the
+    static drops there, and the requests after it are calibrated apart. A Claude Code 2.1.x
+    file of unseen2 (``entire_839b35f7``) cleared 14 results none of its lines holds, saving
+    21,279 tokens by Claude Code's count; its recorded prompt fell 27.8k there."""
+    out: dict[int, int] = {}
+    for i, where in microcompactions(session).items():
+        info = session.metas[i].get("microcompact")
+        saved = info.get("tokens_saved") if isinstance(info, Mapping) else None
+        if where == 0 and isinstance(saved, int) and not isinstance(saved, bool) and i > 0:
+            out[i] = saved
+    return out
+
+
 def cleared_tokens(session: SessionLike, rates: Rates) -> dict[int, list[tuple[int, int]]]:
     """:func:`cleared_versions` in tokens under ``rates``."""
     return {
@@ -407,6 +425,9 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
     partial: list[tuple[_Point, int]] = []  # (request, read) of the breaks that read a prefix
     prev: tuple[_Point, int] | None = None
     metas = session.metas
+    # where the recorded prompt fell with nothing in the transcript to say why
+    # (:func:`~ctxview.core.calibrate.unlogged_drop`): the static is keyed apart from there
+    fallen: dict[int, int] = {}
     # a microcompaction clears earlier tool results: the growth across one is not what the
     # messages added billed (it is left out of the fit), and the requests after it are
     # measured with those results cleared (below)
@@ -462,6 +483,12 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
                     d.features[k] += f[k]
             if d.recorded > 0:
                 deltas.append(d)
+            elif (
+                unlogged_drop(prev[1], total)
+                and _model_of(metas, prev[0], session.model) == _model_of(metas, p, session.model)
+                and not _sent_before_segment(session, prev[0], starts)
+            ):
+                fallen[prev[0].n] = prev[1] - total
         prev = (p, total)
     if not recs:
         return Calibration(DEFAULT_RATES, None, 0)
@@ -483,6 +510,13 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
         )
     )
     seg_start = _segment_start_of(len(session.messages), starts)
+    # the tools + system are keyed by segment, and apart after a microcompaction that cleared
+    # results the file does not hold (:func:`static_drops`)
+    drops = static_drops(session)
+    drops.update(fallen)
+    key_start = (
+        _segment_start_of(len(session.messages), starts | set(drops)) if drops else seg_start
+    )
     by: dict[tuple[int, str | None], list[int]] = {}
     clearing = sorted(cleared_tokens(session, rates).items()) if micro else []
     now_cleared: dict[int, int] = {}  # message -> its tokens as sent, cleared
@@ -504,10 +538,12 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
             sent = pre[p.n] - pre[s0]
             if now_cleared:
                 sent -= sum(pre[k + 1] - pre[k] - t for k, t in now_cleared.items() if k >= s0)
-            by.setdefault((s0, m), []).append(total - round(sent * scales.get(m, 1.0)))
+            by.setdefault((key_start[p.n - 1], m), []).append(
+                total - round(sent * scales.get(m, 1.0))
+            )
     residuals = sorted(r for v in by.values() for r in v)
     static = max(0, int(_quantile(residuals, 0.5)))
-    keys = {(seg_start[p.n - 1], _model_of(metas, p, session.model)) for p in points if p.n > 0}
+    keys = {(key_start[p.n - 1], _model_of(metas, p, session.model)) for p in points if p.n > 0}
     first = sorted(r for (s0, _), v in by.items() if s0 == 0 for r in v)
     later = sorted(x for x in starts if x > 0)
     statics = segment_statics(
@@ -524,17 +560,24 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
         )
         if later and first
         else None,
+        restored_after(session.messages, later, rates) if later else None,
+        drops,
     )
     head = cached_head(
         [
-            (read, statics.get((seg_start[p.n - 1], _model_of(metas, p, session.model)), 0))
+            (read, statics.get((key_start[p.n - 1], _model_of(metas, p, session.model)), 0))
             for p, read in partial
             if p.n > 0
         ]
     )
     head_seen = head is not None
     if head is None and first and session.format in ("claude-code", "claude-code-web"):
-        head = assumed_head(int(_quantile(first, 0.5)))
+        # of the first segment's smallest static: where it fell inside the segment (a
+        # microcompaction of results outside the file, an unlogged drop), the larger one carried
+        # history, not tools and system
+        end = later[0] if later else len(session.messages) + 1
+        within = [v for (s0, _), v in statics.items() if s0 < end]
+        head = assumed_head(min([int(_quantile(first, 0.5)), *within]))
     return Calibration(
         rates,
         static,
@@ -544,6 +587,18 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
         head,
         head_seen,
     )
+
+
+def _sent_before_segment(session: SessionLike, p: _Point, starts: set[int]) -> bool:
+    """Whether request ``p``'s response was logged before the compaction that starts its
+    segment (a compaction that kept its last messages: the kept response's request was sent with
+    the history before it), by the timestamps."""
+    begun = max((s for s in starts if s < p.n), default=None)
+    if begun is None or p.response is None:
+        return False
+    sent = parse_timestamp(session.metas[p.response].get("timestamp"))
+    start = parse_timestamp(session.metas[begun].get("timestamp"))
+    return sent is not None and start is not None and sent < start
 
 
 def _model_of(metas: Sequence[Mapping[str, Any]], p: _Point, default: str | None) -> str | None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from itertools import accumulate
 from typing import Any
 
+from ctxview.core.calibrate import static_key_start, static_starts
 from ctxview.core.clearing import SentForm
 from ctxview.core.limits import OVER_CONTEXT_CODE, context_size
 from ctxview.core.requests.cache import PromptCache, breakpoint_cut
@@ -114,6 +115,7 @@ def replay_range(
     marks, static_marked = plan.marks, plan.static_marked
     scaled = bool(plan.scales)
     statics, seg0 = plan.statics, 0
+    skeys = static_starts(statics)
     last_sent = 0
     windows: dict[int, list[int]] = {}
     pi = 0
@@ -134,7 +136,8 @@ def replay_range(
                 key = default_key if model is session_model else (model, tools_fp, system_fp)
             ttl = TTL_1H if hint == "1h" else TTL_5M if hint == "5m" else default_ttl
             if statics is not None:  # the tools + system of this segment and model
-                static = cache.static = statics.get((seg0, model), plan.static)
+                k0 = static_key_start(skeys, seg0, i) if skeys else seg0
+                static = cache.static = statics.get((k0, model), plan.static)
             if first >= 0:
                 n = 1 + hi - lo
                 wtok = tok[first] + P[hi] - P[lo]
@@ -376,6 +379,7 @@ def replay_editing(
     marks, static_marked = plan.marks, plan.static_marked
     scaled = bool(plan.scales)
     statics = plan.statics
+    skeys = static_starts(statics)
     last_sent = 0
     windows: dict[int, list[int]] = {}
     sizes: dict[str | None, int] = {}  # context_size per model
@@ -393,7 +397,8 @@ def replay_editing(
                 key = default_key if model is session_model else (model, tools_fp, system_fp)
             ttl = TTL_1H if hint == "1h" else TTL_5M if hint == "5m" else default_ttl
             if statics is not None:  # the tools + system of this segment and model
-                static = cache.static = statics.get((offset, model), plan.static)
+                k0 = static_key_start(skeys, offset, i) if skeys else offset
+                static = cache.static = statics.get((k0, model), plan.static)
             nw = i - offset
             original = P[i] - P[offset]
             # -- the edits: the trigger reads the original prompt's size

@@ -10,7 +10,8 @@ files followed by a request), and writes what Claude Code restores after it (the
 last) with the summary. Where the first segment's recorded reads show the head (a read below the
 segment's static that two or more requests made: a cache break that kept only it), the segment
 after the compaction starts from it (:func:`restarts`); elsewhere the first segment's static
-grows by :data:`~ctxview.core.calibrate.POST_COMPACTION_GROWTH`.
+grows by :data:`~ctxview.core.calibrate.POST_COMPACTION_GROWTH` plus what Claude Code re-attaches
+(:mod:`ctxview.core.compaction_restore`).
 """
 
 from __future__ import annotations
@@ -20,18 +21,12 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ctxview.core.calibrate import Rates, message_features
+from ctxview.core.calibrate import Rates
+from ctxview.core.compaction_restore import restored_after
 
 #: an @-mention of a file in a prompt: ``@`` then a path with a directory or an extension
 #: (``@src/app.ts``, ``@README.md``; not ``@moduledoc`` nor an e-mail address)
 MENTION = re.compile(r"(?:^|\s)@(?:[\w.~-]+/)+[\w.-]*|(?:^|\s)@[\w-]+\.[A-Za-z]\w*")
-#: what Claude Code restores after a compaction: the files it read last, each and in all at
-#: most this many tokens
-RESTORE_FILES = 5
-RESTORE_TOKENS_PER_FILE = 5_000
-RESTORE_TOKENS = 50_000
-#: the read tool whose results Claude Code restores
-READ_TOOL = "Read"
 
 
 def mentions_files(messages: Sequence[Mapping[str, Any]], end: int) -> bool:
@@ -109,46 +104,6 @@ def assumed_head(first_static: int) -> int | None:
     return round(first_static * HEAD_SHARE) if first_static > 0 else None
 
 
-def restored_tokens(
-    messages: Sequence[Mapping[str, Any]], ends: Iterable[int], rates: Rates
-) -> dict[int, int]:
-    """Per compaction start of ``ends``, tokens of what Claude Code restores after it: the last
-    :data:`RESTORE_FILES` files its read tool returned before it, each as the transcript last
-    showed it, at most :data:`RESTORE_TOKENS_PER_FILE` each and :data:`RESTORE_TOKENS` in all
-    (one pass over the messages, whatever the number of compactions)."""
-    paths: dict[str, str] = {}  # tool_use id -> file path
-    last: dict[str, int] = {}  # file path -> tokens of its latest result (insertion: recency)
-    out: dict[int, int] = {}
-    todo = sorted(set(ends))
-    k = 0
-    for i, m in enumerate(messages):
-        while k < len(todo) and todo[k] <= i:
-            recent = list(last.values())[-RESTORE_FILES:]
-            out[todo[k]] = min(RESTORE_TOKENS, sum(min(t, RESTORE_TOKENS_PER_FILE) for t in recent))
-            k += 1
-        if k == len(todo):
-            break
-        content = m.get("content")
-        if not isinstance(content, list):
-            continue
-        for b in content:
-            if not isinstance(b, dict):
-                continue
-            if b.get("type") == "tool_use" and b.get("name") == READ_TOOL:
-                inp = b.get("input")
-                fp = inp.get("file_path") if isinstance(inp, dict) else None
-                if isinstance(fp, str) and isinstance(b.get("id"), str):
-                    paths[b["id"]] = fp
-            elif b.get("type") == "tool_result" and b.get("tool_use_id") in paths:
-                fp = paths[b["tool_use_id"]]
-                last.pop(fp, None)
-                last[fp] = rates.tokens(message_features({"role": "user", "content": [b]}))
-    for e in todo[k:]:  # at or past the end
-        recent = list(last.values())[-RESTORE_FILES:]
-        out[e] = min(RESTORE_TOKENS, sum(min(t, RESTORE_TOKENS_PER_FILE) for t in recent))
-    return out
-
-
 def restarts(
     messages: Sequence[Mapping[str, Any]],
     starts: Iterable[int],
@@ -159,10 +114,11 @@ def restarts(
 ) -> dict[int, int]:
     """Per compaction start after the first segment (``messages[:first_end]``), the tools +
     system + context of a segment the file recorded nothing of: the head plus what Claude Code
-    restores (:func:`restored_tokens`), where a first-segment prompt @-mentioned a file and the
-    first segment's reads show the head; else nothing (the growth rule decides)."""
+    re-attaches (:func:`~ctxview.core.compaction_restore.restored_after`), where a first-segment
+    prompt @-mentioned a file and the first segment's reads show the head; else nothing (the
+    growth rule decides)."""
     head = head_read(first_reads, first_static)
     if head is None or not mentions_files(messages, first_end):
         return {}
     later = [s for s in starts if s > 0]
-    return {s: head + t for s, t in restored_tokens(messages, later, rates).items()}
+    return {s: head + t for s, t in restored_after(messages, later, rates).items()}

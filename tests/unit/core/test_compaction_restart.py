@@ -6,15 +6,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ctxview.core.calibrate import DEFAULT_RATES, POST_COMPACTION_GROWTH
+from ctxview.core.calibrate import POST_COMPACTION_GROWTH
 from ctxview.core.requests import simulate
 from ctxview.core.requests.points import calibrate
 from ctxview.core.requests.restart import (
-    RESTORE_TOKENS_PER_FILE,
     cached_head,
     head_read,
     mentions_files,
-    restored_tokens,
 )
 from ctxview.sessions.model import LoadedSession
 from tests.unit.core.test_requests import ts
@@ -48,38 +46,6 @@ def test_the_head_is_a_read_below_the_static_that_two_requests_made() -> None:
     assert head_read([0, 23_254, 50_989, 23_254, 19_778, 23_254], 51_000) == 23_254
     assert head_read([0, 19_778, 50_989], 51_000) is None  # once is not a pattern
     assert head_read([60_000, 60_000], 51_000) is None  # not below the static
-
-
-def test_claude_code_restores_the_last_five_files_read_each_capped() -> None:
-    msgs: list[dict[str, Any]] = []
-    for k, size in enumerate((400, 400, 40_000, 400, 400, 400, 400)):
-        msgs.append(
-            {
-                "role": "assistant",
-                "content": [
-                    {
-                        "type": "tool_use",
-                        "id": f"t{k}",
-                        "name": "Read",
-                        "input": {"file_path": f"/f{k % 6}"},
-                    }
-                ],
-            }
-        )
-        msgs.append(
-            {
-                "role": "user",
-                "content": [{"type": "tool_result", "tool_use_id": f"t{k}", "content": "x" * size}],
-            }
-        )
-    one = DEFAULT_RATES.tokens((0, 0, 0, 400, 0, 0))
-    # files 2..6 by recency (file 0 read again last as /f0): /f2 capped, three small, /f0
-    n = len(msgs)
-    assert restored_tokens(msgs, [n, 2, 0], DEFAULT_RATES) == {
-        n: RESTORE_TOKENS_PER_FILE + 4 * one,
-        2: one,
-        0: 0,
-    }
 
 
 def _transcript(mention: bool, head_reads: bool) -> LoadedSession:
@@ -118,9 +84,10 @@ def test_after_a_compaction_that_dropped_a_mentioned_file_the_static_starts_from
         cal = calibrate(_transcript(mention=mention, head_reads=reads))
         assert cal.statics is not None
         grown = cal.statics[(16, "claude-sonnet-4-5")]
-        assert grown == math.ceil(
-            cal.statics[(0, "claude-sonnet-4-5")] * (1 + POST_COMPACTION_GROWTH)
-        )
+        # (the static the first segment started with: its first requests' residual, within a
+        # few tokens of its median here)
+        want = math.ceil(cal.statics[(0, "claude-sonnet-4-5")] * (1 + POST_COMPACTION_GROWTH))
+        assert abs(grown - want) <= 5
 
 
 def test_the_cached_head_is_the_most_frequent_repeated_prefix_read_within_the_static() -> None:

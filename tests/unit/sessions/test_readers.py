@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import codecs
 import json
 from pathlib import Path
 from typing import Any
@@ -814,3 +815,30 @@ def test_a_claude_code_response_records_when_its_request_was_sent(tmp_path: Path
     assert first["request_sent"] == w.records[0]["timestamp"]
     assert last["request_sent"] == result_line["timestamp"]
     assert last["timestamp"] > last["request_sent"]
+
+
+def test_a_last_line_cut_inside_a_character_is_a_cut_line_not_a_refused_file(
+    tmp_path: Path,
+) -> None:
+    """An agent's transcript read while a line is written (or after a crash) can end inside a
+    multi-byte character: the file opens, that line skipped as cut, as when the cut falls
+    between two ASCII bytes. Invalid UTF-8 anywhere else is still refused, at its place."""
+    from tests.support.transcripts import rec, text
+
+    lines = [
+        rec("user", "u1", None, "hi"),
+        rec("assistant", "a1", "u1", text("ok")),
+        # as Claude Code writes it: UTF-8, not \u escapes
+        json.dumps(json.loads(rec("user", "u2", "a1", "1→ read")), ensure_ascii=False),
+    ]
+    whole = "".join(lines).encode()
+    cut = whole[: whole.index("→".encode()) + 1]  # one byte of the arrow's three
+    p = tmp_path / "cut.jsonl"
+    p.write_bytes(cut)
+    session = load_session(str(p))
+    assert len(session.messages) == 2 and session.skipped_lines == [3]
+    p.write_bytes(codecs.BOM_UTF8 + cut)
+    assert len(load_session(str(p)).messages) == 2
+    p.write_bytes(codecs.BOM_UTF8 + whole.replace("→".encode(), b"\xff"))
+    with pytest.raises(SessionError, match=r"invalid byte 0xff at line 3, byte offset"):
+        load_session(str(p))
