@@ -5,7 +5,9 @@ same window with 1% of its results orphaned (many fixes: repair re-checks after 
 block drops, with the memoised checker); a diff of two requests that differ by an eviction at
 the front, and of two identical ones (the longest walk of the cache prefix); then the TUI's
 path on a request body holding the window: the model's first check, ``r``'s plan with the warm
-checker, applying it, a stub's preview, and undo.
+checker, applying it, a stub's preview, and undo; and ``r`` on a call nothing answers in the
+middle of the window (the fix inserts a message: the session is rebuilt with it,
+``ctxview.sessions.inserts``).
 """
 
 from __future__ import annotations
@@ -62,6 +64,36 @@ def edit_path(window: list[dict[str, Any]], path: Path) -> dict[str, float]:
     return out
 
 
+def insert_path(window: list[dict[str, Any]], path: Path) -> dict[str, float]:
+    """``r`` on a call whose results a system turn replaced, mid-window: the plan, then the
+    session rebuilt with the answer in its history and its model."""
+    from ctxview.app.model import SessionModel
+    from ctxview.sessions.inserts import with_inserts
+
+    msgs = list(window)
+    mid = next(
+        k
+        for k in range(len(msgs) // 2, len(msgs))
+        if msgs[k]["role"] == "user" and msgs[k]["content"][0].get("type") == "tool_result"
+    )
+    msgs[mid] = {"role": "system", "content": "the tool was interrupted"}
+    path.write_text(json.dumps({"model": "m", "max_tokens": 1, "messages": msgs}))
+    model = SessionModel(replay(load_session(str(path)), as_sent=True), None, "m")
+    assert model.error_ids() == [1, mid - 1]
+    out: dict[str, float] = {}
+    ctx = model.context
+    t0 = time.perf_counter()
+    plan = repair_plan(ctx.entries(), model.system, only=mid - 1, checker=model.checker)
+    out["r on a call before a system turn: the plan"] = time.perf_counter() - t0
+    assert list(plan.inserts) == [mid]
+    t0 = time.perf_counter()
+    done = with_inserts(model.replay, plan.inserts)
+    new = SessionModel(done.session, None, "m")
+    assert new.error_ids() == [1]
+    out["r: the session rebuilt with the new message, model, check"] = time.perf_counter() - t0
+    return out
+
+
 def run(b: Bench) -> None:
     n = b.messages
     full = rounds_loop(n + 2, result="ok " * 50, tool="f")
@@ -99,4 +131,6 @@ def run(b: Bench) -> None:
     report(Figure("diff, an eviction at the front", t_diff * 1000, "ms"))
     report(Figure("diff, identical requests", t_same * 1000, "ms"))
     for name, secs in edit_path(window, b.data / "repair_request.json").items():
+        report(Figure(f"TUI edit path: {name}", secs * 1000, "ms"))
+    for name, secs in insert_path(window, b.data / "repair_insert.json").items():
         report(Figure(f"TUI edit path: {name}", secs * 1000, "ms"))

@@ -105,7 +105,7 @@ class CtxviewApp(ShellApp):
     def editor(self) -> Editor:
         from ctxview.app.editing import Editor
 
-        return Editor(self, self.model, self.config)
+        return Editor(self, self.model, self.config, self._chat_busy)
 
     @cached_property
     def figures(self) -> Figures:
@@ -622,7 +622,7 @@ class CtxviewApp(ShellApp):
         self.editor.repair_selected(self.timeline.selected_id)
 
     def action_repair_all(self) -> None:
-        self.editor.repair_all()
+        self.editor.repair_all(self.timeline.selected_id)
 
     def action_drop(self) -> None:
         self.editor.drop_selected(self.timeline.selected_id)
@@ -631,7 +631,7 @@ class CtxviewApp(ShellApp):
         self.editor.stub_selected(self.timeline.selected_id)
 
     def action_undo(self) -> None:
-        self.editor.undo()
+        self.editor.undo(self.timeline.selected_id)
 
     def action_focus_chat(self) -> None:
         self.query_one("#chat", Input).focus()

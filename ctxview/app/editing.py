@@ -3,6 +3,9 @@ message pair-safely (``delete``), stub its content (``c``), pin / unpin it (``P`
 
 Every edit goes through ConversationContext's edit API (``replace_message``, ``remove_message``,
 ``readmit_message``, ``pin`` / ``unpin``), so the transcript, the model and a saved session agree.
+A repair that inserts a message (an answer to a call nothing answers) rebuilds the session with
+it in its history (``ctxview.sessions.inserts``: ids are positions in it) and shows that one;
+``u`` shows the session from before again.
 Drops, stubs and pins are previewed first (``ctxview.core.edits``: ``preview`` and
 ``edit_cost``): the protocol verdict after the edit, the tokens it saves, the cache break it
 causes with the tokens written again, and the cost difference over the next request.
@@ -10,8 +13,8 @@ causes with the tokens written again, and the cost difference over the next requ
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -56,6 +59,12 @@ class EditGroup:
     #: a pin (True) or unpin (False) of ``pins``; None for message edits
     pinned: bool | None = None
     pins: tuple[int, ...] = ()
+    #: a repair that inserted messages: the session shown before it (undo shows it again),
+    #: and the history's length after it (messages added since would be lost: no undo then)
+    before: SessionModel | None = None
+    length: int = 0
+    #: its id in the session after it of each message of the session before it
+    new_id: list[int] = field(default_factory=list)
 
 
 def saved_words(saved: int, *, past: bool = False) -> str:
@@ -119,17 +128,31 @@ class Editor:
     """The edits of the open session (``model``) and their undo stack (unlimited within the
     session). The app passes the selected message to each action; after a change the editor
     posts :class:`~ctxview.app.messages.ContextChanged`. ``app`` serves the dialogs, notices
-    and messages (Textual's services only)."""
+    and messages (Textual's services only); ``chat_busy`` tells when a reply is in flight (a
+    repair that rebuilds the session waits for it)."""
 
-    def __init__(self, app: App[Any], model: SessionModel, config: Config) -> None:
+    def __init__(
+        self,
+        app: App[Any],
+        model: SessionModel,
+        config: Config,
+        chat_busy: Callable[[], bool] = lambda: False,
+    ) -> None:
         self.app = app
         self.model = model
         self.config = config
+        self.chat_busy = chat_busy
         self.undo_stack: list[EditGroup] = []
+        #: the session an insert (or its undo) asked the app to show: its edits go on
+        self._swapping: SessionModel | None = None
 
     def show(self, model: SessionModel) -> None:
-        """Another session is shown: its edits start afresh."""
+        """Another session is shown: its edits start afresh (unless it is the one an insert or
+        its undo put in place)."""
         self.model = model
+        if model is self._swapping:
+            self._swapping = None
+            return
         self.undo_stack.clear()
 
     # -- planning -------------------------------------------------------------------------------
@@ -206,9 +229,9 @@ class Editor:
         plan = repair_plan(
             entries, model.system, only=mid, checker=model.checker, keys=model.check_keys(entries)
         )
-        self._apply_now(plan)
+        self._apply_now(plan, mid)
 
-    def repair_all(self) -> None:
+    def repair_all(self, selected: int | None = None) -> None:
         model = self.model
         if not model.error_ids():
             self.app.notify("no protocol errors in the window: nothing to repair", markup=False)
@@ -217,17 +240,28 @@ class Editor:
         self._apply_now(
             repair_plan(
                 entries, model.system, checker=model.checker, keys=model.check_keys(entries)
-            )
+            ),
+            selected,
         )
 
-    def _apply_now(self, plan: EditPlan) -> None:
+    def _apply_now(self, plan: EditPlan, selected: int | None = None) -> None:
+        """Apply a repair at once (``selected``: the message selected, followed when a new
+        message moves it)."""
         if plan.empty:
             self.app.notify(
                 f"cannot repair here: {visible(plan.reason)}", severity="warning", markup=False
             )
             return
+        if plan.inserts and self.chat_busy():
+            self.app.notify(
+                "a reply is in flight: wait, or press escape to cancel it", markup=False
+            )
+            return
         price = self.price(plan)  # before the window changes
-        self.apply(plan)
+        if plan.inserts:
+            self._insert(plan, selected)
+        else:
+            self.apply(plan)
         n = len(plan.fixes)
         self.app.notify(
             f"repaired ({n} fix{'es' if n != 1 else ''}): {visible(plan.what)} · "
@@ -346,9 +380,87 @@ class Editor:
         self.undo_stack.append(group)
         self._changed([c.mid for c in group.changes])
 
-    def undo(self) -> None:
+    def _insert(self, plan: EditPlan, selected: int | None) -> None:
+        """Apply a plan with new messages: the session rebuilt with them in its history, its
+        other changes made there (under the ids they have there), shown instead of this one
+        with the same message selected."""
+        from ctxview.app.model import SessionModel
+        from ctxview.sessions.inserts import with_inserts
+
+        old = self.model
+        done = with_inserts(old.replay, plan.inserts, defaults=self.config.as_defaults())
+        new = SessionModel(done.session, old.path, old.model, tools=old.tools)
+        new.show_evicted = old.show_evicted
+        ctx = new.context
+        changed = list(done.ids)
+        for mid in sorted(plan.changes):
+            nid = done.new_id[mid]
+            msg = plan.changes[mid]
+            if msg is None:
+                ctx.remove_message(nid)
+            else:
+                ctx.replace_message(nid, msg)
+            changed.append(nid)
+        new.after_change()
+        self.undo_stack.append(
+            EditGroup(plan.what, [], before=old, length=len(new.transcript), new_id=done.new_id)
+        )
+        keep = done.new_id[selected] if selected is not None and selected >= 0 else None
+        self._show(new, sorted(changed), keep)
+
+    def _undo_insert(self, group: EditGroup, selected: int | None) -> None:
+        """Show the session from before the repair again (its settings too), unless messages
+        were added since (a chat reply, a followed transcript): they would be lost."""
+        assert group.before is not None
+        if self.chat_busy():
+            self.app.notify(
+                "a reply is in flight: wait, or press escape to cancel it", markup=False
+            )
+            return
+        self.undo_stack.pop()
+        if len(self.model.transcript) != group.length:
+            # the edits before it name messages by the ids of the session before it: gone too
+            earlier = bool(self.undo_stack)
+            self.undo_stack.clear()
+            self.app.notify(
+                f"cannot undo {visible(group.what)}: messages were added since (undoing it "
+                "would lose them)" + ("; nor the edits before it" if earlier else ""),
+                severity="warning",
+                markup=False,
+            )
+            return
+        # the message selected, under its id there (a new one: the message before it)
+        back = {new: old for old, new in enumerate(group.new_id)}
+        keep = None
+        if selected is not None and selected >= 0:
+            keep = back.get(selected)
+            while keep is None and selected > 0:
+                selected -= 1
+                keep = back.get(selected)
+        self._show(group.before, [], keep)
+        self.app.notify(
+            f"undone: {visible(group.what)} (the session as it was before the repair)",
+            markup=False,
+            timeout=4,
+        )
+
+    def _show(self, model: SessionModel, flash: list[int], keep: int | None) -> None:
+        from ctxview.app.messages import SessionReplaced
+
+        model.unsaved = True
+        self._swapping = model
+        self.app.post_message(SessionReplaced(self.model, model, at_end=False))
+        self.app.post_message(ContextChanged(flash=flash, count_stale=True, keep=keep))
+
+    def undo(self, selected: int | None = None) -> None:
+        """Undo the last edit (``selected``: the message selected, followed when the undo of a
+        new message moves it)."""
         if not self.undo_stack:
             self.app.notify("nothing to undo", markup=False)
+            return
+        top = self.undo_stack[-1]
+        if top.before is not None:
+            self._undo_insert(top, selected)
             return
         group = self.undo_stack.pop()
         ctx = self.model.context

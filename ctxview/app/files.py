@@ -242,7 +242,11 @@ class SessionFiles:
         self.model.unsaved = False
         if self.model.path != path:
             self.model.path = path
-            self.model.session.format = "ctxview"
+            session = self.model.session
+            if session.provider != "anthropic" and session.format != "ctxview":
+                # the body it exports stays in its API's form (as the saved file reopens)
+                session.wire_format = session.wire_format or session.format
+            session.format = "ctxview"
         self.app.post_message(NameChanged())
         self.app.notify(f"saved {path}", markup=False, timeout=3)
         then, self._after_save = self._after_save, None

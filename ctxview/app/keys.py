@@ -122,7 +122,11 @@ KEYS_HELP: list[tuple[str, str]] = [
     ("y", "copy the selected message's text to the clipboard (the terminal's: OSC 52)"),
     ("Y", "copy the selected message as JSON"),
     ("v", "the selected message in your $PAGER (each block, then its JSON)"),
-    ("r", "repair: apply the fix of the selected message's protocol error"),
+    (
+        "r",
+        "repair: apply the fix of the selected message's protocol error (an answer it inserts "
+        "is a new row, 'added ·')",
+    ),
     ("A", "repair all: every protocol error of the window"),
     ("delete", "drop the selected message pair-safely (preview first)"),
     ("c", "stub the selected message's tool_results or long text (preview first)"),

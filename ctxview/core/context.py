@@ -996,6 +996,17 @@ class ConversationContext:
         return ids
 
     @property
+    def held_ids(self) -> list[int]:
+        """The pinned messages the strategy has passed (kept, no longer counted against max),
+        as a saved session records them (``window.held``)."""
+        return [e[0] for e in self._window.held]
+
+    @property
+    def cut(self) -> bool:
+        """True once anything left the window: it no longer follows the first message."""
+        return self._window.cut
+
+    @property
     def pinned_id(self) -> int | None:
         first = self._window.first
         return first[0] if first is not None else None

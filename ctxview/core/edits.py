@@ -1,8 +1,10 @@
 """Edits of a window, computed headlessly: drop a message pair-safely, stub its content, apply a
-repair; each as a plan of ``{id: new message or None (removed)}`` with a preview of its effect.
+repair; each as a plan of ``{id: new message or None (removed)}`` (a repair's new messages
+beside it, by the window message they go before) with a preview of its effect.
 
-The plan is applied through :class:`~ctxview.core.context.ConversationContext`'s edit API
-(``replace_message`` / ``remove_message``; ``readmit_message`` undoes a removal).
+The changes are applied through :class:`~ctxview.core.context.ConversationContext`'s edit API
+(``replace_message`` / ``remove_message``; ``readmit_message`` undoes a removal); new messages
+through the session's history (``ctxview.sessions.inserts``: ids are positions in it).
 """
 
 from __future__ import annotations
@@ -27,17 +29,26 @@ STUB = "[stubbed by ctxview: {n:,} characters removed]"
 
 @dataclass
 class EditPlan:
-    """Changes to window messages by id: a new message, or None to take it out of the window."""
+    """Changes to window messages by id: a new message, or None to take it out of the window;
+    and new messages by the id of the window message they go before (:data:`END`: after the
+    window's last)."""
 
     what: str
     changes: dict[int, dict[str, Any] | None] = field(default_factory=dict)
     fixes: list[Fix] = field(default_factory=list)
     #: why nothing can be done (the plan is empty)
     reason: str = ""
+    #: new messages (a repair's answer to a call nothing answers), in order, by the window
+    #: message they go before
+    inserts: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
-        return not self.changes
+        return not self.changes and not self.inserts
+
+
+#: ``EditPlan.inserts``' key for new messages after the window's last message
+END = -1
 
 
 @dataclass(frozen=True)
@@ -72,6 +83,38 @@ def _btype(block: Any) -> Any:
     return block.get("type") if isinstance(block, Mapping) else None
 
 
+def applied(
+    keyed: Sequence[Entry], plan: EditPlan, entries: Sequence[Entry] | None = None
+) -> list[Entry]:
+    """The window ``keyed`` with ``plan`` applied: a copy, the changed messages and the new ones
+    under version keys of their own (for a checker memoised on the others' keys). ``entries``:
+    the window by id, when ``keyed`` holds other keys. O(window)."""
+    ids = entries if entries is not None else keyed
+    changes, inserts = plan.changes, plan.inserts
+    at = sorted(k for k, e in enumerate(ids) if e[0] in changes)
+    after: list[Entry] = list(keyed)
+    removed: set[int] = set()
+    for k in at:
+        new = changes[ids[k][0]]
+        if new is None:
+            removed.add(k)
+        else:
+            after[k] = (next_version_key(), new)
+    if inserts:
+        # new messages go in before the window message they are keyed by (from the last up, so
+        # positions stay valid); the removed positions move up with what they follow
+        for k in sorted((k for k, e in enumerate(ids) if e[0] in inserts), reverse=True):
+            new_entries = [(next_version_key(), m) for m in inserts[ids[k][0]]]
+            after[k:k] = new_entries
+            removed = {r + len(new_entries) if r >= k else r for r in removed}
+        after.extend((next_version_key(), m) for m in inserts.get(END, ()))
+    if len(removed) == 1:
+        del after[removed.pop()]
+    elif removed:
+        after = [e for k, e in enumerate(after) if k not in removed]
+    return after
+
+
 def preview(
     entries: Sequence[Entry],
     plan: EditPlan,
@@ -94,24 +137,15 @@ def preview(
         if errors_before is not None
         else sum(1 for p in chk.check(keyed, system) if p.severity == "error")
     )
-    changes = plan.changes
-    # the window with the plan applied: a copy, with the few changed positions replaced
-    at = sorted(k for k, e in enumerate(entries) if e[0] in changes)
-    after: list[Entry] = list(keyed)
+    after = applied(keyed, plan, entries)
     delta = 0
-    removed: set[int] = set()
-    for k in at:
-        new = changes[entries[k][0]]
-        delta -= estimate_message(entries[k][1])
-        if new is None:
-            removed.add(k)
-        else:
-            delta += estimate_message(new)
-            after[k] = (next_version_key(), new)
-    if len(removed) == 1:
-        del after[removed.pop()]
-    elif removed:
-        after = [e for k, e in enumerate(after) if k not in removed]
+    by_id = dict(entries) if plan.changes else {}
+    for mid, new in plan.changes.items():
+        if mid in by_id:
+            delta += (estimate_message(new) if new is not None else 0) - estimate_message(
+                by_id[mid]
+            )
+    delta += sum(estimate_message(m) for new in plan.inserts.values() for m in new)
     errs = [p for p in chk.check(after, system) if p.severity == "error"]
     if tokens_before is None:
         tokens_before = sum(estimate_message(m) for _, m in entries)
@@ -199,8 +233,10 @@ def repair_plan(
     keys: Sequence[int] | None = None,
 ) -> EditPlan:
     """The repair of the window's errors (of the problems at message ``only`` when given), as
-    edits. A fix that inserts a message (an answer before a ``system`` turn) cannot be an edit:
-    the plan then says so."""
+    edits: :func:`~ctxview.core.repair.repair`'s result, each changed message under its id,
+    each dropped one as None, and each message it inserts (an answer to a call nothing answers:
+    before a ``system`` turn, or right after the call under Chat Completions' rules) by the id of
+    the window message it goes before."""
     ids = [mid for mid, _ in entries]
     msgs = [m for _, m in entries]
     pos: int | None = None
@@ -209,11 +245,6 @@ def repair_plan(
             return EditPlan("repair", reason=f"#{only} is not in the window")
         pos = ids.index(only)
     result = repair(msgs, system, only=pos, keys=keys if keys is not None else ids, checker=checker)
-    if any(o is None for o in result.origin):
-        return EditPlan(
-            "repair",
-            reason="the fix inserts a new user message: use `ctxview repair FILE` for it",
-        )
     if not result.fixes:
         return EditPlan(
             "repair",
@@ -221,9 +252,17 @@ def repair_plan(
         )
     plan = EditPlan("repair", fixes=result.fixes)
     kept = {o for o in result.origin if o is not None}
+    pending: list[dict[str, Any]] = []
     for out, o in zip(result.messages, result.origin, strict=True):
-        if o is not None and out is not msgs[o]:
+        if o is None:
+            pending.append(out)
+            continue
+        if pending:
+            plan.inserts[ids[o]], pending = pending, []
+        if out is not msgs[o]:
             plan.changes[ids[o]] = out
+    if pending:
+        plan.inserts[END] = pending
     for o in range(len(msgs)):
         if o not in kept:
             plan.changes[ids[o]] = None
@@ -387,13 +426,24 @@ def edit_cost(
     position: int | None = None
     prefix = 0
     delta = 0
+    inserts = plan.inserts
     for k, ((mid, _), t) in enumerate(zip(entries, toks, strict=True)):
+        if mid in inserts:
+            if position is None:
+                position = k
+                prefix = sum(toks[:k])
+            delta += sum(est(m) for m in inserts[mid])
         if mid in changes:
             if position is None:
                 position = k
                 prefix = sum(toks[:k])
             new = changes[mid]
             delta += (est(new) if new is not None else 0) - t
+    if END in inserts:
+        if position is None:
+            position = len(entries)
+            prefix = sum(toks)
+        delta += sum(est(m) for m in inserts[END])
     total_before = static_tokens + sum(toks)
     total_after = total_before + delta
     minimum = min_cacheable(model)[0]

@@ -57,6 +57,13 @@ from ctxview.core.window import json_copy
 #: The content of the tool_result that answers an interrupted tool call.
 INTERRUPTED = "[interrupted: no result was recorded]"
 
+
+def inserted_meta() -> dict[str, Any]:
+    """The metadata of a message a repair inserted (``ctxview repair``, the TUI's ``r`` and
+    ``A``): the timeline marks its row ``added``, and a saved session keeps why it is there."""
+    return {"edited": ["inserted by repair"], "inserted_by": "repair"}
+
+
 #: Codes with no safe fix: repair reports them and changes nothing for them.
 NO_SAFE_FIX = {
     "tool_result_in_assistant": "a tool_result inside an assistant message cannot be moved safely",

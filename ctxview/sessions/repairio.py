@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxview.core.body import request_body
-from ctxview.core.repair import RepairResult, repair
+from ctxview.core.repair import RepairResult, inserted_meta, repair
 from ctxview.sessions.session import Session
 from ctxview.sessions.store import record_item, session_document
 
@@ -109,9 +109,7 @@ def _edited_session(rep: Session, result: RepairResult) -> dict[str, Any]:
     def insert(messages: list[dict[str, Any]]) -> None:
         for m in messages:
             inserted.append(len(records))
-            records.append(
-                record_item(len(records), m, {"edited": ["inserted by repair"]}, step, None)
-            )
+            records.append(record_item(len(records), m, inserted_meta(), step, None))
 
     for rec in old_records:
         insert(before.get(rec["id"], []))

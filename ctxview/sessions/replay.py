@@ -94,6 +94,8 @@ def _replay_as_sent(
     if session.saved_window is not None and session.as_sent_format is not None:
         rep = _replay(session, system_prompt=system_prompt, defaults=defaults)
         rep.as_sent = fmt
+        # as sent: nothing is truncated, however long it grows (as Session sets it when built)
+        rep.context._max_follows_size = True
         rep.compacted_before = compaction_start(session)
         return rep
     d = defaults or {}

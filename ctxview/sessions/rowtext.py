@@ -80,8 +80,8 @@ def summarise(message: Mapping[str, Any]) -> tuple[str, str, bool]:
 def row_text(message: Mapping[str, Any], meta: Mapping[str, Any]) -> tuple[str, str, str, bool]:
     """(role, block summary, preview, has an error result) of a message as a row shows it: one
     visible line each (the text comes from the session: tool names, unknown block types), the
-    summary marking a Claude Code compaction and its summary, meta messages, and the history a
-    forked Codex thread replays from its parent."""
+    summary marking a Claude Code compaction and its summary, meta messages, the history a
+    forked Codex thread replays from its parent, and a message a repair added."""
     summary, preview, error = summarise(message)
     if meta.get("compact_summary"):
         summary = "compaction summary"
@@ -91,4 +91,6 @@ def row_text(message: Mapping[str, Any], meta: Mapping[str, Any]) -> tuple[str, 
         summary = "meta · " + summary
     if meta.get("forked_history"):
         summary = "forked · " + summary
+    if meta.get("inserted_by"):
+        summary = "added · " + summary  # not recorded: a repair inserted it
     return one_line(str(message.get("role", "?")), 40), one_line(summary, 120), preview, error

@@ -193,7 +193,8 @@ class HelpScreen(ModalScreen[None]):
                     "kept = in the window · "
                     "evicted = dropped by the strategy (the API never sees it again) · "
                     "edited = sent as edited (the detail pane shows the original) · "
-                    "dropped = taken out by an edit or a repair (u undoes).\n"
+                    "dropped = taken out by an edit or a repair (u undoes) · "
+                    "added · (the summary) = a message a repair inserted (u undoes).\n"
                     "Raising max never brings evicted messages back: the seed's semantics.\n"
                     "ctrl+p opens the command palette (open, save, export, max, strategy, themes…)."
                 )

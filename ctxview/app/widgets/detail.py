@@ -279,6 +279,16 @@ class BlockDetail(VerticalScroll, can_focus=True):
                 )
             )
         meta = rec.meta
+        if meta.get("inserted_by"):
+            out.append(
+                Static(
+                    Text(
+                        "added by repair: not in the recorded session, sent after the message "
+                        "before it (u undoes a repair made in this session)"
+                    ),
+                    classes="hint",
+                )
+            )
         if meta.get("compact_boundary") is not None:
             cb = meta["compact_boundary"]
             desc = ", ".join(f"{k}={v}" for k, v in cb.items()) if isinstance(cb, Mapping) else ""

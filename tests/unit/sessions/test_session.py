@@ -188,6 +188,21 @@ def test_a_session_as_sent_is_never_truncated() -> None:
     assert rep.status(len(rep.transcript) - 6) == "kept"
 
 
+def test_a_session_saved_as_sent_grows_without_truncation_once_reopened(tmp_path: Path) -> None:
+    """Reopened from its saved window, as sent still means no truncation: a chat or a followed
+    transcript adds on without evicting."""
+    path = FIXTURES / "anthropic_requests" / "pai_consecutive_assistant_tool_use_req.json"
+    rep = replay(load_session(str(path)), as_sent=True)
+    saved = tmp_path / "saved.ctxview.json"
+    saved.write_text(json.dumps(rep.document({})), encoding="utf-8")
+    again = replay(load_session(str(saved)), as_sent=True)
+    assert again.as_sent is not None and again.context.window_ids == rep.context.window_ids
+    window = len(again.context)
+    for k in range(5):
+        again.context.add_message({"role": "user" if k % 2 else "assistant", "content": f"m{k}"})
+    assert len(again.context) == window + 5 and not again.context.cut
+
+
 def test_the_app_counts_an_openai_body_as_inspect_does(tmp_path: Path) -> None:
     """The sidebar's breakdown of an OpenAI body uses OpenAI's token model for the system
     prompt and tools too (its reply priming and function-definition rule), as ``inspect``."""
