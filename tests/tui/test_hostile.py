@@ -129,9 +129,12 @@ async def test_hostile_session_in_every_pane_dialog_and_notification(tmp_path: P
         app.screen.query_one("#path", Input).value = str(folder / "keys.json")
         await pilot.press("enter")
         await wait_until(pilot, lambda: any("keys" in m for m, _, _ in app.notice_log))
-        await settle(pilot)
-        text = assert_clean(app, "open error notification")
-        assert "keys: ␛[2Jkey" in text.replace("\n", " ") or "cannot open" in text
+        # the toast is drawn a frame or more after the notice is logged: wait for it too
+        await wait_until(
+            pilot,
+            lambda: "keys: ␛[2Jkey" in drawn(app).replace("\n", " ") or "cannot open" in drawn(app),
+        )
+        assert_clean(app, "open error notification")
         assert any("␛[2Jkey" in m for m, t, _ in app.notice_log)
         # "opened <file name>"
         app.open_path(str(folder / "other\x1b[31m\u2066.json"))
