@@ -85,3 +85,34 @@ def test_inspect_counts_a_rollouts_system_prompt_once(capsys: pytest.CaptureFixt
     static = simulate(load_session(path)).static_tokens
     assert breakdown["system_and_tools_calibrated"] == static
     assert window["estimated_tokens"] == static + breakdown["messages"]
+
+
+UNSEEN3 = sorted((FOLDERS[0].parent / "unseen3" / "codex").glob("agentv_*.jsonl"))
+
+
+@pytest.fixture(scope="module")
+def unseen3() -> list[FileFigures]:
+    assert len(UNSEEN3) == 8
+    return [measure_file(p) for p in UNSEEN3]
+
+
+def test_the_third_unseen_sets_rollouts_reach_the_calibrated_goal(
+    unseen3: list[FileFigures],
+) -> None:
+    """The judge (``unseen3/codex``: 8 agentv rollouts never looked at, 1,661 requests with
+    usage, with Codex compactions): calibrated within the goal (0.2% / 1.9% measured)."""
+    errors = [e for f in unseen3 for e in f.errors]
+    assert len(errors) == 1_661
+    median, p90 = quantile(errors, 0.5), quantile(errors, 0.9)
+    assert median is not None and p90 is not None
+    assert median <= 0.05 and p90 <= 0.15, (median, p90)
+
+
+@pytest.mark.xfail(strict=True, reason="first-half p90 21.9% on the judge: compactions unseen")
+def test_the_third_unseen_sets_rollouts_reach_the_goal_fitted_on_the_first_half(
+    unseen3: list[FileFigures],
+) -> None:
+    errors = [e for f in unseen3 for e in f.half_errors]
+    median, p90 = quantile(errors, 0.5), quantile(errors, 0.9)
+    assert median is not None and p90 is not None
+    assert median <= 0.05 and p90 <= 0.15, (median, p90)

@@ -44,6 +44,7 @@ from tests.support.paths import ACCEPTANCE
 
 UNSEEN = ACCEPTANCE / "unseen" / "claude_code"
 UNSEEN2 = ACCEPTANCE / "unseen2" / "claude_code"
+UNSEEN3 = ACCEPTANCE / "unseen3" / "claude_code"
 
 SETS = ["tune", "held_out"]
 
@@ -268,6 +269,34 @@ def test_the_unseen2_set_holds_todays_cache_break_figure(unseen2: dict[str, Any]
     for d in s["break_disagreements"]:
         # a recorded break carries a name (the predicted break's, where the model predicted one
         # but estimated its write below half the prompt); a predicted one its reason
+        assert d["recorded_reason"] is not None or d["predicted"].startswith("break ("), d
+
+
+@pytest.fixture(scope="module")
+def unseen3() -> dict[str, Any]:
+    _, s = measure([UNSEEN3])
+    return s
+
+
+def test_the_third_unseen_set_reaches_the_token_goals(unseen3: dict[str, Any]) -> None:
+    """The third judge (``unseen3/claude_code``: Claude Code 2.1.38 to 2.1.219, Opus 4.6, Opus 5,
+    Sonnet 5 and Fable 5; 4,608 requests), measured before anyone looked at it: calibrated
+    within 2% / 8% and fitted on the first half within 4% / 12% (1.7% / 8.2% and 5.9% / 11.9%
+    before this set's sibling files were diagnosed), no block lost."""
+    assert unseen3["recorded_requests"] == 4_608
+    t = unseen3["token_error"]
+    assert t["median"] <= 0.02 and t["p90"] <= 0.08, t
+    th = unseen3["token_error_first_half_fit"]
+    assert th["median"] <= 0.04 and th["p90"] <= 0.12, th
+    assert unseen3["blocks_lost"] == dict.fromkeys(BLOCK_TYPES, 0), unseen3["files_losing_blocks"]
+
+
+def test_the_third_unseen_set_holds_todays_cache_break_figure(unseen3: dict[str, Any]) -> None:
+    """98.9% (50 disagreements of 4,608) against the goal of 99.7%: every disagreement named,
+    the recorded breaks nothing in the transcript explains carrying a note."""
+    s = unseen3
+    assert s["break_agreement"] >= 0.9891, s["break_disagreements"]
+    for d in s["break_disagreements"]:
         assert d["recorded_reason"] is not None or d["predicted"].startswith("break ("), d
 
 

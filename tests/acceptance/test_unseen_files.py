@@ -1,4 +1,4 @@
-"""The unseen sets (tests/acceptance/unseen and unseen2, INDEX.md in each): real public files of
+"""The unseen sets (tests/acceptance/unseen, unseen2 and unseen3, INDEX.md in each): real public files of
 every format, each set collected after the estimates were tuned, the judge of the figures in
 docs/request-model.md and docs/providers.md. Each request body was answered by its API (HTTP
 200) and each session is a real agent's: every one opens in its provider's form with no
@@ -20,6 +20,7 @@ from tests.support.paths import ACCEPTANCE
 SETS = {
     "unseen": {"openai_chat": 200, "openai_responses": 100, "gemini": 100},
     "unseen2": {"openai_chat": 350, "openai_responses": 280, "gemini": 160},
+    "unseen3": {"openai_chat": 100, "openai_responses": 230, "gemini": 140},
 }
 BODIES = {
     "openai_chat": ("openai-chat", "openai"),
@@ -61,8 +62,16 @@ def test_every_body_the_api_answered_opens_valid_and_exports_as_read(
     assert bad == []
 
 
-@pytest.mark.parametrize("name", sorted(SETS))
-@pytest.mark.parametrize("folder", sorted(SESSIONS))
+#: the session folders of each set (no Gemini CLI session was found for the third)
+SESSION_FOLDERS = [
+    (name, folder)
+    for name in sorted(SETS)
+    for folder in sorted(SESSIONS)
+    if (name, folder) != ("unseen3", "gemini_cli")
+]
+
+
+@pytest.mark.parametrize(("name", "folder"), SESSION_FOLDERS)
 def test_every_session_opens_as_sent_with_no_protocol_error(name: str, folder: str) -> None:
     pattern, provider = SESSIONS[folder]
     paths = sorted((ACCEPTANCE / name / folder).rglob(pattern))
