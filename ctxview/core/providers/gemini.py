@@ -408,8 +408,13 @@ def _schema_words(schema: Any, out: list[str]) -> int:
 _DECLARATIONS = ("functionDeclarations", "function_declarations")
 #: a declaration's parameters: an OpenAPI subset schema, or JSON Schema (the latter read by
 #: the families whose ``json_schema`` is set)
-_OPENAPI_PARAMETERS = ("parameters",)
-_JSON_SCHEMA_PARAMETERS = ("parametersJsonSchema", "parameters_json_schema")
+_OPENAPI_PARAMETERS = ("parameters", "response")
+_JSON_SCHEMA_PARAMETERS = (
+    "parametersJsonSchema",
+    "parameters_json_schema",
+    "responseJsonSchema",
+    "response_json_schema",
+)
 
 
 def estimate_tools(tools: Any, fam: Family | None = None) -> int:

@@ -296,3 +296,26 @@ def test_the_benchmark_names_a_body_it_cannot_read_and_measures_the_others(
     assert lines[5].startswith("API bodies (2 files), text-only with a recorded response: 1 ")
     assert lines[6] == "API bodies ctxview refuses to read: 1"
     assert lines[7].startswith("  b_req1.json: ")
+
+
+def test_a_declarations_response_schema_is_counted_like_its_parameters() -> None:
+    """google/adk-go declares what a function returns (``responseJsonSchema``): recorded
+    prompts were billed about twice the declaration without it (113 tokens on gemini-2.5-flash
+    for one ``get_weather_report``, estimated 60 when only its parameters counted, 88 now)."""
+    params = {"type": "object", "properties": {"city": {"type": "string"}}}
+    returns = {
+        "type": "object",
+        "properties": {"report": {"type": "string"}, "status": {"type": "string"}},
+    }
+    bare = [{"functionDeclarations": [{"name": "f", "parametersJsonSchema": params}]}]
+    both = [
+        {
+            "functionDeclarations": [
+                {"name": "f", "parametersJsonSchema": params, "responseJsonSchema": returns}
+            ]
+        }
+    ]
+    fam = FAMILIES["2.5"]
+    assert estimate_tools(both, fam) > estimate_tools(bare, fam) + 2
+    openapi = [{"functionDeclarations": [{"name": "f", "parameters": params, "response": returns}]}]
+    assert estimate_tools(openapi, fam) == estimate_tools(both, fam)
