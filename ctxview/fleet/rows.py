@@ -494,7 +494,9 @@ def _agent_columns(
     cols["break_reason"] += [None if b is None else b.reason for b in breaks]
     cols["break_position"] += [None if b is None else b.position for b in breaks]
     misses = [r.recorded_miss for r in reqs]
-    cols["recorded_break_reason"] += [None if m is None else m.reason for m in misses]
+    cols["recorded_break_reason"] += [
+        None if m is None or m.reason == "none" else m.reason for m in misses
+    ]
     cols["api_break_reason"] += [
         m.api_reason if m is not None and m.reported else None for m in misses
     ]

@@ -157,9 +157,10 @@ def recorded_breaks(
             if note is not None:
                 miss = replace(miss, note=note)
         if diag is not None:
-            miss = _with_api(
-                miss or RecordedBreak(_predicted(r), read=read, previous=prev or 0), diag
-            )
+            # the API's diagnosis is shown as it came; where the usage shows no break (the
+            # request read the previous prompt: Claude Code's responses carry `unavailable` or
+            # `previous_message_not_found` on such hits) it is not called one
+            miss = _with_api(miss or RecordedBreak(NO_BREAK, read=read, previous=prev or 0), diag)
         r.recorded_miss = miss
         previous[r.model] = total
         if prev is None or read + max(SLACK_TOKENS, SLACK_SHARE * prev) < prev:
@@ -209,6 +210,10 @@ def _diagnosed(meta: Mapping[str, Any]) -> bool:
         return True
     u = meta.get("usage")
     return isinstance(u, Mapping) and ("cache_miss_reason" in u or "cache_missed_input_tokens" in u)
+
+
+#: the reason of a diagnosed request whose recorded usage shows no break
+NO_BREAK = "none"
 
 
 def _predicted(r: Request) -> str:

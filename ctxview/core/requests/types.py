@@ -72,7 +72,8 @@ class RecordedBreak:
     """A break the recorded usage shows: the request read less than the previous one's whole
     prompt. ``reason``: the predicted break's reason where ctxview predicted one, ``first``
     for a first request that read nothing, else ``unexplained`` (the API broke the cache and
-    ctxview does not know why); ``api_reason`` and ``cache_missed_input_tokens``: what the
+    ctxview does not know why); ``none`` where the usage shows no break but the response carries
+    the API's cache diagnostics (kept to show them); ``api_reason`` and ``cache_missed_input_tokens``: what the
     API's cache diagnostics said, where the file recorded them, else the predicted reason in
     the API's words."""
 

@@ -287,6 +287,60 @@ def test_a_claude_code_transcript_keeps_the_apis_diagnostics(
     assert code == 0 and "rec:messages_changed" in out
 
 
+def test_a_hit_that_carries_the_apis_diagnostics_is_not_called_a_break(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Claude Code's responses carry ``unavailable`` or ``previous_message_not_found`` on
+    requests that read the whole previous prompt: the diagnosis is shown as it came, the
+    request is no recorded break (reason ``none``), and no log counts it as unexplained."""
+    lines = []
+    for k in range(3):
+        lines.append(
+            json.dumps(
+                {
+                    "type": "user",
+                    "uuid": f"u{2 * k}",
+                    "parentUuid": f"u{2 * k - 1}" if k else None,
+                    "timestamp": ts(20.0 * k),
+                    "sessionId": "s",
+                    "message": {"role": "user", "content": f"question {k} {BIG}"},
+                }
+            )
+        )
+        # each reads the whole previous prompt and writes its own question
+        extra: dict[str, Any] = {
+            "id": f"m{k}",
+            "model": MODEL,
+            "usage": _usage(3000 * k, 3000),
+        }
+        if k == 2:
+            extra["diagnostics"] = {"cache_miss_reason": {"type": "unavailable"}}
+        lines.append(
+            json.dumps(
+                {
+                    "type": "assistant",
+                    "uuid": f"u{2 * k + 1}",
+                    "parentUuid": f"u{2 * k}",
+                    "timestamp": ts(20.0 * k + 5),
+                    "sessionId": "s",
+                    "message": {
+                        "role": "assistant",
+                        "content": [{"type": "text", "text": "a"}],
+                        **extra,
+                    },
+                }
+            )
+        )
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    _, out, _ = run(capsys, "requests", str(path), "--json")
+    report = json.loads(out)
+    rb = report["requests"][2]["recorded_break"]
+    assert rb["reason"] == "none" and rb["api_reason"] == "unavailable"
+    assert rb["reported_by_api"] is True
+    assert not any("did not predict" in n for n in report.get("notes", []))
+
+
 def test_an_unexplained_break_through_amazon_bedrock_says_so() -> None:
     """No documented rule predicts the breaks of Bedrock's route: each is ``unexplained`` and
     carries a note naming the route, and the log's note counts them."""
