@@ -128,12 +128,10 @@ async def test_hostile_session_in_every_pane_dialog_and_notification(tmp_path: P
         # an open error quoting hostile JSON keys
         app.screen.query_one("#path", Input).value = str(folder / "keys.json")
         await pilot.press("enter")
-        await wait_until(pilot, lambda: any("keys" in m for m, _, _ in app.notice_log))
-        # the toast is drawn a frame or more after the notice is logged: wait for it too
-        await wait_until(
-            pilot,
-            lambda: "keys: ␛[2Jkey" in drawn(app).replace("\n", " ") or "cannot open" in drawn(app),
-        )
+        await wait_until(pilot, lambda: any("␛[2Jkey" in m for m, _, _ in app.notice_log))
+        await settle(pilot)
+        # whatever is drawn now (the toast, when the dialog's dismissal has not raced it off the
+        # screen: it is not always there under two workers) carries no escape
         assert_clean(app, "open error notification")
         assert any("␛[2Jkey" in m for m, t, _ in app.notice_log)
         # "opened <file name>"
