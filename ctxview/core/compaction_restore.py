@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxview.core.calibrate import Rates, message_features
+from ctxview.core.content import content_texts
 
 #: the files Claude Code restores: this many, each at most this many tokens (a larger file comes
 #: back as its path alone), this many in all
@@ -79,17 +80,6 @@ def _text_tokens(text: str, rates: Rates, result: bool = False) -> int:
         {"type": "tool_result", "content": text} if result else {"type": "text", "text": text}
     )
     return rates.tokens(message_features({"role": "user", "content": [block]}))
-
-
-def _result_text(block: Mapping[str, Any]) -> str:
-    c = block.get("content")
-    if isinstance(c, str):
-        return c
-    if isinstance(c, list):
-        return "\n".join(
-            x["text"] for x in c if isinstance(x, dict) and isinstance(x.get("text"), str)
-        )
-    return ""
 
 
 def _read_size(text: str, tokens: int, partial: bool) -> int | None:
@@ -180,7 +170,7 @@ def _note_result(
         return
     known = state.files.pop(path, None)
     if name == "Read":
-        text = _result_text(block)
+        text = "\n".join(t for t in content_texts(block.get("content")) if isinstance(t, str))
         partial = bool(inp.get("offset") or inp.get("limit"))
         size = _read_size(text, _text_tokens(text, rates, result=True), partial)
         if size is not None:
