@@ -308,7 +308,7 @@ def rebuilt_block_keys(session: LoadedSession) -> Counter[tuple[str, Any]]:
 def _recorded_reason(r: Request) -> str | None:
     """Why the recorded usage broke: the request model's name for it, or ``growth`` when the
     read held and the new messages alone billed above half the input; None on a recorded hit."""
-    if r.recorded_miss is not None and r.recorded_miss.reason != "none":
+    if r.recorded_miss is not None and r.recorded_miss.is_break:
         return r.recorded_miss.reason
     return "growth" if r.recorded_break else None
 

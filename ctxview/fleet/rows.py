@@ -495,7 +495,7 @@ def _agent_columns(
     cols["break_position"] += [None if b is None else b.position for b in breaks]
     misses = [r.recorded_miss for r in reqs]
     cols["recorded_break_reason"] += [
-        None if m is None or m.reason == "none" else m.reason for m in misses
+        m.reason if m is not None and m.is_break else None for m in misses
     ]
     cols["api_break_reason"] += [
         m.api_reason if m is not None and m.reported else None for m in misses

@@ -14,7 +14,7 @@ from typing import Any
 from ctxview.core.cache_rules import API_REASON, TTL_GRACE_SECONDS
 from ctxview.core.pricing import bedrock_profile
 from ctxview.core.requests.points import parse_timestamp
-from ctxview.core.requests.types import TTL_1H, TTL_5M, RecordedBreak, Request
+from ctxview.core.requests.types import NO_BREAK, TTL_1H, TTL_5M, RecordedBreak, Request
 from ctxview.core.usage import api_diagnosis
 
 #: a read this much below the previous prompt (tokens, and a share of it) is a break: the
@@ -210,10 +210,6 @@ def _diagnosed(meta: Mapping[str, Any]) -> bool:
         return True
     u = meta.get("usage")
     return isinstance(u, Mapping) and ("cache_miss_reason" in u or "cache_missed_input_tokens" in u)
-
-
-#: the reason of a diagnosed request whose recorded usage shows no break
-NO_BREAK = "none"
 
 
 def _predicted(r: Request) -> str:

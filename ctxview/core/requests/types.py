@@ -67,6 +67,10 @@ class CacheBreak:
         return {"reason": self.reason, "position": self.position, "api_reason": self.api_reason}
 
 
+#: the reason of a diagnosed request whose recorded usage shows no break
+NO_BREAK = "none"
+
+
 @dataclass(frozen=True, slots=True)
 class RecordedBreak:
     """A break the recorded usage shows: the request read less than the previous one's whole
@@ -88,6 +92,11 @@ class RecordedBreak:
     #: for an ``unexplained`` break, what is known of it (:func:`~.diagnose.unexplained_note`):
     #: it read only the cached head, or went through Amazon Bedrock's route
     note: str | None = None
+
+    @property
+    def is_break(self) -> bool:
+        """The usage shows a break (not a hit kept only for the API's diagnosis)."""
+        return self.reason != NO_BREAK
 
     def to_dict(self) -> dict[str, Any]:
         return {
