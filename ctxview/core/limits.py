@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ctxview.core.pricing import normalise_model
+from ctxview.core.pricing import normalise_model, openai_model_name
 from ctxview.core.protocol import Problem
 
 MODEL_CONTEXT_SOURCE = (
@@ -82,18 +82,13 @@ OPENAI_INPUT: dict[str, int] = {
     "o3": 200_000,
     "o4-mini": 200_000,
 }
-#: the OpenAI models whose input limit is below their context (the rest of it is the output's):
-#: the API words the error by that limit (``tests/acceptance/error_texts.md``)
-_OPENAI_INPUT_LIMITED = frozenset(m for m in OPENAI_INPUT if m.startswith("gpt-5"))
-_DATED = re.compile(r"-\d{4}-\d{2}-\d{2}$")
+#: the OpenAI models whose input limit is below their context (the rest of it is the output's),
+#: GPT-5 and every model of its generation: the API words the error by that limit
+#: (``tests/acceptance/error_texts.md``)
+_OPENAI_INPUT_LIMITED = "gpt-5"
 
 OVER_CONTEXT_CODE = "over_context_window"
 _SIZES: dict[tuple[str | None, str | None], int] = {}
-
-
-def _openai_name(model: str) -> str:
-    """``openai/gpt-4o-2024-08-06`` -> ``gpt-4o`` (the key of :data:`OPENAI_INPUT`)."""
-    return _DATED.sub("", model.strip().lower().rsplit("/", 1)[-1])
 
 
 _GENERATION = re.compile(r"(gpt-\d+)(?:[.-]|$)")
@@ -125,7 +120,7 @@ def _api(model: str | None, provider: str | None) -> str:
         return provider
     if model and _is_gemini(model):
         return "gemini"
-    if model and _openai_limit(_openai_name(model)) is not None:
+    if model and _openai_limit(openai_model_name(model)) is not None:
         return "openai"
     return "anthropic"
 
@@ -145,7 +140,7 @@ def context_size(model: str | None, provider: str | None = None) -> int:
             found = MODEL_CONTEXT["default"]
         elif model.strip().lower().endswith("[1m]"):
             found = _1M
-        elif (limit := _openai_limit(_openai_name(model))) is not None:
+        elif (limit := _openai_limit(openai_model_name(model))) is not None:
             found = limit
         else:
             found = MODEL_CONTEXT.get(normalise_model(model), MODEL_CONTEXT["default"])
@@ -170,13 +165,13 @@ def context_problem(
     # in the words of the model's API (tests/acceptance/error_texts.md, "Over the context");
     # its count is ctxview's estimate unless ``exact``
     api = _api(model, provider)
-    name = _openai_name(model) if model else ""
+    name = openai_model_name(model) if model else ""
     if api == "gemini":
         text = (
             f"The input token count ({tokens}) exceeds the maximum number of tokens "
             f"allowed ({size}).{how}"
         )
-    elif api == "openai" and (name in _OPENAI_INPUT_LIMITED or name.startswith("gpt-5")):
+    elif api == "openai" and name.startswith(_OPENAI_INPUT_LIMITED):
         text = (
             f"Input tokens exceed the configured limit of {size} tokens. Your messages "
             f"resulted in {tokens} tokens. Please reduce the length of the messages.{how}"

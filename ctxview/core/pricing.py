@@ -93,6 +93,15 @@ def bedrock_profile(model: str) -> str | None:
     return None if found is None else found.group(1) or ""
 
 
+_OPENAI_DATED = re.compile(r"-\d{4}-\d{2}-\d{2}$")
+
+
+def openai_model_name(model: str) -> str:
+    """An OpenAI model's name without its date or provider prefix: ``gpt-4o-2024-08-06`` →
+    ``gpt-4o``; ``openai/gpt-5`` → ``gpt-5`` (the key of its price and its input limit)."""
+    return _OPENAI_DATED.sub("", model.strip().lower().rsplit("/", 1)[-1])
+
+
 def normalise_model(model: str) -> str:
     """``claude-opus-4-6[1m]`` → ``claude-opus-4-6``; ``claude-sonnet-4-20250514`` →
     ``claude-sonnet-4``; ``claude-opus-4-0`` → ``claude-opus-4``; an Amazon Bedrock id

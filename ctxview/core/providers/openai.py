@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Mapping, Sequence
 from functools import cache, partial
 from typing import Any
@@ -26,7 +25,7 @@ from typing import Any
 from ctxview.core.cache_rules import Minimum
 from ctxview.core.calibrate import CALIBRATED_FORMATS
 from ctxview.core.content import system_text
-from ctxview.core.pricing import Price, PriceBook
+from ctxview.core.pricing import Price, PriceBook, openai_model_name
 from ctxview.core.protocol import Problem, Rule, RuleSet
 from ctxview.core.providers.base import BodyParts, CacheModel, Provider, TokenModel, Usage
 from ctxview.core.providers.openai_tokens import (
@@ -615,19 +614,10 @@ PRICES: dict[str, Price] = {
     "o4-mini": _p(1.10, 0.275, 4.40),
     "o1": _p(15.00, 7.50, 60.00),
 }
-_DATED = re.compile(r"-\d{4}-\d{2}-\d{2}$")
-
-
-def normalise_model(model: str) -> str:
-    """``gpt-4o-2024-08-06`` → ``gpt-4o``; ``openai/gpt-5`` → ``gpt-5``."""
-    name = model.strip().lower().rsplit("/", 1)[-1]
-    return _DATED.sub("", name)
-
-
 PRICE_BOOK = PriceBook(
     "openai",
     PRICES,
-    normalise_model,
+    openai_model_name,
     "OpenAI's API pricing page (standard tier, context under 270K), as quoted that day by "
     "benchlm.ai 'OpenAI API pricing' (GPT-5.4, 5.2, 5.1), chatgptpricing-akr.pages.dev "
     "(GPT-4o family) and benchr.org 'GPT-5.5 pricing explained' (GPT-5.5); the Codex models priced as their base model (an assumption: the page lists "
