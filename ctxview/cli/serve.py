@@ -75,13 +75,15 @@ def app_command(args: argparse.Namespace) -> str:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     if args.file is not None:
-        from ctxview.sessions.fileio import FileRefused, open_regular
+        from ctxview.sessions import load_session
+        from ctxview.sessions.model import load_error
 
-        try:  # each tab opens it: a FIFO or a folder is refused once, here, with why
-            with open_regular(args.file, what="session file"):
-                pass
-        except FileRefused as exc:
-            err(str(exc))
+        # each tab opens the file: one that would not open (missing, a FIFO, empty, not a
+        # session) is refused once, here, with why, before anything listens
+        try:
+            load_session(args.file, args.format)
+        except Exception as exc:
+            err(load_error(args.file, exc))
             return EXIT_UNREADABLE
     if not is_loopback(args.host):
         err(

@@ -130,3 +130,18 @@ def test_a_port_that_cannot_be_listened_on_is_one_line(
     monkeypatch.setattr(serve, "local_server", lambda: Taken)
     code, _, err = run(capsys, "serve", "--port", "8123")
     assert (code, err) == (2, "ctxview: cannot listen on 127.0.0.1:8123 (address already in use)\n")
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [("", "file is empty"), ('{"messages": [', "")],
+)
+def test_a_file_the_app_would_not_open_is_refused_before_anything_listens(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str], server: type[_Server], content: str, why: str
+) -> None:
+    bad = tmp_path / "session.json"
+    bad.write_text(content)
+    code, _, err = run(capsys, "serve", str(bad))
+    assert (code, server.started) == (2, {})
+    assert err.startswith(f"ctxview: {bad}: {why}")
+    assert err.count("\n") == 1
