@@ -15,10 +15,11 @@ SESSION_SUFFIXES = (".jsonl", ".json")
 
 
 def listed_sessions() -> list[str]:
-    """Every session file ``ctxview sessions`` lists (its sub-agents are read with it)."""
-    from ctxview.live.sessions_list import list_sessions, projects_roots
+    """Every session file ``ctxview sessions`` lists: Claude Code's (its sub-agents are read
+    with it), Codex's and Gemini CLI's."""
+    from ctxview.live.sessions_all import list_all, session_roots
 
-    return [info.path for info in list_sessions(projects_roots())]
+    return [info.path for info in list_all(session_roots())]
 
 
 def _sub_agent_file(path: Path) -> bool:

@@ -11,7 +11,14 @@ import pytest
 
 from tests.support.cli import one_line_error, run
 from tests.support.fleet import TOOL_HEAVY, fleet_files
-from tests.support.paths import SAMPLES
+from tests.support.paths import ACCEPTANCE, SAMPLES
+
+CODEX_ROLLOUT = (
+    ACCEPTANCE
+    / "codex"
+    / "localpush_rollout-2026-02-23T12-40-23-019c8a4c-ed82-79a1-aa28-7738fc5ab61a.jsonl"
+)
+GEMINI_CHAT = ACCEPTANCE / "gemini_cli" / "aisessions_pomodoro_timer.json"
 
 
 def test_scan_then_report_as_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -100,12 +107,25 @@ def test_scan_without_paths_reads_the_sessions_ctxview_sessions_lists(
     project = tmp_path / "claude" / "projects" / "-work-app"
     project.mkdir(parents=True)
     shutil.copy(TOOL_HEAVY, project / "s1.jsonl")
+    # Codex's and Gemini CLI's sessions too, as `ctxview sessions` lists them
+    rollouts = tmp_path / "codex" / "sessions" / "2026" / "02" / "23"
+    rollouts.mkdir(parents=True)
+    shutil.copy(CODEX_ROLLOUT, rollouts / CODEX_ROLLOUT.name.removeprefix("localpush_"))
+    chats = tmp_path / "gemini" / ".gemini" / "tmp" / "abc" / "chats"
+    chats.mkdir(parents=True)
+    shutil.copy(GEMINI_CHAT, chats / "session-2026-01-01T00-00-x.json")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "gemini"))
     monkeypatch.setenv("CTXVIEW_STATE_DIR", str(tmp_path / "state"))
     code, text, _ = run(capsys, "scan", "--out", str(tmp_path / "ds"), "--json")
     assert code == 0
-    assert json.loads(text)["new"] == 1
+    summary = json.loads(text)
+    assert (summary["new"], summary["failed"]) == (3, [])
+    code, text, _ = run(capsys, "report", str(tmp_path / "ds"), "--json")
+    providers = {row["provider"] for row in json.loads(text)["top_sessions"]}
+    assert providers == {"anthropic", "openai", "gemini"}
 
 
 def test_a_manifest_that_is_not_one_is_reported_not_replaced(
