@@ -409,8 +409,9 @@ class Editor:
         self._show(new, sorted(changed), keep)
 
     def _undo_insert(self, group: EditGroup, selected: int | None) -> None:
-        """Show the session from before the repair again (its settings too), unless messages
-        were added since (a chat reply, a followed transcript): they would be lost."""
+        """Show the session from before the repair again, under the settings chosen since (max,
+        strategy, model, evicted rows shown), unless messages were added since (a chat reply, a
+        followed transcript): they would be lost."""
         assert group.before is not None
         if self.chat_busy():
             self.app.notify(
@@ -437,7 +438,19 @@ class Editor:
             while keep is None and selected > 0:
                 selected -= 1
                 keep = back.get(selected)
-        self._show(group.before, [], keep)
+        before = group.before
+        now = self.model
+        # the settings chosen since the repair stay: only its messages are undone
+        before.model = now.model
+        before.show_evicted = now.show_evicted
+        if before.as_sent is None and now.as_sent is None:
+            ctx, cur = before.context, now.context
+            if ctx.strategy != cur.strategy:
+                ctx.set_strategy(cur.strategy)
+            if ctx.max_context_messages != cur.max_context_messages:
+                ctx.set_max_context_messages(cur.max_context_messages)
+            before.after_change()
+        self._show(before, [], keep)
         self.app.notify(
             f"undone: {visible(group.what)} (the session as it was before the repair)",
             markup=False,

@@ -184,6 +184,28 @@ async def test_a_repairs_every_call_and_the_selection_follows_its_message(tmp_pa
         assert len([r for r in row_texts(app) if "added ·" in r]) == 2
         await wait_until(pilot, lambda: app.timeline.selected_id == 7)
         assert app.model.transcript[7].message == messages[3]
+        app.set_model_name("claude-opus-4-6")  # a setting chosen after the repair
         await pilot.press("u")
         await wait_until(pilot, lambda: len(app.model.transcript) == 6)
         await wait_until(pilot, lambda: app.timeline.selected_id == 5)
+        assert app.model.model == "claude-opus-4-6"  # undoing the repair keeps it
+
+
+async def test_undoing_an_insert_in_a_simulation_keeps_the_max_and_strategy_chosen_since(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "anthropic.json"
+    path.write_text(json.dumps(FILES["anthropic"]))
+    app = make_app(str(path))  # a simulation under the config's max and strategy
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        assert app.model.as_sent is None
+        await pilot.press("n", "r")
+        await wait_until(pilot, lambda: len(app.model.transcript) == 5)
+        app.set_max(3)
+        app.settings.set_strategy("pair-safe")
+        await pilot.press("u")
+        await wait_until(pilot, lambda: len(app.model.transcript) == 4)
+        ctx = app.model.context
+        assert (ctx.max_context_messages, ctx.strategy) == (3, "pair-safe")
+        assert len(ctx.window_ids) <= 3
