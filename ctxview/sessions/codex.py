@@ -148,7 +148,7 @@ def _record_reasoning(metas: list[dict[str, Any]], first: int, tokens: Any) -> N
     """The hidden reasoning of the response whose first message is ``first``: the API bills it
     as input to the next requests of the same turn (Codex sends its reasoning items back, their
     ``encrypted_content`` sealed), at the reasoning tokens the response recorded. On
-    fresh3_more's 611 requests inside a turn, the recorded prompt outgrew the added messages by
+    611 requests inside a turn of the Codex diagnosis set (docs/providers.md), the recorded prompt outgrew the added messages by
     the previous response's ``reasoning_output_tokens``: median 18 for under 50 of them, 103 for
     50 to 200, 324 for 200 to 500, 540 for 500 to 1,000, 1,293 above. The response's first
     message carries it (:data:`RECORDED_CARRY`), its other items nothing, so a sealed item's

@@ -536,7 +536,7 @@ CACHE = CacheModel(
     step=128,
     write_charge=False,
     # an entry is taken to live an hour (the guide's "up to an hour"): each of the 17 Codex CLI
-    # requests of fresh3_more sent 5 to 38 minutes after the previous one read 17,792 to
+    # requests of the Codex diagnosis set (docs/providers.md) sent 5 to 38 minutes after the previous one read 17,792 to
     # 195,968 tokens of it (gpt-5.4 / gpt-5.5; up to where the API dropped the last turn's
     # reasoning), each of the 4 sent 59 minutes or more after read only 2,432 to 4,480
     ttls={"1h": 3600.0, "24h": 86400.0},

@@ -153,7 +153,7 @@ REASONING_CHARS_PER_TOKEN = 6.4
 ENCRYPTED_CHARS_PER_TOKEN = 10.0
 #: what a hosted web search's results are billed as input, a ``web_search_call`` item (a
 #: search, an opened page) while it is in the conversation: the API ran it and holds its
-#: results, which no file shows. Fitted on the ten Codex CLI responses of fresh3_more that ran
+#: results, which no file shows. Fitted on the ten Codex CLI responses of the Codex diagnosis set (docs/providers.md) that ran
 #: one (gpt-5.5): the recorded prompt jumped by 178 to 7,207 tokens a call (median 4,346) at
 #: the response that searched, and stayed so in every later request, across user turns
 WEB_SEARCH_RESULT_TOKENS = 4_300

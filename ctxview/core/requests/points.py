@@ -236,7 +236,7 @@ def thinking_strips(session: SessionLike) -> dict[int, int]:
     Code 2.1.220; in its transcripts a Sonnet 4.5 prompt reads the whole previous prompt), so
     its transcripts have none. OpenAI drops every earlier turn's reasoning items whatever the
     model (:func:`drops_reasoning`): a Codex rollout's first request of a turn read up to the
-    previous turn's first reasoning item (on fresh3_more, the predicted cached tokens' p90 went
+    previous turn's first reasoning item (on the Codex diagnosis set, the predicted cached tokens' p90 went
     from 10.8% to 8.5% of the prompt with it)."""
     drops = drops_reasoning(session)
     if session.format in CALIBRATED_FORMATS and not drops:
