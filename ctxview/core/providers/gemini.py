@@ -191,12 +191,19 @@ class Family:
     #: what every request adds (:data:`REQUEST_OVERHEAD_TOKENS`; Gemini 2.0 adds nothing:
     #: "What is the capital of France?" is billed its 7 tokens, "Hello, world!" its 4)
     request: int = REQUEST_OVERHEAD_TOKENS
+    #: a sealed (field-2) thought signature of an earlier turn is billed (Gemini 3.5 and newer,
+    #: on a call or a text part); False: only while its part is in the current turn (Gemini 3
+    #: and 3.1: the same adk-go conversations were billed a signature's tokens in the request
+    #: answering its call and none of them after the next user text, where Gemini 3.5 Flash
+    #: went on billing them; :func:`signature_carry`)
+    kept_signatures: bool = True
 
 
 #: fitted per family on the real bodies of the tune set (``benchmarks.gemini_tokens``: the
 #: integers of least mean relative error; docs/request-model.md has the figures)
 FAMILIES: dict[str, Family] = {
-    "3": Family("Gemini 3 and newer", 2, 16, declaration=11, property=11),
+    "3.5": Family("Gemini 3.5 and newer", 2, 16, declaration=11, property=11),
+    "3": Family("Gemini 3 and 3.1", 2, 16, declaration=11, property=11, kept_signatures=False),
     "2.5": Family("Gemini 2.5", 6, 11, declaration=9, property=13),
     "2": Family("Gemini 2.0", 1, -8, json_schema=False, request=0),
     # what Gemini 2.0 bills a call and its tools: no body of an older model tells otherwise
@@ -210,8 +217,10 @@ def family(model: str | None) -> Family:
     taken for the newest."""
     found = _FAMILY.match(normalise(model)) if model else None
     if found is None:
-        return FAMILIES["3"]
+        return FAMILIES["3.5"]
     major, minor = int(found.group(1)), int(found.group(2) or 0)
+    if (major, minor) >= (3, 5):
+        return FAMILIES["3.5"]
     if major >= 3:
         return FAMILIES["3"]
     if (major, minor) >= (2, 5):
@@ -228,14 +237,18 @@ def block_tokens(block: Any, fam: Family | None = None, thoughts: bool = False) 
     kind = block.get("type")
     if kind == "text":
         text = block.get("text")
-        return text_tokens(text) if isinstance(text, str) else 0
+        n = text_tokens(text) if isinstance(text, str) else 0
+        if fam is not None and _field_2(block.get("signature")):
+            # a text part's sealed signature, as a call's (Gemini 3.5 Flash's adk-go agents)
+            n += _kept_signature_tokens(block, fam)
+        return n
     if kind == "thinking":
         text = block.get("thinking")
         return text_tokens(text) if thoughts and isinstance(text, str) else 0
     if kind in ("tool_use", "server_tool_use"):
         n = text_tokens(str(block.get("name", ""))) + _data_tokens(block.get("input", {}))
         if fam is not None and kind == "tool_use":
-            n = max(0, n + fam.call) + sealed_signature_tokens(block.get("signature"))
+            n = max(0, n + fam.call) + _kept_signature_tokens(block, fam)
         return n
     if kind == "tool_result":
         content = block.get("content", "")
@@ -314,8 +327,9 @@ def signature_tokens(signature: Any) -> int:
 
 
 def sealed_signature_tokens(signature: Any) -> int:
-    """The part of :func:`signature_tokens` billed in any turn (a signature that does not open
-    with a field-1 record: Gemini 3's on the Gemini API)."""
+    """The part of :func:`signature_tokens` of a signature that does not open with a field-1
+    record (Gemini 3's on the Gemini API): billed in any turn by Gemini 3.5 and newer, while its
+    part is in the current turn by Gemini 3 and 3.1 (:attr:`Family.kept_signatures`)."""
     chars, joined = _billed_chars(signature)
     return 0 if joined else _chars_tokens(chars)
 
@@ -327,6 +341,32 @@ def joined_signature_tokens(signature: Any) -> int:
     (the request answering the call) and none of them once a user text had followed."""
     chars, joined = _billed_chars(signature)
     return _chars_tokens(chars) if joined else 0
+
+
+def _field_2(signature: Any) -> bool:
+    """A signature that opens with a record of field 2 (``0x12``: Gemini 3's on the Gemini
+    API); not a client's placeholder such as ``skip_thought_signature_validator`` in base64,
+    which the tune set's Gemini 3 Flash bodies were billed in earlier turns too."""
+    if not isinstance(signature, str):
+        return False
+    head = signature[:4].translate(_BASE64)
+    try:
+        raw = base64.b64decode(head, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return raw[:1] == b"\x12"
+
+
+def _turn_only(signature: Any, fam: Family | None) -> bool:
+    """The family bills this sealed signature only while its part is in the current turn."""
+    return fam is not None and not fam.kept_signatures and _field_2(signature)
+
+
+def _kept_signature_tokens(block: Mapping[str, Any], fam: Family) -> int:
+    """What a call's or a text part's signature is billed in any turn: its sealed part, unless
+    the family bills it only in the current turn (carried: :func:`signature_carry`)."""
+    signature = block.get("signature")
+    return 0 if _turn_only(signature, fam) else sealed_signature_tokens(signature)
 
 
 def _standard_user(message: Any) -> bool:
@@ -349,11 +389,13 @@ def turn_start(messages: Sequence[Any]) -> int:
     return 0
 
 
-def signature_carry(message: Mapping[str, Any]) -> tuple[bool, int]:
+def signature_carry(message: Mapping[str, Any], fam: Family | None = None) -> tuple[bool, int]:
     """A message's part in what a request's calls carry beyond their estimates
     (``TokenModel.carry``): a user Content that is not only function responses starts a turn;
     a model Content's calls carry their joined signature records
-    (:func:`joined_signature_tokens`), billed while they are in the current turn."""
+    (:func:`joined_signature_tokens`), and where the family bills a sealed signature only in
+    the current turn (Gemini 3 and 3.1) its calls' and text parts' sealed signatures, billed
+    while they are in the current turn."""
     if _standard_user(message):
         return True, 0
     content = message.get("content")
@@ -361,8 +403,13 @@ def signature_carry(message: Mapping[str, Any]) -> tuple[bool, int]:
         return False, 0
     n = 0
     for b in content:
-        if isinstance(b, Mapping) and b.get("type") == "tool_use":
-            n += joined_signature_tokens(b.get("signature"))
+        if not isinstance(b, Mapping) or b.get("type") not in ("tool_use", "text"):
+            continue
+        signature = b.get("signature")
+        if b.get("type") == "tool_use":
+            n += joined_signature_tokens(signature)
+        if _turn_only(signature, fam):
+            n += sealed_signature_tokens(signature)
     return False, n
 
 
@@ -465,7 +512,7 @@ def token_model(model: str | None, fmt: str = "gemini") -> TokenModel:
         f"{BASIS}; {fam.name}",
         system=lambda system: estimate_system(system, fam),
         tools=lambda tools: estimate_tools(tools, fam),
-        carry=signature_carry,
+        carry=lambda m: signature_carry(m, fam),
         select=token_model,
         # a Gemini CLI session's messages: rates fitted to its recorded growth count the
         # thoughts its records hold and its requests do not bill (docs/gemini.md has the figures)
