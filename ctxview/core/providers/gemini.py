@@ -184,6 +184,9 @@ class Family:
     #: beyond their words: the form the model reads them in
     declaration: int = 0
     property: int = 0
+    #: each declaration whose response schema (``response``, ``responseJsonSchema``) declares
+    #: properties: what framing a function's returns costs beyond its properties
+    returns: int = 0
     #: a declaration's ``parametersJsonSchema`` is read (Gemini 2.5 and newer take it; Gemini
     #: 2.0 accepts it and bills none of it: a body declaring two functions by it was billed
     #: their names and descriptions alone)
@@ -204,7 +207,10 @@ class Family:
 FAMILIES: dict[str, Family] = {
     "3.5": Family("Gemini 3.5 and newer", 2, 16, declaration=11, property=11),
     "3": Family("Gemini 3 and 3.1", 2, 16, declaration=11, property=11, kept_signatures=False),
-    "2.5": Family("Gemini 2.5", 6, 11, declaration=9, property=13),
+    # returns: adk-go's Gemini 2.5 Flash requests declaring one function that returns an object
+    # (four tests, one or two properties returned) were each billed 25 more than the same
+    # count of a declaration's parts; one returning a string was billed as estimated
+    "2.5": Family("Gemini 2.5", 6, 11, declaration=9, property=13, returns=25),
     "2": Family("Gemini 2.0", 1, -8, json_schema=False, request=0),
     # what Gemini 2.0 bills a call and its tools: no body of an older model tells otherwise
     "1": Family("Gemini 1.5 and older", 1, -8, json_schema=False),
@@ -464,6 +470,14 @@ _JSON_SCHEMA_PARAMETERS = (
 )
 
 
+#: a declaration's response schema (what the function returns)
+_RETURNS = frozenset(("response", "responseJsonSchema", "response_json_schema"))
+
+
+def _declares_properties(schema: Any) -> bool:
+    return isinstance(schema, Mapping) and isinstance(schema.get("properties"), Mapping)
+
+
 def estimate_tools(tools: Any, fam: Family | None = None) -> int:
     """Tokens of the ``tools`` (a list of Tool objects): each function declaration's name,
     description and parameters' words, with the family's tool-use framing once; a built-in
@@ -474,7 +488,7 @@ def estimate_tools(tools: Any, fam: Family | None = None) -> int:
     keys = _OPENAPI_PARAMETERS + (_JSON_SCHEMA_PARAMETERS if fam.json_schema else ())
     items = tools if isinstance(tools, list) else [tools]
     words: list[str] = []
-    declarations = properties = 0
+    declarations = properties = returns = 0
     other = 0
     for tool in items:
         if not isinstance(tool, Mapping):
@@ -491,10 +505,14 @@ def estimate_tools(tools: Any, fam: Family | None = None) -> int:
                     for k in keys:
                         if k in d:
                             properties += _schema_words(d[k], words)
+                    returns += any(_declares_properties(d.get(k)) for k in keys if k in _RETURNS)
             else:
                 other += _text_tokens(_json_len({key: value}))
     framing = (
-        fam.tools + declarations * fam.declaration + properties * fam.property
+        fam.tools
+        + declarations * fam.declaration
+        + properties * fam.property
+        + returns * fam.returns
         if declarations
         else 0
     )
