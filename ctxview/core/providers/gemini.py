@@ -191,6 +191,12 @@ class Family:
     #: 2.0 accepts it and bills none of it: a body declaring two functions by it was billed
     #: their names and descriptions alone)
     json_schema: bool = True
+    #: ``generationConfig.responseSchema`` (structured output) is billed, by its words as a
+    #: declaration's parameters are (Gemini 2.0: Braintrust's adk bodies declaring one were
+    #: billed 11 and 47 tokens more than their text; Gemini 2.5 and newer bill none of it: a
+    #: request of "Hi" with a schema was billed 2 tokens, as without; nor does 2.0 bill a
+    #: ``responseJsonSchema``, as it reads no ``parametersJsonSchema``)
+    response_schema: bool = False
     #: what every request adds (:data:`REQUEST_OVERHEAD_TOKENS`; Gemini 2.0 adds nothing:
     #: "What is the capital of France?" is billed its 7 tokens, "Hello, world!" its 4)
     request: int = REQUEST_OVERHEAD_TOKENS
@@ -211,9 +217,9 @@ FAMILIES: dict[str, Family] = {
     # (four tests, one or two properties returned) were each billed 25 more than the same
     # count of a declaration's parts; one returning a string was billed as estimated
     "2.5": Family("Gemini 2.5", 6, 11, declaration=9, property=13, returns=25),
-    "2": Family("Gemini 2.0", 1, -8, json_schema=False, request=0),
+    "2": Family("Gemini 2.0", 1, -8, json_schema=False, response_schema=True, request=0),
     # what Gemini 2.0 bills a call and its tools: no body of an older model tells otherwise
-    "1": Family("Gemini 1.5 and older", 1, -8, json_schema=False),
+    "1": Family("Gemini 1.5 and older", 1, -8, json_schema=False, response_schema=True),
 }
 _FAMILY = re.compile(r"gemini-(\d+)(?:\.(\d+))?")
 
@@ -519,6 +525,29 @@ def estimate_tools(tools: Any, fam: Family | None = None) -> int:
     return framing + sum(text_tokens(w) for w in words) + other
 
 
+_GENERATION_CONFIG = ("generationConfig", "generation_config")
+_RESPONSE_SCHEMA = ("responseSchema", "response_schema")
+
+
+def estimate_params(params: Mapping[str, Any], fam: Family | None = None) -> int:
+    """Tokens of a request's other fields billed as input: the structured-output schema of
+    ``generationConfig`` where the family bills it (:attr:`Family.response_schema`), by its
+    words and properties as a declaration's parameters."""
+    fam = fam or FAMILIES["3.5"]
+    if not fam.response_schema:
+        return 0
+    for key in _GENERATION_CONFIG:
+        config = params.get(key)
+        if not isinstance(config, Mapping):
+            continue
+        for name in _RESPONSE_SCHEMA:
+            if name in config:
+                words: list[str] = []
+                properties = _schema_words(config[name], words)
+                return properties * fam.property + sum(text_tokens(w) for w in words)
+    return 0
+
+
 def token_model(model: str | None, fmt: str = "gemini") -> TokenModel:
     """The token estimate of a request to ``model`` of a file of format ``fmt``: its family's
     costs; thought text counted where the file holds what was sent (a request body)."""
@@ -530,6 +559,7 @@ def token_model(model: str | None, fmt: str = "gemini") -> TokenModel:
         f"{BASIS}; {fam.name}",
         system=lambda system: estimate_system(system, fam),
         tools=lambda tools: estimate_tools(tools, fam),
+        params=lambda params: estimate_params(params, fam),
         carry=lambda m: signature_carry(m, fam),
         select=token_model,
         # a Gemini CLI session's messages: rates fitted to its recorded growth count the
