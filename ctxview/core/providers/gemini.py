@@ -330,7 +330,8 @@ def signature_tokens(signature: Any) -> int:
     """Tokens a function call's thought signature is billed while its call is in the current
     turn: all of it but a leading field-1 record. Recorded usage shows three forms: one field-1
     record (Gemini 2.5, and Gemini 3 on Vertex AI) is billed nothing; a field-2 record (Gemini 3
-    on the Gemini API) is billed whole, about its reasoning's tokens, in any turn; several
+    on the Gemini API) is billed whole, about its reasoning's tokens (in any turn by Gemini 3.5
+    and newer, in its own turn by Gemini 3 and 3.1: :attr:`Family.kept_signatures`); several
     field-1 records joined (a client that concatenated a stream's per-chunk signatures) are
     billed all but the first, and only while the call is in the current turn
     (:func:`joined_signature_tokens`). :data:`SIGNATURE_CHARS_PER_TOKEN` characters a token
@@ -486,7 +487,8 @@ def _declares_properties(schema: Any) -> bool:
 
 def estimate_tools(tools: Any, fam: Family | None = None) -> int:
     """Tokens of the ``tools`` (a list of Tool objects): each function declaration's name,
-    description and parameters' words, with the family's tool-use framing once; a built-in
+    description, parameters' and response schema's words, with the family's tool-use framing
+    once and its framing of each declaration, property and object returned; a built-in
     tool (Google Search, code execution) as its JSON."""
     if not tools:
         return 0
@@ -573,7 +575,8 @@ CALIBRATED_FORMATS = frozenset(("gemini-cli", "otel"))
 BASIS = (
     "text by its words, 258 an image (one tile), a function call's framing by model family, "
     "its thought signature by the part billed, function declarations by "
-    "their words, calibrated from recorded usage where a Gemini CLI session or a trace has it"
+    "their words (Gemini 2.0's response schema too), calibrated from recorded usage where a "
+    "Gemini CLI session or a trace has it"
 )
 
 
