@@ -42,7 +42,7 @@ import statistics
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from ctxview.core.providers.gemini import PROVIDER
+from ctxview.core.providers.gemini import PROVIDER, parts_of
 from ctxview.sessions import SessionError, load_session
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -129,7 +129,13 @@ def api_error(request: Path) -> float | None:
     prompt = (last.get("usageMetadata") or {}).get("promptTokenCount")
     if not prompt or "cachedContent" in data:
         return None
-    parts = [p for c in data["contents"] for p in c.get("parts", []) if isinstance(p, dict)]
+    parts = [
+        p
+        for c in data["contents"]
+        if isinstance(c, dict)
+        for p in parts_of(c)
+        if isinstance(p, dict)
+    ]
     # a function response's own parts (a multimodal tool return) are media too
     parts += [
         q

@@ -130,16 +130,34 @@ def test_requests_price_a_body_at_the_estimate_inspect_gives_it() -> None:
         assert request.input_tokens == window["estimated_tokens"], path.name
 
 
-@pytest.mark.parametrize("which", ["tune", "unseen"])
+@pytest.mark.parametrize(
+    "which",
+    [
+        "tune",
+        "unseen",
+        "unseen3",
+        pytest.param(
+            "unseen2",
+            # its p90 is Vertex AI's bodies (which bill calls, declarations and signatures
+            # differently from the Gemini API, and a body does not say which API it went to)
+            # and tiny bodies a token or two off: 4.8% / 23.5%
+            marks=pytest.mark.xfail(strict=True, reason="p90 23.5%: Vertex AI bodies"),
+        ),
+    ],
+)
 def test_body_estimates_are_within_the_goal_of_recorded_usage(which: str) -> None:
     """The estimate of a whole text-only body against its recorded ``promptTokenCount``
     (``python -m benchmarks.gemini_tokens``): median <= 5% and p90 <= 15%, on the tune set and
-    on the unseen set (not fitted on)."""
+    on the unseen sets (unseen3 was diagnosed on for the response-schema and signature rules)."""
     import statistics
 
-    from benchmarks.gemini_tokens import api_errors, quantile, sets
+    from benchmarks.gemini_tokens import UNSEEN, api_errors, quantile, sets
 
-    errors = [abs(e) for e in api_errors(sets(which)[1])]
+    if which == "tune":
+        bodies = sets("tune")[1]
+    else:
+        bodies = sets("unseen", UNSEEN.with_name(which))[1]
+    errors = [abs(e) for e in api_errors(bodies)]
     assert len(errors) >= 40
     assert statistics.median(errors) <= 0.05
     assert quantile(errors, 0.9) <= 0.15

@@ -184,23 +184,42 @@ class Family:
     #: beyond their words: the form the model reads them in
     declaration: int = 0
     property: int = 0
+    #: each declaration whose response schema (``response``, ``responseJsonSchema``) declares
+    #: properties: what framing a function's returns costs beyond its properties
+    returns: int = 0
     #: a declaration's ``parametersJsonSchema`` is read (Gemini 2.5 and newer take it; Gemini
     #: 2.0 accepts it and bills none of it: a body declaring two functions by it was billed
     #: their names and descriptions alone)
     json_schema: bool = True
+    #: ``generationConfig.responseSchema`` (structured output) is billed, by its words as a
+    #: declaration's parameters are (Gemini 2.0: Braintrust's adk bodies declaring one were
+    #: billed 11 and 47 tokens more than their text; Gemini 2.5 and newer bill none of it: a
+    #: request of "Hi" with a schema was billed 2 tokens, as without; nor does 2.0 bill a
+    #: ``responseJsonSchema``, as it reads no ``parametersJsonSchema``)
+    response_schema: bool = False
     #: what every request adds (:data:`REQUEST_OVERHEAD_TOKENS`; Gemini 2.0 adds nothing:
     #: "What is the capital of France?" is billed its 7 tokens, "Hello, world!" its 4)
     request: int = REQUEST_OVERHEAD_TOKENS
+    #: a sealed (field-2) thought signature of an earlier turn is billed (Gemini 3.5 and newer,
+    #: on a call or a text part); False: only while its part is in the current turn (Gemini 3
+    #: and 3.1: the same adk-go conversations were billed a signature's tokens in the request
+    #: answering its call and none of them after the next user text, where Gemini 3.5 Flash
+    #: went on billing them; :func:`signature_carry`)
+    kept_signatures: bool = True
 
 
 #: fitted per family on the real bodies of the tune set (``benchmarks.gemini_tokens``: the
 #: integers of least mean relative error; docs/request-model.md has the figures)
 FAMILIES: dict[str, Family] = {
-    "3": Family("Gemini 3 and newer", 2, 16, declaration=11, property=11),
-    "2.5": Family("Gemini 2.5", 6, 11, declaration=9, property=13),
-    "2": Family("Gemini 2.0", 1, -8, json_schema=False, request=0),
+    "3.5": Family("Gemini 3.5 and newer", 2, 16, declaration=11, property=11),
+    "3": Family("Gemini 3 and 3.1", 2, 16, declaration=11, property=11, kept_signatures=False),
+    # returns: adk-go's Gemini 2.5 Flash requests declaring one function that returns an object
+    # (four tests, one or two properties returned) were each billed 25 more than the same
+    # count of a declaration's parts; one returning a string was billed as estimated
+    "2.5": Family("Gemini 2.5", 6, 11, declaration=9, property=13, returns=25),
+    "2": Family("Gemini 2.0", 1, -8, json_schema=False, response_schema=True, request=0),
     # what Gemini 2.0 bills a call and its tools: no body of an older model tells otherwise
-    "1": Family("Gemini 1.5 and older", 1, -8, json_schema=False),
+    "1": Family("Gemini 1.5 and older", 1, -8, json_schema=False, response_schema=True),
 }
 _FAMILY = re.compile(r"gemini-(\d+)(?:\.(\d+))?")
 
@@ -210,8 +229,10 @@ def family(model: str | None) -> Family:
     taken for the newest."""
     found = _FAMILY.match(normalise(model)) if model else None
     if found is None:
-        return FAMILIES["3"]
+        return FAMILIES["3.5"]
     major, minor = int(found.group(1)), int(found.group(2) or 0)
+    if (major, minor) >= (3, 5):
+        return FAMILIES["3.5"]
     if major >= 3:
         return FAMILIES["3"]
     if (major, minor) >= (2, 5):
@@ -228,14 +249,18 @@ def block_tokens(block: Any, fam: Family | None = None, thoughts: bool = False) 
     kind = block.get("type")
     if kind == "text":
         text = block.get("text")
-        return text_tokens(text) if isinstance(text, str) else 0
+        n = text_tokens(text) if isinstance(text, str) else 0
+        if fam is not None and _field_2(block.get("signature")):
+            # a text part's sealed signature, as a call's (Gemini 3.5 Flash's adk-go agents)
+            n += _kept_signature_tokens(block, fam)
+        return n
     if kind == "thinking":
         text = block.get("thinking")
         return text_tokens(text) if thoughts and isinstance(text, str) else 0
     if kind in ("tool_use", "server_tool_use"):
         n = text_tokens(str(block.get("name", ""))) + _data_tokens(block.get("input", {}))
         if fam is not None and kind == "tool_use":
-            n = max(0, n + fam.call) + sealed_signature_tokens(block.get("signature"))
+            n = max(0, n + fam.call) + _kept_signature_tokens(block, fam)
         return n
     if kind == "tool_result":
         content = block.get("content", "")
@@ -305,7 +330,8 @@ def signature_tokens(signature: Any) -> int:
     """Tokens a function call's thought signature is billed while its call is in the current
     turn: all of it but a leading field-1 record. Recorded usage shows three forms: one field-1
     record (Gemini 2.5, and Gemini 3 on Vertex AI) is billed nothing; a field-2 record (Gemini 3
-    on the Gemini API) is billed whole, about its reasoning's tokens, in any turn; several
+    on the Gemini API) is billed whole, about its reasoning's tokens (in any turn by Gemini 3.5
+    and newer, in its own turn by Gemini 3 and 3.1: :attr:`Family.kept_signatures`); several
     field-1 records joined (a client that concatenated a stream's per-chunk signatures) are
     billed all but the first, and only while the call is in the current turn
     (:func:`joined_signature_tokens`). :data:`SIGNATURE_CHARS_PER_TOKEN` characters a token
@@ -314,8 +340,9 @@ def signature_tokens(signature: Any) -> int:
 
 
 def sealed_signature_tokens(signature: Any) -> int:
-    """The part of :func:`signature_tokens` billed in any turn (a signature that does not open
-    with a field-1 record: Gemini 3's on the Gemini API)."""
+    """The part of :func:`signature_tokens` of a signature that does not open with a field-1
+    record (Gemini 3's on the Gemini API): billed in any turn by Gemini 3.5 and newer, while its
+    part is in the current turn by Gemini 3 and 3.1 (:attr:`Family.kept_signatures`)."""
     chars, joined = _billed_chars(signature)
     return 0 if joined else _chars_tokens(chars)
 
@@ -327,6 +354,32 @@ def joined_signature_tokens(signature: Any) -> int:
     (the request answering the call) and none of them once a user text had followed."""
     chars, joined = _billed_chars(signature)
     return _chars_tokens(chars) if joined else 0
+
+
+def _field_2(signature: Any) -> bool:
+    """A signature that opens with a record of field 2 (``0x12``: Gemini 3's on the Gemini
+    API); not a client's placeholder such as ``skip_thought_signature_validator`` in base64,
+    which the tune set's Gemini 3 Flash bodies were billed in earlier turns too."""
+    if not isinstance(signature, str):
+        return False
+    head = signature[:4].translate(_BASE64)
+    try:
+        raw = base64.b64decode(head, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return raw[:1] == b"\x12"
+
+
+def _turn_only(signature: Any, fam: Family | None) -> bool:
+    """The family bills this sealed signature only while its part is in the current turn."""
+    return fam is not None and not fam.kept_signatures and _field_2(signature)
+
+
+def _kept_signature_tokens(block: Mapping[str, Any], fam: Family) -> int:
+    """What a call's or a text part's signature is billed in any turn: its sealed part, unless
+    the family bills it only in the current turn (carried: :func:`signature_carry`)."""
+    signature = block.get("signature")
+    return 0 if _turn_only(signature, fam) else sealed_signature_tokens(signature)
 
 
 def _standard_user(message: Any) -> bool:
@@ -349,11 +402,13 @@ def turn_start(messages: Sequence[Any]) -> int:
     return 0
 
 
-def signature_carry(message: Mapping[str, Any]) -> tuple[bool, int]:
+def signature_carry(message: Mapping[str, Any], fam: Family | None = None) -> tuple[bool, int]:
     """A message's part in what a request's calls carry beyond their estimates
     (``TokenModel.carry``): a user Content that is not only function responses starts a turn;
     a model Content's calls carry their joined signature records
-    (:func:`joined_signature_tokens`), billed while they are in the current turn."""
+    (:func:`joined_signature_tokens`), and where the family bills a sealed signature only in
+    the current turn (Gemini 3 and 3.1) its calls' and text parts' sealed signatures, billed
+    while they are in the current turn."""
     if _standard_user(message):
         return True, 0
     content = message.get("content")
@@ -361,8 +416,13 @@ def signature_carry(message: Mapping[str, Any]) -> tuple[bool, int]:
         return False, 0
     n = 0
     for b in content:
-        if isinstance(b, Mapping) and b.get("type") == "tool_use":
-            n += joined_signature_tokens(b.get("signature"))
+        if not isinstance(b, Mapping) or b.get("type") not in ("tool_use", "text"):
+            continue
+        signature = b.get("signature")
+        if b.get("type") == "tool_use":
+            n += joined_signature_tokens(signature)
+        if _turn_only(signature, fam):
+            n += sealed_signature_tokens(signature)
     return False, n
 
 
@@ -417,9 +477,18 @@ _JSON_SCHEMA_PARAMETERS = (
 )
 
 
+#: a declaration's response schema (what the function returns)
+_RETURNS = frozenset(("response", "responseJsonSchema", "response_json_schema"))
+
+
+def _declares_properties(schema: Any) -> bool:
+    return isinstance(schema, Mapping) and isinstance(schema.get("properties"), Mapping)
+
+
 def estimate_tools(tools: Any, fam: Family | None = None) -> int:
     """Tokens of the ``tools`` (a list of Tool objects): each function declaration's name,
-    description and parameters' words, with the family's tool-use framing once; a built-in
+    description, parameters' and response schema's words, with the family's tool-use framing
+    once and its framing of each declaration, property and object returned; a built-in
     tool (Google Search, code execution) as its JSON."""
     if not tools:
         return 0
@@ -427,7 +496,7 @@ def estimate_tools(tools: Any, fam: Family | None = None) -> int:
     keys = _OPENAPI_PARAMETERS + (_JSON_SCHEMA_PARAMETERS if fam.json_schema else ())
     items = tools if isinstance(tools, list) else [tools]
     words: list[str] = []
-    declarations = properties = 0
+    declarations = properties = returns = 0
     other = 0
     for tool in items:
         if not isinstance(tool, Mapping):
@@ -444,14 +513,41 @@ def estimate_tools(tools: Any, fam: Family | None = None) -> int:
                     for k in keys:
                         if k in d:
                             properties += _schema_words(d[k], words)
+                    returns += any(_declares_properties(d.get(k)) for k in keys if k in _RETURNS)
             else:
                 other += _text_tokens(_json_len({key: value}))
     framing = (
-        fam.tools + declarations * fam.declaration + properties * fam.property
+        fam.tools
+        + declarations * fam.declaration
+        + properties * fam.property
+        + returns * fam.returns
         if declarations
         else 0
     )
     return framing + sum(text_tokens(w) for w in words) + other
+
+
+_GENERATION_CONFIG = ("generationConfig", "generation_config")
+_RESPONSE_SCHEMA = ("responseSchema", "response_schema")
+
+
+def estimate_params(params: Mapping[str, Any], fam: Family | None = None) -> int:
+    """Tokens of a request's other fields billed as input: the structured-output schema of
+    ``generationConfig`` where the family bills it (:attr:`Family.response_schema`), by its
+    words and properties as a declaration's parameters."""
+    fam = fam or FAMILIES["3.5"]
+    if not fam.response_schema:
+        return 0
+    for key in _GENERATION_CONFIG:
+        config = params.get(key)
+        if not isinstance(config, Mapping):
+            continue
+        for name in _RESPONSE_SCHEMA:
+            if name in config:
+                words: list[str] = []
+                properties = _schema_words(config[name], words)
+                return properties * fam.property + sum(text_tokens(w) for w in words)
+    return 0
 
 
 def token_model(model: str | None, fmt: str = "gemini") -> TokenModel:
@@ -465,7 +561,8 @@ def token_model(model: str | None, fmt: str = "gemini") -> TokenModel:
         f"{BASIS}; {fam.name}",
         system=lambda system: estimate_system(system, fam),
         tools=lambda tools: estimate_tools(tools, fam),
-        carry=signature_carry,
+        params=lambda params: estimate_params(params, fam),
+        carry=lambda m: signature_carry(m, fam),
         select=token_model,
         # a Gemini CLI session's messages: rates fitted to its recorded growth count the
         # thoughts its records hold and its requests do not bill (docs/gemini.md has the figures)
@@ -478,7 +575,8 @@ CALIBRATED_FORMATS = frozenset(("gemini-cli", "otel"))
 BASIS = (
     "text by its words, 258 an image (one tile), a function call's framing by model family, "
     "its thought signature by the part billed, function declarations by "
-    "their words, calibrated from recorded usage where a Gemini CLI session or a trace has it"
+    "their words (Gemini 2.0's response schema too), calibrated from recorded usage where a "
+    "Gemini CLI session or a trace has it"
 )
 
 
