@@ -153,6 +153,10 @@ SUMMARY_REACH = 2_000
 #: the meta key the Claude Code reader sets on a user message before whose request an MCP server
 #: was disconnected (its ``mcp_instructions_delta`` attachment's removed names)
 MCP_REMOVED = "mcp_removed"
+#: the meta key the Claude Code reader sets on a prompt typed after a turn that ended without its
+#: Stop hooks' summary line, in a session that writes one after every turn: the Claude Code
+#: process that answered the turn did not finish it, and a new one sent the prompt
+RESTARTED = "restarted"
 
 #: what Claude Code writes as the answer to a turn that was only a local command, when a session
 #: exited after one (``/exit``) is resumed: a ``<synthetic>`` assistant message of this text
@@ -200,6 +204,8 @@ def history_resends(session: SessionLike) -> dict[int, str]:
             continue
         if i < len(metas) and metas[i].get(MCP_REMOVED):
             out[i] = "system"
+        elif i < len(metas) and metas[i].get(RESTARTED):
+            out[i] = "restart"
         elif _opens_with_command_notification(m.get("content")):
             out[i] = "notification"
         elif _resumed(session, i - 1):
