@@ -192,6 +192,15 @@ def history_resends(session: SessionLike) -> dict[int, str]:
     other one 8.6 hours after the previous request), while the 11 requests after a server was
     added (its instructions sent as a message delta) read the whole previous prompt.
 
+    A prompt the Claude Code reader marked ``restarted`` (:data:`RESTARTED`: typed after a turn
+    whose final answer no Stop hooks' summary line followed, in a session that writes one after
+    each turn) was sent by a new Claude Code process, whose rebuilt system prompt breaks the
+    cache (``restart``, read from the static part of the head): on the 2.1.205-2.1.219 files of
+    ``tests/acceptance/unseen3/claude_code`` 26 of the 28 such requests broke (the API said
+    ``system_changed`` on 16, ``unavailable`` on 2; 8 were past their TTL or after an MCP
+    disconnection), the other 2 are one event in two copies of a session; no file of the other
+    sets has one.
+
     Elsewhere (a session whose client does not ask the API to keep thinking blocks), a prompt
     after a turn whose thinking was sent with its tool results breaks the cache where the API
     strips that thinking (``thinking``: :func:`thinking_strips`)."""
