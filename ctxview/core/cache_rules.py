@@ -133,6 +133,9 @@ API_REASON: dict[str, str | None] = {
     "notification": "messages_changed",
     "microcompaction": "messages_changed",
     "resume": "messages_changed",
+    # a new Claude Code process rebuilt the system prompt's dynamic part (environment, git
+    # status): the API's diagnostics said system_changed (:func:`~ctxview.core.requests.points.history_resends`)
+    "restart": "system_changed",
     "thinking": "messages_changed",
     "unexplained": None,
 }

@@ -26,7 +26,8 @@ import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxview.core.requests.points import MCP_REMOVED
+from ctxview.core.content import content_texts
+from ctxview.core.requests.points import MCP_REMOVED, RESTARTED
 from ctxview.sessions.claude_code_attachments import attachment_text
 from ctxview.sessions.claude_code_compaction import (
     Placement,
@@ -298,6 +299,38 @@ def mcp_removed(record: dict[str, Any]) -> list[str]:
     return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
 
 
+def _ends_turn(message: dict[str, Any]) -> bool:
+    """An assistant line that can end its turn: its last block is text (a final answer), from
+    the API (not Claude Code's ``<synthetic>`` error or limit text, after which no Stop hook
+    runs)."""
+    content = message.get("content")
+    return (
+        message.get("model") != "<synthetic>"
+        and isinstance(content, list)
+        and bool(content)
+        and isinstance(content[-1], dict)
+        and content[-1].get("type") == "text"
+    )
+
+
+#: how the user line Claude Code writes when the user interrupted a response begins
+INTERRUPTED = "[Request interrupted"
+
+
+def _typed_prompt(record: dict[str, Any]) -> bool:
+    """A user line the user typed: not injected (``isMeta``), not a compaction's summary, not
+    tool results only, not the note of an interruption (no Stop hook runs after one)."""
+    if record.get("isMeta") or record.get("isCompactSummary"):
+        return False
+    content = record["message"]["content"]
+    texts = content_texts(content)
+    if any(isinstance(t, str) and t.lstrip().startswith(INTERRUPTED) for t in texts):
+        return False
+    return isinstance(content, str) or any(
+        isinstance(b, dict) and b.get("type") in ("text", "image") for b in content
+    )
+
+
 def rebuild(
     lines: list[Line],
     off_branch: list[dict[str, Any]] | None = None,
@@ -333,6 +366,10 @@ def rebuild(
     # cache entry from then; the response's own lines are logged once it streamed)
     sent_at: str | None = None
     pending_removed: list[str] = []
+    #: a Stop hook's summary line was seen (the session runs Stop hooks), and the last response
+    #: ended its turn with text that no summary line has followed yet
+    stop_hooks = False
+    unhooked_end = False
     #: what attachment lines written before the next user line add to it: (line, text)
     pending_reminders: list[tuple[int, str]] = []
     for ln in selected:
@@ -356,6 +393,8 @@ def rebuild(
                     pending_reminders.append((ln.number, reminder))
             continue
         if ln.type == "system":
+            if rec.get("subtype") == "stop_hook_summary":
+                stop_hooks, unhooked_end = True, False
             if rec.get("subtype") == "compact_boundary":
                 cm = rec.get("compactMetadata")
                 pending_boundary = dict(cm) if isinstance(cm, dict) else {}
@@ -373,6 +412,7 @@ def rebuild(
         content = msg["content"]
         ts = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else None
         if ln.type == "assistant":
+            unhooked_end = _ends_turn(msg)
             mid = msg.get("id") if isinstance(msg.get("id"), str) else None
             blocks = (
                 [
@@ -458,6 +498,9 @@ def rebuild(
             pending_reminders = []
             out.append(tail)
         tail.lines.append(ln.number)
+        if unhooked_end and stop_hooks and _typed_prompt(rec):
+            tail.meta[RESTARTED] = True
+        unhooked_end = False
         if rec.get("isMeta"):
             tail.meta["is_meta"] = True
         if isinstance(content, str):
@@ -741,7 +784,7 @@ _SKIP_PROMPT_PREFIXES = (
     "<local-command",
     "Caveat:",
     "<system-reminder>",
-    "[Request interrupted",
+    INTERRUPTED,
 )
 
 

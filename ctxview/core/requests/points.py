@@ -153,6 +153,10 @@ SUMMARY_REACH = 2_000
 #: the meta key the Claude Code reader sets on a user message before whose request an MCP server
 #: was disconnected (its ``mcp_instructions_delta`` attachment's removed names)
 MCP_REMOVED = "mcp_removed"
+#: the meta key the Claude Code reader sets on a prompt typed after a turn that ended without its
+#: Stop hooks' summary line, in a session that writes one after every turn: the Claude Code
+#: process that answered the turn did not finish it, and a new one sent the prompt
+RESTARTED = "restarted"
 
 #: what Claude Code writes as the answer to a turn that was only a local command, when a session
 #: exited after one (``/exit``) is resumed: a ``<synthetic>`` assistant message of this text
@@ -188,6 +192,15 @@ def history_resends(session: SessionLike) -> dict[int, str]:
     other one 8.6 hours after the previous request), while the 11 requests after a server was
     added (its instructions sent as a message delta) read the whole previous prompt.
 
+    A prompt the Claude Code reader marked ``restarted`` (:data:`RESTARTED`: typed after a turn
+    whose final answer no Stop hooks' summary line followed, in a session that writes one after
+    each turn) was sent by a new Claude Code process, whose rebuilt system prompt breaks the
+    cache (``restart``, read from the static part of the head): on the 2.1.205-2.1.219 files of
+    ``tests/acceptance/unseen3/claude_code`` 26 of the 28 such requests broke (the API said
+    ``system_changed`` on 16, ``unavailable`` on 2; 8 were past their TTL or after an MCP
+    disconnection), the other 2 are one event in two copies of a session; no file of the other
+    sets has one.
+
     Elsewhere (a session whose client does not ask the API to keep thinking blocks), a prompt
     after a turn whose thinking was sent with its tool results breaks the cache where the API
     strips that thinking (``thinking``: :func:`thinking_strips`)."""
@@ -200,6 +213,8 @@ def history_resends(session: SessionLike) -> dict[int, str]:
             continue
         if i < len(metas) and metas[i].get(MCP_REMOVED):
             out[i] = "system"
+        elif i < len(metas) and metas[i].get(RESTARTED):
+            out[i] = "restart"
         elif _opens_with_command_notification(m.get("content")):
             out[i] = "notification"
         elif _resumed(session, i - 1):

@@ -38,6 +38,7 @@ BREAK_REASONS = (
     "notification",
     "microcompaction",
     "resume",
+    "restart",
     "thinking",
 )
 

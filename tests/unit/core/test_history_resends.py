@@ -212,3 +212,67 @@ def test_a_disconnected_mcp_server_changes_the_system_prompt(tmp_path: Path) -> 
     s = _mcp_delta(tmp_path, {**added, "removedNames": []}, read=32_200)
     assert history_resends(s) == {}
     assert simulate(s).requests[-1].cache_break is None
+
+
+def _stop_hooks(w: shapes.Writer, parent: str) -> str:
+    """The ``stop_hook_summary`` line Claude Code writes once a turn's Stop hooks ran."""
+    rec = w.base("system", parent, 1)
+    rec.update(subtype="stop_hook_summary", hookCount=1, hookInfos=[], hookErrors=[])
+    return w.add(rec)
+
+
+def _unhooked_turn(tmp_path: Path, second_end: Any, hooks: bool = True) -> LoadedSession:
+    """Two turns, the first followed by its Stop hooks' summary line (``hooks``), the second
+    ending on the ``second_end`` line(s) with no summary after it, then a typed prompt whose
+    response read only the head (20,000 of 40,000 tokens)."""
+    w = shapes.Writer()
+    u = w.user(None, "Fix the failing build.")
+    last = shapes.grow(w, u, 6, 0, 20_000, 2_000)
+    end = w.assistant(last, [{"type": "text", "text": "Done."}], (3, 32_000, 200), "msg_end")
+    if hooks:
+        end = _stop_hooks(w, end)
+    q = w.user(end, "Now commit it.")
+    a = w.assistant(q, [{"type": "text", "text": "Committed."}], (3, 32_200, 800), "msg_2")
+    for line in second_end(w, a):
+        a = line
+    p = w.user(a, "Push the branch.")
+    w.assistant(p, [{"type": "text", "text": "Pushed."}], (3, 20_000, 20_000), "msg_3")
+    return load_session(shapes.write(tmp_path / "s.jsonl", w.records))
+
+
+def test_a_prompt_after_a_turn_its_stop_hooks_never_closed_is_a_restart(tmp_path: Path) -> None:
+    """In a session whose turns end with a Stop hooks' summary line, a turn whose answer has
+    none before the next typed prompt was not finished by the Claude Code process that answered
+    it: the prompt comes from a new one, whose rebuilt system prompt breaks the cache
+    (``restart``, the API's ``system_changed``)."""
+    s = _unhooked_turn(tmp_path, lambda w, a: [])
+    assert list(history_resends(s).values()) == ["restart"]
+    for reference in (False, True):
+        last = simulate(s, _reference=reference).requests[-1]
+        assert last.cache_break is not None
+        assert (last.cache_break.reason, last.cache_break.position) == ("restart", 0)
+        assert last.cache_break.api_reason == "system_changed"
+        assert last.recorded_miss is not None and last.recorded_miss.reason == "restart"
+
+
+def test_a_turn_closed_interrupted_or_without_hooks_is_no_restart(tmp_path: Path) -> None:
+    # its Stop hooks ran
+    assert history_resends(_unhooked_turn(tmp_path, lambda w, a: [_stop_hooks(w, a)])) == {}
+    # interrupted: no Stop hook runs after an interruption
+    note = [{"type": "text", "text": "[Request interrupted by user]"}]
+    assert history_resends(_unhooked_turn(tmp_path, lambda w, a: [w.user(a, note)])) == {}
+
+    # a <synthetic> limit message ends the turn, no Stop hook runs either
+    def limit(w: shapes.Writer, a: str) -> list[str]:
+        rec = w.base("assistant", a)
+        rec["message"] = {
+            "id": "synthetic-1",
+            "model": "<synthetic>",
+            "role": "assistant",
+            "content": [{"type": "text", "text": "You've hit your session limit"}],
+        }
+        return [w.add(rec)]
+
+    assert history_resends(_unhooked_turn(tmp_path, limit)) == {}
+    # a session that writes no summary lines (no Stop hooks) shows nothing
+    assert history_resends(_unhooked_turn(tmp_path, lambda w, a: [], hooks=False)) == {}
