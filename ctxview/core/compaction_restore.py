@@ -6,14 +6,16 @@ Claude Code documents what comes back after a compaction (code.claude.com/docs/e
 "What survives compaction": its table, and the J. Gravelle write-up quoting it as read on
 2026-10-19): the system prompt, the project-root CLAUDE.md and auto memory as before (they are
 in the first segment's static too); "Files Claude read or edited: up to five come back, most recently
-modified first. A file over 5,000 tokens comes back as a path with no content"; the plan written
+modified first. A file over 5,000 tokens comes back as a path with no content" (Claude Code
+reads each from disk then, through its Read tool with that limit: the tool counts the file's
+content, and the attachment sends it as a Read result, its lines numbered); the plan written
 in plan mode, re-injected from disk; invoked skill bodies "Re-injected, capped at 5,000 tokens
 per skill and 25,000 tokens total; oldest dropped first". The todo list persists too (not in
 that table; reported by users, e.g. the torqsoftware.com note of 2026-01-20 on Numman Ali's
 plan-mode workflow: "plans and To-Do items persist across compaction events"). None of it is logged
 in the transcript, but the transcript shows each part as it last was: the files' ``Read`` results
-and ``Write`` contents, the plan (the ``ExitPlanMode`` input, or the prompt that opens
-:data:`PLAN_OPENING`), the skill bodies (a user text opening
+and ``Write`` contents with the edits made since, the plan (the ``ExitPlanMode`` input, or the
+prompt that opens :data:`PLAN_OPENING`), the skill bodies (a user text opening
 :data:`SKILL_OPENING`) and the last ``TodoWrite`` list. :func:`restored_after` sizes them under
 the calibrated rates, one pass over the messages for every compaction.
 """
