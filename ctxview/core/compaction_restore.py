@@ -6,14 +6,16 @@ Claude Code documents what comes back after a compaction (code.claude.com/docs/e
 "What survives compaction": its table, and the J. Gravelle write-up quoting it as read on
 2026-10-19): the system prompt, the project-root CLAUDE.md and auto memory as before (they are
 in the first segment's static too); "Files Claude read or edited: up to five come back, most recently
-modified first. A file over 5,000 tokens comes back as a path with no content"; the plan written
+modified first. A file over 5,000 tokens comes back as a path with no content" (Claude Code
+reads each from disk then, through its Read tool with that limit: the tool counts the file's
+content, and the attachment sends it as a Read result, its lines numbered); the plan written
 in plan mode, re-injected from disk; invoked skill bodies "Re-injected, capped at 5,000 tokens
 per skill and 25,000 tokens total; oldest dropped first". The todo list persists too (not in
 that table; reported by users, e.g. the torqsoftware.com note of 2026-01-20 on Numman Ali's
 plan-mode workflow: "plans and To-Do items persist across compaction events"). None of it is logged
 in the transcript, but the transcript shows each part as it last was: the files' ``Read`` results
-and ``Write`` contents, the plan (the ``ExitPlanMode`` input, or the prompt that opens
-:data:`PLAN_OPENING`), the skill bodies (a user text opening
+and ``Write`` contents with the edits made since, the plan (the ``ExitPlanMode`` input, or the
+prompt that opens :data:`PLAN_OPENING`), the skill bodies (a user text opening
 :data:`SKILL_OPENING`) and the last ``TodoWrite`` list. :func:`restored_after` sizes them under
 the calibrated rates, one pass over the messages for every compaction.
 """
@@ -50,22 +52,30 @@ MEMORY_FILES = ("CLAUDE.md", "CLAUDE.local.md")
 #: pattern that let it run over line ends would rescan every run of blank lines from each of its
 #: lines, quadratic in a hostile result)
 LINE_NUMBER = re.compile(r"^[ \t]*(\d+)\u2192", re.M)
+#: the same prefix, to measure a ``Read`` result's content without it
+LINE_PREFIX = re.compile(r"^[ \t]*\d+\u2192", re.M)
 
 
 @dataclass
 class _State:
     """What the transcript last showed, up to a point."""
 
-    #: file path -> its estimated tokens (None: never shown whole or in part); insertion order
-    #: is recency (a path moved to the end when read or edited again)
+    #: file path -> its estimated tokens as Claude Code sends it back, its lines numbered (None:
+    #: never shown whole or in part); insertion order is recency (a path moved to the end when
+    #: read or edited again)
     files: dict[str, int | None] = field(default_factory=dict)
+    #: file path -> the tokens of its content alone, what the per-file limit is measured on
+    content: dict[str, int] = field(default_factory=dict)
     skills: dict[str, int] = field(default_factory=dict)
     plan: int = 0
     todo: int = 0
 
     def total(self) -> int:
-        recent = [t for t in list(self.files.values())[-RESTORE_FILES:] if t is not None]
-        files = min(RESTORE_TOKENS, sum(t for t in recent if t <= RESTORE_TOKENS_PER_FILE))
+        recent = [(p, t) for p, t in list(self.files.items())[-RESTORE_FILES:] if t is not None]
+        files = min(
+            RESTORE_TOKENS,
+            sum(t for p, t in recent if self.content.get(p, t) <= RESTORE_TOKENS_PER_FILE),
+        )
         skills = 0
         for t in reversed(list(self.skills.values())):
             t = min(t, SKILL_TOKENS_PER_SKILL)
@@ -169,13 +179,34 @@ def _note_result(
     if path.rsplit("/", 1)[-1] in MEMORY_FILES:
         return
     known = state.files.pop(path, None)
+    bare = state.content.pop(path, None)
     if name == "Read":
         text = "\n".join(t for t in content_texts(block.get("content")) if isinstance(t, str))
         partial = bool(inp.get("offset") or inp.get("limit"))
         size = _read_size(text, _text_tokens(text, rates, result=True), partial)
+        own = _read_size(text, _text_tokens(LINE_PREFIX.sub("", text), rates, result=True), partial)
         if size is not None:
             # a part shows at least that much of the file; a whole read, all of it
             known = max(size, known or 0) if partial else size
+        if own is not None:
+            bare = max(own, bare or 0) if partial else own
     elif name == "Write" and isinstance(inp.get("content"), str):
-        known = _text_tokens(inp["content"], rates, result=True)
+        known = bare = _text_tokens(inp["content"], rates, result=True)
+    elif name in ("Edit", "MultiEdit") and known is not None:
+        # Claude Code reads the file from disk when it compacts: what the transcript last showed
+        # of it, with the edits made since
+        edits = inp.get("edits") if name == "MultiEdit" else [inp]
+        change = sum(
+            _text_tokens(e["new_string"], rates, result=True)
+            - _text_tokens(e["old_string"], rates, result=True)
+            for e in (edits if isinstance(edits, list) else ())
+            if isinstance(e, Mapping)
+            and isinstance(e.get("new_string"), str)
+            and isinstance(e.get("old_string"), str)
+        )
+        known = max(0, known + change)
+        if bare is not None:
+            bare = max(0, bare + change)
     state.files[path] = known
+    if bare is not None:
+        state.content[path] = bare

@@ -106,24 +106,17 @@ def test_estimates_fitted_on_the_first_half_reach_the_goal_on_the_tune_set(
     assert th["median"] <= 0.04 and th["p90"] <= 0.12, th
 
 
-def test_estimates_fitted_on_the_first_half_hold_todays_figure_on_the_held_out_set(
-    held_out: dict[str, Any],
-) -> None:
-    th = held_out["token_error_first_half_fit"]
-    assert th["requests"] >= 200
-    assert th["median"] <= 0.045 and th["p90"] <= 0.12, th
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="half the held-out second-half requests follow one of two compactions whose "
-    "restored part the transcript shows only in part (docs/request-model.md)",
-)
 def test_estimates_fitted_on_the_first_half_reach_the_goal_on_the_held_out_set(
     held_out: dict[str, Any],
 ) -> None:
+    """Half the held-out second-half requests follow one of its two compactions: they start from
+    what Claude Code re-attaches, each file measured against its limit by its content and sized
+    as edited since its last read (4.5% / 8.9% overall, 7.3% / 9.4% after a compaction before;
+    2.2% / 6.9% and 2.7% / 8.5% since)."""
     th = held_out["token_error_first_half_fit"]
+    assert th["requests"] >= 200
     assert th["median"] <= 0.04 and th["p90"] <= 0.12, th
+    assert th["unseen_segments"]["median"] <= 0.03 and th["unseen_segments"]["p90"] <= 0.09, th
 
 
 @pytest.mark.parametrize("which", SETS)
@@ -226,8 +219,9 @@ def test_the_unseen_set_holds_todays_figures(unseen: dict[str, Any]) -> None:
     assert th["median"] <= 0.04 and th["p90"] <= 0.25, th
     # after the compaction that dropped an unlogged @-mention: from the head plus what Claude
     # Code re-attaches (was 34% / 44%; 3.5% / 3.8% with the files capped rather than left out
-    # above 5,000 tokens: the restored part 2.5k low then, 2.1k high now)
-    assert th["unseen_segments"]["p90"] <= 0.11, th
+    # above 5,000 tokens: the restored part 2.5k low then; 9.7% / 10.6% with files over 5,000
+    # tokens as numbered left out, 2.1% / 5.3% with the limit measured on their content)
+    assert th["unseen_segments"]["p90"] <= 0.06, th
     assert unseen["break_agreement"] >= 0.7378, unseen["break_disagreements"]
     for d in unseen["break_disagreements"]:
         assert d["recorded_reason"] in ("unexplained", "growth") or d["predicted"].startswith(
@@ -253,7 +247,7 @@ def test_estimates_fitted_on_the_first_half_reach_the_goal_on_the_second_unseen_
     th = unseen2["token_error_first_half_fit"]
     assert th["requests"] == 1_345
     assert th["median"] <= 0.04 and th["p90"] <= 0.12, th
-    assert th["unseen_segments"]["median"] <= 0.065, th
+    assert th["unseen_segments"]["median"] <= 0.045, th  # 5.0% before the content limit
     assert th["unseen_segments"]["p90"] <= 0.20, th
 
 

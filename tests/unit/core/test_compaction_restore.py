@@ -18,6 +18,7 @@ from ctxview.core.calibrate import (
 )
 from ctxview.core.compaction_restore import (
     LINE_NUMBER,
+    RESTORE_TOKENS,
     RESTORE_TOKENS_PER_FILE,
     SKILL_OPENING,
     SKILL_TOKENS_PER_SKILL,
@@ -83,6 +84,34 @@ def test_a_file_read_in_part_is_sized_by_its_last_line_number() -> None:
     far = _numbered(5_001, 5_020)
     msgs = [_use("p", "Read", file_path="/r/p.go", offset=5_000, limit=20), _result("p", far)]
     assert restored_after(msgs, [2], RATES)[2] == 0
+
+
+def test_a_files_limit_is_measured_on_its_content_and_it_comes_back_numbered() -> None:
+    # Claude Code measures a restored file against 5,000 tokens by its content; the attachment
+    # sends it as a Read result, each line numbered
+    shown = _numbered(1, 480)
+    content = "\n".join(line.split("\u2192", 1)[1] for line in shown.split("\n"))
+    assert _tokens(content) <= RESTORE_TOKENS_PER_FILE < _tokens(shown)
+    msgs = [_use("a", "Read", file_path="/r/a.go"), _result("a", shown)]
+    assert restored_after(msgs, [2], RATES)[2] == _tokens(shown)
+
+
+def test_a_file_edited_after_it_was_read_comes_back_as_edited() -> None:
+    # Claude Code reads the file from disk when it compacts: the read with the edits since
+    shown = _numbered(1, 20)
+    old, new = "x" * 40, "y" * 440
+    msgs = [
+        _use("a", "Read", file_path="/r/a.go"),
+        _result("a", shown),
+        _use("e", "Edit", file_path="/r/a.go", old_string=old, new_string=new),
+        _result("e", "The file /r/a.go has been updated."),
+        _use("m", "MultiEdit", file_path="/r/a.go", edits=[{"old_string": new, "new_string": old}]),
+        _result("m", "Applied 1 edit."),
+    ]
+    grown = _tokens(shown) + _tokens(new) - _tokens(old)
+    assert restored_after(msgs, [4, len(msgs)], RATES) == {4: grown, len(msgs): _tokens(shown)}
+    # an edit of a file the transcript never showed leaves it unknown: nothing comes back
+    assert restored_after(msgs[2:4], [2], RATES)[2] == 0
 
 
 def test_only_the_five_files_used_last_come_back() -> None:
@@ -258,8 +287,8 @@ def test_the_restored_files_stay_within_claude_codes_limits(
     got = restored_after(msgs, ends, RATES)
     assert set(got) == set(ends)
     for e in ends:
-        # files only: at most five, each at most 5,000 tokens
-        assert 0 <= got[e] <= 5 * RESTORE_TOKENS_PER_FILE
+        # files only: at most five, each at most 5,000 tokens of content (sent numbered)
+        assert 0 <= got[e] <= RESTORE_TOKENS
     # what a later compaction restores is what the messages up to it show: the same messages
     # cut there give the same figure
     for e in ends:
