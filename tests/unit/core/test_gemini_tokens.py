@@ -218,6 +218,28 @@ def test_recorded_requests_with_joined_signatures_in_either_turn_are_estimated_c
     assert error is not None and abs(error) < 0.10
 
 
+def test_a_response_says_it_is_vertex_ais_by_its_create_time_or_traffic_type() -> None:
+    from benchmarks.gemini_tokens import vertex_answer
+
+    usage = {"promptTokenCount": 5, "candidatesTokenCount": 3}
+    gemini_api = {"candidates": [], "modelVersion": "gemini-2.5-flash", "responseId": "r"}
+    assert not vertex_answer({**gemini_api, "usageMetadata": usage})
+    assert vertex_answer({**gemini_api, "createTime": "2026-03-05T22:50:34.387580Z"})
+    vertex_usage = {**usage, "trafficType": "ON_DEMAND"}
+    # a stream's chunks: the last one carries the usage
+    assert vertex_answer([{"candidates": []}, {**gemini_api, "usageMetadata": vertex_usage}])
+    assert not vertex_answer([{"candidates": []}, {**gemini_api, "usageMetadata": usage}])
+    assert not vertex_answer("not a response")
+
+
+def test_the_recorded_twins_of_one_test_are_told_apart_by_api() -> None:
+    from benchmarks.gemini_tokens import on_vertex
+
+    twin = "rubyllm_chat_function_calling_{}_gemini_2_5_flash_can_use_tools_without_parameters_{}"
+    assert on_vertex(UNSEEN2 / twin.format("vertexai", "req3.json"))
+    assert not on_vertex(UNSEEN2 / twin.format("gemini", "req2.json"))
+
+
 @given(st.text(max_size=80))
 def test_any_signature_costs_at_most_its_length_in_tokens(signature: str) -> None:
     assert 0 <= signature_tokens(signature) <= len(signature)
