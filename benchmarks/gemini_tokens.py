@@ -113,15 +113,45 @@ def request_errors(path: Path) -> list[float]:
     ]
 
 
-def api_error(request: Path) -> float | None:
-    """The relative error of one request body with a recorded response, or None."""
+def _response(request: Path) -> Path | None:
+    """The recorded response of a request body: ``X_respN.json`` beside ``X_reqN.json``, or
+    (the unseen sets' layout) ``responses/X_reqN.json``."""
     m = re.fullmatch(r"(.*)_req(\d+)\.json", request.name)
     if m is None:
         return None
     response = request.with_name(f"{m.group(1)}_resp{m.group(2)}.json")
-    if not response.exists():  # the unseen set's layout: the response under responses/
-        response = request.parent / "responses" / request.name
     if not response.exists():
+        response = request.parent / "responses" / request.name
+    return response if response.exists() else None
+
+
+def vertex_answer(answer: object) -> bool:
+    """A recorded response (or a stream's chunks) came from Vertex AI, not the Gemini API: it
+    carries ``createTime`` or ``usageMetadata.trafficType``. Every Vertex AI response of the
+    sets has both (pydantic-ai's ``google_vertex`` cassettes, ruby_llm's ``vertexai`` ones,
+    OpenTelemetry's ``instrumentation-vertexai``), no Gemini API response either. The request
+    body does not say which API it went to: its URL did (``…/projects/P/locations/L/publishers/
+    google/models/M:generateContent`` against ``/v1beta/models/M:generateContent``)."""
+    chunks = answer if isinstance(answer, list) else [answer]
+    for chunk in chunks:
+        if not isinstance(chunk, dict):
+            continue
+        usage = chunk.get("usageMetadata")
+        if "createTime" in chunk or (isinstance(usage, dict) and "trafficType" in usage):
+            return True
+    return False
+
+
+def on_vertex(request: Path) -> bool:
+    """The request body's recorded response is Vertex AI's (:func:`vertex_answer`)."""
+    response = _response(request)
+    return response is not None and vertex_answer(json.loads(response.read_text()))
+
+
+def api_error(request: Path) -> float | None:
+    """The relative error of one request body with a recorded response, or None."""
+    response = _response(request)
+    if response is None:
         return None
     data = json.loads(request.read_text())
     answer = json.loads(response.read_text())
@@ -219,9 +249,9 @@ def api_errors(api: Sequence[Path], refused: list[str] | None = None) -> list[fl
 
 def worst(api: Sequence[Path], n: int) -> list[str]:
     """The ``n`` API bodies the estimate misses most, with their signed errors."""
-    named = [(e, p.name) for p in api if (e := api_error(p)) is not None]
+    named = [(e, p) for p in api if (e := api_error(p)) is not None]
     named.sort(key=lambda t: -abs(t[0]))
-    return [f"  {e:+.1%}  {name}" for e, name in named[:n]]
+    return [f"  {e:+.1%}  {p.name}{'  [Vertex AI]' if on_vertex(p) else ''}" for e, p in named[:n]]
 
 
 def report(cli: Sequence[Path], api: Sequence[Path]) -> list[str]:
@@ -241,6 +271,18 @@ def report(cli: Sequence[Path], api: Sequence[Path]) -> list[str]:
     errors = api_errors(api, refused)
     notes = [f"API bodies ctxview refuses to read: {len(refused)}"] if refused else []
     notes += [f"  {why}" for why in refused[:10]]
+    # Vertex AI bills some bodies differently from the Gemini API (docs/gemini.md): each API's
+    # figure apart, as the recorded responses tell them
+    vertex = [p for p in api if on_vertex(p)]
+    if vertex and len(vertex) < len(api):
+        gemini = [p for p in api if p not in vertex]
+        notes += [
+            _line("  of them sent to the Gemini API", api_errors(gemini, [])),
+            _line(
+                "  of them sent to Vertex AI (response createTime / trafficType)",
+                api_errors(vertex, []),
+            ),
+        ]
     return [
         _line(f"Gemini CLI ({len(cli)} sessions), calibrated", calibrated),
         _line("Gemini CLI, from the first request", first),

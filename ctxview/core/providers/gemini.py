@@ -167,6 +167,31 @@ def _data_tokens(value: Any) -> int:
         return text_tokens(repr(value))
 
 
+def _data_words(value: Any, depth: int = 0) -> int:
+    """Tokens of a call's arguments or a function's response by their keys and values alone,
+    none of the JSON's quotes, colons, commas and brackets (:attr:`Family.data_words`)."""
+    if depth > 64:  # deeper than any real response: its JSON's words
+        return _data_tokens(value)
+    if isinstance(value, Mapping):
+        return sum(text_tokens(str(k)) + _data_words(v, depth + 1) for k, v in value.items())
+    if isinstance(value, list):
+        return sum(_data_words(v, depth + 1) for v in value)
+    if isinstance(value, str):
+        return text_tokens(value)
+    return _data_tokens(value)
+
+
+def _response_words(content: str) -> int:
+    """A tool result's text by :func:`_data_words`: the reader gives a function's response as
+    its JSON (or the string of a one-key answer), read back here."""
+    if content[:1] in ("{", "["):
+        try:
+            return _data_words(json.loads(content))
+        except (ValueError, RecursionError):
+            pass
+    return text_tokens(content)
+
+
 @dataclass(frozen=True, slots=True)
 class Family:
     """What a family of Gemini models bills beyond the text of a request, fitted to the prompt
@@ -177,8 +202,8 @@ class Family:
     #: a request that declares functions: the fixed cost of the tool-use framing
     tools: int
     #: each function call of the contents, its framing and its response's, beyond the words
-    #: of its name, arguments and response (negative: the JSON punctuation of the arguments
-    #: and the response, which the word count charges, is not billed)
+    #: of its name, arguments and response (those counted as JSON, or by their keys and values
+    #: where :attr:`data_words` is set)
     call: int
     #: each function declaration and each of its parameters' properties (nested ones too),
     #: beyond their words: the form the model reads them in
@@ -197,6 +222,10 @@ class Family:
     #: request of "Hi" with a schema was billed 2 tokens, as without; nor does 2.0 bill a
     #: ``responseJsonSchema``, as it reads no ``parametersJsonSchema``)
     response_schema: bool = False
+    #: a call's arguments and a function's response are billed by their keys and values, not
+    #: their JSON's punctuation (Gemini 2.0: a call with its response was billed its names, keys
+    #: and values and a few tokens more, where the JSON's words put a five-key response 25 over)
+    data_words: bool = False
     #: what every request adds (:data:`REQUEST_OVERHEAD_TOKENS`; Gemini 2.0 adds nothing:
     #: "What is the capital of France?" is billed its 7 tokens, "Hello, world!" its 4)
     request: int = REQUEST_OVERHEAD_TOKENS
@@ -217,9 +246,15 @@ FAMILIES: dict[str, Family] = {
     # (four tests, one or two properties returned) were each billed 25 more than the same
     # count of a declaration's parts; one returning a string was billed as estimated
     "2.5": Family("Gemini 2.5", 6, 11, declaration=9, property=13, returns=25),
-    "2": Family("Gemini 2.0", 1, -8, json_schema=False, response_schema=True, request=0),
+    # call: fitted with data_words on the tune set's Gemini 2.0 bodies with calls (pai's
+    # iter_stream, multiple_agent_tool_calls, tool_config_any, structured_output)
+    "2": Family(
+        "Gemini 2.0", 1, 3, json_schema=False, response_schema=True, request=0, data_words=True
+    ),
     # what Gemini 2.0 bills a call and its tools: no body of an older model tells otherwise
-    "1": Family("Gemini 1.5 and older", 1, -8, json_schema=False, response_schema=True),
+    "1": Family(
+        "Gemini 1.5 and older", 1, 3, json_schema=False, response_schema=True, data_words=True
+    ),
 }
 _FAMILY = re.compile(r"gemini-(\d+)(?:\.(\d+))?")
 
@@ -257,8 +292,12 @@ def block_tokens(block: Any, fam: Family | None = None, thoughts: bool = False) 
     if kind == "thinking":
         text = block.get("thinking")
         return text_tokens(text) if thoughts and isinstance(text, str) else 0
+    words = fam is not None and fam.data_words
     if kind in ("tool_use", "server_tool_use"):
-        n = text_tokens(str(block.get("name", ""))) + _data_tokens(block.get("input", {}))
+        data = block.get("input", {})
+        n = text_tokens(str(block.get("name", ""))) + (
+            _data_words(data) if words else _data_tokens(data)
+        )
         if fam is not None and kind == "tool_use":
             n = max(0, n + fam.call) + _kept_signature_tokens(block, fam)
         return n
@@ -266,6 +305,8 @@ def block_tokens(block: Any, fam: Family | None = None, thoughts: bool = False) 
         content = block.get("content", "")
         if isinstance(content, list):
             return sum(block_tokens(b) for b in content)
+        if words and isinstance(content, str):
+            return _response_words(content)
         return _data_tokens(content)
     if kind == "image":
         return IMAGE_TOKENS

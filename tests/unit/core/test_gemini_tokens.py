@@ -21,6 +21,7 @@ from ctxview.core.providers.gemini import (
     REQUEST_OVERHEAD_TOKENS,
     SIGNATURE_CHARS_PER_TOKEN,
     Family,
+    block_tokens,
     estimate_tools,
     family,
     signature_tokens,
@@ -218,6 +219,28 @@ def test_recorded_requests_with_joined_signatures_in_either_turn_are_estimated_c
     assert error is not None and abs(error) < 0.10
 
 
+def test_a_response_says_it_is_vertex_ais_by_its_create_time_or_traffic_type() -> None:
+    from benchmarks.gemini_tokens import vertex_answer
+
+    usage = {"promptTokenCount": 5, "candidatesTokenCount": 3}
+    gemini_api = {"candidates": [], "modelVersion": "gemini-2.5-flash", "responseId": "r"}
+    assert not vertex_answer({**gemini_api, "usageMetadata": usage})
+    assert vertex_answer({**gemini_api, "createTime": "2026-03-05T22:50:34.387580Z"})
+    vertex_usage = {**usage, "trafficType": "ON_DEMAND"}
+    # a stream's chunks: the last one carries the usage
+    assert vertex_answer([{"candidates": []}, {**gemini_api, "usageMetadata": vertex_usage}])
+    assert not vertex_answer([{"candidates": []}, {**gemini_api, "usageMetadata": usage}])
+    assert not vertex_answer("not a response")
+
+
+def test_the_recorded_twins_of_one_test_are_told_apart_by_api() -> None:
+    from benchmarks.gemini_tokens import on_vertex
+
+    twin = "rubyllm_chat_function_calling_{}_gemini_2_5_flash_can_use_tools_without_parameters_{}"
+    assert on_vertex(UNSEEN2 / twin.format("vertexai", "req3.json"))
+    assert not on_vertex(UNSEEN2 / twin.format("gemini", "req2.json"))
+
+
 @given(st.text(max_size=80))
 def test_any_signature_costs_at_most_its_length_in_tokens(signature: str) -> None:
     assert 0 <= signature_tokens(signature) <= len(signature)
@@ -294,11 +317,60 @@ def test_digits_and_indentation_are_tokens(text: str, tokens: int) -> None:
 
 
 def test_a_call_costs_nothing_below_zero() -> None:
-    # Gemini 2.0 bills a call less than the JSON of its arguments counts: never below nothing
+    # a family whose call framing is below what a call's words count: never below nothing
     call = {"type": "tool_use", "id": "a", "name": "f", "input": {}}
-    message = {"role": "assistant", "content": [call]}
-    assert FAMILIES["2"].call < 0
-    assert PROVIDER.tokens.of("gemini-2.0-flash", "gemini").estimate(message) == 0
+    assert block_tokens(call, Family("framing below the words", 1, -8)) == 0
+
+
+WEATHER_CALL = {
+    "type": "tool_use",
+    "id": "a",
+    "name": "get_weather",
+    "input": {"location": "San Francisco"},
+}
+WEATHER = '{"location": "San Francisco", "temperature": 65, "unit": "fahrenheit"}'
+
+
+def test_gemini_2_0_bills_a_call_and_its_response_by_their_keys_and_values() -> None:
+    # a call and its five-key response were billed their names, keys and values and a few
+    # tokens more: the JSON's quotes, colons and commas had put them 25 tokens over
+    call = {"role": "assistant", "content": [WEATHER_CALL]}
+    result = {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "a", "content": WEATHER}],
+    }
+    older = PROVIDER.tokens.of("gemini-2.0-flash", "gemini")
+    words = "get_weather location San Francisco"
+    assert older.estimate(call) == text_tokens(words) + FAMILIES["2"].call
+    assert older.estimate(result) == text_tokens(
+        "location San Francisco temperature 65 unit fahrenheit"
+    )
+    # Gemini 2.5's framing was fitted with the JSON counted, punctuation and all
+    newer = PROVIDER.tokens.of("gemini-2.5-flash", "gemini")
+    assert newer.estimate(result) == text_tokens(WEATHER)
+    # a tool's text answer that is no JSON is its words on either
+    text = {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "a", "content": "{rainy"}],
+    }
+    assert older.estimate(text) == newer.estimate(text) == text_tokens("{rainy")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "unseen/gemini/openinference_test_instrumentation_test_generate_content_with_"
+        "automatic_tool_calling_req2.json",
+        "unseen2/gemini/logfire_test_instrument_google_genai_req2.json",
+        "unseen3/gemini/btpy_test_adk_braintrust_integration_req2.json",
+        "unseen3/gemini/btpy_test_tool_use_stream_req2.json",
+    ],
+)
+def test_recorded_gemini_2_0_requests_answering_a_call_are_estimated_closely(path: str) -> None:
+    from benchmarks.gemini_tokens import api_error
+
+    error = api_error(UNSEEN2.parents[1] / path)
+    assert error is not None and abs(error) < 0.12
 
 
 def test_a_session_counts_with_its_models_family(tmp_path: Any) -> None:
