@@ -357,6 +357,7 @@ def segment_statics(
     restarts: Mapping[int, int] | None = None,
     restored: Mapping[int, int] | None = None,
     drops: Mapping[int, int] | None = None,
+    hidden: Mapping[int, int] | None = None,
 ) -> dict[tuple[int, str | None], int]:
     """The tools + system of each (segment, model) of ``keys``: its own recorded requests'
     median residual (:data:`MIN_STATIC_SAMPLES` of them), else its segment's (every model, each
@@ -369,7 +370,10 @@ def segment_statics(
     file's ``static``. ``by``'s residuals are in file order. ``drops``: starts of the keys that
     are no compaction but a point the static fell by that many tokens (a microcompaction of
     results outside the file): such a key with no request of its own takes the static before it
-    less the drop."""
+    less the drop. ``hidden``: per segment start, what its compaction's new history holds that
+    the file does not show (a Codex summary: :func:`~ctxview.sessions.codex.compaction_hidden`):
+    such a segment with no request of its own sends the first segment's tools + system and
+    that, the rest of its history being in the file."""
     own = {k: _median(v) for k, v in by.items() if len(v) >= MIN_STATIC_SAMPLES}
     # a segment's residuals of every model, in the tokens of the tokenizer before Claude Opus 4.7
     # (each model's residuals are in its own tokens: the same tools + system bill about 1.3x on
@@ -389,6 +393,8 @@ def segment_statics(
         found = own.get(key)
         if found is None and seg in seg_base:
             found = seg_static(seg, model)
+        if found is None and hidden and seg in hidden and 0 in seg_base:
+            found = (own.get((0, model)) or seg_static(0, model)) + hidden[seg]
         if found is None and drops and seg in drops:
             before = [s for s in seg_base if s < seg]
             if before:

@@ -10,6 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+#: the meta key, on each message of a compaction's replacement history, of the tokens that new
+#: history holds beyond the messages the file shows (a Codex summary the rollout does not hold:
+#: :func:`ctxview.sessions.codex.compaction_hidden`)
+COMPACTION_HIDDEN = "compaction_hidden"
+
 
 def has_compaction(message: Any) -> bool:
     content = (

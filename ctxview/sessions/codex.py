@@ -16,6 +16,9 @@ Each line is ``{timestamp, type, payload}``:
   ``agent_message``, ``agent_reasoning``) or mark the task and are not messages;
 * ``compacted``: a compaction: the conversation goes on from its ``replacement_history`` (read
   as messages, the first marked as the compaction's start), or from its summary ``message``.
+  The ``token_count`` Codex records right after it, with no input, is its estimate of the new
+  history, not a response's usage: what the history holds beyond the items shown (the summary,
+  sealed) is kept on each of its messages (:func:`compaction_hidden`).
 
 One API response is a run of assistant items (reasoning, calls, a message): its first item
 carries the response's usage and starts a request; the others are marked ``same_response``.
@@ -34,6 +37,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ctxview.core.compaction import COMPACTION_HIDDEN
 from ctxview.core.providers.base import RECORDED_CARRY
 from ctxview.core.providers.openai import CODEX, usage
 from ctxview.core.providers.openai_tokens import server_tool_call
@@ -144,6 +148,34 @@ def _agent_id(content: Any) -> str | None:
     return agent if isinstance(agent, str) and agent else None
 
 
+def _codex_bytes_tokens(item: Mapping[str, Any]) -> int:
+    """Codex's own estimate of a history item's tokens (``estimate_item_token_count`` in
+    codex-rs: its compact JSON's UTF-8 bytes / 4, rounded up; an encrypted reasoning or
+    compaction item by its sealed length: ``(len * 3 / 4 - 650) / 4``)."""
+    sealed = item.get("encrypted_content")
+    if item.get("type") in ("reasoning", "compaction") and isinstance(sealed, str):
+        return -(-max(0, len(sealed) * 3 // 4 - 650) // 4)
+    text = json.dumps(item, separators=(",", ":"), ensure_ascii=False)
+    return -(-len(text.encode("utf-8", "replace")) // 4)
+
+
+def compaction_hidden(estimate: Any, system: str | None, history: list[Any]) -> int | None:
+    """The tokens a compaction's new history holds that its ``replacement_history`` does not
+    show: the summary, sealed in a ``compaction`` item the publisher redacted, or one the
+    rollout did not keep (Codex CLI 0.140 to 0.142.0 wrote none). After a compaction Codex
+    records its own estimate of the new history with the base instructions
+    (``recompute_token_usage``: a ``token_count`` whose ``last_token_usage`` has no input and
+    that estimate as ``total_tokens``); what that exceeds the same estimate of the items shown
+    by is the hidden part. On the 13 compactions of unseen3/codex: 608 to 4,661 tokens, and the
+    recorded prompts rose by 0.9 to 1.5 times that across each compaction, beyond the re-sent
+    items. None without the estimate or the base instructions."""
+    if type(estimate) is not int or estimate <= 0 or not system:
+        return None
+    shown = -(-len(system.encode("utf-8", "replace")) // 4)
+    shown += sum(_codex_bytes_tokens(i) for i in history if isinstance(i, Mapping))
+    return max(0, estimate - shown)
+
+
 def _record_reasoning(metas: list[dict[str, Any]], first: int, tokens: Any) -> None:
     """The hidden reasoning of the response whose first message is ``first``: the API bills it
     as input to the next requests of the same turn (Codex sends its reasoning items back, their
@@ -180,6 +212,9 @@ def read_codex(
     last_total: Any = None
     thread: Any = None  # this rollout's thread id (its first session_meta's)
     inherited = False  # reading the replayed items a forked thread starts with
+    # the replacement history of the latest compaction, until Codex's estimate of it
+    # (:func:`compaction_hidden`): (its items, their metas)
+    compaction: tuple[list[Any], list[dict[str, Any]]] | None = None
     if records and is_legacy_header(records[0][1]):
         records = _enveloped(records)
 
@@ -232,6 +267,18 @@ def read_codex(
                 continue
             total = info.get("total_token_usage")
             last = info.get("last_token_usage")
+            if (
+                compaction is not None
+                and isinstance(last, Mapping)
+                and not last.get("input_tokens")
+            ):
+                # Codex's estimate of the compacted history, not a response's usage
+                hidden = compaction_hidden(last.get("total_tokens"), system, compaction[0])
+                for m in compaction[1] if hidden else ():
+                    m[COMPACTION_HIDDEN] = hidden
+                compaction = None
+                continue
+            compaction = None
             if total == last_total or not isinstance(last, Mapping):
                 continue  # the same usage again (a rate-limit update)
             last_total = total
@@ -264,6 +311,7 @@ def read_codex(
         history = payload.get("replacement_history")
         boundary = {"trigger": "codex", "line": n}
         if isinstance(history, list) and history:
+            compaction = (history, [])
             for k, item in enumerate(history):
                 m = dict(meta)
                 m["wire"] = item
@@ -271,6 +319,7 @@ def read_codex(
                 if k == 0:
                     m["compact_boundary"] = boundary
                 add(responses_item(item), m)
+                compaction[1].append(m)
         else:
             text = payload.get("message")
             meta["compact_summary"] = True

@@ -108,11 +108,14 @@ def test_the_third_unseen_sets_rollouts_reach_the_calibrated_goal(
     assert median <= 0.05 and p90 <= 0.15, (median, p90)
 
 
-@pytest.mark.xfail(strict=True, reason="first-half p90 21.9% on the judge: compactions unseen")
 def test_the_third_unseen_sets_rollouts_reach_the_goal_fitted_on_the_first_half(
     unseen3: list[FileFigures],
 ) -> None:
+    """Fitted on the first half, most of the second half lies after a compaction the fit saw
+    no request of: its segment sends the first segment's tools + system, every item of the
+    replacement history, and the summary Codex's own estimate shows the file does not hold
+    (0.4% / 3.6% measured; 0.5% / 21.9% before)."""
     errors = [e for f in unseen3 for e in f.half_errors]
     median, p90 = quantile(errors, 0.5), quantile(errors, 0.9)
     assert median is not None and p90 is not None
-    assert median <= 0.05 and p90 <= 0.15, (median, p90)
+    assert median <= 0.01 and p90 <= 0.06, (median, p90)
