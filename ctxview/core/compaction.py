@@ -14,6 +14,10 @@ from typing import Any
 #: history holds beyond the messages the file shows (a Codex summary the rollout does not hold:
 #: :func:`ctxview.sessions.codex.compaction_hidden`)
 COMPACTION_HIDDEN = "compaction_hidden"
+#: the meta key, on the first message after a Codex turn was interrupted, of the tokens of the
+#: hosted web searches' results the messages before it count and the requests from there on
+#: are no longer billed (:func:`ctxview.sessions.codex.read_codex`)
+RESULTS_UNBILLED = "results_unbilled"
 
 
 def has_compaction(message: Any) -> bool:

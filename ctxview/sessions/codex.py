@@ -37,10 +37,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ctxview.core.compaction import COMPACTION_HIDDEN
+from ctxview.core.compaction import COMPACTION_HIDDEN, RESULTS_UNBILLED
 from ctxview.core.providers.base import RECORDED_CARRY
 from ctxview.core.providers.openai import CODEX, usage
-from ctxview.core.providers.openai_tokens import server_tool_call
+from ctxview.core.providers.openai_tokens import WEB_SEARCH_RESULT_TOKENS, server_tool_call
 from ctxview.core.providers.openai_wire import responses_item
 from ctxview.sessions.model import LoadedSession, SessionError
 
@@ -215,11 +215,18 @@ def read_codex(
     # the replacement history of the latest compaction, until Codex's estimate of it
     # (:func:`compaction_hidden`): (its items, their metas)
     compaction: tuple[list[Any], list[dict[str, Any]]] | None = None
+    # hosted web searches in the history whose results the API still bills, and the tokens of
+    # those an interrupted turn left unbilled, for the next message (:data:`RESULTS_UNBILLED`)
+    searches = 0
+    unbilled = 0
     if records and is_legacy_header(records[0][1]):
         records = _enveloped(records)
 
     def add(msg: dict[str, Any], meta: dict[str, Any]) -> None:
-        nonlocal response, counted
+        nonlocal response, counted, unbilled
+        if unbilled:
+            meta[RESULTS_UNBILLED] = unbilled
+            unbilled = 0
         if msg.get("role") == "assistant":
             if response is not None and messages and messages[-1].get("role") == "assistant":
                 meta["same_response"] = True
@@ -260,6 +267,17 @@ def read_codex(
                 session_model = session_model or m
             continue
         if kind == "event_msg":
+            if payload.get("type") == "turn_aborted" and searches and not inherited:
+                # Codex chains a turn's requests on its Responses websocket to the previous
+                # response, which holds the hosted searches' results; an interrupted response
+                # leaves nothing to chain to, and the whole history sent again bills each
+                # web_search_call as its item alone. unseen3's 019eecb9: at the turn after an
+                # interrupt the recorded prompt fell 63.2k while the file added 5.9k; after it
+                # the prompts held 47.5k less than the messages counted with 11 searches'
+                # results (11 x 4,300 = 47.3k). The interrupted turn's own items stay: five
+                # other interrupts (no search before them) moved the residual by under 400.
+                unbilled, searches = searches * WEB_SEARCH_RESULT_TOKENS, 0
+                continue
             if payload.get("type") != "token_count":
                 continue
             info = payload.get("info")
@@ -301,6 +319,8 @@ def read_codex(
             meta["wire"] = payload
             add(responses_item(payload), meta)
             server = server_tool_call(payload)
+            if payload.get("type") == "web_search_call" and not inherited:
+                searches += 1
             if server is not None and response is not None:
                 # the API ran it and billed its results as input, which no line holds: to
                 # this response's own request too (the later ones hold the call, and count
@@ -310,6 +330,7 @@ def read_codex(
         # compacted: the conversation goes on from the replacement history (or the summary)
         history = payload.get("replacement_history")
         boundary = {"trigger": "codex", "line": n}
+        searches = unbilled = 0  # the searches before it are summarised away
         if isinstance(history, list) and history:
             compaction = (history, [])
             for k, item in enumerate(history):

@@ -25,7 +25,12 @@ from ctxview.core.calibrate import (
     tokenizer_scale,
     unlogged_drop,
 )
-from ctxview.core.compaction import COMPACTION_HIDDEN, claude_code_compaction, has_compaction
+from ctxview.core.compaction import (
+    COMPACTION_HIDDEN,
+    RESULTS_UNBILLED,
+    claude_code_compaction,
+    has_compaction,
+)
 from ctxview.core.compaction_restore import restored_after
 from ctxview.core.content import content_texts
 from ctxview.core.microcompact import cleared_versions, note_result_holders
@@ -567,6 +572,14 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
     # results the file does not hold (:func:`static_drops`)
     drops = static_drops(session)
     drops.update(fallen)
+    # results the messages count and the requests from there on are not billed (a Codex turn
+    # interrupted after hosted web searches): the static falls by them, below zero if need be
+    unbilled = {
+        i: v
+        for i, m in enumerate(metas)
+        if i > 0 and m and type(v := m.get(RESULTS_UNBILLED)) is int
+    }
+    drops.update(unbilled)
     key_start = (
         _segment_start_of(len(session.messages), starts | set(drops)) if drops else seg_start
     )
@@ -616,6 +629,7 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
         restored_after(session.messages, later, rates) if later else None,
         drops,
         {s: h for s in later if type(h := metas[s].get(COMPACTION_HIDDEN)) is int} or None,
+        set(unbilled),
     )
     head = cached_head(
         [
