@@ -151,7 +151,10 @@ def _agent_id(content: Any) -> str | None:
 def _codex_bytes_tokens(item: Mapping[str, Any]) -> int:
     """Codex's own estimate of a history item's tokens (``estimate_item_token_count`` in
     codex-rs: its compact JSON's UTF-8 bytes / 4, rounded up; an encrypted reasoning or
-    compaction item by its sealed length: ``(len * 3 / 4 - 650) / 4``)."""
+    compaction item by its sealed length: ``(len * 3 / 4 - 650) / 4``; a ghost snapshot, which
+    is never sent, nothing)."""
+    if item.get("type") == "ghost_snapshot":
+        return 0
     sealed = item.get("encrypted_content")
     if item.get("type") in ("reasoning", "compaction") and isinstance(sealed, str):
         return -(-max(0, len(sealed) * 3 // 4 - 650) // 4)
@@ -292,7 +295,7 @@ def read_codex(
             ):
                 # Codex's estimate of the compacted history, not a response's usage
                 hidden = compaction_hidden(last.get("total_tokens"), system, compaction[0])
-                for m in compaction[1] if hidden else ():
+                for m in compaction[1] if hidden is not None else ():
                     m[COMPACTION_HIDDEN] = hidden
                 compaction = None
                 continue

@@ -68,6 +68,11 @@ def test_the_hidden_part_is_codexs_estimate_beyond_the_items_shown(tmp_path: Pat
     # a real one counts (len * 3 / 4 - 650) / 4: what it holds is no longer hidden
     real = {"type": "compaction", "encrypted_content": "x" * 4_000}
     assert compaction_hidden(shown + 2_000, SYSTEM, [*history, real]) == 2_000 - 588
+    # a ghost snapshot (kept for /undo) is never sent: Codex counts it as nothing
+    ghost = {"type": "ghost_snapshot", "ghost_commit": {"id": "abc", "parent": None}}
+    assert compaction_hidden(shown + 2_000, SYSTEM, [*history, ghost]) == 2_000
+    # a summary the history shows (a local compaction's): nothing hidden
+    assert compaction_hidden(shown, SYSTEM, history) == 0
     assert compaction_hidden(None, SYSTEM, history) is None
     assert compaction_hidden(shown, None, history) is None
 
