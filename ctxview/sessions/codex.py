@@ -179,6 +179,26 @@ def compaction_hidden(estimate: Any, system: str | None, history: list[Any]) -> 
     return max(0, estimate - shown)
 
 
+def _unsealed(metas: list[dict[str, Any]], first: int) -> bool:
+    """Whether the response whose first message is ``first`` returned its reasoning with no
+    sealed form (``"encrypted_content": null``: a provider that does not return it): Codex
+    then has nothing of it to send back, and it is billed to no later request. vibetracker
+    (unseen2, Codex CLI 0.39, aide-gpt-5): its one turn's ten responses recorded 9,536
+    reasoning tokens, and the recorded prompts grew by the messages alone."""
+    for meta in metas[first:]:
+        if meta is not metas[first] and not meta.get("same_response"):
+            break
+        wire = meta.get("wire")
+        if (
+            isinstance(wire, Mapping)
+            and wire.get("type") == "reasoning"
+            and "encrypted_content" in wire
+            and wire["encrypted_content"] is None
+        ):
+            return True
+    return False
+
+
 def _record_reasoning(metas: list[dict[str, Any]], first: int, tokens: Any) -> None:
     """The hidden reasoning of the response whose first message is ``first``: the API bills it
     as input to the next requests of the same turn (Codex sends its reasoning items back, their
@@ -190,6 +210,8 @@ def _record_reasoning(metas: list[dict[str, Any]], first: int, tokens: Any) -> N
     length is not counted again."""
     if type(tokens) is not int or tokens < 0:
         return
+    if _unsealed(metas, first):
+        tokens = 0
     metas[first][RECORDED_CARRY] = tokens
     for meta in metas[first + 1 :]:
         if meta.get("same_response"):
@@ -222,11 +244,28 @@ def read_codex(
     # those an interrupted turn left unbilled, for the next message (:data:`RESULTS_UNBILLED`)
     searches = 0
     unbilled = 0
+    # whether this rollout writes a response's usage before its items (Codex CLI 0.39: its
+    # events as they came, the response's items when it ended), decided at the first usage;
+    # then each usage waits for the next one, or the file's end, to meet its response
+    ahead: bool | None = None
+    answered = False  # an assistant item of this thread's own was read
+    pending: tuple[Any, int, Any] | None = None  # (usage, its line, its reasoning tokens)
     if records and is_legacy_header(records[0][1]):
         records = _enveloped(records)
 
+    def give(first: int | None, found: tuple[Any, int, Any] | None) -> None:
+        """The usage of the response whose first message is ``first``."""
+        if found is None or first is None or "usage" in metas[first]:
+            return
+        u, line, reasoning = found
+        metas[first]["usage"] = u.as_meta()
+        metas[first]["token_count_line"] = line
+        _record_reasoning(metas, first, reasoning)
+
     def add(msg: dict[str, Any], meta: dict[str, Any]) -> None:
-        nonlocal response, counted, unbilled
+        nonlocal response, counted, unbilled, answered
+        if msg.get("role") == "assistant" and not meta.get("forked_history"):
+            answered = True
         if unbilled:
             meta[RESULTS_UNBILLED] = unbilled
             unbilled = 0
@@ -307,10 +346,16 @@ def read_codex(
                 response = counted = None
                 continue
             u = usage(last)
-            if u is not None and counted is not None and "usage" not in metas[counted]:
-                metas[counted]["usage"] = u.as_meta()
-                metas[counted]["token_count_line"] = n
-                _record_reasoning(metas, counted, last.get("reasoning_output_tokens"))
+            found = None if u is None else (u, n, last.get("reasoning_output_tokens"))
+            if ahead is None and messages:
+                # vibetracker (unseen2, Codex CLI 0.39): the first usage (5,645) comes after the
+                # user's message and before any item of the response it measured; read so,
+                # every request is the one the usage before it measured, its items after it.
+                # (A usage before any message is a follower's seed: given already.)
+                ahead = not answered
+            if ahead:
+                found, pending = pending, found
+            give(counted, found)
             response = counted = None  # the next assistant item starts the next response
             continue
         meta: dict[str, Any] = {"line": n}
@@ -349,6 +394,8 @@ def read_codex(
             meta["compact_summary"] = True
             meta["compact_boundary"] = boundary
             add({"role": "user", "content": text if isinstance(text, str) else ""}, meta)
+    if ahead:
+        give(counted, pending)  # the last usage's response, after it
     if not messages:
         raise SessionError(f"{path}: no messages found in this Codex session (no response_item)")
     return LoadedSession(

@@ -123,3 +123,15 @@ def test_the_third_unseen_sets_rollouts_reach_the_goal_fitted_on_the_first_half(
     median, p90 = quantile(errors, 0.5), quantile(errors, 0.9)
     assert median is not None and p90 is not None
     assert median <= 0.01 and p90 <= 0.05, (median, p90)
+
+
+def test_a_codex_039_rollout_gives_each_usage_to_the_response_after_it() -> None:
+    """``unseen2/codex`` (Codex CLI 0.39, aide-gpt-5 through a proxy): its usage lines come
+    before the items of the response they measured, and its reasoning came with no sealed form
+    (billed to no later request): 0.1% / 0.2% (12.3% / 70.6% before)."""
+    (path,) = sorted((FOLDERS[0].parent / "unseen2" / "codex").glob("*.jsonl"))
+    fig = measure_file(path)
+    assert fig.recorded == 19
+    median, p90 = quantile(fig.errors, 0.5), quantile(fig.errors, 0.9)
+    assert median is not None and p90 is not None
+    assert median <= 0.01 and p90 <= 0.01, (median, p90)
