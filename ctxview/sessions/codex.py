@@ -165,7 +165,8 @@ def _codex_bytes_tokens(item: Mapping[str, Any]) -> int:
 def compaction_hidden(estimate: Any, system: str | None, history: list[Any]) -> int | None:
     """The tokens a compaction's new history holds that its ``replacement_history`` does not
     show: the summary, sealed in a ``compaction`` item the publisher redacted, or one the
-    rollout did not keep (Codex CLI 0.140 to 0.142.0 wrote none). After a compaction Codex
+    rollout did not keep (9 of unseen3's 13 compactions, Codex CLI 0.140 to 0.142.4, hold
+    none; 0.142.2 and 0.142.5 wrote a redacted one). After a compaction Codex
     records its own estimate of the new history with the base instructions
     (``recompute_token_usage``: a ``token_count`` whose ``last_token_usage`` has no input and
     that estimate as ``total_tokens``); what that exceeds the same estimate of the items shown
