@@ -10,6 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+#: the meta key, on each message of a compaction's replacement history, of the tokens that new
+#: history holds beyond the messages the file shows (a Codex summary the rollout does not hold:
+#: :func:`ctxview.sessions.codex.compaction_hidden`)
+COMPACTION_HIDDEN = "compaction_hidden"
+#: the meta key, on the first message after a Codex turn was interrupted, of the tokens of the
+#: hosted web searches' results the messages before it count and the requests from there on
+#: are no longer billed (:func:`ctxview.sessions.codex.read_codex`)
+RESULTS_UNBILLED = "results_unbilled"
+
 
 def has_compaction(message: Any) -> bool:
     content = (

@@ -32,7 +32,9 @@ from ctxview.textfmt import fmt_tokens, one_line
 
 HEAD_BYTES = 32 * 1024
 TAIL_BYTES = 16 * 1024
-CACHE_VERSION = 2
+#: 3: a Codex rollout's messages are counted over the whole file (the summaries of version 2
+#: estimated them from the head and tail)
+CACHE_VERSION = 3
 #: a bigger cache file is not read (a summary is about 500 bytes: 100,000 sessions fit)
 MAX_CACHE_BYTES = 256 * 1024**2
 

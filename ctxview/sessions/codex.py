@@ -16,6 +16,9 @@ Each line is ``{timestamp, type, payload}``:
   ``agent_message``, ``agent_reasoning``) or mark the task and are not messages;
 * ``compacted``: a compaction: the conversation goes on from its ``replacement_history`` (read
   as messages, the first marked as the compaction's start), or from its summary ``message``.
+  The ``token_count`` Codex records right after it, with no input, is its estimate of the new
+  history, not a response's usage: what the history holds beyond the items shown (the summary,
+  sealed) is kept on each of its messages (:func:`compaction_hidden`).
 
 One API response is a run of assistant items (reasoning, calls, a message): its first item
 carries the response's usage and starts a request; the others are marked ``same_response``.
@@ -34,9 +37,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ctxview.core.compaction import COMPACTION_HIDDEN, RESULTS_UNBILLED
 from ctxview.core.providers.base import RECORDED_CARRY
 from ctxview.core.providers.openai import CODEX, usage
-from ctxview.core.providers.openai_tokens import server_tool_call
+from ctxview.core.providers.openai_tokens import WEB_SEARCH_RESULT_TOKENS, server_tool_call
 from ctxview.core.providers.openai_wire import responses_item
 from ctxview.sessions.model import LoadedSession, SessionError
 
@@ -144,6 +148,58 @@ def _agent_id(content: Any) -> str | None:
     return agent if isinstance(agent, str) and agent else None
 
 
+def _codex_bytes_tokens(item: Mapping[str, Any]) -> int:
+    """Codex's own estimate of a history item's tokens (``estimate_item_token_count`` in
+    codex-rs: its compact JSON's UTF-8 bytes / 4, rounded up; an encrypted reasoning or
+    compaction item by its sealed length: ``(len * 3 / 4 - 650) / 4``; a ghost snapshot, which
+    is never sent, nothing)."""
+    if item.get("type") == "ghost_snapshot":
+        return 0
+    sealed = item.get("encrypted_content")
+    if item.get("type") in ("reasoning", "compaction") and isinstance(sealed, str):
+        return -(-max(0, len(sealed) * 3 // 4 - 650) // 4)
+    text = json.dumps(item, separators=(",", ":"), ensure_ascii=False)
+    return -(-len(text.encode("utf-8", "replace")) // 4)
+
+
+def compaction_hidden(estimate: Any, system: str | None, history: list[Any]) -> int | None:
+    """The tokens a compaction's new history holds that its ``replacement_history`` does not
+    show: the summary, sealed in a ``compaction`` item the publisher redacted, or one the
+    rollout did not keep (9 of unseen3's 13 compactions, Codex CLI 0.140 to 0.142.4, hold
+    none; 0.142.2 and 0.142.5 wrote a redacted one). After a compaction Codex
+    records its own estimate of the new history with the base instructions
+    (``recompute_token_usage``: a ``token_count`` whose ``last_token_usage`` has no input and
+    that estimate as ``total_tokens``); what that exceeds the same estimate of the items shown
+    by is the hidden part. On the 13 compactions of unseen3/codex: 608 to 4,661 tokens, and the
+    recorded prompts rose by 0.9 to 1.5 times that across each compaction, beyond the re-sent
+    items. None without the estimate or the base instructions."""
+    if type(estimate) is not int or estimate <= 0 or not system:
+        return None
+    shown = -(-len(system.encode("utf-8", "replace")) // 4)
+    shown += sum(_codex_bytes_tokens(i) for i in history if isinstance(i, Mapping))
+    return max(0, estimate - shown)
+
+
+def _unsealed(metas: list[dict[str, Any]], first: int) -> bool:
+    """Whether the response whose first message is ``first`` returned its reasoning with no
+    sealed form (``"encrypted_content": null``: a provider that does not return it): Codex
+    then has nothing of it to send back, and it is billed to no later request. vibetracker
+    (unseen2, Codex CLI 0.39, aide-gpt-5): its one turn's ten responses recorded 9,536
+    reasoning tokens, and the recorded prompts grew by the messages alone."""
+    for meta in metas[first:]:
+        if meta is not metas[first] and not meta.get("same_response"):
+            break
+        wire = meta.get("wire")
+        if (
+            isinstance(wire, Mapping)
+            and wire.get("type") == "reasoning"
+            and "encrypted_content" in wire
+            and wire["encrypted_content"] is None
+        ):
+            return True
+    return False
+
+
 def _record_reasoning(metas: list[dict[str, Any]], first: int, tokens: Any) -> None:
     """The hidden reasoning of the response whose first message is ``first``: the API bills it
     as input to the next requests of the same turn (Codex sends its reasoning items back, their
@@ -155,6 +211,8 @@ def _record_reasoning(metas: list[dict[str, Any]], first: int, tokens: Any) -> N
     length is not counted again."""
     if type(tokens) is not int or tokens < 0:
         return
+    if _unsealed(metas, first):
+        tokens = 0
     metas[first][RECORDED_CARRY] = tokens
     for meta in metas[first + 1 :]:
         if meta.get("same_response"):
@@ -180,11 +238,38 @@ def read_codex(
     last_total: Any = None
     thread: Any = None  # this rollout's thread id (its first session_meta's)
     inherited = False  # reading the replayed items a forked thread starts with
+    # the replacement history of the latest compaction, until Codex's estimate of it
+    # (:func:`compaction_hidden`): (its items, their metas)
+    compaction: tuple[list[Any], list[dict[str, Any]]] | None = None
+    # hosted web searches in the history whose results the API still bills, and the tokens of
+    # those an interrupted turn left unbilled, for the next message (:data:`RESULTS_UNBILLED`)
+    searches = 0
+    unbilled = 0
+    # whether this rollout writes a response's usage before its items (Codex CLI 0.39: its
+    # events as they came, the response's items when it ended), decided at the first usage;
+    # then each usage waits for the next one, or the file's end, to meet its response
+    ahead: bool | None = None
+    answered = False  # an assistant item of this thread's own was read
+    pending: tuple[Any, int, Any] | None = None  # (usage, its line, its reasoning tokens)
     if records and is_legacy_header(records[0][1]):
         records = _enveloped(records)
 
+    def give(first: int | None, found: tuple[Any, int, Any] | None) -> None:
+        """The usage of the response whose first message is ``first``."""
+        if found is None or first is None or "usage" in metas[first]:
+            return
+        u, line, reasoning = found
+        metas[first]["usage"] = u.as_meta()
+        metas[first]["token_count_line"] = line
+        _record_reasoning(metas, first, reasoning)
+
     def add(msg: dict[str, Any], meta: dict[str, Any]) -> None:
-        nonlocal response, counted
+        nonlocal response, counted, unbilled, answered
+        if msg.get("role") == "assistant" and not meta.get("forked_history"):
+            answered = True
+        if unbilled:
+            meta[RESULTS_UNBILLED] = unbilled
+            unbilled = 0
         if msg.get("role") == "assistant":
             if response is not None and messages and messages[-1].get("role") == "assistant":
                 meta["same_response"] = True
@@ -225,6 +310,17 @@ def read_codex(
                 session_model = session_model or m
             continue
         if kind == "event_msg":
+            if payload.get("type") == "turn_aborted" and searches and not inherited:
+                # Codex chains a turn's requests on its Responses websocket to the previous
+                # response, which holds the hosted searches' results; an interrupted response
+                # leaves nothing to chain to, and the whole history sent again bills each
+                # web_search_call as its item alone. unseen3's 019eecb9: at the turn after an
+                # interrupt the recorded prompt fell 63.2k while the file added 5.9k; after it
+                # the prompts held 47.5k less than the messages counted with 11 searches'
+                # results (11 x 4,300 = 47.3k). The interrupted turn's own items stay: five
+                # other interrupts (no search before them) moved the residual by under 400.
+                unbilled, searches = searches * WEB_SEARCH_RESULT_TOKENS, 0
+                continue
             if payload.get("type") != "token_count":
                 continue
             info = payload.get("info")
@@ -232,6 +328,18 @@ def read_codex(
                 continue
             total = info.get("total_token_usage")
             last = info.get("last_token_usage")
+            if (
+                compaction is not None
+                and isinstance(last, Mapping)
+                and not last.get("input_tokens")
+            ):
+                # Codex's estimate of the compacted history, not a response's usage
+                hidden = compaction_hidden(last.get("total_tokens"), system, compaction[0])
+                for m in compaction[1] if hidden is not None else ():
+                    m[COMPACTION_HIDDEN] = hidden
+                compaction = None
+                continue
+            compaction = None
             if total == last_total or not isinstance(last, Mapping):
                 continue  # the same usage again (a rate-limit update)
             last_total = total
@@ -239,10 +347,16 @@ def read_codex(
                 response = counted = None
                 continue
             u = usage(last)
-            if u is not None and counted is not None and "usage" not in metas[counted]:
-                metas[counted]["usage"] = u.as_meta()
-                metas[counted]["token_count_line"] = n
-                _record_reasoning(metas, counted, last.get("reasoning_output_tokens"))
+            found = None if u is None else (u, n, last.get("reasoning_output_tokens"))
+            if ahead is None and messages:
+                # vibetracker (unseen2, Codex CLI 0.39): the first usage (5,645) comes after the
+                # user's message and before any item of the response it measured; read so,
+                # every request is the one the usage before it measured, its items after it.
+                # (A usage before any message is a follower's seed: given already.)
+                ahead = not answered
+            if ahead:
+                found, pending = pending, found
+            give(counted, found)
             response = counted = None  # the next assistant item starts the next response
             continue
         meta: dict[str, Any] = {"line": n}
@@ -254,6 +368,8 @@ def read_codex(
             meta["wire"] = payload
             add(responses_item(payload), meta)
             server = server_tool_call(payload)
+            if payload.get("type") == "web_search_call" and not inherited:
+                searches += 1
             if server is not None and response is not None:
                 # the API ran it and billed its results as input, which no line holds: to
                 # this response's own request too (the later ones hold the call, and count
@@ -263,7 +379,9 @@ def read_codex(
         # compacted: the conversation goes on from the replacement history (or the summary)
         history = payload.get("replacement_history")
         boundary = {"trigger": "codex", "line": n}
+        searches = unbilled = 0  # the searches before it are summarised away
         if isinstance(history, list) and history:
+            compaction = (history, [])
             for k, item in enumerate(history):
                 m = dict(meta)
                 m["wire"] = item
@@ -271,11 +389,14 @@ def read_codex(
                 if k == 0:
                     m["compact_boundary"] = boundary
                 add(responses_item(item), m)
+                compaction[1].append(m)
         else:
             text = payload.get("message")
             meta["compact_summary"] = True
             meta["compact_boundary"] = boundary
             add({"role": "user", "content": text if isinstance(text, str) else ""}, meta)
+    if ahead:
+        give(counted, pending)  # the last usage's response, after it
     if not messages:
         raise SessionError(f"{path}: no messages found in this Codex session (no response_item)")
     return LoadedSession(

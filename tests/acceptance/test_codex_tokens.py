@@ -100,19 +100,38 @@ def test_the_third_unseen_sets_rollouts_reach_the_calibrated_goal(
     unseen3: list[FileFigures],
 ) -> None:
     """The judge (``unseen3/codex``: 8 agentv rollouts never looked at, 1,661 requests with
-    usage, with Codex compactions): calibrated within the goal (0.2% / 1.9% measured)."""
+    usage, with Codex compactions): calibrated within the goal (0.1% / 0.9% measured; 0.2% /
+    1.9% before the hosted searches' results were unbilled after an interrupt), every rollout
+    within 1% at its median (019eecb9 was 18%)."""
     errors = [e for f in unseen3 for e in f.errors]
     assert len(errors) == 1_661
     median, p90 = quantile(errors, 0.5), quantile(errors, 0.9)
     assert median is not None and p90 is not None
-    assert median <= 0.05 and p90 <= 0.15, (median, p90)
+    assert median <= 0.005 and p90 <= 0.015, (median, p90)
+    medians = [quantile(f.errors, 0.5) or 0.0 for f in unseen3]
+    assert max(medians) <= 0.01, medians
 
 
-@pytest.mark.xfail(strict=True, reason="first-half p90 21.9% on the judge: compactions unseen")
 def test_the_third_unseen_sets_rollouts_reach_the_goal_fitted_on_the_first_half(
     unseen3: list[FileFigures],
 ) -> None:
+    """Fitted on the first half, most of the second half lies after a compaction the fit saw
+    no request of: its segment sends the first segment's tools + system, every item of the
+    replacement history, and the summary Codex's own estimate shows the file does not hold
+    (0.4% / 2.6% measured; 0.5% / 21.9% before)."""
     errors = [e for f in unseen3 for e in f.half_errors]
     median, p90 = quantile(errors, 0.5), quantile(errors, 0.9)
     assert median is not None and p90 is not None
-    assert median <= 0.05 and p90 <= 0.15, (median, p90)
+    assert median <= 0.01 and p90 <= 0.05, (median, p90)
+
+
+def test_a_codex_039_rollout_gives_each_usage_to_the_response_after_it() -> None:
+    """``unseen2/codex`` (Codex CLI 0.39, aide-gpt-5 through a proxy): its usage lines come
+    before the items of the response they measured, and its reasoning came with no sealed form
+    (billed to no later request): 0.1% / 0.2% (12.3% / 70.6% before)."""
+    (path,) = sorted((FOLDERS[0].parent / "unseen2" / "codex").glob("*.jsonl"))
+    fig = measure_file(path)
+    assert fig.recorded == 19
+    median, p90 = quantile(fig.errors, 0.5), quantile(fig.errors, 0.9)
+    assert median is not None and p90 is not None
+    assert median <= 0.01 and p90 <= 0.01, (median, p90)

@@ -25,7 +25,12 @@ from ctxview.core.calibrate import (
     tokenizer_scale,
     unlogged_drop,
 )
-from ctxview.core.compaction import claude_code_compaction, has_compaction
+from ctxview.core.compaction import (
+    COMPACTION_HIDDEN,
+    RESULTS_UNBILLED,
+    claude_code_compaction,
+    has_compaction,
+)
 from ctxview.core.compaction_restore import restored_after
 from ctxview.core.content import content_texts
 from ctxview.core.microcompact import cleared_versions, note_result_holders
@@ -134,7 +139,12 @@ def segment_starts(session: SessionLike, blocks_in: Iterable[int] | None = None)
     found.update(
         i
         for i in (range(n) if blocks_in is None else blocks_in)
-        if 0 < i < n and msgs[i].get("role") == "assistant" and has_compaction(msgs[i])
+        if 0 < i < n
+        and msgs[i].get("role") == "assistant"
+        # a Codex compaction's item closes its replacement history, whose every item the
+        # next request sends and the API bills (the history starts the segment already)
+        and not (metas[i] or {}).get("compacted_history")
+        and has_compaction(msgs[i])
     )
     return found
 
@@ -577,6 +587,14 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
     # results the file does not hold (:func:`static_drops`)
     drops = static_drops(session)
     drops.update(fallen)
+    # results the messages count and the requests from there on are not billed (a Codex turn
+    # interrupted after hosted web searches): the static falls by them, below zero if need be
+    unbilled = {
+        i: v
+        for i, m in enumerate(metas)
+        if i > 0 and m and type(v := m.get(RESULTS_UNBILLED)) is int
+    }
+    drops.update(unbilled)
     key_start = (
         _segment_start_of(len(session.messages), starts | set(drops)) if drops else seg_start
     )
@@ -625,6 +643,8 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
         else None,
         restored_after(session.messages, later, rates) if later else None,
         drops,
+        {s: h for s in later if type(h := metas[s].get(COMPACTION_HIDDEN)) is int} or None,
+        set(unbilled),
     )
     head = cached_head(
         [

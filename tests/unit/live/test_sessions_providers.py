@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 from ctxview.cli import main
 from ctxview.live import sessions_codex, sessions_gemini
 from ctxview.live.sessions_all import list_all, session_roots
+from ctxview.sessions import load_session
 
 CWD = "/work/proj"
 
@@ -123,20 +125,29 @@ def test_big_files_are_summarised_from_head_and_tail(
     write_rollout(rollout, "the big one", "2026-03-01T10:00:00.000Z", turns=400, pad=2000)
     chat = home / ".gemini/tmp/h/chats/session-big.json"
     write_gemini(chat, "a big chat", "2026-02-01T09:00:00.000Z", turns=400, pad=2000)
-    read: list[int] = []
+    read: dict[str, list[int]] = {"codex": [], "gemini": []}
     real = sessions_codex.read_span
 
-    def counting(fd: int, offset: int, count: int) -> bytes:
-        read.append(count)
-        return real(fd, offset, count)
+    def counting(which: str) -> Callable[[int, int, int], bytes]:
+        def read_span(fd: int, offset: int, count: int) -> bytes:
+            read[which].append(count)
+            return real(fd, offset, count)
 
-    monkeypatch.setattr(sessions_codex, "read_span", counting)
-    monkeypatch.setattr(sessions_gemini, "read_span", counting)
+        return read_span
+
+    monkeypatch.setattr(sessions_codex, "read_span", counting("codex"))
+    monkeypatch.setattr(sessions_codex, "COUNT_CHUNK", 64 * 1024)
+    monkeypatch.setattr(sessions_gemini, "read_span", counting("gemini"))
     monkeypatch.setattr(sessions_gemini, "WHOLE_BYTES", 48 * 1024)
     codex, gemini = list_all(session_roots(), cache_path=None)
-    assert sum(read) <= sessions_codex.HEAD_BYTES + sessions_gemini.HEAD_BYTES + 2 * 16 * 1024
+    # a rollout's messages are counted over the whole file, streamed in bounded pieces
+    size = rollout.stat().st_size
+    assert max(read["codex"]) <= sessions_codex.HEAD_BYTES
+    assert sum(read["codex"]) <= sessions_codex.HEAD_BYTES + 16 * 1024 + size
+    assert len(read["codex"]) >= size // (64 * 1024)
+    assert sum(read["gemini"]) <= sessions_gemini.HEAD_BYTES + 16 * 1024
     assert codex.first_prompt == "the big one" and codex.project == CWD
-    assert not codex.messages_exact and 800 * 0.8 < codex.messages < 805 * 1.2
+    assert codex.messages_exact and codex.messages == len(load_session(rollout).messages)
     assert gemini.first_prompt == "a big chat" and gemini.session_id == "gem-session-1"
     assert gemini.last_activity == "2026-02-01T09:00:00+00:00"
     assert not gemini.messages_exact and 401 * 0.8 < gemini.messages < 401 * 1.2
@@ -251,9 +262,9 @@ def test_real_gemini_cli_sessions(home: Path) -> None:
 
 
 def test_real_codex_rollouts(home: Path) -> None:
-    """The public rollouts of tests/acceptance/codex where Codex keeps them: the response items
-    counted (exactly up to 144 kB, estimated within 20% above), the prompt the user typed, the
-    cwd, the newest time."""
+    """The public rollouts of tests/acceptance/codex where Codex keeps them: their messages
+    counted exactly as the reader reads them (a response item each, and each item of a
+    compaction's replacement history), the prompt the user typed, the cwd, the newest time."""
     from tests.support.paths import ROOT
 
     real = sorted((ROOT / "tests/acceptance/codex").glob("*.jsonl"))
@@ -264,7 +275,7 @@ def test_real_codex_rollouts(home: Path) -> None:
         dst = day / f"rollout-{f.stem}.jsonl"
         dst.write_bytes(f.read_bytes())
         records = [json.loads(x) for x in f.read_text().splitlines() if x.strip()]
-        items = sum(1 for r in records if r.get("type") == "response_item")
+        items = len(load_session(f).messages)
         stamps = [r["timestamp"] for r in records if isinstance(r.get("timestamp"), str)]
         truth[str(dst)] = (items, stamps[-1][:19])
     infos = list_all(session_roots(), cache_path=None)
@@ -273,11 +284,7 @@ def test_real_codex_rollouts(home: Path) -> None:
         items, last = truth[info.path]
         assert info.last_activity[:19] == last
         assert info.provider == "openai" and info.project and info.first_prompt
-        if info.messages_exact:
-            assert info.messages == items
-        else:
-            assert abs(info.messages - items) <= 0.2 * items
-    assert sum(i.messages_exact for i in infos) >= 7
+        assert info.messages_exact and info.messages == items
 
 
 def test_a_codex_sub_agent_is_listed_under_the_session_that_spawned_it(home: Path) -> None:
@@ -302,3 +309,34 @@ def test_a_codex_sub_agent_is_listed_under_the_session_that_spawned_it(home: Pat
     ]
     # a sub-agent whose parent's rollout is gone is listed on its own
     assert next(i for i in infos if i.session_id == "019a-child").path == str(orphan)
+
+
+def test_a_rollouts_messages_are_counted_as_the_reader_reads_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A response item each (its envelope's type, not a payload's that quotes one), each item
+    of a compaction's replacement history; lines cut across the streamed pieces; a compaction
+    too long to parse leaves the count inexact."""
+
+    def line(kind: str, payload: dict[str, Any]) -> str:
+        return json.dumps({"timestamp": "2026-07-01T00:00:00Z", "type": kind, "payload": payload})
+
+    quoting = {"type": "function_call_output", "call_id": "a", "output": '"type":"compacted"'}
+    history = [{"type": "message", "role": "user", "content": "x" * 300}] * 3
+    lines = [
+        line("session_meta", {"id": "s", "cwd": CWD, "base_instructions": {"text": "i" * 900}}),
+        line("response_item", {"type": "message", "role": "user", "content": "go"}),
+        line("response_item", quoting),
+        line("event_msg", {"type": "token_count", "info": None}),
+        line("compacted", {"message": "", "replacement_history": history}),
+        line("compacted", {"message": "a summary"}),
+        line("response_item", {"type": "message", "role": "assistant", "content": "done"}),
+    ]
+    path = tmp_path / "rollout-count.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(sessions_codex, "COUNT_CHUNK", 7)
+    s = sessions_codex.summarise_rollout(path)
+    assert (s.messages, s.exact) == (len(load_session(path).messages), True) == (7, True)
+    monkeypatch.setattr(sessions_codex, "MAX_COMPACTED_BYTES", 200)
+    s = sessions_codex.summarise_rollout(path)
+    assert (s.messages, s.exact) == (4, False)
