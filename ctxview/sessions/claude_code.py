@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxview.core.content import content_texts
-from ctxview.core.requests.points import MCP_REMOVED, RESTARTED
+from ctxview.core.requests.points import CLIENT_VERSION, MCP_REMOVED, RESTARTED
 from ctxview.sessions.claude_code_attachments import attachment_text
 from ctxview.sessions.claude_code_compaction import (
     Placement,
@@ -503,6 +503,9 @@ def rebuild(
         unhooked_end = False
         if rec.get("isMeta"):
             tail.meta["is_meta"] = True
+        if isinstance(rec.get("version"), str):
+            # which Claude Code sent it: some of its cache breaks came and went with versions
+            tail.meta[CLIENT_VERSION] = rec["version"]
         if isinstance(content, str):
             if tail.string is None and not tail.results and not tail.blocks:
                 tail.string = content

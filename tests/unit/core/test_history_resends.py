@@ -24,16 +24,23 @@ NOTICE = (
 )
 
 
-def _session(tmp_path: Path, notice: Any, read: int = 20_000) -> LoadedSession:
-    """A tool loop that ends its turn, then ``notice`` as the next user line and a response
-    whose usage read ``read`` tokens (the rest of its 32,500 written)."""
+#: a Claude Code version whose background command notifications broke the cache
+OLD_CLIENT = "2.1.39"
+
+
+def _session(
+    tmp_path: Path, notice: Any, read: int = 20_000, version: str = OLD_CLIENT
+) -> LoadedSession:
+    """A tool loop that ends its turn, then ``notice`` as the next user line (written by Claude
+    Code ``version``) and a response whose usage read ``read`` tokens (the rest of its 32,500
+    written)."""
     w = shapes.Writer()
     u = w.user(None, "Fix the failing build.")
     last = shapes.grow(w, u, 6, 0, 20_000, 2_000)
     end = w.assistant(
         last, [{"type": "text", "text": "Done: the build passes."}], (3, 32_000, 200), "msg_end"
     )
-    n = w.user(end, notice)
+    n = w.user(end, notice, version=version)
     w.assistant(
         n,
         [{"type": "text", "text": "The background run passed too."}],
@@ -101,6 +108,18 @@ def test_a_background_agents_notification_reads_the_whole_previous_prompt(
     *_, before, last = simulate(s).requests
     assert last.cache_break is None and last.recorded_miss is None
     assert last.cache_read == before.input_tokens
+
+
+@pytest.mark.parametrize("version", ["2.1.49", "2.1.217"])
+def test_a_newer_clients_notification_reads_the_whole_previous_prompt(
+    tmp_path: Path, version: str
+) -> None:
+    """From Claude Code 2.1.49 on a background command's notification was seen to keep the
+    cache: no break."""
+    s = _session(tmp_path, NOTICE, read=32_200, version=version)
+    assert history_resends(s) == {}
+    *_, before, last = simulate(s).requests
+    assert last.cache_break is None and last.cache_read == before.input_tokens
 
 
 def test_a_quoted_notification_is_an_ordinary_prompt(tmp_path: Path) -> None:
@@ -276,3 +295,55 @@ def test_a_turn_closed_interrupted_or_without_hooks_is_no_restart(tmp_path: Path
     assert history_resends(_unhooked_turn(tmp_path, limit)) == {}
     # a session that writes no summary lines (no Stop hooks) shows nothing
     assert history_resends(_unhooked_turn(tmp_path, lambda w, a: [], hooks=False)) == {}
+
+
+def _tool_search(tmp_path: Path, version: str, loads: int = 1) -> LoadedSession:
+    """A tool loop, then ``loads`` tool searches (``ToolSearch`` results of ``tool_reference``
+    blocks, written by Claude Code ``version``), each answered by a response whose usage read
+    the whole previous prompt."""
+    w = shapes.Writer()
+    u = w.user(None, "Track the work in tasks.")
+    last = shapes.grow(w, u, 6, 0, 20_000, 2_000)
+    total = 32_000
+    for k in range(loads):
+        tid = f"toolu_search_{k}"
+        a = w.assistant(
+            last,
+            [{"type": "tool_use", "id": tid, "name": "ToolSearch", "input": {"query": "select:X"}}],
+            (3, total, 200),
+            f"msg_search_{k}",
+        )
+        total += 200
+        ref = [{"type": "tool_reference", "tool_name": f"Tool{k}"}]
+        last = w.user(
+            a, [{"type": "tool_result", "tool_use_id": tid, "content": ref}], version=version
+        )
+    w.assistant(last, [{"type": "text", "text": "Loaded."}], (3, total, 300), "msg_after")
+    return load_session(shapes.write(tmp_path / "s.jsonl", w.records))
+
+
+def test_an_old_clients_first_tool_search_changes_the_tools(tmp_path: Path) -> None:
+    """Claude Code before 2.1.209 changed its tools when the session's first tool search
+    loaded deferred tools (the API diagnosed ``tools_changed``): that request reads the head
+    and writes the history again; a later search changes nothing."""
+    s = _tool_search(tmp_path, "2.1.179", loads=2)
+    found = history_resends(s)
+    assert list(found.values()) == ["tools"]
+    log = simulate(s)
+    broke = [r for r in log.requests if r.cache_break is not None and r.index]
+    assert len(broke) == 1
+    brk = broke[0].cache_break
+    assert brk is not None and (brk.reason, brk.position, brk.api_reason) == (
+        "tools",
+        0,
+        "tools_changed",
+    )
+    assert broke[0].message_ids[-1] == min(found)
+    assert broke[0].cache_read < log.static_tokens
+
+
+def test_a_newer_clients_tool_search_keeps_the_cache(tmp_path: Path) -> None:
+    assert history_resends(_tool_search(tmp_path, "2.1.209")) == {}
+    assert all(
+        r.cache_break is None for r in simulate(_tool_search(tmp_path, "2.1.217")).requests[1:]
+    )
