@@ -85,6 +85,7 @@ class PromptCache:
         "by_model",
         "entries",
         "ever_cached",
+        "first_uncached",
         "head",
         "min_notes",
         "mode",
@@ -108,8 +109,12 @@ class PromptCache:
         scales: Mapping[str | None, float] | None = None,
         rules: CacheModel | None = None,
         head: int | None = None,
+        first_uncached: bool = False,
     ) -> None:
         self.prices = prices
+        #: the first request caches the tools and system only (its breakpoint is not on its
+        #: messages: :func:`~ctxview.core.requests.points.first_messages_uncached`)
+        self.first_uncached = first_uncached
         #: the provider's cache (its minimum per model, the step a cached prefix grows in);
         #: Anthropic's by default
         self.rules = rules if rules is not None else ANTHROPIC_CACHE
@@ -210,6 +215,8 @@ class PromptCache:
         messages (0: the tools and system alone; -1: nothing); None: up to its end."""
         if self.mode == NONE:
             return self._uncached(key, total, output, repeated)
+        if cut is None and self.first_uncached and not self.requests:
+            cut = 0
         # -- the longest live entry, once the window changed from its message ``dirty`` on
         entries = self.entries
         if dirty is not None:
@@ -238,7 +245,14 @@ class PromptCache:
                 else:
                     read = self.static
             head = self.head
-            if not reach and n and head is not None and head < read:
+            if (
+                not reach
+                and n
+                and head is not None
+                and head < read
+                # after a first request that cached the tools and system alone, all of them
+                and not (self.first_uncached and self.requests == 1)
+            ):
                 # no message shared: the tools and system alone, as far as every segment
                 # caches them alike (what Claude Code sends with the messages besides them
                 # is written again after a compaction or a resend)

@@ -410,6 +410,28 @@ def _resumed(session: SessionLike, k: int) -> bool:
     return any(isinstance(t, str) and t.strip() == NO_RESPONSE for t in texts)
 
 
+#: the Claude Code versions whose first request was seen to cache its tools and system only
+#: (:func:`first_messages_uncached`): from, and up to (not included)
+FIRST_UNCACHED_FROM = (2, 1, 159)
+FIRST_UNCACHED_UNTIL = (2, 1, 209)
+
+
+def first_messages_uncached(session: SessionLike) -> bool:
+    """The session's first request cached its tools and system prompt but not its messages:
+    a Claude Code transcript whose first message a Claude Code of 2.1.159 to 2.1.205 wrote.
+
+    Its recorded usage billed the messages as uncached input (``input_tokens`` 5,342 to
+    26,131; the write only the system prompt past the head shared across sessions), and the
+    next request wrote them: on the diag4 diagnosis set every session of 2.1.159-2.1.199 (six:
+    authgo, gitsync) and on ``tests/acceptance/unseen3/claude_code`` both of 2.1.205, while every
+    first request of 2.1.150 and before and of 2.1.209 on (40 sessions) billed 2 to 10 uncached
+    tokens."""
+    if session.format not in CALIBRATED_FORMATS or not session.metas:
+        return False
+    found = client_version(session.metas[0])
+    return found is not None and FIRST_UNCACHED_FROM <= found < FIRST_UNCACHED_UNTIL
+
+
 def client_version(meta: Mapping[str, Any]) -> tuple[int, ...] | None:
     """The Claude Code version a message's meta names (:data:`CLIENT_VERSION`) as numbers, None
     when it names none or none that reads as one (``2.1.49`` is ``(2, 1, 49)``)."""

@@ -46,6 +46,7 @@ from ctxview.core.requests.points import (
     _fingerprint,
     calibrate,
     cleared_tokens,
+    first_messages_uncached,
     history_resends,
     provider_tokens,
     resent_from,
@@ -336,6 +337,7 @@ def simulate(
         measure=None if counted is None else counted.estimate,
         head=head,
         carry=shared.turn_carry(counted, recorded_carry(session.metas)),
+        first_uncached=first_messages_uncached(session),
     )
     source = "context" if _reference else window_source(plan)
     if source != "context":

@@ -587,6 +587,9 @@ class ReplayPlan:
     #: what each window's messages carry beyond their tokens while in the current turn (the
     #: provider's token model's ``carry``); None: nothing
     carry: TurnCarry | None = None
+    #: the first request caches its tools and system only, its messages go uncached
+    #: (:func:`~.points.first_messages_uncached`)
+    first_uncached: bool = False
 
     def message_tokens(self, message: Any, classify: bool = True) -> int:
         """Tokens of one message as sent (an edited one too): the provider's estimate, else

@@ -347,3 +347,38 @@ def test_a_newer_clients_tool_search_keeps_the_cache(tmp_path: Path) -> None:
     assert all(
         r.cache_break is None for r in simulate(_tool_search(tmp_path, "2.1.217")).requests[1:]
     )
+
+
+def _first_prompt(tmp_path: Path, version: str) -> LoadedSession:
+    """A first prompt written by Claude Code ``version`` whose request read the head warm,
+    wrote the rest of the system prompt and billed its messages uncached (as 2.1.159-2.1.205
+    did), then a tool loop whose first request wrote them."""
+    w = shapes.Writer()
+    last = w.user(None, "Review the branch. " + "context " * 3_000, version=version)
+    body = "lorem ipsum dolor sit amet " * 300
+    usages = [(6_000, 10_000, 4_000), (3, 14_000, 8_000)]
+    usages += [(3, 22_000 + 2_000 * k, 2_000) for k in range(4)]
+    for k, usage in enumerate(usages):
+        last = w.tool_round(last, k, usage, body)
+    return load_session(shapes.write(tmp_path / "s.jsonl", w.records))
+
+
+def test_a_first_request_of_2_1_159_to_2_1_205_caches_its_tools_and_system_only(
+    tmp_path: Path,
+) -> None:
+    from ctxview.core.requests.points import first_messages_uncached
+
+    s = _first_prompt(tmp_path, "2.1.179")
+    assert first_messages_uncached(s)
+    for kw in ({}, {"strategy": "seed", "max_context_messages": 4}):
+        log = simulate(s, **kw)
+        first, second = log.requests[:2]
+        assert first.uncached > 0 and first.cache_read + first.cache_write == log.static_tokens
+        # the next request reads the whole of what the first cached, and writes the messages
+        assert second.cache_read == log.static_tokens
+        assert second.cache_write == second.input_tokens - log.static_tokens
+        assert simulate(s, _reference=True, **kw).requests == log.requests
+    for version in ("2.1.150", "2.1.209"):
+        other = _first_prompt(tmp_path, version)
+        assert not first_messages_uncached(other)
+        assert simulate(other).requests[0].uncached == 0
