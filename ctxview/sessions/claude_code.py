@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxview.core.content import content_texts
-from ctxview.core.requests.points import CLIENT_VERSION, MCP_REMOVED, RESTARTED
+from ctxview.core.requests.points import AWAY_SUMMARY, CLIENT_VERSION, MCP_REMOVED, RESTARTED
 from ctxview.sessions.claude_code_attachments import attachment_text
 from ctxview.sessions.claude_code_compaction import (
     Placement,
@@ -416,6 +416,14 @@ def rebuild(
         if ln.type == "system":
             if rec.get("subtype") == "stop_hook_summary":
                 stop_hooks, unhooked_end = True, False
+            if (
+                rec.get("subtype") == "away_summary"
+                and out
+                and isinstance(rec.get("timestamp"), str)
+            ):
+                # Claude Code asked the API for a recap of the conversation while the user was
+                # away: that request read the cached prompt
+                out[-1].meta.setdefault(AWAY_SUMMARY, []).append(rec["timestamp"])
             if rec.get("subtype") == "compact_boundary":
                 cm = rec.get("compactMetadata")
                 pending_boundary = dict(cm) if isinstance(cm, dict) else {}

@@ -94,6 +94,7 @@ class PromptCache:
         "prev_written",
         "price_notes",
         "prices",
+        "refreshes",
         "requests",
         "rules",
         "scales",
@@ -110,11 +111,15 @@ class PromptCache:
         rules: CacheModel | None = None,
         head: int | None = None,
         first_uncached: bool = False,
+        refreshes: Sequence[float] = (),
     ) -> None:
         self.prices = prices
         #: the first request caches the tools and system only (its breakpoint is not on its
         #: messages: :func:`~ctxview.core.requests.points.first_messages_uncached`)
         self.first_uncached = first_uncached
+        #: when requests no response of which is replayed read the longest cached prompt (and
+        #: refreshed its TTL), in order; consumed as the requests pass them
+        self.refreshes = list(refreshes)
         #: the provider's cache (its minimum per model, the step a cached prefix grows in);
         #: Anthropic's by default
         self.rules = rules if rules is not None else ANTHROPIC_CACHE
@@ -161,6 +166,17 @@ class PromptCache:
                 self.price_notes.add(model or "")
             found = self.by_model[model] = (rule.tokens, price)
         return found
+
+    def _refresh(self, now: float) -> None:
+        """The reads of :attr:`refreshes` before ``now``: each refreshes the longest entry live
+        then."""
+        pending = self.refreshes
+        while pending and pending[0] <= now:
+            t = pending.pop(0)
+            live = [e for e in self.entries if e.expires >= t]
+            if live:
+                e = max(live, key=_LENGTH)
+                e.expires = max(e.expires, t + e.ttl + TTL_GRACE_SECONDS)
 
     def path_reach(
         self, key: tuple[Any, ...], now: float | None, length: int, path: tuple[Any, ...]
@@ -217,6 +233,8 @@ class PromptCache:
             return self._uncached(key, total, output, repeated)
         if cut is None and self.first_uncached and not self.requests:
             cut = 0
+        if self.refreshes and now is not None:
+            self._refresh(now)
         # -- the longest live entry, once the window changed from its message ``dirty`` on
         entries = self.entries
         if dirty is not None:

@@ -177,6 +177,7 @@ def replay_context(
         session_cache(session),
         plan.head,
         plan.first_uncached,
+        plan.refreshes,
     )
     marks, static_marked = plan.marks, plan.static_marked
     scaled = bool(plan.scales)

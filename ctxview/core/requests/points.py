@@ -158,6 +158,9 @@ MCP_REMOVED = "mcp_removed"
 #: process that answered the turn did not finish it, and a new one sent the prompt
 RESTARTED = "restarted"
 
+#: the meta key the Claude Code reader sets on a message after which Claude Code wrote an
+#: ``away_summary`` line: the times of those lines (:func:`cache_refreshes`)
+AWAY_SUMMARY = "away_summary"
 #: the meta key the Claude Code reader sets on a user message: the version of the Claude Code that
 #: wrote its line (the line's ``version``)
 CLIENT_VERSION = "client_version"
@@ -430,6 +433,27 @@ def first_messages_uncached(session: SessionLike) -> bool:
         return False
     found = client_version(session.metas[0])
     return found is not None and FIRST_UNCACHED_FROM <= found < FIRST_UNCACHED_UNTIL
+
+
+def cache_refreshes(session: SessionLike) -> list[float]:
+    """When, in seconds since the epoch, requests the transcript holds no response of read the
+    conversation's cached prompt, in order: Claude Code's recap of the conversation while the
+    user was away (an ``away_summary`` system line, about three minutes after the last
+    response). Each read refreshes the cached prompt's TTL.
+
+    On the diag4 diagnosis set a request 450 s after the previous one, on 5-minute entries,
+    read all of its prompt (eskills_95047199 #140, Claude Code 2.1.119): the recap 184 s after
+    that response had refreshed it; the other 30 recaps there came before requests that read
+    their prompt or after 1-hour entries that lived on or expired either way."""
+    out: list[float] = []
+    if session.format not in CALIBRATED_FORMATS:
+        return out
+    for meta in session.metas:
+        for ts in meta.get(AWAY_SUMMARY, ()):
+            t = parse_timestamp(ts)
+            if t is not None:
+                out.append(t)
+    return sorted(out)
 
 
 def client_version(meta: Mapping[str, Any]) -> tuple[int, ...] | None:

@@ -127,6 +127,7 @@ def replay_range(
         session_cache(session),
         plan.head,
         plan.first_uncached,
+        plan.refreshes,
     )
     marks, static_marked = plan.marks, plan.static_marked
     scaled = bool(plan.scales)
@@ -401,6 +402,7 @@ def replay_editing(
         session_cache(session),
         plan.head,
         plan.first_uncached,
+        plan.refreshes,
     )
     marks, static_marked = plan.marks, plan.static_marked
     scaled = bool(plan.scales)

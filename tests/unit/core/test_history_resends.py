@@ -382,3 +382,43 @@ def test_a_first_request_of_2_1_159_to_2_1_205_caches_its_tools_and_system_only(
         other = _first_prompt(tmp_path, version)
         assert not first_messages_uncached(other)
         assert simulate(other).requests[0].uncached == 0
+
+
+def _away(tmp_path: Path, recap: bool) -> LoadedSession:
+    """A tool loop on 5-minute entries, a turn's end, (Claude Code's recap of it 184 s later,
+    an ``away_summary`` line,) and a prompt 450 s after the last response whose request read
+    the whole previous prompt."""
+    w = shapes.Writer()
+    u = w.user(None, "Open the PR and wait for the review.")
+    last = shapes.grow(w, u, 6, 0, 20_000, 2_000)
+    end = w.assistant(last, [{"type": "text", "text": "Waiting."}], (3, 32_000, 200), "msg_end")
+    for rec in w.records:
+        usage = rec.get("message", {}).get("usage")
+        if usage:  # 5-minute entries
+            usage["cache_creation"] = {
+                "ephemeral_5m_input_tokens": usage["cache_creation_input_tokens"],
+                "ephemeral_1h_input_tokens": 0,
+            }
+    parent = end
+    if recap:
+        away = w.base("system", end, 184)
+        away.update(subtype="away_summary", content="We opened the PR; the review is pending.")
+        parent = w.add(away)
+    q = w.base("user", parent, 450 - 184 if recap else 450)
+    q["message"] = {"role": "user", "content": "Any review yet?"}
+    w.add(q)
+    w.assistant(q["uuid"], [{"type": "text", "text": "No."}], (3, 32_200, 100), "msg_after", gap=2)
+    return load_session(shapes.write(tmp_path / "s.jsonl", w.records))
+
+
+def test_claude_codes_recap_while_the_user_was_away_refreshes_the_cache(tmp_path: Path) -> None:
+    from ctxview.core.requests.points import cache_refreshes
+
+    without = simulate(_away(tmp_path, recap=False)).requests[-1]
+    assert without.cache_break is not None and without.cache_break.reason == "ttl"
+    s = _away(tmp_path, recap=True)
+    assert len(cache_refreshes(s)) == 1
+    for kw in ({}, {"strategy": "seed", "max_context_messages": 100}):
+        last = simulate(s, **kw).requests[-1]
+        assert last.cache_break is None and last.cache_write < last.input_tokens / 2
+        assert simulate(s, _reference=True, **kw).requests[-1] == last
