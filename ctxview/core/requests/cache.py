@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
-from ctxview.core.cache_rules import AUTOMATIC, NONE, TTL_GRACE_SECONDS, minimum
+from ctxview.core.cache_rules import AUTOMATIC, LOOKBACK_BLOCKS, NONE, TTL_GRACE_SECONDS, minimum
 from ctxview.core.pricing import Price, PriceTable, costs
 from ctxview.core.providers.anthropic import CACHE as ANTHROPIC_CACHE
 from ctxview.core.providers.base import CacheModel
@@ -247,6 +247,15 @@ class PromptCache:
         else:
             live = [e for e in entries if e.key == key and (now is None or e.expires >= now)]
             best = max(live, key=_LENGTH, default=None)
+            if (
+                best is not None
+                and not best.path
+                and len(live) < len(entries)
+                and best.length + LOOKBACK_BLOCKS < n
+            ):
+                # the longest entry left once a longer one expired ends more messages (each at
+                # least a block) before this request's breakpoint than the API looks back
+                best = None
         read = reach = 0
         if best is not None:
             if reach_of is not None:

@@ -422,3 +422,31 @@ def test_claude_codes_recap_while_the_user_was_away_refreshes_the_cache(tmp_path
         last = simulate(s, **kw).requests[-1]
         assert last.cache_break is None and last.cache_write < last.input_tokens / 2
         assert simulate(s, _reference=True, **kw).requests[-1] == last
+
+
+def test_a_longer_lived_entry_past_the_lookback_is_not_read(tmp_path: Path) -> None:
+    """1-hour entries, then 5-minute ones for 12 more tool rounds (24 messages: more blocks than
+    the API looks back from a breakpoint), then a prompt 400 s later: the 5-minute entries
+    expired, and the 1-hour one, still live, ends too far back to be found (as the API did on
+    diag4 entgraph_fc71f2f6 #127, reading only the head): a break."""
+    w = shapes.Writer()
+    u = w.user(None, "Profile the diff command.")
+    last = shapes.grow(w, u, 4, 0, 20_000, 2_000)
+    one_hour = len(w.records)
+    last = shapes.grow(w, last, 12, 4, 28_000, 1_000)
+    for rec in w.records[one_hour:]:
+        usage = rec.get("message", {}).get("usage")
+        if usage:  # 5-minute entries from here on
+            usage["cache_creation"] = {
+                "ephemeral_5m_input_tokens": usage["cache_creation_input_tokens"],
+                "ephemeral_1h_input_tokens": 0,
+            }
+    q = w.base("user", last, 400)
+    q["message"] = {"role": "user", "content": "And now?"}
+    w.add(q)
+    w.assistant(q["uuid"], [{"type": "text", "text": "Faster."}], (3, 10_000, 30_100), "m_end")
+    s = load_session(shapes.write(tmp_path / "s.jsonl", w.records))
+    for reference in (False, True):
+        last_req = simulate(s, _reference=reference).requests[-1]
+        assert last_req.cache_break is not None and last_req.cache_break.reason == "ttl"
+        assert last_req.predicted_break
