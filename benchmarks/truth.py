@@ -67,6 +67,7 @@ from ctxview.core.content import content_texts
 from ctxview.core.requests import Request, RequestLog, parse_timestamp, simulate
 from ctxview.core.requests.points import calibrate, segment_starts, session_features
 from ctxview.sessions import LoadedSession, SessionError, load_session
+from ctxview.sessions.claude_code import api_error_reply
 from ctxview.sessions.subagents import AgentLog, SubAgent, link_compactions
 
 BLOCK_TYPES = ("tool_use", "tool_result", "text", "thinking")
@@ -244,7 +245,7 @@ def raw_block_keys(path: Path) -> Counter[tuple[str, Any]]:
             records[u] = rec
         else:
             anonymous.append(rec)
-    unsent = _unsent_leaves(records, parents)
+    unsent = _unsent_leaves(records, parents) | _answered_errors(records, parents)
     recs = [r for u, r in records.items() if u not in unsent] + anonymous
     main = [r for r in recs if not r.get("isSidechain")]
     if not main:
@@ -283,6 +284,23 @@ def _unsent_leaves(records: dict[str, dict[str, Any]], parents: dict[str, str]) 
         and order[u] < last_response
         and _local_command((rec.get("message") or {}).get("content"))
     }
+
+
+def _answered_errors(records: dict[str, dict[str, Any]], parents: dict[str, str]) -> set[str]:
+    """The uuids of Claude Code's error replies (:func:`api_error_reply`) that an API response
+    follows with no user line between (only system lines: a ``/login``'s): never sent."""
+    out: set[str] = set()
+    for u, rec in records.items():
+        if rec.get("type") != "assistant" or api_error_reply(rec):
+            continue
+        cur = parents.get(u)
+        seen: set[str] = set()
+        while cur is not None and cur not in records and cur not in seen:
+            seen.add(cur)
+            cur = parents.get(cur)
+        if cur is not None and cur in records and api_error_reply(records[cur]):
+            out.add(cur)
+    return out
 
 
 #: how the lines of a local command (``/exit``, ``/model``: run by Claude Code, not the model)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxview.core.content import content_texts
-from ctxview.core.requests.points import MCP_REMOVED, RESTARTED
+from ctxview.core.requests.points import AWAY_SUMMARY, CLIENT_VERSION, MCP_REMOVED, RESTARTED
 from ctxview.sessions.claude_code_attachments import attachment_text
 from ctxview.sessions.claude_code_compaction import (
     Placement,
@@ -299,6 +299,25 @@ def mcp_removed(record: dict[str, Any]) -> list[str]:
     return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
 
 
+#: the meta key of an assistant message that is Claude Code's own error reply
+#: (:func:`api_error_reply`)
+API_ERROR = "api_error"
+
+
+def api_error_reply(record: dict[str, Any]) -> bool:
+    """An assistant line that is Claude Code's reply to a failed request (``isApiErrorMessage``,
+    model ``<synthetic>``: "Login expired", a usage limit), not an API response. Where the API
+    answered right after one (the user logged in again and the prompt was retried), the
+    request held no such reply: its response began with thinking, which the API rejects after
+    an assistant text (diag set entgraph_fffff083, Claude Code 2.1.210)."""
+    msg = record.get("message")
+    return (
+        bool(record.get("isApiErrorMessage"))
+        and isinstance(msg, dict)
+        and msg.get("model") == "<synthetic>"
+    )
+
+
 def _ends_turn(message: dict[str, Any]) -> bool:
     """An assistant line that can end its turn: its last block is text (a final answer), from
     the API (not Claude Code's ``<synthetic>`` error or limit text, after which no Stop hook
@@ -372,6 +391,8 @@ def rebuild(
     unhooked_end = False
     #: what attachment lines written before the next user line add to it: (line, text)
     pending_reminders: list[tuple[int, str]] = []
+    #: the first lines of error replies left out (a response followed them)
+    unsent_errors: list[int] = []
     for ln in selected:
         rec = ln.record
         if ln.type == "attachment":
@@ -395,6 +416,14 @@ def rebuild(
         if ln.type == "system":
             if rec.get("subtype") == "stop_hook_summary":
                 stop_hooks, unhooked_end = True, False
+            if (
+                rec.get("subtype") == "away_summary"
+                and out
+                and isinstance(rec.get("timestamp"), str)
+            ):
+                # Claude Code asked the API for a recap of the conversation while the user was
+                # away: that request read the cached prompt
+                out[-1].meta.setdefault(AWAY_SUMMARY, []).append(rec["timestamp"])
             if rec.get("subtype") == "compact_boundary":
                 cm = rec.get("compactMetadata")
                 pending_boundary = dict(cm) if isinstance(cm, dict) else {}
@@ -450,6 +479,12 @@ def rebuild(
                 if isinstance(msg.get("diagnostics"), dict):  # the API's cache diagnostics
                     last_asst.meta["diagnostics"] = msg["diagnostics"]
                 continue
+            if tail is not None and tail.meta.get(API_ERROR) and tail is last_asst:
+                # the API answered after Claude Code's error reply (a retry once the user ran
+                # /login): the reply was never sent, and the request that got this response
+                # ended with the prompt before it
+                out.pop()
+                unsent_errors.append(tail.lines[0])
             b = _Builder("assistant", list(blocks), message_id=mid)
             b.lines.append(ln.number)
             if mid is not None:
@@ -465,6 +500,8 @@ def rebuild(
                 b.meta["diagnostics"] = msg["diagnostics"]
             if isinstance(msg.get("model"), str):
                 b.meta["model"] = msg["model"]
+            if api_error_reply(rec):
+                b.meta[API_ERROR] = True
             if pending_boundary is not None:
                 b.meta["compact_boundary"] = pending_boundary
                 pending_boundary = None
@@ -503,6 +540,9 @@ def rebuild(
         unhooked_end = False
         if rec.get("isMeta"):
             tail.meta["is_meta"] = True
+        if isinstance(rec.get("version"), str):
+            # which Claude Code sent it: some of its cache breaks came and went with versions
+            tail.meta[CLIENT_VERSION] = rec["version"]
         if isinstance(content, str):
             if tail.string is None and not tail.results and not tail.blocks:
                 tail.string = content
@@ -524,6 +564,11 @@ def rebuild(
     messages: list[dict[str, Any]] = []
     metas: list[dict[str, Any]] = []
     warnings: list[str] = list(cleared)
+    warnings.extend(
+        f"line {n}: Claude Code's error reply was left out (never sent: the API answered the "
+        "prompt before it)"
+        for n in unsent_errors
+    )
     for b in out:
         content = b.content()
         if b.role == "assistant" and not content:

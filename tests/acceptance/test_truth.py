@@ -286,12 +286,14 @@ def test_the_third_unseen_set_reaches_the_token_goals(unseen3: dict[str, Any]) -
 
 
 def test_the_third_unseen_set_holds_todays_cache_break_figure(unseen3: dict[str, Any]) -> None:
-    """99.3% (34 disagreements of 4,608; 98.9% and 50 before a prompt after a turn its Stop
-    hooks never closed was predicted a ``restart``) against the goal of 99.7%: every
+    """99.4% (29 disagreements of 4,608; 99.3% and 34 before a notification of Claude Code
+    2.1.49 on and the first tool search before 2.1.209 were told apart, 98.9% and 50 before a
+    prompt after a turn its Stop hooks never closed was predicted a ``restart``) against the
+    goal of 99.7%: every
     disagreement named, the recorded breaks nothing in the transcript explains carrying a
     note."""
     s = unseen3
-    assert s["break_agreement"] >= 0.9926, s["break_disagreements"]
+    assert s["break_agreement"] >= 0.9937, s["break_disagreements"]
     for d in s["break_disagreements"]:
         assert d["recorded_reason"] is not None or d["predicted"].startswith("break ("), d
 
@@ -299,7 +301,8 @@ def test_the_third_unseen_set_holds_todays_cache_break_figure(unseen3: dict[str,
 @pytest.mark.xfail(
     strict=True,
     reason="13 head-only reads the API called messages_changed after turns like those that hit, "
-    "and 5 background-command notifications that read everything (docs/request-model.md)",
+    "a 2.1.39 background-command notification that read everything and a 2.1.49 one that broke "
+    "(docs/request-model.md)",
 )
 def test_the_third_unseen_set_reaches_the_cache_break_goal(unseen3: dict[str, Any]) -> None:
     assert unseen3["break_agreement"] >= 0.997, unseen3["break_disagreements"]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
-from ctxview.core.cache_rules import AUTOMATIC, NONE, TTL_GRACE_SECONDS, minimum
+from ctxview.core.cache_rules import AUTOMATIC, LOOKBACK_BLOCKS, NONE, TTL_GRACE_SECONDS, minimum
 from ctxview.core.pricing import Price, PriceTable, costs
 from ctxview.core.providers.anthropic import CACHE as ANTHROPIC_CACHE
 from ctxview.core.providers.base import CacheModel
@@ -85,6 +85,7 @@ class PromptCache:
         "by_model",
         "entries",
         "ever_cached",
+        "first_uncached",
         "head",
         "min_notes",
         "mode",
@@ -93,6 +94,7 @@ class PromptCache:
         "prev_written",
         "price_notes",
         "prices",
+        "refreshes",
         "requests",
         "rules",
         "scales",
@@ -108,8 +110,16 @@ class PromptCache:
         scales: Mapping[str | None, float] | None = None,
         rules: CacheModel | None = None,
         head: int | None = None,
+        first_uncached: bool = False,
+        refreshes: Sequence[float] = (),
     ) -> None:
         self.prices = prices
+        #: the first request caches the tools and system only (its breakpoint is not on its
+        #: messages: :func:`~ctxview.core.requests.points.first_messages_uncached`)
+        self.first_uncached = first_uncached
+        #: when requests no response of which is replayed read the longest cached prompt (and
+        #: refreshed its TTL), in order; consumed as the requests pass them
+        self.refreshes = list(refreshes)
         #: the provider's cache (its minimum per model, the step a cached prefix grows in);
         #: Anthropic's by default
         self.rules = rules if rules is not None else ANTHROPIC_CACHE
@@ -156,6 +166,17 @@ class PromptCache:
                 self.price_notes.add(model or "")
             found = self.by_model[model] = (rule.tokens, price)
         return found
+
+    def _refresh(self, now: float) -> None:
+        """The reads of :attr:`refreshes` before ``now``: each refreshes the longest entry live
+        then."""
+        pending = self.refreshes
+        while pending and pending[0] <= now:
+            t = pending.pop(0)
+            live = [e for e in self.entries if e.expires >= t]
+            if live:
+                e = max(live, key=_LENGTH)
+                e.expires = max(e.expires, t + e.ttl + TTL_GRACE_SECONDS)
 
     def path_reach(
         self, key: tuple[Any, ...], now: float | None, length: int, path: tuple[Any, ...]
@@ -210,6 +231,10 @@ class PromptCache:
         messages (0: the tools and system alone; -1: nothing); None: up to its end."""
         if self.mode == NONE:
             return self._uncached(key, total, output, repeated)
+        if cut is None and self.first_uncached and not self.requests:
+            cut = 0
+        if self.refreshes and now is not None:
+            self._refresh(now)
         # -- the longest live entry, once the window changed from its message ``dirty`` on
         entries = self.entries
         if dirty is not None:
@@ -222,6 +247,15 @@ class PromptCache:
         else:
             live = [e for e in entries if e.key == key and (now is None or e.expires >= now)]
             best = max(live, key=_LENGTH, default=None)
+            if (
+                best is not None
+                and not best.path
+                and len(live) < len(entries)
+                and best.length + LOOKBACK_BLOCKS < n
+            ):
+                # the longest entry left once a longer one expired ends more messages (each at
+                # least a block) before this request's breakpoint than the API looks back
+                best = None
         read = reach = 0
         if best is not None:
             if reach_of is not None:
@@ -238,7 +272,14 @@ class PromptCache:
                 else:
                     read = self.static
             head = self.head
-            if not reach and n and head is not None and head < read:
+            if (
+                not reach
+                and n
+                and head is not None
+                and head < read
+                # after a first request that cached the tools and system alone, all of them
+                and not (self.first_uncached and self.requests == 1)
+            ):
                 # no message shared: the tools and system alone, as far as every segment
                 # caches them alike (what Claude Code sends with the messages besides them
                 # is written again after a compaction or a resend)

@@ -170,7 +170,14 @@ def replay_context(
     sf_pos = 0
     rejections = Rejections(msgs, session.system, session_rules(session)) if check else None
     cache = PromptCache(
-        prices, static, plan.cache_mode, plan.scales, session_cache(session), plan.head
+        prices,
+        static,
+        plan.cache_mode,
+        plan.scales,
+        session_cache(session),
+        plan.head,
+        plan.first_uncached,
+        plan.refreshes,
     )
     marks, static_marked = plan.marks, plan.static_marked
     scaled = bool(plan.scales)

@@ -168,6 +168,19 @@ MCP_REMOVED = "mcp_removed"
 #: process that answered the turn did not finish it, and a new one sent the prompt
 RESTARTED = "restarted"
 
+#: the meta key the Claude Code reader sets on a message after which Claude Code wrote an
+#: ``away_summary`` line: the times of those lines (:func:`cache_refreshes`)
+AWAY_SUMMARY = "away_summary"
+#: the meta key the Claude Code reader sets on a user message: the version of the Claude Code that
+#: wrote its line (the line's ``version``)
+CLIENT_VERSION = "client_version"
+#: the first Claude Code version whose background command's notification was seen not to break
+#: the cache (:func:`history_resends`)
+NOTIFICATION_KEEPS_CACHE = (2, 1, 49)
+#: the first Claude Code version whose first tool search was seen not to change the tools
+#: (:func:`history_resends`)
+TOOL_SEARCH_KEEPS_TOOLS = (2, 1, 209)
+
 #: what Claude Code writes as the answer to a turn that was only a local command, when a session
 #: exited after one (``/exit``) is resumed: a ``<synthetic>`` assistant message of this text
 NO_RESPONSE = "No response requested."
@@ -202,6 +215,21 @@ def history_resends(session: SessionLike) -> dict[int, str]:
     other one 8.6 hours after the previous request), while the 11 requests after a server was
     added (its instructions sent as a message delta) read the whole previous prompt.
 
+    Only a Claude Code before 2.1.49 (:data:`NOTIFICATION_KEEPS_CACHE`, the line's version) resends
+    on a background command's notification: of the tune set's five (2.1.39) four broke, of the
+    five of ``tests/acceptance/unseen3/claude_code`` at 2.1.49 one did, and none of the 14 of
+    2.1.119-2.1.217 (unseen3 and the diag4 diagnosis set: 2.1.119, 2.1.209, 2.1.210, 2.1.217,
+    four files) did: each read the whole previous prompt, 64 to 233 s after it. A notification
+    line without a version is taken as the old client's.
+
+    A Claude Code before 2.1.209 (:data:`TOOL_SEARCH_KEEPS_TOOLS`) changes its tools when the
+    session's first tool search loads deferred tools (a ``ToolSearch`` result of
+    ``tool_reference`` blocks): the next request read only the head and wrote the rest, and
+    the API's own diagnostics said ``tools_changed`` (``tools``, read from the head). In the
+    diag4 diagnosis set and unseen3, all five sessions' first such result at 2.1.119-2.1.205
+    broke (four diagnosed ``tools_changed``), while the two later loads in those sessions and
+    the six first loads at 2.1.209-2.1.219 read the whole previous prompt.
+
     A prompt the Claude Code reader marked ``restarted`` (:data:`RESTARTED`: typed after a turn
     whose final answer no Stop hooks' summary line followed, in a session that writes one after
     each turn) was sent by a new Claude Code process, whose rebuilt system prompt breaks the
@@ -218,17 +246,23 @@ def history_resends(session: SessionLike) -> dict[int, str]:
         return dict.fromkeys(thinking_strips(session), "thinking")
     out: dict[int, str] = {}
     metas = session.metas
+    search = _first_tool_search(session)
     for i, m in enumerate(session.messages):
         if not i or m.get("role") != "user":
             continue
-        if i < len(metas) and metas[i].get(MCP_REMOVED):
+        meta = metas[i] if i < len(metas) else {}
+        if meta.get(MCP_REMOVED):
             out[i] = "system"
-        elif i < len(metas) and metas[i].get(RESTARTED):
+        elif meta.get(RESTARTED):
             out[i] = "restart"
-        elif _opens_with_command_notification(m.get("content")):
+        elif _opens_with_command_notification(m.get("content")) and not _at_least(
+            meta, NOTIFICATION_KEEPS_CACHE
+        ):
             out[i] = "notification"
         elif _resumed(session, i - 1):
             out[i] = "resume"
+        elif i == search:
+            out[i] = "tools"
     for i in microcompactions(session):
         out.setdefault(i, "microcompaction")
     return out
@@ -387,6 +421,92 @@ def _resumed(session: SessionLike, k: int) -> bool:
     content = session.messages[k].get("content")
     texts = content_texts(content)
     return any(isinstance(t, str) and t.strip() == NO_RESPONSE for t in texts)
+
+
+#: the Claude Code versions whose first request was seen to cache its tools and system only
+#: (:func:`first_messages_uncached`): from, and up to (not included)
+FIRST_UNCACHED_FROM = (2, 1, 159)
+FIRST_UNCACHED_UNTIL = (2, 1, 209)
+
+
+def first_messages_uncached(session: SessionLike) -> bool:
+    """The session's first request cached its tools and system prompt but not its messages:
+    a Claude Code transcript whose first message a Claude Code of 2.1.159 to 2.1.205 wrote.
+
+    Its recorded usage billed the messages as uncached input (``input_tokens`` 5,342 to
+    26,131; the write only the system prompt past the head shared across sessions), and the
+    next request wrote them: on the diag4 diagnosis set every session of 2.1.159-2.1.199 (six:
+    authgo, gitsync) and on ``tests/acceptance/unseen3/claude_code`` both of 2.1.205, while every
+    first request of 2.1.150 and before and of 2.1.209 on (40 sessions) billed 2 to 10 uncached
+    tokens."""
+    if session.format not in CALIBRATED_FORMATS or not session.metas:
+        return False
+    found = client_version(session.metas[0])
+    return found is not None and FIRST_UNCACHED_FROM <= found < FIRST_UNCACHED_UNTIL
+
+
+def cache_refreshes(session: SessionLike) -> list[float]:
+    """When, in seconds since the epoch, requests the transcript holds no response of read the
+    conversation's cached prompt, in order: Claude Code's recap of the conversation while the
+    user was away (an ``away_summary`` system line, about three minutes after the last
+    response). Each read refreshes the cached prompt's TTL.
+
+    On the diag4 diagnosis set a request 450 s after the previous one, on 5-minute entries,
+    read all of its prompt (eskills_95047199 #140, Claude Code 2.1.119): the recap 184 s after
+    that response had refreshed it; the other 30 recaps there came before requests that read
+    their prompt or after 1-hour entries that lived on or expired either way."""
+    out: list[float] = []
+    if session.format not in CALIBRATED_FORMATS:
+        return out
+    for meta in session.metas:
+        for ts in meta.get(AWAY_SUMMARY, ()):
+            t = parse_timestamp(ts)
+            if t is not None:
+                out.append(t)
+    return sorted(out)
+
+
+def client_version(meta: Mapping[str, Any]) -> tuple[int, ...] | None:
+    """The Claude Code version a message's meta names (:data:`CLIENT_VERSION`) as numbers, None
+    when it names none or none that reads as one (``2.1.49`` is ``(2, 1, 49)``)."""
+    raw = meta.get(CLIENT_VERSION)
+    if not isinstance(raw, str):
+        return None
+    parts = raw.split("-", 1)[0].split(".")
+    if not parts or not all(p.isdigit() for p in parts):
+        return None
+    return tuple(int(p) for p in parts)
+
+
+def _at_least(meta: Mapping[str, Any], version: tuple[int, ...]) -> bool:
+    found = client_version(meta)
+    return found is not None and found >= version
+
+
+def _first_tool_search(session: SessionLike) -> int | None:
+    """The user message holding the session's first tool search result (a ``tool_result`` of
+    ``tool_reference`` blocks), where a Claude Code that changes its tools then sent it
+    (:data:`TOOL_SEARCH_KEEPS_TOOLS`); None otherwise."""
+    metas = session.metas
+    for i, m in enumerate(session.messages):
+        content = m.get("content")
+        if m.get("role") != "user" or not isinstance(content, list):
+            continue
+        if any(_loads_tools(b) for b in content):
+            if i >= len(metas):
+                return None
+            found = client_version(metas[i])
+            return i if found is not None and found < TOOL_SEARCH_KEEPS_TOOLS else None
+    return None
+
+
+def _loads_tools(block: Any) -> bool:
+    if not isinstance(block, dict) or block.get("type") != "tool_result":
+        return False
+    inner = block.get("content")
+    return isinstance(inner, list) and any(
+        isinstance(b, dict) and b.get("type") == "tool_reference" for b in inner
+    )
 
 
 def _opens_with_command_notification(content: Any) -> bool:

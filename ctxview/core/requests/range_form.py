@@ -120,7 +120,14 @@ def replay_range(
     dup_items = 0
     dup_tokens = 0
     cache = PromptCache(
-        prices, static, plan.cache_mode, plan.scales, session_cache(session), plan.head
+        prices,
+        static,
+        plan.cache_mode,
+        plan.scales,
+        session_cache(session),
+        plan.head,
+        plan.first_uncached,
+        plan.refreshes,
     )
     marks, static_marked = plan.marks, plan.static_marked
     scaled = bool(plan.scales)
@@ -388,7 +395,14 @@ def replay_editing(
     dup_items = 0
     dup_tokens = 0
     cache = PromptCache(
-        prices, static, plan.cache_mode, plan.scales, session_cache(session), plan.head
+        prices,
+        static,
+        plan.cache_mode,
+        plan.scales,
+        session_cache(session),
+        plan.head,
+        plan.first_uncached,
+        plan.refreshes,
     )
     marks, static_marked = plan.marks, plan.static_marked
     scaled = bool(plan.scales)

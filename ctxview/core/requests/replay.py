@@ -44,8 +44,10 @@ from ctxview.core.requests.diagnose import recorded_breaks, unexplained_summary
 from ctxview.core.requests.points import (
     Calibration,
     _fingerprint,
+    cache_refreshes,
     calibrate,
     cleared_tokens,
+    first_messages_uncached,
     history_resends,
     provider_tokens,
     resent_from,
@@ -336,6 +338,8 @@ def simulate(
         measure=None if counted is None else counted.estimate,
         head=head,
         carry=shared.turn_carry(counted, recorded_carry(session.metas)),
+        first_uncached=first_messages_uncached(session),
+        refreshes=cache_refreshes(session),
     )
     source = "context" if _reference else window_source(plan)
     if source != "context":

@@ -587,6 +587,12 @@ class ReplayPlan:
     #: what each window's messages carry beyond their tokens while in the current turn (the
     #: provider's token model's ``carry``); None: nothing
     carry: TurnCarry | None = None
+    #: the first request caches its tools and system only, its messages go uncached
+    #: (:func:`~.points.first_messages_uncached`)
+    first_uncached: bool = False
+    #: when requests the transcript holds no response of read the cached prompt
+    #: (:func:`~.points.cache_refreshes`)
+    refreshes: list[float] = field(default_factory=list)
 
     def message_tokens(self, message: Any, classify: bool = True) -> int:
         """Tokens of one message as sent (an edited one too): the provider's estimate, else

@@ -24,16 +24,23 @@ NOTICE = (
 )
 
 
-def _session(tmp_path: Path, notice: Any, read: int = 20_000) -> LoadedSession:
-    """A tool loop that ends its turn, then ``notice`` as the next user line and a response
-    whose usage read ``read`` tokens (the rest of its 32,500 written)."""
+#: a Claude Code version whose background command notifications broke the cache
+OLD_CLIENT = "2.1.39"
+
+
+def _session(
+    tmp_path: Path, notice: Any, read: int = 20_000, version: str = OLD_CLIENT
+) -> LoadedSession:
+    """A tool loop that ends its turn, then ``notice`` as the next user line (written by Claude
+    Code ``version``) and a response whose usage read ``read`` tokens (the rest of its 32,500
+    written)."""
     w = shapes.Writer()
     u = w.user(None, "Fix the failing build.")
     last = shapes.grow(w, u, 6, 0, 20_000, 2_000)
     end = w.assistant(
         last, [{"type": "text", "text": "Done: the build passes."}], (3, 32_000, 200), "msg_end"
     )
-    n = w.user(end, notice)
+    n = w.user(end, notice, version=version)
     w.assistant(
         n,
         [{"type": "text", "text": "The background run passed too."}],
@@ -101,6 +108,18 @@ def test_a_background_agents_notification_reads_the_whole_previous_prompt(
     *_, before, last = simulate(s).requests
     assert last.cache_break is None and last.recorded_miss is None
     assert last.cache_read == before.input_tokens
+
+
+@pytest.mark.parametrize("version", ["2.1.49", "2.1.217"])
+def test_a_newer_clients_notification_reads_the_whole_previous_prompt(
+    tmp_path: Path, version: str
+) -> None:
+    """From Claude Code 2.1.49 on a background command's notification was seen to keep the
+    cache: no break."""
+    s = _session(tmp_path, NOTICE, read=32_200, version=version)
+    assert history_resends(s) == {}
+    *_, before, last = simulate(s).requests
+    assert last.cache_break is None and last.cache_read == before.input_tokens
 
 
 def test_a_quoted_notification_is_an_ordinary_prompt(tmp_path: Path) -> None:
@@ -276,3 +295,158 @@ def test_a_turn_closed_interrupted_or_without_hooks_is_no_restart(tmp_path: Path
     assert history_resends(_unhooked_turn(tmp_path, limit)) == {}
     # a session that writes no summary lines (no Stop hooks) shows nothing
     assert history_resends(_unhooked_turn(tmp_path, lambda w, a: [], hooks=False)) == {}
+
+
+def _tool_search(tmp_path: Path, version: str, loads: int = 1) -> LoadedSession:
+    """A tool loop, then ``loads`` tool searches (``ToolSearch`` results of ``tool_reference``
+    blocks, written by Claude Code ``version``), each answered by a response whose usage read
+    the whole previous prompt."""
+    w = shapes.Writer()
+    u = w.user(None, "Track the work in tasks.")
+    last = shapes.grow(w, u, 6, 0, 20_000, 2_000)
+    total = 32_000
+    for k in range(loads):
+        tid = f"toolu_search_{k}"
+        a = w.assistant(
+            last,
+            [{"type": "tool_use", "id": tid, "name": "ToolSearch", "input": {"query": "select:X"}}],
+            (3, total, 200),
+            f"msg_search_{k}",
+        )
+        total += 200
+        ref = [{"type": "tool_reference", "tool_name": f"Tool{k}"}]
+        last = w.user(
+            a, [{"type": "tool_result", "tool_use_id": tid, "content": ref}], version=version
+        )
+    w.assistant(last, [{"type": "text", "text": "Loaded."}], (3, total, 300), "msg_after")
+    return load_session(shapes.write(tmp_path / "s.jsonl", w.records))
+
+
+def test_an_old_clients_first_tool_search_changes_the_tools(tmp_path: Path) -> None:
+    """Claude Code before 2.1.209 changed its tools when the session's first tool search
+    loaded deferred tools (the API diagnosed ``tools_changed``): that request reads the head
+    and writes the history again; a later search changes nothing."""
+    s = _tool_search(tmp_path, "2.1.179", loads=2)
+    found = history_resends(s)
+    assert list(found.values()) == ["tools"]
+    log = simulate(s)
+    broke = [r for r in log.requests if r.cache_break is not None and r.index]
+    assert len(broke) == 1
+    brk = broke[0].cache_break
+    assert brk is not None and (brk.reason, brk.position, brk.api_reason) == (
+        "tools",
+        0,
+        "tools_changed",
+    )
+    assert broke[0].message_ids[-1] == min(found)
+    assert broke[0].cache_read < log.static_tokens
+
+
+def test_a_newer_clients_tool_search_keeps_the_cache(tmp_path: Path) -> None:
+    assert history_resends(_tool_search(tmp_path, "2.1.209")) == {}
+    assert all(
+        r.cache_break is None for r in simulate(_tool_search(tmp_path, "2.1.217")).requests[1:]
+    )
+
+
+def _first_prompt(tmp_path: Path, version: str) -> LoadedSession:
+    """A first prompt written by Claude Code ``version`` whose request read the head warm,
+    wrote the rest of the system prompt and billed its messages uncached (as 2.1.159-2.1.205
+    did), then a tool loop whose first request wrote them."""
+    w = shapes.Writer()
+    last = w.user(None, "Review the branch. " + "context " * 3_000, version=version)
+    body = "lorem ipsum dolor sit amet " * 300
+    usages = [(6_000, 10_000, 4_000), (3, 14_000, 8_000)]
+    usages += [(3, 22_000 + 2_000 * k, 2_000) for k in range(4)]
+    for k, usage in enumerate(usages):
+        last = w.tool_round(last, k, usage, body)
+    return load_session(shapes.write(tmp_path / "s.jsonl", w.records))
+
+
+def test_a_first_request_of_2_1_159_to_2_1_205_caches_its_tools_and_system_only(
+    tmp_path: Path,
+) -> None:
+    from ctxview.core.requests.points import first_messages_uncached
+
+    s = _first_prompt(tmp_path, "2.1.179")
+    assert first_messages_uncached(s)
+    for kw in ({}, {"strategy": "seed", "max_context_messages": 4}):
+        log = simulate(s, **kw)
+        first, second = log.requests[:2]
+        assert first.uncached > 0 and first.cache_read + first.cache_write == log.static_tokens
+        # the next request reads the whole of what the first cached, and writes the messages
+        assert second.cache_read == log.static_tokens
+        assert second.cache_write == second.input_tokens - log.static_tokens
+        assert simulate(s, _reference=True, **kw).requests == log.requests
+    for version in ("2.1.150", "2.1.209"):
+        other = _first_prompt(tmp_path, version)
+        assert not first_messages_uncached(other)
+        assert simulate(other).requests[0].uncached == 0
+
+
+def _away(tmp_path: Path, recap: bool) -> LoadedSession:
+    """A tool loop on 5-minute entries, a turn's end, (Claude Code's recap of it 184 s later,
+    an ``away_summary`` line,) and a prompt 450 s after the last response whose request read
+    the whole previous prompt."""
+    w = shapes.Writer()
+    u = w.user(None, "Open the PR and wait for the review.")
+    last = shapes.grow(w, u, 6, 0, 20_000, 2_000)
+    end = w.assistant(last, [{"type": "text", "text": "Waiting."}], (3, 32_000, 200), "msg_end")
+    for rec in w.records:
+        usage = rec.get("message", {}).get("usage")
+        if usage:  # 5-minute entries
+            usage["cache_creation"] = {
+                "ephemeral_5m_input_tokens": usage["cache_creation_input_tokens"],
+                "ephemeral_1h_input_tokens": 0,
+            }
+    parent = end
+    if recap:
+        away = w.base("system", end, 184)
+        away.update(subtype="away_summary", content="We opened the PR; the review is pending.")
+        parent = w.add(away)
+    q = w.base("user", parent, 450 - 184 if recap else 450)
+    q["message"] = {"role": "user", "content": "Any review yet?"}
+    w.add(q)
+    w.assistant(q["uuid"], [{"type": "text", "text": "No."}], (3, 32_200, 100), "msg_after", gap=2)
+    return load_session(shapes.write(tmp_path / "s.jsonl", w.records))
+
+
+def test_claude_codes_recap_while_the_user_was_away_refreshes_the_cache(tmp_path: Path) -> None:
+    from ctxview.core.requests.points import cache_refreshes
+
+    without = simulate(_away(tmp_path, recap=False)).requests[-1]
+    assert without.cache_break is not None and without.cache_break.reason == "ttl"
+    s = _away(tmp_path, recap=True)
+    assert len(cache_refreshes(s)) == 1
+    for kw in ({}, {"strategy": "seed", "max_context_messages": 100}):
+        last = simulate(s, **kw).requests[-1]
+        assert last.cache_break is None and last.cache_write < last.input_tokens / 2
+        assert simulate(s, _reference=True, **kw).requests[-1] == last
+
+
+def test_a_longer_lived_entry_past_the_lookback_is_not_read(tmp_path: Path) -> None:
+    """1-hour entries, then 5-minute ones for 12 more tool rounds (24 messages: more blocks than
+    the API looks back from a breakpoint), then a prompt 400 s later: the 5-minute entries
+    expired, and the 1-hour one, still live, ends too far back to be found (as the API did on
+    diag4 entgraph_fc71f2f6 #127, reading only the head): a break."""
+    w = shapes.Writer()
+    u = w.user(None, "Profile the diff command.")
+    last = shapes.grow(w, u, 4, 0, 20_000, 2_000)
+    one_hour = len(w.records)
+    last = shapes.grow(w, last, 12, 4, 28_000, 1_000)
+    for rec in w.records[one_hour:]:
+        usage = rec.get("message", {}).get("usage")
+        if usage:  # 5-minute entries from here on
+            usage["cache_creation"] = {
+                "ephemeral_5m_input_tokens": usage["cache_creation_input_tokens"],
+                "ephemeral_1h_input_tokens": 0,
+            }
+    q = w.base("user", last, 400)
+    q["message"] = {"role": "user", "content": "And now?"}
+    w.add(q)
+    w.assistant(q["uuid"], [{"type": "text", "text": "Faster."}], (3, 10_000, 30_100), "m_end")
+    s = load_session(shapes.write(tmp_path / "s.jsonl", w.records))
+    for reference in (False, True):
+        last_req = simulate(s, _reference=reference).requests[-1]
+        assert last_req.cache_break is not None and last_req.cache_break.reason == "ttl"
+        assert last_req.predicted_break

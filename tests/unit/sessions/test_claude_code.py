@@ -261,3 +261,56 @@ def test_a_transcript_names_the_working_directory_and_prompt_it_is_listed_by(
     assert (session.cwd, session.first_prompt) == ("/work/api", "Fix the flaky test\nin api/")
     assert listed.cwd == session.cwd
     assert listed.first_prompt == one_line(session.first_prompt or "", 200)
+
+
+def _error_reply(w: shapes.Writer, parent: str, text: str) -> str:
+    """Claude Code's own reply to a failed request, as 2.1.210 writes it."""
+    rec = w.base("assistant", parent)
+    rec.update(isApiErrorMessage=True, error="authentication_failed")
+    rec["message"] = {
+        "model": "<synthetic>",
+        "id": "c4c36e8d-2099-4f0d-adfb-6d64d6573d53",
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "text", "text": text}],
+    }
+    return w.add(rec)
+
+
+def test_an_error_reply_the_api_answered_after_is_not_sent(tmp_path: Path) -> None:
+    """A prompt, Claude Code's "Login expired" reply, the ``/login`` command's system lines,
+    then the API's response (thinking first) to the prompt retried: the request held no error
+    reply (the API rejects thinking after an assistant text), so the rebuilt conversation
+    holds none and opens with no protocol problem; an error reply a prompt follows is kept."""
+    w = shapes.Writer()
+    u = w.user(None, "Review PR #36")
+    err = _error_reply(w, u, "Login expired · Please run /login")
+    login = w.base("system", err)
+    login.update(
+        subtype="local_command", content="<local-command-stdout>Login ok</local-command-stdout>"
+    )
+    w.add(login)
+    w.assistant(
+        login["uuid"],
+        [
+            {"type": "thinking", "thinking": "Look at the diff.", "signature": "sig"},
+            {"type": "text", "text": "The PR renames one flag."},
+        ],
+        (3, 0, 20_000),
+        "msg_review",
+    )
+    s = load_session(shapes.write(tmp_path / "s.jsonl", w.records))
+    assert [m["role"] for m in s.messages] == ["user", "assistant"]
+    assert s.messages[1]["content"][0]["type"] == "thinking"
+    assert check_protocol(s.messages) == []
+    assert any("error reply was left out" in x for x in s.warnings)
+
+    kept = shapes.Writer()
+    u = kept.user(None, "Review PR #36")
+    err = _error_reply(kept, u, "You've hit your session limit")
+    q = kept.user(err, "Go on.")
+    kept.assistant(q, [{"type": "text", "text": "Done."}], (3, 0, 20_000), "msg_done")
+    roles = [
+        m["role"] for m in load_session(shapes.write(tmp_path / "k.jsonl", kept.records)).messages
+    ]
+    assert roles == ["user", "assistant", "user", "assistant"]
