@@ -184,6 +184,16 @@ def test_a_tool_calls_framing_depends_on_the_api_and_the_family() -> None:
     # the Responses API: GPT-4o's function_call costs no framing, a reasoning model's its channel
     assert ot.message_estimate("gpt-4o", "openai-responses")(message) == plain + 1
     assert ot.message_estimate("gpt-5", "openai-responses")(message) == plain + 14
+    # parallel calls (two or more in one message): GPT-4o's Chat rendering of them costs more
+    parallel = {"role": "assistant", "content": [call, {**call, "id": "call_2"}]}
+    one_by_one = 2 * ot.message_estimate("gpt-4o", "openai-chat")(message) - 4
+    assert ot.message_estimate("gpt-4o", "openai-chat")(parallel) == (
+        one_by_one + ot.CHAT_PARALLEL_CALLS_TOKENS + 2
+    )
+    gpt5 = ot.message_estimate("gpt-5", "openai-chat")
+    assert gpt5(parallel) == 2 * gpt5(message) - 3
+    responses = ot.message_estimate("gpt-4o", "openai-responses")
+    assert responses(parallel) == 2 * responses(message) - 4
     # one function per combination, whatever the model's exact name
     assert ot.message_estimate("gpt-5.2", "x") is ot.message_estimate("gpt-5.4", "x")
 
