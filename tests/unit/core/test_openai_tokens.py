@@ -176,10 +176,24 @@ def test_a_tool_calls_framing_depends_on_the_api_and_the_family() -> None:
     plain = ot.estimate_message(message)
     chat_4o = ot.message_estimate("gpt-4o", "openai-chat")(message)
     assert chat_4o == plain + 1 + ot.CHAT_TOOL_CALL_TOKENS
-    assert ot.message_estimate("gpt-5", "openai-chat")(message) == plain + 8
+    # a reasoning model frames a Chat call as it frames a Responses one; another model (not
+    # GPT-4o's generation nor a reasoning model) as GPT-4o does
+    assert ot.message_estimate("gpt-5", "openai-chat")(message) == plain + 14
+    assert ot.message_estimate("o4-mini", "openai-chat")(message) == plain + 14
+    assert ot.message_estimate("gpt-3.5-turbo", "openai-chat")(message) == plain + 8
     # the Responses API: GPT-4o's function_call costs no framing, a reasoning model's its channel
     assert ot.message_estimate("gpt-4o", "openai-responses")(message) == plain + 1
     assert ot.message_estimate("gpt-5", "openai-responses")(message) == plain + 14
+    # parallel calls (two or more in one message): GPT-4o's Chat rendering of them costs more
+    parallel = {"role": "assistant", "content": [call, {**call, "id": "call_2"}]}
+    one_by_one = 2 * ot.message_estimate("gpt-4o", "openai-chat")(message) - 4
+    assert ot.message_estimate("gpt-4o", "openai-chat")(parallel) == (
+        one_by_one + ot.CHAT_PARALLEL_CALLS_TOKENS + 2
+    )
+    gpt5 = ot.message_estimate("gpt-5", "openai-chat")
+    assert gpt5(parallel) == 2 * gpt5(message) - 3
+    responses = ot.message_estimate("gpt-4o", "openai-responses")
+    assert responses(parallel) == 2 * responses(message) - 4
     # one function per combination, whatever the model's exact name
     assert ot.message_estimate("gpt-5.2", "x") is ot.message_estimate("gpt-5.4", "x")
 
@@ -291,6 +305,28 @@ def test_a_reasoning_models_chat_tools_cost_their_instructions_more() -> None:
     assert ot.estimate_tools([tool], "gpt-5-mini") == base + ot.CHAT_REASONING_TOOLS_TOKENS
     # the Responses API's tools (flat) cost the same on either family
     assert ot.estimate_tools([flat], "gpt-5-mini") == ot.estimate_tools([flat], "gpt-4o") == base
+    # the o-series add no instructions (o4-mini's Chat body with a tool billed as GPT-4o's)
+    for model in ("o4-mini", "o3", "o1"):
+        assert ot.estimate_tools([tool], model) == base
+
+
+def test_arguments_that_are_no_json_object_are_billed_as_the_text_sent(tmp_path: Path) -> None:
+    # a client that sent a call's arguments as a JSON string holding the object: the API
+    # billed the text, 2 tokens more than the object, not a wrapper around it
+    args = {"location": "Florence, Italy"}
+    call = {"type": "function_call", "call_id": "c1", "name": "weather"}
+    user = {"role": "user", "content": "What's the weather in Florence?"}
+    output = {"type": "function_call_output", "call_id": "c1", "output": "40 C"}
+    compact = json.dumps(args, separators=(",", ":"))
+    totals = []
+    for sent in (compact, json.dumps(compact)):
+        body = {"model": "gpt-4o", "input": [user, {**call, "arguments": sent}, output]}
+        path = tmp_path / "body.json"
+        path.write_text(json.dumps(body))
+        totals.append(replay(load_session(path), as_sent=True).summary()["window"])
+    text_cost = ot.arguments_tokens({"arguments": json.dumps(compact)})
+    assert text_cost == ot.json_tokens(args) + 2
+    assert totals[1]["estimated_tokens"] == totals[0]["estimated_tokens"] + 2
 
 
 def test_what_a_body_cannot_show_is_named_and_the_rest_is_measurable(tmp_path: Path) -> None:
