@@ -14,9 +14,10 @@ from typing import Any
 #: history holds beyond the messages the file shows (a Codex summary the rollout does not hold:
 #: :func:`ctxview.sessions.codex.compaction_hidden`)
 COMPACTION_HIDDEN = "compaction_hidden"
-#: the meta key, on the first message after a Codex turn was interrupted, of the tokens of the
-#: hosted web searches' results the messages before it count and the requests from there on
-#: are no longer billed (:func:`ctxview.sessions.codex.read_codex`)
+#: the meta key, on the first message after a Codex turn was interrupted, of the hosted web
+#: searches (their messages) whose results the requests from there on are no longer billed: they
+#: send each as its item alone (:func:`ctxview.sessions.codex.read_codex`,
+#: :func:`ctxview.core.requests.points.cleared_tokens`)
 RESULTS_UNBILLED = "results_unbilled"
 
 

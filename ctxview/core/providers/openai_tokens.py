@@ -159,6 +159,28 @@ ENCRYPTED_CHARS_PER_TOKEN = 10.0
 WEB_SEARCH_RESULT_TOKENS = 4_300
 
 
+def search_results(block: Any) -> int:
+    """The tokens of the hosted results a block's web search is billed for while in the
+    conversation (:data:`WEB_SEARCH_RESULT_TOKENS`); 0 for any other block, and for a
+    ``web_search_call`` that records no ``action`` (nor an ``id``): Codex CLI 0.118 wrote such
+    items (diag4's gitsync rollouts, gpt-5.4: four distinct searches), and neither the
+    response that ran one nor any later request was billed more than the item (the error
+    jumped by 4.3k after each while they were counted)."""
+    if not isinstance(block, Mapping) or block.get("type") != "web_search_call":
+        return 0
+    if "action" not in block and "id" not in block:
+        return 0
+    return WEB_SEARCH_RESULT_TOKENS
+
+
+def message_search_results(message: Mapping[str, Any]) -> int:
+    """:func:`search_results` of each block of a message."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return 0
+    return sum(search_results(b) for b in content)
+
+
 def text_tokens(text: str) -> int:
     """Tokens of ``text`` in o200k_base, exactly."""
     return o200k.count(text)
@@ -268,7 +290,7 @@ def block_tokens(block: Any, rule: ImageRule = TILES) -> int:
         # reasoning is not sent back as prompt text (an encrypted item is not billed as input)
         return 0
     if kind == "web_search_call":
-        return json_tokens(block) + WEB_SEARCH_RESULT_TOKENS
+        return json_tokens(block) + search_results(block)
     if kind == "input_audio":
         return audio_tokens(block.get("input_audio"))
     if kind in ("tool_use", "server_tool_use"):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import accumulate
@@ -36,6 +36,7 @@ from ctxview.core.content import content_texts
 from ctxview.core.microcompact import cleared_versions, note_result_holders
 from ctxview.core.protocol import RuleSet
 from ctxview.core.providers.base import CacheModel, Provider, TokenModel
+from ctxview.core.providers.openai_tokens import message_search_results
 from ctxview.core.requests.restart import assumed_head, cached_head, restarts
 from ctxview.core.requests.types import (
     CALIBRATED_FORMATS,
@@ -356,12 +357,44 @@ def static_drops(session: SessionLike) -> dict[int, int]:
     return out
 
 
-def cleared_tokens(session: SessionLike, rates: Rates) -> dict[int, list[tuple[int, int]]]:
-    """:func:`cleared_versions` in tokens under ``rates``."""
-    return {
+def cleared_tokens(
+    session: SessionLike, rates: Rates, measure: Callable[[Any], int] | None = None
+) -> dict[int, list[tuple[int, int]]]:
+    """Per message from which the requests send earlier messages at another size, (transcript
+    id, its tokens as sent from then on) of each: :func:`cleared_versions` under ``rates``, and
+    the hosted web searches whose results a Codex interrupt left unbilled
+    (:data:`RESULTS_UNBILLED`: each search's item alone, ``measure``, the session's own token
+    model, less :func:`message_search_results`)."""
+    out = {
         i: [(k, rates.tokens(message_features(m))) for k, m in changed]
         for i, changed in cleared_versions(session).items()
     }
+    msgs = session.messages
+    for i, meta in enumerate(session.metas):
+        ids = meta.get(RESULTS_UNBILLED) if meta else None
+        if not isinstance(ids, list) or not i:
+            continue
+        sent = [
+            (k, max(0, size - message_search_results(msgs[k])))
+            for k in ids
+            if type(k) is int and 0 <= k < i
+            for size in [
+                measure(msgs[k]) if measure is not None else rates.tokens(message_features(msgs[k]))
+            ]
+        ]
+        if sent:
+            out.setdefault(i, []).extend(sent)
+    return out
+
+
+def results_unbilled_at(session: SessionLike) -> list[int]:
+    """The messages from which a Codex interrupt left earlier hosted searches' results
+    unbilled (:data:`RESULTS_UNBILLED`)."""
+    return [
+        i
+        for i, m in enumerate(session.metas)
+        if i and m and isinstance(m.get(RESULTS_UNBILLED), list) and m[RESULTS_UNBILLED]
+    ]
 
 
 def _resumed(session: SessionLike, k: int) -> bool:
@@ -482,7 +515,11 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
     # a microcompaction clears earlier tool results: the growth across one is not what the
     # messages added billed (it is left out of the fit), and the requests after it are
     # measured with those results cleared (below)
-    micro = sorted(i for i, m in enumerate(metas) if m and "microcompact" in m)
+    # (a Codex interrupt, likewise, leaves the earlier hosted searches' results unbilled)
+    micro = sorted(
+        {i for i, m in enumerate(metas) if m and "microcompact" in m}
+        | set(results_unbilled_at(session))
+    )
     # a Gemini CLI record after turns its file does not keep: the growth up to its request is
     # more than the messages between (left out of the fit)
     unkept = [i for i, m in enumerate(metas) if m and "unkept_turns" in m]
@@ -572,19 +609,19 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
     # results the file does not hold (:func:`static_drops`)
     drops = static_drops(session)
     drops.update(fallen)
-    # results the messages count and the requests from there on are not billed (a Codex turn
-    # interrupted after hosted web searches): the static falls by them, below zero if need be
-    unbilled = {
-        i: v
-        for i, m in enumerate(metas)
-        if i > 0 and m and type(v := m.get(RESULTS_UNBILLED)) is int
-    }
-    drops.update(unbilled)
     key_start = (
         _segment_start_of(len(session.messages), starts | set(drops)) if drops else seg_start
     )
     by: dict[tuple[int, str | None], list[int]] = {}
-    clearing = sorted(cleared_tokens(session, rates).items()) if micro else []
+    clearing = (
+        sorted(
+            cleared_tokens(
+                session, rates, counted.estimate if counted is not None else None
+            ).items()
+        )
+        if micro
+        else []
+    )
     now_cleared: dict[int, int] = {}  # message -> its tokens as sent, cleared
     ci = 0
     # a request after turns its file does not keep (in its segment) billed them too: its
@@ -629,7 +666,6 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
         restored_after(session.messages, later, rates) if later else None,
         drops,
         {s: h for s in later if type(h := metas[s].get(COMPACTION_HIDDEN)) is int} or None,
-        set(unbilled),
     )
     head = cached_head(
         [

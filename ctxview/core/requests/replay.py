@@ -332,7 +332,9 @@ def simulate(
         scales,
         history_resends(session),
         resent_from(session),
-        cleared_tokens(session, rates) if session.format in CALIBRATED_FORMATS else {},
+        cleared_tokens(session, rates, None if counted is None else counted.estimate)
+        if session.format in CALIBRATED_FORMATS
+        else {},
         measure=None if counted is None else counted.estimate,
         head=head,
         carry=shared.turn_carry(counted, recorded_carry(session.metas)),
