@@ -37,7 +37,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ctxview.core.compaction import COMPACTION_HIDDEN, RESULTS_UNBILLED
+from ctxview.core.compaction import COMPACTION_HIDDEN, KEEPS_HISTORY, RESULTS_UNBILLED
 from ctxview.core.providers.base import RECORDED_CARRY
 from ctxview.core.providers.openai import CODEX, usage
 from ctxview.core.providers.openai_tokens import search_results, server_tool_call
@@ -393,7 +393,15 @@ def read_codex(
                 m["compacted_history"] = True
                 if k == 0:
                     m["compact_boundary"] = boundary
-                add(responses_item(item), m)
+                msg = responses_item(item)
+                if isinstance(item, Mapping) and item.get("type") == "compaction":
+                    # it closes the history, every item of which the next request sends and
+                    # the API bills (019f36b8: ~10k of re-sent initial context)
+                    msg["content"] = [
+                        {**b, KEEPS_HISTORY: True} if isinstance(b, dict) else b
+                        for b in msg.get("content") or ()
+                    ]
+                add(msg, m)
                 compaction[1].append(m)
         else:
             text = payload.get("message")

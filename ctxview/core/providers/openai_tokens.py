@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from ctxview.core.compaction import KEEPS_HISTORY
 from ctxview.core.providers import audio_length, o200k
 from ctxview.core.providers.base import carried_by
 from ctxview.core.tokens import image_info
@@ -282,6 +283,7 @@ def block_tokens(block: Any, rule: ImageRule = TILES) -> int:
         sealed = block.get("encrypted_content")
         if isinstance(sealed, str):
             return math.ceil(len(sealed) / ENCRYPTED_CHARS_PER_TOKEN)
+        return json_tokens({k: v for k, v in block.items() if k not in ("type", KEEPS_HISTORY)})
     if kind == "additional_tools":
         # tools given mid-conversation are billed twice their JSON (the item, and the tool list
         # the API renders again with them): within 2 tokens on the two tune bodies that show it

@@ -142,9 +142,9 @@ def segment_starts(session: SessionLike, blocks_in: Iterable[int] | None = None)
         for i in (range(n) if blocks_in is None else blocks_in)
         if 0 < i < n
         and msgs[i].get("role") == "assistant"
-        # a Codex compaction's item closes its replacement history, whose every item the
-        # next request sends and the API bills (the history starts the segment already)
-        and not (metas[i] or {}).get("compacted_history")
+        # (a Codex compaction's item, which closes its replacement history, cuts nothing: the
+        # next request sends every item of it, the API bills them, and the history starts the
+        # segment already: ``compaction.KEEPS_HISTORY``)
         and has_compaction(msgs[i])
     )
     return found
