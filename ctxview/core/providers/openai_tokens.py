@@ -296,7 +296,11 @@ def block_tokens(block: Any, rule: ImageRule = TILES) -> int:
     if kind == "input_audio":
         return audio_tokens(block.get("input_audio"))
     if kind in ("tool_use", "server_tool_use"):
-        return text_tokens(str(block.get("name", ""))) + json_tokens(block.get("input", {}))
+        args = block.get("input", {})
+        raw = freeform_input(args)
+        return text_tokens(str(block.get("name", ""))) + (
+            text_tokens(raw) if raw is not None else json_tokens(args)
+        )
     if kind == "tool_result":
         content = block.get("content", "")
         if isinstance(content, list):
@@ -310,6 +314,18 @@ def block_tokens(block: Any, rule: ImageRule = TILES) -> int:
             return json_tokens(source.get("data", ""))
         return FILE_UNKNOWN_TOKENS
     return json_tokens({k: v for k, v in block.items() if k != "type"})
+
+
+def freeform_input(args: Any) -> str | None:
+    """The text a custom (freeform) tool was called with: its call's input as the readers keep
+    it, ``{"input": text}`` (``openai_wire``: a Responses ``custom_tool_call``, a Chat
+    ``custom`` call), which the API bills as the text itself, not as a JSON string; None for
+    a function's arguments."""
+    if type(args) is dict and len(args) == 1:
+        text = args.get("input")
+        if type(text) is str:
+            return text
+    return None
 
 
 def audio_tokens(audio: Any) -> int:
