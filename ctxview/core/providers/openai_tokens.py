@@ -424,15 +424,32 @@ def reasoning_tokens(encrypted: str) -> int:
     return max(0, math.ceil((len(encrypted) - REASONING_SEAL_CHARS) / REASONING_CHARS_PER_TOKEN))
 
 
+#: how a message Codex CLI writes into the running turn when a sub-agent it spawned ends opens:
+#: a user message, but no turn of the user's
+SUBAGENT_NOTIFICATION = "<subagent_notification>"
+
+
 def _user_turn(message: Mapping[str, Any]) -> bool:
-    """A user message that starts a turn (not one carrying tool results)."""
+    """A user message that starts a turn: not one carrying tool results, nor Codex's notice
+    that a sub-agent ended (:data:`SUBAGENT_NOTIFICATION`), after which the turn's reasoning
+    is still billed: on diag4's gitsync_019d7d08 the estimate fell below the recorded prompt by
+    the turn's carried reasoning at each of its 12 notices (15 to 7,444 tokens), and no
+    recorded prompt fell there."""
     if message.get("role") != "user":
         return False
     content = message.get("content")
     if isinstance(content, str):
-        return True
+        return not content.startswith(SUBAGENT_NOTIFICATION)
     if isinstance(content, Sequence):
-        return not any(isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content)
+        for b in content:
+            if not isinstance(b, Mapping):
+                continue
+            if b.get("type") == "tool_result":
+                return False
+            text = b.get("text")
+            if isinstance(text, str) and text.startswith(SUBAGENT_NOTIFICATION):
+                return False
+        return True
     return True
 
 

@@ -378,3 +378,15 @@ def test_a_custom_tools_freeform_input_is_billed_as_its_text() -> None:
     fn = {"type": "function_call", "call_id": "f", "name": "run", "arguments": '{"cmd": "ls"}'}
     fblock = responses_item(fn)["content"][0]
     assert ot.block_tokens(fblock) == ot.text_tokens("run") + ot.json_tokens({"cmd": "ls"})
+
+
+def test_a_sub_agents_notice_starts_no_turn() -> None:
+    """Codex writes a sub-agent's end into the running turn as a user message: the turn's
+    reasoning is still billed after it; a prompt of the user's ends the turn."""
+    notice = {
+        "role": "user",
+        "content": [{"type": "text", "text": '<subagent_notification>\n{"agent_path": "a"}'}],
+    }
+    assert ot.reasoning_carry(notice) == (False, 0)
+    assert ot.reasoning_carry({"role": "user", "content": "<subagent_notification> x"})[0] is False
+    assert ot.reasoning_carry({"role": "user", "content": [{"type": "text", "text": "go on"}]})[0]
