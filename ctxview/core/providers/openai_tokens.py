@@ -182,6 +182,15 @@ def message_search_results(message: Mapping[str, Any]) -> int:
     return sum(search_results(b) for b in content)
 
 
+def billed_searches(message: Mapping[str, Any]) -> int:
+    """How many of a message's blocks are web searches whose results are billed
+    (:func:`search_results`)."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return 0
+    return sum(1 for b in content if search_results(b))
+
+
 def text_tokens(text: str) -> int:
     """Tokens of ``text`` in o200k_base, exactly."""
     return o200k.count(text)

@@ -36,7 +36,7 @@ from ctxview.core.content import content_texts
 from ctxview.core.microcompact import cleared_versions, note_result_holders
 from ctxview.core.protocol import RuleSet
 from ctxview.core.providers.base import CacheModel, Provider, TokenModel
-from ctxview.core.providers.openai_tokens import message_search_results
+from ctxview.core.providers.openai_tokens import billed_searches, message_search_results
 from ctxview.core.requests.restart import assumed_head, cached_head, restarts
 from ctxview.core.requests.types import (
     CALIBRATED_FORMATS,
@@ -358,33 +358,94 @@ def static_drops(session: SessionLike) -> dict[int, int]:
 
 
 def cleared_tokens(
-    session: SessionLike, rates: Rates, measure: Callable[[Any], int] | None = None
+    session: SessionLike,
+    rates: Rates,
+    measure: Callable[[Any], int] | None = None,
+    search_tokens: Mapping[int, int] | None = None,
 ) -> dict[int, list[tuple[int, int]]]:
     """Per message from which the requests send earlier messages at another size, (transcript
-    id, its tokens as sent from then on) of each: :func:`cleared_versions` under ``rates``, and
-    the hosted web searches whose results a Codex interrupt left unbilled
-    (:data:`RESULTS_UNBILLED`: each search's item alone, ``measure``, the session's own token
-    model, less :func:`message_search_results`)."""
+    id, its tokens as sent from then on) of each: :func:`cleared_versions` under ``rates``;
+    each hosted web search message of ``search_tokens`` at its results a search there (what
+    the file's recorded usage measured: :func:`search_result_tokens`), from the search on;
+    and the searches whose
+    results a Codex interrupt left unbilled (:data:`RESULTS_UNBILLED`: each its item alone).
+    ``measure``: the session's own token model (its estimates count each search's results at
+    :func:`message_search_results`)."""
     out = {
         i: [(k, rates.tokens(message_features(m))) for k, m in changed]
         for i, changed in cleared_versions(session).items()
     }
     msgs = session.messages
+
+    def size(m: Any) -> int:
+        return measure(m) if measure is not None else rates.tokens(message_features(m))
+
+    for k, each in (search_tokens or {}).items():
+        if 0 <= k < len(msgs):
+            m = msgs[k]
+            out.setdefault(k, []).append(
+                (k, max(0, size(m) - message_search_results(m)) + billed_searches(m) * each)
+            )
     for i, meta in enumerate(session.metas):
         ids = meta.get(RESULTS_UNBILLED) if meta else None
         if not isinstance(ids, list) or not i:
             continue
         sent = [
-            (k, max(0, size - message_search_results(msgs[k])))
+            (k, max(0, size(msgs[k]) - message_search_results(msgs[k])))
             for k in ids
             if type(k) is int and 0 <= k < i
-            for size in [
-                measure(msgs[k]) if measure is not None else rates.tokens(message_features(msgs[k]))
-            ]
         ]
         if sent:
             out.setdefault(i, []).extend(sent)
     return out
+
+
+def search_result_tokens(
+    session: SessionLike,
+    recs: Sequence[tuple[_Point, int]],
+    sent: Callable[[int, int], int],
+    seg_of: Sequence[int],
+    unbilled: Sequence[int],
+) -> dict[int, int] | None:
+    """What each hosted web search's results were billed (per search message, tokens a
+    search), by the file's recorded usage (None where it shows none). A response that ran
+    searches: the growth of the recorded prompt from the request before the one that ran them
+    to the first request holding them, less what the messages between count without their
+    results, a search; a search whose growth no usage shows (no recorded request on either
+    side, another search between): the median of those measured. The results vary with the
+    search: 178 to 7,207 tokens a search on fresh3_more (median 4,346:
+    :data:`WEB_SEARCH_RESULT_TOKENS`); on unseen3's agentv_019eecb9 two searches took ~4,300
+    each, six later ones ~7,800, one ~5,900, four more ~7,200. ``recs``: the recorded
+    requests, (point, prompt); ``sent(a, b)``: what messages ``[a, b)`` of one segment count,
+    results included."""
+    msgs, metas = session.messages, session.metas
+    marks = [i for i, m in enumerate(msgs) if billed_searches(m)]
+    if not marks or len(recs) < 3:
+        return None
+    found: list[float] = []
+    measured: dict[int, int] = {}
+    ns = [p.n for p, _ in recs]
+    for j in range(2, len(recs)):
+        (pa, ta), (pq, _), (pn, tn) = recs[j - 2], recs[j - 1], recs[j]
+        lo, hi = bisect_left(marks, pq.n), bisect_left(marks, pn.n)
+        # the searches of the response of request q alone, none between a and q
+        if hi == lo or bisect_left(marks, pa.n) != lo or pa.n == 0:
+            continue
+        if seg_of[pa.n - 1] != seg_of[pn.n - 1] or ns[j - 2] >= ns[j]:
+            continue
+        if any(pa.n <= u < pn.n for u in unbilled):
+            continue
+        if _model_of(metas, pa, session.model) != _model_of(metas, pn, session.model):
+            continue
+        n = sum(billed_searches(msgs[k]) for k in marks[lo:hi])
+        counted = sum(message_search_results(msgs[k]) for k in marks[lo:hi])
+        grown = (tn - ta) - (sent(pa.n, pn.n) - counted)
+        found.append(grown / n)
+        measured.update(dict.fromkeys(marks[lo:hi], max(0, round(grown / n))))
+    if not found:
+        return None
+    typical = max(0, round(_quantile(sorted(found), 0.5)))
+    return {k: measured.get(k, typical) for k in marks}
 
 
 def results_unbilled_at(session: SessionLike) -> list[int]:
@@ -481,6 +542,9 @@ class Calibration(NamedTuple):
     head: int | None = None
     #: the recorded reads show ``head`` (else it is assumed)
     head_seen: bool = False
+    #: per hosted web search message, what its results were billed a search, by the file's
+    #: usage (:func:`search_result_tokens`); None: the provider's constant
+    search_tokens: dict[int, int] | None = None
 
 
 def calibrate(session: SessionLike, features: Sequence[Features] | None = None) -> Calibration:
@@ -605,6 +669,27 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
         if counted is not None and counted.carry is not None
         else None
     )
+    # what a hosted search's results were billed, by the file's usage: the messages count each
+    # search at that from there on (:func:`cleared_tokens`)
+    search_size = (
+        search_result_tokens(
+            session,
+            recs,
+            lambda a, b: (
+                pre[b]
+                - pre[a]
+                + (
+                    carry.window(-1, seg_start[b - 1], b) - carry.window(-1, seg_start[b - 1], a)
+                    if carry
+                    else 0
+                )
+            ),
+            seg_of,
+            results_unbilled_at(session),
+        )
+        if counted is not None
+        else None
+    )
     # the tools + system are keyed by segment, and apart after a microcompaction that cleared
     # results the file does not hold (:func:`static_drops`)
     drops = static_drops(session)
@@ -616,10 +701,10 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
     clearing = (
         sorted(
             cleared_tokens(
-                session, rates, counted.estimate if counted is not None else None
+                session, rates, counted.estimate if counted is not None else None, search_size
             ).items()
         )
-        if micro
+        if micro or search_size is not None
         else []
     )
     now_cleared: dict[int, int] = {}  # message -> its tokens as sent, cleared
@@ -690,6 +775,7 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
         {m: v for m, v in scales.items() if v != 1.0} or None,
         head,
         head_seen,
+        search_size,
     )
 
 

@@ -332,7 +332,9 @@ def simulate(
         scales,
         history_resends(session),
         resent_from(session),
-        cleared_tokens(session, rates, None if counted is None else counted.estimate)
+        cleared_tokens(
+            session, rates, None if counted is None else counted.estimate, cal.search_tokens
+        )
         if session.format in CALIBRATED_FORMATS
         else {},
         measure=None if counted is None else counted.estimate,
