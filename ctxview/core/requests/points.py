@@ -433,8 +433,8 @@ def search_result_tokens(
             continue
         if seg_of[pa.n - 1] != seg_of[pn.n - 1] or ns[j - 2] >= ns[j]:
             continue
-        if any(pa.n <= u < pn.n for u in unbilled):
-            continue
+        if any(pa.n <= u < pn.n for u in unbilled) or _runs_searches(msgs, pn.response):
+            continue  # (the request that runs searches is billed their results too)
         if _model_of(metas, pa, session.model) != _model_of(metas, pn, session.model):
             continue
         n = sum(billed_searches(msgs[k]) for k in marks[lo:hi])
@@ -446,6 +446,16 @@ def search_result_tokens(
         return None
     typical = max(0, round(_quantile(sorted(found), 0.5)))
     return {k: measured.get(k, typical) for k in marks}
+
+
+def _runs_searches(msgs: Sequence[Mapping[str, Any]], first: int | None) -> bool:
+    """The response whose first message is ``first`` ran a billed web search."""
+    k = first
+    while k is not None and k < len(msgs) and msgs[k].get("role") == "assistant":
+        if billed_searches(msgs[k]):
+            return True
+        k += 1
+    return False
 
 
 def results_unbilled_at(session: SessionLike) -> list[int]:
