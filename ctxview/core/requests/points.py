@@ -458,6 +458,32 @@ def _runs_searches(msgs: Sequence[Mapping[str, Any]], first: int | None) -> bool
     return False
 
 
+def own_results(
+    session: SessionLike, search_tokens: Mapping[int, int] | None = None
+) -> dict[int, int]:
+    """Per response (its first message) that ran hosted web searches whose results are
+    billed, those results: its own request is billed them beyond its window, as the requests
+    after it are (each search at ``search_tokens``, what the file's usage measured, else
+    :data:`WEB_SEARCH_RESULT_TOKENS`). On every Codex set the request of such a response was
+    under by about that: -4,299 (1 search), -4,414 (1), -4,500 (1), -9,305 (2), -22,380 (6)."""
+    msgs, metas = session.messages, session.metas
+    out: dict[int, int] = {}
+    first: int | None = None
+    for i, m in enumerate(msgs):
+        if m.get("role") != "assistant":
+            first = None
+            continue
+        if first is None or not (metas[i] or {}).get("same_response"):
+            first = i
+        n = billed_searches(m)
+        if n:
+            each = (search_tokens or {}).get(i)
+            out[first] = out.get(first, 0) + n * (
+                each if each is not None else message_search_results(m) // n
+            )
+    return out
+
+
 def results_unbilled_at(session: SessionLike) -> list[int]:
     """The messages from which a Codex interrupt left earlier hosted searches' results
     unbilled (:data:`RESULTS_UNBILLED`)."""
@@ -602,6 +628,8 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
     models = [_model_of(metas, p, session.model) for p in points if p.response is not None]
     base = tokenizer_scale(max(set(models), key=models.count)) if models else 1.0
     scales = {m: tokenizer_scale(m) / base for m in set(models)}
+    # the responses that ran hosted web searches, whose own requests were billed the results
+    searching = set(own_results(session))
     for p in points:
         rec = (
             _recorded(metas[p.response])[0]
@@ -649,6 +677,9 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
                 unlogged_drop(prev[1], total)
                 and _model_of(metas, prev[0], session.model) == _model_of(metas, p, session.model)
                 and not _sent_before_segment(session, prev[0], starts)
+                # (a request that ran hosted searches was billed their results beyond its
+                # window: what follows it holds less, and nothing fell)
+                and prev[0].response not in searching
             ):
                 fallen[prev[0].n] = prev[1] - total
         prev = (p, total)
@@ -700,6 +731,7 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
         if counted is not None
         else None
     )
+    own_billed = own_results(session, search_size) if searching else {}
     # the tools + system are keyed by segment, and apart after a microcompaction that cleared
     # results the file does not hold (:func:`static_drops`)
     drops = static_drops(session)
@@ -737,7 +769,9 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
             if now_cleared:
                 sent -= sum(pre[k + 1] - pre[k] - t for k, t in now_cleared.items() if k >= s0)
             by.setdefault((key_start[p.n - 1], m), []).append(
-                total - round(sent * scales.get(m, 1.0))
+                total
+                - (own_billed.get(p.response, 0) if p.response is not None else 0)
+                - round(sent * scales.get(m, 1.0))
             )
     residuals = sorted(r for v in by.values() for r in v)
     static = max(0, int(_quantile(residuals, 0.5)))

@@ -47,6 +47,7 @@ from ctxview.core.requests.points import (
     calibrate,
     cleared_tokens,
     history_resends,
+    own_results,
     provider_tokens,
     resent_from,
     session_features,
@@ -340,6 +341,9 @@ def simulate(
         measure=None if counted is None else counted.estimate,
         head=head,
         carry=shared.turn_carry(counted, recorded_carry(session.metas)),
+        own=own_results(session, cal.search_tokens) or None
+        if session.format in CALIBRATED_FORMATS
+        else None,
     )
     source = "context" if _reference else window_source(plan)
     if source != "context":

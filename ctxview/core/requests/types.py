@@ -586,6 +586,9 @@ class ReplayPlan:
     #: what each window's messages carry beyond their tokens while in the current turn (the
     #: provider's token model's ``carry``); None: nothing
     carry: TurnCarry | None = None
+    #: per response (its first message), what its own request was billed beyond its window:
+    #: the results of the hosted web searches the response ran (:func:`~.points.own_results`)
+    own: dict[int, int] | None = None
 
     def message_tokens(self, message: Any, classify: bool = True) -> int:
         """Tokens of one message as sent (an edited one too): the provider's estimate, else

@@ -67,10 +67,16 @@ def test_each_search_is_counted_at_what_the_usage_shows_it_billed(tmp_path: Path
     assert sorted(cal.search_tokens) == searches
     # within the items' own tokens of the truth (the messages between are counted, not known)
     assert all(abs(v - 6_800) < 60 for v in cal.search_tokens.values()), cal.search_tokens
-    after = [r for r in simulate(s).requests if r.recorded_total][-4:]
+    log = simulate(s)
+    after = [r for r in log.requests if r.recorded_total][-4:]
     assert all(abs(r.input_tokens - r.recorded_total) < 60 for r in after), [
         (r.input_tokens, r.recorded_total) for r in after
     ]
+    # the request that ran them was billed their results beyond its window, too
+    own = log.requests[3]
+    assert own.recorded_total is not None
+    assert abs(own.input_tokens - own.recorded_total) < 120, (own.input_tokens, own.recorded_total)
+    assert cal.statics is None or len(set(cal.statics.values())) == 1  # nothing fell after it
 
 
 def test_searches_no_later_usage_measures_keep_the_constant(tmp_path: Path) -> None:
@@ -83,7 +89,8 @@ def test_searches_no_later_usage_measures_keep_the_constant(tmp_path: Path) -> N
     s = load_session(path)
     assert calibrate(s).search_tokens is None
     log = simulate(s)
-    # each search counts the provider's constant beyond its item, from the request after the
-    # one that ran them
-    grown = log.requests[4].input_tokens - log.requests[3].input_tokens
+    # each search counts the provider's constant beyond its item, from the request that ran
+    # them on (billed their results beyond its window)
+    grown = log.requests[3].input_tokens - log.requests[2].input_tokens
+    assert abs(log.requests[4].input_tokens - log.requests[3].input_tokens) < 200
     assert 2 * WEB_SEARCH_RESULT_TOKENS <= grown < 2 * WEB_SEARCH_RESULT_TOKENS + 200, grown
