@@ -102,10 +102,10 @@ def test_the_third_unseen_sets_rollouts_reach_the_calibrated_goal(
     unseen3: list[FileFigures],
 ) -> None:
     """The judge (``unseen3/codex``: 8 agentv rollouts never looked at, 1,661 requests with
-    usage, with Codex compactions): calibrated within the goal (0.1% / 0.8% measured; 0.2% /
+    usage, with Codex compactions): calibrated within the goal (0.1% / 0.7% measured; 0.2% /
     1.9% before the hosted searches' results were unbilled after an interrupt), every rollout
-    within 1% at its median (019eecb9 was 18%) and within 6% at its p90 (019eecb9 5.5%: its
-    searches' own requests; 14.9% with every search at 4,300)."""
+    within 1% at its median (019eecb9 was 18%) and within 3% at its p90 (019eecb9 0.4%; 14.9%
+    with every search at 4,300)."""
     errors = [e for f in unseen3 for e in f.errors]
     assert len(errors) == 1_661
     median, p90 = quantile(errors, 0.5), quantile(errors, 0.9)
@@ -114,7 +114,7 @@ def test_the_third_unseen_sets_rollouts_reach_the_calibrated_goal(
     medians = [quantile(f.errors, 0.5) or 0.0 for f in unseen3]
     assert max(medians) <= 0.01, medians
     p90s = [quantile(f.errors, 0.9) or 0.0 for f in unseen3]
-    assert max(p90s) <= 0.06, p90s
+    assert max(p90s) <= 0.03, p90s
 
 
 def test_the_third_unseen_sets_rollouts_reach_the_goal_fitted_on_the_first_half(

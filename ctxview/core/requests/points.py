@@ -424,17 +424,25 @@ def search_result_tokens(
         return None
     found: list[float] = []
     measured: dict[int, int] = {}
-    ns = [p.n for p, _ in recs]
-    for j in range(2, len(recs)):
-        (pa, ta), (pq, _), (pn, tn) = recs[j - 2], recs[j - 1], recs[j]
+    runs = [_runs_searches(msgs, p.response) for p, _ in recs]
+    for q in range(1, len(recs)):
+        # a run of requests whose responses ran searches (each billed its own), from the
+        # request before it to the first request after it that ran none
+        if not runs[q] or runs[q - 1]:
+            continue
+        e = q
+        while e < len(recs) and runs[e]:
+            e += 1
+        if e == len(recs):
+            continue
+        (pa, ta), (pq, _), (pn, tn) = recs[q - 1], recs[q], recs[e]
         lo, hi = bisect_left(marks, pq.n), bisect_left(marks, pn.n)
-        # the searches of the response of request q alone, none between a and q
-        if hi == lo or bisect_left(marks, pa.n) != lo or pa.n == 0:
+        if hi == lo or bisect_left(marks, pa.n) != lo or pa.n == 0 or pa.n >= pn.n:
+            continue  # (a search between a and q: a response whose request is not recorded)
+        if seg_of[pa.n - 1] != seg_of[pn.n - 1]:
             continue
-        if seg_of[pa.n - 1] != seg_of[pn.n - 1] or ns[j - 2] >= ns[j]:
+        if any(pa.n <= u < pn.n for u in unbilled):
             continue
-        if any(pa.n <= u < pn.n for u in unbilled) or _runs_searches(msgs, pn.response):
-            continue  # (the request that runs searches is billed their results too)
         if _model_of(metas, pa, session.model) != _model_of(metas, pn, session.model):
             continue
         n = sum(billed_searches(msgs[k]) for k in marks[lo:hi])
