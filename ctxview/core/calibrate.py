@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -336,13 +336,6 @@ def _median(values: list[int]) -> int:
     return _med(values)
 
 
-def _signed_median(values: list[int]) -> int:
-    """The median, below zero too (the static of requests billed less than their messages)."""
-    v = sorted(values)
-    n = len(v)
-    return int(v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2) if n else 0
-
-
 def _carried_static(first: Sequence[int], median: int) -> int:
     """The first segment's tools + system + context that a later segment starts from: the larger
     of its median residual and the median of its first :data:`START_SAMPLES` (``first``: its
@@ -365,7 +358,6 @@ def segment_statics(
     restored: Mapping[int, int] | None = None,
     drops: Mapping[int, int] | None = None,
     hidden: Mapping[int, int] | None = None,
-    unbilled: Collection[int] | None = None,
 ) -> dict[tuple[int, str | None], int]:
     """The tools + system of each (segment, model) of ``keys``: its own recorded requests'
     median residual (:data:`MIN_STATIC_SAMPLES` of them), else its segment's (every model, each
@@ -381,14 +373,8 @@ def segment_statics(
     less the drop. ``hidden``: per segment start, what its compaction's new history holds that
     the file does not show (a Codex summary: :func:`~ctxview.sessions.codex.compaction_hidden`):
     such a segment with no request of its own sends the first segment's tools + system and
-    that, the rest of its history being in the file. ``unbilled``: the starts of ``drops`` whose
-    tokens the messages count but the requests no longer bill (hosted search results after a
-    Codex interrupt): there the static may fall below zero."""
-    own = {
-        k: _signed_median(v) if unbilled and k[0] in unbilled else _median(v)
-        for k, v in by.items()
-        if len(v) >= MIN_STATIC_SAMPLES
-    }
+    that, the rest of its history being in the file."""
+    own = {k: _median(v) for k, v in by.items() if len(v) >= MIN_STATIC_SAMPLES}
     # a segment's residuals of every model, in the tokens of the tokenizer before Claude Opus 4.7
     # (each model's residuals are in its own tokens: the same tools + system bill about 1.3x on
     # the newer tokenizer), turned into a model's own tokens where it takes them
@@ -413,9 +399,7 @@ def segment_statics(
             before = [s for s in seg_base if s < seg]
             if before:
                 prior = own.get((max(before), model)) or seg_static(max(before), model)
-                found = prior - drops[seg]
-                if not (unbilled and seg in unbilled):
-                    found = max(0, found)
+                found = max(0, prior - drops[seg])
         if found is None:
             earlier = [s for s in seg_base if s < seg and not (drops and s in drops)]
             if not earlier:

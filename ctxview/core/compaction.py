@@ -14,20 +14,42 @@ from typing import Any
 #: history holds beyond the messages the file shows (a Codex summary the rollout does not hold:
 #: :func:`ctxview.sessions.codex.compaction_hidden`)
 COMPACTION_HIDDEN = "compaction_hidden"
-#: the meta key, on the first message after a Codex turn was interrupted, of the tokens of the
-#: hosted web searches' results the messages before it count and the requests from there on
-#: are no longer billed (:func:`ctxview.sessions.codex.read_codex`)
+#: the meta key, on the first message after a Codex turn was interrupted, of the hosted web
+#: searches (their messages) whose results the requests from there on are no longer billed: they
+#: send each as its item alone (:func:`ctxview.sessions.codex.read_codex`,
+#: :func:`ctxview.core.requests.points.cleared_tokens`)
 RESULTS_UNBILLED = "results_unbilled"
 
 
+#: the key, on a ``compaction`` block, that marks it as one the API reads what precedes (a Codex
+#: replacement history's compaction item: Codex sends every item of the history, and the API
+#: bills them; :func:`ctxview.sessions.codex.read_codex` sets it): such a block cuts nothing
+KEEPS_HISTORY = "keeps_history"
+
+
+def cuts_history(block: Any) -> bool:
+    """A ``compaction`` block the API ignores what precedes (not :data:`KEEPS_HISTORY`)."""
+    return (
+        (type(block) is dict or isinstance(block, Mapping))
+        and block.get("type") == "compaction"
+        and not block.get(KEEPS_HISTORY)
+    )
+
+
 def has_compaction(message: Any) -> bool:
+    """A message holds a ``compaction`` block the API ignores what precedes
+    (:func:`cuts_history`): the tokens, the protocol check and the window start there."""
     content = (
         message.get("content") if type(message) is dict or isinstance(message, Mapping) else None
     )
     if type(content) is not list and not isinstance(content, list):
         return False
     for b in content:  # a loop, not any(genexpr): this runs for every message of a replay
-        if (type(b) is dict or isinstance(b, Mapping)) and b.get("type") == "compaction":
+        if (
+            (type(b) is dict or isinstance(b, Mapping))
+            and b.get("type") == "compaction"
+            and not b.get(KEEPS_HISTORY)
+        ):
             return True
     return False
 
@@ -44,7 +66,8 @@ def claude_code_compaction(meta: Mapping[str, Any] | None) -> bool:
 
 
 def last_compaction(messages: Sequence[Any]) -> tuple[int, int] | None:
-    """``(message index, block index)`` of the last ``compaction`` block, or None."""
+    """``(message index, block index)`` of the last ``compaction`` block that cuts what precedes
+    it (:func:`cuts_history`), or None."""
     for i in range(len(messages) - 1, -1, -1):
         message = messages[i]
         content = (
@@ -55,10 +78,7 @@ def last_compaction(messages: Sequence[Any]) -> tuple[int, int] | None:
         if not isinstance(content, list):
             continue
         for j in range(len(content) - 1, -1, -1):
-            block = content[j]
-            if (type(block) is dict or isinstance(block, Mapping)) and block.get(
-                "type"
-            ) == "compaction":
+            if cuts_history(content[j]):
                 return i, j
     return None
 

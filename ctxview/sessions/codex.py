@@ -37,10 +37,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ctxview.core.compaction import COMPACTION_HIDDEN, RESULTS_UNBILLED
+from ctxview.core.compaction import COMPACTION_HIDDEN, KEEPS_HISTORY, RESULTS_UNBILLED
 from ctxview.core.providers.base import RECORDED_CARRY
 from ctxview.core.providers.openai import CODEX, usage
-from ctxview.core.providers.openai_tokens import WEB_SEARCH_RESULT_TOKENS, server_tool_call
+from ctxview.core.providers.openai_tokens import search_results, server_tool_call
 from ctxview.core.providers.openai_wire import responses_item
 from ctxview.sessions.model import LoadedSession, SessionError
 
@@ -241,10 +241,11 @@ def read_codex(
     # the replacement history of the latest compaction, until Codex's estimate of it
     # (:func:`compaction_hidden`): (its items, their metas)
     compaction: tuple[list[Any], list[dict[str, Any]]] | None = None
-    # hosted web searches in the history whose results the API still bills, and the tokens of
-    # those an interrupted turn left unbilled, for the next message (:data:`RESULTS_UNBILLED`)
-    searches = 0
-    unbilled = 0
+    # the hosted web searches in the history whose results the API still bills (their
+    # messages), and those an interrupted turn left unbilled, for the next message
+    # (:data:`RESULTS_UNBILLED`)
+    searches: list[int] = []
+    unbilled: list[int] = []
     # whether this rollout writes a response's usage before its items (Codex CLI 0.39: its
     # events as they came, the response's items when it ended), decided at the first usage;
     # then each usage waits for the next one, or the file's end, to meet its response
@@ -269,7 +270,7 @@ def read_codex(
             answered = True
         if unbilled:
             meta[RESULTS_UNBILLED] = unbilled
-            unbilled = 0
+            unbilled = []
         if msg.get("role") == "assistant":
             if response is not None and messages and messages[-1].get("role") == "assistant":
                 meta["same_response"] = True
@@ -319,7 +320,7 @@ def read_codex(
                 # the prompts held 47.5k less than the messages counted with 11 searches'
                 # results (11 x 4,300 = 47.3k). The interrupted turn's own items stay: five
                 # other interrupts (no search before them) moved the residual by under 400.
-                unbilled, searches = searches * WEB_SEARCH_RESULT_TOKENS, 0
+                unbilled, searches = searches, []
                 continue
             if payload.get("type") != "token_count":
                 continue
@@ -368,9 +369,13 @@ def read_codex(
             meta["wire"] = payload
             add(responses_item(payload), meta)
             server = server_tool_call(payload)
-            if payload.get("type") == "web_search_call" and not inherited:
-                searches += 1
-            if server is not None and response is not None:
+            if search_results(payload) and not inherited:
+                searches.append(len(messages) - 1)
+            if (
+                server is not None
+                and response is not None
+                and (payload.get("type") != "web_search_call" or search_results(payload))
+            ):
                 # the API ran it and billed its results as input, which no line holds: to
                 # this response's own request too (the later ones hold the call, and count
                 # its results: ``openai_tokens.WEB_SEARCH_RESULT_TOKENS``)
@@ -379,7 +384,7 @@ def read_codex(
         # compacted: the conversation goes on from the replacement history (or the summary)
         history = payload.get("replacement_history")
         boundary = {"trigger": "codex", "line": n}
-        searches = unbilled = 0  # the searches before it are summarised away
+        searches, unbilled = [], []  # the searches before it are summarised away
         if isinstance(history, list) and history:
             compaction = (history, [])
             for k, item in enumerate(history):
@@ -388,7 +393,15 @@ def read_codex(
                 m["compacted_history"] = True
                 if k == 0:
                     m["compact_boundary"] = boundary
-                add(responses_item(item), m)
+                msg = responses_item(item)
+                if isinstance(item, Mapping) and item.get("type") == "compaction":
+                    # it closes the history, every item of which the next request sends and
+                    # the API bills (019f36b8: ~10k of re-sent initial context)
+                    msg["content"] = [
+                        {**b, KEEPS_HISTORY: True} if isinstance(b, dict) else b
+                        for b in msg.get("content") or ()
+                    ]
+                add(msg, m)
                 compaction[1].append(m)
         else:
             text = payload.get("message")

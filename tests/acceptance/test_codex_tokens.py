@@ -46,11 +46,13 @@ def test_every_recorded_usage_is_a_requests(figures: list[FileFigures]) -> None:
 
 
 def test_the_calibrated_estimate_holds_its_figures(figures: list[FileFigures]) -> None:
+    """0.1% / 0.2% measured (0.1% / 0.8% before a custom tool's input was counted as its text
+    and each search at what the usage shows it billed)."""
     errors = [e for f in figures for e in f.errors]
     assert len(errors) == 92
     median, p90 = quantile(errors, 0.5), quantile(errors, 0.9)
     assert median is not None and p90 is not None
-    assert median <= 0.005 and p90 <= 0.02, (median, p90)
+    assert median <= 0.005 and p90 <= 0.01, (median, p90)
 
 
 def test_the_estimate_fitted_on_the_first_half_holds_its_figures(
@@ -100,9 +102,10 @@ def test_the_third_unseen_sets_rollouts_reach_the_calibrated_goal(
     unseen3: list[FileFigures],
 ) -> None:
     """The judge (``unseen3/codex``: 8 agentv rollouts never looked at, 1,661 requests with
-    usage, with Codex compactions): calibrated within the goal (0.1% / 0.9% measured; 0.2% /
+    usage, with Codex compactions): calibrated within the goal (0.1% / 0.7% measured; 0.2% /
     1.9% before the hosted searches' results were unbilled after an interrupt), every rollout
-    within 1% at its median (019eecb9 was 18%)."""
+    within 1% at its median (019eecb9 was 18%) and within 3% at its p90 (019eecb9 0.4%; 14.9%
+    with every search at 4,300)."""
     errors = [e for f in unseen3 for e in f.errors]
     assert len(errors) == 1_661
     median, p90 = quantile(errors, 0.5), quantile(errors, 0.9)
@@ -110,6 +113,8 @@ def test_the_third_unseen_sets_rollouts_reach_the_calibrated_goal(
     assert median <= 0.005 and p90 <= 0.015, (median, p90)
     medians = [quantile(f.errors, 0.5) or 0.0 for f in unseen3]
     assert max(medians) <= 0.01, medians
+    p90s = [quantile(f.errors, 0.9) or 0.0 for f in unseen3]
+    assert max(p90s) <= 0.03, p90s
 
 
 def test_the_third_unseen_sets_rollouts_reach_the_goal_fitted_on_the_first_half(
@@ -118,11 +123,11 @@ def test_the_third_unseen_sets_rollouts_reach_the_goal_fitted_on_the_first_half(
     """Fitted on the first half, most of the second half lies after a compaction the fit saw
     no request of: its segment sends the first segment's tools + system, every item of the
     replacement history, and the summary Codex's own estimate shows the file does not hold
-    (0.4% / 2.6% measured; 0.5% / 21.9% before)."""
+    (0.3% / 2.2% measured; 0.5% / 21.9% before)."""
     errors = [e for f in unseen3 for e in f.half_errors]
     median, p90 = quantile(errors, 0.5), quantile(errors, 0.9)
     assert median is not None and p90 is not None
-    assert median <= 0.01 and p90 <= 0.05, (median, p90)
+    assert median <= 0.01 and p90 <= 0.03, (median, p90)
 
 
 def test_a_codex_039_rollout_gives_each_usage_to_the_response_after_it() -> None:

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from ctxview.core.compaction import KEEPS_HISTORY
 from ctxview.core.providers import audio_length, o200k
 from ctxview.core.providers.base import carried_by
 from ctxview.core.tokens import image_info
@@ -178,6 +179,37 @@ ENCRYPTED_CHARS_PER_TOKEN = 10.0
 WEB_SEARCH_RESULT_TOKENS = 4_300
 
 
+def search_results(block: Any) -> int:
+    """The tokens of the hosted results a block's web search is billed for while in the
+    conversation (:data:`WEB_SEARCH_RESULT_TOKENS`); 0 for any other block, and for a
+    ``web_search_call`` that records no ``action`` (nor an ``id``): Codex CLI 0.118 wrote such
+    items (diag4's gitsync rollouts, gpt-5.4: four distinct searches), and neither the
+    response that ran one nor any later request was billed more than the item (the error
+    jumped by 4.3k after each while they were counted)."""
+    if not isinstance(block, Mapping) or block.get("type") != "web_search_call":
+        return 0
+    if "action" not in block and "id" not in block:
+        return 0
+    return WEB_SEARCH_RESULT_TOKENS
+
+
+def message_search_results(message: Mapping[str, Any]) -> int:
+    """:func:`search_results` of each block of a message."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return 0
+    return sum(search_results(b) for b in content)
+
+
+def billed_searches(message: Mapping[str, Any]) -> int:
+    """How many of a message's blocks are web searches whose results are billed
+    (:func:`search_results`)."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return 0
+    return sum(1 for b in content if search_results(b))
+
+
 def text_tokens(text: str) -> int:
     """Tokens of ``text`` in o200k_base, exactly."""
     return o200k.count(text)
@@ -293,6 +325,7 @@ def block_tokens(block: Any, rule: ImageRule = TILES) -> int:
         sealed = block.get("encrypted_content")
         if isinstance(sealed, str):
             return math.ceil(len(sealed) / ENCRYPTED_CHARS_PER_TOKEN)
+        return json_tokens({k: v for k, v in block.items() if k not in ("type", KEEPS_HISTORY)})
     if kind == "additional_tools":
         # tools given mid-conversation are billed twice their JSON (the item, and the tool list
         # the API renders again with them): within 2 tokens on the two tune bodies that show it
@@ -301,11 +334,15 @@ def block_tokens(block: Any, rule: ImageRule = TILES) -> int:
         # reasoning is not sent back as prompt text (an encrypted item is not billed as input)
         return 0
     if kind == "web_search_call":
-        return json_tokens(block) + WEB_SEARCH_RESULT_TOKENS
+        return json_tokens(block) + search_results(block)
     if kind == "input_audio":
         return audio_tokens(block.get("input_audio"))
     if kind in ("tool_use", "server_tool_use"):
-        return text_tokens(str(block.get("name", ""))) + arguments_tokens(block.get("input", {}))
+        args = block.get("input", {})
+        raw = freeform_input(args)
+        return text_tokens(str(block.get("name", ""))) + (
+            text_tokens(raw) if raw is not None else arguments_tokens(args)
+        )
     if kind == "tool_result":
         content = block.get("content", "")
         if isinstance(content, list):
@@ -319,6 +356,18 @@ def block_tokens(block: Any, rule: ImageRule = TILES) -> int:
             return json_tokens(source.get("data", ""))
         return FILE_UNKNOWN_TOKENS
     return json_tokens({k: v for k, v in block.items() if k != "type"})
+
+
+def freeform_input(args: Any) -> str | None:
+    """The text a custom (freeform) tool was called with: its call's input as the readers keep
+    it, ``{"input": text}`` (``openai_wire``: a Responses ``custom_tool_call``, a Chat
+    ``custom`` call), which the API bills as the text itself, not as a JSON string; None for
+    a function's arguments."""
+    if type(args) is dict and len(args) == 1:
+        text = args.get("input")
+        if type(text) is str:
+            return text
+    return None
 
 
 def audio_tokens(audio: Any) -> int:
@@ -431,15 +480,32 @@ def reasoning_tokens(encrypted: str) -> int:
     return max(0, math.ceil((len(encrypted) - REASONING_SEAL_CHARS) / REASONING_CHARS_PER_TOKEN))
 
 
+#: how a message Codex CLI writes into the running turn when a sub-agent it spawned ends opens:
+#: a user message, but no turn of the user's
+SUBAGENT_NOTIFICATION = "<subagent_notification>"
+
+
 def _user_turn(message: Mapping[str, Any]) -> bool:
-    """A user message that starts a turn (not one carrying tool results)."""
+    """A user message that starts a turn: not one carrying tool results, nor Codex's notice
+    that a sub-agent ended (:data:`SUBAGENT_NOTIFICATION`), after which the turn's reasoning
+    is still billed: on diag4's gitsync_019d7d08 the estimate fell below the recorded prompt by
+    the turn's carried reasoning at each of its 12 notices (15 to 7,444 tokens), and no
+    recorded prompt fell there."""
     if message.get("role") != "user":
         return False
     content = message.get("content")
     if isinstance(content, str):
-        return True
+        return not content.startswith(SUBAGENT_NOTIFICATION)
     if isinstance(content, Sequence):
-        return not any(isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content)
+        for b in content:
+            if not isinstance(b, Mapping):
+                continue
+            if b.get("type") == "tool_result":
+                return False
+            text = b.get("text")
+            if isinstance(text, str) and text.startswith(SUBAGENT_NOTIFICATION):
+                return False
+        return True
     return True
 
 

@@ -263,6 +263,8 @@ def replay_context(
                             dirty = pos
                             dirty_reason = dirty_reason or "edited"
                     total = static + wtok + carried
+            if plan.own and p.response in plan.own:
+                total += plan.own[p.response]  # (billed after the prompt: never cached)
             if out_tok is None:
                 out_tok = tok[p.response] if p.response is not None else 0
             read, write, uncached, brk, c, red_cost = cache.settle(

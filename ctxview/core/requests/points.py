@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import accumulate
@@ -36,6 +36,7 @@ from ctxview.core.content import content_texts
 from ctxview.core.microcompact import cleared_versions, note_result_holders
 from ctxview.core.protocol import RuleSet
 from ctxview.core.providers.base import CacheModel, Provider, TokenModel
+from ctxview.core.providers.openai_tokens import billed_searches, message_search_results
 from ctxview.core.requests.restart import assumed_head, cached_head, restarts
 from ctxview.core.requests.types import (
     CALIBRATED_FORMATS,
@@ -141,9 +142,9 @@ def segment_starts(session: SessionLike, blocks_in: Iterable[int] | None = None)
         for i in (range(n) if blocks_in is None else blocks_in)
         if 0 < i < n
         and msgs[i].get("role") == "assistant"
-        # a Codex compaction's item closes its replacement history, whose every item the
-        # next request sends and the API bills (the history starts the segment already)
-        and not (metas[i] or {}).get("compacted_history")
+        # (a Codex compaction's item, which closes its replacement history, cuts nothing: the
+        # next request sends every item of it, the API bills them, and the history starts the
+        # segment already: ``compaction.KEEPS_HISTORY``)
         and has_compaction(msgs[i])
     )
     return found
@@ -405,12 +406,149 @@ def static_drops(session: SessionLike) -> dict[int, int]:
     return out
 
 
-def cleared_tokens(session: SessionLike, rates: Rates) -> dict[int, list[tuple[int, int]]]:
-    """:func:`cleared_versions` in tokens under ``rates``."""
-    return {
+def cleared_tokens(
+    session: SessionLike,
+    rates: Rates,
+    measure: Callable[[Any], int] | None = None,
+    search_tokens: Mapping[int, int] | None = None,
+) -> dict[int, list[tuple[int, int]]]:
+    """Per message from which the requests send earlier messages at another size, (transcript
+    id, its tokens as sent from then on) of each: :func:`cleared_versions` under ``rates``;
+    each hosted web search message of ``search_tokens`` at its results a search there (what
+    the file's recorded usage measured: :func:`search_result_tokens`), from the search on;
+    and the searches whose
+    results a Codex interrupt left unbilled (:data:`RESULTS_UNBILLED`: each its item alone).
+    ``measure``: the session's own token model (its estimates count each search's results at
+    :func:`message_search_results`)."""
+    out = {
         i: [(k, rates.tokens(message_features(m))) for k, m in changed]
         for i, changed in cleared_versions(session).items()
     }
+    msgs = session.messages
+
+    def size(m: Any) -> int:
+        return measure(m) if measure is not None else rates.tokens(message_features(m))
+
+    for k, each in (search_tokens or {}).items():
+        if 0 <= k < len(msgs):
+            m = msgs[k]
+            out.setdefault(k, []).append(
+                (k, max(0, size(m) - message_search_results(m)) + billed_searches(m) * each)
+            )
+    for i, meta in enumerate(session.metas):
+        ids = meta.get(RESULTS_UNBILLED) if meta else None
+        if not isinstance(ids, list) or not i:
+            continue
+        sent = [
+            (k, max(0, size(msgs[k]) - message_search_results(msgs[k])))
+            for k in ids
+            if type(k) is int and 0 <= k < i
+        ]
+        if sent:
+            out.setdefault(i, []).extend(sent)
+    return out
+
+
+def search_result_tokens(
+    session: SessionLike,
+    recs: Sequence[tuple[_Point, int]],
+    sent: Callable[[int, int], int],
+    seg_of: Sequence[int],
+    unbilled: Sequence[int],
+) -> dict[int, int] | None:
+    """What each hosted web search's results were billed (per search message, tokens a
+    search), by the file's recorded usage (None where it shows none). A response that ran
+    searches: the growth of the recorded prompt from the request before the one that ran them
+    to the first request holding them, less what the messages between count without their
+    results, a search; a search whose growth no usage shows (no recorded request on either
+    side, another search between): the median of those measured. The results vary with the
+    search: 178 to 7,207 tokens a search on fresh3_more (median 4,346:
+    :data:`WEB_SEARCH_RESULT_TOKENS`); on unseen3's agentv_019eecb9 two searches took ~4,300
+    each, six later ones ~7,800, one ~5,900, four more ~7,200. ``recs``: the recorded
+    requests, (point, prompt); ``sent(a, b)``: what messages ``[a, b)`` of one segment count,
+    results included."""
+    msgs, metas = session.messages, session.metas
+    marks = [i for i, m in enumerate(msgs) if billed_searches(m)]
+    if not marks or len(recs) < 3:
+        return None
+    found: list[float] = []
+    measured: dict[int, int] = {}
+    runs = [_runs_searches(msgs, p.response) for p, _ in recs]
+    for q in range(1, len(recs)):
+        # a run of requests whose responses ran searches (each billed its own), from the
+        # request before it to the first request after it that ran none
+        if not runs[q] or runs[q - 1]:
+            continue
+        e = q
+        while e < len(recs) and runs[e]:
+            e += 1
+        if e == len(recs):
+            continue
+        (pa, ta), (pq, _), (pn, tn) = recs[q - 1], recs[q], recs[e]
+        lo, hi = bisect_left(marks, pq.n), bisect_left(marks, pn.n)
+        if hi == lo or bisect_left(marks, pa.n) != lo or pa.n == 0 or pa.n >= pn.n:
+            continue  # (a search between a and q: a response whose request is not recorded)
+        if seg_of[pa.n - 1] != seg_of[pn.n - 1]:
+            continue
+        if any(pa.n <= u < pn.n for u in unbilled):
+            continue
+        if _model_of(metas, pa, session.model) != _model_of(metas, pn, session.model):
+            continue
+        n = sum(billed_searches(msgs[k]) for k in marks[lo:hi])
+        counted = sum(message_search_results(msgs[k]) for k in marks[lo:hi])
+        grown = (tn - ta) - (sent(pa.n, pn.n) - counted)
+        found.append(grown / n)
+        measured.update(dict.fromkeys(marks[lo:hi], max(0, round(grown / n))))
+    if not found:
+        return None
+    typical = max(0, round(_quantile(sorted(found), 0.5)))
+    return {k: measured.get(k, typical) for k in marks}
+
+
+def _runs_searches(msgs: Sequence[Mapping[str, Any]], first: int | None) -> bool:
+    """The response whose first message is ``first`` ran a billed web search."""
+    k = first
+    while k is not None and k < len(msgs) and msgs[k].get("role") == "assistant":
+        if billed_searches(msgs[k]):
+            return True
+        k += 1
+    return False
+
+
+def own_results(
+    session: SessionLike, search_tokens: Mapping[int, int] | None = None
+) -> dict[int, int]:
+    """Per response (its first message) that ran hosted web searches whose results are
+    billed, those results: its own request is billed them beyond its window, as the requests
+    after it are (each search at ``search_tokens``, what the file's usage measured, else
+    :data:`WEB_SEARCH_RESULT_TOKENS`). On every Codex set the request of such a response was
+    under by about that: -4,299 (1 search), -4,414 (1), -4,500 (1), -9,305 (2), -22,380 (6)."""
+    msgs, metas = session.messages, session.metas
+    out: dict[int, int] = {}
+    first: int | None = None
+    for i, m in enumerate(msgs):
+        if m.get("role") != "assistant":
+            first = None
+            continue
+        if first is None or not (metas[i] or {}).get("same_response"):
+            first = i
+        n = billed_searches(m)
+        if n:
+            each = (search_tokens or {}).get(i)
+            out[first] = out.get(first, 0) + n * (
+                each if each is not None else message_search_results(m) // n
+            )
+    return out
+
+
+def results_unbilled_at(session: SessionLike) -> list[int]:
+    """The messages from which a Codex interrupt left earlier hosted searches' results
+    unbilled (:data:`RESULTS_UNBILLED`)."""
+    return [
+        i
+        for i, m in enumerate(session.metas)
+        if i and m and isinstance(m.get(RESULTS_UNBILLED), list) and m[RESULTS_UNBILLED]
+    ]
 
 
 def _resumed(session: SessionLike, k: int) -> bool:
@@ -583,6 +721,9 @@ class Calibration(NamedTuple):
     head: int | None = None
     #: the recorded reads show ``head`` (else it is assumed)
     head_seen: bool = False
+    #: per hosted web search message, what its results were billed a search, by the file's
+    #: usage (:func:`search_result_tokens`); None: the provider's constant
+    search_tokens: dict[int, int] | None = None
 
 
 def calibrate(session: SessionLike, features: Sequence[Features] | None = None) -> Calibration:
@@ -617,7 +758,11 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
     # a microcompaction clears earlier tool results: the growth across one is not what the
     # messages added billed (it is left out of the fit), and the requests after it are
     # measured with those results cleared (below)
-    micro = sorted(i for i, m in enumerate(metas) if m and "microcompact" in m)
+    # (a Codex interrupt, likewise, leaves the earlier hosted searches' results unbilled)
+    micro = sorted(
+        {i for i, m in enumerate(metas) if m and "microcompact" in m}
+        | set(results_unbilled_at(session))
+    )
     # a Gemini CLI record after turns its file does not keep: the growth up to its request is
     # more than the messages between (left out of the fit)
     unkept = [i for i, m in enumerate(metas) if m and "unkept_turns" in m]
@@ -626,6 +771,8 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
     models = [_model_of(metas, p, session.model) for p in points if p.response is not None]
     base = tokenizer_scale(max(set(models), key=models.count)) if models else 1.0
     scales = {m: tokenizer_scale(m) / base for m in set(models)}
+    # the responses that ran hosted web searches, whose own requests were billed the results
+    searching = set(own_results(session))
     for p in points:
         rec = (
             _recorded(metas[p.response])[0]
@@ -673,6 +820,9 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
                 unlogged_drop(prev[1], total)
                 and _model_of(metas, prev[0], session.model) == _model_of(metas, p, session.model)
                 and not _sent_before_segment(session, prev[0], starts)
+                # (a request that ran hosted searches was billed their results beyond its
+                # window: what follows it holds less, and nothing fell)
+                and prev[0].response not in searching
             ):
                 fallen[prev[0].n] = prev[1] - total
         prev = (p, total)
@@ -703,23 +853,45 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
         if counted is not None and counted.carry is not None
         else None
     )
+    # what a hosted search's results were billed, by the file's usage: the messages count each
+    # search at that from there on (:func:`cleared_tokens`)
+    search_size = (
+        search_result_tokens(
+            session,
+            recs,
+            lambda a, b: (
+                pre[b]
+                - pre[a]
+                + (
+                    carry.window(-1, seg_start[b - 1], b) - carry.window(-1, seg_start[b - 1], a)
+                    if carry
+                    else 0
+                )
+            ),
+            seg_of,
+            results_unbilled_at(session),
+        )
+        if counted is not None
+        else None
+    )
+    own_billed = own_results(session, search_size) if searching else {}
     # the tools + system are keyed by segment, and apart after a microcompaction that cleared
     # results the file does not hold (:func:`static_drops`)
     drops = static_drops(session)
     drops.update(fallen)
-    # results the messages count and the requests from there on are not billed (a Codex turn
-    # interrupted after hosted web searches): the static falls by them, below zero if need be
-    unbilled = {
-        i: v
-        for i, m in enumerate(metas)
-        if i > 0 and m and type(v := m.get(RESULTS_UNBILLED)) is int
-    }
-    drops.update(unbilled)
     key_start = (
         _segment_start_of(len(session.messages), starts | set(drops)) if drops else seg_start
     )
     by: dict[tuple[int, str | None], list[int]] = {}
-    clearing = sorted(cleared_tokens(session, rates).items()) if micro else []
+    clearing = (
+        sorted(
+            cleared_tokens(
+                session, rates, counted.estimate if counted is not None else None, search_size
+            ).items()
+        )
+        if micro or search_size is not None
+        else []
+    )
     now_cleared: dict[int, int] = {}  # message -> its tokens as sent, cleared
     ci = 0
     # a request after turns its file does not keep (in its segment) billed them too: its
@@ -740,7 +912,9 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
             if now_cleared:
                 sent -= sum(pre[k + 1] - pre[k] - t for k, t in now_cleared.items() if k >= s0)
             by.setdefault((key_start[p.n - 1], m), []).append(
-                total - round(sent * scales.get(m, 1.0))
+                total
+                - (own_billed.get(p.response, 0) if p.response is not None else 0)
+                - round(sent * scales.get(m, 1.0))
             )
     residuals = sorted(r for v in by.values() for r in v)
     static = max(0, int(_quantile(residuals, 0.5)))
@@ -764,7 +938,6 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
         restored_after(session.messages, later, rates) if later else None,
         drops,
         {s: h for s in later if type(h := metas[s].get(COMPACTION_HIDDEN)) is int} or None,
-        set(unbilled),
     )
     head = cached_head(
         [
@@ -789,6 +962,7 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
         {m: v for m, v in scales.items() if v != 1.0} or None,
         head,
         head_seen,
+        search_size,
     )
 
 

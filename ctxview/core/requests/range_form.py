@@ -163,6 +163,8 @@ def replay_range(
             else:
                 n = wtok = 0
             total = static + wtok
+            if plan.own and p.response in plan.own:
+                total += plan.own[p.response]  # (billed after the prompt: never cached)
             # -- what of the previous prompt survives
             if out_tok is None:
                 out_tok = tok[p.response] if p.response is not None else 0
@@ -464,6 +466,8 @@ def replay_editing(
             if plan.carry is not None and nw:
                 wtok += plan.carry.window(-1, offset, i)
             total = static + wtok
+            if plan.own and p.response in plan.own:
+                total += plan.own[p.response]
             # -- what of the previous prompt survives
             if out_tok is None:
                 out_tok = tok[p.response] - cut.get(p.response, 0) if p.response is not None else 0

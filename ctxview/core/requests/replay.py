@@ -49,6 +49,7 @@ from ctxview.core.requests.points import (
     cleared_tokens,
     first_messages_uncached,
     history_resends,
+    own_results,
     provider_tokens,
     resent_from,
     session_features,
@@ -334,12 +335,19 @@ def simulate(
         scales,
         history_resends(session),
         resent_from(session),
-        cleared_tokens(session, rates) if session.format in CALIBRATED_FORMATS else {},
+        cleared_tokens(
+            session, rates, None if counted is None else counted.estimate, cal.search_tokens
+        )
+        if session.format in CALIBRATED_FORMATS
+        else {},
         measure=None if counted is None else counted.estimate,
         head=head,
         carry=shared.turn_carry(counted, recorded_carry(session.metas)),
         first_uncached=first_messages_uncached(session),
         refreshes=cache_refreshes(session),
+        own=own_results(session, cal.search_tokens) or None
+        if session.format in CALIBRATED_FORMATS
+        else None,
     )
     source = "context" if _reference else window_source(plan)
     if source != "context":

@@ -593,6 +593,9 @@ class ReplayPlan:
     #: when requests the transcript holds no response of read the cached prompt
     #: (:func:`~.points.cache_refreshes`)
     refreshes: list[float] = field(default_factory=list)
+    #: per response (its first message), what its own request was billed beyond its window:
+    #: the results of the hosted web searches the response ran (:func:`~.points.own_results`)
+    own: dict[int, int] | None = None
 
     def message_tokens(self, message: Any, classify: bool = True) -> int:
         """Tokens of one message as sent (an edited one too): the provider's estimate, else

@@ -398,3 +398,31 @@ def test_the_launch_rule_covers_gpt_4o_mini_and_the_api_s_first_weeks_only() -> 
     assert not superseded("openai_responses", response("2025-03-21T03:25", "gpt-4.1"))
     # a date before the API opened is a fixture's own, not the API's
     assert not superseded("openai_responses", response("2024-02-27T02:13", "gpt-4o-mini"))
+
+
+def test_a_custom_tools_freeform_input_is_billed_as_its_text() -> None:
+    """A Codex ``apply_patch`` call (a ``custom_tool_call``): the API bills its input as the
+    patch's text, not as a JSON string (diag4's entgraph_019e7da4: a 17 kB patch added 4,347
+    tokens, and its JSON-escaped form 5,245); a function's arguments stay JSON."""
+    from ctxview.core.providers.openai_wire import responses_item
+
+    patch = '*** Begin Patch\n*** Add File: a.go\n+package a\n+\n+import (\n+\t"fmt"\n+)\n' * 20
+    call = {"type": "custom_tool_call", "call_id": "c", "name": "apply_patch", "input": patch}
+    block = responses_item(call)["content"][0]
+    assert ot.block_tokens(block) == ot.text_tokens("apply_patch") + ot.text_tokens(patch)
+    assert ot.text_tokens(patch) < ot.json_tokens(json.dumps(patch))
+    fn = {"type": "function_call", "call_id": "f", "name": "run", "arguments": '{"cmd": "ls"}'}
+    fblock = responses_item(fn)["content"][0]
+    assert ot.block_tokens(fblock) == ot.text_tokens("run") + ot.json_tokens({"cmd": "ls"})
+
+
+def test_a_sub_agents_notice_starts_no_turn() -> None:
+    """Codex writes a sub-agent's end into the running turn as a user message: the turn's
+    reasoning is still billed after it; a prompt of the user's ends the turn."""
+    notice = {
+        "role": "user",
+        "content": [{"type": "text", "text": '<subagent_notification>\n{"agent_path": "a"}'}],
+    }
+    assert ot.reasoning_carry(notice) == (False, 0)
+    assert ot.reasoning_carry({"role": "user", "content": "<subagent_notification> x"})[0] is False
+    assert ot.reasoning_carry({"role": "user", "content": [{"type": "text", "text": "go on"}]})[0]

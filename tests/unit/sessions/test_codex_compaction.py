@@ -102,6 +102,27 @@ def test_a_compaction_item_closing_a_replacement_history_starts_no_segment(
     assert segment_starts(s) == {2}
 
 
+def test_the_window_shown_holds_the_items_before_the_closing_compaction_item(
+    tmp_path: Path,
+) -> None:
+    """The window ``inspect`` and the app show after a Codex compaction is what the requests
+    send: the replacement history's items before its compaction item are not cut away."""
+    from ctxview.core.compaction import has_compaction
+    from ctxview.sessions.replay import replay
+
+    context = _user("<environment_context>" + "resent " * 400 + "</environment_context>")
+    history = [context, {"type": "compaction", "encrypted_content": "REDACTED"}]
+    s = load_session(_rollout(tmp_path, history, 4_000))
+    assert not has_compaction(s.messages[3])  # it closes the history: it cuts nothing
+    rep = replay(s, as_sent=True)
+    estimate = rep.message_estimate()
+    shown = rep.summary()["window"]["token_breakdown"]["messages"]
+    assert shown == sum(estimate(s.messages[i]) for i in (2, 3, 4)) + rep.carried_tokens(
+        [s.messages[i] for i in (2, 3, 4)]
+    )
+    assert shown > 400  # the re-sent context is in it
+
+
 def test_a_segment_with_a_known_hidden_part_starts_from_the_first_segments_static() -> None:
     """A segment of no recorded request sends the first segment's tools + system plus its
     hidden summary, not the segment before it's (whose summary it no longer holds)."""

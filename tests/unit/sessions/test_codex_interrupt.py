@@ -7,10 +7,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ctxview.core.calibrate import segment_statics
+from ctxview.core.calibrate import DEFAULT_RATES
 from ctxview.core.compaction import RESULTS_UNBILLED
-from ctxview.core.providers.openai_tokens import WEB_SEARCH_RESULT_TOKENS
-from ctxview.core.requests.points import calibrate
+from ctxview.core.providers.openai_tokens import (
+    WEB_SEARCH_RESULT_TOKENS,
+    block_tokens,
+    json_tokens,
+    search_results,
+)
+from ctxview.core.requests import simulate
+from ctxview.core.requests.points import calibrate, cleared_tokens
 from ctxview.sessions import load_session
 
 
@@ -26,7 +32,12 @@ def _answer(text: str) -> str:
     return _line("response_item", {"type": "message", "role": "assistant", "content": text})
 
 
-SEARCH = _line("response_item", {"type": "web_search_call", "status": "completed"})
+SEARCH = _line(
+    "response_item",
+    {"type": "web_search_call", "status": "completed", "action": {"type": "search", "query": "q"}},
+)
+#: a search item that records no action (Codex CLI 0.118): billed as its item alone
+BARE_SEARCH = _line("response_item", {"type": "web_search_call", "status": "completed"})
 ABORTED = _line("event_msg", {"type": "turn_aborted", "reason": "interrupted"})
 
 
@@ -59,7 +70,7 @@ def test_the_message_after_an_interrupt_carries_the_unbilled_results(tmp_path: P
         )
     )
     unbilled = {i: m[RESULTS_UNBILLED] for i, m in enumerate(s.metas) if RESULTS_UNBILLED in m}
-    assert unbilled == {7: 2 * WEB_SEARCH_RESULT_TOKENS}
+    assert unbilled == {7: [1, 2]}  # the two searches' messages
     assert s.messages[7]["content"] == "go on"
 
 
@@ -77,22 +88,35 @@ def test_an_interrupt_without_searches_since_a_compaction_unbills_nothing(tmp_pa
     assert not any(RESULTS_UNBILLED in m for m in s.metas)
 
 
-def test_the_static_falls_below_zero_by_the_unbilled_results() -> None:
-    """Fitted on requests before the interrupt only, the requests after it take the static
-    before it less the results (the messages still count them); with requests of its own, the
-    key takes their median, below zero too."""
-    by = {(0, "m"): [10_000, 10_000, 10_000]}
-    keys = {(0, "m"), (40, "m")}
-    out = segment_statics(by, keys, 10_000, drops={40: 30_000}, unbilled={40})
-    assert out[(40, "m")] == -20_000
-    assert segment_statics(by, keys, 10_000, drops={40: 30_000})[(40, "m")] == 0
-    by[(40, "m")] = [-19_000, -19_500, -19_200]
-    assert segment_statics(by, keys, 10_000, drops={40: 30_000}, unbilled={40})[(40, "m")] == (
-        -19_200
+def test_a_search_that_records_no_action_is_billed_as_its_item_alone(tmp_path: Path) -> None:
+    s = load_session(_write(tmp_path, [_user("q"), SEARCH, BARE_SEARCH, _answer("a")]))
+    blocks = [s.messages[1]["content"][0], s.messages[2]["content"][0]]
+    assert [search_results(b) for b in blocks] == [WEB_SEARCH_RESULT_TOKENS, 0]
+    assert block_tokens(blocks[1]) == json_tokens(blocks[1])
+
+
+def test_cleared_tokens_send_the_searches_without_their_results(tmp_path: Path) -> None:
+    s = load_session(
+        _write(
+            tmp_path,
+            [_user("q"), SEARCH, _answer("a"), _user("<turn_aborted>"), ABORTED, _user("go")],
+        )
     )
 
+    def measure(m: Any) -> int:
+        return block_tokens(m["content"][0]) if isinstance(m["content"], list) else 1
 
-def test_the_calibration_keys_the_static_apart_after_the_interrupt(tmp_path: Path) -> None:
+    assert cleared_tokens(s, DEFAULT_RATES, measure) == {
+        4: [(1, json_tokens(s.messages[1]["content"][0]))]
+    }
+
+
+def test_the_requests_after_the_interrupt_send_the_searches_without_results(
+    tmp_path: Path,
+) -> None:
+    """The tools + system stay one figure across the interrupt (never below zero): the
+    requests after it count the searches as their items alone."""
+
     def count(prompt: int, total: int) -> str:
         usage = {"input_tokens": prompt, "cached_input_tokens": 0, "output_tokens": 5}
         info = {"total_token_usage": {"input_tokens": total}, "last_token_usage": usage}
@@ -109,7 +133,11 @@ def test_the_calibration_keys_the_static_apart_after_the_interrupt(tmp_path: Pat
         lines += [_user(f"r{k}"), _answer(f"b{k}"), count(10_900 + k, total)]
     s = load_session(_write(tmp_path, lines))
     cal = calibrate(s)
-    assert cal.statics is not None
-    start = next(i for i, m in enumerate(s.metas) if RESULTS_UNBILLED in m)
-    before, after = cal.statics[(0, "gpt-5.5")], cal.statics[(start, "gpt-5.5")]
-    assert 4_000 <= before - after <= 4_600  # the one search's results, as the recorded fall
+    assert cal.statics is None or len(set(cal.statics.values())) == 1
+    assert cal.static is not None and cal.static > 0
+    log = simulate(s)
+    last = [r for r in log.requests if r.recorded_total][-3:]
+    # the messages after the interrupt count the search without its results, as billed
+    assert all(abs(r.input_tokens - r.recorded_total) < 300 for r in last), [
+        (r.input_tokens, r.recorded_total) for r in last
+    ]

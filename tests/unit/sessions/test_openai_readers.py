@@ -206,7 +206,10 @@ def test_a_codex_token_count_after_the_tool_outputs_is_its_responses_usage(
         line("response_item", call | {"call_id": "b"}),
         line("response_item", output | {"call_id": "b"}),
         count(2100),
-        line("response_item", {"type": "web_search_call", "status": "completed"}),
+        line(
+            "response_item",
+            {"type": "web_search_call", "status": "completed", "action": {"type": "search"}},
+        ),
         line("response_item", {"type": "message", "role": "assistant", "content": "done"}),
         count(2200),
     ]
