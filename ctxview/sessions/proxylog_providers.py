@@ -21,7 +21,12 @@ import json
 from typing import Any
 
 from ctxview.sessions.model import LoadedSession, SessionError
-from ctxview.sessions.proxy_record import RequestRecord, conversation_items, model_in_path
+from ctxview.sessions.proxy_record import (
+    RequestRecord,
+    conversation_items,
+    model_in_path,
+    route_of,
+)
 
 #: the request body's key that holds each endpoint's conversation
 ITEMS_KEY = {
@@ -88,7 +93,8 @@ def check_request(rec: RequestRecord) -> tuple[tuple[str, ...], str, int | None]
     problems = tuple(x.message for x in found if x.severity == "error")
     n = len(problems)
     verdict = f"✗ {n} problem{'s' if n != 1 else ''}" if problems else "✓ valid"
-    tokens = p.tokens.of(model, session.format).request_tokens(
+    route = route_of(rec.path) if rec.provider == "gemini" else None
+    tokens = p.tokens.of(model, session.format, route).request_tokens(
         session.messages, session.system, session.tools, session.request_params
     )
     return problems, verdict, tokens
@@ -174,8 +180,12 @@ def conversation_session(
         session = _read(endpoint, path, body)
     except ValueError as exc:
         raise SessionError(f"{path}: conversation #{number}: {exc}") from None
-    if session.model is None and spine.provider == "gemini":
-        session.model = model_in_path(spine.path)
+    if spine.provider == "gemini":
+        if session.model is None:
+            session.model = model_in_path(spine.path)
+        # the longest request's route: what its tokens are counted by (Vertex AI's streamed
+        # usage leaves the function declarations out)
+        session.route = route_of(spine.path)
     at = _positions(session, wire)
     counts = provider(spine.provider).usage
     for rec in calls:
