@@ -26,7 +26,9 @@ API bodies (a request with its recorded response): the estimate of the whole req
 instruction, tools, contents, as the token model of the model the response names counts them)
 against ``promptTokenCount``, text-only requests without built-in
 tools or an explicit cache (media, built-in tools and cached contents add tokens the body does
-not show).
+not show). Twice: for the route the response tells (:func:`answer_route`: the API and whether
+it streamed, as a proxy recording knows them from the request's URL) and for the body alone
+(no route: what a user opening a lone body gets).
 
 Errors are ``|estimate - recorded| / recorded``; median and p90 pooled over the files. The
 split was fixed before any tuning: see :data:`TUNE`.

@@ -10,7 +10,9 @@ item in ``meta["wire"]``. A Responses request that continues a stored response
 (``previous_response_id``) sends only its new items: its whole conversation is the recorded
 request it continues, that request's reply, then its own items (the chain rebuilt, as far as the
 recording holds it). Each reply's usage (in the canonical counts: the provider's usage rule),
-model, stop reason and time go on its first message.
+model, stop reason and time go on its first message. A Gemini conversation carries its longest
+request's route (``proxy_record.route_of``: Vertex AI or the Gemini API, streamed or not), which
+its token estimate bills by.
 
 Headless.
 """
