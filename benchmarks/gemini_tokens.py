@@ -26,7 +26,9 @@ API bodies (a request with its recorded response): the estimate of the whole req
 instruction, tools, contents, as the token model of the model the response names counts them)
 against ``promptTokenCount``, text-only requests without built-in
 tools or an explicit cache (media, built-in tools and cached contents add tokens the body does
-not show).
+not show). Twice: for the route the response tells (:func:`answer_route`: the API and whether
+it streamed, as a proxy recording knows them from the request's URL) and for the body alone
+(no route: what a user opening a lone body gets).
 
 Errors are ``|estimate - recorded| / recorded``; median and p90 pooled over the files. The
 split was fixed before any tuning: see :data:`TUNE`.
@@ -42,6 +44,7 @@ import statistics
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from ctxview.core.providers.base import GEMINI_API, VERTEX_AI, Route
 from ctxview.core.providers.gemini import PROVIDER, parts_of
 from ctxview.sessions import SessionError, load_session
 
@@ -148,8 +151,17 @@ def on_vertex(request: Path) -> bool:
     return response is not None and vertex_answer(json.loads(response.read_text()))
 
 
-def api_error(request: Path) -> float | None:
-    """The relative error of one request body with a recorded response, or None."""
+def answer_route(answer: object) -> Route:
+    """The route a recorded response tells (as a proxy recording's path would): Vertex AI or
+    the Gemini API (:func:`vertex_answer`), streamed when it was recorded as a stream's chunks
+    (a JSON array: ``streamGenerateContent``; every streamed response of the sets is)."""
+    return Route(VERTEX_AI if vertex_answer(answer) else GEMINI_API, isinstance(answer, list))
+
+
+def api_error(request: Path, routed: bool = True) -> float | None:
+    """The relative error of one request body with a recorded response, or None. ``routed``:
+    estimated for the route its response tells (:func:`answer_route`, as a proxy recording
+    knows it from the path); else for the body alone (no route known)."""
     response = _response(request)
     if response is None:
         return None
@@ -186,7 +198,8 @@ def api_error(request: Path) -> float | None:
         return None
     session = load_session(request)
     # the model the response names (a body names none: the request path held it)
-    model = PROVIDER.tokens.of(last.get("modelVersion") or session.model, session.format)
+    route = answer_route(answer) if routed else None
+    model = PROVIDER.tokens.of(last.get("modelVersion") or session.model, session.format, route)
     estimate = model.request_tokens(
         session.messages, session.system, session.tools, session.request_params
     )
@@ -229,14 +242,16 @@ def sets(which: str, folder: Path = UNSEEN) -> tuple[list[Path], list[Path]]:
     return cli, held if which == "held-out" else [p for p in api_all if p not in held]
 
 
-def api_errors(api: Sequence[Path], refused: list[str] | None = None) -> list[float]:
-    """The relative errors of the measurable bodies among ``api``. A body ctxview refuses to
-    read is named in ``refused`` (when given) and measured no further: one such body must not
-    take the figure of all the others with it."""
+def api_errors(
+    api: Sequence[Path], refused: list[str] | None = None, routed: bool = True
+) -> list[float]:
+    """The relative errors of the measurable bodies among ``api`` (``routed``: see
+    :func:`api_error`). A body ctxview refuses to read is named in ``refused`` (when given) and
+    measured no further: one such body must not take the figure of all the others with it."""
     out = []
     for p in api:
         try:
-            e = api_error(p)
+            e = api_error(p, routed)
         except SessionError as exc:
             if refused is None:
                 raise
@@ -271,6 +286,9 @@ def report(cli: Sequence[Path], api: Sequence[Path]) -> list[str]:
     errors = api_errors(api, refused)
     notes = [f"API bodies ctxview refuses to read: {len(refused)}"] if refused else []
     notes += [f"  {why}" for why in refused[:10]]
+    # a lone body does not say where it went: the same bodies estimated with no route, as a
+    # user opening one gets them (Vertex AI's streamed usage leaves the declarations out)
+    notes.append(_line("  body alone (no route known)", api_errors(api, [], routed=False)))
     # Vertex AI bills some bodies differently from the Gemini API (docs/gemini.md): each API's
     # figure apart, as the recorded responses tell them
     vertex = [p for p in api if on_vertex(p)]
@@ -282,6 +300,7 @@ def report(cli: Sequence[Path], api: Sequence[Path]) -> list[str]:
                 "  of them sent to Vertex AI (response createTime / trafficType)",
                 api_errors(vertex, []),
             ),
+            _line("  of them sent to Vertex AI, body alone", api_errors(vertex, [], routed=False)),
         ]
     return [
         _line(f"Gemini CLI ({len(cli)} sessions), calibrated", calibrated),
@@ -289,7 +308,11 @@ def report(cli: Sequence[Path], api: Sequence[Path]) -> list[str]:
         _line("Gemini CLI, growth over 200 tokens", growth),
         f"Gemini CLI, not measured: {skipped} requests after turns the file does not keep",
         _line("Gemini CLI, each request as `requests` prices it (fitted system + tools)", requests),
-        _line(f"API bodies ({len(api)} files), text-only with a recorded response", errors),
+        _line(
+            f"API bodies ({len(api)} files), text-only with a recorded response, route known"
+            " (from the response, as a proxy recording has it)",
+            errors,
+        ),
         *notes,
     ]
 

@@ -380,7 +380,10 @@ class CtxviewApp(ShellApp):
         notes = found.notes(self.model.session.request_params)
         said = dict.fromkeys(_NOTE_LABELS.get(n.code, "") for n in notes)
         more = "".join(f" · {label}" for label in said if label)
-        return f"{found.label}{more} · "
+        # a Gemini request's route, where the file knows it (the tokens are estimated for it)
+        route = self.model.session.route
+        sent = f" · {route.label()}" if route is not None else ""
+        return f"{found.label}{sent}{more} · "
 
     def on_resize(self, event: Any) -> None:
         self._apply_width(event.size.width)

@@ -64,6 +64,11 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
     )
     rows = [
         ("format", summary["format"]),
+        *(
+            [("route", _route_text(summary["route"]))]
+            if "route" in summary  # (a Gemini session: the route its tokens were estimated for)
+            else []
+        ),
         ("messages", f"{summary['messages_total']:,} in the file"),
         (
             "strategy",
@@ -134,6 +139,12 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
         console.print(ft)
     for w in warnings:
         console.print(Text(f"note: {visible(w)}", style="dim"))
+
+
+def _route_text(route: dict[str, Any] | None) -> str:
+    if route is None:
+        return "not in the file (tokens estimated as the Gemini API bills)"
+    return f"{route['text']} (from the request's URL)"
 
 
 #: skipped lines listed with their reasons by ``inspect``; the rest are counted (--json: all)

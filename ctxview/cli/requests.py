@@ -104,6 +104,7 @@ def requests_report(
         "file": session.path,
         "format": session.format,
         "provider": session.provider,
+        **session.route_fields(),
         "strategy": log.strategy,
         "max_context_messages": log.max_context_messages,
         "model": log.model,
@@ -250,6 +251,7 @@ def requests_json_parts(
             "file": session.path,
             "format": session.format,
             "provider": session.provider,
+            **session.route_fields(),
             "strategy": log.strategy,
             "max_context_messages": log.max_context_messages,
             "model": log.model,
@@ -464,9 +466,11 @@ def _print_requests(report: dict[str, Any], log: Any, rejected: bool) -> None:
         if log.strategy in STRATEGY_EDITS
         else f"simulated: {log.strategy}, max {log.max_context_messages}"
     )
+    route = report.get("route")
+    sent = f" · sent by {route['text']}" if route else ""
     out.write(
         f"ctxview requests · {visible(report['file'])} · {report['format']} · {mode} · "
-        f"model {one_line(str(report['model']), 60)}\n"
+        f"model {one_line(str(report['model']), 60)}{sent}\n"
     )
     head = (
         f"{'#':>5} {'time':8} {'window':>6} {'input':>7} {'read':>7} {'write':>7} "

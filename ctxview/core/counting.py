@@ -45,8 +45,8 @@ class ModelEstimate(Estimate):
     :class:`~ctxview.core.providers.base.TokenModel`): a session of another API counts its
     messages, system prompt and tools by that API's rules, as ``inspect`` does."""
 
-    def __init__(self, tokens: Any, model: str | None, fmt: str = "") -> None:
-        self._tokens = tokens.of(model, fmt)
+    def __init__(self, tokens: Any, model: str | None, fmt: str = "", route: Any = None) -> None:
+        self._tokens = tokens.of(model, fmt, route)
 
     def message(self, message: Mapping[str, Any]) -> int:
         return int(self._tokens.estimate(message))

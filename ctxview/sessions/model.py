@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxview.core.content import system_text
 from ctxview.core.gc_pause import freeze_long_lived as freeze_long_lived
 from ctxview.core.gc_pause import gc_paused as gc_paused
 from ctxview.core.gc_pause import unfreeze as unfreeze
 from ctxview.core.jsonfile import SessionError as SessionError
+
+if TYPE_CHECKING:
+    from ctxview.core.providers.base import Route
 
 #: request body fields ctxview rebuilds itself; every other one is kept in ``request_params``
 #: (``stream`` is a transport choice, not part of the request: it is dropped)
@@ -99,6 +102,10 @@ class LoadedSession:
     #: the API the file's requests went to (``ctxview.core.providers.registry``): its rules,
     #: tokens, cache, prices and request body
     provider: str = "anthropic"
+    #: where the file's requests went, read from their URL (a proxy recording's or a
+    #: cassette's path): Gemini's API and whether the endpoint streamed; None for a file that
+    #: does not say (a lone request body). Gemini's token estimate bills by it
+    route: Route | None = None
     #: the wire messages the system prompt was read from (OpenAI Chat Completions: the leading
     #: system/developer messages), written back as they were while it is unchanged
     system_wire: list[Any] = field(default_factory=list)
@@ -116,6 +123,14 @@ class LoadedSession:
             {"line": n, "reason": self.skipped_reasons.get(n, "not usable")}
             for n in self.skipped_lines
         ]
+
+    def route_fields(self) -> dict[str, Any]:
+        """``{"route": …}`` for a Gemini session, as ``inspect --json`` and ``requests --json``
+        name the route its tokens were estimated for (None: the file does not say, estimated as
+        the Gemini API bills); nothing for another provider's."""
+        if self.provider != "gemini":
+            return {}
+        return {"route": self.route.to_dict() if self.route is not None else None}
 
     @property
     def system_text(self) -> str:

@@ -6,8 +6,12 @@ Headless: imports neither Textual nor an SDK nor aiohttp.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ctxview.core.providers.base import Route
 
 #: the providers whose traffic a recording holds (each has its own upstream and body shape)
 PROVIDERS = ("anthropic", "openai", "gemini")
@@ -74,6 +78,33 @@ def endpoint_of(method: str, path: str) -> str:
     if action == "countTokens":
         return "gemini_count_tokens"
     return "other"
+
+
+#: a Vertex AI path: ``…/projects/P/locations/L/publishers/google/models/M:…``, its express
+#: mode's ``/v1/publishers/google/models/M:…``, a deployed model's ``…/locations/L/endpoints/E:…``
+_VERTEX_PATH = re.compile(r"/publishers/[^/]+/models/|/projects/[^/]+/locations/[^/]+/")
+#: a Gemini API path: ``/v1beta/models/M:…``, ``/v1/tunedModels/M:…`` (after any gateway prefix)
+_GEMINI_API_PATH = re.compile(r"/v1(?:alpha|beta\d*)?/(?:models|tunedModels)/[^/]+$")
+
+
+def route_of(path: str) -> Route | None:
+    """The route (``ctxview.core.providers.base.Route``) of a request to a Gemini model
+    endpoint: Vertex AI or the Gemini API by the path's form, streamed by its action
+    (``streamGenerateContent``); None for any other endpoint."""
+    from ctxview.core.providers.base import GEMINI_API, VERTEX_AI, Route
+
+    endpoint = endpoint_of("POST", path)
+    if endpoint not in ("generate_content", "stream_generate_content"):
+        return None
+    bare = path.split("?", 1)[0].rstrip("/")
+    api = (
+        VERTEX_AI
+        if _VERTEX_PATH.search(bare)
+        else GEMINI_API
+        if _GEMINI_API_PATH.search(bare)
+        else None
+    )
+    return Route(api, endpoint == "stream_generate_content")
 
 
 def model_in_path(path: str) -> str | None:

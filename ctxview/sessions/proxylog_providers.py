@@ -10,7 +10,9 @@ item in ``meta["wire"]``. A Responses request that continues a stored response
 (``previous_response_id``) sends only its new items: its whole conversation is the recorded
 request it continues, that request's reply, then its own items (the chain rebuilt, as far as the
 recording holds it). Each reply's usage (in the canonical counts: the provider's usage rule),
-model, stop reason and time go on its first message.
+model, stop reason and time go on its first message. A Gemini conversation carries its longest
+request's route (``proxy_record.route_of``: Vertex AI or the Gemini API, streamed or not), which
+its token estimate bills by.
 
 Headless.
 """
@@ -21,7 +23,12 @@ import json
 from typing import Any
 
 from ctxview.sessions.model import LoadedSession, SessionError
-from ctxview.sessions.proxy_record import RequestRecord, conversation_items, model_in_path
+from ctxview.sessions.proxy_record import (
+    RequestRecord,
+    conversation_items,
+    model_in_path,
+    route_of,
+)
 
 #: the request body's key that holds each endpoint's conversation
 ITEMS_KEY = {
@@ -88,7 +95,8 @@ def check_request(rec: RequestRecord) -> tuple[tuple[str, ...], str, int | None]
     problems = tuple(x.message for x in found if x.severity == "error")
     n = len(problems)
     verdict = f"✗ {n} problem{'s' if n != 1 else ''}" if problems else "✓ valid"
-    tokens = p.tokens.of(model, session.format).request_tokens(
+    route = route_of(rec.path) if rec.provider == "gemini" else None
+    tokens = p.tokens.of(model, session.format, route).request_tokens(
         session.messages, session.system, session.tools, session.request_params
     )
     return problems, verdict, tokens
@@ -174,8 +182,12 @@ def conversation_session(
         session = _read(endpoint, path, body)
     except ValueError as exc:
         raise SessionError(f"{path}: conversation #{number}: {exc}") from None
-    if session.model is None and spine.provider == "gemini":
-        session.model = model_in_path(spine.path)
+    if spine.provider == "gemini":
+        if session.model is None:
+            session.model = model_in_path(spine.path)
+        # the longest request's route: what its tokens are counted by (Vertex AI's streamed
+        # usage leaves the function declarations out)
+        session.route = route_of(spine.path)
     at = _positions(session, wire)
     counts = provider(spine.provider).usage
     for rec in calls:

@@ -73,7 +73,10 @@ def _counter(session: LoadedSession) -> Any:
     from ctxview.core.providers.registry import provider
 
     return ModelEstimate(
-        provider(session.provider).tokens, session.model, session.wire_format or session.format
+        provider(session.provider).tokens,
+        session.model,
+        session.wire_format or session.format,
+        session.route,
     )
 
 

@@ -96,8 +96,7 @@ class Session:
         families bill tools, calls and thought signatures differently)."""
         from ctxview.core.providers.registry import provider
 
-        s = self.session
-        return provider(self.provider).tokens.of(s.model, s.wire_format or s.format)
+        return provider(self.provider).tokens.for_session(self.session)
 
     def message_estimate(self) -> Callable[[Mapping[str, Any]], int]:
         """Tokens of one message as the request model counts them: under the calibrated rates
@@ -363,6 +362,7 @@ class Session:
             "file": session.path,
             "format": session.format,
             "provider": session.provider,
+            **session.route_fields(),
             # "as sent": a recorded session's window as it went to the API (no truncation);
             # "simulated": under the max and strategy
             "mode": "as sent" if self.as_sent is not None else "simulated",

@@ -1,7 +1,13 @@
-"""A Gemini session in the app: the header names Gemini, the window is checked by Gemini's rules
-(a recorded request the API accepted shows no error), and a recorded session opens as sent."""
+"""A Gemini session in the app: the header names Gemini (and the route a recording's request
+took), the window is checked by Gemini's rules (a recorded request the API accepted shows no
+error), and a recorded session opens as sent."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
 
 from tests.support.apphelp import make_app, settle
 from tests.support.paths import ACCEPTANCE
@@ -25,3 +31,29 @@ async def test_a_body_gemini_accepted_shows_no_error() -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         assert not [p for p in app.model.problems if p.severity == "error"]
+
+
+async def test_a_recorded_requests_route_is_named_in_the_header(tmp_path: Path) -> None:
+    chunks = [
+        {
+            "candidates": [
+                {"content": {"role": "model", "parts": [{"text": "yo"}]}, "finishReason": "STOP"}
+            ],
+            "usageMetadata": {"promptTokenCount": 4, "trafficType": "ON_DEMAND"},
+        }
+    ]
+    url = (
+        "https://us-central1-aiplatform.googleapis.com/v1/projects/p/locations/us-central1/"
+        "publishers/google/models/gemini-2.5-flash:streamGenerateContent"
+    )
+    body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    interaction = {
+        "request": {"method": "POST", "uri": url, "body": json.dumps(body)},
+        "response": {"status": {"code": 200}, "body": {"string": json.dumps(chunks)}},
+    }
+    path = tmp_path / "vertex.yaml"
+    path.write_text(yaml.safe_dump({"interactions": [interaction], "version": 1}))
+    app = make_app(str(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.sub_title.startswith("Gemini · Vertex AI, streamed · gemini-2.5-flash · ")

@@ -136,6 +136,32 @@ def carried_by(
     return n
 
 
+#: :attr:`Route.api`: Google's two APIs answering ``generateContent`` bodies
+GEMINI_API = "gemini-api"
+VERTEX_AI = "vertex-ai"
+_API_LABELS = {GEMINI_API: "Gemini API", VERTEX_AI: "Vertex AI"}
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Where a request went, as the file knows it from the request's URL (a proxy recording's or
+    a cassette's path; a lone request body does not say): the API (:data:`GEMINI_API`,
+    :data:`VERTEX_AI`; None: a path that names neither) and whether the endpoint streamed the
+    answer (``streamGenerateContent``). The same body can be billed differently by route
+    (:meth:`TokenModel.of`)."""
+
+    api: str | None
+    streamed: bool
+
+    def label(self) -> str:
+        """``Vertex AI, streamed`` (as the views say it)."""
+        api = _API_LABELS.get(self.api or "", "API not known")
+        return f"{api}, {'streamed' if self.streamed else 'not streamed'}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"api": self.api, "streamed": self.streamed, "text": self.label()}
+
+
 @dataclass(frozen=True, slots=True)
 class TokenModel:
     """A provider's token estimate of one canonical message (``estimate``), and the file formats
@@ -170,15 +196,23 @@ class TokenModel:
     #: the estimate counts the messages of a file with recorded usage better than rates fitted
     #: to that usage (the request model then fits only the system prompt + tools to it)
     counts_own: bool = False
-    #: the token model of a request to one model from a file of one format, where the model's
-    #: family and the API change what is billed (OpenAI: GPT-4o frames a message in 4 tokens,
-    #: the reasoning models in 3; Gemini's families bill tools, calls and signatures
-    #: differently); None: this one for every model
-    select: Callable[[str | None, str], TokenModel] | None = None
+    #: the token model of a request to one model from a file of one format by one route, where
+    #: the model's family and the API change what is billed (OpenAI: GPT-4o frames a message in
+    #: 4 tokens, the reasoning models in 3; Gemini's families bill tools, calls and signatures
+    #: differently, and Vertex AI's streamed usage no function declarations); None: this one
+    #: for every model
+    select: Callable[[str | None, str, Route | None], TokenModel] | None = None
 
-    def of(self, model: str | None, fmt: str = "") -> TokenModel:
-        """The token model of a request to ``model`` read from a file of format ``fmt``."""
-        return self if self.select is None else self.select(model, fmt)
+    def of(self, model: str | None, fmt: str = "", route: Route | None = None) -> TokenModel:
+        """The token model of a request to ``model`` read from a file of format ``fmt``, sent
+        by ``route`` (None: not known)."""
+        return self if self.select is None else self.select(model, fmt, route)
+
+    def for_session(self, session: Any) -> TokenModel:
+        """The token model of a session's requests: :meth:`of` its model, its format (the wire
+        format it was saved from) and its route, where it knows them."""
+        fmt = getattr(session, "wire_format", None) or session.format
+        return self.of(getattr(session, "model", None), fmt, getattr(session, "route", None))
 
     def system_tokens(self, system: Any) -> int:
         if self.system is not None:

@@ -27,7 +27,15 @@ from typing import Any
 from ctxview.core.cache_rules import Minimum
 from ctxview.core.pricing import Price, PriceBook
 from ctxview.core.protocol import Problem, Rule, RuleSet
-from ctxview.core.providers.base import BodyParts, CacheModel, Provider, TokenModel, Usage
+from ctxview.core.providers.base import (
+    VERTEX_AI,
+    BodyParts,
+    CacheModel,
+    Provider,
+    Route,
+    TokenModel,
+    Usage,
+)
 from ctxview.core.tokens import _json_len
 from ctxview.core.usage import MAX_RECORDED_TOKENS
 
@@ -533,11 +541,25 @@ def _declares_properties(schema: Any) -> bool:
     return isinstance(schema, Mapping) and isinstance(schema.get("properties"), Mapping)
 
 
-def estimate_tools(tools: Any, fam: Family | None = None) -> int:
+def declarations_billed(route: Route | None) -> bool:
+    """Whether a request's function declarations are in its recorded prompt tokens: not in
+    Vertex AI's usage of a streamed request (``streamGenerateContent``). The same conversation
+    was billed 73 on Vertex AI's stream and 181 on the Gemini API's (charmbracelet/fantasy's
+    two-tool request, Gemini 2.5 Flash and Pro alike; its declarations estimated 98), 174
+    against 238 and 76 against 120 (ruby_llm's streamed tool tests, the same bodies; 83 and 30
+    estimated); Vertex AI's non-streamed requests bill them as the Gemini API does (ruby_llm's
+    ``can_use_tools_without_parameters``: 90 on both). Unknown (a lone body): billed, as on
+    the Gemini API and every non-streamed endpoint."""
+    return route is None or not (route.api == VERTEX_AI and route.streamed)
+
+
+def estimate_tools(tools: Any, fam: Family | None = None, billed: bool = True) -> int:
     """Tokens of the ``tools`` (a list of Tool objects): each function declaration's name,
     description, parameters' and response schema's words, with the family's tool-use framing
     once and its framing of each declaration, property and object returned; a built-in
-    tool (Google Search, code execution) as its JSON."""
+    tool (Google Search, code execution) as its JSON. ``billed``: whether the route bills
+    the function declarations (:func:`declarations_billed`; the built-in tools are
+    counted either way)."""
     if not tools:
         return 0
     fam = fam or FAMILIES["3"]
@@ -552,6 +574,8 @@ def estimate_tools(tools: Any, fam: Family | None = None) -> int:
             continue
         for key, value in tool.items():
             if key in _DECLARATIONS and isinstance(value, list):
+                if not billed:
+                    continue
                 for d in value:
                     if not isinstance(d, Mapping):
                         continue
@@ -598,17 +622,25 @@ def estimate_params(params: Mapping[str, Any], fam: Family | None = None) -> int
     return 0
 
 
-def token_model(model: str | None, fmt: str = "gemini") -> TokenModel:
-    """The token estimate of a request to ``model`` of a file of format ``fmt``: its family's
-    costs; thought text counted where the file holds what was sent (a request body)."""
+def token_model(model: str | None, fmt: str = "gemini", route: Route | None = None) -> TokenModel:
+    """The token estimate of a request to ``model`` of a file of format ``fmt`` sent by
+    ``route`` (None: not known): its family's costs; thought text counted where the file holds
+    what was sent (a request body); function declarations where the route bills them
+    (:func:`declarations_billed`)."""
     fam = family(model)
     thoughts = fmt == "gemini"
+    declarations = declarations_billed(route)
+    basis = f"{BASIS}; {fam.name}"
+    if route is not None:
+        basis += f"; sent by {route.label()}"
+        if not declarations:
+            basis += " (its usage leaves the function declarations out)"
     return TokenModel(
         lambda m: estimate_message(m, fam, thoughts),
         CALIBRATED_FORMATS,
-        f"{BASIS}; {fam.name}",
+        basis,
         system=lambda system: estimate_system(system, fam),
-        tools=lambda tools: estimate_tools(tools, fam),
+        tools=lambda tools: estimate_tools(tools, fam, declarations),
         params=lambda params: estimate_params(params, fam),
         carry=lambda m: signature_carry(m, fam),
         select=token_model,

@@ -27,7 +27,7 @@ from ctxview.core.calibrate import CALIBRATED_FORMATS
 from ctxview.core.content import system_text
 from ctxview.core.pricing import Price, PriceBook, openai_model_name
 from ctxview.core.protocol import Problem, Rule, RuleSet
-from ctxview.core.providers.base import BodyParts, CacheModel, Provider, TokenModel, Usage
+from ctxview.core.providers.base import BodyParts, CacheModel, Provider, Route, TokenModel, Usage
 from ctxview.core.providers.openai_tokens import (
     estimate_message,
     estimate_params,
@@ -682,9 +682,12 @@ TOKENS_BASIS = (
 
 
 @cache
-def token_model(model: str | None, fmt: str = "") -> TokenModel:
+def token_model(model: str | None, fmt: str = "", route: Route | None = None) -> TokenModel:
     """The token estimate of a request to ``model`` from a file of format ``fmt``: framing by
-    the model's family and the API (one object per combination)."""
+    the model's family and the API (one object per combination; ``route`` changes nothing
+    OpenAI bills)."""
+    if route is not None:
+        return token_model(model, fmt)
     return TokenModel(
         message_estimate(model, fmt),
         frozenset(CALIBRATED_FORMATS) & FORMATS,

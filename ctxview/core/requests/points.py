@@ -74,8 +74,7 @@ def provider_tokens(session: SessionLike, rates: Rates) -> TokenModel | None:
     found = _provider(session)
     if found.name == "anthropic" or rates.calibrated:
         return None
-    fmt = getattr(session, "wire_format", None) or session.format
-    return found.tokens.of(getattr(session, "model", None), fmt)
+    return found.tokens.for_session(session)
 
 
 def _provider(session: SessionLike) -> Provider:
@@ -830,7 +829,7 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
         return Calibration(DEFAULT_RATES, None, 0)
     rates = fit_rates(deltas)
     own = _provider(session).tokens
-    if own.of(session.model, getattr(session, "wire_format", None) or session.format).counts_own:
+    if own.for_session(session).counts_own:
         rates = DEFAULT_RATES  # the provider's estimate counts the messages, not fitted rates
     # the messages as the requests count them: the system prompt + tools are what the recorded
     # prompts hold beyond them

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ctxview.core.providers.base import GEMINI_API, VERTEX_AI, Route
 from ctxview.core.providers.gemini import (
     FAMILIES,
     PROVIDER,
@@ -22,6 +23,7 @@ from ctxview.core.providers.gemini import (
     SIGNATURE_CHARS_PER_TOKEN,
     Family,
     block_tokens,
+    declarations_billed,
     estimate_tools,
     family,
     signature_tokens,
@@ -264,6 +266,60 @@ def test_the_recorded_twins_of_one_test_are_told_apart_by_api() -> None:
     assert not on_vertex(UNSEEN2 / twin.format("gemini", "req2.json"))
 
 
+def test_vertex_ais_streamed_usage_leaves_the_function_declarations_out() -> None:
+    user = {"role": "user", "content": [{"type": "text", "text": "What is the capital of France?"}]}
+    search = [*TOOLS, {"googleSearch": {}}]
+    stream = Route(VERTEX_AI, True)
+    others = (None, Route(GEMINI_API, True), Route(VERTEX_AI, False), Route(None, True))
+
+    def counted(route: Route | None) -> int:
+        model = PROVIDER.tokens.of("gemini-2.5-flash", "gemini", route)
+        return model.request_tokens([user], None, search, None)
+
+    declarations = estimate_tools(TOOLS, FAMILIES["2.5"])
+    # only Vertex AI's stream leaves them out; a built-in tool is counted either way
+    assert declarations > 0 and {counted(r) for r in others} == {counted(None)}
+    assert counted(stream) == counted(None) - declarations > text_tokens(user["content"][0]["text"])
+    assert not declarations_billed(stream)
+    assert all(declarations_billed(r) for r in others)
+    assert "Vertex AI, streamed" in PROVIDER.tokens.of("gemini-2.5-flash", "gemini", stream).basis
+
+
+#: the same ruby_llm conversation streamed to each API (unseen2): billed 238 on the Gemini
+#: API, 174 on Vertex AI; and a second test's, 120 and 76
+STREAMED_TWINS = [
+    (
+        "rubyllm_chat_function_calling_gemini_gemini_2_5_flash_can_use_tools_with_multi_turn_stre_"
+        "2dfd6b1f_req3.json",
+        "rubyllm_chat_function_calling_vertexai_gemini_2_5_flash_can_use_tools_with_multi_turn_st_"
+        "06724f60_req4.json",
+    ),
+    (
+        "rubyllm_chat_function_calling_gemini_gemini_2_5_flash_can_use_tools_without_parameters_i_"
+        "bfc6ab81_req3.json",
+        "rubyllm_chat_function_calling_vertexai_gemini_2_5_flash_can_use_tools_without_parameters_"
+        "d48a2d2c_req4.json",
+    ),
+]
+
+
+@pytest.mark.parametrize(("gemini_api", "vertex"), STREAMED_TWINS)
+def test_recorded_streamed_twins_are_estimated_closely_with_their_route(
+    gemini_api: str, vertex: str
+) -> None:
+    from benchmarks.gemini_tokens import answer_route, api_error
+
+    for name in (gemini_api, vertex):
+        route = answer_route(json.loads((UNSEEN2 / "responses" / name).read_text()))
+        assert route.streamed and (route.api == VERTEX_AI) == (name == vertex)
+    error = api_error(UNSEEN2 / gemini_api)
+    assert error is not None and abs(error) < 0.02
+    routed, alone = api_error(UNSEEN2 / vertex), api_error(UNSEEN2 / vertex, routed=False)
+    # -10% and +20% with the route; the body alone is estimated as the Gemini API bills it,
+    # 37% and 59% over
+    assert routed is not None and alone is not None and abs(routed) < 0.2 < 0.35 < alone
+
+
 @given(st.text(max_size=80))
 def test_any_signature_costs_at_most_its_length_in_tokens(signature: str) -> None:
     assert 0 <= signature_tokens(signature) <= len(signature)
@@ -435,7 +491,8 @@ def test_the_benchmark_names_a_body_it_cannot_read_and_measures_the_others(
         (tmp_path / name).write_text(json.dumps(body))
         (tmp_path / "responses" / name).write_text(json.dumps(usage))
     lines = report([], sorted(tmp_path.glob("*_req*.json")))
-    assert lines[5].startswith("API bodies (2 files), text-only with a recorded response: 1 ")
+    assert lines[5].startswith("API bodies (2 files), text-only with a recorded response, route")
+    assert ": 1 requests" in lines[5]
     assert lines[6] == "API bodies ctxview refuses to read: 1"
     assert lines[7].startswith("  b_req1.json: ")
 
