@@ -89,14 +89,19 @@ def text_of(app: Any, selector: str) -> str:
     return str(app.query_one(selector, Static).render())
 
 
-async def wait_prediction(pilot: Any) -> None:
-    """Until the sidebar's cache figures (computed in a worker after a debounce) are in."""
-    for _ in range(40):
+async def wait_prediction(pilot: Any, timeout: float = 60.0) -> None:
+    """Until the sidebar's cache figures (computed in a worker after a debounce) are in: by the
+    clock, not a count of polls, so a loaded machine (two workers beside other work) only makes
+    a long transcript's request model slower, never the test wrong."""
+    import time
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
         await settle(pilot)
         if pilot.app.model.cache_prediction is not None and pilot.app._predict_timer is None:
             return
         await pilot.pause(0.05)
-    raise AssertionError("the cache figures never came")
+    raise AssertionError(f"the cache figures never came ({timeout:.0f} s)")
 
 
 #: what must never be drawn: C0 controls (ESC, BEL, ...), DEL, C1 controls, bidi controls
