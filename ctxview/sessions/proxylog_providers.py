@@ -212,6 +212,9 @@ def conversation_session(
             meta["model"] = named
         if rec.stop_reason:
             meta["stop_reason"] = rec.stop_reason
+    # the API the conversation went to stays known when the file is "proxy": its body is
+    # written, its tokens estimated and a saved copy reopened in that API's form
+    session.wire_format = session.wire_format or session.format
     session.format = "proxy"
     session.title = (
         f"proxy recording: conversation #{number} of {of}, "

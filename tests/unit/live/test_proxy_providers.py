@@ -501,6 +501,17 @@ def test_a_chat_completions_conversation_recorded_opens_as_sent(
     counted = provider("openai").usage(CHAT_USAGE)
     assert counted is not None and counted.cache_read == 1024
     assert session.metas[3]["usage"] == counted.as_meta()
+    # saved as a ctxview session, it reopens in its API's form (its next request a Chat body)
+    from ctxview.sessions import open_session
+    from ctxview.sessions.store import save_session
+
+    opened = open_session(str(tmp_path / "chat.jsonl"), as_sent=True)
+    assert opened.request_body({})["messages"][0] == {"role": "system", "content": "be brief"}
+    saved = tmp_path / "chat.ctxview.json"
+    save_session(str(saved), opened.document({}, max_tokens=1024), make_parents=False)
+    again = open_session(str(saved), as_sent=True)
+    assert (again.session.provider, again.session.wire_format) == ("openai", "openai-chat")
+    assert again.request_body({}) == opened.request_body({})
 
 
 def test_a_responses_chain_recorded_opens_whole(up: Upstreams, tmp_path: Path) -> None:
