@@ -194,7 +194,11 @@ class Editor:
             return edit_cost(
                 entries,
                 plan,
-                static_tokens=pred.static_tokens,
+                # the next request's tools + system (its segment's and model's), as the sidebar
+                # counts it; the file's median until the session's own are counted
+                static_tokens=model.overhead_tokens
+                if model.calibrated_static is not None
+                else pred.static_tokens,
                 model=model.model,
                 prices=table,
                 kept_tokens=kept_tokens,

@@ -618,23 +618,25 @@ class SessionModel:
         from ctxview.core.providers.registry import provider
 
         carried = provider(self.session.provider).tokens.carry is not None
-        sent = (
-            [m for _, m in self.context.sent_entries()]
-            if carried or self.replay.compacted_ids()
-            else []
-        )
+        entries = self.context.sent_entries() if carried or self.replay.compacted_ids() else []
         if self.replay.compacted_ids():
             from ctxview.core.compaction import effective_messages, has_compaction
 
-            if any(has_compaction(m) for m in sent):
-                sent = effective_messages(sent)[1]  # the API ignores what precedes a compaction
+            if any(has_compaction(m) for _, m in entries):
+                # the API ignores what precedes a compaction
+                start, kept = effective_messages([m for _, m in entries])
+                entries = [(i, m) for (i, _), m in zip(entries[start:], kept, strict=True)]
             # the provider's own estimate (not a transcript's calibrated rates)
             estimate = self.replay.token_model.estimate
-            tokens = sum(estimate(m) for m in sent)
+            tokens = sum(estimate(m) for _, m in entries)
         else:
             sf = self.context.sent_form() if self.context.edits_messages else None
             tokens = self.sum_ids(self.window_ids) - (sf.cleared_tokens if sf is not None else 0)
-        return tokens + (self.replay.carried_tokens(sent) if carried else 0)
+        # with what they carry, at the model's tokenizer scale: as the request model bills the
+        # next request (``Session.billed_messages``; the file's model, as the tokens were counted)
+        if not carried:
+            entries = []
+        return self.replay.billed_messages(entries, tokens)
 
     def block_tokens(self, block: Any, role: str = "user") -> int:
         """Estimated tokens of one content block, by the provider's own estimate (an OpenAI
@@ -707,8 +709,10 @@ def compute_tokens(
     tools) as the request model counts them (``Session.message_estimate``: a transcript's
     calibration is O(session), so a big one's runs in a worker thread: this only reads)."""
     estimate = replay.message_estimate()
-    sent = replay.microcompacted  # (a tool result a microcompaction cleared: as sent)
-    toks = [estimate(sent(i, m)) for i, m in enumerate(messages)]
+    # each as the next request sends it (``Session.sent_tokens``: a tool result a
+    # microcompaction cleared, a hosted search at what the file's usage measured)
+    sent = replay.sent_tokens
+    toks = [sent(i, m, estimate) for i, m in enumerate(messages)]
     return toks, estimate, replay.calibrated_static()
 
 

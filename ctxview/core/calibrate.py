@@ -435,6 +435,22 @@ def static_key_start(starts: Sequence[int], segment: int, n: int) -> int:
     return starts[k] if k >= 0 and starts[k] > segment else segment
 
 
+def request_static(
+    statics: Mapping[tuple[int, str | None], int],
+    starts: Sequence[int],
+    segment: int,
+    n: int,
+    model: str | None,
+    default: int,
+) -> int:
+    """The tools + system of a request of ``model`` holding messages ``[segment, n)``: its key's
+    in ``statics`` (:func:`static_key_start`; ``starts``: :func:`static_starts`), else
+    ``default`` (the median over the file). The one lookup of every request the request model
+    prices, and of the next one (``ctxview.core.requests.next_request``)."""
+    k0 = static_key_start(starts, segment, n) if starts else segment
+    return statics.get((k0, model), default)
+
+
 def _med_float(values: Sequence[float]) -> float:
     """The median (the mean of the middle two of an even count), at least 0."""
     v = sorted(values)

@@ -65,9 +65,9 @@ def build_report(
                 role,
                 blocks,
                 preview[:PREVIEW],
-                # tokens of what was sent (a result a microcompaction cleared: cleared), not of
-                # the redacted text
-                estimate(rep.microcompacted(r.id, r.message)),
+                # tokens of what was sent (a result a microcompaction cleared: cleared; a hosted
+                # search at what the file's usage measured), not of the redacted text
+                rep.sent_tokens(r.id, r.message, estimate),
                 rep.status(r.id),
                 1 if error else 0,
                 r.added_step,

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ctxview.core.calibrate import CALIBRATED_FORMATS, DEFAULT_RATES
 from ctxview.core.context import ContextEvent, ConversationContext
 from ctxview.core.ledger import Compaction, LedgerScanner
 from ctxview.core.transcript import Transcript
@@ -26,6 +27,7 @@ from ctxview.sessions.model import LoadedSession
 if TYPE_CHECKING:
     from ctxview.core.protocol import Problem, ProtocolChecker, RuleSet
     from ctxview.core.providers.base import TokenModel
+    from ctxview.core.requests.next_request import NextRequest
     from ctxview.sessions.subagents import SubAgent
 
 
@@ -51,36 +53,98 @@ class Session:
     _ledger: LedgerScanner = field(default_factory=LedgerScanner, init=False, repr=False)
     _steps_of: tuple[int, set[int]] | None = field(default=None, init=False, repr=False)
     _subagents: list[SubAgent] | None = field(default=None, init=False, repr=False)
-    #: the request model's calibration of the file, once computed
-    _calibration: tuple[Any, int | None] | None = field(default=None, init=False, repr=False)
+    #: the request model's calibration of the file (``points.Calibration``), once computed
+    _calibration: Any = field(default=None, init=False, repr=False)
+    #: (messages and metas counted, {model: the next request's ``NextRequest``})
+    _next: tuple[tuple[int, int], dict[str | None, NextRequest]] | None = field(
+        default=None, init=False, repr=False
+    )
     #: (metas counted, the messages microcompactions cleared, as the next request sends them)
     _cleared: tuple[int, dict[int, dict[str, Any]]] | None = field(
         default=None, init=False, repr=False
     )
 
     def calibration(self) -> tuple[Any, int | None]:
-        """(rates, system prompt + tools) as the request model prices a request of this file
-        (``ctxview.core.requests.calibration``): a Claude Code transcript's fitted to its
+        """(rates, system prompt + tools over the file) as the request model prices a request
+        of this file (``ctxview.core.requests.calibration``): a transcript's fitted to its
         recorded usage, the defaults elsewhere. The file's, so computed once."""
-        if self._calibration is None:
-            from ctxview.core.calibrate import CALIBRATED_FORMATS, DEFAULT_RATES
+        if self.session.format not in CALIBRATED_FORMATS:
+            # (the request model itself is not imported for a file it never calibrates)
+            return DEFAULT_RATES, None
+        found = self._fit()
+        return found.rates, found.static
 
+    def _fit(self) -> Any:
+        """The request model's ``Calibration`` of a calibrated format's file."""
+        if self._calibration is None:
             memo = self.session.calibration_memo
             if memo is not None and memo[0] is self.session.messages:
                 self._calibration = memo[1]
-            elif self.session.format in CALIBRATED_FORMATS:
-                from ctxview.core.requests import calibration
+            else:
+                from ctxview.core.requests.points import calibrate
 
-                self._calibration = calibration(self.session)
+                self._calibration = calibrate(self.session)
                 self.session.calibration_memo = (self.session.messages, self._calibration)
-            else:  # (the request model itself is not imported for a file it never calibrates)
-                self._calibration = (DEFAULT_RATES, None)
         return self._calibration
 
-    def calibrated_static(self) -> int | None:
-        """The system prompt + tools a Claude Code transcript's requests carried (``requests``
-        shows the same); None for other formats."""
-        return self.calibration()[1]
+    def next_request(self, model: str | None = None) -> NextRequest:
+        """What the request model prices the request after the file's last message with beside
+        its messages (``ctxview.core.requests.next_request``: its segment's and model's tools +
+        system, each message as sent then, the recorded reasoning it carries, its model's
+        tokenizer scale), for ``model`` (default the file's). ``inspect``, the app's sidebar
+        and the last row of ``requests`` give one figure so. Calibrated formats only."""
+        s = self.session
+        model = model or s.model
+        key = (len(s.messages), len(s.metas))
+        if self._next is None or self._next[0] != key:
+            self._next = (key, {})
+        found = self._next[1].get(model)
+        if found is None:
+            from ctxview.core.requests.next_request import next_request
+
+            found = self._next[1][model] = next_request(s, self._fit(), model)
+        return found
+
+    def calibrated_static(self, model: str | None = None) -> int | None:
+        """The system prompt + tools the next request carries, where the file's usage
+        calibrates them (a Claude Code transcript, a Codex rollout: its segment's and model's
+        figure, as ``requests`` prices its requests); None for other formats."""
+        if self.session.format not in CALIBRATED_FORMATS:
+            return None
+        return self.next_request(model).static
+
+    def sent_tokens(
+        self,
+        mid: int,
+        message: Mapping[str, Any],
+        estimate: Callable[[Mapping[str, Any]], int] | None = None,
+    ) -> int:
+        """Tokens of transcript message ``mid`` as the next request sends it: the request
+        model's figure where it counts the recorded message otherwise than its estimate (a
+        Codex rollout's hosted searches at what its usage measured, sent as their items alone
+        after an interrupt; a microcompaction's cleared results), else ``estimate`` (default
+        :meth:`message_estimate`) of the message as sent (:meth:`microcompacted`)."""
+        if self.session.format in CALIBRATED_FORMATS:
+            msgs = self.session.messages
+            if 0 <= mid < len(msgs) and msgs[mid] is message:
+                found = self.next_request().sent.get(mid)
+                if found is not None:
+                    return found
+        return (estimate or self.message_estimate())(self.microcompacted(mid, message))
+
+    def billed_messages(
+        self,
+        entries: Sequence[tuple[int, Mapping[str, Any]]],
+        tokens: int,
+        model: str | None = None,
+    ) -> int:
+        """What the next request is billed for its window ``entries`` ((transcript id, message
+        as sent), in order) whose messages count ``tokens``: with what they carry
+        (:meth:`carried_tokens`), at ``model``'s tokenizer scale (a calibrated file's)."""
+        total = tokens + (self.carried_tokens(entries) if entries else 0)
+        if self.session.format not in CALIBRATED_FORMATS or not self._fit().scales:
+            return total
+        return self.next_request(model).billed(total)
 
     def repair_checker(self) -> ProtocolChecker:
         """The checker a repair finds and re-checks problems with: the session's provider's,
@@ -120,13 +184,19 @@ class Session:
             self._cleared = (len(metas), cleared_messages(self.session))
         return self._cleared[1].get(mid, message)
 
-    def carried_tokens(self, messages: Sequence[Mapping[str, Any]]) -> int:
-        """What the provider bills for the window beyond its messages' estimates (OpenAI: the
-        hidden reasoning of the current turn); none under calibrated rates, which were fitted
-        on the whole usage."""
+    def carried_tokens(self, entries: Sequence[tuple[int, Mapping[str, Any]]]) -> int:
+        """What the provider bills for the window ``entries`` ((transcript id, message), in
+        order) beyond their messages' estimates (OpenAI: the hidden reasoning of the current
+        turn): as the file recorded it where it did (a Codex response's reasoning tokens, the
+        request model's figure), else the provider's estimate; none under calibrated rates,
+        which were fitted on the whole usage."""
         if self.calibration()[0].calibrated:
             return 0
-        return self.token_model.carried_tokens(messages)
+        if self.session.format in CALIBRATED_FORMATS:
+            found = self.next_request().carried([i for i, _ in entries], len(self.session.messages))
+            if found is not None:
+                return found
+        return self.token_model.carried_tokens([m for _, m in entries])
 
     def __post_init__(self) -> None:
         # registered after the replay: a 100,000-message load sends no event through it. Through
@@ -336,26 +406,31 @@ class Session:
         problems = self.protocol_problems() + ctx.window_notes()
         # messages as the API reads them (from the last compaction block on; as sent, under a
         # context-editing strategy)
-        sent = (
-            [m for _, m in ctx.sent_entries()]
-            if ctx.edits_messages
-            else [self.microcompacted(i, m) for i, m in ctx.entries()]
-        )
+        entries = ctx.sent_entries() if ctx.edits_messages else ctx.entries()
+        if any(has_compaction(m) for _, m in entries):
+            # the API ignores what precedes a compaction
+            start, kept = effective_messages([m for _, m in entries])
+            entries = [(i, m) for (i, _), m in zip(entries[start:], kept, strict=True)]
+        sent = [m for _, m in entries]
         estimate = self.message_estimate()
-        if any(has_compaction(m) for m in sent):
-            sent = effective_messages(sent)[1]  # the API ignores what precedes a compaction
+        # each message as the next request sends it, as ``requests`` counts it (under a
+        # context-editing strategy: as ctxview's editing sends it)
+        tokens = (
+            sum(estimate(m) for m in sent)
+            if ctx.edits_messages
+            else sum(self.sent_tokens(i, m, estimate) for i, m in entries)
+        )
+        model = model or session.model
         breakdown = token_breakdown(
             self.system,
             session.tools,
-            sum(estimate(m) for m in sent) + self.carried_tokens(sent),
-            self.calibrated_static(),
+            self.billed_messages(entries, tokens, model),
+            self.calibrated_static(model),
             self.token_model,
             session.request_params,
         )
         # the sidebar's rule: system + tools + window against the model's context
-        over = context_problem(
-            sum(breakdown.values()), model or session.model, provider=session.provider
-        )
+        over = context_problem(sum(breakdown.values()), model, provider=session.provider)
         if over is not None:
             problems.append(over)
         return {

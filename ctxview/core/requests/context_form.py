@@ -11,7 +11,7 @@ import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ctxview.core.calibrate import static_key_start, static_starts
+from ctxview.core.calibrate import request_static, static_starts
 from ctxview.core.clearing import STRATEGY_EDITS
 from ctxview.core.context import ContextEvent, ConversationContext
 from ctxview.core.limits import OVER_CONTEXT_CODE, context_size
@@ -222,8 +222,9 @@ def replay_context(
                     dirty, dirty_reason = pos, "rewind"
             model = meta.get("model") if isinstance(meta.get("model"), str) else session_model
             if statics is not None:  # the tools + system of this segment and model
-                k0 = static_key_start(skeys, offset, i) if skeys else offset
-                static = cache.static = statics.get((k0, model), plan.static)
+                static = cache.static = request_static(
+                    statics, skeys, offset, i, model, plan.static
+                )
             rec, out_tok, hint = (
                 _recorded(meta) if session.format != "messages" else (None, None, None)
             )

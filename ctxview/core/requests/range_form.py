@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from itertools import accumulate
 from typing import Any
 
-from ctxview.core.calibrate import static_key_start, static_starts
+from ctxview.core.calibrate import request_static, static_starts
 from ctxview.core.clearing import SentForm
 from ctxview.core.limits import OVER_CONTEXT_CODE, context_size
 from ctxview.core.requests.cache import PromptCache, breakpoint_cut
@@ -153,8 +153,7 @@ def replay_range(
                 key = default_key if model is session_model else (model, tools_fp, system_fp)
             ttl = TTL_1H if hint == "1h" else TTL_5M if hint == "5m" else default_ttl
             if statics is not None:  # the tools + system of this segment and model
-                k0 = static_key_start(skeys, seg0, i) if skeys else seg0
-                static = cache.static = statics.get((k0, model), plan.static)
+                static = cache.static = request_static(statics, skeys, seg0, i, model, plan.static)
             if first >= 0:
                 n = 1 + hi - lo
                 wtok = tok[first] + P[hi] - P[lo]
@@ -427,8 +426,9 @@ def replay_editing(
                 key = default_key if model is session_model else (model, tools_fp, system_fp)
             ttl = TTL_1H if hint == "1h" else TTL_5M if hint == "5m" else default_ttl
             if statics is not None:  # the tools + system of this segment and model
-                k0 = static_key_start(skeys, offset, i) if skeys else offset
-                static = cache.static = statics.get((k0, model), plan.static)
+                static = cache.static = request_static(
+                    statics, skeys, offset, i, model, plan.static
+                )
             nw = i - offset
             original = P[i] - P[offset]
             # -- the edits: the trigger reads the original prompt's size

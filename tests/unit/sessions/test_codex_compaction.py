@@ -118,7 +118,7 @@ def test_the_window_shown_holds_the_items_before_the_closing_compaction_item(
     estimate = rep.message_estimate()
     shown = rep.summary()["window"]["token_breakdown"]["messages"]
     assert shown == sum(estimate(s.messages[i]) for i in (2, 3, 4)) + rep.carried_tokens(
-        [s.messages[i] for i in (2, 3, 4)]
+        [(i, s.messages[i]) for i in (2, 3, 4)]
     )
     assert shown > 400  # the re-sent context is in it
 
