@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 
@@ -36,6 +38,13 @@ def _unfreeze_gc() -> object:
     from ctxview.sessions.model import unfreeze
 
     unfreeze()
+    styles_cache = sys.modules.get("textual._styles_cache")
+    if styles_cache is not None:
+        # Textual memoises ``StylesCache.get_inner_outer`` with ``lru_cache`` on the instance
+        # method: its 1024 keys keep every widget's StylesCache, and the strips it holds, alive
+        # after the app is gone. A process of many Pilot tests then carries millions of objects
+        # that every full collection walks (a third of a Pilot file's time went to the GC).
+        styles_cache.StylesCache.get_inner_outer.cache_clear()
 
 
 @pytest.fixture

@@ -69,22 +69,31 @@ HOSTILE = {
 
 
 @pytest.mark.parametrize("name", list(HOSTILE))
-def test_hostile_json_one_line_exit_2(tmp_path: Path, name: str) -> None:
+def test_hostile_json_one_line_exit_2(
+    tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each form in the test's process, and ``inspect --json`` also as a user runs it (a
+    subprocess: the console script's path, a fresh interpreter's stack)."""
     text, needle = HOSTILE[name]
     p = tmp_path / f"{name}.json"
     p.write_text(text)
     for argv in (["inspect", str(p)], ["inspect", str(p), "--json"], ["export", str(p)], [str(p)]):
         t0 = time.monotonic()
-        r = cli(*argv)
-        assert r.returncode == 2, (argv, r.stderr)
-        line = one_line_error(r.stderr)
-        assert str(p) in line and needle in line, line
+        code, out, err = run(capsys, *argv)
+        results = [(code, out, err)]
+        if "--json" in argv:
+            r = cli(*argv)
+            results.append((r.returncode, r.stdout, r.stderr))
+        for code, out, err in results:
+            assert code == 2, (argv, err)
+            line = one_line_error(err)
+            assert str(p) in line and needle in line, line
+            if "--json" in argv:  # scripts parse stdout: one object with the same line
+                obj = json.loads(out)
+                assert obj["exit"] == 2 and obj["file"] == str(p) and needle in obj["error"]
+            else:
+                assert out == ""
         assert time.monotonic() - t0 < 8
-        if "--json" in argv:  # scripts parse stdout: one object with the same line
-            obj = json.loads(r.stdout)
-            assert obj["exit"] == 2 and obj["file"] == str(p) and needle in obj["error"]
-        else:
-            assert r.stdout == ""
 
 
 def test_export_never_writes_nan(tmp_path: Path) -> None:
