@@ -185,8 +185,7 @@ class ChatController:
         text = field.value
         if not text.strip():
             return
-        session = self.app.model.session
-        if (why := cannot_chat(session.provider, session.format)) is not None:
+        if (why := self._other_api()) is not None:
             self.app.notify(why, severity="warning", markup=False)  # the text stays typed
             return
         field.value = ""
@@ -203,8 +202,15 @@ class ChatController:
         mid = self.loop.add_prompt(text)
         self._check_and_send(mid, text)
 
+    def _other_api(self) -> str | None:
+        """Why this session is not the chat's to send (another API's body), or None."""
+        session = self.app.model.session
+        return cannot_chat(session.provider, session.format)
+
     def retry(self) -> None:
-        why = self.loop.cannot_retry()
+        # ctrl+r must not send what enter refuses: another API's body, which the Messages API
+        # (or the offline model answering as it) rejects with a 400 naming no real cause
+        why = self._other_api() or self.loop.cannot_retry()
         if why is not None:
             self.app.notify(why, markup=False)
             return
@@ -218,6 +224,17 @@ class ChatController:
 
     def count_tokens(self) -> None:
         app = self.app
+        if self._other_api() is not None:
+            # count_tokens is the Messages API's: it would refuse (or miscount) another API's body
+            est = app.model.window_tokens if app.model.tokens_ready else 0
+            app.notify(
+                f"count_tokens counts Claude requests: this {app.model.session.format} session "
+                f"is another API's (estimate: ~{est:,})",
+                title="count_tokens",
+                severity="warning",
+                markup=False,
+            )
+            return
 
         async def run() -> None:
             body = self.loop.preview_body()

@@ -37,14 +37,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def cmd_fleet_report(args: argparse.Namespace) -> int:
     import duckdb
 
-    from ctxview.fleet.query import Filters, report
+    from ctxview.fleet.query import Filters, query_error, report
     from ctxview.fleet.schema import SCHEMA_VERSION
 
     filters = Filters(since=args.since, model=args.model, project=args.project)
     try:
         answers = report(args.file, filters)
     except (duckdb.Error, OSError) as exc:
-        err(f"{args.file}: cannot read the dataset ({one_line(str(exc), 300)})")
+        err(f"{args.file}: cannot read the dataset ({one_line(query_error(exc), 300)})")
         return EXIT_UNREADABLE
     if args.json:
         out = {

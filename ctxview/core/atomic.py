@@ -40,7 +40,15 @@ def _resolve_target(path: str) -> Path:
     except OSError as exc:
         raise WriteRefused(path, _reason(exc), exc.errno or 0) from None
     try:
-        st = os.stat(real)
+        # the path as typed first: a link into /proc (/dev/stdout on a pipe) resolves to a name
+        # like pipe:[123] that exists nowhere, though the file it opens does
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise WriteRefused(path, _reason(exc), exc.errno or 0) from None
+    try:
+        st = st or os.stat(real)
     except FileNotFoundError:
         return real
     except OSError as exc:

@@ -58,6 +58,14 @@ class Filters:
         }
 
 
+def query_error(exc: BaseException) -> str:
+    """What went wrong reading a dataset, without DuckDB's excerpt of ctxview's own SQL (its
+    ``LINE n:`` and caret lines name no file and mean nothing to the user)."""
+    text = str(exc)
+    cut = text.find("\nLINE ")
+    return (text[:cut] if cut >= 0 else text).strip()
+
+
 def connect(dataset: str, filters: Filters | None = None) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with the dataset's views (a table with no file yet: an empty one of
     its schema, so every question runs)."""

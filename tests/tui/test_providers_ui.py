@@ -72,6 +72,27 @@ async def test_chat_on_another_apis_session_says_why_and_keeps_the_text() -> Non
         assert app.query_one("#chat").value == "hi"
 
 
+async def test_retry_and_count_tokens_on_another_apis_session_send_nothing(
+    tmp_path: Path,
+) -> None:
+    """ctrl+r and ctrl+k refuse what enter refuses: a Gemini body ending on the user's turn is
+    not sent to the Messages API (which answered "messages: at least one message is required")."""
+    app = make_app(str(_body_without_a_model(tmp_path)))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        before = len(app.model.transcript)
+        await pilot.press("ctrl+r")
+        await settle(pilot)
+        notices = [m for m, _, _ in app.notice_log]
+        assert any("the chat talks to Claude: this gemini session" in m for m in notices)
+        assert not any("reply failed" in m for m in notices)
+        assert len(app.model.transcript) == before
+        await pilot.press("ctrl+k")
+        await settle(pilot)
+        notices = [m for m, _, _ in app.notice_log]
+        assert "count_tokens counts Claude requests: this gemini session" in notices[-1]
+
+
 async def test_the_chat_input_of_another_apis_session_does_not_invite_a_message() -> None:
     """The placeholder says what the session is for, not "Message the offline demo model":
     the chat refuses another API's session."""

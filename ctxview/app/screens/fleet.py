@@ -97,7 +97,7 @@ class FleetScreen(Screen[str | None]):
         import duckdb
 
         from ctxview.fleet.manifest import scanned_files
-        from ctxview.fleet.query import Filters, connect, rows
+        from ctxview.fleet.query import Filters, connect, query_error, rows
 
         try:
             con = connect(self.dataset, Filters(top=SHOWN, rank=self.rank))
@@ -109,7 +109,7 @@ class FleetScreen(Screen[str | None]):
                 con.close()
         except (duckdb.Error, OSError) as exc:
             self.app.call_from_thread(
-                self._failed, f"{self.dataset}: cannot read the dataset ({exc})"
+                self._failed, f"{self.dataset}: cannot read the dataset ({query_error(exc)})"
             )
             return
         scanned = scanned_files(self.dataset)

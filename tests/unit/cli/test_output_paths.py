@@ -173,3 +173,18 @@ def test_a_folder_that_cannot_be_written_in_is_refused_before_any_work(
     code, out, err = run(capsys, *COMMANDS[command](str(session)), "-o", str(unwritable / "o.json"))
     assert code == 2 and f"cannot write (folder not writable: {unwritable})" in one_line_error(err)
     assert out == ""  # nothing done: no reply, no body
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
+def test_an_output_linked_to_a_pipe_is_named_a_fifo(
+    session: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """/dev/stdout on a pipe: its link resolves to ``pipe:[N]``, a name that exists nowhere, so
+    the refusal said "No such file or directory"; it is the pipe the link opens."""
+    r, w = os.pipe()
+    try:
+        code, _, err = run(capsys, "export", str(session), "-o", f"/proc/self/fd/{w}")
+    finally:
+        os.close(r)
+        os.close(w)
+    assert code == 2 and "is a FIFO (named pipe)" in one_line_error(err)

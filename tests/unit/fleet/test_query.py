@@ -104,3 +104,16 @@ def test_the_docs_describe_every_column_and_quote_every_sql_file() -> None:
     assert sql == sorted([*(f"{q}.sql" for q in QUESTIONS), *(f"view_{t}.sql" for t in TABLES)])
     for name in sql:
         assert f"(../ctxview/fleet/sql/{name})" in doc, name
+
+
+def test_a_damaged_parquet_file_is_named_without_the_reports_own_sql(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "requests").mkdir()
+    (tmp_path / "requests" / "x.parquet").write_text("garbage", encoding="utf-8")
+    code, _, err = run(capsys, "report", str(tmp_path))
+    assert code == 2
+    assert "x.parquet' too small to be a Parquet file" in err
+    # DuckDB's excerpt of the query (LINE n: FROM read_parquet(...) and a caret line) is not
+    # the user's: it named no file and wrapped the one error line in ⏎ marks
+    assert "LINE" not in err and "read_parquet" not in err and "^^^" not in err
