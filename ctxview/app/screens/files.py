@@ -92,7 +92,8 @@ class OpenFileScreen(PathScreen):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(
-                Text("Open a session, request body or Claude Code transcript"), classes="title"
+                Text("Open a session, a request body, an agent's transcript or a trace"),
+                classes="title",
             )
             with TabbedContent(id="open-tabs"):
                 with TabPane("Files", id="files-tab"):
