@@ -15,7 +15,7 @@ from ctxview.core.cache_rules import AUTOMATIC, LOOKBACK_BLOCKS, NONE, TTL_GRACE
 from ctxview.core.pricing import Price, PriceTable, costs
 from ctxview.core.providers.anthropic import CACHE as ANTHROPIC_CACHE
 from ctxview.core.providers.base import CacheModel
-from ctxview.core.requests.types import TTL_5M, CacheBreak
+from ctxview.core.requests.types import TTL_5M, CacheBreak, ReplayPlan
 
 
 @dataclass(slots=True)
@@ -101,6 +101,23 @@ class PromptCache:
         "static",
         "warm",
     )
+
+    @classmethod
+    def of_plan(
+        cls, prices: PriceTable, static: int, plan: ReplayPlan, rules: CacheModel
+    ) -> PromptCache:
+        """The cache a replay's requests go through, as its plan sets it up (every window
+        source starts from the same one)."""
+        return cls(
+            prices,
+            static,
+            plan.cache_mode,
+            plan.scales,
+            rules,
+            plan.head,
+            plan.first_uncached,
+            plan.refreshes,
+        )
 
     def __init__(
         self,

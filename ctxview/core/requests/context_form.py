@@ -169,16 +169,7 @@ def replay_context(
     sf_gen: int | None = None
     sf_pos = 0
     rejections = Rejections(msgs, session.system, session_rules(session)) if check else None
-    cache = PromptCache(
-        prices,
-        static,
-        plan.cache_mode,
-        plan.scales,
-        session_cache(session),
-        plan.head,
-        plan.first_uncached,
-        plan.refreshes,
-    )
+    cache = PromptCache.of_plan(prices, static, plan, session_cache(session))
     marks, static_marked = plan.marks, plan.static_marked
     scaled = bool(plan.scales)
     statics = plan.statics

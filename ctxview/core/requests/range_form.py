@@ -119,16 +119,7 @@ def replay_range(
     counts: dict[Any, int] = {}
     dup_items = 0
     dup_tokens = 0
-    cache = PromptCache(
-        prices,
-        static,
-        plan.cache_mode,
-        plan.scales,
-        session_cache(session),
-        plan.head,
-        plan.first_uncached,
-        plan.refreshes,
-    )
+    cache = PromptCache.of_plan(prices, static, plan, session_cache(session))
     marks, static_marked = plan.marks, plan.static_marked
     scaled = bool(plan.scales)
     statics, seg0 = plan.statics, 0
@@ -395,16 +386,7 @@ def replay_editing(
     counts: dict[Any, int] = {}
     dup_items = 0
     dup_tokens = 0
-    cache = PromptCache(
-        prices,
-        static,
-        plan.cache_mode,
-        plan.scales,
-        session_cache(session),
-        plan.head,
-        plan.first_uncached,
-        plan.refreshes,
-    )
+    cache = PromptCache.of_plan(prices, static, plan, session_cache(session))
     marks, static_marked = plan.marks, plan.static_marked
     scaled = bool(plan.scales)
     statics = plan.statics
