@@ -465,7 +465,7 @@ def search_result_tokens(
     :data:`WEB_SEARCH_RESULT_TOKENS`); on unseen3's agentv_019eecb9 two searches took ~4,300
     each, six later ones ~7,800, one ~5,900, four more ~7,200. ``recs``: the recorded
     requests, (point, prompt); ``sent(a, b)``: what messages ``[a, b)`` of one segment count,
-    results included."""
+    results included; ``unbilled``: :func:`results_unbilled_at` (ascending)."""
     msgs, metas = session.messages, session.metas
     marks = [i for i, m in enumerate(msgs) if billed_searches(m)]
     if not marks or len(recs) < 3:
@@ -489,7 +489,8 @@ def search_result_tokens(
             continue  # (a search between a and q: a response whose request is not recorded)
         if seg_of[pa.n - 1] != seg_of[pn.n - 1]:
             continue
-        if any(pa.n <= u < pn.n for u in unbilled):
+        u = bisect_left(unbilled, pa.n)  # (an interrupt's unbilling in [pa.n, pn.n))
+        if u < len(unbilled) and unbilled[u] < pn.n:
             continue
         if _model_of(metas, pa, session.model) != _model_of(metas, pn, session.model):
             continue
@@ -702,6 +703,39 @@ def request_time(meta: Mapping[str, Any]) -> float | None:
 
 
 # -- calibration -----------------------------------------------------------------------------
+class _Savings:
+    """Tokens saved per message (a Fenwick tree): :meth:`set` one message's, :meth:`from_` the
+    sum over the messages from one on, each in O(log n)."""
+
+    __slots__ = ("by", "n", "total", "tree")
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.by: dict[int, int] = {}
+        self.tree = [0] * (n + 1)
+        self.total = 0
+
+    def set(self, k: int, saved: int) -> None:
+        """Message ``k`` saves ``saved`` (what it saved before is replaced)."""
+        if not 0 <= k < self.n:
+            return  # (no request's window holds it)
+        change = saved - self.by.get(k, 0)
+        self.by[k] = saved
+        self.total += change
+        y, tree = k + 1, self.tree
+        while y <= self.n:
+            tree[y] += change
+            y += y & -y
+
+    def from_(self, k: int) -> int:
+        """What messages ``k`` on save."""
+        below, x, tree = 0, k, self.tree
+        while x > 0:
+            below += tree[x]
+            x &= x - 1
+        return self.total - below
+
+
 class Calibration(NamedTuple):
     """What a transcript's recorded usage calibrates: the rates, the tools + system (the
     median over the file: ``static``; per conversation segment and model: ``statics``, keyed
@@ -891,7 +925,10 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
         if micro or search_size is not None
         else []
     )
-    now_cleared: dict[int, int] = {}  # message -> its tokens as sent, cleared
+    # message -> the tokens it saves as sent cleared, summed from any message on in O(log n):
+    # a request's sum over every message cleared so far made this quadratic where each hosted
+    # search of a Codex session is one
+    now_cleared = _Savings(len(pre) - 1)
     ci = 0
     # a request after turns its file does not keep (in its segment) billed them too: its
     # residual is not the tools + system (unless no request is free of them)
@@ -905,11 +942,12 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
             s0 = seg_start[p.n - 1]
             m = _model_of(metas, p, session.model)
             while ci < len(clearing) and clearing[ci][0] < p.n:
-                now_cleared.update(clearing[ci][1])
+                for k, t in clearing[ci][1]:
+                    now_cleared.set(k, pre[k + 1] - pre[k] - t)
                 ci += 1
             sent = pre[p.n] - pre[s0] + (carry.window(-1, s0, p.n) if carry else 0)
-            if now_cleared:
-                sent -= sum(pre[k + 1] - pre[k] - t for k, t in now_cleared.items() if k >= s0)
+            if now_cleared.by:
+                sent -= now_cleared.from_(s0)
             by.setdefault((key_start[p.n - 1], m), []).append(
                 total
                 - (own_billed.get(p.response, 0) if p.response is not None else 0)

@@ -20,7 +20,6 @@ sessions (every field of every request).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from itertools import accumulate
 from typing import Any
 
 from ctxview.core.calibrate import request_static, static_starts
@@ -94,6 +93,8 @@ def replay_range(
     msgs = session.messages
     n_msgs = len(msgs)
     P = shared.token_prefix(rates, tok)
+    own_tok = False  # tok and P are this replay's copies
+    p_valid = n_msgs  # P[: p_valid + 1] are the sums of tok as it is now
     pdata = shared.point_data(session, points, (session_model, tools_fp, system_fp))
     ckeys = shared.content_keys(rates) if redundancy else None
     rule = _RULES[kind]
@@ -136,6 +137,10 @@ def replay_range(
     for i in range(n_msgs + 1):
         # requests that hold messages [.., i)
         while at[pi] == i:
+            if p_valid < i:  # (a request reads P up to its message i at most)
+                for j in range(p_valid, i):
+                    P[j + 1] = P[j] + tok[j]
+                p_valid = i
             p = points[pi]
             model, rec, out_tok, hint, ts_raw, now, key = pdata[pi]
             index = pi
@@ -249,12 +254,17 @@ def replay_range(
             counts.clear()
             dup_items = dup_tokens = 0
         if cleared and i in cleared:
-            # a microcompaction: the earlier messages it changed are sent cleared from here on
-            # (the shared list stays as computed; a handful of these in a session)
-            tok = list(tok)
+            # a microcompaction (or a hosted search measured, or its results unbilled): the
+            # earlier messages it changed are sent at their new size from here on (the shared
+            # lists stay as computed: this replay's copies are changed). P is brought up to date
+            # as far as a request reads it, not all again here: a Codex session has one such
+            # message per search
+            if not own_tok:
+                tok, P, own_tok = list(tok), list(P), True
             for tid, sent in cleared[i]:
                 tok[tid] = sent
-            P = list(accumulate(tok, initial=0))
+                if tid < p_valid:
+                    p_valid = tid
         if resends and first >= 0 and i in resends:
             t = resent_from.get(i)
             # the window: ``first``, then ``lo`` to ``hi``
