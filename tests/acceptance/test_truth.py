@@ -354,6 +354,21 @@ def test_a_local_command_the_resumed_session_skipped_is_not_lost(tmp_path: Any) 
     assert fig.lost_blocks == {"text": 1}
 
 
+def test_a_prompt_taken_back_before_its_reply_is_not_lost(tmp_path: Any) -> None:
+    """Esc before the reply: Claude Code has written the prompt, hands it back for editing and
+    hangs the one sent again off the same parent (unseen4 gitsync_3ee1ca7a: the second prompt
+    extends the first; eskills_fe3ed705: the same text, 3 s later)."""
+    w = shapes.Writer()
+    u = w.user(None, "Fix the build.")
+    end = w.assistant(u, [{"type": "text", "text": "Done."}], (3, 20_000, 100), "msg_1")
+    w.user(end, "it was the other repo")
+    again = w.user(end, "it was the other repo, and the push went through")
+    w.assistant(again, [{"type": "text", "text": "I see."}], (3, 20_100, 50), "msg_2")
+    fig = measure_file(shapes.write(tmp_path / "withdrawn.jsonl", w.records))
+    assert fig.lost_blocks == {}, fig.lost_blocks
+    assert fig.raw_blocks["text"] == 4
+
+
 def test_a_predicted_growth_past_half_the_input_is_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
