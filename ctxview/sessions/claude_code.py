@@ -246,7 +246,47 @@ def _select(lines: list[Line], placement: Placement | None = None) -> list[Line]
             and _only_results_for(ln, chain_tool_ids)
         ):
             selected.append(ln)  # tool results hanging off a block of a response on the chain
+    selected = _results_after_their_call(selected)
     return kept_after_summaries(selected, kept_after, position) if kept_after else selected
+
+
+def _results_after_their_call(selected: list[Line]) -> list[Line]:
+    """``selected`` with each tool-result line that was written before the response line it
+    answers (its ``parentUuid``) moved right after that line: the result is sent after its call
+    whatever order the two lines reached the file in (unseen4 gitsync_c6533991 line 681 and
+    imessagemail_b3a407be line 84: an Edit's error result written a few ms before its
+    ``tool_use`` line, the next response hanging off the result)."""
+    at = {ln.uuid: k for k, ln in enumerate(selected) if ln.uuid}
+    if not any(
+        ln.type == "user"
+        and ln.parent in at
+        and at[ln.parent] > k
+        and selected[at[ln.parent]].type == "assistant"
+        and _only_results(ln)
+        for k, ln in enumerate(selected)
+    ):
+        return selected
+    out: list[Line] = []
+    waiting: dict[str, list[Line]] = {}
+
+    def emit(ln: Line) -> None:
+        out.append(ln)
+        for w in waiting.pop(ln.uuid or "", ()):
+            emit(w)
+
+    for k, ln in enumerate(selected):
+        parent = ln.parent
+        if (
+            ln.type == "user"
+            and parent in at
+            and at[parent] > k
+            and selected[at[parent]].type == "assistant"
+            and _only_results(ln)
+        ):
+            waiting.setdefault(parent, []).append(ln)
+            continue
+        emit(ln)
+    return out
 
 
 def _blank(value: Any) -> bool:
