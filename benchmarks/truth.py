@@ -34,7 +34,8 @@ own request model (``simulate``: calibrated from the file's recorded usage). Pri
   Code does not send (whitespace-only assistant text) are not counted, nor a local command's
   lines that no later response descends from (never sent: a ``/exit``'s command and output lines,
   skipped by the session resumed after them), nor a prompt taken back before its reply (Esc:
-  the prompt sent again hangs off the same parent); lines left on a rewound branch are counted as lost, and the file's off-branch requests are shown beside them (a real
+  the prompt sent again hangs off the same parent), nor a response of thinking alone (Claude
+  Code leaves it out of later requests); lines left on a rewound branch are counted as lost, and the file's off-branch requests are shown beside them (a real
   rewind explains them, a broken parent chain does not).
 
 With no folder, the repository's own (:data:`FOLDERS`). ``--set`` keeps the files of one side of
@@ -252,6 +253,7 @@ def raw_block_keys(path: Path) -> Counter[tuple[str, Any]]:
         | _withdrawn_prompts(records, parents)
     )
     recs = [r for u, r in records.items() if u not in unsent] + anonymous
+    recs = _without_thinking_only(recs)
     main = [r for r in recs if not r.get("isSidechain")]
     if not main:
         main = recs  # a sub-agent transcript
@@ -328,6 +330,32 @@ def _withdrawn_prompts(records: dict[str, dict[str, Any]], parents: dict[str, st
         and (p := parents.get(u)) is not None
         and later_sent.get(p, -1) > order[u]
     }
+
+
+def _without_thinking_only(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``recs`` less the lines of responses of thinking alone (every line of the ``message.id``
+    a thinking block: interrupted before any text or tool call), which Claude Code never sends
+    again."""
+    other: dict[Any, bool] = {}
+    for rec in recs:
+        msg = rec.get("message")
+        if rec.get("type") != "assistant" or not isinstance(msg, dict):
+            continue
+        content = msg.get("content")
+        blocks = content if isinstance(content, list) else [content]
+        mid = msg.get("id")
+        other[mid] = other.get(mid, False) or not all(
+            isinstance(b, dict) and b.get("type") in ("thinking", "redacted_thinking")
+            for b in blocks
+        )
+    return [
+        r
+        for r in recs
+        if r.get("type") != "assistant"
+        or not isinstance(msg := r.get("message"), dict)
+        or msg.get("id") is None
+        or other.get(msg.get("id"), True)
+    ]
 
 
 def _has_tool_result(content: Any) -> bool:

@@ -250,6 +250,18 @@ def _select(lines: list[Line], placement: Placement | None = None) -> list[Line]
     return kept_after_summaries(selected, kept_after, position) if kept_after else selected
 
 
+def _thinking_only(content: Any) -> bool:
+    """An assistant message's blocks are all thinking (and there is one)."""
+    return (
+        isinstance(content, list)
+        and bool(content)
+        and all(
+            isinstance(b, dict) and b.get("type") in ("thinking", "redacted_thinking")
+            for b in content
+        )
+    )
+
+
 def _results_after_their_call(selected: list[Line]) -> list[Line]:
     """``selected`` with each tool-result line that was written before the response line it
     answers (its ``parentUuid``) moved right after that line: the result is sent after its call
@@ -609,11 +621,36 @@ def rebuild(
         "prompt before it)"
         for n in unsent_errors
     )
+    #: responses of thinking alone (interrupted before any text or tool call): their requests,
+    #: with the usage recorded, beside the messages later requests send
+    unsent_thinking: list[dict[str, Any]] = []
     for b in out:
         content = b.content()
         if b.role == "assistant" and not content:
             warnings.append(
                 f"line {b.lines[0]}: an assistant response with no content was left out"
+            )
+            continue
+        if b.role == "assistant" and _thinking_only(content):
+            # Claude Code drops such a message from every later request
+            # (filterOrphanedThinkingOnlyMessages): unseen4 gitsync_5b613073 line 377, the
+            # request after it billed 24 tokens more than the one before, its new user text alone
+            warnings.append(
+                f"line {b.lines[0]}: a response of thinking alone (interrupted) is not sent "
+                "again; its request is kept"
+            )
+            unsent_thinking.append(
+                {
+                    "message_id": b.message_id,
+                    "timestamp": b.meta.get("timestamp"),
+                    "model": b.meta.get("model"),
+                    "usage": b.meta.get("usage"),
+                    "uuid": None,
+                    "parent_uuid": None,
+                    "fork": len(messages),
+                    "path": [],
+                    "messages": [],
+                }
             )
             continue
         messages.append({"role": b.role, "content": content})
@@ -626,6 +663,7 @@ def rebuild(
     )
     if off_branch is not None:
         off_branch.extend(off)
+        off_branch.extend(unsent_thinking)
     if placement is not None:
         placement.unplaced_lines = _unplaced(usable, selected, off)
     return messages, metas, skipped, warnings

@@ -345,3 +345,31 @@ def test_a_tool_result_written_before_its_call_is_sent_after_it(tmp_path: Path) 
     ]
     assert kinds == ["text", ["tool_use"], ["tool_result"], ["text"]]
     assert errors(check_protocol(s.messages)) == []
+
+
+def test_a_response_of_thinking_alone_is_not_sent_again_but_its_request_is_kept(
+    tmp_path: Path,
+) -> None:
+    """Interrupted after its thinking (unseen4 gitsync_5b613073): Claude Code leaves the
+    thinking-only message out of later requests, which the API answered; its own request
+    stays, with the usage it recorded."""
+    w = shapes.Writer()
+    u = w.user(None, "Drop Q7.")
+    a = w.assistant(u, [{"type": "text", "text": "Sure."}], (3, 1_000, 100), "msg_1")
+    q = w.user(a, "And the atomic wording.")
+    t = w.assistant(
+        q, [{"type": "thinking", "thinking": "", "signature": "sig"}], (3, 1_100, 20), "msg_2"
+    )
+    stop = w.user(t, [{"type": "text", "text": "[Request interrupted by user]"}])
+    w.assistant(stop, [{"type": "text", "text": "Already gone."}], (3, 1_100, 30), "msg_3")
+    s = load_session(shapes.write(tmp_path / "thinking.jsonl", w.records))
+    assert not any(
+        b.get("type") == "thinking"
+        for m in s.messages
+        if isinstance(m["content"], list)
+        for b in m["content"]
+    )
+    assert errors(check_protocol(s.messages)) == []
+    log = simulate(s)
+    assert [r.recorded_total for r in log.requests] == [1_103, 1_123, 1_133]
+    assert [r.off_branch for r in log.requests] == [False, True, False]
