@@ -402,14 +402,13 @@ class ResponsesWindows:
         unanswered_below = [-1] * (n + 1)
         tops: list[int] = []
         added = 0
-        tail = 0
+        after_plain = 0  # past the last message that is no assistant item
         for hi in range(n + 1):
             if hi > 0 and not _is_assistant(messages[hi - 1]):
-                tail = hi
-                if pending and self.pending_start[hi] >= 0:
-                    tail = self.pending_start[hi]
-            elif hi == 0:
-                tail = 0
+                after_plain = hi
+            tail = after_plain
+            if pending and self.pending_start[hi] >= 0:
+                tail = self.pending_start[hi]
             while added < tail:
                 if answered_at[added] >= 0:
                     heapq.heappush(tops, -added)
