@@ -33,7 +33,9 @@ own request model (``simulate``: calibrated from the file's recorded usage). Pri
   rebuilt session's messages. A block is matched by its tool id, or by its text. Blocks Claude
   Code does not send (whitespace-only assistant text) are not counted, nor a local command's
   lines that no later response descends from (never sent: a ``/exit``'s command and output lines,
-  skipped by the session resumed after them); lines left on a rewound branch are counted as lost, and the file's off-branch requests are shown beside them (a real
+  skipped by the session resumed after them), nor a prompt taken back before its reply (Esc:
+  the prompt sent again hangs off the same parent), nor a response of thinking alone (Claude
+  Code leaves it out of later requests); lines left on a rewound branch are counted as lost, and the file's off-branch requests are shown beside them (a real
   rewind explains them, a broken parent chain does not).
 
 With no folder, the repository's own (:data:`FOLDERS`). ``--set`` keeps the files of one side of
@@ -245,8 +247,13 @@ def raw_block_keys(path: Path) -> Counter[tuple[str, Any]]:
             records[u] = rec
         else:
             anonymous.append(rec)
-    unsent = _unsent_leaves(records, parents) | _answered_errors(records, parents)
+    unsent = (
+        _unsent_leaves(records, parents)
+        | _answered_errors(records, parents)
+        | _withdrawn_prompts(records, parents)
+    )
     recs = [r for u, r in records.items() if u not in unsent] + anonymous
+    recs = _without_thinking_only(recs)
     main = [r for r in recs if not r.get("isSidechain")]
     if not main:
         main = recs  # a sub-agent transcript
@@ -284,6 +291,77 @@ def _unsent_leaves(records: dict[str, dict[str, Any]], parents: dict[str, str]) 
         and order[u] < last_response
         and _local_command((rec.get("message") or {}).get("content"))
     }
+
+
+def _sent(records: dict[str, dict[str, Any]], parents: dict[str, str]) -> set[str]:
+    """The uuids some response descends from (each response's own included)."""
+    sent: set[str] = set()
+    for u, rec in records.items():
+        if rec.get("type") != "assistant":
+            continue
+        cur: str | None = u
+        while cur is not None and cur not in sent:
+            sent.add(cur)
+            cur = parents.get(cur)
+    return sent
+
+
+def _withdrawn_prompts(records: dict[str, dict[str, Any]], parents: dict[str, str]) -> set[str]:
+    """The uuids of prompts taken back before any reply: a typed prompt (no tool result) that no
+    user or assistant line follows, and a later line beside it (the same parent) that a
+    response descends from. Claude Code writes a prompt when it is submitted; pressed Esc before
+    the reply streams, it hands the prompt back for editing and hangs the one sent again (edited
+    or not) off the same parent, so the first is on no branch a later request carries."""
+    sent = _sent(records, parents)
+    followed = {parents[u] for u in records if u in parents}
+    order = {u: k for k, u in enumerate(records)}
+    later_sent: dict[str, int] = {}  # parent -> the last position of a child a response follows
+    for u in sent:
+        p = parents.get(u)
+        if p is not None and u in order:
+            later_sent[p] = max(later_sent.get(p, -1), order[u])
+    return {
+        u
+        for u, rec in records.items()
+        if rec.get("type") == "user"
+        and u not in sent
+        and u not in followed
+        and not _has_tool_result((rec.get("message") or {}).get("content"))
+        and (p := parents.get(u)) is not None
+        and later_sent.get(p, -1) > order[u]
+    }
+
+
+def _without_thinking_only(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``recs`` less the lines of responses of thinking alone (every line of the ``message.id``
+    a thinking block: interrupted before any text or tool call), which Claude Code never sends
+    again."""
+    other: dict[Any, bool] = {}
+    for rec in recs:
+        msg = rec.get("message")
+        if rec.get("type") != "assistant" or not isinstance(msg, dict):
+            continue
+        content = msg.get("content")
+        blocks = content if isinstance(content, list) else [content]
+        mid = msg.get("id")
+        other[mid] = other.get(mid, False) or not all(
+            isinstance(b, dict) and b.get("type") in ("thinking", "redacted_thinking")
+            for b in blocks
+        )
+    return [
+        r
+        for r in recs
+        if r.get("type") != "assistant"
+        or not isinstance(msg := r.get("message"), dict)
+        or msg.get("id") is None
+        or other.get(msg.get("id"), True)
+    ]
+
+
+def _has_tool_result(content: Any) -> bool:
+    return isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+    )
 
 
 def _answered_errors(records: dict[str, dict[str, Any]], parents: dict[str, str]) -> set[str]:

@@ -246,7 +246,59 @@ def _select(lines: list[Line], placement: Placement | None = None) -> list[Line]
             and _only_results_for(ln, chain_tool_ids)
         ):
             selected.append(ln)  # tool results hanging off a block of a response on the chain
+    selected = _results_after_their_call(selected)
     return kept_after_summaries(selected, kept_after, position) if kept_after else selected
+
+
+def _thinking_only(content: Any) -> bool:
+    """An assistant message's blocks are all thinking (and there is one)."""
+    return (
+        isinstance(content, list)
+        and bool(content)
+        and all(
+            isinstance(b, dict) and b.get("type") in ("thinking", "redacted_thinking")
+            for b in content
+        )
+    )
+
+
+def _results_after_their_call(selected: list[Line]) -> list[Line]:
+    """``selected`` with each tool-result line that was written before the response line it
+    answers (its ``parentUuid``) moved right after that line: the result is sent after its call
+    whatever order the two lines reached the file in (unseen4 gitsync_c6533991 line 681 and
+    imessagemail_b3a407be line 84: an Edit's error result written a few ms before its
+    ``tool_use`` line, the next response hanging off the result)."""
+    at = {ln.uuid: k for k, ln in enumerate(selected) if ln.uuid}
+    if not any(
+        ln.type == "user"
+        and ln.parent in at
+        and at[ln.parent] > k
+        and selected[at[ln.parent]].type == "assistant"
+        and _only_results(ln)
+        for k, ln in enumerate(selected)
+    ):
+        return selected
+    out: list[Line] = []
+    waiting: dict[str, list[Line]] = {}
+
+    def emit(ln: Line) -> None:
+        out.append(ln)
+        for w in waiting.pop(ln.uuid or "", ()):
+            emit(w)
+
+    for k, ln in enumerate(selected):
+        parent = ln.parent
+        if (
+            ln.type == "user"
+            and parent in at
+            and at[parent] > k
+            and selected[at[parent]].type == "assistant"
+            and _only_results(ln)
+        ):
+            waiting.setdefault(parent, []).append(ln)
+            continue
+        emit(ln)
+    return out
 
 
 def _blank(value: Any) -> bool:
@@ -569,11 +621,36 @@ def rebuild(
         "prompt before it)"
         for n in unsent_errors
     )
+    #: responses of thinking alone (interrupted before any text or tool call): their requests,
+    #: with the usage recorded, beside the messages later requests send
+    unsent_thinking: list[dict[str, Any]] = []
     for b in out:
         content = b.content()
         if b.role == "assistant" and not content:
             warnings.append(
                 f"line {b.lines[0]}: an assistant response with no content was left out"
+            )
+            continue
+        if b.role == "assistant" and _thinking_only(content):
+            # Claude Code drops such a message from every later request
+            # (filterOrphanedThinkingOnlyMessages): unseen4 gitsync_5b613073 line 377, the
+            # request after it billed 24 tokens more than the one before, its new user text alone
+            warnings.append(
+                f"line {b.lines[0]}: a response of thinking alone (interrupted) is not sent "
+                "again; its request is kept"
+            )
+            unsent_thinking.append(
+                {
+                    "message_id": b.message_id,
+                    "timestamp": b.meta.get("timestamp"),
+                    "model": b.meta.get("model"),
+                    "usage": b.meta.get("usage"),
+                    "uuid": None,
+                    "parent_uuid": None,
+                    "fork": len(messages),
+                    "path": [],
+                    "messages": [],
+                }
             )
             continue
         messages.append({"role": b.role, "content": content})
@@ -586,6 +663,7 @@ def rebuild(
     )
     if off_branch is not None:
         off_branch.extend(off)
+        off_branch.extend(unsent_thinking)
     if placement is not None:
         placement.unplaced_lines = _unplaced(usable, selected, off)
     return messages, metas, skipped, warnings

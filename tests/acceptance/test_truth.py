@@ -245,7 +245,7 @@ def test_estimates_fitted_on_the_first_half_reach_the_goal_on_the_second_unseen_
     share), and a microcompaction of results outside the file lowers the static after it (2.3% /
     23.0% overall before both). The tail left is named in docs/request-model.md."""
     th = unseen2["token_error_first_half_fit"]
-    assert th["requests"] == 1_345
+    assert th["requests"] == 1_344  # (entire_b82405ba's thinking-only response: off the branch)
     assert th["median"] <= 0.04 and th["p90"] <= 0.12, th
     assert th["unseen_segments"]["median"] <= 0.045, th  # 5.0% before the content limit
     assert th["unseen_segments"]["p90"] <= 0.20, th
@@ -352,6 +352,21 @@ def test_a_local_command_the_resumed_session_skipped_is_not_lost(tmp_path: Any) 
     # a prompt left so is lost: it is not a local command
     fig = measure_file(_resumed_after_exit(tmp_path, "Actually, revert it."))
     assert fig.lost_blocks == {"text": 1}
+
+
+def test_a_prompt_taken_back_before_its_reply_is_not_lost(tmp_path: Any) -> None:
+    """Esc before the reply: Claude Code has written the prompt, hands it back for editing and
+    hangs the one sent again off the same parent (unseen4 gitsync_3ee1ca7a: the second prompt
+    extends the first; eskills_fe3ed705: the same text, 3 s later)."""
+    w = shapes.Writer()
+    u = w.user(None, "Fix the build.")
+    end = w.assistant(u, [{"type": "text", "text": "Done."}], (3, 20_000, 100), "msg_1")
+    w.user(end, "it was the other repo")
+    again = w.user(end, "it was the other repo, and the push went through")
+    w.assistant(again, [{"type": "text", "text": "I see."}], (3, 20_100, 50), "msg_2")
+    fig = measure_file(shapes.write(tmp_path / "withdrawn.jsonl", w.records))
+    assert fig.lost_blocks == {}, fig.lost_blocks
+    assert fig.raw_blocks["text"] == 4
 
 
 def test_a_predicted_growth_past_half_the_input_is_named(

@@ -222,6 +222,38 @@ def _is_assistant(m: Any) -> bool:
     return isinstance(m, Mapping) and m.get("role") == "assistant"
 
 
+def _outputs_only(m: Any, results: list[tuple[int, str, int]]) -> bool:
+    """A message that holds tool outputs and nothing else."""
+    content = m.get("content") if isinstance(m, Mapping) else None
+    return (
+        not _is_assistant(m)
+        and bool(results)
+        and isinstance(content, list)
+        and len(results) == len(content)
+    )
+
+
+def _pending_run(
+    messages: Sequence[Any], results: Sequence[list[tuple[int, str, int]]], hi: int
+) -> int:
+    """Where the input ``messages[:hi]``'s last run of assistant items starts: the response
+    being recorded, whose calls wait for their outputs. Outputs of its calls after it are part
+    of the wait (parallel calls: the agent sends the next request once all have run; unseen4
+    codex eskills_019dd4b9 ends with one of two outputs)."""
+    k = hi
+    while k > 0 and _outputs_only(messages[k - 1], results[k - 1]):
+        k -= 1
+    start = k
+    while start > 0 and _is_assistant(messages[start - 1]):
+        start -= 1
+    if start == k or any(call < start for i in range(k, hi) for _, _, call in results[i]):
+        # no assistant run before the outputs, or an output of an earlier call among them
+        start = hi
+        while start > 0 and _is_assistant(messages[start - 1]):
+            start -= 1
+    return start
+
+
 def _pairing(messages: Sequence[Any], orphans: bool) -> list[Problem]:
     """The Responses API's pairing, by call id across the whole input (an output may come
     after other items, a developer message for one: Codex sends so, and the API accepts it):
@@ -231,9 +263,7 @@ def _pairing(messages: Sequence[Any], orphans: bool) -> list[Problem]:
     out: list[Problem] = []
     results, calls = _links(messages)
     n = len(messages)
-    tail = n
-    while tail > 0 and _is_assistant(messages[tail - 1]):
-        tail -= 1
+    tail = _pending_run(messages, results, n)
     for i in range(n):
         if orphans:
             for j, rid, call in results[i]:
@@ -334,18 +364,51 @@ class ResponsesWindows:
                 if heap:
                     orphan_from[lo] = heap[0]
             self.orphan_from = orphan_from
-        # unanswered_below[hi]: the last message before the last assistant run of [.., hi)
-        # holding a call whose first output is at or past hi (-1: none)
+        # a window ending in outputs of its last assistant run's calls (the rest still
+        # running): pending_start[hi] is where that run starts in the conversation (-1: no
+        # such end) and pending_least[hi] the earliest message holding a call those outputs
+        # answer; a window starting after the run's start is checked against plain_below
+        self.pending_start = [-1] * (n + 1)
+        self.pending_least = [n] * (n + 1)
+        for hi in range(1, n + 1):
+            if _outputs_only(messages[hi - 1], results[hi - 1]):
+                start = _pending_run(messages, results, hi)
+                if start < hi:
+                    self.pending_start[hi] = start
+                    k = hi
+                    while k > start and not _is_assistant(messages[k - 1]):
+                        k -= 1
+                    self.pending_least[hi] = min(
+                        (call for i in range(k, hi) for _, _, call in results[i]), default=n
+                    )
+        self.plain_below = self._unanswered_below(messages, calls, pending=False)
+        self.unanswered_below = self._unanswered_below(messages, calls, pending=True)
+        alone = [0] * (n + 1)
+        for i in range(n - 1):
+            alone[i + 1] = alone[i] + (_reasoning_alone(messages[i], messages[i + 1]) is not None)
+        alone[n] = alone[n - 1] if n else 0
+        self.alone = alone
+
+    def _unanswered_below(
+        self, messages: Sequence[Any], calls: list[list[tuple[int, str, int]]], pending: bool
+    ) -> list[int]:
+        """Per ``hi``, the last message before the last assistant run of ``[.., hi)`` (with
+        ``pending``: before the run the window's final outputs answer) holding a call whose
+        first output is at or past ``hi`` (-1: none)."""
+        import heapq
+
+        n = len(messages)
         answered_at = [max((a for _, _, a in c), default=-1) for c in calls]
         unanswered_below = [-1] * (n + 1)
         tops: list[int] = []
         added = 0
-        tail = 0
+        after_plain = 0  # past the last message that is no assistant item
         for hi in range(n + 1):
             if hi > 0 and not _is_assistant(messages[hi - 1]):
-                tail = hi
-            elif hi == 0:
-                tail = 0
+                after_plain = hi
+            tail = after_plain
+            if pending and self.pending_start[hi] >= 0:
+                tail = self.pending_start[hi]
             while added < tail:
                 if answered_at[added] >= 0:
                     heapq.heappush(tops, -added)
@@ -354,12 +417,7 @@ class ResponsesWindows:
                 heapq.heappop(tops)
             if tops:
                 unanswered_below[hi] = -tops[0]
-        self.unanswered_below = unanswered_below
-        alone = [0] * (n + 1)
-        for i in range(n - 1):
-            alone[i + 1] = alone[i] + (_reasoning_alone(messages[i], messages[i + 1]) is not None)
-        alone[n] = alone[n - 1] if n else 0
-        self.alone = alone
+        return unanswered_below
 
     def rejected(self, first: int, lo: int, hi: int) -> bool:
         if not self.plain[first]:
@@ -368,7 +426,12 @@ class ResponsesWindows:
             return False
         if self.orphan_from is not None and self.orphan_from[lo] < hi:
             return True
-        if self.unanswered_below[hi] >= lo:
+        start = self.pending_start[hi]
+        if start < 0 or lo <= start:
+            if self.unanswered_below[hi] >= lo:
+                return True
+        elif self.pending_least[hi] < lo and self.plain_below[hi] >= lo:
+            # the window cuts the run: its outputs of calls before lo answer nothing in it
             return True
         return self.alone[hi - 1] > self.alone[lo]
 

@@ -128,6 +128,36 @@ def test_responses_rules_pair_by_call_id_across_the_input() -> None:
     assert check_protocol(msgs[:2], rules=openai.RESPONSES_RULES) == []
 
 
+def test_a_rollout_cut_between_parallel_calls_outputs_waits_for_the_rest() -> None:
+    """Two parallel calls, one output recorded, the other still running (unseen4 codex
+    eskills_019dd4b9 ends so): the agent sends both outputs next, as for a last response's
+    calls. Once anything else follows, the call left without an output is unanswered."""
+    items = [
+        {"role": "user", "content": "go"},
+        {"type": "function_call", "call_id": "a", "name": "f", "arguments": "{}"},
+        {"type": "function_call", "call_id": "b", "name": "f", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "a", "output": "done"},
+    ]
+    msgs = [responses_item(i) for i in items]
+    assert check_protocol(msgs, rules=openai.RESPONSES_RULES) == []
+    later = [*msgs, responses_item({"role": "user", "content": "next"})]
+    assert [(p.code, p.ids) for p in check_protocol(later, rules=openai.RESPONSES_RULES)] == [
+        ("unanswered_tool_use", ("b",))
+    ]
+    # an output of an earlier call among them: not the last response's wait
+    earlier = [
+        responses_item({"role": "user", "content": "go"}),
+        responses_item({"type": "function_call", "call_id": "z", "name": "f", "arguments": "{}"}),
+        responses_item({"role": "user", "content": "more"}),
+        *msgs[1:3],
+        responses_item({"type": "function_call_output", "call_id": "z", "output": "late"}),
+    ]
+    assert [(p.code, p.ids) for p in check_protocol(earlier, rules=openai.RESPONSES_RULES)] == [
+        ("unanswered_tool_use", ("a",)),
+        ("unanswered_tool_use", ("b",)),
+    ]
+
+
 def test_a_stored_reasoning_item_keeps_the_item_that_followed_it() -> None:
     def reasoning(rid: str | None) -> dict[str, object]:
         return {"type": "reasoning", "summary": [], **({"id": rid} if rid else {})}

@@ -314,3 +314,62 @@ def test_an_error_reply_the_api_answered_after_is_not_sent(tmp_path: Path) -> No
         m["role"] for m in load_session(shapes.write(tmp_path / "k.jsonl", kept.records)).messages
     ]
     assert roles == ["user", "assistant", "user", "assistant"]
+
+
+def test_a_tool_result_written_before_its_call_is_sent_after_it(tmp_path: Path) -> None:
+    """An Edit's error result reached the file a few ms before its ``tool_use`` line (unseen4
+    gitsync_c6533991, imessagemail_b3a407be); the parent chain says the order it was sent in."""
+    w = shapes.Writer()
+    u = w.user(None, "Edit the file.")
+    tid = "toolu_early"
+    call = w.base("assistant", u)
+    call["message"] = {
+        "model": shapes.MODEL,
+        "id": "msg_call",
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "tool_use", "id": tid, "name": "Edit", "input": {}}],
+    }
+    result = w.base("user", call["uuid"])
+    result["message"] = {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": tid, "content": "modified since read"}],
+    }
+    w.add(result)  # written first
+    w.add(call)
+    w.assistant(result["uuid"], [{"type": "text", "text": "Retrying."}], (3, 100, 10), "msg_next")
+    s = load_session(shapes.write(tmp_path / "early.jsonl", w.records))
+    kinds = [
+        [b["type"] for b in m["content"]] if isinstance(m["content"], list) else "text"
+        for m in s.messages
+    ]
+    assert kinds == ["text", ["tool_use"], ["tool_result"], ["text"]]
+    assert errors(check_protocol(s.messages)) == []
+
+
+def test_a_response_of_thinking_alone_is_not_sent_again_but_its_request_is_kept(
+    tmp_path: Path,
+) -> None:
+    """Interrupted after its thinking (unseen4 gitsync_5b613073): Claude Code leaves the
+    thinking-only message out of later requests, which the API answered; its own request
+    stays, with the usage it recorded."""
+    w = shapes.Writer()
+    u = w.user(None, "Drop Q7.")
+    a = w.assistant(u, [{"type": "text", "text": "Sure."}], (3, 1_000, 100), "msg_1")
+    q = w.user(a, "And the atomic wording.")
+    t = w.assistant(
+        q, [{"type": "thinking", "thinking": "", "signature": "sig"}], (3, 1_100, 20), "msg_2"
+    )
+    stop = w.user(t, [{"type": "text", "text": "[Request interrupted by user]"}])
+    w.assistant(stop, [{"type": "text", "text": "Already gone."}], (3, 1_100, 30), "msg_3")
+    s = load_session(shapes.write(tmp_path / "thinking.jsonl", w.records))
+    assert not any(
+        b.get("type") == "thinking"
+        for m in s.messages
+        if isinstance(m["content"], list)
+        for b in m["content"]
+    )
+    assert errors(check_protocol(s.messages)) == []
+    log = simulate(s)
+    assert [r.recorded_total for r in log.requests] == [1_103, 1_123, 1_133]
+    assert [r.off_branch for r in log.requests] == [False, True, False]
