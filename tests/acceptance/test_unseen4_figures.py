@@ -48,8 +48,10 @@ def test_claude_code_cache_breaks_reach_the_goal(claude_code: dict[str, Any]) ->
     assert claude_code["break_agreement"] >= 0.997
 
 
-@pytest.mark.xfail(strict=True, reason="6 text blocks lost blind, one in each of 6 files")
 def test_claude_code_rebuild_loses_no_block(claude_code: dict[str, Any]) -> None:
+    """6 text blocks were counted lost blind: each a prompt taken back (Esc) before its reply
+    and sent again off the same parent, which no request carried; the check no longer counts
+    them."""
     lost = claude_code["blocks_lost"]
     assert lost == dict.fromkeys(BLOCK_TYPES, 0), claude_code["files_losing_blocks"]
 
