@@ -624,15 +624,16 @@ def rebuild(
     #: responses of thinking alone (interrupted before any text or tool call): their requests,
     #: with the usage recorded, beside the messages later requests send
     unsent_thinking: list[dict[str, Any]] = []
-    for b in out:
+    for i, b in enumerate(out):
         content = b.content()
         if b.role == "assistant" and not content:
             warnings.append(
                 f"line {b.lines[0]}: an assistant response with no content was left out"
             )
             continue
-        if b.role == "assistant" and _thinking_only(content):
-            # Claude Code drops such a message from every later request
+        if b.role == "assistant" and _thinking_only(content) and i < len(out) - 1:
+            # Claude Code drops such a message from every later request (the last message of
+            # the file is kept: a response still being written, its next block to come)
             # (filterOrphanedThinkingOnlyMessages): unseen4 gitsync_5b613073 line 377, the
             # request after it billed 24 tokens more than the one before, its new user text alone
             warnings.append(
