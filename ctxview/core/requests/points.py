@@ -792,10 +792,8 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
     # messages added billed (it is left out of the fit), and the requests after it are
     # measured with those results cleared (below)
     # (a Codex interrupt, likewise, leaves the earlier hosted searches' results unbilled)
-    micro = sorted(
-        {i for i, m in enumerate(metas) if m and "microcompact" in m}
-        | set(results_unbilled_at(session))
-    )
+    unbilled = results_unbilled_at(session)
+    micro = sorted({i for i, m in enumerate(metas) if m and "microcompact" in m} | set(unbilled))
     # a Gemini CLI record after turns its file does not keep: the growth up to its request is
     # more than the messages between (left out of the fit)
     unkept = [i for i, m in enumerate(metas) if m and "unkept_turns" in m]
@@ -902,7 +900,7 @@ def calibrate(session: SessionLike, features: Sequence[Features] | None = None) 
                 )
             ),
             seg_of,
-            results_unbilled_at(session),
+            unbilled,
         )
         if counted is not None
         else None
