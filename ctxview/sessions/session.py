@@ -66,7 +66,7 @@ class Session:
 
     def calibration(self) -> tuple[Any, int | None]:
         """(rates, system prompt + tools over the file) as the request model prices a request
-        of this file (``ctxview.core.requests.calibration``): a transcript's fitted to its
+        of this file (``ctxview.core.requests.points.calibrate``): a transcript's fitted to its
         recorded usage, the defaults elsewhere. The file's, so computed once."""
         if self.session.format not in CALIBRATED_FORMATS:
             # (the request model itself is not imported for a file it never calibrates)

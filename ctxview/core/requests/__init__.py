@@ -64,8 +64,6 @@ The predicted prompt cache (the model, in order of the prompt: tools → system 
 """
 
 from ctxview.core.requests.points import (
-    calibrated_static,
-    calibration,
     parse_timestamp,
     request_points,
     segment_starts,
@@ -91,8 +89,6 @@ __all__ = [
     "Request",
     "RequestLog",
     "Totals",
-    "calibrated_static",
-    "calibration",
     "compare",
     "iter_compare",
     "parse_timestamp",

@@ -1121,21 +1121,6 @@ def static_of(
     return _static_tokens(session, rates)
 
 
-def calibration(session: SessionLike) -> tuple[Rates, int | None]:
-    """(the rates the request model prices messages with, the system prompt + tools of a Claude
-    Code transcript's requests) calibrated from its recorded usage (:func:`calibrate`); the
-    default rates and None for another format."""
-    if session.format not in CALIBRATED_FORMATS:
-        return DEFAULT_RATES, None
-    rates, static, *_ = calibrate(session)
-    return rates, static
-
-
-def calibrated_static(session: SessionLike) -> int | None:
-    """:func:`calibration`'s system prompt + tools (None: not a transcript, too little usage)."""
-    return calibration(session)[1]
-
-
 def _static_tokens(session: SessionLike, rates: Rates) -> int:
     system = session.system
     chars_sys = 0
