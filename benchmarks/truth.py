@@ -177,6 +177,9 @@ class FileFigures:
     #: file beside the transcript recorded ((estimate - recorded) / recorded prompt)
     compaction_requests: int = 0
     compaction_errors: list[float] = field(default_factory=list)
+    #: recorded requests an earlier file of the set holds too (a resumed session's new file
+    #: copies the old one's lines, response ids and all): counted there, not again here
+    repeated: int = 0
     error: str | None = None
 
 
@@ -424,15 +427,41 @@ def _first_half_only(session: LoadedSession, log: RequestLog) -> tuple[LoadedSes
     return replace(session, metas=metas), first_hidden
 
 
-def measure_file(path: Path, name: str | None = None) -> FileFigures:
+def _response_ids(session: LoadedSession, reqs: Iterable[Request]) -> dict[int, str]:
+    """The API response id (``msg_...``) of each request that has one, by request index."""
+    out = {}
+    for r in reqs:
+        if r.response_id is not None and r.response_id < len(session.metas):
+            mid = session.metas[r.response_id].get("message_id")
+            if isinstance(mid, str):
+                out[r.index] = mid
+    return out
+
+
+def measure_file(
+    path: Path, name: str | None = None, counted: set[str] | None = None
+) -> FileFigures:
+    """The figures of one transcript. ``counted``: the response ids of the requests earlier
+    files of the set counted; a request among them is left out here (the same request billed
+    once must weigh once), and this file's are added."""
     name = name or path.name
     try:
         session = load_session(path)
     except SessionError as exc:
         return FileFigures(name, 0, 0, error=str(exc))
     log = simulate(session)
-    reqs = log.requests
-    fig = FileFigures(name, len(reqs), sum(1 for r in reqs if r.recorded is not None))
+    ids = _response_ids(session, log.requests)
+    earlier = counted if counted is not None else set()
+    repeated = {i for i, mid in ids.items() if mid in earlier}
+    if counted is not None:
+        counted.update(ids.values())
+
+    def own(rs: Iterable[Request]) -> list[Request]:
+        return [r for r in rs if r.index not in repeated]
+
+    reqs = own(log.requests)
+    fig = FileFigures(name, len(log.requests), sum(1 for r in reqs if r.recorded is not None))
+    fig.repeated = sum(1 for r in log.requests if r.index in repeated and r.recorded is not None)
     fig.errors = _errors(reqs)
     fig.off_branch_requests = len(session.off_branch)
     fig.compactions = sum(
@@ -447,7 +476,7 @@ def measure_file(path: Path, name: str | None = None) -> FileFigures:
         partial, first_hidden = _first_half_only(session, log)
         cal = calibrate(partial, session_features(session))
         half_log = simulate(session, _calibration=cal)
-        fig.half_errors = _errors(half_log.requests[first_hidden:])
+        fig.half_errors = _errors(own(half_log.requests[first_hidden:]))
         starts = sorted(segment_starts(session))
         seen = {
             bisect_right(starts, r.response_id - 1)
@@ -456,23 +485,23 @@ def measure_file(path: Path, name: str | None = None) -> FileFigures:
         }
         unseen = [
             r
-            for r in half_log.requests[first_hidden:]
+            for r in own(half_log.requests[first_hidden:])
             if r.response_id is not None and bisect_right(starts, r.response_id - 1) not in seen
         ]
         fig.half_errors_unseen = _errors(unseen)
         unseen_ids = {id(r) for r in unseen}
         fig.half_misses = [
             Miss(name, r.index, r.input_tokens, t, id(r) in unseen_ids)
-            for r in half_log.requests[first_hidden:]
+            for r in own(half_log.requests[first_hidden:])
             if (t := r.recorded_total)
         ]
     prev_ts: float | None = None
-    for r in reqs:
+    for r in log.requests:
         ts = parse_timestamp(r.timestamp)
         gap = round(ts - prev_ts, 1) if ts is not None and prev_ts is not None else None
         if ts is not None:
             prev_ts = ts
-        if r.recorded is None:
+        if r.recorded is None or r.index in repeated:
             continue
         if r.predicted_break == r.recorded_break:
             fig.agree += 1
@@ -572,6 +601,8 @@ def summary(figs: Sequence[FileFigures]) -> dict[str, Any]:
         "unreadable": [f.name for f in figs if f.error],
         "requests": sum(f.requests for f in figs),
         "recorded_requests": recorded,
+        # recorded requests another file of the set holds too, counted once (in the first)
+        "repeated_requests": sum(f.repeated for f in figs),
         "token_error": {"median": r4(quantile(errs, 0.5)), "p90": r4(quantile(errs, 0.9))},
         "token_error_first_half_fit": {
             "median": r4(quantile(half, 0.5)),
@@ -620,7 +651,12 @@ def render(
     lost, raw = s["blocks_lost"], s["blocks"]
     lines = [
         f"{s['files']} files, {s['requests']:,} requests, {s['recorded_requests']:,} with "
-        f"recorded usage, {s['compactions']} compactions",
+        f"recorded usage, {s['compactions']} compactions"
+        + (
+            f" ({s['repeated_requests']:,} more that an earlier file holds too, counted there)"
+            if s["repeated_requests"]
+            else ""
+        ),
         "",
         "| measure | value |",
         "|---|---|",
@@ -707,7 +743,8 @@ def measure(
     files = transcripts(folders)
     if which is not None:
         files = [(p, name) for p, name in files if in_set(p, which)]
-    figs = [measure_file(p, name) for p, name in files]
+    counted: set[str] = set()
+    figs = [measure_file(p, name, counted) for p, name in files]
     return figs, summary(figs)
 
 
