@@ -1,0 +1,56 @@
+"""Cache rules of particular Claude Code versions, read from the recorded usage of real
+transcripts: a tools change in a conversation nothing else had cached reads nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ctxview.core.requests import simulate
+from ctxview.core.requests.points import history_resends
+from ctxview.sessions import load_session
+from ctxview.sessions.model import LoadedSession
+from tests.support import claude_code_shapes as shapes
+
+
+def _first_search(tmp_path: Path, version: str, first_read: int) -> LoadedSession:
+    """A tool loop whose first request read ``first_read`` tokens, then the session's first
+    tool search (a ``ToolSearch`` result of ``tool_reference`` blocks, written by Claude Code
+    ``version``) and the response after it."""
+    w = shapes.Writer()
+    u = w.user(None, "Track the work in tasks.", version=version)
+    body = ("lorem ipsum dolor sit amet " * 400)[:7_880]
+    last = w.tool_round(u, 0, (3, first_read, 20_000 - first_read), body)
+    last = shapes.grow(w, last, 5, 1, 22_000, 2_000)
+    tid = "toolu_search_0"
+    a = w.assistant(
+        last,
+        [{"type": "tool_use", "id": tid, "name": "ToolSearch", "input": {"query": "select:X"}}],
+        (3, 32_000, 200),
+        "msg_search_0",
+    )
+    ref = [{"type": "tool_reference", "tool_name": "TaskCreate"}]
+    r = w.user(a, [{"type": "tool_result", "tool_use_id": tid, "content": ref}], version=version)
+    w.assistant(r, [{"type": "text", "text": "Loaded."}], (3, 0, 32_500), "msg_after")
+    return load_session(shapes.write(tmp_path / "s.jsonl", w.records))
+
+
+def test_a_cold_conversations_first_tool_search_reads_nothing(tmp_path: Path) -> None:
+    """Where the first request read nothing (no other session had cached the tools and
+    system), the tools change of the first tool search reads nothing either: the whole prompt
+    is written again, as the break the recorded usage shows."""
+    s = _first_search(tmp_path, "2.1.119", first_read=0)
+    assert list(history_resends(s).values()) == ["tools"]
+    for kw in ({}, {"strategy": "seed", "max_context_messages": 8}):
+        last = simulate(s, **kw).requests[-1]
+        assert last.cache_break is not None and last.cache_break.reason == "tools"
+        assert last.cache_read == 0 and last.cache_write == last.input_tokens
+        assert simulate(s, _reference=True, **kw).requests[-1] == last
+    assert simulate(s).requests[-1].recorded_break
+
+
+def test_a_warm_conversations_first_tool_search_still_reads_the_head(tmp_path: Path) -> None:
+    s = _first_search(tmp_path, "2.1.119", first_read=12_000)
+    log = simulate(s)
+    last = log.requests[-1]
+    assert last.cache_break is not None and last.cache_break.reason == "tools"
+    assert 0 < last.cache_read < log.static_tokens
