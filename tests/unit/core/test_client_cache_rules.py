@@ -1,12 +1,15 @@
 """Cache rules of particular Claude Code versions, read from the recorded usage of real
-transcripts: a tools change in a conversation nothing else had cached reads nothing."""
+transcripts: a tools change in a conversation nothing else had cached reads nothing; Remote
+Control turned on mid-session changes the tools."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from ctxview.core.requests import simulate
-from ctxview.core.requests.points import history_resends
+from ctxview.core.requests.points import REMOTE_CONTROL, history_resends
 from ctxview.sessions import load_session
 from ctxview.sessions.model import LoadedSession
 from tests.support import claude_code_shapes as shapes
@@ -54,3 +57,73 @@ def test_a_warm_conversations_first_tool_search_still_reads_the_head(tmp_path: P
     last = log.requests[-1]
     assert last.cache_break is not None and last.cache_break.reason == "tools"
     assert 0 < last.cache_read < log.static_tokens
+
+
+def _remote_control(tmp_path: Path, version: str, how: str) -> LoadedSession:
+    """A tool loop, then Remote Control turned on while a tool ran (``how``: a
+    ``bridge_status`` line beside the chain, hanging off the call as the result does, or the
+    ``/remote-control`` local command's lines on the chain), written by Claude Code ``version``;
+    the request after it read the head and wrote the rest."""
+    w = shapes.Writer()
+    u = w.user(None, "Fix the failing build.", version=version)
+    last = shapes.grow(w, u, 6, 0, 20_000, 2_000)
+    tid = "toolu_bash_rc"
+    call = w.assistant(
+        last,
+        [{"type": "tool_use", "id": tid, "name": "Bash", "input": {"command": "make"}}],
+        (3, 32_000, 200),
+        "msg_call",
+    )
+    parent = call
+    if how == "bridge_status":
+        line = w.base("system", call, 1)
+        line.update(subtype="bridge_status", content="/remote-control is active", version=version)
+        w.add(line)
+    else:
+        cmd = w.base("system", call, 1)
+        cmd.update(
+            subtype="local_command",
+            content="<command-name>/remote-control</command-name>\n"
+            "            <command-message>remote-control</command-message>\n"
+            "            <command-args></command-args>",
+            version=version,
+        )
+        out = w.base("system", w.add(cmd), 0)
+        out.update(
+            subtype="local_command",
+            content="<local-command-stdout>Remote Control connecting…</local-command-stdout>",
+            version=version,
+        )
+        parent = w.add(out)
+    r = w.user(
+        parent if how != "bridge_status" else call,
+        [{"type": "tool_result", "tool_use_id": tid, "content": "ok"}],
+        version=version,
+    )
+    w.assistant(r, [{"type": "text", "text": "Built."}], (3, 12_000, 20_400), "msg_after")
+    return load_session(shapes.write(tmp_path / "s.jsonl", w.records))
+
+
+@pytest.mark.parametrize("how", ["bridge_status", "local_command"])
+def test_remote_control_turned_on_mid_session_changes_the_tools(tmp_path: Path, how: str) -> None:
+    """From Claude Code 2.1.178 the request after Remote Control was turned on is a tools
+    change: the reader keeps the line (beside the chain too) and marks the next user message."""
+    s = _remote_control(tmp_path, "2.1.217", how)
+    last = len(s.messages) - 2
+    assert s.metas[last].get(REMOTE_CONTROL) is True
+    assert history_resends(s) == {last: "tools"}
+    log = simulate(s)
+    brk = log.requests[-1].cache_break
+    assert brk is not None and (brk.reason, brk.position, brk.api_reason) == (
+        "tools",
+        0,
+        "tools_changed",
+    )
+    assert all(r.cache_break is None for r in log.requests[1:-1])
+
+
+def test_an_older_clients_remote_control_keeps_the_cache(tmp_path: Path) -> None:
+    """At 2.1.101 the request after it read the whole previous prompt: no break."""
+    s = _remote_control(tmp_path, "2.1.101", "bridge_status")
+    assert s.metas[-2].get(REMOTE_CONTROL) is True
+    assert history_resends(s) == {}
