@@ -127,3 +127,36 @@ def test_an_older_clients_remote_control_keeps_the_cache(tmp_path: Path) -> None
     s = _remote_control(tmp_path, "2.1.101", "bridge_status")
     assert s.metas[-2].get(REMOTE_CONTROL) is True
     assert history_resends(s) == {}
+
+
+def _first_prompt(tmp_path: Path, version: str) -> LoadedSession:
+    """A first prompt (Claude Code ``version``) whose request read 10,000 tokens warm, wrote
+    2,000 and billed its messages uncached (as 2.1.159-2.1.205 did), then a tool loop whose
+    requests read ~14,000 tokens of tools and system besides the messages (what Claude Code
+    adds to later requests)."""
+    w = shapes.Writer()
+    last = w.user(None, "Review the branch. " + "context " * 3_000, version=version)
+    body = "lorem ipsum dolor sit amet " * 300
+    usages = [(6_000, 10_000, 2_000), (3, 12_000, 10_000)]
+    usages += [(3, 24_000 + 2_000 * k, 2_000) for k in range(4)]
+    for k, usage in enumerate(usages):
+        last = w.tool_round(last, k, usage, body)
+    return load_session(shapes.write(tmp_path / "s.jsonl", w.records))
+
+
+def test_the_request_after_a_tools_and_system_only_first_reads_what_that_one_cached(
+    tmp_path: Path,
+) -> None:
+    """Claude Code 2.1.159-2.1.205: the second request reads what the first one's usage billed
+    as read and written (12,000), not the calibrated tools and system it is below."""
+    s = _first_prompt(tmp_path, "2.1.183")
+    for kw in ({}, {"strategy": "seed", "max_context_messages": 4}):
+        log = simulate(s, **kw)
+        second = log.requests[1]
+        assert log.static_tokens > 12_000
+        assert second.cache_read == 12_000
+        assert second.cache_write == second.input_tokens - 12_000
+        assert simulate(s, _reference=True, **kw).requests == log.requests
+    # a first request that cached its messages too: the next one reads all of its prompt
+    other = simulate(_first_prompt(tmp_path, "2.1.209")).requests
+    assert other[1].cache_read == other[0].input_tokens
