@@ -223,6 +223,13 @@ def history_resends(session: SessionLike) -> dict[int, str]:
     other one 8.6 hours after the previous request), while the 11 requests after a server was
     added (its instructions sent as a message delta) read the whole previous prompt.
 
+    Remote Control turned on mid-session (a ``/remote-control`` local command or a
+    ``bridge_status`` line: the reader's :data:`REMOTE_CONTROL` on the next user message)
+    changes the tools from Claude Code 2.1.178 (:data:`REMOTE_CONTROL_CHANGES_TOOLS`,
+    ``tools``): in ``tests/acceptance/unseen4/claude_code`` the three such requests (2.1.178,
+    2.1.199, 2.1.217) read the head or nothing and the API diagnosed ``tools_changed``, while at
+    2.1.101 the request after it read the whole previous prompt.
+
     Only a Claude Code before 2.1.49 (:data:`NOTIFICATION_KEEPS_CACHE`, the line's version) resends
     on a background command's notification: of the tune set's five (2.1.39) four broke, of the
     five of ``tests/acceptance/unseen3/claude_code`` at 2.1.49 one did, and none of the 14 of
