@@ -27,7 +27,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxview.core.content import content_texts
-from ctxview.core.requests.points import AWAY_SUMMARY, CLIENT_VERSION, MCP_REMOVED, RESTARTED
+from ctxview.core.requests.points import (
+    AWAY_SUMMARY,
+    CLIENT_VERSION,
+    MCP_REMOVED,
+    REMOTE_CONTROL,
+    RESTARTED,
+)
 from ctxview.sessions.claude_code_attachments import attachment_text
 from ctxview.sessions.claude_code_compaction import (
     Placement,
@@ -235,6 +241,11 @@ def _select(lines: list[Line], placement: Placement | None = None) -> list[Line]
                 # system lines on the chain: compaction boundaries; attachments: what Claude
                 # Code sent besides the messages (an MCP server's instructions removed)
                 selected.append(ln)
+            elif ln.parent in response_uuids and remote_control_on(ln.record):
+                # Remote Control turned on, on a line of its own beside the chain (unseen4
+                # entgraph_b999d973 line 67: the tool result hangs off the call, not off it):
+                # it still changed the tools of the next request
+                selected.append(ln)
             continue
         if ln.uuid in chain:
             selected.append(ln)
@@ -356,6 +367,25 @@ def mcp_removed(record: dict[str, Any]) -> list[str]:
 API_ERROR = "api_error"
 
 
+#: how the line of a ``/remote-control`` local command opens its content
+REMOTE_CONTROL_COMMAND = "<command-name>/remote-control</command-name>"
+
+
+def remote_control_on(record: dict[str, Any]) -> bool:
+    """A system line saying Remote Control was turned on: the ``/remote-control`` local command
+    or the ``bridge_status`` line Claude Code writes once it is connected."""
+    if record.get("type") != "system":
+        return False
+    if record.get("subtype") == "bridge_status":
+        return True
+    content = record.get("content")
+    return (
+        record.get("subtype") == "local_command"
+        and isinstance(content, str)
+        and content.lstrip().startswith(REMOTE_CONTROL_COMMAND)
+    )
+
+
 def api_error_reply(record: dict[str, Any]) -> bool:
     """An assistant line that is Claude Code's reply to a failed request (``isApiErrorMessage``,
     model ``<synthetic>``: "Login expired", a usage limit), not an API response. Where the API
@@ -437,6 +467,8 @@ def rebuild(
     # cache entry from then; the response's own lines are logged once it streamed)
     sent_at: str | None = None
     pending_removed: list[str] = []
+    #: Remote Control was turned on since the last user message began
+    pending_remote = False
     #: a Stop hook's summary line was seen (the session runs Stop hooks), and the last response
     #: ended its turn with text that no summary line has followed yet
     stop_hooks = False
@@ -466,6 +498,10 @@ def rebuild(
                     pending_reminders.append((ln.number, reminder))
             continue
         if ln.type == "system":
+            if remote_control_on(rec):
+                # the next request is the first sent with Remote Control's tools: marked on the
+                # user message it sends first
+                pending_remote = True
             if rec.get("subtype") == "stop_hook_summary":
                 stop_hooks, unhooked_end = True, False
             if (
@@ -580,6 +616,9 @@ def rebuild(
             if pending_removed:
                 tail.meta[MCP_REMOVED] = pending_removed
                 pending_removed = []
+            if pending_remote:
+                tail.meta[REMOTE_CONTROL] = True
+                pending_remote = False
             for number, reminder in pending_reminders:
                 # written before the line (a SessionStart hook's context): sent before it
                 tail.blocks.append({"type": "text", "text": reminder})

@@ -36,9 +36,11 @@ def test_claude_code_estimates_reach_the_goals(claude_code: dict[str, Any]) -> N
 
 
 def test_claude_code_cache_breaks_hold_the_blind_figure(claude_code: dict[str, Any]) -> None:
-    """99.4% blind (43 disagreements of 7,471; 99.3% and 50 as the set arrived), each named."""
+    """99.4% blind (43 disagreements of 7,471; 99.3% and 50 as the set arrived), 99.45% (41)
+    once a cold conversation's tools change read nothing, Remote Control changed the tools and
+    the request after a tools-and-system-only first one read what that one cached; each named."""
     s = claude_code
-    assert s["break_agreement"] >= 0.9942, s["break_disagreements"]
+    assert s["break_agreement"] >= 0.9945, s["break_disagreements"]
     for d in s["break_disagreements"]:
         assert d["recorded_reason"] is not None or d["predicted"].startswith("break ("), d
 

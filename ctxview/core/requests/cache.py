@@ -83,8 +83,10 @@ class PromptCache:
     __slots__ = (
         "_breaks",
         "by_model",
+        "cold",
         "entries",
         "ever_cached",
+        "first_cached",
         "first_uncached",
         "head",
         "min_notes",
@@ -158,6 +160,12 @@ class PromptCache:
         #: (its recorded read): with 1-hour entries they keep it warm, and a request whose own
         #: entry expired still reads it (:meth:`settle`)
         self.warm: tuple[tuple[Any, ...], int] | None = None
+        #: the first request's recorded usage read nothing: no other session had cached this
+        #: conversation's tools and system (:meth:`settle`)
+        self.cold = False
+        #: after a first request that cached the tools and system alone: what its recorded
+        #: usage read and wrote to the cache, which the next request reads (:meth:`settle`)
+        self.first_cached: int | None = None
         self.ever_cached = False
         self.prev_key: tuple[Any, ...] | None = None
         self.prev_len = 0
@@ -301,6 +309,13 @@ class PromptCache:
                 # caches them alike (what Claude Code sends with the messages besides them
                 # is written again after a compaction or a resend)
                 read = head
+            if not reach and dirty_reason == "tools" and self.cold:
+                # Claude Code's tools changed (its first tool search loaded deferred tools) in
+                # a conversation whose first request read nothing: no other session had cached
+                # the new tools either, so not even the head is read. In
+                # tests/acceptance/unseen4/claude_code (Claude Code 2.1.91 and 2.1.119) each of
+                # the three such first searches read 0 tokens, where warm sessions read the head
+                read = 0
         elif ttl > TTL_5M and (kept := self.warm) is not None and kept[0] == key:
             # every entry of this conversation expired, but the prefix the first request read
             # warm from other sessions is kept warm by them (1-hour entries: the client's
@@ -328,6 +343,22 @@ class PromptCache:
             read = min(recorded["cache_read_input_tokens"], total)
             warm = True
             self.warm = (key, read)
+        elif not requests and recorded is not None and not recorded["cache_read_input_tokens"]:
+            self.cold = True
+        if not requests and self.first_uncached and recorded is not None:
+            self.first_cached = (
+                recorded["cache_read_input_tokens"] + recorded["cache_creation_input_tokens"]
+            )
+        elif (
+            requests == 1 and self.first_cached and best is not None and not reach and dirty is None
+        ):
+            # Claude Code 2.1.159-2.1.205 cached the tools and system alone on the first
+            # request: the next one reads what that request's usage billed as cache read plus
+            # cache creation, not the calibrated tools and system (a median over the whole
+            # session). In tests/acceptance/unseen3 and unseen4, 18 of the 19 such second
+            # requests read exactly that sum (the calibrated static was 3,336 tokens off at the
+            # median); the other read less (gitsync_5ed1d306)
+            read = min(self.first_cached, total)
         # what this request caches: its whole prompt, or up to its last breakpoint
         cached = n
         cacheable = total

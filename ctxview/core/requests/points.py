@@ -168,6 +168,14 @@ MCP_REMOVED = "mcp_removed"
 #: process that answered the turn did not finish it, and a new one sent the prompt
 RESTARTED = "restarted"
 
+#: the meta key the Claude Code reader sets on the first user message after Remote Control was
+#: turned on (a ``/remote-control`` local command line or a ``bridge_status`` system line): the
+#: request that sends it is the first with Remote Control's tools (:func:`history_resends`)
+REMOTE_CONTROL = "remote_control"
+#: the first Claude Code version whose Remote Control, turned on mid-session, was seen to change
+#: the tools (:func:`history_resends`)
+REMOTE_CONTROL_CHANGES_TOOLS = (2, 1, 178)
+
 #: the meta key the Claude Code reader sets on a message after which Claude Code wrote an
 #: ``away_summary`` line: the times of those lines (:func:`cache_refreshes`)
 AWAY_SUMMARY = "away_summary"
@@ -215,6 +223,13 @@ def history_resends(session: SessionLike) -> dict[int, str]:
     other one 8.6 hours after the previous request), while the 11 requests after a server was
     added (its instructions sent as a message delta) read the whole previous prompt.
 
+    Remote Control turned on mid-session (a ``/remote-control`` local command or a
+    ``bridge_status`` line: the reader's :data:`REMOTE_CONTROL` on the next user message)
+    changes the tools from Claude Code 2.1.178 (:data:`REMOTE_CONTROL_CHANGES_TOOLS`,
+    ``tools``): in ``tests/acceptance/unseen4/claude_code`` the three such requests (2.1.178,
+    2.1.199, 2.1.217) read the head or nothing and the API diagnosed ``tools_changed``, while at
+    2.1.101 the request after it read the whole previous prompt.
+
     Only a Claude Code before 2.1.49 (:data:`NOTIFICATION_KEEPS_CACHE`, the line's version) resends
     on a background command's notification: of the tune set's five (2.1.39) four broke, of the
     five of ``tests/acceptance/unseen3/claude_code`` at 2.1.49 one did, and none of the 14 of
@@ -255,6 +270,12 @@ def history_resends(session: SessionLike) -> dict[int, str]:
             out[i] = "system"
         elif meta.get(RESTARTED):
             out[i] = "restart"
+        elif meta.get(REMOTE_CONTROL) and _at_least(meta, REMOTE_CONTROL_CHANGES_TOOLS):
+            # Remote Control turned on mid-session changes the tools from Claude Code 2.1.178:
+            # in tests/acceptance/unseen4/claude_code the next request at 2.1.178, 2.1.199 and
+            # 2.1.217 read the head or nothing and wrote the rest (the API's diagnostics said
+            # tools_changed on all three), while at 2.1.101 it read the whole previous prompt
+            out[i] = "tools"
         elif _opens_with_command_notification(m.get("content")) and not _at_least(
             meta, NOTIFICATION_KEEPS_CACHE
         ):
