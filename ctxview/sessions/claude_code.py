@@ -370,6 +370,15 @@ def api_error_reply(record: dict[str, Any]) -> bool:
     )
 
 
+#: the system lines Claude Code writes once a turn ended in the process that answered it: its
+#: Stop hooks' summary, and the turn's duration (``turn_duration``). A session whose Stop hooks
+#: went away part-way still writes the duration after each turn: in unseen4's
+#: ``gitsync_5b613073`` (Claude Code 2.1.121) the 14 turns after the last summary line each end
+#: with a ``turn_duration`` line, and the 12 prompts after them within the TTL read the whole
+#: previous prompt (no new process: no ``restart``)
+TURN_CLOSED = ("stop_hook_summary", "turn_duration")
+
+
 def _ends_turn(message: dict[str, Any]) -> bool:
     """An assistant line that can end its turn: its last block is text (a final answer), from
     the API (not Claude Code's ``<synthetic>`` error or limit text, after which no Stop hook
@@ -466,7 +475,7 @@ def rebuild(
                     pending_reminders.append((ln.number, reminder))
             continue
         if ln.type == "system":
-            if rec.get("subtype") == "stop_hook_summary":
+            if rec.get("subtype") in TURN_CLOSED:
                 stop_hooks, unhooked_end = True, False
             if (
                 rec.get("subtype") == "away_summary"

@@ -164,7 +164,7 @@ SUMMARY_REACH = 2_000
 #: was disconnected (its ``mcp_instructions_delta`` attachment's removed names)
 MCP_REMOVED = "mcp_removed"
 #: the meta key the Claude Code reader sets on a prompt typed after a turn that ended without its
-#: Stop hooks' summary line, in a session that writes one after every turn: the Claude Code
+#: Stop hooks' summary line or its ``turn_duration`` line, in a session that writes one after every turn: the Claude Code
 #: process that answered the turn did not finish it, and a new one sent the prompt
 RESTARTED = "restarted"
 
@@ -231,8 +231,8 @@ def history_resends(session: SessionLike) -> dict[int, str]:
     the six first loads at 2.1.209-2.1.219 read the whole previous prompt.
 
     A prompt the Claude Code reader marked ``restarted`` (:data:`RESTARTED`: typed after a turn
-    whose final answer no Stop hooks' summary line followed, in a session that writes one after
-    each turn) was sent by a new Claude Code process, whose rebuilt system prompt breaks the
+    whose final answer no Stop hooks' summary line nor ``turn_duration`` line followed, in a
+    session that writes one after each turn) was sent by a new Claude Code process, whose rebuilt system prompt breaks the
     cache (``restart``, read from the static part of the head): on the 2.1.205-2.1.219 files of
     ``tests/acceptance/unseen3/claude_code`` 26 of the 28 such requests broke (the API said
     ``system_changed`` on 16, ``unavailable`` on 2; 8 were past their TTL or after an MCP

@@ -240,6 +240,13 @@ def _stop_hooks(w: shapes.Writer, parent: str) -> str:
     return w.add(rec)
 
 
+def _turn_duration(w: shapes.Writer, parent: str) -> str:
+    """The ``turn_duration`` line Claude Code writes once a turn ended."""
+    rec = w.base("system", parent, 1)
+    rec.update(subtype="turn_duration", durationMs=25_313)
+    return w.add(rec)
+
+
 def _unhooked_turn(tmp_path: Path, second_end: Any, hooks: bool = True) -> LoadedSession:
     """Two turns, the first followed by its Stop hooks' summary line (``hooks``), the second
     ending on the ``second_end`` line(s) with no summary after it, then a typed prompt whose
@@ -277,6 +284,9 @@ def test_a_prompt_after_a_turn_its_stop_hooks_never_closed_is_a_restart(tmp_path
 def test_a_turn_closed_interrupted_or_without_hooks_is_no_restart(tmp_path: Path) -> None:
     # its Stop hooks ran
     assert history_resends(_unhooked_turn(tmp_path, lambda w, a: [_stop_hooks(w, a)])) == {}
+    # the turn's duration line closes it as the summary does: a session whose Stop hooks went
+    # away part-way writes only that one after each turn
+    assert history_resends(_unhooked_turn(tmp_path, lambda w, a: [_turn_duration(w, a)])) == {}
     # interrupted: no Stop hook runs after an interruption
     note = [{"type": "text", "text": "[Request interrupted by user]"}]
     assert history_resends(_unhooked_turn(tmp_path, lambda w, a: [w.user(a, note)])) == {}
