@@ -180,6 +180,12 @@ NOTIFICATION_KEEPS_CACHE = (2, 1, 49)
 #: the first Claude Code version whose first tool search was seen not to change the tools
 #: (:func:`history_resends`)
 TOOL_SEARCH_KEEPS_TOOLS = (2, 1, 209)
+#: the earlier Claude Code versions whose first tool search was seen not to change the tools
+#: either (:func:`history_resends`): from, and up to (not included). On unseen4 the first
+#: search of all five sessions at 2.1.101-2.1.110 (2.1.101 twice, 2.1.104, 2.1.108, 2.1.110)
+#: read the whole previous prompt, while the 2.1.91 one before and the 2.1.112 and 2.1.119-2.1.199
+#: ones after read only the head (or nothing) and wrote the rest
+TOOL_SEARCH_KEPT_TOOLS = ((2, 1, 101), (2, 1, 111))
 
 #: what Claude Code writes as the answer to a turn that was only a local command, when a session
 #: exited after one (``/exit``) is resumed: a ``<synthetic>`` assistant message of this text
@@ -228,7 +234,9 @@ def history_resends(session: SessionLike) -> dict[int, str]:
     the API's own diagnostics said ``tools_changed`` (``tools``, read from the head). In the
     diag4 diagnosis set and unseen3, all five sessions' first such result at 2.1.119-2.1.205
     broke (four diagnosed ``tools_changed``), while the two later loads in those sessions and
-    the six first loads at 2.1.209-2.1.219 read the whole previous prompt.
+    the six first loads at 2.1.209-2.1.219 read the whole previous prompt. So did the five
+    first loads of unseen4 at 2.1.101-2.1.110 (:data:`TOOL_SEARCH_KEPT_TOOLS`), between the
+    2.1.91 and 2.1.112 ones that broke.
 
     A prompt the Claude Code reader marked ``restarted`` (:data:`RESTARTED`: typed after a turn
     whose final answer no Stop hooks' summary line nor ``turn_duration`` line followed, in a
@@ -624,7 +632,7 @@ def _at_least(meta: Mapping[str, Any], version: tuple[int, ...]) -> bool:
 def _first_tool_search(session: SessionLike) -> int | None:
     """The user message holding the session's first tool search result (a ``tool_result`` of
     ``tool_reference`` blocks), where a Claude Code that changes its tools then sent it
-    (:data:`TOOL_SEARCH_KEEPS_TOOLS`); None otherwise."""
+    (:data:`TOOL_SEARCH_KEEPS_TOOLS`, :data:`TOOL_SEARCH_KEPT_TOOLS`); None otherwise."""
     metas = session.metas
     for i, m in enumerate(session.messages):
         content = m.get("content")
@@ -634,7 +642,10 @@ def _first_tool_search(session: SessionLike) -> int | None:
             if i >= len(metas):
                 return None
             found = client_version(metas[i])
-            return i if found is not None and found < TOOL_SEARCH_KEEPS_TOOLS else None
+            if found is None or found >= TOOL_SEARCH_KEEPS_TOOLS:
+                return None
+            kept_from, kept_until = TOOL_SEARCH_KEPT_TOOLS
+            return None if kept_from <= found < kept_until else i
     return None
 
 

@@ -359,6 +359,15 @@ def test_a_newer_clients_tool_search_keeps_the_cache(tmp_path: Path) -> None:
     )
 
 
+def test_a_first_tool_search_of_2_1_101_to_2_1_110_keeps_the_tools(tmp_path: Path) -> None:
+    """Claude Code 2.1.101-2.1.110 kept its tools at the first tool search (five sessions of
+    unseen4 read the whole previous prompt there); 2.1.91 and 2.1.112 changed them."""
+    for version in ("2.1.101", "2.1.110"):
+        assert history_resends(_tool_search(tmp_path, version)) == {}
+    for version in ("2.1.91", "2.1.112"):
+        assert list(history_resends(_tool_search(tmp_path, version)).values()) == ["tools"]
+
+
 def _first_prompt(tmp_path: Path, version: str) -> LoadedSession:
     """A first prompt written by Claude Code ``version`` whose request read the head warm,
     wrote the rest of the system prompt and billed its messages uncached (as 2.1.159-2.1.205
