@@ -27,7 +27,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxview.core.content import content_texts
-from ctxview.core.requests.points import AWAY_SUMMARY, CLIENT_VERSION, MCP_REMOVED, RESTARTED
+from ctxview.core.requests.points import (
+    AWAY_SUMMARY,
+    CLIENT_VERSION,
+    MCP_REMOVED,
+    MCP_TOOLS_REMOVED,
+    RESTARTED,
+)
 from ctxview.sessions.claude_code_attachments import attachment_text
 from ctxview.sessions.claude_code_compaction import (
     Placement,
@@ -351,6 +357,16 @@ def mcp_removed(record: dict[str, Any]) -> list[str]:
     return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
 
 
+def tools_removed(record: dict[str, Any]) -> list[str] | None:
+    """The deferred tools a ``deferred_tools_delta`` attachment line says were removed ([]
+    when it removed none); None for any other line."""
+    att = record.get("attachment")
+    if not isinstance(att, dict) or att.get("type") != "deferred_tools_delta":
+        return None
+    names = att.get("removedNames")
+    return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
+
+
 #: the meta key of an assistant message that is Claude Code's own error reply
 #: (:func:`api_error_reply`)
 API_ERROR = "api_error"
@@ -446,6 +462,10 @@ def rebuild(
     # cache entry from then; the response's own lines are logged once it streamed)
     sent_at: str | None = None
     pending_removed: list[str] = []
+    pending_tools: list[list[str] | None] = []
+    #: the tools the ``deferred_tools_delta`` line just before removed (None: the line before
+    #: was none): Claude Code writes one right before each ``mcp_instructions_delta``
+    tools_delta: list[str] | None = None
     #: a Stop hook's summary line was seen (the session runs Stop hooks), and the last response
     #: ended its turn with text that no summary line has followed yet
     stop_hooks = False
@@ -459,6 +479,7 @@ def rebuild(
         if ln.type == "attachment":
             removed = mcp_removed(rec)
             reminder = attachment_text(rec)
+            with_tools, tools_delta = tools_delta, tools_removed(rec)
             if (
                 out
                 and out[-1].role == "user"
@@ -466,14 +487,18 @@ def rebuild(
             ):
                 if removed:
                     out[-1].meta.setdefault(MCP_REMOVED, []).extend(removed)
+                    out[-1].meta.setdefault(MCP_TOOLS_REMOVED, []).append(with_tools)
                 if reminder is not None:
                     _append_text(out[-1], reminder)
                     out[-1].lines.append(ln.number)
             else:
                 pending_removed.extend(removed)
+                if removed:
+                    pending_tools.append(with_tools)
                 if reminder is not None:
                     pending_reminders.append((ln.number, reminder))
             continue
+        tools_delta = None
         if ln.type == "system":
             if rec.get("subtype") in TURN_CLOSED:
                 stop_hooks, unhooked_end = True, False
@@ -588,7 +613,8 @@ def rebuild(
                 pending_micro = None
             if pending_removed:
                 tail.meta[MCP_REMOVED] = pending_removed
-                pending_removed = []
+                tail.meta[MCP_TOOLS_REMOVED] = pending_tools
+                pending_removed, pending_tools = [], []
             for number, reminder in pending_reminders:
                 # written before the line (a SessionStart hook's context): sent before it
                 tail.blocks.append({"type": "text", "text": reminder})

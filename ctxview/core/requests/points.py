@@ -163,6 +163,9 @@ SUMMARY_REACH = 2_000
 #: the meta key the Claude Code reader sets on a user message before whose request an MCP server
 #: was disconnected (its ``mcp_instructions_delta`` attachment's removed names)
 MCP_REMOVED = "mcp_removed"
+#: the meta key the Claude Code reader sets beside :data:`MCP_REMOVED`: per removal, the deferred
+#: tools the ``deferred_tools_delta`` line Claude Code wrote with it removed (None: no such line)
+MCP_TOOLS_REMOVED = "mcp_tools_removed"
 #: the meta key the Claude Code reader sets on a prompt typed after a turn that ended without its
 #: Stop hooks' summary line or its ``turn_duration`` line, in a session that writes one after every turn: the Claude Code
 #: process that answered the turn did not finish it, and a new one sent the prompt
@@ -219,7 +222,8 @@ def history_resends(session: SessionLike) -> dict[int, str]:
     diagnostics on such a request said ``system_changed`` (179,210 tokens missed; it read the
     40,895-token head), and every removal in the fresh diagnosis transcripts broke the cache (the
     other one 8.6 hours after the previous request), while the 11 requests after a server was
-    added (its instructions sent as a message delta) read the whole previous prompt.
+    added (its instructions sent as a message delta) read the whole previous prompt. A removal
+    whose ``deferred_tools_delta`` line removed no tool changes nothing (:func:`_tools_stayed`).
 
     Only a Claude Code before 2.1.49 (:data:`NOTIFICATION_KEEPS_CACHE`, the line's version) resends
     on a background command's notification: of the tune set's five (2.1.39) four broke, of the
@@ -259,7 +263,7 @@ def history_resends(session: SessionLike) -> dict[int, str]:
         if not i or m.get("role") != "user":
             continue
         meta = metas[i] if i < len(metas) else {}
-        if meta.get(MCP_REMOVED):
+        if meta.get(MCP_REMOVED) and not _tools_stayed(meta):
             out[i] = "system"
         elif meta.get(RESTARTED):
             out[i] = "restart"
@@ -647,6 +651,17 @@ def _first_tool_search(session: SessionLike) -> int | None:
             kept_from, kept_until = TOOL_SEARCH_KEPT_TOOLS
             return None if kept_from <= found < kept_until else i
     return None
+
+
+def _tools_stayed(meta: Mapping[str, Any]) -> bool:
+    """Every MCP server removal before a message came with a ``deferred_tools_delta`` line that
+    removed no tool (:data:`MCP_TOOLS_REMOVED`): a server Claude Code reconnects, whose
+    removal changed nothing the request sends. Unseen4's ``gitsync_b2f87a4e`` #14 (Claude Code
+    2.1.172: the delta line named the server as pending, 99,072 tokens read 14 s after the
+    previous request) and the prompt after it read the whole previous prompt; the seven
+    removals of unseen3 and unseen4 whose delta line removed tools (2.1.109-2.1.219) broke."""
+    found = meta.get(MCP_TOOLS_REMOVED)
+    return isinstance(found, list) and bool(found) and all(t == [] for t in found)
 
 
 def _loads_tools(block: Any) -> bool:

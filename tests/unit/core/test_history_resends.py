@@ -198,15 +198,27 @@ def test_the_first_request_after_a_resumed_session_resends_the_history(tmp_path:
     assert history_resends(_resumed(tmp_path, "API Error: overloaded")) == {}
 
 
-def _mcp_delta(tmp_path: Path, delta: dict[str, Any], read: int) -> LoadedSession:
+def _mcp_delta(
+    tmp_path: Path, delta: dict[str, Any], read: int, tools: list[str] | None = None
+) -> LoadedSession:
     """A turn, then a prompt followed by an ``mcp_instructions_delta`` attachment line (as Claude
     Code 2.1.2xx writes it, the response hanging off it) and a response whose usage read
-    ``read`` tokens of its 33,000."""
+    ``read`` tokens of its 33,000; ``tools``: the deferred tools a ``deferred_tools_delta`` line
+    written just before it removed (None: no such line)."""
     w = shapes.Writer()
     u = w.user(None, "Fix the failing build.")
     last = shapes.grow(w, u, 6, 0, 20_000, 2_000)
     end = w.assistant(last, [{"type": "text", "text": "Done."}], (3, 32_000, 200), "msg_end")
     q = w.user(end, "Can Render take both kinds?")
+    if tools is not None:
+        att = w.base("attachment", q, 1)
+        att["attachment"] = {
+            "type": "deferred_tools_delta",
+            "addedNames": [],
+            "addedLines": [],
+            "removedNames": tools,
+        }
+        q = w.add(att)
     att = w.base("attachment", q, 1)
     att["attachment"] = {"type": "mcp_instructions_delta", **delta}
     w.add(att)
@@ -227,8 +239,24 @@ def test_a_disconnected_mcp_server_changes_the_system_prompt(tmp_path: Path) -> 
         assert (last.cache_break.reason, last.cache_break.position) == ("system", 0)
         assert last.cache_break.api_reason == "system_changed"
         assert last.recorded_miss is not None and last.recorded_miss.reason == "system"
+    # with the server's deferred tools removed as well (every such removal in unseen3 and
+    # unseen4 broke)
+    tools = ["mcp__context7__query-docs", "mcp__context7__resolve-library-id"]
+    s = _mcp_delta(tmp_path, removed, read=20_000, tools=tools)
+    assert list(history_resends(s).values()) == ["system"]
     added = {"addedNames": ["context7"], "addedBlocks": ["## context7\nUse it."]}
     s = _mcp_delta(tmp_path, {**added, "removedNames": []}, read=32_200)
+    assert history_resends(s) == {}
+    assert simulate(s).requests[-1].cache_break is None
+
+
+def test_a_disconnected_mcp_server_whose_tools_stayed_changes_nothing(tmp_path: Path) -> None:
+    """A server removed while the ``deferred_tools_delta`` written with it removed no tool:
+    unseen4 ``gitsync_b2f87a4e`` #14 (Claude Code 2.1.172, ``cloudflare-observability``,
+    re-added 12 s later) read the whole previous prompt, as did the next prompt; the seven
+    removals of unseen3 and unseen4 whose tools delta removed the server's tools broke."""
+    removed = {"addedNames": [], "addedBlocks": [], "removedNames": ["cloudflare-observability"]}
+    s = _mcp_delta(tmp_path, removed, read=32_200, tools=[])
     assert history_resends(s) == {}
     assert simulate(s).requests[-1].cache_break is None
 
