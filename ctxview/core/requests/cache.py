@@ -87,6 +87,7 @@ class PromptCache:
         "ever_cached",
         "first_uncached",
         "head",
+        "head_warm",
         "min_notes",
         "mode",
         "prev_key",
@@ -117,6 +118,7 @@ class PromptCache:
             plan.head,
             plan.first_uncached,
             plan.refreshes,
+            plan.head_warm,
         )
 
     def __init__(
@@ -129,6 +131,7 @@ class PromptCache:
         head: int | None = None,
         first_uncached: bool = False,
         refreshes: Sequence[float] = (),
+        head_warm: bool = False,
     ) -> None:
         self.prices = prices
         #: the first request caches the tools and system only (its breakpoint is not on its
@@ -158,6 +161,9 @@ class PromptCache:
         #: (its recorded read): with 1-hour entries they keep it warm, and a request whose own
         #: entry expired still reads it (:meth:`settle`)
         self.warm: tuple[tuple[Any, ...], int] | None = None
+        #: :attr:`warm` stays warm after 5-minute entries expired too
+        #: (:func:`~ctxview.core.requests.points.head_kept_warm`)
+        self.head_warm = head_warm
         self.ever_cached = False
         self.prev_key: tuple[Any, ...] | None = None
         self.prev_len = 0
@@ -301,10 +307,13 @@ class PromptCache:
                 # caches them alike (what Claude Code sends with the messages besides them
                 # is written again after a compaction or a resend)
                 read = head
-        elif ttl > TTL_5M and (kept := self.warm) is not None and kept[0] == key:
+        elif (
+            (ttl > TTL_5M or self.head_warm) and (kept := self.warm) is not None and kept[0] == key
+        ):
             # every entry of this conversation expired, but the prefix the first request read
             # warm from other sessions is kept warm by them (1-hour entries: the client's
-            # other sessions use them within the hour)
+            # other sessions use them within the hour; a newer Claude Code's 5-minute
+            # sessions read it too: ``head_warm``)
             read = kept[1] if kept[1] < total else total
         # (one call a request, the state on slots read once: a replay makes 50,000 of them)
         found = self.by_model.get(key[0])

@@ -595,6 +595,32 @@ def first_messages_uncached(session: SessionLike) -> bool:
     return found is not None and FIRST_UNCACHED_FROM <= found < FIRST_UNCACHED_UNTIL
 
 
+#: the first Claude Code version whose requests were seen to read the prefix the session's first
+#: request read warm after their own 5-minute entries expired (:func:`head_kept_warm`)
+HEAD_KEPT_WARM_FROM = (2, 1, 101)
+
+
+def head_kept_warm(session: SessionLike) -> bool:
+    """The prefix the session's first request read from a cache other sessions left (the tools
+    and system prompt Claude Code shares across sessions) stays warm after the session's own
+    5-minute entries expired: a Claude Code transcript whose first message a Claude Code of
+    2.1.101 on (:data:`HEAD_KEPT_WARM_FROM`) wrote. A 1-hour session's requests read it then
+    already (:meth:`~ctxview.core.requests.cache.PromptCache.settle`).
+
+    On unseen4 every request on 5-minute entries that had expired read that prefix again:
+    ``gitsync_5ed1d306`` #6 and #7 (2.1.199, 1,296 and 2,291 s after the previous request:
+    18,905 tokens, the first request read 18,812) and ``eskills_35ea950f`` #47 and #64
+    (2.1.112: 18,598, the first request 18,505), as the 1-hour ``gitsync_ff472454`` (2.1.101)
+    read its first request's 12,190 2,496 s after its previous request; the 5-minute sessions
+    of 2.0.76, 2.1.7 and 2.1.39 on the other sets (``entire_847ff7d2``, ``entire_43b2bd6e``,
+    ``spotter_4d5611e5``: ten requests) read nothing there. No 5-minute session between 2.1.39
+    and 2.1.112 was seen: the bound is the first version whose sessions showed the head warm."""
+    if session.format not in CALIBRATED_FORMATS or not session.metas:
+        return False
+    found = client_version(session.metas[0])
+    return found is not None and found >= HEAD_KEPT_WARM_FROM
+
+
 def cache_refreshes(session: SessionLike) -> list[float]:
     """When, in seconds since the epoch, requests the transcript holds no response of read the
     conversation's cached prompt, in order: Claude Code's recap of the conversation while the

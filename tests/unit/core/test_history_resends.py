@@ -497,3 +497,46 @@ def test_a_longer_lived_entry_past_the_lookback_is_not_read(tmp_path: Path) -> N
         last_req = simulate(s, _reference=reference).requests[-1]
         assert last_req.cache_break is not None and last_req.cache_break.reason == "ttl"
         assert last_req.predicted_break
+
+
+def _expired(tmp_path: Path, version: str) -> LoadedSession:
+    """A 5-minute session written by Claude Code ``version`` whose first request read 16,000
+    tokens warm from other sessions, then a prompt 20 minutes after the last response: its
+    request read those 16,000 again and wrote the rest."""
+    w = shapes.Writer()
+    u = w.user(None, "Fix the failing build.")
+    a = w.assistant(u, [{"type": "text", "text": "Looking."}], (3, 16_000, 4_000), "msg_first")
+    q = w.user(a, "Go on.")
+    last = shapes.grow(w, q, 6, 0, 20_200, 2_000)
+    end = w.assistant(last, [{"type": "text", "text": "Done."}], (3, 32_200, 200), "msg_end")
+    w.seconds += 1_200
+    p = w.user(end, "Now commit it.")
+    w.assistant(p, [{"type": "text", "text": "Committed."}], (3, 16_000, 15_200), "msg_after")
+    for rec in w.records:
+        rec["version"] = version
+        usage = rec.get("message", {}).get("usage")
+        if isinstance(usage, dict):
+            usage["cache_creation"] = {
+                "ephemeral_5m_input_tokens": usage["cache_creation_input_tokens"],
+                "ephemeral_1h_input_tokens": 0,
+            }
+    return load_session(shapes.write(tmp_path / "s.jsonl", w.records))
+
+
+def test_a_newer_clients_expired_5_minute_entry_still_reads_the_warm_head(tmp_path: Path) -> None:
+    """Claude Code from 2.1.101 on: once a 5-minute session's own entries expired, its next
+    request reads the prefix its first request read warm (unseen4, 2.1.112 and 2.1.199: four
+    requests), as 1-hour sessions do; a 2.1.39 session's read nothing."""
+    from ctxview.core.requests.points import head_kept_warm
+
+    s = _expired(tmp_path, "2.1.199")
+    assert head_kept_warm(s)
+    for reference in (False, True):
+        log = simulate(s, _reference=reference)
+        first, last = log.requests[0], log.requests[-1]
+        assert last.cache_break is not None and last.cache_break.reason == "ttl"
+        assert last.cache_read == first.cache_read == 16_000
+        assert not last.predicted_break and not last.recorded_break
+    old = _expired(tmp_path, "2.1.39")
+    assert not head_kept_warm(old)
+    assert simulate(old).requests[-1].cache_read == 0
