@@ -36,14 +36,19 @@ def test_claude_code_estimates_reach_the_goals(claude_code: dict[str, Any]) -> N
 
 
 def test_claude_code_cache_breaks_hold_the_blind_figure(claude_code: dict[str, Any]) -> None:
-    """99.4% blind (43 disagreements of 7,471; 99.3% and 50 as the set arrived), each named."""
+    """99.4% blind (43 disagreements of 7,471; 99.3% and 50 as the set arrived), each named;
+    99.66% (25) once a ``turn_duration`` line closed a turn, Claude Code 2.1.101-2.1.110's first
+    tool search kept the tools, 2.1.101 on kept the warm head past a 5-minute expiry and an MCP
+    server removal that removed no tool changed nothing."""
     s = claude_code
-    assert s["break_agreement"] >= 0.9942, s["break_disagreements"]
+    assert s["break_agreement"] >= 0.9966, s["break_disagreements"]
     for d in s["break_disagreements"]:
         assert d["recorded_reason"] is not None or d["predicted"].startswith("break ("), d
 
 
-@pytest.mark.xfail(strict=True, reason="99.4% blind: head-only reads no transcript line explains")
+@pytest.mark.xfail(
+    strict=True, reason="99.66%: head-only reads no transcript line explains (99.4% blind)"
+)
 def test_claude_code_cache_breaks_reach_the_goal(claude_code: dict[str, Any]) -> None:
     assert claude_code["break_agreement"] >= 0.997
 
