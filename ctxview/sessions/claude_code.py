@@ -31,6 +31,7 @@ from ctxview.core.requests.points import (
     AWAY_SUMMARY,
     CLIENT_VERSION,
     MCP_REMOVED,
+    MCP_TOOLS_REMOVED,
     REMOTE_CONTROL,
     RESTARTED,
 )
@@ -362,6 +363,16 @@ def mcp_removed(record: dict[str, Any]) -> list[str]:
     return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
 
 
+def tools_removed(record: dict[str, Any]) -> list[str] | None:
+    """The deferred tools a ``deferred_tools_delta`` attachment line says were removed ([]
+    when it removed none); None for any other line."""
+    att = record.get("attachment")
+    if not isinstance(att, dict) or att.get("type") != "deferred_tools_delta":
+        return None
+    names = att.get("removedNames")
+    return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
+
+
 #: the meta key of an assistant message that is Claude Code's own error reply
 #: (:func:`api_error_reply`)
 API_ERROR = "api_error"
@@ -398,6 +409,15 @@ def api_error_reply(record: dict[str, Any]) -> bool:
         and isinstance(msg, dict)
         and msg.get("model") == "<synthetic>"
     )
+
+
+#: the system lines Claude Code writes once a turn ended in the process that answered it: its
+#: Stop hooks' summary, and the turn's duration (``turn_duration``). A session whose Stop hooks
+#: went away part-way still writes the duration after each turn: in unseen4's
+#: ``gitsync_5b613073`` (Claude Code 2.1.121) the 14 turns after the last summary line each end
+#: with a ``turn_duration`` line, and the 12 prompts after them within the TTL read the whole
+#: previous prompt (no new process: no ``restart``)
+TURN_CLOSED = ("stop_hook_summary", "turn_duration")
 
 
 def _ends_turn(message: dict[str, Any]) -> bool:
@@ -469,6 +489,10 @@ def rebuild(
     pending_removed: list[str] = []
     #: Remote Control was turned on since the last user message began
     pending_remote = False
+    pending_tools: list[list[str] | None] = []
+    #: the tools the ``deferred_tools_delta`` line just before removed (None: the line before
+    #: was none): Claude Code writes one right before each ``mcp_instructions_delta``
+    tools_delta: list[str] | None = None
     #: a Stop hook's summary line was seen (the session runs Stop hooks), and the last response
     #: ended its turn with text that no summary line has followed yet
     stop_hooks = False
@@ -482,6 +506,7 @@ def rebuild(
         if ln.type == "attachment":
             removed = mcp_removed(rec)
             reminder = attachment_text(rec)
+            with_tools, tools_delta = tools_delta, tools_removed(rec)
             if (
                 out
                 and out[-1].role == "user"
@@ -489,20 +514,24 @@ def rebuild(
             ):
                 if removed:
                     out[-1].meta.setdefault(MCP_REMOVED, []).extend(removed)
+                    out[-1].meta.setdefault(MCP_TOOLS_REMOVED, []).append(with_tools)
                 if reminder is not None:
                     _append_text(out[-1], reminder)
                     out[-1].lines.append(ln.number)
             else:
                 pending_removed.extend(removed)
+                if removed:
+                    pending_tools.append(with_tools)
                 if reminder is not None:
                     pending_reminders.append((ln.number, reminder))
             continue
+        tools_delta = None
         if ln.type == "system":
             if remote_control_on(rec):
                 # the next request is the first sent with Remote Control's tools: marked on the
                 # user message it sends first
                 pending_remote = True
-            if rec.get("subtype") == "stop_hook_summary":
+            if rec.get("subtype") in TURN_CLOSED:
                 stop_hooks, unhooked_end = True, False
             if (
                 rec.get("subtype") == "away_summary"
@@ -615,7 +644,8 @@ def rebuild(
                 pending_micro = None
             if pending_removed:
                 tail.meta[MCP_REMOVED] = pending_removed
-                pending_removed = []
+                tail.meta[MCP_TOOLS_REMOVED] = pending_tools
+                pending_removed, pending_tools = [], []
             if pending_remote:
                 tail.meta[REMOTE_CONTROL] = True
                 pending_remote = False

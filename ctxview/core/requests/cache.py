@@ -89,6 +89,7 @@ class PromptCache:
         "first_cached",
         "first_uncached",
         "head",
+        "head_warm",
         "min_notes",
         "mode",
         "prev_key",
@@ -119,6 +120,7 @@ class PromptCache:
             plan.head,
             plan.first_uncached,
             plan.refreshes,
+            plan.head_warm,
         )
 
     def __init__(
@@ -131,6 +133,7 @@ class PromptCache:
         head: int | None = None,
         first_uncached: bool = False,
         refreshes: Sequence[float] = (),
+        head_warm: bool = False,
     ) -> None:
         self.prices = prices
         #: the first request caches the tools and system only (its breakpoint is not on its
@@ -166,6 +169,9 @@ class PromptCache:
         #: after a first request that cached the tools and system alone: what its recorded
         #: usage read and wrote to the cache, which the next request reads (:meth:`settle`)
         self.first_cached: int | None = None
+        #: :attr:`warm` stays warm after 5-minute entries expired too
+        #: (:func:`~ctxview.core.requests.points.head_kept_warm`)
+        self.head_warm = head_warm
         self.ever_cached = False
         self.prev_key: tuple[Any, ...] | None = None
         self.prev_len = 0
@@ -316,10 +322,13 @@ class PromptCache:
                 # tests/acceptance/unseen4/claude_code (Claude Code 2.1.91 and 2.1.119) each of
                 # the three such first searches read 0 tokens, where warm sessions read the head
                 read = 0
-        elif ttl > TTL_5M and (kept := self.warm) is not None and kept[0] == key:
+        elif (
+            (ttl > TTL_5M or self.head_warm) and (kept := self.warm) is not None and kept[0] == key
+        ):
             # every entry of this conversation expired, but the prefix the first request read
             # warm from other sessions is kept warm by them (1-hour entries: the client's
-            # other sessions use them within the hour)
+            # other sessions use them within the hour; a newer Claude Code's 5-minute
+            # sessions read it too: ``head_warm``)
             read = kept[1] if kept[1] < total else total
         # (one call a request, the state on slots read once: a replay makes 50,000 of them)
         found = self.by_model.get(key[0])

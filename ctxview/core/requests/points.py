@@ -163,8 +163,11 @@ SUMMARY_REACH = 2_000
 #: the meta key the Claude Code reader sets on a user message before whose request an MCP server
 #: was disconnected (its ``mcp_instructions_delta`` attachment's removed names)
 MCP_REMOVED = "mcp_removed"
+#: the meta key the Claude Code reader sets beside :data:`MCP_REMOVED`: per removal, the deferred
+#: tools the ``deferred_tools_delta`` line Claude Code wrote with it removed (None: no such line)
+MCP_TOOLS_REMOVED = "mcp_tools_removed"
 #: the meta key the Claude Code reader sets on a prompt typed after a turn that ended without its
-#: Stop hooks' summary line, in a session that writes one after every turn: the Claude Code
+#: Stop hooks' summary line or its ``turn_duration`` line, in a session that writes one after every turn: the Claude Code
 #: process that answered the turn did not finish it, and a new one sent the prompt
 RESTARTED = "restarted"
 
@@ -188,6 +191,12 @@ NOTIFICATION_KEEPS_CACHE = (2, 1, 49)
 #: the first Claude Code version whose first tool search was seen not to change the tools
 #: (:func:`history_resends`)
 TOOL_SEARCH_KEEPS_TOOLS = (2, 1, 209)
+#: the earlier Claude Code versions whose first tool search was seen not to change the tools
+#: either (:func:`history_resends`): from, and up to (not included). On unseen4 the first
+#: search of all five sessions at 2.1.101-2.1.110 (2.1.101 twice, 2.1.104, 2.1.108, 2.1.110)
+#: read the whole previous prompt, while the 2.1.91 one before and the 2.1.112 and 2.1.119-2.1.199
+#: ones after read only the head (or nothing) and wrote the rest
+TOOL_SEARCH_KEPT_TOOLS = ((2, 1, 101), (2, 1, 111))
 
 #: what Claude Code writes as the answer to a turn that was only a local command, when a session
 #: exited after one (``/exit``) is resumed: a ``<synthetic>`` assistant message of this text
@@ -221,7 +230,8 @@ def history_resends(session: SessionLike) -> dict[int, str]:
     diagnostics on such a request said ``system_changed`` (179,210 tokens missed; it read the
     40,895-token head), and every removal in the fresh diagnosis transcripts broke the cache (the
     other one 8.6 hours after the previous request), while the 11 requests after a server was
-    added (its instructions sent as a message delta) read the whole previous prompt.
+    added (its instructions sent as a message delta) read the whole previous prompt. A removal
+    whose ``deferred_tools_delta`` line removed no tool changes nothing (:func:`_tools_stayed`).
 
     Remote Control turned on mid-session (a ``/remote-control`` local command or a
     ``bridge_status`` line: the reader's :data:`REMOTE_CONTROL` on the next user message)
@@ -243,11 +253,13 @@ def history_resends(session: SessionLike) -> dict[int, str]:
     the API's own diagnostics said ``tools_changed`` (``tools``, read from the head). In the
     diag4 diagnosis set and unseen3, all five sessions' first such result at 2.1.119-2.1.205
     broke (four diagnosed ``tools_changed``), while the two later loads in those sessions and
-    the six first loads at 2.1.209-2.1.219 read the whole previous prompt.
+    the six first loads at 2.1.209-2.1.219 read the whole previous prompt. So did the five
+    first loads of unseen4 at 2.1.101-2.1.110 (:data:`TOOL_SEARCH_KEPT_TOOLS`), between the
+    2.1.91 and 2.1.112 ones that broke.
 
     A prompt the Claude Code reader marked ``restarted`` (:data:`RESTARTED`: typed after a turn
-    whose final answer no Stop hooks' summary line followed, in a session that writes one after
-    each turn) was sent by a new Claude Code process, whose rebuilt system prompt breaks the
+    whose final answer no Stop hooks' summary line nor ``turn_duration`` line followed, in a
+    session that writes one after each turn) was sent by a new Claude Code process, whose rebuilt system prompt breaks the
     cache (``restart``, read from the static part of the head): on the 2.1.205-2.1.219 files of
     ``tests/acceptance/unseen3/claude_code`` 26 of the 28 such requests broke (the API said
     ``system_changed`` on 16, ``unavailable`` on 2; 8 were past their TTL or after an MCP
@@ -266,7 +278,7 @@ def history_resends(session: SessionLike) -> dict[int, str]:
         if not i or m.get("role") != "user":
             continue
         meta = metas[i] if i < len(metas) else {}
-        if meta.get(MCP_REMOVED):
+        if meta.get(MCP_REMOVED) and not _tools_stayed(meta):
             out[i] = "system"
         elif meta.get(RESTARTED):
             out[i] = "restart"
@@ -604,6 +616,32 @@ def first_messages_uncached(session: SessionLike) -> bool:
     return found is not None and FIRST_UNCACHED_FROM <= found < FIRST_UNCACHED_UNTIL
 
 
+#: the first Claude Code version whose requests were seen to read the prefix the session's first
+#: request read warm after their own 5-minute entries expired (:func:`head_kept_warm`)
+HEAD_KEPT_WARM_FROM = (2, 1, 101)
+
+
+def head_kept_warm(session: SessionLike) -> bool:
+    """The prefix the session's first request read from a cache other sessions left (the tools
+    and system prompt Claude Code shares across sessions) stays warm after the session's own
+    5-minute entries expired: a Claude Code transcript whose first message a Claude Code of
+    2.1.101 on (:data:`HEAD_KEPT_WARM_FROM`) wrote. A 1-hour session's requests read it then
+    already (:meth:`~ctxview.core.requests.cache.PromptCache.settle`).
+
+    On unseen4 every request on 5-minute entries that had expired read that prefix again:
+    ``gitsync_5ed1d306`` #6 and #7 (2.1.199, 1,296 and 2,291 s after the previous request:
+    18,905 tokens, the first request read 18,812) and ``eskills_35ea950f`` #47 and #64
+    (2.1.112: 18,598, the first request 18,505), as the 1-hour ``gitsync_ff472454`` (2.1.101)
+    read its first request's 12,190 2,496 s after its previous request; the 5-minute sessions
+    of 2.0.76, 2.1.7 and 2.1.39 on the other sets (``entire_847ff7d2``, ``entire_43b2bd6e``,
+    ``spotter_4d5611e5``: ten requests) read nothing there. No 5-minute session between 2.1.39
+    and 2.1.112 was seen: the bound is the first version whose sessions showed the head warm."""
+    if session.format not in CALIBRATED_FORMATS or not session.metas:
+        return False
+    found = client_version(session.metas[0])
+    return found is not None and found >= HEAD_KEPT_WARM_FROM
+
+
 def cache_refreshes(session: SessionLike) -> list[float]:
     """When, in seconds since the epoch, requests the transcript holds no response of read the
     conversation's cached prompt, in order: Claude Code's recap of the conversation while the
@@ -645,7 +683,7 @@ def _at_least(meta: Mapping[str, Any], version: tuple[int, ...]) -> bool:
 def _first_tool_search(session: SessionLike) -> int | None:
     """The user message holding the session's first tool search result (a ``tool_result`` of
     ``tool_reference`` blocks), where a Claude Code that changes its tools then sent it
-    (:data:`TOOL_SEARCH_KEEPS_TOOLS`); None otherwise."""
+    (:data:`TOOL_SEARCH_KEEPS_TOOLS`, :data:`TOOL_SEARCH_KEPT_TOOLS`); None otherwise."""
     metas = session.metas
     for i, m in enumerate(session.messages):
         content = m.get("content")
@@ -655,8 +693,22 @@ def _first_tool_search(session: SessionLike) -> int | None:
             if i >= len(metas):
                 return None
             found = client_version(metas[i])
-            return i if found is not None and found < TOOL_SEARCH_KEEPS_TOOLS else None
+            if found is None or found >= TOOL_SEARCH_KEEPS_TOOLS:
+                return None
+            kept_from, kept_until = TOOL_SEARCH_KEPT_TOOLS
+            return None if kept_from <= found < kept_until else i
     return None
+
+
+def _tools_stayed(meta: Mapping[str, Any]) -> bool:
+    """Every MCP server removal before a message came with a ``deferred_tools_delta`` line that
+    removed no tool (:data:`MCP_TOOLS_REMOVED`): a server Claude Code reconnects, whose
+    removal changed nothing the request sends. Unseen4's ``gitsync_b2f87a4e`` #14 (Claude Code
+    2.1.172: the delta line named the server as pending, 99,072 tokens read 14 s after the
+    previous request) and the prompt after it read the whole previous prompt; the seven
+    removals of unseen3 and unseen4 whose delta line removed tools (2.1.109-2.1.219) broke."""
+    found = meta.get(MCP_TOOLS_REMOVED)
+    return isinstance(found, list) and bool(found) and all(t == [] for t in found)
 
 
 def _loads_tools(block: Any) -> bool:

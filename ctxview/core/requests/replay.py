@@ -48,6 +48,7 @@ from ctxview.core.requests.points import (
     calibrate,
     cleared_tokens,
     first_messages_uncached,
+    head_kept_warm,
     history_resends,
     own_results,
     provider_tokens,
@@ -344,6 +345,7 @@ def simulate(
         head=head,
         carry=shared.turn_carry(counted, recorded_carry(session.metas)),
         first_uncached=first_messages_uncached(session),
+        head_warm=head_kept_warm(session),
         refreshes=cache_refreshes(session),
         own=own_results(session, cal.search_tokens) or None
         if session.format in CALIBRATED_FORMATS

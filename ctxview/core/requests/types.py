@@ -590,6 +590,9 @@ class ReplayPlan:
     #: the first request caches its tools and system only, its messages go uncached
     #: (:func:`~.points.first_messages_uncached`)
     first_uncached: bool = False
+    #: the prefix the first request read warm stays warm after 5-minute entries expired too
+    #: (:func:`~.points.head_kept_warm`)
+    head_warm: bool = False
     #: when requests the transcript holds no response of read the cached prompt
     #: (:func:`~.points.cache_refreshes`)
     refreshes: list[float] = field(default_factory=list)

@@ -198,15 +198,27 @@ def test_the_first_request_after_a_resumed_session_resends_the_history(tmp_path:
     assert history_resends(_resumed(tmp_path, "API Error: overloaded")) == {}
 
 
-def _mcp_delta(tmp_path: Path, delta: dict[str, Any], read: int) -> LoadedSession:
+def _mcp_delta(
+    tmp_path: Path, delta: dict[str, Any], read: int, tools: list[str] | None = None
+) -> LoadedSession:
     """A turn, then a prompt followed by an ``mcp_instructions_delta`` attachment line (as Claude
     Code 2.1.2xx writes it, the response hanging off it) and a response whose usage read
-    ``read`` tokens of its 33,000."""
+    ``read`` tokens of its 33,000; ``tools``: the deferred tools a ``deferred_tools_delta`` line
+    written just before it removed (None: no such line)."""
     w = shapes.Writer()
     u = w.user(None, "Fix the failing build.")
     last = shapes.grow(w, u, 6, 0, 20_000, 2_000)
     end = w.assistant(last, [{"type": "text", "text": "Done."}], (3, 32_000, 200), "msg_end")
     q = w.user(end, "Can Render take both kinds?")
+    if tools is not None:
+        att = w.base("attachment", q, 1)
+        att["attachment"] = {
+            "type": "deferred_tools_delta",
+            "addedNames": [],
+            "addedLines": [],
+            "removedNames": tools,
+        }
+        q = w.add(att)
     att = w.base("attachment", q, 1)
     att["attachment"] = {"type": "mcp_instructions_delta", **delta}
     w.add(att)
@@ -227,8 +239,24 @@ def test_a_disconnected_mcp_server_changes_the_system_prompt(tmp_path: Path) -> 
         assert (last.cache_break.reason, last.cache_break.position) == ("system", 0)
         assert last.cache_break.api_reason == "system_changed"
         assert last.recorded_miss is not None and last.recorded_miss.reason == "system"
+    # with the server's deferred tools removed as well (every such removal in unseen3 and
+    # unseen4 broke)
+    tools = ["mcp__context7__query-docs", "mcp__context7__resolve-library-id"]
+    s = _mcp_delta(tmp_path, removed, read=20_000, tools=tools)
+    assert list(history_resends(s).values()) == ["system"]
     added = {"addedNames": ["context7"], "addedBlocks": ["## context7\nUse it."]}
     s = _mcp_delta(tmp_path, {**added, "removedNames": []}, read=32_200)
+    assert history_resends(s) == {}
+    assert simulate(s).requests[-1].cache_break is None
+
+
+def test_a_disconnected_mcp_server_whose_tools_stayed_changes_nothing(tmp_path: Path) -> None:
+    """A server removed while the ``deferred_tools_delta`` written with it removed no tool:
+    unseen4 ``gitsync_b2f87a4e`` #14 (Claude Code 2.1.172, ``cloudflare-observability``,
+    re-added 12 s later) read the whole previous prompt, as did the next prompt; the seven
+    removals of unseen3 and unseen4 whose tools delta removed the server's tools broke."""
+    removed = {"addedNames": [], "addedBlocks": [], "removedNames": ["cloudflare-observability"]}
+    s = _mcp_delta(tmp_path, removed, read=32_200, tools=[])
     assert history_resends(s) == {}
     assert simulate(s).requests[-1].cache_break is None
 
@@ -237,6 +265,13 @@ def _stop_hooks(w: shapes.Writer, parent: str) -> str:
     """The ``stop_hook_summary`` line Claude Code writes once a turn's Stop hooks ran."""
     rec = w.base("system", parent, 1)
     rec.update(subtype="stop_hook_summary", hookCount=1, hookInfos=[], hookErrors=[])
+    return w.add(rec)
+
+
+def _turn_duration(w: shapes.Writer, parent: str) -> str:
+    """The ``turn_duration`` line Claude Code writes once a turn ended."""
+    rec = w.base("system", parent, 1)
+    rec.update(subtype="turn_duration", durationMs=25_313)
     return w.add(rec)
 
 
@@ -277,6 +312,9 @@ def test_a_prompt_after_a_turn_its_stop_hooks_never_closed_is_a_restart(tmp_path
 def test_a_turn_closed_interrupted_or_without_hooks_is_no_restart(tmp_path: Path) -> None:
     # its Stop hooks ran
     assert history_resends(_unhooked_turn(tmp_path, lambda w, a: [_stop_hooks(w, a)])) == {}
+    # the turn's duration line closes it as the summary does: a session whose Stop hooks went
+    # away part-way writes only that one after each turn
+    assert history_resends(_unhooked_turn(tmp_path, lambda w, a: [_turn_duration(w, a)])) == {}
     # interrupted: no Stop hook runs after an interruption
     note = [{"type": "text", "text": "[Request interrupted by user]"}]
     assert history_resends(_unhooked_turn(tmp_path, lambda w, a: [w.user(a, note)])) == {}
@@ -347,6 +385,15 @@ def test_a_newer_clients_tool_search_keeps_the_cache(tmp_path: Path) -> None:
     assert all(
         r.cache_break is None for r in simulate(_tool_search(tmp_path, "2.1.217")).requests[1:]
     )
+
+
+def test_a_first_tool_search_of_2_1_101_to_2_1_110_keeps_the_tools(tmp_path: Path) -> None:
+    """Claude Code 2.1.101-2.1.110 kept its tools at the first tool search (five sessions of
+    unseen4 read the whole previous prompt there); 2.1.91 and 2.1.112 changed them."""
+    for version in ("2.1.101", "2.1.110"):
+        assert history_resends(_tool_search(tmp_path, version)) == {}
+    for version in ("2.1.91", "2.1.112"):
+        assert list(history_resends(_tool_search(tmp_path, version)).values()) == ["tools"]
 
 
 def _first_prompt(tmp_path: Path, version: str) -> LoadedSession:
@@ -451,3 +498,46 @@ def test_a_longer_lived_entry_past_the_lookback_is_not_read(tmp_path: Path) -> N
         last_req = simulate(s, _reference=reference).requests[-1]
         assert last_req.cache_break is not None and last_req.cache_break.reason == "ttl"
         assert last_req.predicted_break
+
+
+def _expired(tmp_path: Path, version: str) -> LoadedSession:
+    """A 5-minute session written by Claude Code ``version`` whose first request read 16,000
+    tokens warm from other sessions, then a prompt 20 minutes after the last response: its
+    request read those 16,000 again and wrote the rest."""
+    w = shapes.Writer()
+    u = w.user(None, "Fix the failing build.")
+    a = w.assistant(u, [{"type": "text", "text": "Looking."}], (3, 16_000, 4_000), "msg_first")
+    q = w.user(a, "Go on.")
+    last = shapes.grow(w, q, 6, 0, 20_200, 2_000)
+    end = w.assistant(last, [{"type": "text", "text": "Done."}], (3, 32_200, 200), "msg_end")
+    w.seconds += 1_200
+    p = w.user(end, "Now commit it.")
+    w.assistant(p, [{"type": "text", "text": "Committed."}], (3, 16_000, 15_200), "msg_after")
+    for rec in w.records:
+        rec["version"] = version
+        usage = rec.get("message", {}).get("usage")
+        if isinstance(usage, dict):
+            usage["cache_creation"] = {
+                "ephemeral_5m_input_tokens": usage["cache_creation_input_tokens"],
+                "ephemeral_1h_input_tokens": 0,
+            }
+    return load_session(shapes.write(tmp_path / "s.jsonl", w.records))
+
+
+def test_a_newer_clients_expired_5_minute_entry_still_reads_the_warm_head(tmp_path: Path) -> None:
+    """Claude Code from 2.1.101 on: once a 5-minute session's own entries expired, its next
+    request reads the prefix its first request read warm (unseen4, 2.1.112 and 2.1.199: four
+    requests), as 1-hour sessions do; a 2.1.39 session's read nothing."""
+    from ctxview.core.requests.points import head_kept_warm
+
+    s = _expired(tmp_path, "2.1.199")
+    assert head_kept_warm(s)
+    for reference in (False, True):
+        log = simulate(s, _reference=reference)
+        first, last = log.requests[0], log.requests[-1]
+        assert last.cache_break is not None and last.cache_break.reason == "ttl"
+        assert last.cache_read == first.cache_read == 16_000
+        assert not last.predicted_break and not last.recorded_break
+    old = _expired(tmp_path, "2.1.39")
+    assert not head_kept_warm(old)
+    assert simulate(old).requests[-1].cache_read == 0
