@@ -756,7 +756,7 @@ def token_model(model: str | None, fmt: str = "", route: Route | None = None) ->
         frozenset(CALIBRATED_FORMATS) & FORMATS,
         TOKENS_BASIS,
         system=partial(estimate_system, model=model),
-        tools=partial(estimate_tools, model=model),
+        tools=partial(estimate_tools, model=model, responses=fmt in (RESPONSES, CODEX)),
         params=partial(estimate_params, model=model),
         carry=reasoning_carry,
         unmeasured=unmeasured,

@@ -562,24 +562,34 @@ def _function(fn: Mapping[str, Any]) -> int:
     return n
 
 
-def estimate_tools(tools: Any, model: str | None = None) -> int:
+def estimate_tools(tools: Any, model: str | None = None, responses: bool = False) -> int:
     """Function definitions by the cookbook's rule (a Chat ``{"type": "function", "function":
     {...}}`` or a Responses ``{"type": "function", "name": ...}``); any other tool by its
-    JSON."""
+    JSON. ``responses``: the tools of a Responses API body, whose function tools are read from
+    their own fields alone: a Chat-shaped ``function`` object inside one is not read."""
     if not tools or not isinstance(tools, Sequence):
         return 0
     n = FUNCTIONS_END_TOKENS
-    if chat_tool_instructions(model) and any(
-        isinstance(t, Mapping) and "function" in t for t in tools
+    if (
+        not responses
+        and chat_tool_instructions(model)
+        and any(isinstance(t, Mapping) and "function" in t for t in tools)
     ):
         n += CHAT_REASONING_TOOLS_TOKENS
     for tool in tools:
         if not isinstance(tool, Mapping):
             n += json_tokens(tool)
             continue
-        fn = tool.get("function") if isinstance(tool.get("function"), Mapping) else None
+        fn = None
+        if not responses and isinstance(tool.get("function"), Mapping):
+            fn = tool["function"]
         if fn is None and "name" in tool and tool.get("type", "function") == "function":
-            fn = tool
+            # The Responses API reads a function tool's name, description and parameters
+            # from the tool itself and ignores a Chat-shaped ``function`` object beside them:
+            # req_llm's 80 Responses bodies that sent ``{"type", "name", "function": {...}}``
+            # were billed 25-58 tokens, and each response echoed the tool back with
+            # ``description: null`` and no properties (estimated from the nested object: 107-186)
+            fn = {k: v for k, v in tool.items() if k != "function"} if responses else tool
         if fn is None and "input_schema" in tool:  # a canonical (Anthropic-shaped) tool
             fn = {**tool, "parameters": tool.get("input_schema")}
         n += _function(fn) if fn is not None else json_tokens(tool)

@@ -426,3 +426,27 @@ def test_a_sub_agents_notice_starts_no_turn() -> None:
     assert ot.reasoning_carry(notice) == (False, 0)
     assert ot.reasoning_carry({"role": "user", "content": "<subagent_notification> x"})[0] is False
     assert ot.reasoning_carry({"role": "user", "content": [{"type": "text", "text": "go on"}]})[0]
+
+
+def test_a_responses_function_tool_is_read_from_its_own_fields() -> None:
+    """The Responses API ignores a Chat-shaped ``function`` object inside a function tool: the
+    tool is billed as its top-level name (description and parameters, here absent), as the
+    response echoes it; Chat Completions reads the ``function`` object."""
+    nested = {
+        "description": "Get current weather information for a location",
+        "name": "get_weather",
+        "parameters": {
+            "type": "object",
+            "properties": {"location": {"type": "string", "description": "the city"}},
+        },
+    }
+    both = {"type": "function", "name": "get_weather", "function": nested}
+    bare = {"type": "function", "name": "get_weather"}
+    flat = {"type": "function", **nested}
+    est = ot.estimate_tools
+    assert est([both], "gpt-5", responses=True) == est([bare], "gpt-5", responses=True)
+    assert est([flat], "gpt-5", responses=True) > est([bare], "gpt-5", responses=True)
+    # the same tool written flat is billed alike by either API
+    assert est([flat], "gpt-4o", responses=True) == est([{"function": nested}], "gpt-4o")
+    # a Chat body reads the nested object
+    assert est([both], "gpt-4o") == est([{"function": nested}], "gpt-4o")
