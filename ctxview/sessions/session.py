@@ -370,6 +370,9 @@ class Session:
             provider=s.provider,
             wire_format=s.wire_format or s.format,
             system_wire=s.system_wire,
+            route=(
+                {"api": s.route.api, "streamed": s.route.streamed} if s.route is not None else None
+            ),
         )
 
     def protocol_problems(self) -> list[Problem]:
