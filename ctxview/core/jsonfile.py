@@ -268,9 +268,13 @@ def loads_checked(text: str) -> Any:
 def json_error(exc: json.JSONDecodeError, place: str, unit: str) -> str:
     """``invalid JSON at line 3, column 5: Expecting value``, said whole: the json module's
     messages that end in "at" expect their place after them (``Unterminated string starting
-    at``), and an unterminated string means the ``unit`` (file, line) ends inside it."""
+    at``), and an unterminated string means the ``unit`` (file, line) ends inside it; an error
+    where nothing but white space follows means the ``unit`` ends there (a value cut off
+    between two tokens)."""
     if not exc.msg.endswith(" at"):
-        return f"invalid JSON at {place}: {exc.msg}"
+        ends = exc.doc.strip() and exc.pos >= len(exc.doc.rstrip())
+        why = f" (the {unit} ends there: truncated?)" if ends else ""
+        return f"invalid JSON at {place}: {exc.msg}{why}"
     what = exc.msg[:1].lower() + exc.msg[1:]
     why = f" (the {unit} ends inside it: truncated?)" if what.startswith("unterminated") else ""
     return f"invalid JSON: {what} {place}{why}"

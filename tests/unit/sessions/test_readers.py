@@ -791,6 +791,30 @@ def test_a_truncated_json_file_is_said_whole(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("text", "place"),
+    [
+        ('{"messages": [{"role": "user", "content": "hi"', "line 1, column 47: Expecting ','"),
+        ('{"messages": [\n  {"role": "user",\n', "line 3, column 1: Expecting property name"),
+        ('{"messages": [{"role": "user", "content": ', "line 1, column 43: Expecting value"),
+    ],
+)
+def test_a_json_file_cut_between_two_values_says_it_ends_there(
+    tmp_path: Path, text: str, place: str
+) -> None:
+    with pytest.raises(SessionError) as exc:
+        load_session(write(tmp_path, "cut.json", text))
+    said = str(exc.value)
+    assert said.startswith(f"{tmp_path / 'cut.json'}: invalid JSON at {place}")
+    assert said.endswith(" (the file ends there: truncated?)")
+
+
+def test_a_json_error_before_the_end_is_no_truncation(tmp_path: Path) -> None:
+    with pytest.raises(SessionError) as exc:
+        load_session(write(tmp_path, "bad.json", '{"messages": [} ]}\n'))
+    assert "truncated" not in str(exc.value)
+
+
 def test_a_truncated_jsonl_line_is_said_whole(tmp_path: Path) -> None:
     good = json.dumps(_user("u1", None, "a"))
     s = load_session(write(tmp_path, "t.jsonl", good + "\n" + good[:30] + "\n"))
