@@ -26,6 +26,8 @@ class SessionError(Exception):
 
 
 _BLANK_BYTES = re.compile(rb"\s*\Z")
+#: a file whose first line starts with JSON (after a byte order mark and white space)
+_JSON_START = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*[{\[]")
 
 
 def read_text(path: str, max_bytes: int) -> str:
@@ -37,7 +39,9 @@ def read_text(path: str, max_bytes: int) -> str:
         raise SessionError(str(exc)) from None
     if _BLANK_BYTES.match(data):  # (data.strip() would copy a 100 MB file to find one byte)
         raise SessionError(f"{path}: file is empty")
-    if b"\x00" in data[:8192]:
+    if b"\x00" in data[:8192] and not _JSON_START.match(data):
+        # a file that starts with JSON is text with a run of NUL bytes in it (a crash leaves
+        # one where a write never landed): a JSONL reader skips that line, a JSON parse names it
         raise SessionError(f"{path}: is a binary file, not a JSON or JSONL session")
     try:
         return data.decode("utf-8-sig")

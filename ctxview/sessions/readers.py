@@ -127,6 +127,12 @@ def skip_reason(text: str) -> str:
 def jsonl_record(raw: str) -> tuple[dict[str, Any] | None, str]:
     """One JSONL line (stripped, not blank): (its object, "") or (None, why it cannot be used).
     The one rule for a line of a transcript, opened or followed."""
+    if raw.startswith("\x00"):
+        nuls = len(raw) - len(raw.lstrip("\x00"))
+        where = "" if nuls == len(raw) else ", then text"
+        return None, skip_reason(
+            f"a run of {nuls:,} NUL bytes{where} (a write that never landed: a crash?)"
+        )
     try:
         record = _loads_line(raw)
     except json.JSONDecodeError as exc:
