@@ -48,6 +48,11 @@ def plural(n: int, word: str, shown: str | None = None) -> str:
     return f"{n if shown is None else shown} {word}{'' if n == 1 else 's'}"
 
 
+def counted(n: int, word: str) -> str:
+    """``1 message``, ``1,024 messages``: :func:`plural` with the number's thousands marked."""
+    return plural(n, word, f"{n:,}")
+
+
 def tail_text(text: str, limit: int) -> str:
     """The end of ``text`` in at most ``limit`` characters, a leading ``…`` marking a cut (a
     path's last parts say most: ``…worktrees/spotter-gqc``)."""

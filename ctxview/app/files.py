@@ -15,7 +15,7 @@ from ctxview.app.messages import NameChanged, SessionOpened
 from ctxview.app.safe import one_line
 from ctxview.app.skipped import skipped_note
 from ctxview.sessions.store import check_output
-from ctxview.textfmt import fmt_tokens, plural
+from ctxview.textfmt import counted, fmt_tokens, plural
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -152,13 +152,13 @@ class SessionFiles:
                 f"{len(model.session.conversations)} (open another as FILE#N)"
             )
         unplaced, dangling = model.session.unplaced_lines, model.session.dangling_parents
-        note += f" · {len(unplaced)} lines on no branch" if unplaced else ""
-        note += f" · {len(dangling)} parents not in the file" if dangling else ""
+        note += f" · {plural(len(unplaced), 'line')} on no branch" if unplaced else ""
+        note += f" · {plural(len(dangling), 'parent')} not in the file" if dangling else ""
         # what the reader says of the file (inspect prints them too)
         note += "".join(f"\n{one_line(w, 200)}" for w in model.session.warnings[:3])
         app.call_from_thread(
             app.notify,
-            f"opened {model.name}: {len(model.transcript):,} messages ({model.session.format}){note}",
+            f"opened {model.name}: {counted(len(model.transcript), 'message')} ({model.session.format}){note}",
             markup=False,
         )
 

@@ -26,7 +26,7 @@ from ctxview.app.skipped import skipped_note
 from ctxview.core.compaction import claude_code_compaction
 from ctxview.live.follow import LATE_BLOCK, Backoff, Follower, Update
 from ctxview.sessions.fileio import FileRefused
-from ctxview.textfmt import visible
+from ctxview.textfmt import counted, visible
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -212,7 +212,7 @@ class Following:
         if update.reason != LATE_BLOCK:  # that one is routine: no notification for it
             self.app.notify(
                 f"{visible(model.name)}: {update.reason}: replayed "
-                f"({len(update.messages):,} messages)",
+                f"({counted(len(update.messages), 'message')})",
                 title="following",
                 markup=False,
                 timeout=5,

@@ -452,7 +452,7 @@ def format_table(infos: list[SessionInfo], width: int = 160) -> str:
     one shell word (:func:`~ctxview.textfmt.shell_word`): pasted after ``ctxview`` it opens the
     file, whatever its name holds (spaces, quotes, escape sequences, bytes that are not UTF-8),
     and it never drives the terminal."""
-    from ctxview.textfmt import shell_word, tail_text
+    from ctxview.textfmt import counted, shell_word, tail_text
 
     head = ("last activity", "provider", "project", "msgs", "size", "agents", "first prompt")
     rows = [
@@ -484,7 +484,7 @@ def format_table(infos: list[SessionInfo], width: int = 160) -> str:
                 f"    └ {name} · {label} msgs · {size_text(a.size)} · {a.first_prompt}"[:width]
             )
     out.append(
-        f"{len(infos)} session(s), newest first · open one: ctxview PATH · "
+        f"{counted(len(infos), 'session')}, newest first · open one: ctxview PATH · "
         "follow it: ctxview PATH --follow"
     )
     return "\n".join(out) + "\n"
