@@ -48,6 +48,11 @@ def plural(n: int, word: str, shown: str | None = None) -> str:
     return f"{n if shown is None else shown} {word}{'' if n == 1 else 's'}"
 
 
+def counted(n: int, word: str) -> str:
+    """``1 message``, ``1,024 messages``: :func:`plural` with the number's thousands marked."""
+    return plural(n, word, f"{n:,}")
+
+
 def tail_text(text: str, limit: int) -> str:
     """The end of ``text`` in at most ``limit`` characters, a leading ``…`` marking a cut (a
     path's last parts say most: ``…worktrees/spotter-gqc``)."""
@@ -106,6 +111,40 @@ def one_line(text: str, limit: int = 200) -> str:
     s = text[: limit * 2].translate(_ONE_LINE)
     s = " ".join(s.split())
     return s[:limit]
+
+
+# characters a POSIX shell word may hold unquoted (shlex.quote's set)
+_SHELL_SAFE = re.compile(r"[\w@%+=:,./-]+", re.ASCII)
+#: what visible() keeps but a pasted word must not hold raw (a newline or tab ends or splits
+#: the command; the Unicode separators break the line on some terminals)
+_LINE_BREAKS = frozenset("\n\t\u2028\u2029")
+
+
+def shell_word(text: str) -> str:
+    """``text`` (a path) as one word a shell takes back unchanged, and safe on a terminal: bare
+    when it needs no quotes, in single quotes when it holds spaces or shell characters, and as
+    ``$'…'`` (bash, zsh, ksh) when it holds a character a terminal would act on or that is not
+    UTF-8: controls, DEL, bidi controls and line separators as ``\\xNN`` / ``\\uNNNN``, an
+    undecodable byte of a file name (a lone surrogate ``U+DC80..U+DCFF``) as the byte
+    ``\\xNN`` it was."""
+    if text and _SHELL_SAFE.fullmatch(text):
+        return text
+    if _NEEDS_VISIBLE.search(text) is None and not _LINE_BREAKS.intersection(text):
+        return "'" + text.replace("'", "'\"'\"'") + "'"
+    out = []
+    for ch in text:
+        c = ord(ch)
+        if ch in "\\'":
+            out.append("\\" + ch)
+        elif 0xDC80 <= c < 0xDD00:
+            out.append(f"\\x{c - 0xDC00:02x}")
+        elif c < 0x20 or c == 0x7F:
+            out.append(f"\\x{c:02x}")
+        elif c in _TABLE or ch in _LINE_BREAKS:
+            out.append(f"\\u{c:04x}")
+        else:
+            out.append(ch)
+    return "$'" + "".join(out) + "'"
 
 
 # JSON (and TOML) output: C1 controls, DEL, bidi controls and the Unicode line/paragraph

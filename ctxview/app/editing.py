@@ -262,13 +262,16 @@ class Editor:
             )
             return
         price = self.price(plan)  # before the window changes
+        # the places as the request body numbers them (a Chat body's system messages count),
+        # read before the window changes
+        what = self.model.replay.wire_text(plan.what)
         if plan.inserts:
             self._insert(plan, selected)
         else:
             self.apply(plan)
         n = len(plan.fixes)
         self.app.notify(
-            f"repaired ({n} fix{'es' if n != 1 else ''}): {visible(plan.what)} · "
+            f"repaired ({n} fix{'es' if n != 1 else ''}): {visible(what)} · "
             f"{visible(price.short())} · u undoes",
             title="repair",
             markup=False,

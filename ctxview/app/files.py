@@ -15,7 +15,7 @@ from ctxview.app.messages import NameChanged, SessionOpened
 from ctxview.app.safe import one_line
 from ctxview.app.skipped import skipped_note
 from ctxview.sessions.store import check_output
-from ctxview.textfmt import fmt_tokens, plural
+from ctxview.textfmt import counted, fmt_tokens, plural, visible
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -39,6 +39,25 @@ def free_session_name(path: str) -> str:
         candidate = p.with_name(f"{stem}-{n}.ctxview.json")
         n += 1
     return str(candidate)
+
+
+def _safe_char(c: str) -> bool:
+    return c not in "\n\t\u2028\u2029" and visible(c) == c
+
+
+def safe_path(path: str) -> str:
+    """``path`` as a save dialog can propose it: every character a terminal would act on or
+    cannot show (a control, an escape sequence, a bidi control, a byte of a name that is not
+    UTF-8) replaced by ``_`` in the file's name, and a folder whose name holds one given up for
+    the working folder. What the dialog shows is then the name that is written (it showed such
+    a name made visible, ``␛[31m``, and saved under that)."""
+    if all(_safe_char(c) for c in path):
+        return path
+    folder, name = os.path.split(path)
+    name = "".join(c if _safe_char(c) else "_" for c in name)
+    if not all(_safe_char(c) for c in folder):
+        folder = os.getcwd()
+    return os.path.join(folder, name)
 
 
 class SessionFiles:
@@ -152,13 +171,13 @@ class SessionFiles:
                 f"{len(model.session.conversations)} (open another as FILE#N)"
             )
         unplaced, dangling = model.session.unplaced_lines, model.session.dangling_parents
-        note += f" · {len(unplaced)} lines on no branch" if unplaced else ""
-        note += f" · {len(dangling)} parents not in the file" if dangling else ""
+        note += f" · {plural(len(unplaced), 'line')} on no branch" if unplaced else ""
+        note += f" · {plural(len(dangling), 'parent')} not in the file" if dangling else ""
         # what the reader says of the file (inspect prints them too)
         note += "".join(f"\n{one_line(w, 200)}" for w in model.session.warnings[:3])
         app.call_from_thread(
             app.notify,
-            f"opened {model.name}: {len(model.transcript):,} messages ({model.session.format}){note}",
+            f"opened {model.name}: {counted(len(model.transcript), 'message')} ({model.session.format}){note}",
             markup=False,
         )
 
@@ -167,7 +186,7 @@ class SessionFiles:
         if self.model.path and self.model.session.format == "ctxview":
             return self.model.path
         if self.model.path:
-            return free_session_name(self.model.path)
+            return free_session_name(safe_path(self.model.path))
         return str(Path.cwd() / time.strftime("chat-%Y%m%d-%H%M%S.ctxview.json"))
 
     def _owns(self, path: str) -> bool:
@@ -193,7 +212,7 @@ class SessionFiles:
 
     def save_as(self) -> None:
         model = self.model
-        default = free_session_name(model.path) if model.path else self._path_default()
+        default = free_session_name(safe_path(model.path)) if model.path else self._path_default()
         self._ask_path("Save the session as… (ctxview format)", default, self.save_checked)
 
     def save_checked(self, path: str) -> None:

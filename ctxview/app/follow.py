@@ -15,12 +15,18 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from ctxview.app.messages import ContextChanged, Followed, ReplayRequested, SessionReplaced
+from ctxview.app.messages import (
+    ContextChanged,
+    Followed,
+    NameChanged,
+    ReplayRequested,
+    SessionReplaced,
+)
 from ctxview.app.skipped import skipped_note
 from ctxview.core.compaction import claude_code_compaction
 from ctxview.live.follow import LATE_BLOCK, Backoff, Follower, Update
 from ctxview.sessions.fileio import FileRefused
-from ctxview.textfmt import visible
+from ctxview.textfmt import counted, visible
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -143,7 +149,16 @@ class Following:
             defaults=self.config.as_defaults(),
             as_sent=not simulated,
         )
-        return SessionModel(rep, self.path, old.model)
+        return SessionModel(rep, self.path, self._request_model(update.model))
+
+    def _request_model(self, recorded: str | None) -> str:
+        """The model the next request goes to once the file records ``recorded``: that one,
+        unless the shown model was chosen (neither the file's so far nor the config's, which a
+        transcript followed from before its first reply opens on)."""
+        shown = self.model.model
+        if recorded is None or shown not in ("", self.model.session.model, self.config["model"]):
+            return shown
+        return recorded
 
     # -- on the app's thread -----------------------------------------------------------------------
     def _notify_error(self, message: str) -> None:
@@ -186,13 +201,18 @@ class Following:
                         note="following: compacted; the request starts again at the summary",
                     )
                 )
+            recorded = Follower.recorded_model(list(update.metas))
+            if recorded is not None and recorded != self.model.session.model:
+                self.model.model = self._request_model(recorded)
+                self.model.session.model = recorded
+                self.app.post_message(NameChanged(count_stale=True))
             return ContextChanged(keep=last if at_end else None, end=at_end)
         assert model is not None
         old, self.model = self.model, model
         if update.reason != LATE_BLOCK:  # that one is routine: no notification for it
             self.app.notify(
                 f"{visible(model.name)}: {update.reason}: replayed "
-                f"({len(update.messages):,} messages)",
+                f"({counted(len(update.messages), 'message')})",
                 title="following",
                 markup=False,
                 timeout=5,

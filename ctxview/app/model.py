@@ -27,7 +27,7 @@ from ctxview.core.transcript import Transcript
 from ctxview.sessions.model import LoadedSession
 from ctxview.sessions.rowtext import row_text
 from ctxview.sessions.session import Session
-from ctxview.textfmt import fmt_tokens, id_ranges, plural
+from ctxview.textfmt import counted, fmt_tokens, id_ranges, plural
 
 GAP = -1  #: the row id of the gap marker
 DRAFT = -2  #: the row id of a reply being streamed (or cut), which is not in the context
@@ -572,7 +572,7 @@ class SessionModel:
         if len(self.context) == 0:
             return "empty", "no messages yet", ""
         if not wait and self.problems_pending:
-            return "checking", f"checking {len(self.context):,} messages…", ""
+            return "checking", f"checking {counted(len(self.context), 'message')}…", ""
         errors = [p for p in self.problems if p.severity == "error"]
         if self.tokens_ready:
             # the request-level rule inspect applies too: a window over the model's context

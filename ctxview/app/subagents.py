@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ctxview.app import messages
-from ctxview.textfmt import one_line
+from ctxview.textfmt import counted, one_line
 
 if TYPE_CHECKING:
     from ctxview.app.model import SessionModel
@@ -91,7 +91,7 @@ class SubAgentNavigation:
         self._expected = model
         self.app.post_message(messages.SessionOpened(model))
         self.app.notify(
-            f"sub-agent {step.agent.label} · {len(model.transcript):,} messages · b: back",
+            f"sub-agent {step.agent.label} · {counted(len(model.transcript), 'message')} · b: back",
             markup=False,
         )
 

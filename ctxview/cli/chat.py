@@ -90,6 +90,8 @@ def cmd_chat(args: argparse.Namespace) -> int:
         path = resume_path(path, args.resume)
         if (problem := output_problem(args, path)) is not None:
             return _fail(args, EXIT_UNREADABLE, problem)
+        if path is None and (problem := _system_prompt_problem(cfg)) is not None:
+            return _fail(args, EXIT_UNREADABLE, problem)
         rep = open_chat(
             path, args.format, cfg, max_context_messages=args.max, strategy=args.strategy
         )
@@ -103,6 +105,23 @@ def cmd_chat(args: argparse.Namespace) -> int:
     if (why := cannot_chat(rep.provider, rep.session.format)) is not None:
         return _fail(args, EXIT_UNREADABLE, f"{path}: {why}")
     return _run(args, cfg, rep)
+
+
+def _system_prompt_problem(cfg: Any) -> str | None:
+    """Why a new chat cannot have the system prompt the config names (its
+    ``system_prompt_file`` missing, unreadable, not a regular file or not UTF-8), or None. Read
+    here, before anything is sent: a turn sent without it would be another conversation, and
+    the reason, noted in the config's errors while the chat opens, came after they were printed."""
+    if not cfg.get("system_prompt_file"):
+        return None
+    known = len(cfg.errors)
+    cfg.system_prompt()
+    if len(cfg.errors) == known:
+        return None
+    return (
+        f"{cfg.errors[-1]}: nothing sent (fix the file, or unset it: "
+        "ctxview config set system_prompt_file '')"
+    )
 
 
 def _run(args: argparse.Namespace, cfg: Any, rep: Any) -> int:

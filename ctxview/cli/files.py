@@ -145,6 +145,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
     unfixable = [
         {
             "index": p.index,
+            "path": rep.wire_place(p.index) if p.index >= 0 else None,
             "code": p.code,
             "message": p.message,
             "reason": describe_unfixable(p),
@@ -187,7 +188,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(text)
     if args.json:
-        report: dict[str, Any] = {"fixes": [f.to_dict() for f in result.fixes]}
+        report: dict[str, Any] = {"fixes": [rep.fix_dict(f) for f in result.fixes]}
         report["unfixable"] = unfixable
         report["valid"] = result.valid
         report["format"] = repaired.format
@@ -200,12 +201,13 @@ def cmd_repair(args: argparse.Namespace) -> int:
     else:
         out = sys.stdout if args.dry_run else sys.stderr
         for f in result.fixes:
-            print(visible(f"messages.{f.index}: {f.code}: {f.action}: {f.detail}"), file=out)
+            d = rep.fix_dict(f)
+            print(visible(f"{d['path']}: {f.code}: {f.action}: {d['detail']}"), file=out)
         if not result.fixes and not unfixable:
             left = f" ({visible(args.file)} left as it is)" if unchanged else ""
             print(f"nothing to repair: the API will accept this window{left}", file=out)
     for u in unfixable:
-        err(f"{args.file}: messages.{u['index']}: {u['code']}: no safe fix: {u['reason']}")
+        err(f"{args.file}: {u['path']}: {u['code']}: no safe fix: {u['reason']}")
     if wrote:
         n = len(result.fixes)
         print(

@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 from ctxview.cli.common import EXIT_OK, EXIT_UNREADABLE, err
-from ctxview.textfmt import fmt_tokens, fmt_usd, json_text, one_line, visible
+from ctxview.textfmt import counted, fmt_tokens, fmt_usd, json_text, one_line, visible
 
 
 def _date(text: str) -> dt.date:
@@ -90,7 +90,7 @@ def _print(path: str, filters: Any, a: dict[str, Any]) -> None:
     w(
         f"ctxview report · {visible(path)}"
         + (f" · {visible(shown)}" if shown else "")
-        + f" · {t.get('sessions') or 0:,} sessions · {t.get('requests') or 0:,} requests"
+        + f" · {counted(t.get('sessions') or 0, 'session')} · {counted(t.get('requests') or 0, 'request')}"
         + (f" · {t['first_day']} to {t['last_day']}" if t.get("first_day") else "")
         + "\n"
     )
@@ -101,7 +101,11 @@ def _print(path: str, filters: Any, a: dict[str, Any]) -> None:
         f"cost {fmt_usd(t['cost_usd'])} · the cache saved {fmt_usd(t['cache_saved_usd'])} "
         f"(uncached: {fmt_usd(t['uncached_cost_usd'])}) · cache breaks lost "
         f"{fmt_usd(t['break_lost_usd'])} · hit rate {_pct(t['hit_rate'])}"
-        + (f" · {t['unpriced_requests']:,} requests unpriced" if t["unpriced_requests"] else "")
+        + (
+            f" · {counted(t['unpriced_requests'], 'request')} unpriced"
+            if t["unpriced_requests"]
+            else ""
+        )
         + "\n\n"
     )
     _table(

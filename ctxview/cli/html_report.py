@@ -23,7 +23,7 @@ from ctxview.cli.common import (
     unreadable,
     without_gc,
 )
-from ctxview.textfmt import one_line, visible
+from ctxview.textfmt import counted, one_line, visible
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -103,7 +103,7 @@ def cmd_html_report(args: argparse.Namespace) -> int:
     said = "not redacted (--no-redact)" if redactions is None else redactions.note()
     size = f"{len(data) / 1e6:.1f} MB" if len(data) >= 1e5 else f"{len(data) / 1e3:.0f} KB"
     print(
-        f"wrote {visible(args.output)} ({size}, {len(rep.transcript):,} messages; {said})",
+        f"wrote {visible(args.output)} ({size}, {counted(len(rep.transcript), 'message')}; {said})",
         file=sys.stderr,
     )
     errors = sum(1 for p in summary["problems"] if p["severity"] == "error")

@@ -19,7 +19,7 @@ from ctxview.cli.common import (
     positive_int,
     redaction_said,
 )
-from ctxview.textfmt import json_text, one_line, visible
+from ctxview.textfmt import json_text, one_line, shell_word, visible
 
 
 def _seconds(text: str) -> float:
@@ -289,7 +289,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     # on stderr, after the list: stdout stays the list (and valid JSON)
     for path, why in sorted(unreadable.items())[:UNREADABLE_SHOWN]:
-        err(f"skipped {visible(path)}: {why}: no session in it")
+        err(f"skipped {shell_word(path)}: {why}: no session in it")
     if len(unreadable) > UNREADABLE_SHOWN:
         err(f"and {len(unreadable) - UNREADABLE_SHOWN} more files without a session skipped")
     return EXIT_OK

@@ -33,6 +33,7 @@ from ctxview.cli.common import (
 )
 from ctxview.core.strategies import STRATEGIES
 from ctxview.textfmt import (
+    counted,
     escape_controls,
     fmt_tokens,
     fmt_total_usd,
@@ -523,7 +524,7 @@ def _print_requests(report: dict[str, Any], log: Any, rejected: bool) -> None:
         out.write("\n(the totals below include the sub-agents)\n")
     t = report["totals"]
     out.write(
-        f"\ntotal: {t['requests']:,} requests · input {fmt_tokens(t['input_tokens'])} · "
+        f"\ntotal: {counted(t['requests'], 'request')} · input {fmt_tokens(t['input_tokens'])} · "
         f"read {fmt_tokens(t['cache_read'])} · write {fmt_tokens(t['cache_write'])} · "
         f"hit rate {_pct(t['hit_rate'])} (recorded {_pct(t['recorded_hit_rate'])}) · "
         f"cost {fmt_total_usd(t)}\n"
@@ -626,7 +627,7 @@ def _print_compare(report: dict[str, Any]) -> None:
         Text(
             f"ctxview compare · {visible(report['file'])} · max "
             f"{report['max_context_messages']} · "
-            f"{report['strategies'][0]['requests'] if report['strategies'] else 0:,} requests"
+            + counted(report["strategies"][0]["requests"] if report["strategies"] else 0, "request")
         )
     )
     rows: list[list[Text]] = []

@@ -17,7 +17,7 @@ import sys
 from typing import Any
 
 from ctxview.cli.common import EXIT_OK, EXIT_UNREADABLE, add_window_args, err, fixed_port
-from ctxview.textfmt import one_line
+from ctxview.textfmt import one_line, visible
 
 LOOPBACK = "127.0.0.1"
 
@@ -95,7 +95,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if url is None:
         shown = f"[{host}]" if ":" in host else host
         url = f"http://{shown}:{args.port}"
-    title = "ctxview" if args.file is None else f"ctxview · {os.path.basename(args.file)}"
+    title = "ctxview" if args.file is None else f"ctxview · {one_line(os.path.basename(args.file))}"
     server = local_server()(
         app_command(args), host=host, port=args.port, title=title, public_url=url
     )
@@ -129,6 +129,20 @@ def local_server() -> Any:
         return response
 
     class LocalServer(Server):
+        async def on_startup(self, app: web.Application) -> None:
+            # textual-serve's banner parses its command as markup: a file named with `[/x]`
+            # stopped the server (MarkupError), `[red]` coloured it; the command and the URL
+            # are printed as plain text, made visible
+            from textual_serve.server import LOGO
+
+            self.console.print(LOGO, highlight=False)
+            self.console.print(
+                f"Serving {visible(self.command)} on {visible(self.public_url)}",
+                markup=False,
+                highlight=False,
+            )
+            self.console.print("\n[cyan]Press Ctrl+C to quit")
+
         async def _make_app(self) -> web.Application:
             app = await super()._make_app()
             app.middlewares.append(local_font)

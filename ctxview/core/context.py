@@ -1246,6 +1246,7 @@ class ConversationContext:
         provider: str = "anthropic",
         wire_format: str | None = None,
         system_wire: list[Any] | None = None,
+        route: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """The ctxview session document (docs/session-format.md) of this context and its full
         history (``transcript``; the one attached last unless given): the settings, every
@@ -1255,7 +1256,8 @@ class ConversationContext:
         (reopened so). ``provider``, ``wire_format``, ``system_wire``: a session of another API
         than Anthropic's (``ctxview.core.providers``), the body format it was read from and its
         system prompt's wire messages: it reopens under its provider's rules and exports its
-        body."""
+        body. ``route``: where a Gemini session's requests went (``{"api", "streamed"}``, as
+        :class:`~ctxview.core.providers.base.Route` holds it): its tokens are estimated so."""
         from ctxview.core.clearing import DEFAULT_EDITING
         from ctxview.core.session_file import document, record_item
 
@@ -1284,6 +1286,8 @@ class ConversationContext:
             settings["wire_format"] = wire_format
             if system_wire:
                 settings["system_wire"] = system_wire
+            if route is not None:
+                settings["route"] = route
         if self.edits_messages or self.context_editing != DEFAULT_EDITING:
             settings["context_editing"] = self.context_editing.to_dict()
         pins = self.pinned_ids

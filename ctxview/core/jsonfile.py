@@ -26,6 +26,8 @@ class SessionError(Exception):
 
 
 _BLANK_BYTES = re.compile(rb"\s*\Z")
+#: a file whose first line starts with JSON (after a byte order mark and white space)
+_JSON_START = re.compile(rb"(?:\xef\xbb\xbf)?[ \t\r\n]*[{\[]")
 
 
 def read_text(path: str, max_bytes: int) -> str:
@@ -37,7 +39,9 @@ def read_text(path: str, max_bytes: int) -> str:
         raise SessionError(str(exc)) from None
     if _BLANK_BYTES.match(data):  # (data.strip() would copy a 100 MB file to find one byte)
         raise SessionError(f"{path}: file is empty")
-    if b"\x00" in data[:8192]:
+    if b"\x00" in data[:8192] and not _JSON_START.match(data):
+        # a file that starts with JSON is text with a run of NUL bytes in it (a crash leaves
+        # one where a write never landed): a JSONL reader skips that line, a JSON parse names it
         raise SessionError(f"{path}: is a binary file, not a JSON or JSONL session")
     try:
         return data.decode("utf-8-sig")
@@ -268,9 +272,13 @@ def loads_checked(text: str) -> Any:
 def json_error(exc: json.JSONDecodeError, place: str, unit: str) -> str:
     """``invalid JSON at line 3, column 5: Expecting value``, said whole: the json module's
     messages that end in "at" expect their place after them (``Unterminated string starting
-    at``), and an unterminated string means the ``unit`` (file, line) ends inside it."""
+    at``), and an unterminated string means the ``unit`` (file, line) ends inside it; an error
+    where nothing but white space follows means the ``unit`` ends there (a value cut off
+    between two tokens)."""
     if not exc.msg.endswith(" at"):
-        return f"invalid JSON at {place}: {exc.msg}"
+        ends = exc.doc.strip() and exc.pos >= len(exc.doc.rstrip())
+        why = f" (the {unit} ends there: truncated?)" if ends else ""
+        return f"invalid JSON at {place}: {exc.msg}{why}"
     what = exc.msg[:1].lower() + exc.msg[1:]
     why = f" (the {unit} ends inside it: truncated?)" if what.startswith("unterminated") else ""
     return f"invalid JSON: {what} {place}{why}"

@@ -29,6 +29,7 @@ windows of a request replay (see the section at the end).
 from __future__ import annotations
 
 import operator
+import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -315,6 +316,11 @@ _SHOULD_BE: dict[type, str] = {
     str: "Input should be a valid string",
     Mapping: "Input should be a valid dictionary",
 }
+#: the ids a tool_use may have: a space, a dot, a colon or an escape character in one (an id
+#: made by another provider or an MCP server) is answered 400 with this text
+#: (tests/acceptance/error_texts.md)
+_TOOL_USE_ID = re.compile(r"[a-zA-Z0-9_-]+")
+_TOOL_USE_ID_WHY = "String should match pattern '^[a-zA-Z0-9_-]+$'"
 #: what a tool_result's content list may hold
 _RESULT_ITEMS = frozenset(("text", "image", "document", "search_result", "tool_reference"))
 
@@ -473,12 +479,15 @@ def _scan(m: Any) -> _Summary:
                 fields = _missing_fields(j, t, b)
         elif t == "tool_use":
             other = True
+            tid = b.get("id")
             if (
-                type(b.get("id")) is not str
+                type(tid) is not str
                 or type(b.get("name")) is not str
                 or type(b.get("input")) is not dict
             ):
                 fields = _missing_fields(j, t, b)
+            elif _TOOL_USE_ID.fullmatch(tid) is None:
+                fields = [_field(j, "tool_use.id", _TOOL_USE_ID_WHY)]
             if asst:
                 if uses is None:
                     uses = []

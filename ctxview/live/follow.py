@@ -249,7 +249,7 @@ class Follower:
                 or (LATE_BLOCK if late else "the transcript changed above its end (a rewind)"),
                 skipped,
                 tuple(warnings),
-                self._model(metas),
+                self.recorded_model(metas),
             )
         if ready > n:
             self.applied.extend(messages[n:ready])
@@ -359,7 +359,8 @@ class Follower:
         return self._built is None or len(self._built[0]) > len(self.applied)
 
     @staticmethod
-    def _model(metas: list[dict[str, Any]]) -> str | None:
+    def recorded_model(metas: list[dict[str, Any]]) -> str | None:
+        """The model the last of these messages that names one was answered by."""
         for m in reversed(metas):
             if isinstance(m.get("model"), str):
                 return str(m["model"])

@@ -347,9 +347,11 @@ class SummaryCache:
         from ctxview.sessions.store import atomic_write
 
         entries = {k: v for k, v in self.entries.items() if k in keep}
-        data = json.dumps({"version": CACHE_VERSION, "entries": entries}, ensure_ascii=False)
+        # ASCII: a file name's undecodable byte (a lone surrogate) is written as its \u escape,
+        # which reads back as the same path; UTF-8 could not encode it
+        data = json.dumps({"version": CACHE_VERSION, "entries": entries})
         with contextlib.suppress(OSError):  # a cache: the next run just reads the files again
-            atomic_write(self.path, data.encode("utf-8"))
+            atomic_write(self.path, data.encode("ascii"))
 
 
 def default_cache_path() -> Path:
@@ -446,8 +448,11 @@ def messages_label(n: int, exact: bool) -> str:
 
 def format_table(infos: list[SessionInfo], width: int = 160) -> str:
     """A plain-text table, each session followed by its path and its sub-agents (every text
-    field went through one_line when the SessionInfo was made; paths are made visible here)."""
-    from ctxview.textfmt import tail_text, visible
+    field went through one_line when the SessionInfo was made). Each path is written whole as
+    one shell word (:func:`~ctxview.textfmt.shell_word`): pasted after ``ctxview`` it opens the
+    file, whatever its name holds (spaces, quotes, escape sequences, bytes that are not UTF-8),
+    and it never drives the terminal."""
+    from ctxview.textfmt import counted, shell_word, tail_text
 
     head = ("last activity", "provider", "project", "msgs", "size", "agents", "first prompt")
     rows = [
@@ -471,7 +476,7 @@ def format_table(infos: list[SessionInfo], width: int = 160) -> str:
     out = [fmt(head)]
     for info, r in zip(infos, rows, strict=True):
         out.append(fmt(r))
-        out.append("    " + one_line(visible(info.path), width))
+        out.append("    " + shell_word(info.path))
         for a in info.subagents:
             name = one_line(Path(a.path).name, 60)
             label = messages_label(a.messages, a.messages_exact)
@@ -479,7 +484,7 @@ def format_table(infos: list[SessionInfo], width: int = 160) -> str:
                 f"    └ {name} · {label} msgs · {size_text(a.size)} · {a.first_prompt}"[:width]
             )
     out.append(
-        f"{len(infos)} session(s), newest first · open one: ctxview PATH · "
+        f"{counted(len(infos), 'session')}, newest first · open one: ctxview PATH · "
         "follow it: ctxview PATH --follow"
     )
     return "\n".join(out) + "\n"

@@ -41,6 +41,7 @@ from ctxview.sessions.proxy_record import (
     model_in_path,
 )
 from ctxview.sessions.validate import message_problem, validate_system
+from ctxview.textfmt import plural
 
 LOG_FORMAT = "ctxview.proxy-log"
 LOG_VERSION = 1
@@ -260,7 +261,7 @@ def conversation_session(
     ]
     if not calls:
         raise SessionError(
-            f"{path}: conversation #{number}: none of its {len(records)} requests holds "
+            f"{path}: conversation #{number}: none of its {plural(len(records), 'request')} holds "
             "well-formed messages to show"
         )
     spine_rec, spine = max(reversed(calls), key=lambda c: len(c[1]))

@@ -29,6 +29,7 @@ from ctxview.sessions.proxy_record import (
     model_in_path,
     route_of,
 )
+from ctxview.textfmt import plural
 
 #: the request body's key that holds each endpoint's conversation
 ITEMS_KEY = {
@@ -169,7 +170,7 @@ def conversation_session(
     calls = [r for r in records if r.id in chains and isinstance(r.request, dict)]
     if not calls:
         raise SessionError(
-            f"{path}: conversation #{number}: none of its {len(records)} requests holds "
+            f"{path}: conversation #{number}: none of its {plural(len(records), 'request')} holds "
             "messages to show"
         )
     spine = max(reversed(calls), key=lambda r: len(chains[r.id]))

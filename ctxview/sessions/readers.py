@@ -38,6 +38,8 @@ from ctxview.sessions.validate import (
 from ctxview.textfmt import one_line
 
 if TYPE_CHECKING:
+    from ctxview.core.providers.base import Route
+
     # the Claude Code reader is imported when a file is detected as a transcript
     from ctxview.sessions.claude_code import Line
 
@@ -125,6 +127,12 @@ def skip_reason(text: str) -> str:
 def jsonl_record(raw: str) -> tuple[dict[str, Any] | None, str]:
     """One JSONL line (stripped, not blank): (its object, "") or (None, why it cannot be used).
     The one rule for a line of a transcript, opened or followed."""
+    if raw.startswith("\x00"):
+        nuls = len(raw) - len(raw.lstrip("\x00"))
+        where = "" if nuls == len(raw) else ", then text"
+        return None, skip_reason(
+            f"a run of {nuls:,} NUL bytes{where} (a write that never landed: a crash?)"
+        )
     try:
         record = _loads_line(raw)
     except json.JSONDecodeError as exc:
@@ -439,7 +447,8 @@ def _read_ctxview(path: str, text: str, data: Any) -> LoadedSession:
     saved = read_document(data)
     if saved.recorded_requests is not None:
         return _read_old_recording(path, saved.recorded_requests)
-    provider, wire_format, system_wire = _provider_settings(data.get("settings") or {})
+    settings = data.get("settings") or {}
+    provider, wire_format, system_wire = _provider_settings(settings)
     return LoadedSession(
         path,
         "ctxview",
@@ -467,7 +476,26 @@ def _read_ctxview(path: str, text: str, data: Any) -> LoadedSession:
         provider=provider,
         wire_format=wire_format,
         system_wire=system_wire,
+        route=_route_setting(settings.get("route")),
     )
+
+
+def _route_setting(value: Any) -> Route | None:
+    """The route ``settings.route`` saves (``{"api", "streamed"}``; absent: not known)."""
+    from ctxview.core.providers.base import GEMINI_API, VERTEX_AI, Route
+
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ValueError(f"settings.route: expected an object, got {_kind(value)}")
+    api, streamed = value.get("api"), value.get("streamed")
+    if api not in (None, GEMINI_API, VERTEX_AI):
+        raise ValueError(
+            f"settings.route.api: expected {GEMINI_API!r}, {VERTEX_AI!r} or null, got {api!r:.60}"
+        )
+    if not isinstance(streamed, bool):
+        raise ValueError(f"settings.route.streamed: expected true or false, got {_kind(streamed)}")
+    return Route(api, streamed)
 
 
 def _provider_settings(settings: dict[str, Any]) -> tuple[str, str | None, list[Any]]:

@@ -13,6 +13,7 @@ Headless: imports neither Textual nor the anthropic SDK.
 
 from __future__ import annotations
 
+import re
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from ctxview.sessions.model import LoadedSession
 
 if TYPE_CHECKING:
     from ctxview.core.protocol import Problem, ProtocolChecker, RuleSet
-    from ctxview.core.providers.base import TokenModel
+    from ctxview.core.providers.base import BodyParts, TokenModel
     from ctxview.core.requests.next_request import NextRequest
     from ctxview.sessions.subagents import SubAgent
 
@@ -318,8 +319,20 @@ class Session:
     ) -> dict[str, Any]:
         """:meth:`request_body` in the session provider's wire form: the window's messages as
         sent (edited, cleared), each message's wire item back while it is unchanged."""
-        from ctxview.core.providers.base import BodyParts
         from ctxview.core.providers.registry import provider
+
+        return provider(self.provider).write_body(
+            self._body_parts(defaults, model, tools, context_management)
+        )
+
+    def _body_parts(
+        self,
+        defaults: Mapping[str, Any],
+        model: str | None = None,
+        tools: list[Any] | None = None,
+        context_management: bool | None = None,
+    ) -> BodyParts:
+        from ctxview.core.providers.base import BodyParts
 
         ctx = self.context
         cm = context_management
@@ -329,19 +342,58 @@ class Session:
         edited = sf.edited if sf is not None else {}
         entries = ctx.entries()
         s = self.session
-        return provider(self.provider).write_body(
-            BodyParts(
-                model=self.model_name(defaults, model) or None,
-                messages=[edited.get(i, m) for i, m in entries],
-                # an edited message is written from its blocks, never as the wire item it was
-                # read from (which would send the edit's original)
-                metas=[{} if i in edited else self.transcript[i].meta for i, _ in entries],
-                system=self.system,
-                tools=s.tools if tools is None else tools,
-                params=s.request_params,
-                format=s.wire_format or s.format,
-                system_wire=s.system_wire,
-            )
+        return BodyParts(
+            model=self.model_name(defaults, model) or None,
+            messages=[edited.get(i, m) for i, m in entries],
+            # an edited message is written from its blocks, never as the wire item it was
+            # read from (which would send the edit's original)
+            metas=[{} if i in edited else self.transcript[i].meta for i, _ in entries],
+            system=self.system,
+            tools=s.tools if tools is None else tools,
+            params=s.request_params,
+            format=s.wire_format or s.format,
+            system_wire=s.system_wire,
+        )
+
+    def wire_place(self, index: int, block: int | None = None) -> str:
+        """Where message ``index`` of the window (its block ``block``) stands in the request
+        body, as its API numbers it: ``messages.3.content.1`` (the Messages API), or the item
+        of another API's array (Chat Completions: ``messages[4]``, counted after the leading
+        system messages; a turn of tool results written as several ``tool`` messages: the
+        block's own)."""
+        from ctxview.core.providers.registry import provider
+
+        starts = provider(self.provider).wire_starts
+        if starts is None or not 0 <= index < len(self.context):
+            return f"messages.{index}" + (f".content.{block}" if block is not None else "")
+        name, at = starts(self._body_parts({}))
+        first, end = at[index], at[index + 1]
+        if block is not None and end - first > 1:
+            first += min(block, end - first - 1)
+        return f"{name}[{first}]"
+
+    def fix_dict(self, fix: Any) -> dict[str, Any]:
+        """A repair's fix (:class:`~ctxview.core.repair.Fix`) as ``inspect --json`` and
+        ``repair --json`` give it: its place in the body (``path``), its detail in the body's
+        numbering."""
+        return {
+            **fix.to_dict(),
+            "path": self.wire_place(fix.index) if fix.index >= 0 else None,
+            "detail": self.wire_text(fix.detail),
+        }
+
+    def wire_text(self, text: str) -> str:
+        """``text`` (a fix's detail, written in the Messages API's ``messages.N.content.M``)
+        with each place said as :meth:`wire_place` says it."""
+        from ctxview.core.providers.registry import provider
+
+        if provider(self.provider).wire_starts is None:
+            return text
+        return _MESSAGES_PATH.sub(
+            lambda m: self.wire_place(
+                int(m.group(1)), int(m.group(2)) if m.group(2) is not None else None
+            ),
+            text,
         )
 
     def document(
@@ -370,6 +422,9 @@ class Session:
             provider=s.provider,
             wire_format=s.wire_format or s.format,
             system_wire=s.system_wire,
+            route=(
+                {"api": s.route.api, "streamed": s.route.streamed} if s.route is not None else None
+            ),
         )
 
     def protocol_problems(self) -> list[Problem]:
@@ -463,7 +518,14 @@ class Session:
                 for r in self.transcript.records
                 if r.evicted_step is not None
             ],
-            "problems": [p.to_dict() for p in problems],
+            # each with its place in the request body (``path``), as the API numbers it
+            "problems": [
+                {
+                    **p.to_dict(),
+                    "path": self.wire_place(p.index, p.block) if p.index >= 0 else None,
+                }
+                for p in problems
+            ],
             # what repair would do, under the session provider's rules
             "fixes": _fixes(window, self.system, problems, self),
             "skipped_lines": session.skipped_lines,
@@ -610,6 +672,10 @@ class Session:
         return None
 
 
+#: a place in a fix's detail: ``messages.N`` or ``messages.N.content.M``
+_MESSAGES_PATH = re.compile(r"\bmessages\.(\d+)(?:\.content\.(\d+))?")
+
+
 def _fixes(
     window: list[Any], system: Any, problems: list[Any], rep: Session
 ) -> list[dict[str, Any]]:
@@ -618,7 +684,7 @@ def _fixes(
         return []
     from ctxview.core.repair import repair
 
-    return [f.to_dict() for f in repair(window, system, checker=rep.repair_checker()).fixes]
+    return [rep.fix_dict(f) for f in repair(window, system, checker=rep.repair_checker()).fixes]
 
 
 def _editing_summary(ctx: Any) -> dict[str, Any]:

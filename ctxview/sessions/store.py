@@ -49,6 +49,7 @@ def session_document(
     provider: str = "anthropic",
     wire_format: str | None = None,
     system_wire: list[Any] | None = None,
+    route: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The JSON document of a session (settings, full transcript, live window):
     :meth:`ConversationContext.session_document <ctxview.core.context.ConversationContext.session_document>`.
@@ -56,7 +57,8 @@ def session_document(
     ``as_sent``: the recorded format when the session is shown as it was sent (reopened so).
     ``provider``, ``wire_format``, ``system_wire``: a session of another API than Anthropic's
     (``ctxview.core.providers``), the body format it was read from and its system prompt's wire
-    messages: it reopens under its provider's rules and exports its body."""
+    messages: it reopens under its provider's rules and exports its body. ``route``: where a
+    Gemini session's requests went (``{"api", "streamed"}``), kept for its token estimate."""
     return context.session_document(
         transcript,
         model=model,
@@ -69,6 +71,7 @@ def session_document(
         provider=provider,
         wire_format=wire_format,
         system_wire=system_wire,
+        route=route,
     )
 
 

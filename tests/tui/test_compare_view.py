@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from textual.widgets import DataTable, Static
 
-from ctxview.app.screens.compare import CompareScreen
+from ctxview.app.screens.compare import CompareScreen, cell_text
 from ctxview.core.context import ConversationContext
 from ctxview.core.requests import compare
 from ctxview.core.strategies import STRATEGIES
@@ -18,6 +18,10 @@ from tests.support.apphelp import assert_clean, make_app, screen_after, settle, 
 from tests.support.paths import ROOT
 
 AGENT = str(ROOT / "sample_sessions" / "agent_loop.json")
+
+
+def _row(screen: CompareScreen, name: str) -> Any:
+    return next(r["evicted_messages"] for r in screen.rows if r["name"] == name)
 
 
 def _cells(screen: CompareScreen, row: int) -> list[str]:
@@ -217,6 +221,13 @@ async def test_compare_in_a_narrow_terminal_scrolls_sideways_to_the_cost() -> No
         assert table.scroll_offset.x == min(20, table.max_scroll_x)
         await pilot.press("h")
         assert table.scroll_offset.x == min(20, table.max_scroll_x) - 10
+        # scrolled to the end, each row still names its strategy
+        table.scroll_to(x=table.max_scroll_x, animate=False)
+        await pilot.pause()
+        shown = [table.render_line(y).text for y in range(table.size.height)]
+        for name in ("seed", "pair-safe", "clear-thinking"):
+            line = next(t for t in shown if name in t)
+            assert line.rstrip().endswith(cell_text("evicted_messages", _row(screen, name)))
 
 
 def test_money_is_written_alike_everywhere() -> None:

@@ -163,3 +163,31 @@ async def test_export_of_a_gemini_or_responses_session_writes_its_body_and_says_
             assert f'"{key}"' in out.read_text()
             n = len(app.model.replay.window_messages())
             assert any(m.startswith(f"wrote {out}: {n} message") for m, _, _ in app.notice_log)
+
+
+async def test_save_proposes_a_real_name_safe_to_show(tmp_path: Path) -> None:
+    """A file named with an escape sequence and a byte that is not UTF-8: the save dialog
+    proposes a name of its own with those characters replaced, shown as it is, and enter saves
+    under exactly that name (the dialog showed the name made visible, ``␛[31m``, and saved a
+    file of that made-up name)."""
+    import os
+
+    from ctxview.app.screens.files import SavePathScreen
+
+    hostile = os.path.join(str(tmp_path), os.fsdecode(b"run\x1b[31m\xff.jsonl"))
+    shutil.copy(CC / "spotter_short.jsonl", os.fsencode(hostile))
+    app = make_app(hostile)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, SavePathScreen)
+        proposed = app.screen.query_one("#path").value  # type: ignore[attr-defined]
+        assert proposed == str(tmp_path / "run_[31m_.ctxview.json")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert '"format": "ctxview.session"' in Path(proposed).read_text()
+        assert app.model.path == proposed
+        assert sorted(os.listdir(tmp_path)) == sorted(
+            [os.path.basename(hostile), "run_[31m_.ctxview.json"]
+        )

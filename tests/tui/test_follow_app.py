@@ -314,3 +314,28 @@ async def test_a_message_followed_while_a_replay_is_on_its_way_is_kept(tmp_path:
             pilot, lambda: app.model.as_sent is None and len(app.model.transcript) == 3
         )
         assert late and app.model.transcript.records[-1].message["content"] == "late"
+
+
+async def test_following_takes_the_model_the_file_records(tmp_path: Path) -> None:
+    """A transcript followed from before its first reply opens on the configured model; the
+    model its replies then record is the one the next request goes to (appended, and after a
+    replay), unless a model was chosen."""
+    p = tmp_path / "live.jsonl"
+    p.write_text(rec("user", "u0", None, "first"))
+    app = make_app(str(p), as_sent=True)
+    default = app.model.model
+    assert app.model.session.model is None and default != "claude-x"
+    app.follow_on_start = True
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(pilot, lambda: getattr(app, "_following", None) is not None)
+        with open(p, "a") as fh:
+            fh.write(rec("assistant", "a0", "u0", text("ok")))
+        await wait_until(pilot, lambda: len(app.model.transcript) == 2)
+        assert (app.model.model, app.model.session.model) == ("claude-x", "claude-x")
+        # rewritten with another model: replayed, and that model taken
+        p.write_text(
+            rec("user", "n0", None, "new")
+            + rec("assistant", "n1", "n0", text("hi")).replace("claude-x", "claude-y")
+        )
+        await wait_until(pilot, lambda: app.model.transcript.records[0].message["content"] == "new")
+        assert app.model.model == "claude-y"

@@ -191,3 +191,33 @@ async def test_the_opened_notice_says_what_the_reader_says_of_the_file(tmp_path:
         await wait_until(pilot, lambda: any(m.startswith("opened ") for m, _, _ in app.notice_log))
         (opened,) = [m for m, _, _ in app.notice_log if m.startswith("opened ")]
         assert "\nthis request continues a stored response (previous_response_id)" in opened
+
+
+async def test_a_chat_bodys_fix_names_its_place_in_the_body(tmp_path: Path) -> None:
+    """The leading system messages of a Chat Completions body count in its places: the
+    orphaned tool message is messages[4] of the file, not messages.3."""
+    call = {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    body = {
+        "model": "gpt-4o",
+        "messages": [
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "ok"},
+            {"role": "tool", "tool_call_id": "call_9", "content": "x"},
+        ],
+    }
+    p = tmp_path / "chat.json"
+    p.write_text(json.dumps(body))
+    app = make_app(str(p), as_sent=True)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        assert app.model.error_ids() == [3]
+        app.timeline.select_id(3)
+        await settle(pilot)
+        fix = " ".join(str(w.render()) for w in app.query(".fix"))
+        assert "drop the orphaned tool_result for call_9 (messages[4])" in fix
+        await pilot.press("r")
+        await settle(pilot)
+        notice = [m for m, t, _ in app.notice_log][-1]
+        assert notice.startswith("repaired (1 fix)") and "(messages[4])" in notice

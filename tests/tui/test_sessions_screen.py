@@ -43,7 +43,7 @@ async def test_a_hostile_cache_is_drawn_safely(tmp_path: Path, monkeypatch: Any)
         drawn = assert_clean(app, "the sessions list")
         assert "␛]0;PWNED␇␛[2J" in drawn and "prompt b" in drawn
         hint = str(app.screen.query_one("#hint", Static).render())
-        assert hint.startswith("2 session(s) under") and "1 empty or binary file(s) skipped" in hint
+        assert hint.startswith("2 sessions under") and "1 empty or binary file skipped" in hint
 
 
 def test_a_session_size_reads_as_in_the_cli_table() -> None:

@@ -1,6 +1,15 @@
-"""Text formatting shared by the CLI and the TUI: shares and plurals."""
+"""Text formatting shared by the CLI and the TUI: shares, plurals, shell words."""
 
 from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+
+import pytest
+
+from ctxview.textfmt import shell_word, visible
 
 
 def test_share_never_rounds_something_to_nothing() -> None:
@@ -62,3 +71,42 @@ def test_money_puts_the_sign_before_the_dollar_and_sizes_by_magnitude() -> None:
         "-$0.0001",
         "-$15.00",
     ]
+
+
+SHELL_NAMES = [
+    "plain.jsonl",
+    "my session.jsonl",
+    "it's $HOME `x`.jsonl",
+    "esc\x1b[31m.jsonl",
+    os.fsdecode(b"bad\xff\xfe.jsonl"),
+    "nl\nx",
+    "tab\tx",
+    "bidi\u202eevil",
+    "c1\x85x",
+    "back\\slash'q",
+    "ünïcode ok",
+    "line\u2028sep",
+    "del\x7f",
+    "",
+]
+
+
+@pytest.mark.parametrize("name", SHELL_NAMES)
+def test_a_shell_word_is_safe_on_a_terminal_and_one_word(name: str) -> None:
+    word = shell_word(name)
+    assert word == visible(word) and "\n" not in word and "\t" not in word
+    word.encode("utf-8")  # no lone surrogate left: it can be printed
+    if name and " " not in name and name.isascii() and name.isprintable():
+        assert shlex.split(word) == [name]
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_a_shell_word_pasted_into_bash_gives_the_name_back() -> None:
+    script = "; ".join(f"printf '%s\\0' {shell_word(n)}" for n in SHELL_NAMES)
+    out = subprocess.run(
+        ["bash", "-c", script],
+        capture_output=True,
+        check=True,
+        env={**os.environ, "LC_ALL": "C.UTF-8"},
+    ).stdout
+    assert out.split(b"\0")[:-1] == [os.fsencode(n) for n in SHELL_NAMES]

@@ -165,7 +165,11 @@ class CompareScreen(ModalScreen[str | None]):
             yield Static(Text(f"Compare strategies · {self.label}"), id="title")
             yield Static(Text(self._progress_text()), id="progress-line")
             yield ProgressBar(total=self._total, show_eta=False, id="progress")
-            table: DataTable[Text] = DataTable(cursor_type="row", zebra_stripes=True, id="table")
+            # the strategy column stays while the figures scroll sideways (at 80 columns the
+            # cost and evicted columns are past the edge): every figure beside its row's name
+            table: DataTable[Text] = DataTable(
+                cursor_type="row", zebra_stripes=True, fixed_columns=1, id="table"
+            )
             yield table
             yield Static(
                 Text(

@@ -16,7 +16,7 @@ from textual.widgets import DataTable, Footer, Static
 from textual_plotext import PlotextPlot
 
 from ctxview.app.safe import literal, one_line
-from ctxview.textfmt import fmt_usd, tail_text
+from ctxview.textfmt import counted, fmt_usd, tail_text
 
 #: sessions listed
 SHOWN = 200
@@ -36,13 +36,13 @@ def headline(totals: dict[str, Any], rank: str, width: int) -> str:
     """The title line in ``width`` cells: the sessions, the cost and the ranking's key always;
     the other figures while they fit, the least telling left out first."""
     figures = {  # in the order shown
-        "requests": f"{totals.get('requests') or 0:,} requests",
+        "requests": counted(totals.get("requests") or 0, "request"),
         "cost": fmt_usd(totals.get("cost_usd")),
         "saved": f"cache saved {fmt_usd(totals.get('cache_saved_usd'))}",
         "lost": f"breaks lost {fmt_usd(totals.get('break_lost_usd'))}",
         "hit": f"hit {_pct(totals.get('hit_rate'))}",
     }
-    head, key = f"Fleet · {totals.get('sessions') or 0:,} sessions", f"by {rank} (w)"
+    head, key = f"Fleet · {counted(totals.get('sessions') or 0, 'session')}", f"by {rank} (w)"
 
     def line() -> str:
         return " · ".join([head, *figures.values(), key])

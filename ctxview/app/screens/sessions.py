@@ -18,7 +18,7 @@ from textual.widgets import Static, Tree
 
 from ctxview.live.sessions_all import SessionRoots, list_all, session_roots
 from ctxview.live.sessions_list import SessionInfo, messages_label, size_text
-from ctxview.textfmt import one_line, visible
+from ctxview.textfmt import counted, one_line, visible
 
 
 def _label(info: SessionInfo) -> Text:
@@ -104,8 +104,8 @@ class SessionsTree(Vertical):
             or "~/.claude/projects (not found)"
         )
         hint = (
-            f"{len(infos)} session(s) under {where} · "
-            + (f"{unreadable} empty or binary file(s) skipped · " if unreadable else "")
+            f"{counted(len(infos), 'session')} under {where} · "
+            + (f"{counted(unreadable, 'empty or binary file')} skipped · " if unreadable else "")
             + "enter: open · f: open and follow · "
             "→/←: show/hide sub-agents · escape: cancel"
         )

@@ -346,8 +346,9 @@ class BlockDetail(VerticalScroll, can_focus=True):
         from ctxview.core.repair import fix_summary
 
         follow = model.checker.rules.results_follow_call
+        # its places as the request body numbers them (a Chat body's system messages count)
         lines = [
-            f"fix (r): {visible(fix_summary(p, follow))}"
+            f"fix (r): {visible(model.replay.wire_text(fix_summary(p, follow)))}"
             for p in model.problems_for(mid)
             if p.severity == "error"
         ]

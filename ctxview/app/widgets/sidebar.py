@@ -19,7 +19,7 @@ from ctxview.app.safe import one_line
 from ctxview.core.limits import context_problem, over_context_words
 from ctxview.core.strategies import STRATEGIES
 from ctxview.core.usage import prompt_terms
-from ctxview.textfmt import fmt_tokens, fmt_usd, plural
+from ctxview.textfmt import counted, fmt_tokens, fmt_usd, plural
 
 
 class ConfigSidebar(VerticalScroll):
@@ -175,7 +175,7 @@ class ConfigSidebar(VerticalScroll):
         )
         if as_sent:
             gone = f"compacted {evicted:,}" if evicted else "no ctxview truncation"
-            window = f"{n:,} messages in the request\ntranscript {len(model.transcript):,} · {gone}"
+            window = f"{counted(n, 'message')} in the request\ntranscript {len(model.transcript):,} · {gone}"
         else:
             # a simulation starts again at each Claude Code compaction: what that replaced is
             # told apart from what the strategy evicted
@@ -184,7 +184,7 @@ class ConfigSidebar(VerticalScroll):
                 f" · compacted {compacted:,}" if compacted else ""
             )
             if sf is not None:  # context editing: max does not apply, nothing is evicted
-                head = f"{n:,} messages · {sf.cleared_units:,} cleared"
+                head = f"{counted(n, 'message')} · {sf.cleared_units:,} cleared"
             else:
                 head = f"{n:,} / {ctx.max_context_messages:,} messages" + (
                     f" · {len(ctx.pinned_ids):,} pinned" if ctx.pinned_ids else ""
@@ -328,9 +328,7 @@ class ConfigSidebar(VerticalScroll):
                 if pred.recorded_hit_rate is None
                 else f" (recorded {100 * pred.recorded_hit_rate:.1f}%)"
             )
-            lines.append(
-                f"{plural(pred.requests, 'request', f'{pred.requests:,}')}: hit {hit}{rec}"
-            )
+            lines.append(f"{counted(pred.requests, 'request')}: hit {hit}{rec}")
             lines.append(f"cost so far {usd(pred.cost_so_far)}")
             if pred.with_agents is not None:
                 lines.extend(with_subagents_lines(pred.with_agents, len(pred.agents), usd))
@@ -484,6 +482,6 @@ def with_subagents_lines(t: dict[str, Any], agents: int, usd: Any) -> list[str]:
     n = t["requests"]
     return [
         f"with {plural(agents, 'sub-agent')}:",
-        f"  {plural(n, 'request', f'{n:,}')} · hit {hit}",
+        f"  {counted(n, 'request')} · hit {hit}",
         f"  input ~{fmt_tokens(t['input_tokens'])} · cost {usd(t['cost_usd'])}",
     ]

@@ -315,6 +315,13 @@ class Provider:
     #: continues a stored response: the turns before it are not in the file)
     request_notes: Callable[[Mapping[str, Any]], list[Problem]] | None = None
 
+    #: where each message of a window stands in the body ``write_body`` writes: the name of
+    #: the body's array and each message's first item in it (Chat Completions: after the
+    #: leading system messages; a message written as several items, a turn of tool results,
+    #: takes as many), then where the last one ends. None: the Messages API's form,
+    #: ``messages.N`` for message N
+    wire_starts: Callable[[BodyParts], tuple[str, list[int]]] | None = None
+
     def notes(self, params: Mapping[str, Any]) -> list[Problem]:
         return self.request_notes(params) if self.request_notes is not None else []
 

@@ -735,6 +735,22 @@ def write_body(parts: BodyParts) -> dict[str, Any]:
     return body
 
 
+def wire_starts(parts: BodyParts) -> tuple[str, list[int]]:
+    """The array of the body :func:`write_body` writes (``messages`` or ``input``) and where
+    each message of the window starts in it, and where the last ends: the leading system
+    messages of a Chat Completions body come first, and a message written as several items
+    takes as many."""
+    responses = parts.format in (RESPONSES, CODEX)
+    kind = "responses" if responses else "chat"
+    at = 0 if responses else len(_system_messages(parts))
+    starts = []
+    for i, m in enumerate(parts.messages):
+        starts.append(at)
+        at += len(wire_items(kind, [m], [parts.wire(i)]))
+    starts.append(at)  # (where the next one would start: the last message's end)
+    return ("input" if responses else "messages"), starts
+
+
 #: what the estimate is (shown beside the figures)
 TOKENS_BASIS = (
     "text counted exactly in o200k_base; OpenAI's framing by model family and API (4 tokens a "
@@ -779,5 +795,6 @@ PROVIDER = Provider(
     write_body=write_body,
     formats=FORMATS,
     select_rules=rules_for,
+    wire_starts=wire_starts,
     request_notes=request_notes,
 )

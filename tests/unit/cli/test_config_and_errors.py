@@ -213,3 +213,49 @@ def test_a_valid_max_tokens_is_kept_and_one_message_is_singular(
     code, _, err = run(capsys, "export", str(body), "-o", str(out_path))
     assert code == 0 and json.loads(out_path.read_text())["max_tokens"] == 77
     assert err.strip() == f"wrote {out_path} (1 message)"
+
+
+@pytest.mark.parametrize("kind", ["missing", "folder", "fifo", "not utf-8"])
+def test_a_new_headless_chat_without_its_system_prompt_file_sends_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    """The config's system_prompt_file cannot be read: one line naming the config and the
+    file, exit 2, no turn sent and nothing saved (it used to chat without the prompt, the
+    reason noted after the config's errors were printed, so never shown)."""
+    prompt = tmp_path / "prompt.txt"
+    if kind == "folder":
+        prompt.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(prompt)
+    elif kind == "not utf-8":
+        prompt.write_bytes(b"\xff\xfe")
+    cfg = Path(os.environ["CTXVIEW_CONFIG"])
+    cfg.write_text(f"system_prompt_file = {json.dumps(str(prompt))}\n")
+    out_file = tmp_path / "out.json"
+    code, out, err = run(capsys, "chat", "--no-tui", "--offline", "hi", "-o", str(out_file))
+    assert (code, out) == (2, "")
+    assert err.startswith(f"ctxview: chat: {cfg}: system_prompt_file: {prompt}")
+    assert "nothing sent" in err and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert not out_file.exists()
+    # --json: the same, as one object
+    code, out, _ = run(capsys, "chat", "--no-tui", "--offline", "hi", "--json")
+    assert code == 2 and str(prompt) in json.loads(out)["error"]
+
+
+def test_a_chat_continued_from_a_file_keeps_its_own_system_prompt(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = Path(os.environ["CTXVIEW_CONFIG"])
+    cfg.write_text(f"system_prompt_file = {json.dumps(str(tmp_path / 'none.txt'))}\n")
+    out_file = tmp_path / "out.json"
+    code, _, err = run(
+        capsys,
+        "chat",
+        "--no-tui",
+        "--offline",
+        "hi",
+        str(SAMPLES / "agent_loop.json"),
+        "-o",
+        str(out_file),
+    )
+    assert code in (0, 1) and out_file.exists(), err

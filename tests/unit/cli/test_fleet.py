@@ -52,7 +52,7 @@ def test_report_prints_the_answers_as_tables(
     run(capsys, "scan", str(tmp_path / "t.jsonl"), "--out", str(tmp_path / "ds"))
     code, text, _ = run(capsys, "report", str(tmp_path / "ds"), "--model", "opus")
     assert code == 0
-    assert text.startswith(f"ctxview report · {tmp_path / 'ds'} · model opus · 1 sessions")
+    assert text.startswith(f"ctxview report · {tmp_path / 'ds'} · model opus · 1 session ·")
     for heading in ("sessions that cost most", "hit rate by model", "by day"):
         assert heading in text
     # each title whole on its line, however narrow its table

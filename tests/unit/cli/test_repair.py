@@ -31,7 +31,7 @@ def test_seed_broken_sample_repairs_to_a_valid_session(
     assert code == 0
     plan = json.loads(out)
     assert plan["fixes"] and all(
-        set(f) == {"index", "code", "action", "detail"} for f in plan["fixes"]
+        set(f) == {"index", "code", "action", "detail", "path"} for f in plan["fixes"]
     )
     assert {f["code"] for f in plan["fixes"]} == {"orphan_tool_result"}
     assert {f["index"] for f in plan["fixes"]} == {1}

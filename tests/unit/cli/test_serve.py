@@ -145,3 +145,28 @@ def test_a_file_the_app_would_not_open_is_refused_before_anything_listens(
     assert (code, server.started) == (2, {})
     assert err.startswith(f"ctxview: {bad}: {why}")
     assert err.count("\n") == 1
+
+
+def test_the_banner_prints_the_command_and_url_as_plain_text() -> None:
+    """A file name is no markup in the banner (``[/bold]`` stopped the server with a
+    MarkupError) and no escape sequence reaches the terminal."""
+    import asyncio
+    import io
+
+    from aiohttp import web
+    from rich.console import Console
+
+    from ctxview.cli.serve import local_server
+
+    command = "python -m ctxview '/tmp/[/bold]x [red]y\x1b]0;pwn\x07.json'"
+    server = local_server()(
+        command, host="127.0.0.1", port=8000, title="t", public_url="http://h/[b]\x1b[2J"
+    )
+    out = io.StringIO()
+    server.console = Console(file=out, width=500, color_system=None)
+    asyncio.run(server.on_startup(web.Application()))
+    printed = out.getvalue()
+    assert "Serving python -m ctxview '/tmp/[/bold]x [red]y␛]0;pwn␇.json' on http://h/[b]␛[2J" in (
+        printed
+    )
+    assert "\x1b" not in printed

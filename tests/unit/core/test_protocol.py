@@ -447,3 +447,39 @@ def test_tool_use_ids_repeated_in_one_message() -> None:
     # tests/acceptance/anthropic_requests/pai_gemini_history_replay_11msgs_req5.json)
     again = [*msgs[:1], {"role": "assistant", "content": [tu("a")]}, msgs[2]]
     assert check_protocol([*again, *again[1:]]) == []
+
+
+@pytest.mark.parametrize("tid", ["call 1", "mcp.server:tool", "toolu_\x1b[31m", "a/b", ""])
+def test_a_tool_use_id_outside_the_apis_pattern_is_an_error(tid: str) -> None:
+    """The API takes tool_use ids of letters, digits, ``_`` and ``-`` only (recorded 400s:
+    tests/acceptance/error_texts.md); an id from another provider or an MCP server is refused."""
+    msgs = [
+        {"role": "user", "content": "hi"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": tid, "name": "f", "input": {}}],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tid, "content": "x"}]},
+    ]
+    got = [(p.index, p.code, p.block, p.message) for p in check_protocol(msgs)]
+    assert got == [
+        (
+            1,
+            "invalid_block_field",
+            0,
+            "messages.1.content.0.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'",
+        )
+    ]
+
+
+def test_tool_use_ids_of_the_apis_pattern_pass() -> None:
+    for tid in ("toolu_01AbC", "call_9-x", "0usajhl5"):
+        msgs = [
+            {"role": "user", "content": "hi"},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": tid, "name": "f", "input": {}}],
+            },
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tid}]},
+        ]
+        assert check_protocol(msgs) == []

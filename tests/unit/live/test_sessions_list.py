@@ -324,3 +324,36 @@ def test_a_long_project_path_is_cut_from_the_left_with_a_mark(
     row = capsys.readouterr().out.splitlines()[1]
     shown = next(w for w in row.split() if w.endswith("spotter-gqc"))
     assert shown.startswith("…") and cwd.endswith(shown[1:]) and len(shown) == 28
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="macOS refuses file names not UTF-8")
+def test_hostile_file_names_are_listed_as_paste_able_shell_words(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file name with spaces, quotes, an escape sequence or bytes that are not UTF-8 is
+    listed (the cache written and read back) as one word that reopens the file, and never
+    drives the terminal."""
+    import shlex
+
+    monkeypatch.setenv("CTXVIEW_STATE_DIR", str(home / "state"))
+    proj = home / ".claude" / "projects" / "-work-proj"
+    names = {
+        "my session.jsonl": "2026-01-01T10:00:00Z",
+        "it's $HOME.jsonl": "2026-01-02T10:00:00Z",
+        "esc\x1b[31m.jsonl": "2026-01-03T10:00:00Z",
+        os.fsdecode(b"bad\xff\xfe.jsonl"): "2026-01-04T10:00:00Z",
+    }
+    for name, ts in names.items():
+        write_session(proj / name, name, ts)
+    for _ in range(2):  # read, then from the cache
+        assert main(["sessions"]) == 0
+        out = capsys.readouterr().out
+        assert "\x1b" not in out
+        paths = [ln[4:] for ln in out.splitlines() if ln.startswith("    ")]
+        assert paths[0] == f"$'{proj}/bad\\xff\\xfe.jsonl'"
+        assert paths[1] == f"$'{proj}/esc\\x1b[31m.jsonl'"
+        assert shlex.split(paths[2]) == [str(proj / "it's $HOME.jsonl")]
+        assert shlex.split(paths[3]) == [str(proj / "my session.jsonl")]
+        assert main(["sessions", "--json"]) == 0
+        listed = [i["path"] for i in json.loads(capsys.readouterr().out)]
+        assert sorted(listed) == sorted(str(proj / n) for n in names)

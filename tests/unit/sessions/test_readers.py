@@ -791,6 +791,30 @@ def test_a_truncated_json_file_is_said_whole(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("text", "place"),
+    [
+        ('{"messages": [{"role": "user", "content": "hi"', "line 1, column 47: Expecting ','"),
+        ('{"messages": [\n  {"role": "user",\n', "line 3, column 1: Expecting property name"),
+        ('{"messages": [{"role": "user", "content": ', "line 1, column 43: Expecting value"),
+    ],
+)
+def test_a_json_file_cut_between_two_values_says_it_ends_there(
+    tmp_path: Path, text: str, place: str
+) -> None:
+    with pytest.raises(SessionError) as exc:
+        load_session(write(tmp_path, "cut.json", text))
+    said = str(exc.value)
+    assert said.startswith(f"{tmp_path / 'cut.json'}: invalid JSON at {place}")
+    assert said.endswith(" (the file ends there: truncated?)")
+
+
+def test_a_json_error_before_the_end_is_no_truncation(tmp_path: Path) -> None:
+    with pytest.raises(SessionError) as exc:
+        load_session(write(tmp_path, "bad.json", '{"messages": [} ]}\n'))
+    assert "truncated" not in str(exc.value)
+
+
 def test_a_truncated_jsonl_line_is_said_whole(tmp_path: Path) -> None:
     good = json.dumps(_user("u1", None, "a"))
     s = load_session(write(tmp_path, "t.jsonl", good + "\n" + good[:30] + "\n"))
@@ -842,3 +866,21 @@ def test_a_last_line_cut_inside_a_character_is_a_cut_line_not_a_refused_file(
     p.write_bytes(codecs.BOM_UTF8 + whole.replace("→".encode(), b"\xff"))
     with pytest.raises(SessionError, match=r"invalid byte 0xff at line 3, byte offset"):
         load_session(str(p))
+
+
+def test_a_run_of_nul_bytes_in_a_transcript_is_a_skipped_line(tmp_path: Path) -> None:
+    """A crash can leave a block of NUL bytes where a write never landed: the transcript opens
+    without that line (said why), not refused whole as a binary file."""
+    first = json.dumps(_user("u1", None, "hi")).encode()
+    reply = json.dumps(_asst("a1", "u1", "m1", {"type": "text", "text": "ok"})).encode()
+    p = write(tmp_path, "t.jsonl", first + b"\n" + b"\x00" * 4096 + b"\n" + reply + b"\n")
+    s = load_session(p)
+    assert [m["role"] for m in s.messages] == ["user", "assistant"]
+    assert s.skipped() == [
+        {"line": 2, "reason": "a run of 4,096 NUL bytes (a write that never landed: a crash?)"}
+    ]
+
+
+def test_a_file_that_starts_with_nul_bytes_is_still_binary(tmp_path: Path) -> None:
+    with pytest.raises(SessionError, match="is a binary file"):
+        load_session(write(tmp_path, "t.jsonl", b"\x00" * 64 + b"\n{}\n"))

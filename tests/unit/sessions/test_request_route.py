@@ -128,3 +128,48 @@ def test_a_recorded_request_is_checked_by_its_own_route() -> None:
     assert vertex is not None and gemini_api is not None
     assert vertex[2] is not None and gemini_api[2] is not None
     assert gemini_api[2] - vertex[2] == estimate_tools(TOOLS, FAMILIES["2.5"])
+
+
+def test_a_saved_gemini_session_keeps_its_route(tmp_path: Path) -> None:
+    """Saved as a ctxview session and reopened, a recording's route stays: its tokens are
+    estimated as the route bills them, not as the Gemini API's default."""
+    from ctxview.sessions import open_session
+    from ctxview.sessions.store import save_session
+
+    url = f"https://us-central1-aiplatform.googleapis.com{VERTEX}:streamGenerateContent"
+    opened = open_session(str(_cassette(tmp_path, url)))
+    assert opened.session.route == Route(VERTEX_AI, True)
+    saved = tmp_path / "saved.ctxview.json"
+    save_session(str(saved), opened.document({}, max_tokens=1024), make_parents=False)
+    assert json.loads(saved.read_text())["settings"]["route"] == {
+        "api": VERTEX_AI,
+        "streamed": True,
+    }
+    again = open_session(str(saved))
+    assert again.session.route == Route(VERTEX_AI, True)
+    before, after = opened.summary(), again.summary()
+    assert after["route"] == before["route"]
+    assert after["window"]["estimated_tokens"] == before["window"]["estimated_tokens"]
+
+
+@pytest.mark.parametrize(
+    ("route", "error"),
+    [
+        ("vertex", "settings.route: expected an object"),
+        ({"api": "moon", "streamed": True}, "settings.route.api"),
+        ({"api": "gemini-api", "streamed": "yes"}, "settings.route.streamed"),
+    ],
+)
+def test_a_saved_route_of_the_wrong_shape_is_refused(
+    tmp_path: Path, route: object, error: str
+) -> None:
+    from ctxview.sessions import open_session
+    from ctxview.sessions.store import save_session
+
+    opened = open_session(str(_cassette(tmp_path, "https://x/v1beta/models/g:generateContent")))
+    doc = opened.document({}, max_tokens=1024)
+    doc["settings"]["route"] = route
+    saved = tmp_path / "bad.ctxview.json"
+    save_session(str(saved), doc, make_parents=False)
+    with pytest.raises(Exception, match=error):
+        open_session(str(saved))
