@@ -112,6 +112,10 @@ class RuleSet:
     #: message with ``tool_calls`` at once); False, in the next user turn (the Messages API's
     #: merged turns; the Responses API pairs by call id, anywhere after the call)
     results_follow_call: bool = False
+    #: whether calls are unanswered (``unanswered_tool_use``) when the next user message answers
+    #: none of them: False where the API takes such a message as a new user turn (Gemini
+    #: counts the function response parts of a response turn only)
+    unanswered_without_results: bool = True
 
     def applies(self, code: str) -> bool:
         return self.rules is None or code in self.rules
@@ -126,9 +130,27 @@ class RuleSet:
     def check(self, problems: Sequence[Problem], messages: Sequence[Any]) -> list[Problem]:
         """:meth:`apply`, then the provider's own :attr:`checks` over ``messages``."""
         out = self.apply(problems)
+        if not self.unanswered_without_results:
+            out = [p for p in out if not _answers_none(p, messages)]
         for check in self.checks:
             out.extend(check(messages))
         return out
+
+
+def _answers_none(problem: Problem, messages: Sequence[Any]) -> bool:
+    """An ``unanswered_tool_use`` problem whose calls the next user message does not answer at
+    all: it holds no ``tool_result`` block (or there is none)."""
+    if problem.code != "unanswered_tool_use" or problem.index < 0:
+        return False
+    for m in messages[problem.index + 1 :]:
+        if _role(m) != "user":
+            continue
+        content = m.get("content") if isinstance(m, Mapping) else None
+        return not (
+            isinstance(content, list)
+            and any(isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content)
+        )
+    return True
 
 
 #: the Messages API: every rule, in the checker's own wording

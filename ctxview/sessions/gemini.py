@@ -29,11 +29,10 @@ either, as its JSON mapping of protobuf does).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
-from ctxview.core.providers.gemini import parts_of, system_of
+from ctxview.core.providers.gemini import parts_of, response_text, shown_whole, system_of
 from ctxview.sessions.model import LoadedSession
 from ctxview.sessions.validate import _kind
 
@@ -92,18 +91,6 @@ def _media(part: Mapping[str, Any]) -> dict[str, Any] | None:
         }
     kind = "image" if source["media_type"].startswith("image/") else "document"
     return {"type": kind, "source": source}
-
-
-def response_text(response: Any) -> str:
-    """A ``functionResponse.response`` as the text shown: the string of a one-key ``output`` /
-    ``result`` / ``content`` answer (how tools usually answer), else its JSON."""
-    if isinstance(response, Mapping) and len(response) == 1:
-        (key, value), *_ = response.items()
-        if key in ("output", "result", "content") and isinstance(value, str):
-            return value
-    if isinstance(response, str):
-        return response
-    return json.dumps(response, ensure_ascii=False)
 
 
 def _is_error(response: Any) -> bool:
@@ -198,6 +185,10 @@ def part_block(part: Any, pairing: Pairing, where: str, server: list[str]) -> di
             "tool_use_id": pairing.answer(name, answer.get("id"), where),
             "content": response_text(response),
         }
+        if not shown_whole(response):
+            # the answer as sent, written back while the block says the same (a repair or an
+            # edit of another part of the turn must not turn ``{"t": 20}`` into a string)
+            block["gemini_response"] = response
         extra = answer.get("parts")
         if isinstance(extra, list) and extra:
             # a multimodal function response: its own parts follow the answer

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import json
 import math
 import re
@@ -990,9 +991,16 @@ RULES = RuleSet(
         ),
     },
     checks=(call_turn_order, empty_parts),
+    # A call turn followed by a user Content of text alone is accepted: req_llm's recorded
+    # tool_round_trip_2 bodies (Gemini 2.0 Flash, 2.0 Flash-Lite, 2.5 Flash, 2.5 Pro, Flash
+    # latest: 8 bodies) sent the tool's result as a text part and were answered. The API's
+    # error counts the function response parts of the turn that answers the calls.
+    unanswered_without_results=False,
 )
 #: the rules of a model that validates thought signatures (Gemini 3 and newer)
-SIGNED_RULES = RuleSet("gemini-3", RULES.rules, (*RULES.checks, thought_signatures))
+SIGNED_RULES = dataclasses.replace(
+    RULES, provider="gemini-3", checks=(*RULES.checks, thought_signatures)
+)
 
 _MAJOR = re.compile(r"gemini-(\d+)")
 
@@ -1061,6 +1069,27 @@ def _sign(part: dict[str, Any], block: Mapping[str, Any]) -> dict[str, Any]:
     return part
 
 
+def response_text(response: Any) -> str:
+    """A ``functionResponse.response`` as the text shown: the string of a one-key ``output`` /
+    ``result`` / ``content`` answer (how tools usually answer), else its JSON."""
+    if isinstance(response, Mapping) and len(response) == 1:
+        (key, value), *_ = response.items()
+        if key in ("output", "result", "content") and isinstance(value, str):
+            return value
+    if isinstance(response, str):
+        return response
+    return json.dumps(response, ensure_ascii=False)
+
+
+def shown_whole(response: Any) -> bool:
+    """The answer is what :func:`block_part` writes for its text: ``{"output": text}``."""
+    return (
+        isinstance(response, Mapping)
+        and len(response) == 1
+        and isinstance(response.get("output"), str)
+    )
+
+
 def block_part(block: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
     """The ``Part`` of a canonical block (one ctxview built or edited: a block read from a
     file is written from its wire ``Content``)."""
@@ -1082,9 +1111,12 @@ def block_part(block: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, 
         if isinstance(content, list):
             content = "\n".join(str(b.get("text", "")) for b in content if isinstance(b, Mapping))
         tid = block.get("tool_use_id")
+        sent = block.get("gemini_response")
         answer: dict[str, Any] = {
             "name": names.get(tid, "") if isinstance(tid, str) else "",
-            "response": {"error" if block.get("is_error") else "output": content},
+            "response": sent
+            if sent is not None and response_text(sent) == content
+            else {"error" if block.get("is_error") else "output": content},
         }
         if _real_id(tid):
             answer["id"] = tid

@@ -372,8 +372,14 @@ def test_summaries_of_openai_and_gemini_requests(up: Upstreams) -> None:
     unanswered = {
         "contents": [
             {"role": "user", "parts": [{"text": "weather?"}]},
-            {"role": "model", "parts": [{"functionCall": {"name": "get_weather", "args": {}}}]},
-            {"role": "user", "parts": [{"text": "never mind"}]},
+            {
+                "role": "model",
+                "parts": [
+                    {"functionCall": {"name": "get_weather", "args": {}}},
+                    {"functionCall": {"name": "get_time", "args": {}}},
+                ],
+            },
+            {"role": "user", "parts": [{"functionResponse": {"name": "get_time", "response": {}}}]},
         ]
     }
     mark = up.px.mark()

@@ -83,7 +83,12 @@ def test_snake_case_fields_are_read_as_the_api_reads_them() -> None:
         ]
     )
     assert model[0]["type"] == "tool_use"
-    assert user[0] == {"type": "tool_result", "tool_use_id": model[0]["id"], "content": "{}"}
+    assert user[0] == {
+        "type": "tool_result",
+        "tool_use_id": model[0]["id"],
+        "content": "{}",
+        "gemini_response": {},  # written back as sent
+    }
 
 
 def test_responses_pair_with_calls_by_id_when_they_carry_one() -> None:
@@ -151,16 +156,41 @@ def test_a_response_to_no_call_is_reported_in_gemini_words() -> None:
 
 
 def test_a_call_left_unanswered_is_reported_in_gemini_words() -> None:
+    """Two parallel calls, one function response: the turn's response parts fall short."""
     messages, _ = contents_messages(
         [
             {"role": "user", "parts": [{"text": "go"}]},
-            {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}}}]},
-            {"role": "user", "parts": [{"text": "never mind"}]},
+            {
+                "role": "model",
+                "parts": [
+                    {"functionCall": {"name": "f", "args": {}}},
+                    {"functionCall": {"name": "g", "args": {}}},
+                ],
+            },
+            {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {}}}]},
         ],
         "contents",
     )
     [problem] = errors(check_protocol(messages, None, RULES))
     assert "number of function response parts is equal" in problem.message
+
+
+def test_a_call_followed_by_a_text_turn_is_accepted() -> None:
+    """The API takes a user Content without function responses after a call turn as a new
+    user turn: req_llm's recorded tool_round_trip_2 bodies sent the tool's result as text
+    (Gemini 2.0 Flash, 2.0 Flash-Lite, 2.5 Flash, 2.5 Pro) and were answered."""
+    messages, _ = contents_messages(
+        [
+            {"role": "user", "parts": [{"text": "Use the add tool to compute 2 + 3."}]},
+            {
+                "role": "model",
+                "parts": [{"functionCall": {"id": "c1", "name": "add", "args": {"a": 2}}}],
+            },
+            {"role": "user", "parts": [{"text": "5"}]},
+        ],
+        "contents",
+    )
+    assert errors(check_protocol(messages, None, RULES)) == []
 
 
 def test_turns_gemini_accepts_are_no_errors() -> None:
@@ -302,11 +332,21 @@ def test_repair_writes_a_gemini_body_back(
 ) -> None:
     from ctxview.cli import main
 
+    # two parallel calls, one answered
     broken = {
         "contents": [
-            {"role": "user", "parts": [{"text": "weather?"}]},
-            {"role": "model", "parts": [{"functionCall": {"name": "weather", "args": {}}}]},
-            {"role": "user", "parts": [{"text": "and?"}]},
+            {"role": "user", "parts": [{"text": "weather and time?"}]},
+            {
+                "role": "model",
+                "parts": [
+                    {"functionCall": {"name": "weather", "args": {}}},
+                    {"functionCall": {"name": "time", "args": {}}},
+                ],
+            },
+            {
+                "role": "user",
+                "parts": [{"functionResponse": {"name": "weather", "response": {"t": 20}}}],
+            },
         ],
         "generationConfig": {"temperature": 0},
     }
@@ -316,8 +356,11 @@ def test_repair_writes_a_gemini_body_back(
     fixed = json.loads(out.read_text())
     assert fixed["generationConfig"] == {"temperature": 0}
     assert fixed["contents"][:2] == broken["contents"][:2]  # unchanged turns as they were
-    answer = fixed["contents"][2]["parts"][0]["functionResponse"]
-    assert answer["name"] == "weather" and "error" in answer["response"]
+    answers = {
+        p["functionResponse"]["name"]: p["functionResponse"] for p in fixed["contents"][2]["parts"]
+    }
+    assert answers["weather"] == {"name": "weather", "response": {"t": 20}}
+    assert set(answers) == {"weather", "time"} and "error" in answers["time"]["response"]
     assert errors(check_protocol(load_session(out).messages, None, RULES)) == []
 
 
