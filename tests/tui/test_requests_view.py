@@ -288,10 +288,10 @@ async def test_an_otel_trace_of_gemini_calls_shows_the_requests_ctxview_requests
     from ctxview.core.requests import simulate
 
     trace = ROOT / "tests" / "acceptance" / "otel" / "genai_semconv_tool_loop_3_calls.json"
-    app = make_app(str(trace))
+    app = make_app(str(trace), as_sent=True)
     async with app.run_test(size=(140, 45)) as pilot:
         await settle(pilot)
-        assert app.model.session.provider == "gemini"
+        assert app.model.session.provider == "gemini" and app.model.as_sent == "otel"
         screen = await screen_after(pilot, "R", RequestsScreen)
         for _ in range(200):
             await app.workers.wait_for_complete()
