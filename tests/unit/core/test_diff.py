@@ -445,3 +445,20 @@ def test_cli_diff_writes_field_values_as_json(
     assert 'field tool_choice: null → {"type": "any", "disable_parallel_tool_use": true}' in out
     assert 'field stop_sequences: null → ["END"]' in out
     assert 'field metadata: {"user_id": "ü-0"} → {"user_id": "u-1"}' in out
+
+
+def test_cli_diff_of_two_apis_requests_says_they_share_no_cache(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An OpenAI body against a Gemini one: where their bodies part is shown, and a note says
+    the two APIs share no prompt cache (the prefix line alone read as if they did)."""
+    from tests.support.paths import ACCEPTANCE
+
+    openai = ACCEPTANCE / "openai_chat" / "pai_complex_agent_run_req3.json"
+    gemini = ACCEPTANCE / "unseen4" / "gemini"
+    gemini = gemini / "fantasy_testgooglecommon_gemini_2_5_flash_multi_tool_req2.json"
+    assert main(["diff", str(openai), str(gemini)]) == 1
+    out = capsys.readouterr().out
+    assert "note: A goes to openai's API, B to gemini's: they share no prompt cache" in out
+    assert main(["diff", str(openai), str(openai)]) == 0
+    assert "note:" not in capsys.readouterr().out
