@@ -33,6 +33,14 @@ def session_view(m: SessionModel) -> SimpleNamespace:
         saved_added_steps={r.id: r.added_step for r in records},
         # pinned messages are never evicted (the request model pins them as they are added)
         pinned=sorted(m.context.pinned_ids),
+        # the API the requests go to, as ``ctxview requests`` reads it from the file: an
+        # OpenTelemetry trace's format names no provider, and without these its Gemini calls
+        # were counted, cached and checked as Anthropic's (an edited session keeps them, as
+        # saving it does)
+        provider=getattr(loaded, "provider", "anthropic"),
+        route=getattr(loaded, "route", None),
+        wire_format=getattr(loaded, "wire_format", None) or loaded.format,
+        request_params=getattr(loaded, "request_params", None) or {},
     )
 
 

@@ -277,4 +277,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
         print(f"A {visible(args.a)}\nB {visible(args.b)}")
         for line in render(diff):
             print(line)
+        if providers[0] != providers[1]:
+            # the prefix line above compares the two bodies; no cache is shared across APIs
+            print(
+                f"note: A goes to {providers[0]}'s API, B to {providers[1]}'s: "
+                "they share no prompt cache"
+            )
     return EXIT_OK if diff.identical else EXIT_PROBLEMS

@@ -7,6 +7,7 @@ Headless: no Textual, no SDK.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ctxview.core.diff import RequestDiff
@@ -44,16 +45,23 @@ def _q(text: Any) -> str:
     return '"' + one_line(str(text), 80) + '"'
 
 
+def _json(value: Any) -> str:
+    """A field's value as the body's JSON writes it (``true``, ``null``, double quotes), not as
+    Python prints it (``True``, ``None``); an absent field is ``null``."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = str(value)
+    return one_line(text, 60)
+
+
 def render(diff: RequestDiff) -> list[str]:
     """The diff as lines of text (untrusted text made visible and kept on one line)."""
     lines: list[str] = []
     if diff.identical:
         return ["identical requests"]
     for f in diff.fields:
-        lines.append(
-            f"field {one_line(str(f['key']))}: {one_line(str(f['a']), 60)} → "
-            f"{one_line(str(f['b']), 60)}"
-        )
+        lines.append(f"field {one_line(str(f['key']))}: {_json(f['a'])} → {_json(f['b'])}")
     t = diff.tools
     for n in t["added"]:
         lines.append(f"tools: + {one_line(n)} added")

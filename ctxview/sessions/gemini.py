@@ -409,4 +409,11 @@ def read_response(path: str, text: str, data: Any) -> LoadedSession:
 def read(path: str, text: str, data: Any) -> LoadedSession:
     if is_request(data):
         return read_request(path, text, data)
+    if not is_response(data):
+        # ``--format gemini`` on another file: name both shapes the reader takes (it said
+        # "expected a generateContent response, got an object" of an Anthropic body)
+        raise ValueError(
+            "expected a Gemini generateContent request (with `contents`) or response (with "
+            f"`candidates`), got {_kind(data)}{' with neither' if isinstance(data, dict) else ''}"
+        )
     return read_response(path, text, data)

@@ -57,3 +57,30 @@ async def test_a_recorded_requests_route_is_named_in_the_header(tmp_path: Path) 
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         assert app.sub_title.startswith("Gemini · Vertex AI, streamed · gemini-2.5-flash · ")
+
+
+async def test_a_body_that_names_no_model_says_why_it_has_no_price() -> None:
+    """The sidebar's cache line says why the cost is missing, and points nowhere it is not
+    explained (it said "no price for no model: see README", and the README says nothing of
+    prices). The app is built as ``ctxview FILE`` builds it: the file names no model, so the
+    session has none (the config's Claude model is never given to another API's session)."""
+    from ctxview.app.app import CtxviewApp
+    from ctxview.app.model import SessionModel
+    from ctxview.config import load_config
+    from ctxview.sessions import load_session, replay
+    from tests.support.apphelp import text_of, wait_prediction
+
+    body = ACCEPTANCE / "unseen4" / "gemini"
+    body = body / "fantasy_testgooglecommon_gemini_2_5_flash_multi_tool_req2.json"
+    assert "model" not in json.loads(body.read_text())
+    cfg = load_config()
+    cfg.values["animation"] = "none"
+    rep = replay(load_session(str(body)), defaults=cfg.as_defaults(), as_sent=True)
+    name = rep.model_name(cfg.as_defaults())
+    assert not name
+    app = CtxviewApp(SessionModel(rep, str(body), name), cfg, opened_file=True, offline=True)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_prediction(pilot)
+        cache = text_of(app, "#cache")
+        assert "no price: the file names no model" in cache.replace("\n", " ")
+        assert "README" not in cache

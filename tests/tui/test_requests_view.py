@@ -278,3 +278,29 @@ async def test_a_compactions_own_request_has_its_row_before_the_request_it_prece
         await settle(pilot)
         assert lst.marked is None
         assert any("not compared" in n.message for n in app._notifications)
+
+
+async def test_an_otel_trace_of_gemini_calls_shows_the_requests_ctxview_requests_prints() -> None:
+    """An OpenTelemetry trace's format names no provider: the view of the open session carries
+    the file's (Gemini), so the Requests view counts, caches and prices its requests as the
+    command line does (they were counted as Anthropic's: 470 tokens for the first request, not
+    389, and a different cost)."""
+    from ctxview.core.requests import simulate
+
+    trace = ROOT / "tests" / "acceptance" / "otel" / "genai_semconv_tool_loop_3_calls.json"
+    app = make_app(str(trace), as_sent=True)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        assert app.model.session.provider == "gemini" and app.model.as_sent == "otel"
+        screen = await screen_after(pilot, "R", RequestsScreen)
+        for _ in range(200):
+            await app.workers.wait_for_complete()
+            await settle(pilot)
+            if screen.reqlog is not None:
+                break
+            await pilot.pause(0.05)
+        assert screen.reqlog is not None
+        command_line = simulate(app.model.session, prices=screen.settings["prices"])
+        shown = [(r.input_tokens, r.cache_read, r.cost_usd) for r in screen.reqlog.requests]
+        assert shown == [(r.input_tokens, r.cache_read, r.cost_usd) for r in command_line.requests]
+        assert screen.reqlog.notes == command_line.notes

@@ -341,7 +341,13 @@ class ConfigSidebar(VerticalScroll):
                 f"message{'s' if n != 1 else ''} is not the live one)"
             )
         if pred.cost_usd is None:
-            lines.append(f"no price for {one_line(pred.model or 'no model', 60)}: see README")
+            # what to do about it: the README says nothing of prices; config.toml takes one
+            # (docs/request-model.md#cost), and a file that names no model cannot be priced
+            if pred.model:
+                name = one_line(pred.model, 60)
+                lines.append(f'no price for {name}: add [pricing."{name}"] to config.toml')
+            else:
+                lines.append("no price: the file names no model")
         cache.update(Text("\n".join(lines)))
         hit_spark.update(Text(hit_bars(pred.hit_series, self._spark_width())))
         caption.update(Text("hit rate per request") if pred.hit_series else Text(""))

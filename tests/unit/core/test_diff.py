@@ -144,7 +144,7 @@ def test_cli_diff(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert "\x1b" not in out
     assert "~ A messages[3] → B messages[3] assistant changed" in out
     assert "content[0] text at character 5" in out
-    assert "field temperature: None → 0.5" in out
+    assert "field temperature: null → 0.5" in out  # the JSON's words, not Python's None
     assert "prompt cache: the prefixes part at messages[3].content[0]" in out
     assert main(["diff", str(pa), str(pb), "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
@@ -424,3 +424,41 @@ def test_logged_diff_shares_the_prefix_the_requests_view_prices() -> None:
     assert d.cache is not None and d.cache.section == "messages"
     want = log.requests[a].input_tokens
     assert abs(d.cache.shared_tokens - want) <= 0.02 * want, (d.cache.shared_tokens, want)
+
+
+def test_cli_diff_writes_field_values_as_json(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A changed field is shown as the body's JSON has it: `null`, `true`, `"any"`, `{"a": 1}`
+    (it printed Python's `None`, `True` and `{'a': 1}`)."""
+    a = body()
+    b = copy.deepcopy(a)
+    b["tool_choice"] = {"type": "any", "disable_parallel_tool_use": True}
+    b["stop_sequences"] = ["END"]
+    b["metadata"] = {"user_id": "u-1"}
+    a["metadata"] = {"user_id": "ü-0"}
+    pa, pb = tmp_path / "a.json", tmp_path / "b.json"
+    pa.write_text(json.dumps(a))
+    pb.write_text(json.dumps(b))
+    assert main(["diff", str(pa), str(pb)]) == 1
+    out = capsys.readouterr().out
+    assert 'field tool_choice: null → {"type": "any", "disable_parallel_tool_use": true}' in out
+    assert 'field stop_sequences: null → ["END"]' in out
+    assert 'field metadata: {"user_id": "ü-0"} → {"user_id": "u-1"}' in out
+
+
+def test_cli_diff_of_two_apis_requests_says_they_share_no_cache(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An OpenAI body against a Gemini one: where their bodies part is shown, and a note says
+    the two APIs share no prompt cache (the prefix line alone read as if they did)."""
+    from tests.support.paths import ACCEPTANCE
+
+    openai = ACCEPTANCE / "openai_chat" / "pai_complex_agent_run_req3.json"
+    gemini = ACCEPTANCE / "unseen4" / "gemini"
+    gemini = gemini / "fantasy_testgooglecommon_gemini_2_5_flash_multi_tool_req2.json"
+    assert main(["diff", str(openai), str(gemini)]) == 1
+    out = capsys.readouterr().out
+    assert "note: A goes to openai's API, B to gemini's: they share no prompt cache" in out
+    assert main(["diff", str(openai), str(openai)]) == 0
+    assert "note:" not in capsys.readouterr().out

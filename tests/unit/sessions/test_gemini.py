@@ -510,3 +510,17 @@ def test_one_part_object_where_an_array_is_documented_reads_as_a_list_of_one(
     assert [p for p in rep.protocol_problems() if p.severity == "error"] == []
     # written back as it was read
     assert rep.request_body({}) == body
+
+
+def test_forcing_the_gemini_format_on_another_body_names_both_shapes_it_reads() -> None:
+    """``--format gemini`` on an Anthropic body: the error names the request and the response
+    the reader takes (it said "expected a generateContent response, got an object", as if an
+    object were not what it expected)."""
+    from ctxview.sessions import SessionError
+    from tests.support.paths import SAMPLES
+
+    with pytest.raises((SessionError, ValueError)) as exc:
+        load_session(str(SAMPLES / "agent_loop.json"), "gemini")
+    text = str(exc.value)
+    assert "request (with `contents`) or response (with `candidates`)" in text
+    assert "got an object with neither" in text
