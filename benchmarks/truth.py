@@ -34,7 +34,7 @@ own request model (``simulate``: calibrated from the file's recorded usage). Pri
   Code does not send (whitespace-only assistant text) are not counted, nor a local command's
   lines that no later response descends from (never sent: a ``/exit``'s command and output lines,
   skipped by the session resumed after them), nor a prompt taken back before its reply (Esc:
-  the prompt sent again hangs off the same parent), nor a response of thinking alone (Claude
+  the prompt sent again hangs off the same parent; a slash command's skill text with it), nor a response of thinking alone (Claude
   Code leaves it out of later requests); lines left on a rewound branch are counted as lost, and the file's off-branch requests are shown beside them (a real
   rewind explains them, a broken parent chain does not).
 
@@ -231,6 +231,7 @@ def raw_block_keys(path: Path) -> Counter[tuple[str, Any]]:
     records: dict[str, dict[str, Any]] = {}
     anonymous: list[dict[str, Any]] = []
     parents: dict[str, str] = {}  # every line's parent, whatever its type
+    position: dict[str, int] = {}  # every line's place in the file, whatever its type
     for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
         raw = raw.strip()
         if not raw:
@@ -242,6 +243,8 @@ def raw_block_keys(path: Path) -> Counter[tuple[str, Any]]:
         if not isinstance(rec, dict):
             continue
         u = rec.get("uuid")
+        if isinstance(u, str):
+            position[u] = len(position)
         if isinstance(u, str) and isinstance(rec.get("parentUuid"), str):
             parents[u] = rec["parentUuid"]
         if rec.get("type") not in ("user", "assistant"):
@@ -253,7 +256,7 @@ def raw_block_keys(path: Path) -> Counter[tuple[str, Any]]:
     unsent = (
         _unsent_leaves(records, parents)
         | _answered_errors(records, parents)
-        | _withdrawn_prompts(records, parents)
+        | _withdrawn_prompts(records, parents, position)
     )
     recs = [r for u, r in records.items() if u not in unsent] + anonymous
     recs = _without_thinking_only(recs)
@@ -309,30 +312,61 @@ def _sent(records: dict[str, dict[str, Any]], parents: dict[str, str]) -> set[st
     return sent
 
 
-def _withdrawn_prompts(records: dict[str, dict[str, Any]], parents: dict[str, str]) -> set[str]:
+def _withdrawn_prompts(
+    records: dict[str, dict[str, Any]],
+    parents: dict[str, str],
+    position: dict[str, int] | None = None,
+) -> set[str]:
     """The uuids of prompts taken back before any reply: a typed prompt (no tool result) that no
-    user or assistant line follows, and a later line beside it (the same parent) that a
-    response descends from. Claude Code writes a prompt when it is submitted; pressed Esc before
-    the reply streams, it hands the prompt back for editing and hangs the one sent again (edited
-    or not) off the same parent, so the first is on no branch a later request carries."""
+    user or assistant line follows but its own isMeta lines (a slash command's skill text), and
+    a later line beside it (the same parent, of any type: a ``/goal`` typed instead hangs off
+    its attachment line) that a response descends from; with those isMeta lines. Claude Code
+    writes a prompt when it is submitted; pressed Esc before the reply streams, it hands the
+    prompt back for editing and hangs the one sent again (edited or not) off the same parent, so
+    the first is on no branch a later request carries."""
     sent = _sent(records, parents)
-    followed = {parents[u] for u in records if u in parents}
-    order = {u: k for k, u in enumerate(records)}
+    order = position if position is not None else {u: k for k, u in enumerate(records)}
+    children: dict[str, list[str]] = {}
+    for u, p in parents.items():
+        children.setdefault(p, []).append(u)
     later_sent: dict[str, int] = {}  # parent -> the last position of a child a response follows
     for u in sent:
         p = parents.get(u)
         if p is not None and u in order:
             later_sent[p] = max(later_sent.get(p, -1), order[u])
-    return {
-        u
-        for u, rec in records.items()
-        if rec.get("type") == "user"
-        and u not in sent
-        and u not in followed
-        and not _has_tool_result((rec.get("message") or {}).get("content"))
-        and (p := parents.get(u)) is not None
-        and later_sent.get(p, -1) > order[u]
-    }
+
+    def own_meta(u: str) -> list[str] | None:
+        """The records under ``u``, when all are unsent isMeta user lines; else None."""
+        out: list[str] = []
+        todo, seen = list(children.get(u, ())), {u}
+        while todo:
+            c = todo.pop()
+            if c in seen:
+                continue
+            seen.add(c)
+            if c in sent:
+                return None
+            rec = records.get(c)
+            if rec is not None:
+                if rec.get("type") != "user" or not rec.get("isMeta"):
+                    return None
+                out.append(c)
+            todo.extend(children.get(c, ()))
+        return out
+
+    withdrawn: set[str] = set()
+    for u, rec in records.items():
+        if (
+            rec.get("type") == "user"
+            and u not in sent
+            and not _has_tool_result((rec.get("message") or {}).get("content"))
+            and (p := parents.get(u)) is not None
+            and later_sent.get(p, -1) > order.get(u, -1)
+            and (meta := own_meta(u)) is not None
+        ):
+            withdrawn.add(u)
+            withdrawn.update(meta)
+    return withdrawn
 
 
 def _without_thinking_only(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:

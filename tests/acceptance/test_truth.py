@@ -414,3 +414,39 @@ def test_a_request_two_files_of_a_set_hold_is_counted_once(tmp_path: Path) -> No
     assert s["recorded_requests"] == 2 and s["repeated_requests"] == 1
     # measured alone, a file counts every request it holds
     assert measure_file(tmp_path / "set" / "b_resumed.jsonl").recorded == 2
+
+
+def test_a_slash_command_taken_back_with_its_skill_text_is_not_lost(tmp_path: Any) -> None:
+    """A skill's slash command writes the command line and the skill's text (isMeta) under it;
+    taken back with Esc and run again off the same parent (judge7 fl_20-097234d4d7 lines 15-16,
+    written again at 29-30), neither line of the first is on a branch a request carried."""
+    w = shapes.Writer()
+    u = w.user(None, "Fix the build.")
+    end = w.assistant(u, [{"type": "text", "text": "Done."}], (3, 20_000, 100), "msg_1")
+    for _ in range(2):
+        cmd = w.user(end, "<command-message>research</command-message>")
+        last = w.user(cmd, [{"type": "text", "text": "Base directory: /r"}], isMeta=True)
+    w.assistant(last, [{"type": "text", "text": "Researching."}], (3, 20_100, 50), "msg_2")
+    fig = measure_file(shapes.write(tmp_path / "withdrawn.jsonl", w.records))
+    assert fig.lost_blocks == {}, fig.lost_blocks
+    assert fig.raw_blocks["text"] == 5
+
+
+def test_a_prompt_taken_back_for_a_command_beside_it_is_not_lost(tmp_path: Any) -> None:
+    """The prompt taken back, then given as ``/goal <prompt>`` (judge7 fl_80-6f88b77226 line
+    815): the command's first line beside the prompt is an attachment (its goal), not a user
+    line, and the response descends from it."""
+    w = shapes.Writer()
+    u = w.user(None, "Fix the build.")
+    end = w.assistant(u, [{"type": "text", "text": "Done."}], (3, 20_000, 100), "msg_1")
+    w.user(end, "Implement the audit.")
+    goal = w.base("attachment", end)
+    goal["attachment"] = {"type": "goal_status", "met": False, "condition": "Implement the audit."}
+    cmd = w.user(w.add(goal), "<command-name>/goal</command-name>")
+    w.assistant(cmd, [{"type": "text", "text": "On it."}], (3, 20_100, 50), "msg_2")
+    fig = measure_file(shapes.write(tmp_path / "goal.jsonl", w.records))
+    assert fig.lost_blocks == {}, fig.lost_blocks
+    # a prompt that a user line follows is not taken back
+    w.user(w.records[2]["uuid"], "and the tests")
+    fig = measure_file(shapes.write(tmp_path / "followed.jsonl", w.records))
+    assert fig.lost_blocks == {"text": 2}, fig.lost_blocks
