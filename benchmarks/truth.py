@@ -34,9 +34,12 @@ own request model (``simulate``: calibrated from the file's recorded usage). Pri
   Code does not send (whitespace-only assistant text) are not counted, nor a local command's
   lines that no later response descends from (never sent: a ``/exit``'s command and output lines,
   skipped by the session resumed after them), nor a prompt taken back before its reply (Esc:
-  the prompt sent again hangs off the same parent; a slash command's skill text with it), nor a response of thinking alone (Claude
-  Code leaves it out of later requests); lines left on a rewound branch are counted as lost, and the file's off-branch requests are shown beside them (a real
-  rewind explains them, a broken parent chain does not).
+  the prompt sent again hangs off the same parent; a slash command's skill text with it), nor a
+  response of thinking alone (Claude Code leaves it out of later requests). Lines of a branch left (a rewind, a session resumed
+  from the line before an unanswered call, a second process) are kept when an off-branch
+  request of the rebuild sent them, and the last response of such a branch, which no request
+  sent, is not counted; the rest are lost, and the file's off-branch requests are shown beside
+  them (a real rewind explains them, a broken parent chain does not).
 
 With no folder, the repository's own (:data:`FOLDERS`). ``--set`` keeps the files of one side of
 the **tune / held-out split** (:data:`TUNE`, :data:`HELD_OUT`, matched on the file name): the
@@ -231,6 +234,7 @@ def raw_block_keys(path: Path) -> Counter[tuple[str, Any]]:
     records: dict[str, dict[str, Any]] = {}
     anonymous: list[dict[str, Any]] = []
     parents: dict[str, str] = {}  # every line's parent, whatever its type
+    links: dict[str, str] = {}  # the same, a compaction boundary's logical parent too
     position: dict[str, int] = {}  # every line's place in the file, whatever its type
     for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
         raw = raw.strip()
@@ -246,7 +250,9 @@ def raw_block_keys(path: Path) -> Counter[tuple[str, Any]]:
         if isinstance(u, str):
             position[u] = len(position)
         if isinstance(u, str) and isinstance(rec.get("parentUuid"), str):
-            parents[u] = rec["parentUuid"]
+            parents[u] = links[u] = rec["parentUuid"]
+        elif isinstance(u, str) and isinstance(rec.get("logicalParentUuid"), str):
+            links[u] = rec["logicalParentUuid"]
         if rec.get("type") not in ("user", "assistant"):
             continue
         if isinstance(u, str):
@@ -257,6 +263,7 @@ def raw_block_keys(path: Path) -> Counter[tuple[str, Any]]:
         _unsent_leaves(records, parents)
         | _answered_errors(records, parents)
         | _withdrawn_prompts(records, parents, position)
+        | _left_responses(records, links)
     )
     recs = [r for u, r in records.items() if u not in unsent] + anonymous
     recs = _without_thinking_only(recs)
@@ -369,6 +376,47 @@ def _withdrawn_prompts(
     return withdrawn
 
 
+def _left_responses(records: dict[str, dict[str, Any]], links: dict[str, str]) -> set[str]:
+    """The uuids of the lines of responses no request sent back: a response no later response
+    descends from, off the current branch (the last response's ancestors) and forking from it.
+    Its request was sent (an off-branch request), its reply never was: the conversation went on
+    from a line before it (a session resumed from the parent of a tool call it never answered,
+    "Continue from where you left off."; a rewind; a second process writing the same file)."""
+    conv = {u: r for u, r in records.items() if not r.get("isSidechain")} or records
+    groups: dict[Any, list[str]] = {}
+    for u, rec in conv.items():
+        if rec.get("type") == "assistant":
+            msg = rec.get("message")
+            mid = msg.get("id") if isinstance(msg, dict) else None
+            groups.setdefault(mid if isinstance(mid, str) else u, []).append(u)
+    if not groups:
+        return set()
+    last = next(u for u in reversed(conv) if conv[u].get("type") == "assistant")
+    branch: set[str] = set()
+    cur: str | None = last
+    while cur is not None and cur not in branch:
+        branch.add(cur)
+        cur = links.get(cur)
+    carried: set[str] = set()  # the lines some request held: a response's first line's ancestors
+    for lines in groups.values():
+        cur = links.get(lines[0])
+        while cur is not None and cur not in carried:
+            carried.add(cur)
+            cur = links.get(cur)
+    out: set[str] = set()
+    for lines in groups.values():
+        if any(u in branch or u in carried for u in lines):
+            continue
+        seen: set[str] = set()
+        cur = links.get(lines[0])
+        while cur is not None and cur not in branch and cur not in seen:
+            seen.add(cur)
+            cur = links.get(cur)
+        if cur is not None and cur in branch:
+            out.update(lines)
+    return out
+
+
 def _without_thinking_only(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``recs`` less the lines of responses of thinking alone (every line of the ``message.id``
     a thinking block: interrupted before any text or tool call), which Claude Code never sends
@@ -432,9 +480,18 @@ def _local_command(content: Any) -> bool:
 
 
 def rebuilt_block_keys(session: LoadedSession) -> Counter[tuple[str, Any]]:
+    """The blocks of the rebuilt messages, and of the messages an off-branch request sent (the
+    lines of a branch left after its last request), each as many times as the most of them
+    one request held."""
     out: Counter[tuple[str, Any]] = Counter()
     for m in session.messages:
         out.update(_content_keys(m.get("content")))
+    for off in session.off_branch:
+        sent: Counter[tuple[str, Any]] = Counter()
+        for m in off.get("messages") or ():
+            if isinstance(m, dict):
+                sent.update(_content_keys(m.get("content")))
+        out |= sent
     return out
 
 

@@ -450,3 +450,71 @@ def test_a_prompt_taken_back_for_a_command_beside_it_is_not_lost(tmp_path: Any) 
     w.user(w.records[2]["uuid"], "and the tests")
     fig = measure_file(shapes.write(tmp_path / "followed.jsonl", w.records))
     assert fig.lost_blocks == {"text": 2}, fig.lost_blocks
+
+
+def _resumed_from_parent(w: shapes.Writer) -> tuple[str, str]:
+    """A prompt, a response calling a tool and its result: (the prompt, the result)."""
+    u = w.user(None, "Write the mail module.")
+    a = w.assistant(
+        u,
+        [{"type": "tool_use", "id": "toolu_todo", "name": "TodoWrite", "input": {}}],
+        (3, 20_000, 100),
+        "msg_1",
+    )
+    r = w.user(a, [{"type": "tool_result", "tool_use_id": "toolu_todo", "content": "ok"}])
+    return u, r
+
+
+def _continue(w: shapes.Writer, parent: str) -> None:
+    c = w.user(parent, [{"type": "text", "text": "Continue from where you left off."}], isMeta=True)
+    p = w.user(c, "Commit Task 1 now.")
+    w.assistant(p, [{"type": "text", "text": "Committing."}], (3, 20_000, 300), "msg_next")
+
+
+def test_a_call_the_resumed_session_left_unanswered_is_not_lost(tmp_path: Any) -> None:
+    """A Write call never answered (the process ended), the session resumed from the line
+    before it (judge7 tc_1c-e402c8fe4b-7 line 183: the request after it billed 125,739 tokens,
+    about the 125,638 of the call's own request; the call was 4,234 tokens)."""
+    w = shapes.Writer()
+    _, r = _resumed_from_parent(w)
+    w.assistant(
+        r,
+        [{"type": "tool_use", "id": "toolu_write", "name": "Write", "input": {"content": "x"}}],
+        (3, 20_100, 50),
+        "msg_write",
+    )
+    _continue(w, r)
+    fig = measure_file(shapes.write(tmp_path / "resumed.jsonl", w.records))
+    assert fig.lost_blocks == {}, fig.lost_blocks
+    assert fig.raw_blocks["tool_use"] == 1
+
+
+def test_a_branch_a_second_process_left_is_kept_in_its_request(tmp_path: Any) -> None:
+    """Two processes wrote one file (judge7 tc_1c-e402c8fe4b-18 lines 143-145): one went on
+    with a TodoWrite round and a reply, the other resumed from the line before it. The round
+    was sent with the reply's request (off the branch, rebuilt); the reply was sent by none."""
+    w = shapes.Writer()
+    _, r = _resumed_from_parent(w)
+    a = w.assistant(
+        r,
+        [{"type": "tool_use", "id": "toolu_todo2", "name": "TodoWrite", "input": {}}],
+        (3, 20_100, 50),
+        "msg_todo2",
+    )
+    r2 = w.user(a, [{"type": "tool_result", "tool_use_id": "toolu_todo2", "content": "ok"}])
+    w.assistant(r2, [{"type": "text", "text": "Plan complete."}], (3, 20_150, 30), "msg_plan")
+    _continue(w, r)
+    fig = measure_file(shapes.write(tmp_path / "two.jsonl", w.records))
+    assert fig.lost_blocks == {}, fig.lost_blocks
+    assert fig.off_branch_requests == 2
+
+
+def test_a_response_that_forks_from_no_line_of_the_branch_is_still_lost(tmp_path: Any) -> None:
+    """A response whose parents never reach the current branch is on no request the rebuild
+    knows of: it stays counted."""
+    w = shapes.Writer()
+    _, r = _resumed_from_parent(w)
+    w.assistant("not-in-the-file", [{"type": "text", "text": "Stray."}], (3, 100, 10), "msg_x")
+    _continue(w, r)
+    fig = measure_file(shapes.write(tmp_path / "stray.jsonl", w.records))
+    assert fig.lost_blocks == {"text": 1}, fig.lost_blocks
