@@ -334,8 +334,8 @@ def _withdrawn_prompts(
     sent = _sent(records, parents)
     order = position if position is not None else {u: k for k, u in enumerate(records)}
     children: dict[str, list[str]] = {}
-    for u, p in parents.items():
-        children.setdefault(p, []).append(u)
+    for u, parent in parents.items():
+        children.setdefault(parent, []).append(u)
     later_sent: dict[str, int] = {}  # parent -> the last position of a child a response follows
     for u in sent:
         p = parents.get(u)
