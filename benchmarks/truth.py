@@ -34,9 +34,12 @@ own request model (``simulate``: calibrated from the file's recorded usage). Pri
   Code does not send (whitespace-only assistant text) are not counted, nor a local command's
   lines that no later response descends from (never sent: a ``/exit``'s command and output lines,
   skipped by the session resumed after them), nor a prompt taken back before its reply (Esc:
-  the prompt sent again hangs off the same parent), nor a response of thinking alone (Claude
-  Code leaves it out of later requests); lines left on a rewound branch are counted as lost, and the file's off-branch requests are shown beside them (a real
-  rewind explains them, a broken parent chain does not).
+  the prompt sent again hangs off the same parent; a slash command's skill text with it), nor a
+  response of thinking alone (Claude Code leaves it out of later requests). Lines of a branch left (a rewind, a session resumed
+  from the line before an unanswered call, a second process) are kept when an off-branch
+  request of the rebuild sent them, and the last response of such a branch, which no request
+  sent, is not counted; the rest are lost, and the file's off-branch requests are shown beside
+  them (a real rewind explains them, a broken parent chain does not).
 
 With no folder, the repository's own (:data:`FOLDERS`). ``--set`` keeps the files of one side of
 the **tune / held-out split** (:data:`TUNE`, :data:`HELD_OUT`, matched on the file name): the
@@ -231,6 +234,8 @@ def raw_block_keys(path: Path) -> Counter[tuple[str, Any]]:
     records: dict[str, dict[str, Any]] = {}
     anonymous: list[dict[str, Any]] = []
     parents: dict[str, str] = {}  # every line's parent, whatever its type
+    links: dict[str, str] = {}  # the same, a compaction boundary's logical parent too
+    position: dict[str, int] = {}  # every line's place in the file, whatever its type
     for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
         raw = raw.strip()
         if not raw:
@@ -242,8 +247,12 @@ def raw_block_keys(path: Path) -> Counter[tuple[str, Any]]:
         if not isinstance(rec, dict):
             continue
         u = rec.get("uuid")
+        if isinstance(u, str):
+            position[u] = len(position)
         if isinstance(u, str) and isinstance(rec.get("parentUuid"), str):
-            parents[u] = rec["parentUuid"]
+            parents[u] = links[u] = rec["parentUuid"]
+        elif isinstance(u, str) and isinstance(rec.get("logicalParentUuid"), str):
+            links[u] = rec["logicalParentUuid"]
         if rec.get("type") not in ("user", "assistant"):
             continue
         if isinstance(u, str):
@@ -253,7 +262,8 @@ def raw_block_keys(path: Path) -> Counter[tuple[str, Any]]:
     unsent = (
         _unsent_leaves(records, parents)
         | _answered_errors(records, parents)
-        | _withdrawn_prompts(records, parents)
+        | _withdrawn_prompts(records, parents, position)
+        | _left_responses(records, links)
     )
     recs = [r for u, r in records.items() if u not in unsent] + anonymous
     recs = _without_thinking_only(recs)
@@ -309,30 +319,102 @@ def _sent(records: dict[str, dict[str, Any]], parents: dict[str, str]) -> set[st
     return sent
 
 
-def _withdrawn_prompts(records: dict[str, dict[str, Any]], parents: dict[str, str]) -> set[str]:
+def _withdrawn_prompts(
+    records: dict[str, dict[str, Any]],
+    parents: dict[str, str],
+    position: dict[str, int] | None = None,
+) -> set[str]:
     """The uuids of prompts taken back before any reply: a typed prompt (no tool result) that no
-    user or assistant line follows, and a later line beside it (the same parent) that a
-    response descends from. Claude Code writes a prompt when it is submitted; pressed Esc before
-    the reply streams, it hands the prompt back for editing and hangs the one sent again (edited
-    or not) off the same parent, so the first is on no branch a later request carries."""
+    user or assistant line follows but its own isMeta lines (a slash command's skill text), and
+    a later line beside it (the same parent, of any type: a ``/goal`` typed instead hangs off
+    its attachment line) that a response descends from; with those isMeta lines. Claude Code
+    writes a prompt when it is submitted; pressed Esc before the reply streams, it hands the
+    prompt back for editing and hangs the one sent again (edited or not) off the same parent, so
+    the first is on no branch a later request carries."""
     sent = _sent(records, parents)
-    followed = {parents[u] for u in records if u in parents}
-    order = {u: k for k, u in enumerate(records)}
+    order = position if position is not None else {u: k for k, u in enumerate(records)}
+    children: dict[str, list[str]] = {}
+    for u, parent in parents.items():
+        children.setdefault(parent, []).append(u)
     later_sent: dict[str, int] = {}  # parent -> the last position of a child a response follows
     for u in sent:
         p = parents.get(u)
         if p is not None and u in order:
             later_sent[p] = max(later_sent.get(p, -1), order[u])
-    return {
-        u
-        for u, rec in records.items()
-        if rec.get("type") == "user"
-        and u not in sent
-        and u not in followed
-        and not _has_tool_result((rec.get("message") or {}).get("content"))
-        and (p := parents.get(u)) is not None
-        and later_sent.get(p, -1) > order[u]
-    }
+
+    def own_meta(u: str) -> list[str] | None:
+        """The records under ``u``, when all are unsent isMeta user lines; else None."""
+        out: list[str] = []
+        todo, seen = list(children.get(u, ())), {u}
+        while todo:
+            c = todo.pop()
+            if c in seen:
+                continue
+            seen.add(c)
+            if c in sent:
+                return None
+            rec = records.get(c)
+            if rec is not None:
+                if rec.get("type") != "user" or not rec.get("isMeta"):
+                    return None
+                out.append(c)
+            todo.extend(children.get(c, ()))
+        return out
+
+    withdrawn: set[str] = set()
+    for u, rec in records.items():
+        if (
+            rec.get("type") == "user"
+            and u not in sent
+            and not _has_tool_result((rec.get("message") or {}).get("content"))
+            and (p := parents.get(u)) is not None
+            and later_sent.get(p, -1) > order.get(u, -1)
+            and (meta := own_meta(u)) is not None
+        ):
+            withdrawn.add(u)
+            withdrawn.update(meta)
+    return withdrawn
+
+
+def _left_responses(records: dict[str, dict[str, Any]], links: dict[str, str]) -> set[str]:
+    """The uuids of the lines of responses no request sent back: a response no later response
+    descends from, off the current branch (the last response's ancestors) and forking from it.
+    Its request was sent (an off-branch request), its reply never was: the conversation went on
+    from a line before it (a session resumed from the parent of a tool call it never answered,
+    "Continue from where you left off."; a rewind; a second process writing the same file)."""
+    conv = {u: r for u, r in records.items() if not r.get("isSidechain")} or records
+    groups: dict[Any, list[str]] = {}
+    for u, rec in conv.items():
+        if rec.get("type") == "assistant":
+            msg = rec.get("message")
+            mid = msg.get("id") if isinstance(msg, dict) else None
+            groups.setdefault(mid if isinstance(mid, str) else u, []).append(u)
+    if not groups:
+        return set()
+    last = next(u for u in reversed(conv) if conv[u].get("type") == "assistant")
+    branch: set[str] = set()
+    cur: str | None = last
+    while cur is not None and cur not in branch:
+        branch.add(cur)
+        cur = links.get(cur)
+    carried: set[str] = set()  # the lines some request held: a response's first line's ancestors
+    for lines in groups.values():
+        cur = links.get(lines[0])
+        while cur is not None and cur not in carried:
+            carried.add(cur)
+            cur = links.get(cur)
+    out: set[str] = set()
+    for lines in groups.values():
+        if any(u in branch or u in carried for u in lines):
+            continue
+        seen: set[str] = set()
+        cur = links.get(lines[0])
+        while cur is not None and cur not in branch and cur not in seen:
+            seen.add(cur)
+            cur = links.get(cur)
+        if cur is not None and cur in branch:
+            out.update(lines)
+    return out
 
 
 def _without_thinking_only(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -398,9 +480,18 @@ def _local_command(content: Any) -> bool:
 
 
 def rebuilt_block_keys(session: LoadedSession) -> Counter[tuple[str, Any]]:
+    """The blocks of the rebuilt messages, and of the messages an off-branch request sent (the
+    lines of a branch left after its last request), each as many times as the most of them
+    one request held."""
     out: Counter[tuple[str, Any]] = Counter()
     for m in session.messages:
         out.update(_content_keys(m.get("content")))
+    for off in session.off_branch:
+        sent: Counter[tuple[str, Any]] = Counter()
+        for m in off.get("messages") or ():
+            if isinstance(m, dict):
+                sent.update(_content_keys(m.get("content")))
+        out |= sent
     return out
 
 

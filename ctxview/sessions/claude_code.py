@@ -232,12 +232,16 @@ def _select(lines: list[Line], placement: Placement | None = None) -> list[Line]
     # a line written twice (its uuid again: Claude Code copies lines into a resumed session)
     # is one record, sent once
     taken: set[str] = set()
+    #: the tool-result lines gathered beside the chain, and the attachment lines under them
+    beside: set[str] = set()
     for ln in main:
         if ln.uuid:
             if ln.uuid in taken:
                 continue
             taken.add(ln.uuid)
         if ln.type not in MESSAGE_TYPES:
+            if ln.type == "attachment" and ln.uuid and ln.parent in beside:
+                beside.add(ln.uuid)
             if ln.uuid in chain and ln.type in ("system", "attachment"):
                 # system lines on the chain: compaction boundaries; attachments: what Claude
                 # Code sent besides the messages (an MCP server's instructions removed)
@@ -258,6 +262,15 @@ def _select(lines: list[Line], placement: Placement | None = None) -> list[Line]
             and _only_results_for(ln, chain_tool_ids)
         ):
             selected.append(ln)  # tool results hanging off a block of a response on the chain
+            if ln.uuid:
+                beside.add(ln.uuid)
+        elif ln.type == "user" and ln.parent in beside and _tool_meta_for(ln, chain_tool_ids):
+            # what a tool call added after its result (a Skill's instructions, isMeta), hanging
+            # off a result gathered beside the chain: parallel Skill calls write each skill's
+            # text under its own result, and the next response hangs off the last one alone
+            selected.append(ln)
+            if ln.uuid:
+                beside.add(ln.uuid)
     selected = _results_after_their_call(selected)
     return kept_after_summaries(selected, kept_after, position) if kept_after else selected
 
@@ -331,6 +344,11 @@ def _only_results(line: Line) -> bool:
         and bool(content)
         and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
     )
+
+
+def _tool_meta_for(line: Line, tool_ids: set[str]) -> bool:
+    """``line`` is the isMeta text a tool call of ``tool_ids`` added (``sourceToolUseID``)."""
+    return bool(line.record.get("isMeta")) and line.record.get("sourceToolUseID") in tool_ids
 
 
 def _only_results_for(line: Line, tool_ids: set[str]) -> bool:

@@ -414,3 +414,107 @@ def test_a_request_two_files_of_a_set_hold_is_counted_once(tmp_path: Path) -> No
     assert s["recorded_requests"] == 2 and s["repeated_requests"] == 1
     # measured alone, a file counts every request it holds
     assert measure_file(tmp_path / "set" / "b_resumed.jsonl").recorded == 2
+
+
+def test_a_slash_command_taken_back_with_its_skill_text_is_not_lost(tmp_path: Any) -> None:
+    """A skill's slash command writes the command line and the skill's text (isMeta) under it;
+    taken back with Esc and run again off the same parent (judge7 fl_20-097234d4d7 lines 15-16,
+    written again at 29-30), neither line of the first is on a branch a request carried."""
+    w = shapes.Writer()
+    u = w.user(None, "Fix the build.")
+    end = w.assistant(u, [{"type": "text", "text": "Done."}], (3, 20_000, 100), "msg_1")
+    for _ in range(2):
+        cmd = w.user(end, "<command-message>research</command-message>")
+        last = w.user(cmd, [{"type": "text", "text": "Base directory: /r"}], isMeta=True)
+    w.assistant(last, [{"type": "text", "text": "Researching."}], (3, 20_100, 50), "msg_2")
+    fig = measure_file(shapes.write(tmp_path / "withdrawn.jsonl", w.records))
+    assert fig.lost_blocks == {}, fig.lost_blocks
+    assert fig.raw_blocks["text"] == 5
+
+
+def test_a_prompt_taken_back_for_a_command_beside_it_is_not_lost(tmp_path: Any) -> None:
+    """The prompt taken back, then given as ``/goal <prompt>`` (judge7 fl_80-6f88b77226 line
+    815): the command's first line beside the prompt is an attachment (its goal), not a user
+    line, and the response descends from it."""
+    w = shapes.Writer()
+    u = w.user(None, "Fix the build.")
+    end = w.assistant(u, [{"type": "text", "text": "Done."}], (3, 20_000, 100), "msg_1")
+    w.user(end, "Implement the audit.")
+    goal = w.base("attachment", end)
+    goal["attachment"] = {"type": "goal_status", "met": False, "condition": "Implement the audit."}
+    cmd = w.user(w.add(goal), "<command-name>/goal</command-name>")
+    w.assistant(cmd, [{"type": "text", "text": "On it."}], (3, 20_100, 50), "msg_2")
+    fig = measure_file(shapes.write(tmp_path / "goal.jsonl", w.records))
+    assert fig.lost_blocks == {}, fig.lost_blocks
+    # a prompt that a user line follows is not taken back
+    w.user(w.records[2]["uuid"], "and the tests")
+    fig = measure_file(shapes.write(tmp_path / "followed.jsonl", w.records))
+    assert fig.lost_blocks == {"text": 2}, fig.lost_blocks
+
+
+def _resumed_from_parent(w: shapes.Writer) -> tuple[str, str]:
+    """A prompt, a response calling a tool and its result: (the prompt, the result)."""
+    u = w.user(None, "Write the mail module.")
+    a = w.assistant(
+        u,
+        [{"type": "tool_use", "id": "toolu_todo", "name": "TodoWrite", "input": {}}],
+        (3, 20_000, 100),
+        "msg_1",
+    )
+    r = w.user(a, [{"type": "tool_result", "tool_use_id": "toolu_todo", "content": "ok"}])
+    return u, r
+
+
+def _continue(w: shapes.Writer, parent: str) -> None:
+    c = w.user(parent, [{"type": "text", "text": "Continue from where you left off."}], isMeta=True)
+    p = w.user(c, "Commit Task 1 now.")
+    w.assistant(p, [{"type": "text", "text": "Committing."}], (3, 20_000, 300), "msg_next")
+
+
+def test_a_call_the_resumed_session_left_unanswered_is_not_lost(tmp_path: Any) -> None:
+    """A Write call never answered (the process ended), the session resumed from the line
+    before it (judge7 tc_1c-e402c8fe4b-7 line 183: the request after it billed 125,739 tokens,
+    about the 125,638 of the call's own request; the call was 4,234 tokens)."""
+    w = shapes.Writer()
+    _, r = _resumed_from_parent(w)
+    w.assistant(
+        r,
+        [{"type": "tool_use", "id": "toolu_write", "name": "Write", "input": {"content": "x"}}],
+        (3, 20_100, 50),
+        "msg_write",
+    )
+    _continue(w, r)
+    fig = measure_file(shapes.write(tmp_path / "resumed.jsonl", w.records))
+    assert fig.lost_blocks == {}, fig.lost_blocks
+    assert fig.raw_blocks["tool_use"] == 1
+
+
+def test_a_branch_a_second_process_left_is_kept_in_its_request(tmp_path: Any) -> None:
+    """Two processes wrote one file (judge7 tc_1c-e402c8fe4b-18 lines 143-145): one went on
+    with a TodoWrite round and a reply, the other resumed from the line before it. The round
+    was sent with the reply's request (off the branch, rebuilt); the reply was sent by none."""
+    w = shapes.Writer()
+    _, r = _resumed_from_parent(w)
+    a = w.assistant(
+        r,
+        [{"type": "tool_use", "id": "toolu_todo2", "name": "TodoWrite", "input": {}}],
+        (3, 20_100, 50),
+        "msg_todo2",
+    )
+    r2 = w.user(a, [{"type": "tool_result", "tool_use_id": "toolu_todo2", "content": "ok"}])
+    w.assistant(r2, [{"type": "text", "text": "Plan complete."}], (3, 20_150, 30), "msg_plan")
+    _continue(w, r)
+    fig = measure_file(shapes.write(tmp_path / "two.jsonl", w.records))
+    assert fig.lost_blocks == {}, fig.lost_blocks
+    assert fig.off_branch_requests == 2
+
+
+def test_a_response_that_forks_from_no_line_of_the_branch_is_still_lost(tmp_path: Any) -> None:
+    """A response whose parents never reach the current branch is on no request the rebuild
+    knows of: it stays counted."""
+    w = shapes.Writer()
+    _, r = _resumed_from_parent(w)
+    w.assistant("not-in-the-file", [{"type": "text", "text": "Stray."}], (3, 100, 10), "msg_x")
+    _continue(w, r)
+    fig = measure_file(shapes.write(tmp_path / "stray.jsonl", w.records))
+    assert fig.lost_blocks == {"text": 1}, fig.lost_blocks

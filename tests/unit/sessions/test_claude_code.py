@@ -373,3 +373,47 @@ def test_a_response_of_thinking_alone_is_not_sent_again_but_its_request_is_kept(
     log = simulate(s)
     assert [r.recorded_total for r in log.requests] == [1_103, 1_123, 1_133]
     assert [r.off_branch for r in log.requests] == [False, True, False]
+
+
+def _attachment(w: shapes.Writer, parent: str) -> str:
+    rec = w.base("attachment", parent, 1)
+    rec["attachment"] = {"type": "hook_success", "hookEvent": "PostToolUse", "content": ""}
+    return w.add(rec)
+
+
+def test_the_text_of_each_of_parallel_skill_calls_is_sent(tmp_path: Path) -> None:
+    """Two Skill calls in one response (judge7 fl_1e-0b3c4f1c3e line 485, fl_a5-0158cfad4d
+    lines 644 and 653): each result has the skill's text (isMeta, ``sourceToolUseID``) under it,
+    through an attachment line, and the next response hangs off the last skill's lines alone.
+    Both texts were sent: the request after them billed both skills."""
+    w = shapes.Writer()
+    u = w.user(None, "Use /ponytail and /boris.")
+    calls = [
+        {"type": "tool_use", "id": f"toolu_skill{k}", "name": "Skill", "input": {"skill": s}}
+        for k, s in enumerate(("ponytail", "boris"))
+    ]
+    w.assistant(u, calls, (3, 1_000, 100), "msg_skills")
+    call_lines = [r["uuid"] for r in w.records if r["type"] == "assistant"]
+    last = ""
+    for k, (line, call) in enumerate(zip(call_lines, calls, strict=True)):
+        r = w.user(
+            line,
+            [{"type": "tool_result", "tool_use_id": call["id"], "content": "Launching skill"}],
+            sourceToolAssistantUUID=line,
+        )
+        text = [{"type": "text", "text": f"Base directory for this skill: /skills/{k}"}]
+        meta = w.user(_attachment(w, r), text, isMeta=True, sourceToolUseID=call["id"])
+        last = _attachment(w, meta)
+    w.assistant(last, [{"type": "text", "text": "Both loaded."}], (3, 1_100, 200), "msg_next")
+    s = load_session(shapes.write(tmp_path / "skills.jsonl", w.records))
+    texts = [
+        b.get("text")
+        for m in s.messages
+        if m["role"] == "user" and isinstance(m["content"], list)
+        for b in m["content"]
+    ]
+    assert [t for t in texts if t and t.startswith("Base directory")] == [
+        "Base directory for this skill: /skills/0",
+        "Base directory for this skill: /skills/1",
+    ]
+    assert errors(check_protocol(s.messages)) == []
