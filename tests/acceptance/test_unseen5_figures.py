@@ -49,8 +49,10 @@ def test_claude_code_cache_breaks_reach_the_goal(claude_code: dict[str, Any]) ->
     assert claude_code["break_agreement"] >= 0.997
 
 
-@pytest.mark.xfail(strict=True, reason="6 text blocks lost blind in 4 files")
 def test_claude_code_rebuild_loses_no_block(claude_code: dict[str, Any]) -> None:
+    """6 text blocks were lost blind in 4 files: 3 were the skill texts of parallel Skill calls
+    the reader dropped (each but the last), 3 prompts taken back that the check counted (a slash
+    command run again, a prompt given again as ``/goal``)."""
     lost = claude_code["blocks_lost"]
     assert lost == dict.fromkeys(BLOCK_TYPES, 0), claude_code["files_losing_blocks"]
 
