@@ -80,6 +80,23 @@ class _Builder:
         return self.blocks
 
 
+def _answers_while_streaming(out: list[_Builder], asst: _Builder | None) -> bool:
+    """The last message is the user message of results answering ``asst``'s calls alone, right
+    after it: Claude Code runs a response's calls as they stream, so their results can be
+    written before the response's later blocks (one message id); the request that follows sends
+    the response whole, then every result (fl_77-78b19c8aaf of unseen5: a fourth call written
+    after two results of the first three, answered with the third in the next user line)."""
+    if asst is None or len(out) < 2 or out[-2] is not asst:
+        return False
+    tail = out[-1]
+    if tail.role != "user" or tail.string is not None or not tail.results:
+        return False
+    calls = {
+        b.get("id") for b in asst.blocks if isinstance(b, dict) and b.get("type") == "tool_use"
+    }
+    return all(isinstance(r, dict) and r.get("tool_use_id") in calls for r in tail.results)
+
+
 def _usable(line: Line) -> str | None:
     """None if the line carries an API message, else why it cannot be used."""
     msg = line.record.get("message")
@@ -604,9 +621,12 @@ def rebuild(
                         and not tail.blocks
                         and tail.string is None
                     )
+                    or _answers_while_streaming(out, last_asst)
                 )
             )
             if same_response and last_asst is not None:
+                # (a later block of a response whose first calls were answered meanwhile joins
+                # the response: the results stay in the user message after it)
                 last_asst.blocks.extend(blocks)
                 last_asst.lines.append(ln.number)
                 if isinstance(msg.get("usage"), dict):

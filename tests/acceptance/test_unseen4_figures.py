@@ -28,7 +28,9 @@ def claude_code() -> dict[str, Any]:
 def test_claude_code_estimates_reach_the_goals(claude_code: dict[str, Any]) -> None:
     """63 transcripts, Claude Code 2.1.39 to 2.1.218; blind: 0.5% / 4.6% calibrated, 1.1% / 3.5%
     fitted on the first half."""
-    assert claude_code["recorded_requests"] == 7_471
+    # 7,471 blind: two responses whose later call streamed after earlier calls' results were
+    # counted twice
+    assert claude_code["recorded_requests"] == 7_469
     t = claude_code["token_error"]
     assert t["median"] <= 0.02 and t["p90"] <= 0.08, t
     th = claude_code["token_error_first_half_fit"]

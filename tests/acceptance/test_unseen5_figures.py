@@ -26,7 +26,9 @@ def claude_code() -> dict[str, Any]:
 def test_claude_code_estimates_reach_the_goals(claude_code: dict[str, Any]) -> None:
     """21 transcripts, Claude Code 2.1.185 to 2.1.218; blind: 0.5% / 2.7% calibrated, 2.1% /
     9.8% fitted on the first half."""
-    assert claude_code["recorded_requests"] == 2_727
+    # 2,727 blind: 55 responses whose later blocks streamed after earlier calls' results were
+    # counted twice (and cut in two, a call apart from its result)
+    assert claude_code["recorded_requests"] == 2_672
     t = claude_code["token_error"]
     assert t["median"] <= 0.005 and t["p90"] <= 0.03, t
     th = claude_code["token_error_first_half_fit"]
@@ -35,15 +37,16 @@ def test_claude_code_estimates_reach_the_goals(claude_code: dict[str, Any]) -> N
 
 def test_claude_code_cache_breaks_hold_the_blind_figure(claude_code: dict[str, Any]) -> None:
     """98.68% blind (36 disagreements of 2,727; 98.64% and 37 with main as the session began),
-    each named: 30 of them recorded breaks that read only the cached head (``unexplained``)."""
+    98.91% (29 of 2,672) once a response's calls answered while it streamed no longer cut it in
+    two; each named, most of them recorded breaks that read only the cached head."""
     s = claude_code
-    assert s["break_agreement"] >= 0.9868, s["break_disagreements"]
+    assert s["break_agreement"] >= 0.9891, s["break_disagreements"]
     for d in s["break_disagreements"]:
         assert d["recorded_reason"] is not None or d["predicted"].startswith("break ("), d
 
 
 @pytest.mark.xfail(
-    strict=True, reason="98.7% blind: head-only reads no transcript line explains (30 of 36)"
+    strict=True, reason="98.7% blind, 98.9% since: head-only reads no transcript line explains"
 )
 def test_claude_code_cache_breaks_reach_the_goal(claude_code: dict[str, Any]) -> None:
     assert claude_code["break_agreement"] >= 0.997

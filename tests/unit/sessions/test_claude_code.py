@@ -417,3 +417,32 @@ def test_the_text_of_each_of_parallel_skill_calls_is_sent(tmp_path: Path) -> Non
         "Base directory for this skill: /skills/1",
     ]
     assert errors(check_protocol(s.messages)) == []
+
+
+def test_a_call_streamed_after_earlier_calls_were_answered_joins_its_response(
+    tmp_path: Path,
+) -> None:
+    """Claude Code runs a response's calls as they stream: two results are written before the
+    response's third call (the same message id), whose result comes with the next user line
+    (unseen5 fl_77-78b19c8aaf lines 43-56). The request after it sent the response whole, then
+    the three results: one request, no unanswered call."""
+    w = shapes.Writer()
+    u = w.user(None, "Check the mirror.")
+    calls = [
+        {"type": "tool_use", "id": f"toolu_read{k}", "name": "Read", "input": {"n": k}}
+        for k in range(3)
+    ]
+    last = w.assistant(u, calls[:2], (3, 1_000, 100), "msg_stream")
+    hook = {"type": "text", "text": "<system-reminder>PostToolUse hook context</system-reminder>"}
+    for c in calls[:2]:
+        result = {"type": "tool_result", "tool_use_id": c["id"], "content": f"file {c['id']}"}
+        last = w.user(last, [result, hook])
+    last = w.assistant(last, calls[2:], (3, 1_000, 100), "msg_stream")
+    last = w.user(last, [{"type": "tool_result", "tool_use_id": "toolu_read2", "content": "f"}])
+    w.assistant(last, [{"type": "text", "text": "Found it."}], (3, 1_100, 300), "msg_next")
+    s = load_session(shapes.write(tmp_path / "streamed.jsonl", w.records))
+    assert [m["role"] for m in s.messages] == ["user", "assistant", "user", "assistant"]
+    assert [b["id"] for b in s.messages[1]["content"]] == [c["id"] for c in calls]
+    results = [b for b in s.messages[2]["content"] if b["type"] == "tool_result"]
+    assert [b["tool_use_id"] for b in results] == [c["id"] for c in calls]
+    assert errors(check_protocol(s.messages)) == []
