@@ -785,7 +785,8 @@ def off_branch_responses(
     Each is ``{"message_id", "timestamp", "model", "usage", "uuid", "parent_uuid", "fork",
     "path", "messages"}``: its request held the first ``fork`` messages of the rebuilt sequence,
     then ``messages`` (one per line of the abandoned branch between the fork and the response,
-    their uuids in ``path``). In file order.
+    their uuids in ``path``). In file order. A line's message is one dict, shared by every
+    response whose path holds the line (read it, do not change it).
     """
     chosen = {id(ln) for ln in selected}
     on_branch_ids: set[Any] = set()
@@ -865,6 +866,16 @@ def off_branch_responses(
         j = bisect.bisect_left(selected, number, key=lambda ln: ln.number)
         return selected[j] if j < len(selected) and selected[j].number == number else None
 
+    # each line's message, made once and shared by every request whose path holds the line: a
+    # long abandoned branch is on the path of each of its responses (n lines, n² references)
+    said: dict[int, dict[str, Any]] = {}
+
+    def message_of_line(ln: Line) -> dict[str, Any]:
+        m = said.get(id(ln))
+        if m is None:
+            m = said[id(ln)] = {"role": ln.type, "content": ln.record["message"]["content"]}
+        return m
+
     out: list[dict[str, Any]] = []
     for mid, group, path, parent in walks:
         first = group[0]
@@ -931,9 +942,7 @@ def off_branch_responses(
                 "parent_uuid": first.parent,
                 "fork": fork,
                 "path": [ln.uuid for ln in path],
-                "messages": [
-                    {"role": ln.type, "content": ln.record["message"]["content"]} for ln in path
-                ],
+                "messages": [message_of_line(ln) for ln in path],
             }
         )
     return out

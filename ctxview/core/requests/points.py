@@ -1262,6 +1262,9 @@ def _off_branch_points(session: SessionLike, rates: Rates) -> list[_OffBranch]:
         return []
     out = []
     n = len(session.messages)
+    # tokens by message object: a line's message is shared by every request whose path holds
+    # it (a long abandoned branch is on the path of each of its responses), counted once
+    counted: dict[int, int] = {}
     for k, ob in enumerate(raw):
         if not isinstance(ob, Mapping):
             continue
@@ -1272,7 +1275,12 @@ def _off_branch_points(session: SessionLike, rates: Rates) -> list[_OffBranch]:
         path = tuple(ob.get("path") or ())
         if len(path) != len(msgs):
             path = tuple((k, j) for j in range(len(msgs)))
-        ptok = [rates.tokens(message_features(m)) for m in msgs]
+        ptok = []
+        for m in msgs:
+            t = counted.get(id(m))
+            if t is None:
+                t = counted[id(m)] = rates.tokens(message_features(m))
+            ptok.append(t)
         meta = {key: ob[key] for key in ("usage", "timestamp", "model") if ob.get(key) is not None}
         roles = [m.get("role") for m in msgs]
         runs = sum(1 for j, r in enumerate(roles) if j == 0 or r != roles[j - 1])
