@@ -52,6 +52,7 @@ BENCHMARKS = {
     "report": True,
     "redact": True,
     "fleet": True,
+    "memory": True,
     "steps": False,
     "instructions": False,
 }

@@ -50,7 +50,8 @@ def file_kind(mode: int) -> str:
     return "not a regular file"
 
 
-def _open_error(path: str, exc: OSError) -> FileRefused:
+def open_error(path: str, exc: OSError) -> FileRefused:
+    """What an OSError opening or reading ``path`` means, in one line naming it."""
     if isinstance(exc, FileNotFoundError):
         return FileRefused(f"{path}: no such file")
     if isinstance(exc, PermissionError):
@@ -81,7 +82,7 @@ def open_regular(
     except IsADirectoryError:
         raise FileRefused(f"{spath}: is a directory, not a {what}") from None
     except OSError as exc:
-        raise _open_error(spath, exc) from None
+        raise open_error(spath, exc) from None
     try:
         try:
             st = os.fstat(fd)
@@ -92,7 +93,7 @@ def open_regular(
                 )
             os.set_blocking(fd, True)
         except OSError as exc:
-            raise _open_error(spath, exc) from None
+            raise open_error(spath, exc) from None
         yield fd, st
     finally:
         os.close(fd)
@@ -127,10 +128,7 @@ def read_regular(
     spath = os.fspath(path)
     with open_regular(spath, what=what) as (fd, st):
         if st.st_size > max_bytes and not truncate:
-            raise FileRefused(
-                f"{spath}: file is too large ({fmt_bytes(st.st_size)}; "
-                f"the limit is {fmt_bytes(max_bytes)})"
-            )
+            raise too_large(spath, st.st_size, max_bytes)
         try:
             chunks: list[bytes] = []
             got = 0
@@ -143,11 +141,23 @@ def read_regular(
                 chunks.append(chunk)
                 got += len(chunk)
         except OSError as exc:
-            raise _open_error(spath, exc) from None
+            raise open_error(spath, exc) from None
     data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
     if len(data) > max_bytes and not truncate:
-        raise FileRefused(
-            f"{spath}: file is too large (over {fmt_bytes(max_bytes)}, the limit; it grew while "
-            "being read)"
-        )
+        raise grew_too_large(spath, max_bytes)
     return data
+
+
+def too_large(path: str, size: int, max_bytes: int) -> FileRefused:
+    """A file over the size cap, with its size."""
+    return FileRefused(
+        f"{path}: file is too large ({fmt_bytes(size)}; the limit is {fmt_bytes(max_bytes)})"
+    )
+
+
+def grew_too_large(path: str, max_bytes: int) -> FileRefused:
+    """A file that was under the size cap when opened and passed it while being read."""
+    return FileRefused(
+        f"{path}: file is too large (over {fmt_bytes(max_bytes)}, the limit; it grew while "
+        "being read)"
+    )

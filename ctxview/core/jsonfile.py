@@ -12,10 +12,18 @@ import re
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
-from ctxview.core.fileio import FileRefused, read_regular
+from ctxview.core.fileio import (
+    FileRefused,
+    grew_too_large,
+    open_error,
+    open_regular,
+    read_regular,
+    read_span,
+    too_large,
+)
 
 #: the largest session file read (a request the API takes is far smaller: 32 MB)
 MAX_BYTES = 2 * 1024**3
@@ -37,26 +45,194 @@ def read_text(path: str, max_bytes: int) -> str:
         data = read_regular(path, max_bytes, what="session file")
     except FileRefused as exc:
         raise SessionError(str(exc)) from None
+    _check_start(path, data, whole=True)
+    return _decoded(path, data)
+
+
+def _check_start(path: str, data: bytes, whole: bool) -> bool:
+    """Refuse a file that is empty (nothing but whitespace) or binary (a NUL in its first 8 KiB)
+    from its first bytes, ``data`` (``whole``: the whole file). False when ``data`` is blank and
+    there is more to read, which decides."""
     if _BLANK_BYTES.match(data):  # (data.strip() would copy a 100 MB file to find one byte)
+        if not whole:
+            return False
         raise SessionError(f"{path}: file is empty")
     if b"\x00" in data[:8192] and not _JSON_START.match(data):
         # a file that starts with JSON is text with a run of NUL bytes in it (a crash leaves
         # one where a write never landed): a JSONL reader skips that line, a JSON parse names it
         raise SessionError(f"{path}: is a binary file, not a JSON or JSONL session")
+    return True
+
+
+def _not_utf8(path: str, byte: int, line: int, offset: int) -> SessionError:
+    return SessionError(
+        f"{path}: is not UTF-8 text (invalid byte 0x{byte:02x} at line {line}, "
+        f"byte offset {offset})"
+    )
+
+
+def _decoded(
+    path: str,
+    data: bytes,
+    line: int = 1,
+    offset: int = 0,
+    first: bool = True,
+    cut: bool = True,
+) -> str:
+    """``data`` as text: the bytes of a file from byte ``offset``, line ``line`` (``first``: its
+    start, where a byte order mark is dropped). With ``cut``, an incomplete character at the end
+    of ``data`` is dropped: the end of a file whose last line was cut while being written (a
+    live agent's transcript, a crash), or of the part of one read so far. Any other invalid
+    UTF-8 is a SessionError naming its line and byte offset."""
     try:
-        return data.decode("utf-8-sig")
+        return data.decode("utf-8-sig" if first else "utf-8")
     except UnicodeDecodeError as exc:
-        skip = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+        skip = len(codecs.BOM_UTF8) if first and data.startswith(codecs.BOM_UTF8) else 0
         start = exc.start + skip  # (the codec counts from after the byte order mark)
-        if exc.reason == "unexpected end of data" and exc.end + skip == len(data):
-            # the file ends inside a character: its last line was cut while being written (a
-            # live agent's transcript, a crash): read it as the cut line it is
-            return data[:start].decode("utf-8-sig")
-        line = data.count(b"\n", 0, start) + 1
-        raise SessionError(
-            f"{path}: is not UTF-8 text (invalid byte 0x{data[start]:02x} at line {line}, "
-            f"byte offset {start})"
-        ) from None
+        if cut and exc.reason == "unexpected end of data" and exc.end + skip == len(data):
+            return data[:start].decode("utf-8-sig" if first else "utf-8")
+        line += data.count(b"\n", 0, start)
+        raise _not_utf8(path, data[start], line, offset + start) from None
+
+
+#: the first bytes of a file read to tell its format (:attr:`TextFile.head`), more when its first
+#: line needs them; at least 4 x 4096 (a proxy recording's header is looked for in 4096 characters)
+HEAD_BYTES = 64 * 1024
+#: bytes read at a time when a file is read line by line (:meth:`TextFile.lines`)
+CHUNK_BYTES = 1024 * 1024
+#: the first line holding something (``text.lstrip().split("\n", 1)[0]`` without a copy)
+FIRST_LINE = re.compile(r"\s*([^\n]*)")
+_BLANK_STR = re.compile(r"\s*\Z")
+_ASCII_BLANK = b" \t\n\r\x0b\x0c"
+#: by first byte: an ASCII character that is not "{" nor a Unicode space (``\s`` takes
+#: \x1c-\x1f as well): a first line starting with it is no JSONL line
+_NOT_JSONL_START = [b < 0x80 and not chr(b).isspace() and b != ord("{") for b in range(256)]
+
+
+class TextFile:
+    """A session file open for reading (:func:`open_text`), checked as :func:`read_text` checks
+    one: :attr:`head`, its start as text, tells its format; then it is read whole
+    (:meth:`text`) or a line at a time (:meth:`lines`), which never holds the whole file: a
+    JSONL transcript of 100 MB is parsed without its 100 MB of bytes and of text beside it.
+    Invalid UTF-8 is refused with the same sentence either way (read line by line, when the
+    line that holds it is reached)."""
+
+    def __init__(self, path: str, fd: int, max_bytes: int) -> None:
+        self.path = path
+        self._fd = fd
+        self._max = max_bytes
+        self.head, self.whole = self._read_head()
+
+    def _read(self, offset: int, count: int) -> bytes:
+        """At most ``count`` bytes from ``offset``; a file that passed the size cap since it was
+        opened is refused."""
+        count = min(count, self._max + 1 - offset)
+        try:
+            data = read_span(self._fd, offset, count) if count > 0 else b""
+        except OSError as exc:
+            raise SessionError(str(open_error(self.path, exc))) from None
+        if offset + len(data) > self._max:
+            raise SessionError(str(grew_too_large(self.path, self._max)))
+        return data
+
+    def _read_head(self) -> tuple[str, bool]:
+        """(the file's start as text, whether that is the whole file). The start holds at
+        least the first line that holds something and the first thing after it (what tells a
+        JSONL file, see :func:`head_is_enough`), unless that line does not start with ``{``."""
+        size = HEAD_BYTES
+        while True:
+            data = self._read(0, size)
+            whole = len(data) < size
+            if not _check_start(self.path, data, whole):
+                size *= 4
+                continue
+            if whole:
+                return _decoded(self.path, data), True
+            # no newline after the first byte that is not ASCII whitespace: the first line has
+            # not ended (checked on the bytes: a long one-line JSON file is not decoded each time)
+            begin = len(data) - len(data.lstrip(_ASCII_BLANK))
+            if data.find(b"\n", begin) >= 0:
+                text = _decoded(self.path, data)
+                if head_is_enough(text):
+                    return text, False
+            elif begin < len(data) and _NOT_JSONL_START[data[begin]]:
+                # the first line begins with an ASCII character that is neither a space nor
+                # "{": no JSONL line, whatever follows (a long one-line JSON array)
+                return _decoded(self.path, data), False
+            size *= 4
+
+    def text(self) -> str:
+        """The whole text, as :func:`read_text` gives it."""
+        if self.whole:
+            return self.head
+        return _decoded(self.path, self._read(0, self._max + 1))
+
+    def lines(self) -> Iterator[tuple[int, str]]:
+        """Each line with its 1-based number, as ``enumerate(self.text().split("\\n"), 1)``
+        gives them (the last is what follows the last newline, maybe ""), read
+        :data:`CHUNK_BYTES` at a time."""
+        number = 0
+        offset = 0  # of the next chunk
+        start = 0  # the file offset of the line being read
+        parts: list[bytes] = []  # its bytes so far
+        while chunk := self._read(offset, CHUNK_BYTES):
+            offset += len(chunk)
+            pieces = chunk.split(b"\n")
+            if len(pieces) == 1:
+                parts.append(chunk)
+                continue
+            if parts:
+                parts.append(pieces[0])
+                pieces[0] = b"".join(parts)
+            parts = [pieces.pop()]
+            for raw in pieces:
+                number += 1
+                yield number, self._line(raw, number, start)
+                start += len(raw) + 1
+        number += 1
+        last = b"".join(parts)
+        yield number, self._line(last, number, start, last=True)
+
+    def _line(self, raw: bytes, number: int, start: int, last: bool = False) -> str:
+        """A line's text (``start``: its offset in the file): the first drops a byte order
+        mark; only the last may end inside a character (see :func:`_decoded`)."""
+        if start and not last:
+            try:
+                return raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise _not_utf8(self.path, raw[exc.start], number, start + exc.start) from None
+        return _decoded(self.path, raw, number, start, first=start == 0, cut=last)
+
+
+def head_is_enough(text: str) -> bool:
+    """Does the start of a file, ``text``, tell all that its first line tells: the first line
+    holding something is whole and something follows it (JSONL), or that line is begun and
+    does not start with ``{`` (no JSONL)? For JSONL, at least 200 characters from that line's
+    start (what the format tests look at)."""
+    m = FIRST_LINE.match(text)
+    if m is None:  # pragma: no cover - the pattern matches any text
+        return False
+    line = m.group(1)
+    if line and not line.startswith("{"):
+        return True
+    if m.end() == len(text):
+        return False
+    return not _BLANK_STR.match(text, m.end()) and len(text) - m.start(1) >= 200
+
+
+@contextmanager
+def open_text(path: str, max_bytes: int) -> Iterator[TextFile]:
+    """The session file at ``path`` open as a :class:`TextFile` (at most ``max_bytes``),
+    closed on leaving: SessionError naming the file when it cannot be read, is too large,
+    empty, binary, or (when its start is read) not UTF-8."""
+    with ExitStack() as stack:
+        try:
+            fd, st = stack.enter_context(open_regular(path, what="session file"))
+        except FileRefused as exc:
+            raise SessionError(str(exc)) from None
+        if st.st_size > max_bytes:
+            raise SessionError(str(too_large(path, st.st_size, max_bytes)))
+        yield TextFile(path, fd, max_bytes)
 
 
 #: deeper JSON is refused on read: re-serialising it (previews, exports, token estimates) would

@@ -23,7 +23,10 @@ Rebuilds the message sequence that was actually sent to the API:
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import chain
+from operator import attrgetter
 from typing import Any
 
 from ctxview.core.content import content_texts
@@ -805,7 +808,8 @@ def off_branch_responses(
     Each is ``{"message_id", "timestamp", "model", "usage", "uuid", "parent_uuid", "fork",
     "path", "messages"}``: its request held the first ``fork`` messages of the rebuilt sequence,
     then ``messages`` (one per line of the abandoned branch between the fork and the response,
-    their uuids in ``path``). In file order.
+    their uuids in ``path``). In file order. A line's message is one dict, shared by every
+    response whose path holds the line (read it, do not change it).
     """
     chosen = {id(ln) for ln in selected}
     on_branch_ids: set[Any] = set()
@@ -844,12 +848,21 @@ def off_branch_responses(
         return []
     # walk each response's ancestors off the branch up to the line it left the branch at
     walks: list[tuple[str, list[Line], list[Line], str | None]] = []
+    # where a walk started -> (its path, where it ended): the walk of a later response on the
+    # same branch reaches the start of an earlier one's and takes the rest of that walk whole
+    # (a walk with no loop of parents: the rest cannot hold a line of this one's either)
+    walked: dict[str, tuple[list[Line], str | None]] = {}
     for mid, group in responses.items():
         first = group[0]
         path: list[Line] = []
         seen: set[str] = set()
-        parent = first.parent
+        parent = start = first.parent
         while parent is not None and parent in off_by_uuid and parent not in seen:
+            done = walked.get(parent)
+            if done is not None:
+                path += done[0]
+                parent = done[1]
+                break
             seen.add(parent)
             ln = off_by_uuid[parent]
             if ln.type in MESSAGE_TYPES:
@@ -857,6 +870,8 @@ def off_branch_responses(
             parent = ln.parent
         if parent is not None and parent in seen:
             continue  # a loop of parents
+        if start is not None:
+            walked[start] = (path, parent)
         walks.append((mid, group, path, parent))
     # the fork lines (on the branch) those walks ended at, and the messages they are part of
     wanted = {parent for *_, parent in walks if parent is not None}
@@ -885,6 +900,19 @@ def off_branch_responses(
         j = bisect.bisect_left(selected, number, key=lambda ln: ln.number)
         return selected[j] if j < len(selected) and selected[j].number == number else None
 
+    # each line's message, made once and shared by every request whose path holds the line: a
+    # long abandoned branch is on the path of each of its responses (n lines, n² references)
+    said: dict[int, dict[str, Any]] = {}
+
+    def message_of_line(ln: Line) -> dict[str, Any]:
+        m = said.get(id(ln))
+        if m is None:
+            m = said[id(ln)] = {"role": ln.type, "content": ln.record["message"]["content"]}
+        return m
+
+    # the response id of each assistant line a walk can pass (a path is read in C loops below:
+    # a long abandoned branch is on the path of each of its responses)
+    mid_of = {id(ln): message_id(ln) for ln in off_by_uuid.values() if ln.type == "assistant"}
     out: list[dict[str, Any]] = []
     for mid, group, path, parent in walks:
         first = group[0]
@@ -893,13 +921,12 @@ def off_branch_responses(
             continue  # its parent is neither off the branch nor on it: not connected
         # the other lines of the responses on the path, and the tool results hanging off them,
         # written before this response (parallel tool calls branch off one response's lines)
-        on_path = {id(ln) for ln in path}
+        on_path = set(map(id, path))
         extra: list[Line] = []
-        for mid_on in {m for ln in path if ln.type == "assistant" if (m := message_id(ln))}:
+        for mid_on in set(filter(None, map(mid_of.get, map(id, path)))):
             extra.extend(lines_of_response.get(mid_on, ()))
-        todo = [ln.uuid for ln in path if ln.uuid] + [ln.uuid for ln in extra if ln.uuid]
-        while todo:
-            extra.extend(results_of.get(todo.pop(), ()))
+        todo = [*filter(None, map(_uuid, path)), *filter(None, map(_uuid, extra))]
+        extra.extend(chain.from_iterable(filter(None, map(results_of.get, reversed(todo)))))
         for ln in extra:
             if id(ln) not in on_path and ln.number < first.number:
                 path.append(ln)
@@ -913,7 +940,7 @@ def off_branch_responses(
         else:
             fork = before.get(cursor.number, 0)
         k = fork - 1
-        head = min(path, key=lambda ln: ln.number) if path else first
+        head = min(path, key=_number) if path else first
         if cursor is not None and k >= 0:
             lines_k = metas[k].get("source_lines", ())
             last_k = max(lines_k, default=cursor.number)
@@ -928,7 +955,7 @@ def off_branch_responses(
                         shared = line_at(n)
                         if shared is not None:
                             path.append(shared)
-        path.sort(key=lambda ln: ln.number)
+        path.sort(key=_number)
         usage = next(
             (
                 u
@@ -950,13 +977,26 @@ def off_branch_responses(
                 "uuid": first.uuid,
                 "parent_uuid": first.parent,
                 "fork": fork,
-                "path": [ln.uuid for ln in path],
-                "messages": [
-                    {"role": ln.type, "content": ln.record["message"]["content"]} for ln in path
-                ],
+                "path": list(map(_uuid, path)),
+                "messages": _messages_of(path, said, message_of_line),
             }
         )
     return out
+
+
+_number = attrgetter("number")
+_uuid = attrgetter("uuid")
+
+
+def _messages_of(
+    path: list[Line], said: dict[int, dict[str, Any]], make: Callable[[Line], dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The message of each line of ``path``: those made for an earlier path taken from ``said``
+    in one C loop, the others made by ``make``."""
+    got: list[dict[str, Any] | None] = list(map(said.get, map(id, path)))
+    if None not in got:
+        return got  # type: ignore[return-value]  # (no None in it)
+    return [m if m is not None else make(ln) for m, ln in zip(got, path, strict=True)]
 
 
 def subagent_links(lines: list[Line]) -> dict[str, str]:

@@ -29,6 +29,7 @@ import json
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from ctxview.core.jsonfile import TextFile
 from ctxview.core.providers.gemini import usage_meta
 from ctxview.sessions.gemini import Pairing, content_message
 from ctxview.sessions.model import LoadedSession, SessionError
@@ -149,11 +150,11 @@ def record_turns(record: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 #: the object lines of a JSONL text, numbered, the others noted in the dict with why:
 #: ``ctxview.sessions.readers.jsonl_objects``, the one rule for the lines of any JSONL file
-JsonlObjects = Callable[[str, dict[int, str]], Iterator[tuple[int, dict[str, Any]]]]
+JsonlObjects = Callable[[str | TextFile, dict[int, str]], Iterator[tuple[int, dict[str, Any]]]]
 
 
 def _records_of_log(
-    text: str, jsonl_objects: JsonlObjects
+    text: str | TextFile, jsonl_objects: JsonlObjects
 ) -> tuple[dict[str, Any], list[Any], dict[int, str]]:
     """(metadata, message records in order, skipped lines) of the JSONL form."""
     meta: dict[str, Any] = {}
@@ -191,7 +192,7 @@ def _records_of_log(
     return meta, [*records.values(), *unnamed], skipped
 
 
-def read(path: str, text: str, data: Any, jsonl_objects: JsonlObjects) -> LoadedSession:
+def read(path: str, text: str | TextFile, data: Any, jsonl_objects: JsonlObjects) -> LoadedSession:
     if is_session(data):
         head = data
         records = data["messages"]

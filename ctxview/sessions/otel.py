@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC
 from typing import Any
 
+from ctxview.core.jsonfile import TextFile
 from ctxview.sessions import gemini
 from ctxview.sessions.model import LoadedSession, SessionError
 
@@ -37,7 +38,7 @@ FORMAT = "otel"
 
 #: the object lines of a JSONL text, numbered, the others noted in the dict with why:
 #: ``ctxview.sessions.readers.jsonl_objects``, the one rule for the lines of any JSONL file
-JsonlObjects = Callable[[str, dict[int, str]], Iterator[tuple[int, dict[str, Any]]]]
+JsonlObjects = Callable[[str | TextFile, dict[int, str]], Iterator[tuple[int, dict[str, Any]]]]
 
 _EVENT_ROLES = {
     "gen_ai.system.message": "system",
@@ -369,7 +370,7 @@ def provider_of(system: Any) -> str:
 
 
 def _documents(
-    text: str, data: Any, jsonl_objects: JsonlObjects
+    text: str | TextFile, data: Any, jsonl_objects: JsonlObjects
 ) -> tuple[list[Any], dict[int, str]]:
     if data is not None:
         return [data], {}
@@ -415,7 +416,7 @@ def _spans(
     return spans, logs
 
 
-def read(path: str, text: str, data: Any, jsonl_objects: JsonlObjects) -> LoadedSession:
+def read(path: str, text: str | TextFile, data: Any, jsonl_objects: JsonlObjects) -> LoadedSession:
     from ctxview.core.providers.registry import names
 
     docs, skipped = _documents(text, data, jsonl_objects)

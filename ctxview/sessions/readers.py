@@ -15,14 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 from ctxview.core.fileio import fmt_bytes
 from ctxview.core.jsonfile import (
+    FIRST_LINE,
     MAX_BYTES,
     MAX_DEPTH,
     BadJSONValue,
     SessionError,
+    TextFile,
     json_error,
     loads_checked,
+    open_text,
     parse_json,
-    read_text,
     too_deep,
 )
 from ctxview.core.session_file import AS_SENT_FORMATS as AS_SENT_FORMATS
@@ -65,7 +67,7 @@ MAX_LINE_BYTES = 64 * 1024**2
 
 _BLANK_STR = re.compile(r"\s*\Z")
 #: the first line holding something (``text.lstrip().split("\n", 1)[0]`` without a copy)
-_FIRST_LINE = re.compile(r"\s*([^\n]*)")
+_FIRST_LINE = FIRST_LINE
 
 
 def _looks_jsonl(text: str) -> bool:
@@ -146,10 +148,14 @@ def jsonl_record(raw: str) -> tuple[dict[str, Any] | None, str]:
     return record, ""
 
 
-def jsonl_objects(text: str, skipped: dict[int, str]) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Each object line of a JSONL text with its 1-based number; a line that is not one goes
-    into ``skipped`` with why (:func:`jsonl_record`); blank lines are neither."""
-    for number, raw in enumerate(text.split("\n"), start=1):
+def jsonl_objects(
+    text: str | TextFile, skipped: dict[int, str]
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each object line of a JSONL text (or of a file, read a line at a time) with its 1-based
+    number; a line that is not one goes into ``skipped`` with why (:func:`jsonl_record`); blank
+    lines are neither."""
+    lines = enumerate(text.split("\n"), start=1) if isinstance(text, str) else text.lines()
+    for number, raw in lines:
         raw = raw.strip()
         if not raw:
             continue
@@ -160,7 +166,7 @@ def jsonl_objects(text: str, skipped: dict[int, str]) -> Iterator[tuple[int, dic
             yield number, record
 
 
-def _jsonl_records(path: str, text: str) -> tuple[list[Line], dict[int, str]]:
+def _jsonl_records(path: str, text: str | TextFile) -> tuple[list[Line], dict[int, str]]:
     from ctxview.sessions.claude_code import Line
 
     skipped: dict[int, str] = {}
@@ -257,25 +263,38 @@ def _load_session(spath: str, format: str | None) -> LoadedSession:
     if format is not None and format not in FORMATS:
         raise SessionError(f"unknown format {format!r} (known: {', '.join(FORMATS)})")
     spath, conversation = split_conversation(spath)
-    text = read_text(spath, MAX_BYTES)
+    with open_text(spath, MAX_BYTES) as source:
+        return _load_source(spath, format, conversation, source)
+
+
+def _load_source(
+    spath: str, format: str | None, conversation: int | None, source: TextFile
+) -> LoadedSession:
+    head = source.head
     # a recording's header is its short first line: only the file's start is looked at (a
     # 100 MB one-line JSON file is not copied to find that it is not one)
-    first = _FIRST_LINE.match(text[:4096])
+    first = _FIRST_LINE.match(head[:4096])
     if format is None and first is not None:
         from ctxview.sessions import proxylog
 
         if proxylog.is_proxy_log(first.group(1)):
-            records, bad, upstreams = proxylog.parse_log(spath, text)
+            records, bad, upstreams = proxylog.parse_log(spath, source.text())
             return proxylog.open_recording(spath, records, bad, upstreams, conversation)
         from ctxview.sessions import cassette
 
         if cassette.is_cassette(first.group(1)):
-            return cassette.read_cassette(spath, text, conversation)
+            return cassette.read_cassette(spath, source.text(), conversation)
     if conversation is not None:
         raise SessionError(
             f"{spath}#{conversation}: #N picks a conversation of a proxy recording or a VCR "
             f"cassette; {spath} is not one"
         )
+    if format in STREAMED_FORMATS and _looks_jsonl(head):
+        # its first line is an object and more follows: no one JSON document, so JSONL, read a
+        # line at a time (the file's start tells which format)
+        fmt = format or detect(spath, head, None)
+        return _run(JSONL_READERS[fmt], spath, source, None)
+    text = source.text()
     data: Any | None
     if format in ("claude-code", "codex") or (format is None and _looks_jsonl(text)):
         data = None
@@ -292,7 +311,12 @@ def _load_session(spath: str, format: str | None) -> LoadedSession:
     if data is not None:
         text = ""  # parsed: let the text go before the reader builds on the data (peak memory)
     fmt = format or detect(spath, text, data)
-    reader = READERS[fmt]
+    return _run(READERS[fmt], spath, text, data)
+
+
+def _run(
+    reader: Callable[[str, Any, Any], LoadedSession], spath: str, text: Any, data: Any
+) -> LoadedSession:
     try:
         return reader(spath, text, data)
     except SessionError:
@@ -352,7 +376,7 @@ def _read_messages(path: str, text: str, data: Any) -> LoadedSession:
     return LoadedSession(path, "messages", messages, [{} for _ in messages])
 
 
-def _read_claude_code(path: str, text: str, data: Any) -> LoadedSession:
+def _read_claude_code(path: str, text: str | TextFile, data: Any) -> LoadedSession:
     from ctxview.sessions.claude_code import Line
 
     if isinstance(data, list):
@@ -545,7 +569,7 @@ def _read_openai_responses(path: str, text: str, data: Any) -> LoadedSession:
     return read_responses(path, data)
 
 
-def _read_codex(path: str, text: str, data: Any) -> LoadedSession:
+def _read_codex(path: str, text: str | TextFile, data: Any) -> LoadedSession:
     from ctxview.sessions.codex import read_codex
 
     if isinstance(data, dict):
@@ -566,17 +590,30 @@ def _read_gemini(path: str, text: str, data: Any) -> LoadedSession:
     return gemini.read(path, text, data)
 
 
-def _read_gemini_cli(path: str, text: str, data: Any) -> LoadedSession:
+def _read_gemini_cli(path: str, text: str | TextFile, data: Any) -> LoadedSession:
     from ctxview.sessions import gemini_cli
 
     return gemini_cli.read(path, text, data, jsonl_objects)
 
 
-def _read_otel(path: str, text: str, data: Any) -> LoadedSession:
+def _read_otel(path: str, text: str | TextFile, data: Any) -> LoadedSession:
     from ctxview.sessions import otel
 
     return otel.read(path, text, data, jsonl_objects)
 
+
+#: the readers of JSONL formats: given a file to read a line at a time (a TextFile) for its
+#: text when its start shows JSONL (see :func:`_load_source`), as the other readers are given the
+#: whole text
+JSONL_READERS: dict[str, Callable[[str, str | TextFile, Any], LoadedSession]] = {
+    "claude-code": _read_claude_code,
+    "codex": _read_codex,
+    "gemini-cli": _read_gemini_cli,
+    "otel": _read_otel,
+}
+#: the formats (None: detected) a file is read as JSONL in when its start shows JSONL; a JSONL
+#: file given another format is refused as the JSON it is not, naming its second line
+STREAMED_FORMATS = (None, "claude-code", "codex")
 
 READERS: dict[str, Callable[[str, str, Any], LoadedSession]] = {
     "ctxview": _read_ctxview,

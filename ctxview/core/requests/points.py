@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import accumulate
+from operator import ne
 from typing import Any, NamedTuple
 
 from ctxview.core.body import REQUEST_BODY_FORMATS
@@ -1262,20 +1263,32 @@ def _off_branch_points(session: SessionLike, rates: Rates) -> list[_OffBranch]:
         return []
     out = []
     n = len(session.messages)
+    # (tokens, role) by message object (None: an item that is no message): a line's message is
+    # shared by every request whose path holds it (a long abandoned branch is on the path of
+    # each of its responses), so each is counted once and each path is read in a few C loops
+    seen: dict[int, tuple[int, Any] | None] = {}
     for k, ob in enumerate(raw):
         if not isinstance(ob, Mapping):
             continue
         fork = ob.get("fork")
         if not isinstance(fork, int) or isinstance(fork, bool) or not 0 <= fork <= n:
             continue
-        msgs = [m for m in ob.get("messages") or [] if isinstance(m, Mapping)]
+        items = ob.get("messages") or []
+        for m in items:
+            if id(m) not in seen:
+                seen[id(m)] = (
+                    (rates.tokens(message_features(m)), m.get("role"))
+                    if isinstance(m, Mapping)
+                    else None
+                )
+        infos = [x for x in map(seen.__getitem__, map(id, items)) if x is not None]
         path = tuple(ob.get("path") or ())
-        if len(path) != len(msgs):
-            path = tuple((k, j) for j in range(len(msgs)))
-        ptok = [rates.tokens(message_features(m)) for m in msgs]
+        if len(path) != len(infos):
+            path = tuple((k, j) for j in range(len(infos)))
+        ptok = [t for t, _ in infos]
+        roles = [r for _, r in infos]
+        runs = sum(map(ne, roles[1:], roles[:-1])) + 1 if roles else 0
         meta = {key: ob[key] for key in ("usage", "timestamp", "model") if ob.get(key) is not None}
-        roles = [m.get("role") for m in msgs]
-        runs = sum(1 for j, r in enumerate(roles) if j == 0 or r != roles[j - 1])
         out.append(_OffBranch(fork, meta, path, ptok, sum(ptok), runs))
     return out
 

@@ -119,6 +119,30 @@ def test_a_rewind_is_not_reported_as_unplaced(tmp_path: Path) -> None:
     assert session.dangling_parents == []
 
 
+def test_an_abandoned_branch_shares_each_line_s_message_across_its_responses(
+    tmp_path: Path,
+) -> None:
+    # every response of a long abandoned branch was sent with the branch so far: the messages
+    # are one dict per line, not one per line per response (n² dicts on a long branch)
+    w = shapes.Writer()
+    u = w.user(None, "hello")
+    a = w.assistant(u, [{"type": "text", "text": "hi"}], (3, 0, 9_000), "msg_1")
+    parent = a
+    for k in range(4):
+        q = w.user(parent, f"old question {k}")
+        parent = w.assistant(q, [{"type": "text", "text": f"old {k}"}], (3, 9_000, 20), f"o{k}")
+    new = w.user(a, "second try")
+    w.assistant(new, [{"type": "text", "text": "new answer"}], (3, 9_000, 25), "msg_new")
+    session = load_session(shapes.write(tmp_path / "r.jsonl", w.records))
+    off = session.off_branch
+    assert [len(o["messages"]) for o in off] == [1, 3, 5, 7]
+    last = off[-1]["messages"]
+    for o in off[:-1]:
+        for j, m in enumerate(o["messages"]):
+            assert m is last[j]
+    assert [r.off_branch for r in simulate(session).requests].count(True) == 4
+
+
 def test_a_line_written_again_under_a_resumed_session_is_one_message(tmp_path: Path) -> None:
     # Claude Code 1.0.95 copied a tool result's line (same uuid) into the resumed session
     w = shapes.Writer()

@@ -884,3 +884,27 @@ def test_a_run_of_nul_bytes_in_a_transcript_is_a_skipped_line(tmp_path: Path) ->
 def test_a_file_that_starts_with_nul_bytes_is_still_binary(tmp_path: Path) -> None:
     with pytest.raises(SessionError, match="is a binary file"):
         load_session(write(tmp_path, "t.jsonl", b"\x00" * 64 + b"\n{}\n"))
+
+
+def test_a_jsonl_transcript_is_read_a_line_at_a_time_not_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Code and Codex JSONL are parsed line by line from the file (the bytes and the text
+    of a 100 MB transcript are never held beside its records), with the same session."""
+    from ctxview.core.jsonfile import TextFile
+    from tests.support.transcripts import rec, text
+
+    claude = tmp_path / "c.jsonl"
+    claude.write_text(rec("user", "u1", None, "hi") + rec("assistant", "a1", "u1", text("ok")))
+    codex = ROOT / "tests" / "acceptance" / "codex" / "agenthistory_codex_golden.jsonl"
+    before = [load_session(str(p)) for p in (claude, codex)]
+
+    def whole(self: TextFile) -> str:
+        raise AssertionError(f"{self.path} read whole")
+
+    monkeypatch.setattr(TextFile, "text", whole)
+    after = [load_session(str(p)) for p in (claude, codex)]
+    assert [(s.format, s.messages, s.metas) for s in after] == [
+        (s.format, s.messages, s.metas) for s in before
+    ]
+    assert [s.format for s in after] == ["claude-code", "codex"]
