@@ -72,7 +72,7 @@ def _check(
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     events=agent_events(live_changes=True),
     strategy=st.sampled_from(ALL),

@@ -201,7 +201,7 @@ def test_window_errors_match_a_full_check_on_every_window() -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(msgs=damaged_loops(compaction=False), data=st.data())
 def test_window_errors_match_a_full_check_on_damaged_loops(
     msgs: list[dict[str, Any]], data: Any
