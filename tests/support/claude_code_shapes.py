@@ -345,3 +345,18 @@ def with_subagent(
             )
         )
     return main, agent
+
+
+def first_prompt_loop(
+    path: Path, version: str, first: tuple[int, int, int], second: tuple[int, int, int], read: int
+) -> Path:
+    """A long first prompt written by Claude Code ``version`` whose requests billed ``first``
+    then ``second`` (input, cache read, cache write), then four tool rounds reading ``read``
+    and 2,000 more each, writing 2,000."""
+    w = Writer()
+    last = w.user(None, "Review the branch. " + "context " * 3_000, version=version)
+    body = "lorem ipsum dolor sit amet " * 300
+    usages = [first, second, *((3, read + 2_000 * k, 2_000) for k in range(4))]
+    for k, usage in enumerate(usages):
+        last = w.tool_round(last, k, usage, body)
+    return write(path, w.records)

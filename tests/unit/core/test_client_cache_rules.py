@@ -134,14 +134,10 @@ def _first_prompt(tmp_path: Path, version: str) -> LoadedSession:
     2,000 and billed its messages uncached (as 2.1.159-2.1.205 did), then a tool loop whose
     requests read ~14,000 tokens of tools and system besides the messages (what Claude Code
     adds to later requests)."""
-    w = shapes.Writer()
-    last = w.user(None, "Review the branch. " + "context " * 3_000, version=version)
-    body = "lorem ipsum dolor sit amet " * 300
-    usages = [(6_000, 10_000, 2_000), (3, 12_000, 10_000)]
-    usages += [(3, 24_000 + 2_000 * k, 2_000) for k in range(4)]
-    for k, usage in enumerate(usages):
-        last = w.tool_round(last, k, usage, body)
-    return load_session(shapes.write(tmp_path / "s.jsonl", w.records))
+    path = shapes.first_prompt_loop(
+        tmp_path / "s.jsonl", version, (6_000, 10_000, 2_000), (3, 12_000, 10_000), 24_000
+    )
+    return load_session(path)
 
 
 def test_the_request_after_a_tools_and_system_only_first_reads_what_that_one_cached(

@@ -400,14 +400,10 @@ def _first_prompt(tmp_path: Path, version: str) -> LoadedSession:
     """A first prompt written by Claude Code ``version`` whose request read the head warm,
     wrote the rest of the system prompt and billed its messages uncached (as 2.1.159-2.1.205
     did), then a tool loop whose first request wrote them."""
-    w = shapes.Writer()
-    last = w.user(None, "Review the branch. " + "context " * 3_000, version=version)
-    body = "lorem ipsum dolor sit amet " * 300
-    usages = [(6_000, 10_000, 4_000), (3, 14_000, 8_000)]
-    usages += [(3, 22_000 + 2_000 * k, 2_000) for k in range(4)]
-    for k, usage in enumerate(usages):
-        last = w.tool_round(last, k, usage, body)
-    return load_session(shapes.write(tmp_path / "s.jsonl", w.records))
+    path = shapes.first_prompt_loop(
+        tmp_path / "s.jsonl", version, (6_000, 10_000, 4_000), (3, 14_000, 8_000), 22_000
+    )
+    return load_session(path)
 
 
 def test_a_first_request_of_2_1_159_to_2_1_205_caches_its_tools_and_system_only(
