@@ -345,7 +345,6 @@ def _parse_depth() -> Iterator[None]:
 
 #: texts this long are parsed under a recursion limit first (see :func:`_loads_bounded`)
 BOUNDED_MIN_CHARS = 1_000_000
-_bound_offset: list[int | None] = []
 
 
 def _frames() -> int:
@@ -358,32 +357,38 @@ def _frames() -> int:
 
 
 def _parser_offset() -> int | None:
-    """How many recursion levels ``json.loads`` uses besides one per nesting level, when the C
-    parser counts its nesting against the interpreter's recursion limit (CPython 3.11); None
-    when it does not (3.12+ count C recursion apart) or the count is not what is expected."""
-    if _bound_offset:
-        return _bound_offset[0]
-    found: int | None = None
-    if sys.version_info < (3, 12):
-        old = sys.getrecursionlimit()
-        base = _frames()
+    """How many recursion levels ``json.loads`` called from the caller's frame uses besides one
+    per nesting level, when the C parser counts its nesting against the interpreter's
+    recursion limit (CPython 3.11); None when it does not (3.12+ count C recursion apart) or
+    the count is not what is expected. Measured again on every call, never kept: C calls on
+    the stack below the caller (a class's ``__init__`` reached through ``type.__call__``) count
+    against the limit unseen by a frame walk, so an offset measured under one stack is a
+    level or more too generous under another, and a file nested a level too deep would parse.
+    The probe is a few dozen parses of tiny texts; it runs only before a text of a megabyte."""
+    if sys.version_info >= (3, 12):
+        return None
+    old = sys.getrecursionlimit()
+    try:
+        deepest = _probe_deepest()
+    except RecursionError:
+        return None
+    finally:
+        sys.setrecursionlimit(old)
+    offset = 60 - deepest
+    return offset if 0 < offset < 30 and deepest < 69 else None
+
+
+def _probe_deepest() -> int:
+    """The deepest nesting ``json.loads`` parses 60 recursion levels above this frame."""
+    sys.setrecursionlimit(_frames() + 60)
+    deepest = 0
+    for depth in range(1, 70):
         try:
-            sys.setrecursionlimit(base + 60)
-            deepest = 0
-            for depth in range(1, 70):
-                try:
-                    json.loads("[" * depth + "]" * depth, parse_constant=float)
-                except RecursionError:
-                    break
-                deepest = depth
-            offset = 60 - deepest
-            found = offset if 0 < offset < 30 and deepest < 69 else None
+            json.loads("[" * depth + "]" * depth, parse_constant=float)
         except RecursionError:
-            found = None
-        finally:
-            sys.setrecursionlimit(old)
-    _bound_offset.append(found)
-    return found
+            break
+        deepest = depth
+    return deepest
 
 
 def _loads_bounded(text: str, constant: Callable[[str], float]) -> tuple[Any] | None:
