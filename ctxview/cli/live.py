@@ -219,6 +219,14 @@ async def _run_headless(args: argparse.Namespace, upstreams: dict[str, str]) -> 
         recent=0,
     )
     proxy.log.redact_secrets = args.redact
+    # the handlers before the banner: a script that waits for the banner and then sends ctrl+c
+    # (or SIGTERM) must stop the proxy, also when it started with SIGINT ignored (`proxy &` in
+    # a script: the shell ignores SIGINT for it, and Python leaves it ignored)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
     try:
         host, port = await proxy.start(args.host, args.port)
     except OSError as exc:
@@ -235,13 +243,10 @@ async def _run_headless(args: argparse.Namespace, upstreams: dict[str, str]) -> 
         f"\n  OpenAI, Codex: OPENAI_BASE_URL={url}/v1 · Gemini: GOOGLE_GEMINI_BASE_URL={url}",
         flush=True,
     )
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
-    await proxy.close()
+    try:
+        await stop.wait()
+    finally:
+        await proxy.close()
     if args.record and args.redact:
         redaction_said(proxy.log.redactions)
     if proxy.save_error:

@@ -566,3 +566,43 @@ def test_the_proxy_without_a_terminal_runs_without_its_tui(tmp_path: Path) -> No
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
     assert "no terminal: running without the TUI" in err.decode()
+
+
+#: runs the headless proxy and sends it ctrl+c the moment its banner is printed
+_CTRL_C_AFTER_THE_BANNER = """
+import builtins, signal, sys
+import ctxview.cli.live as live
+
+def print_then_ctrl_c(*args, **kw):
+    builtins.print(*args, **kw)
+    if args and str(args[0]).startswith("ctxview proxy on"):
+        signal.raise_signal(signal.SIGINT)
+
+live.print = print_then_ctrl_c
+from ctxview.cli import main
+sys.exit(main(["proxy", "--port", "0", "--no-tui", "--upstream", "http://127.0.0.1:9"]))
+"""
+
+
+def test_the_headless_proxy_stops_on_ctrl_c_sent_once_its_banner_is_out(tmp_path: Path) -> None:
+    """A script that starts ``ctxview proxy --no-tui &``, waits for its banner and sends ctrl+c
+    stops it, also when SIGINT was ignored at its start (a shell script's background job)."""
+    import signal
+
+    env = {
+        **os.environ,
+        "CTXVIEW_CONFIG": str(tmp_path / "c.toml"),
+        "CTXVIEW_STATE_DIR": str(tmp_path / "state"),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_AFTER_THE_BANNER],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        stdin=subprocess.DEVNULL,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("ctxview proxy on http://127.0.0.1:")
