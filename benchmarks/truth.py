@@ -60,6 +60,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
+import re
 import sys
 from bisect import bisect_right
 from collections import Counter
@@ -279,10 +280,11 @@ def raw_block_keys(path: Path) -> Counter[tuple[str, Any]]:
 
 
 def _unsent_leaves(records: dict[str, dict[str, Any]], parents: dict[str, str]) -> set[str]:
-    """The uuids of user lines Claude Code never sent: a local command's lines, written before the
-    file's last response, that no response descends from (an ``/exit`` whose command and output
-    lines the session resumed after it skipped: its next message hangs off the line before
-    them)."""
+    """The uuids of user lines Claude Code never sent: a local command's lines (or the command as
+    typed), written before the file's last response, that no response descends from (an
+    ``/exit`` whose command and output lines the session resumed after it skipped: its next
+    message hangs off the line before them; a typed ``/compact`` left behind the compaction's
+    boundary)."""
     sent: set[str] = set()
     last_response = -1
     order = {u: k for k, u in enumerate(records)}
@@ -302,7 +304,7 @@ def _unsent_leaves(records: dict[str, dict[str, Any]], parents: dict[str, str]) 
         if rec.get("type") == "user"
         and u not in sent
         and order[u] < last_response
-        and _local_command((rec.get("message") or {}).get("content"))
+        and _local_command_or_typed((rec.get("message") or {}).get("content"))
     }
 
 
@@ -469,6 +471,20 @@ def _answered_errors(records: dict[str, dict[str, Any]], parents: dict[str, str]
 #: how the lines of a local command (``/exit``, ``/model``: run by Claude Code, not the model)
 #: open
 LOCAL_COMMAND = ("<command-name>", "<local-command-stdout>", "<local-command-caveat>")
+
+
+#: a slash command as typed (``/compact``, ``/model opus``): Claude Code 2.1.2xx writes the typed
+#: line too, before the command's own ``<command-name>`` lines, and a local command's typed line is
+#: sent by no request (no response descends from it)
+TYPED_COMMAND = re.compile(r"/[A-Za-z][\w:.-]*(\s|$)")
+
+
+def _local_command_or_typed(content: Any) -> bool:
+    """A local command's line, or a slash command as the user typed it."""
+    if _local_command(content):
+        return True
+    texts = content_texts(content)
+    return len(texts) == 1 and isinstance(texts[0], str) and bool(TYPED_COMMAND.match(texts[0]))
 
 
 def _local_command(content: Any) -> bool:

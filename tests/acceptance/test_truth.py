@@ -352,6 +352,9 @@ def _resumed_after_exit(tmp_path: Any, command: str) -> Any:
 def test_a_local_command_the_resumed_session_skipped_is_not_lost(tmp_path: Any) -> None:
     fig = measure_file(_resumed_after_exit(tmp_path, "<command-name>/exit</command-name>"))
     assert fig.lost_blocks == {}, fig.lost_blocks
+    # the command as typed, which Claude Code 2.1.2xx writes before its <command-name> line
+    fig = measure_file(_resumed_after_exit(tmp_path, "/exit"))
+    assert fig.lost_blocks == {}, fig.lost_blocks
     # a prompt left so is lost: it is not a local command
     fig = measure_file(_resumed_after_exit(tmp_path, "Actually, revert it."))
     assert fig.lost_blocks == {"text": 1}
