@@ -221,6 +221,9 @@ async def test_compare_in_a_narrow_terminal_scrolls_sideways_to_the_cost() -> No
         assert table.scroll_offset.x == min(20, table.max_scroll_x)
         await pilot.press("h")
         assert table.scroll_offset.x == min(20, table.max_scroll_x) - 10
+        # the hint says how to reach them, as the Requests view's does
+        hint = str(screen.query_one(".hint", Static).render())
+        assert "←/→ (h/l)" in hint
         # scrolled to the end, each row still names its strategy
         table.scroll_to(x=table.max_scroll_x, animate=False)
         await pilot.pause()

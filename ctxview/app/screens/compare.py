@@ -175,7 +175,8 @@ class CompareScreen(ModalScreen[str | None]):
                 Text(
                     "each row replays the session from the start (mean win: over its requests;"
                     " evicted: the whole replay) · enter: replay under it, the live window "
-                    "becomes its last · escape: close · ● current"
+                    "becomes its last · escape: close · ←/→ (h/l): the columns past the edge · "
+                    "● current"
                 ),
                 classes="hint",
             )
