@@ -13,6 +13,7 @@ causes with the tokens written again, and the cost difference over the next requ
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -50,6 +51,27 @@ class Change:
     mid: int
     before: dict[str, Any]
     after: dict[str, Any] | None  # None: removed from the window
+
+
+_WINDOW_PLACE = re.compile(r"\bmessages\.(\d+)(?:\.content\.(\d+))?")
+
+
+def timeline_places(
+    text: str, window_ids: list[int], wire_place: Callable[[int, int | None], str]
+) -> str:
+    """``text`` (a fix's detail, whose places are the Messages API's ``messages.N.content.M``,
+    N counted in the window) with each place named by its timeline row, then as the request
+    body numbers it (``wire_place``): ``#14 = messages.1.content.1``. The timeline shows #14;
+    messages.1 alone does not say which row that is."""
+
+    def place(m: re.Match[str]) -> str:
+        n = int(m.group(1))
+        if not 0 <= n < len(window_ids):
+            return m.group(0)
+        block = int(m.group(2)) if m.group(2) is not None else None
+        return f"#{window_ids[n]} = {wire_place(n, block)}"
+
+    return _WINDOW_PLACE.sub(place, text)
 
 
 @dataclass
@@ -262,9 +284,15 @@ class Editor:
             )
             return
         price = self.price(plan)  # before the window changes
-        # the places as the request body numbers them (a Chat body's system messages count),
-        # read before the window changes
-        what = self.model.replay.wire_text(plan.what)
+        # the places as the timeline numbers them (#14, the row the user sees) and as the
+        # request body does (a Chat body's system messages count), read before the window
+        # changes; the undo notice says the same
+        plan.what = timeline_places(
+            plan.what,
+            [i for i, _ in self.model.context.entries()],
+            self.model.replay.wire_place,
+        )
+        what = plan.what
         if plan.inserts:
             self._insert(plan, selected)
         else:

@@ -191,3 +191,20 @@ async def test_a_gap_holding_a_repaired_message_says_dropped() -> None:
         await pilot.press("u")
         await settle(pilot)
         assert all("dropped" not in g for g in row_texts(app) if "gap:" in g)
+
+
+async def test_a_repair_notice_names_the_timeline_row_it_fixed() -> None:
+    """The window of agent_loop.json is #0, #14…#26: its messages.1 is the row #14. The notice
+    (and the undo's) names that row, then the place in the request body."""
+    app = make_app(str(AGENT))
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(pilot)
+        await pilot.press("n", "r")
+        await settle(pilot)
+        notice = [m for m, t, _ in app.notice_log][-1]
+        assert "(#14 = messages.1.content.1)" in notice
+        assert "#14 = messages.1 had nothing else" in notice
+        await pilot.press("u")
+        await settle(pilot)
+        undone = [m for m, t, _ in app.notice_log][-1]
+        assert undone.startswith("undone:") and "(#14 = messages.1.content.0)" in undone

@@ -220,4 +220,4 @@ async def test_a_chat_bodys_fix_names_its_place_in_the_body(tmp_path: Path) -> N
         await pilot.press("r")
         await settle(pilot)
         notice = [m for m, t, _ in app.notice_log][-1]
-        assert notice.startswith("repaired (1 fix)") and "(messages[4])" in notice
+        assert notice.startswith("repaired (1 fix)") and "(#3 = messages[4])" in notice
