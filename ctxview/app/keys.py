@@ -144,7 +144,7 @@ KEYS_HELP: list[tuple[str, str]] = [
         "agent sessions (Claude Code, Codex, Gemini CLI), newest first (enter opens, f opens "
         "and follows)",
     ),
-    ("f", "follow the open Claude Code transcript as it grows / stop"),
+    ("f", "follow the open Claude Code transcript or Codex rollout as it grows / stop"),
     ("L", "the lines of the open file that were skipped, and why"),
     (
         "ctrl+s",

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input
+from textual.widgets import Input, Static
 
 from ctxview.app.model import GAP
 from ctxview.app.screens.modals import HelpScreen
@@ -593,3 +593,22 @@ async def test_under_a_dialog_the_footer_offers_only_keys_that_work_there() -> N
         await pilot.press("escape")
         await wait_until(pilot, lambda: not isinstance(app.screen, HelpScreen))
         assert {"open", "save"} <= offered()
+
+
+async def test_help_says_how_to_close_it_and_that_f_follows_a_codex_rollout() -> None:
+    """At 80x24 the help shows a dozen keys: its text says how to scroll and close it. ``f``
+    follows a Codex rollout as well as a Claude Code transcript (``FOLLOWABLE``)."""
+    from ctxview.app.follow import FOLLOWABLE
+    from ctxview.app.keys import KEYS_HELP
+
+    assert FOLLOWABLE == ("claude-code", "codex")
+    follow = dict(KEYS_HELP)["f"]
+    assert "Claude Code" in follow and "Codex" in follow
+    app = make_app(AGENT)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        text = " ".join(str(w.render()) for w in app.screen.query(Static))
+        assert "escape (or ?) closes this help" in text

@@ -196,7 +196,8 @@ class HelpScreen(ModalScreen[None]):
                     "dropped = taken out by an edit or a repair (u undoes) · "
                     "added · (the summary) = a message a repair inserted (u undoes).\n"
                     "Raising max never brings evicted messages back: the seed's semantics.\n"
-                    "ctrl+p opens the command palette (open, save, export, max, strategy, themes…)."
+                    "ctrl+p opens the command palette (open, save, export, max, strategy, themes…).\n"
+                    "escape (or ?) closes this help · ↑/↓ PgUp/PgDn scroll it"
                 )
             )
 
