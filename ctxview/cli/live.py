@@ -283,12 +283,9 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json_text([i.to_dict() for i in infos]) + "\n")
     elif not infos:
-        where = ", ".join(str(r) for r in roots.claude) or "~/.claude/projects"
-        others = ", ".join(str(r) for r in [*roots.codex, *roots.gemini])
-        print(
-            f"no Claude Code sessions under {visible(where)}"
-            + (f", nor Codex or Gemini CLI sessions under {visible(others)}" if others else "")
-        )
+        # every agent's folder, found or not: the command lists Codex and Gemini CLI sessions
+        # too, and a user whose sessions are elsewhere learns where it looked
+        print(f"no agent sessions found ({visible(roots.describe())})")
     else:
         sys.stdout.write(format_table(infos))
     sys.stdout.flush()

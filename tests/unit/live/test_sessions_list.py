@@ -136,7 +136,11 @@ def test_cache_by_mtime(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 def test_no_sessions(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sessions"]) == 0
-    assert "no Claude Code sessions" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert out.startswith("no agent sessions found (Claude Code: ")
+    # the folders of the other agents it lists, though none exists
+    assert "Codex: ~/.codex/sessions (not found)" in out
+    assert "Gemini CLI: ~/.gemini/tmp (not found)" in out
     assert main(["sessions", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == []
 
