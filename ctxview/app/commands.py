@@ -90,12 +90,13 @@ ACTIONS: list[tuple[str, str, str]] = [
     ),
     (
         "Follow this transcript",
-        "apply new lines of the open Claude Code transcript as the agent writes them (f)",
+        "apply new lines of the open Claude Code transcript or Codex rollout as the agent "
+        "writes them (f)",
         "follow",
     ),
     (
         "Agent sessions (Claude Code, Codex, Gemini CLI)…",
-        "the sessions under ~/.claude/projects, newest first (ctrl+l)",
+        "the sessions on this machine, newest first (ctrl+l)",
         "sessions",
     ),
     (

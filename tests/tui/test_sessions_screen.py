@@ -57,3 +57,25 @@ def test_a_session_size_reads_as_in_the_cli_table() -> None:
     assert [size_text(n) for n in (0, 5000, 3 * 1024**2)] == ["0 B", "5 kB", "3.0 MB"]
     for n in (0, 5000, 3 * 1024**2):
         assert f"0 msgs · {size_text(n)}" in shown(n)
+
+
+async def test_an_empty_sessions_list_names_every_agents_folder(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """With no session anywhere the hint says where each agent's sessions were looked for,
+    Codex's and Gemini CLI's too (it named only Claude Code's folder)."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    app = make_app(None)
+    async with app.run_test(size=(140, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+l")
+        await wait_until(pilot, lambda: bool(app.screen.query("#hint")))
+
+        def hint() -> str:
+            return str(app.screen.query_one("#hint", Static).render())
+
+        await wait_until(pilot, lambda: hint().startswith("0 sessions"), timeout=20)
+        assert "Codex: ~/.codex/sessions (not found)" in hint()
+        assert "Gemini CLI: ~/.gemini/tmp (not found)" in hint()

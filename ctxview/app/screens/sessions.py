@@ -103,6 +103,9 @@ class SessionsTree(Vertical):
             ", ".join(visible(str(r)) for r in [*roots.claude, *roots.codex, *roots.gemini])
             or "~/.claude/projects (not found)"
         )
+        if not infos:
+            # every agent's folder, found or not: where to put sessions for this list to show
+            where = visible(roots.describe())
         hint = (
             f"{counted(len(infos), 'session')} under {where} · "
             + (f"{counted(unreadable, 'empty or binary file')} skipped · " if unreadable else "")
