@@ -64,6 +64,10 @@ class TimelineSearch:
     def _focus_bar(self) -> None:
         if self.bar is None:
             return
+        if not self.bar.query("#search-input"):
+            # mounted, its input not yet: a second / typed before the first one's refresh
+            self.app.call_after_refresh(self._focus_bar)
+            return
         self.bar.add_class("-shown")
         self.bar.input.focus()
         self._show_count()

@@ -111,3 +111,16 @@ async def test_matches_follow_new_messages() -> None:
         await wait_until(pilot, lambda: app.search.done and app.search.matches)
         assert app.search.matches[0] >= 27 and app.search.matches[-1] < n
         assert all(i in app.timeline.search_matches for i in app.search.matches)
+
+
+async def test_a_second_slash_before_the_bar_is_built_does_not_crash() -> None:
+    """``/`` mounts the bar and focuses it after a refresh; a second ``/`` typed before that
+    (a path typed fast: ``/tmp/…``, its first keys still going to the timeline) found the bar
+    without its input and the app crashed (NoMatches '#search-input')."""
+    app = make_app(str(SAMPLES / "agent_loop.json"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.search.open()
+        app.search.open()  # before the bar's children are mounted
+        await wait_until(pilot, lambda: getattr(app.focused, "id", None) == "search-input")
+        assert app.search.bar is not None and app.search.bar.has_class("-shown")
