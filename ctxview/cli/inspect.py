@@ -114,16 +114,23 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
         t.add_row(k, Text(visible(str(v))))
     t.add_row("protocol", status)
     console.print(t)
+    # a row names its message as the rows above do (``window ids #0, #14–#26``), not by its
+    # position in the window (1), which no other line of the output shows
+    ids = summary["window"]["ids"]
+
+    def message_id(index: int) -> str:
+        return f"#{ids[index]}" if 0 <= index < len(ids) else "—"
+
     if summary["problems"]:
         pt = Table(title="problems (as the API words them)")
-        pt.add_column("index", justify="right")
+        pt.add_column("#", justify="right")
         pt.add_column("severity")
         pt.add_column("code")
         pt.add_column("message")
         for p in summary["problems"]:
             style = "red" if p["severity"] == "error" else "yellow"
             pt.add_row(
-                str(p["index"]),
+                message_id(p["index"]),
                 Text(p["severity"], style=style),
                 Text(p["code"]),
                 Text(visible(p["message"])),
@@ -131,11 +138,11 @@ def _print_rich(summary: dict[str, Any], warnings: list[str]) -> None:
         console.print(pt)
     if summary["fixes"]:
         ft = Table(title="fixes (`ctxview repair FILE -o OUT` applies them)")
-        ft.add_column("index", justify="right")
+        ft.add_column("#", justify="right")
         ft.add_column("action")
         ft.add_column("detail")
         for f in summary["fixes"]:
-            ft.add_row(str(f["index"]), Text(f["action"]), Text(visible(f["detail"])))
+            ft.add_row(message_id(f["index"]), Text(f["action"]), Text(visible(f["detail"])))
         console.print(ft)
     for w in warnings:
         console.print(Text(f"note: {visible(w)}", style="dim"))
