@@ -6,6 +6,7 @@ the app as :class:`~ctxview.app.messages.SessionOpened`; a save under a new name
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -221,7 +222,9 @@ class SessionFiles:
         if os.path.isdir(path):
             inside = os.path.join(path, Path(self._path_default()).name)
             path = inside if self._owns(inside) else free_session_name(inside)
-        if self._owns(path):
+        if self._owns(path) or _not_a_file(path):
+            # (a FIFO or a device: save_to refuses it, said at once rather than after asking
+            # whether to overwrite it)
             self.save_to(path)
             return
         from ctxview.app.screens.files import OverwriteScreen
@@ -320,3 +323,13 @@ class SessionFiles:
                 markup=False,
                 timeout=10,
             )
+
+
+def _not_a_file(path: str) -> bool:
+    """``path`` is there and is neither a regular file nor a folder (a FIFO, a device, a
+    socket): nothing a session is saved over."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)

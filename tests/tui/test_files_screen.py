@@ -4,6 +4,7 @@ session; ctrl+s that asks before overwriting a file ctxview did not create; save
 from __future__ import annotations
 
 import shutil
+import stat
 from pathlib import Path
 
 from textual.widgets import OptionList
@@ -191,3 +192,24 @@ async def test_save_proposes_a_real_name_safe_to_show(tmp_path: Path) -> None:
         assert sorted(os.listdir(tmp_path)) == sorted(
             [os.path.basename(hostile), "run_[31m_.ctxview.json"]
         )
+
+
+async def test_saving_onto_a_fifo_is_refused_at_once(tmp_path: Path) -> None:
+    """A FIFO is never saved over: the save says so at once, instead of first asking whether
+    to overwrite the 'file' and refusing once the user said yes."""
+    import os
+
+    from ctxview.app.screens.files import OverwriteScreen
+
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    app = make_app(AGENT)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.files.save_checked(str(fifo))
+        await settle(pilot)
+        assert not isinstance(app.screen, OverwriteScreen)
+        assert len(app.screen_stack) == 1
+        notice = [m for m, t, _ in app.notice_log][-1]
+        assert "not saved" in notice and "FIFO" in notice
+        assert stat.S_ISFIFO(os.stat(fifo).st_mode)  # left as it was
