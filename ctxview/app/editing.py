@@ -134,7 +134,10 @@ class EditPreviewScreen(ModalScreen[bool]):
                 yield Static(Text(f"  {p.code}: {visible(p.message)}"), classes="bad problem")
             yield Static(
                 Text(
-                    f"tokens: ~{fmt_tokens(pv.tokens_before)} → ~{fmt_tokens(pv.tokens_after)} "
+                    # the window's messages, as the sidebar's "messages" figure: the request
+                    # total above the timeline also counts the system prompt and the tools
+                    f"message tokens: ~{fmt_tokens(pv.tokens_before)} → "
+                    f"~{fmt_tokens(pv.tokens_after)} "
                     f"({saved_words(pv.tokens_saved)})"
                 )
             )

@@ -71,6 +71,9 @@ async def test_drop_pair_safely_with_preview_and_cancel(tmp_path: Path) -> None:
         assert "drop #17 with 1 paired block in 1 other message" in shown
         assert "rejected after this edit: orphan_tool_result" in shown  # #14 is still orphaned
         assert "saves ~49" in shown
+        # the messages' tokens (the sidebar's "messages" figure), not the request's total
+        before = app.model.sum_ids(app.model.window_ids)
+        assert f"message tokens: ~{before} → ~{before - 49} (saves ~49)" in shown
         # a small session: below the minimum cacheable length, priced as uncached input
         assert "prompt cache: below the model's minimum cacheable length" in shown
         assert "next request: $0.0008 instead of $0.0009 (-$0.0001" in shown
