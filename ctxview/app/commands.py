@@ -18,7 +18,7 @@ from ctxview.core.strategies import STRATEGIES
 ACTIONS: list[tuple[str, str, str]] = [
     (
         "Open file…",
-        "open a session, request body or Claude Code transcript (ctrl+o)",
+        "open a session, a request body, an agent's transcript or a trace (ctrl+o)",
         "open",
     ),
     ("Save session", "save in the ctxview format, atomically (ctrl+s)", "save"),

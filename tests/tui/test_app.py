@@ -612,3 +612,14 @@ async def test_help_says_how_to_close_it_and_that_f_follows_a_codex_rollout() ->
         assert isinstance(app.screen, HelpScreen)
         text = " ".join(str(w.render()) for w in app.screen.query(Static))
         assert "escape (or ?) closes this help" in text
+
+
+def test_the_palettes_entries_name_every_agent_they_cover() -> None:
+    """The palette said Open reads a 'Claude Code transcript' and f follows one, and that the
+    sessions list holds ~/.claude/projects' sessions: each covers Codex (and more) too."""
+    from ctxview.app.commands import ACTIONS
+
+    helps = {action: help_text for _, help_text, action in ACTIONS}
+    assert "an agent's transcript or a trace" in helps["open"]
+    assert "Codex" in helps["follow"]
+    assert "~/.claude/projects" not in helps["sessions"]
