@@ -62,3 +62,15 @@ def test_every_option_is_on_the_commands_synopsis_line(command: str) -> None:
     # -o's long form is said once for all commands, beside -o OUT
     missing = [o for o in missing if o != "--output"]
     assert missing == [], f"{command}: {missing}"
+
+
+def test_the_follow_flag_is_described_as_its_help_says() -> None:
+    """``--follow`` follows a Codex rollout as well as a Claude Code transcript (its --help
+    says so); docs/cli.md named only the transcript."""
+    from ctxview.cli.view import build_app_parser
+
+    follow = next(a for a in build_app_parser()._actions if "--follow" in a.option_strings)
+    assert follow.help is not None and "Codex rollout" in follow.help
+    said = re.search(r"`--follow` follows (.*?)\(\[live\]", CLI_DOC, re.S)
+    assert said is not None
+    assert "Codex rollout" in " ".join(said.group(1).split())
