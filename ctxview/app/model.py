@@ -534,7 +534,9 @@ class SessionModel:
     @property
     def problems(self) -> list[Problem]:
         if self._problems is None:
-            self._problems = self._checker.check(self.check_entries(), self.system)
+            entries = self.check_entries()
+            found = self._checker.check(entries, self.system)
+            self._problems = self.replay.sent_problems(found, [m for _, m in entries])
             self._checked = True
         return self._problems
 
@@ -549,7 +551,9 @@ class SessionModel:
         is still the one it checked."""
         if self._problems is not None or step != self.context.step:
             return False
-        self._checker, self._problems, self._checked = checker, problems, True
+        window = self.replay.window_messages()
+        self._checker, self._checked = checker, True
+        self._problems = self.replay.sent_problems(problems, window)
         self._problem_ids = None
         return True
 

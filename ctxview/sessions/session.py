@@ -437,11 +437,27 @@ class Session:
             for why in self.session.invalid_fields.values()
         ]
         notes = provider(self.provider).notes(self.session.request_params)
+        window = self.window_messages()
         return (
             fields
             + notes
-            + check_protocol(self.window_messages(), self.system, self.protocol_rules)
+            + self.sent_problems(check_protocol(window, self.system, self.protocol_rules), window)
         )
+
+    def sent_problems(self, problems: Sequence[Problem], window: Sequence[Any]) -> list[Problem]:
+        """``problems`` less those of a transcript's trailing response shown as sent: the
+        response that ends an agent's transcript was no part of any request sent (the next one
+        would carry it), and Claude Code writes it one content block a line, so a file read
+        while it is written ends on its thinking alone. ``final_thinking`` there is a response
+        still being written, not an error; a request body's last message, or a simulated
+        window, was or will be sent as it is, and keeps it."""
+        if self.as_sent not in ("claude-code", "claude-code-web") or not window:
+            return list(problems)
+        last = len(window) - 1
+        msgs = self.session.messages
+        if window[last] is not (msgs[-1] if msgs else None):
+            return list(problems)
+        return [p for p in problems if not (p.code == "final_thinking" and p.index == last)]
 
     def window_messages(self) -> list[dict[str, Any]]:
         return [m for _, m in self.context.entries()]

@@ -257,3 +257,45 @@ def test_the_context_of_an_openai_session_counts_by_openais_token_model(tmp_path
     ctx = ConversationContext(tools=[tool], token_counter=ModelEstimate(tokens, "gpt-4o"))
     gpt4o = tokens.of("gpt-4o")
     assert ctx.estimated_tokens == gpt4o.system_tokens("") + gpt4o.tools_tokens([tool])
+
+
+def _cut_after_thinking(tmp_path: Path) -> Path:
+    """A Claude Code transcript cut right after a response's thinking line (Claude Code writes
+    one line per content block: its text line is not written yet)."""
+    src = ACCEPTANCE / "claude_code" / "spotter_258c7280-ae70-4798-800f-63464d01a85d.jsonl"
+    lines = src.read_text().splitlines(keepends=True)
+    cut = next(i for i, line in enumerate(lines) if '"type":"thinking"' in line)
+    path = tmp_path / "cut.jsonl"
+    path.write_text("".join(lines[: cut + 1]))
+    return path
+
+
+def test_a_transcript_cut_mid_response_has_no_final_thinking_as_sent(tmp_path: Path) -> None:
+    """The response that ends a transcript was in no request sent: shown as sent (inspect, the
+    TUI, a followed file), its thinking alone is a response still being written, not an error."""
+    from ctxview.app.model import SessionModel
+
+    rep = replay(load_session(_cut_after_thinking(tmp_path)), as_sent=True)
+    assert rep.as_sent == "claude-code"
+    assert rep.window_messages()[-1]["content"][-1]["type"] == "thinking"
+    assert [p.code for p in rep.protocol_problems()] == []
+    model = SessionModel(rep, None, "claude-sonnet-4-5")
+    assert model.problems == []
+
+
+def test_final_thinking_stays_an_error_in_a_request_body_and_a_simulated_window(
+    tmp_path: Path,
+) -> None:
+    """A request body's last message was sent as it is, and a simulated window will be: a
+    trailing thinking block there is the 400 the API answers."""
+    session = load_session(_cut_after_thinking(tmp_path))
+    simulated = replay(session, as_sent=False, max_context_messages=50)
+    assert simulated.as_sent is None
+    assert "final_thinking" in [p.code for p in simulated.protocol_problems()]
+    body = tmp_path / "body.json"
+    body.write_text(
+        json.dumps({"model": "claude-sonnet-4-5", "max_tokens": 1000, "messages": session.messages})
+    )
+    sent = replay(load_session(body), as_sent=True)
+    assert sent.as_sent == "request"
+    assert "final_thinking" in [p.code for p in sent.protocol_problems()]
