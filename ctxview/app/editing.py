@@ -87,6 +87,10 @@ class EditGroup:
     length: int = 0
     #: its id in the session after it of each message of the session before it
     new_id: list[int] = field(default_factory=list)
+    #: the model's revision (:attr:`SessionModel.revision`) before and after it: undoing it
+    #: while nothing else changed since brings the session back to ``rev_before``
+    rev_before: int | None = None
+    rev_after: int | None = None
 
 
 def saved_words(saved: int, *, past: bool = False) -> str:
@@ -515,6 +519,7 @@ class Editor:
             return
         group = self.undo_stack.pop()
         ctx = self.model.context
+        rev = self.model.revision
         if group.pinned is not None:
             done = ctx.set_pinned(group.pins, not group.pinned)
             self._changed(list(group.pins))
@@ -526,6 +531,7 @@ class Editor:
                     markup=False,
                 )
                 return
+            self._restore(group, rev)
             self.app.notify(f"undone: {visible(group.what)}", markup=False, timeout=4)
             return
         try:
@@ -543,8 +549,20 @@ class Editor:
             self._changed([c.mid for c in group.changes])
             return
         self._changed([c.mid for c in group.changes])
+        self._restore(group, rev)
         self.app.notify(f"undone: {visible(group.what)}", markup=False, timeout=4)
 
+    def _restore(self, group: EditGroup, rev: int) -> None:
+        """After undoing ``group`` fully: when nothing changed since it (``rev``: the revision
+        before the undo), the session is back at its revision before it, saved if that was."""
+        if group.rev_before is not None and group.rev_after == rev:
+            self.model.restore_revision(group.rev_before)
+
     def _changed(self, ids: list[int]) -> None:
+        before = self.model.revision
         self.model.unsaved = True
+        top = self.undo_stack[-1] if self.undo_stack else None
+        if top is not None and top.before is None and top.rev_after is None:
+            # the edit just pushed: the revisions it goes between
+            top.rev_before, top.rev_after = before, self.model.revision
         self.app.post_message(ContextChanged(flash=ids, count_stale=True))

@@ -108,7 +108,11 @@ class SessionModel:
         self.show_evicted = True
         #: changed since it was opened or saved (an edit, a pin, a setting, the system prompt):
         #: the title says so, and quitting or opening another file asks first
-        self.unsaved = False
+        self._unsaved = False
+        #: counts the changes (each ``unsaved = True``); ``saved_revision``: the one last saved
+        #: (or opened), so undoing back to it leaves nothing unsaved
+        self.revision = 0
+        self.saved_revision = 0
         #: the request model's figures for the next request (ctxview.app.cacheline), computed
         #: off the UI thread; None until then
         self.cache_prediction: Any = None
@@ -169,6 +173,24 @@ class SessionModel:
     @property
     def name(self) -> str:
         return Path(self.path).name if self.path else "new chat"
+
+    @property
+    def unsaved(self) -> bool:
+        return self._unsaved
+
+    @unsaved.setter
+    def unsaved(self, value: bool) -> None:
+        if value:
+            self.revision += 1
+        else:
+            self.saved_revision = self.revision
+        self._unsaved = value
+
+    def restore_revision(self, revision: int) -> None:
+        """Back at ``revision`` (an undo of every change since it): unsaved unless it is the
+        one saved."""
+        self.revision = revision
+        self._unsaved = revision != self.saved_revision
 
     @property
     def as_sent(self) -> str | None:

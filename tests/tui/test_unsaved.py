@@ -125,3 +125,34 @@ async def test_an_untouched_session_quits_without_a_question() -> None:
         await pilot.press("ctrl+q")
         await pilot.pause()
     assert app.return_code == 0 and not app.is_running
+
+
+async def test_undoing_every_edit_leaves_nothing_unsaved_and_quit_does_not_ask() -> None:
+    """Undo back to the state opened (or saved) clears the marker; a setting changed since an
+    edit keeps it after the edit's undo (the session differs from the saved one)."""
+    app = make_app(str(AGENT))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await _pinned(app, pilot)
+        assert app.model.unsaved
+        await pilot.press("u")
+        await settle(pilot)
+        assert not app.model.unsaved and "unsaved" not in app.title
+        await _pinned(app, pilot)
+        await pilot.press("minus")  # a setting changed after the edit
+        await settle(pilot)
+        await pilot.press("u")
+        await settle(pilot)
+        assert app.model.unsaved
+        await pilot.press("plus")  # (not an undo: the session stays unsaved)
+        await settle(pilot)
+    app = make_app(str(AGENT))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await _pinned(app, pilot)
+        await pilot.press("u")
+        await settle(pilot)
+        await pilot.press("ctrl+q")  # nothing to save: quits without asking
+        await pilot.pause()
+        assert not isinstance(app.screen, UnsavedScreen)
+    assert app.return_code == 0
