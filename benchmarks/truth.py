@@ -24,7 +24,10 @@ own request model (``simulate``: calibrated from the file's recorded usage). Pri
 * **cache break agreement**: a request *breaks* when it writes more than half of its input to the
   cache (:attr:`Request.recorded_break` / :attr:`Request.predicted_break`); every disagreement is
   listed with its file, request, the predicted reason, the recorded read/write and the seconds
-  since the previous request;
+  since the previous request, and what the API's own cache diagnostics said of it where the
+  file recorded them (Claude Code 2.1.1xx on asks for them); the disagreements the API put on
+  the client (``messages_changed``: an earlier message changed, which the transcript records
+  unchanged) are counted apart, with the agreement over the other requests;
 * **compaction requests**: how many the request model adds (the request that wrote each
   compaction's summary) and, for each an ``agent-acompact`` file beside the transcript recorded,
   the error of its estimated prompt against the recorded one;
@@ -120,6 +123,9 @@ class Disagreement:
     #: did not predict; ``growth``: the read held, the new messages billed above half the
     #: input); None on a recorded hit
     recorded_reason: str | None = None
+    #: what the API's own cache diagnostics said of this request (``cache_miss_reason.type``),
+    #: where the file recorded them; None where it recorded none
+    api_reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -128,6 +134,7 @@ class Disagreement:
             "predicted": self.predicted,
             "recorded": self.recorded,
             "recorded_reason": self.recorded_reason,
+            "api_reason": self.api_reason,
             "gap_s": self.gap_s,
         }
 
@@ -519,6 +526,30 @@ def _recorded_reason(r: Request) -> str | None:
     return "growth" if r.recorded_break else None
 
 
+def _api_reason(r: Request) -> str | None:
+    """The API's own diagnosis of the request's cache (``cache_miss_reason.type``), where the
+    file recorded one; None where it recorded none (ctxview's mapping of its own reason into
+    the API's words is not the API's word)."""
+    miss = r.recorded_miss
+    return miss.api_reason if miss is not None and miss.reported else None
+
+
+#: the API's diagnoses that say the client sent something else than the previous request, in
+#: the part named (the request the transcript records had not changed there)
+CLIENT_CHANGED = ("messages_changed", "system_changed", "tools_changed", "model_changed")
+
+
+def diagnosed_by_api(dis: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """Of the break disagreements, how many a recorded break the API itself diagnosed, by its
+    ``cache_miss_reason.type``: an ``unexplained`` break with ``messages_changed`` is the API
+    saying the client changed an earlier message that the transcript does not show changed."""
+    out: Counter[str] = Counter()
+    for d in dis:
+        if d.get("api_reason") and d.get("recorded", "").startswith("break"):
+            out[d["api_reason"]] += 1
+    return dict(sorted(out.items()))
+
+
 # -- one file ----------------------------------------------------------------------------------
 def _first_half_only(session: LoadedSession, log: RequestLog) -> tuple[LoadedSession, int]:
     """A copy of ``session`` whose responses after the first half of its recorded requests
@@ -629,6 +660,7 @@ def measure_file(
                 f"write {rec['cache_creation_input_tokens']:,})",
                 gap,
                 _recorded_reason(r),
+                _api_reason(r),
             )
         )
     raw = raw_block_keys(path)
@@ -724,6 +756,10 @@ def summary(figs: Sequence[FileFigures]) -> dict[str, Any]:
         },
         "break_agreement": r4(agree / recorded) if recorded else None,
         "break_disagreements": [d.to_dict() for f in figs for d in f.disagreements],
+        # of those, the recorded breaks the API's own diagnostics explained, by its reason
+        "break_disagreements_diagnosed_by_api": diagnosed_by_api(
+            [d.to_dict() for f in figs for d in f.disagreements]
+        ),
         "blocks": {t: raw[t] for t in BLOCK_TYPES},
         "blocks_lost": {t: lost[t] for t in BLOCK_TYPES},
         "files_losing_blocks": [
@@ -745,6 +781,26 @@ def summary(figs: Sequence[FileFigures]) -> dict[str, Any]:
 
 def _pct(v: float | None) -> str:
     return "-" if v is None else f"{100 * v:.1f}%"
+
+
+def _diagnosed_row(s: dict[str, Any]) -> list[str]:
+    """The table row naming the disagreements the API's own diagnostics explained (none when
+    the files recorded no diagnosis on any of them)."""
+    by = s.get("break_disagreements_diagnosed_by_api") or {}
+    if not by:
+        return []
+    client = sum(n for k, n in by.items() if k in CLIENT_CHANGED)
+    named = ", ".join(f"{k} {n}" for k, n in by.items())
+    recorded = s["recorded_requests"]
+    rest = len(s["break_disagreements"]) - client
+    # the agreement over the requests left once the API's word is taken for those: what a
+    # transcript can show at best, the client's unrecorded changes being out of its reach
+    without = _pct(1 - rest / (recorded - client)) if recorded > client else "-"
+    return [
+        f"| of which recorded breaks the API's diagnostics named ({named}); those saying the "
+        f"client changed what the transcript records unchanged | {client} of "
+        f"{len(s['break_disagreements'])} (agreement on the other requests: {without}) |"
+    ]
 
 
 def render(
@@ -776,6 +832,7 @@ def render(
         f"{_pct(th['unseen_segments']['median'])} / {_pct(th['unseen_segments']['p90'])} |",
         f"| predicted vs recorded cache break agrees | {_pct(s['break_agreement'])} "
         f"({len(s['break_disagreements'])} disagreements) |",
+        *_diagnosed_row(s),
         "| tool_use / tool_result / text / thinking blocks lost in the rebuild | "
         + " + ".join(str(lost[t]) for t in BLOCK_TYPES)
         + " (of "
@@ -804,6 +861,8 @@ def render(
         for d in dis if max_dis is None else dis[:max_dis]:
             gap = "-" if d["gap_s"] is None else f"{d['gap_s']:g} s"
             why = f" [{d['recorded_reason']}]" if d["recorded_reason"] else ""
+            if d.get("api_reason"):
+                why += f" (API: {d['api_reason']})"
             lines.append(
                 f"  {d['file']} #{d['request']}: predicted {d['predicted']} / recorded "
                 f"{d['recorded']}{why}, gap {gap}"

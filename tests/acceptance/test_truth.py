@@ -521,3 +521,28 @@ def test_a_response_that_forks_from_no_line_of_the_branch_is_still_lost(tmp_path
     _continue(w, r)
     fig = measure_file(shapes.write(tmp_path / "stray.jsonl", w.records))
     assert fig.lost_blocks == {"text": 1}, fig.lost_blocks
+
+
+def test_the_api_diagnoses_of_the_disagreements_are_counted_by_reason() -> None:
+    from benchmarks.truth import _diagnosed_row, diagnosed_by_api
+
+    dis = [
+        {"recorded": "break (read 0, write 9)", "api_reason": "messages_changed"},
+        {"recorded": "break (read 0, write 9)", "api_reason": "messages_changed"},
+        {"recorded": "break (read 0, write 9)", "api_reason": "unavailable"},
+        # a predicted break the usage did not show: the API's word on a hit is no miss
+        {"recorded": "hit (read 9, write 0)", "api_reason": "messages_changed"},
+        {"recorded": "break (read 0, write 9)", "api_reason": None},
+    ]
+    by = diagnosed_by_api(dis)
+    assert by == {"messages_changed": 2, "unavailable": 1}
+    row = _diagnosed_row(
+        {
+            "break_disagreements_diagnosed_by_api": by,
+            "break_disagreements": dis,
+            "recorded_requests": 1_000,
+        }
+    )
+    # 2 client changes of 5 disagreements: 3 left over the other 998 requests
+    assert row and "2 of 5" in row[0] and "99.7%" in row[0], row
+    assert _diagnosed_row({"break_disagreements_diagnosed_by_api": {}}) == []
