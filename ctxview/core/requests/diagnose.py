@@ -52,6 +52,18 @@ PREFIX_NOTE = (
     "read {read:,} of the previous prompt's {previous:,} tokens within the TTL: the entry of the "
     "whole previous prompt was not found, a shorter cached prefix was"
 )
+#: an unexplained break the API's own diagnostics put on the client (its reason, and the part)
+CLIENT_CHANGED_NOTE = (
+    "the API's cache diagnostics say the client changed its {part} since the previous request "
+    "({reason}); the transcript records them unchanged: what changed is not in the file"
+)
+#: the API's diagnoses that name a part of the request the client changed
+CLIENT_CHANGED_PART = {
+    "messages_changed": "earlier messages",
+    "system_changed": "system prompt",
+    "tools_changed": "tools",
+    "model_changed": "model",
+}
 SHRANK_NOTE = (
     "the recorded prompt shrank by {tokens:,} tokens: the client left out history the "
     "transcript does not record (a clearing of earlier tool results), the cache broke there"
@@ -156,6 +168,11 @@ def recorded_breaks(
             )
             if note is not None:
                 miss = replace(miss, note=note)
+        if diag is not None and miss is not None and miss.reason == "unexplained":
+            part = CLIENT_CHANGED_PART.get(diag[0] or "")
+            if part is not None and (miss.note is None or miss.note.startswith(_READ_NOTES)):
+                # the API's word outranks the guess: the client changed it, the cache kept it
+                miss = replace(miss, note=CLIENT_CHANGED_NOTE.format(part=part, reason=diag[0]))
         if diag is not None:
             # the API's diagnosis is shown as it came; where the usage shows no break (the
             # request read the previous prompt: Claude Code's responses carry `unavailable` or
@@ -173,6 +190,12 @@ def recorded_breaks(
     return unexplained
 
 
+#: the notes a client-change diagnosis replaces, all beginning so: what the request read, with
+#: a guess between the client and the cache (a shrunk prompt, a TTL edge or Bedrock's route
+#: stay: they say more than the API's part)
+_READ_NOTES = "read "
+
+
 def unexplained_summary(requests: Sequence[Request], unexplained: int) -> str:
     """The note on a log's ``unexplained`` recorded breaks: their count, and how many went
     through Amazon Bedrock's route or read only the cached head."""
@@ -185,6 +208,7 @@ def unexplained_summary(requests: Sequence[Request], unexplained: int) -> str:
     head = sum(1 for n in notes if n is not None and n.startswith("read only the cached head"))
     shrank = sum(1 for n in notes if n is not None and n.startswith("the recorded prompt shrank"))
     edge = sum(1 for n in notes if n is not None and n.startswith("sent "))
+    client = sum(1 for n in notes if n is not None and n.startswith("the API's cache diagnostics"))
     known = [
         f"{bedrock} through Amazon Bedrock, whose cache placement is not documented"
         if bedrock
@@ -194,6 +218,9 @@ def unexplained_summary(requests: Sequence[Request], unexplained: int) -> str:
         else "",
         f"{head} read only the cached tools and system prompt" if head else "",
         f"{edge} sent at the TTL's edge, within its grace" if edge else "",
+        f"{client} where the API's diagnostics say the client changed the request"
+        if client
+        else "",
     ]
     detail = "; ".join(k for k in known if k)
     return (

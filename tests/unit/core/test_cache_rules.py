@@ -244,6 +244,11 @@ def test_the_apis_cache_diagnostics_are_read_beside_the_prediction(
     miss = simulate(s).requests[2].recorded_miss
     assert miss is not None and miss.reason == "unexplained" and miss.reported
     assert miss.api_reason == "system_changed" and miss.cache_missed_input_tokens == 29_000
+    # the API's word replaces ctxview's guess between the client and the cache
+    assert miss.note is not None and "the client changed its system prompt" in miss.note
+    s.metas[5]["diagnostics"] = {"cache_miss_reason": {"type": "unavailable"}}
+    miss = simulate(s).requests[2].recorded_miss
+    assert miss is not None and miss.note is not None and "client changed" not in miss.note
     # in the usage, as some clients log it
     assert api_diagnosis({"usage": {"cache_miss_reason": {"type": "tools_changed"}, "cache_missed_input_tokens": 7}}) == ("tools_changed", 7)  # fmt: skip
     # a type the API does not document, or a count that is not one, is not believed
