@@ -28,6 +28,13 @@ def _isolated_dirs(
         "GEMINI_CLI_HOME",
     ):
         monkeypatch.delenv(name, raising=False)
+    from ctxview.core.providers import gemini_vocabulary
+
+    # every test counts Gemini text by words unless it asks for the vocabulary
+    # (tests/support/gemini_vocabulary.py), whatever the user's environment or data folder
+    # holds: an empty value is no vocabulary, read afresh
+    monkeypatch.setenv(gemini_vocabulary.ENV, "")
+    gemini_vocabulary.reset()
 
 
 @pytest.fixture(autouse=True)

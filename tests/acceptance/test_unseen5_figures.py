@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from benchmarks.truth import BLOCK_TYPES, measure, quantile
+from tests.support.gemini_vocabulary import with_gemini_vocabulary  # noqa: F401  (fixture)
 from tests.support.paths import ACCEPTANCE
 
 SET = ACCEPTANCE / "unseen5"
@@ -123,3 +124,13 @@ def test_gemini_api_bodies_hold_the_blind_figure() -> None:
 def test_gemini_api_bodies_reach_the_goal() -> None:
     errors = _gemini_errors()
     assert statistics.median(errors) <= 0.05 and quantile(errors, 0.9) <= 0.15
+
+
+@pytest.mark.usefixtures("with_gemini_vocabulary")
+def test_gemini_api_bodies_counted_by_gemini_s_vocabulary() -> None:
+    """The same bodies with the text counted by Gemini's vocabulary: 0.00% / 16.2% (the
+    median request exact; the p90 the eleven bodies declaring three functions with an ``enum``,
+    billed 142 where 119 are counted)."""
+    errors = _gemini_errors()
+    assert len(errors) == 141
+    assert statistics.median(errors) <= 0.0005 and quantile(errors, 0.9) <= 0.1621

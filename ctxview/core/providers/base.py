@@ -196,6 +196,9 @@ class TokenModel:
     #: the estimate counts the messages of a file with recorded usage better than rates fitted
     #: to that usage (the request model then fits only the system prompt + tools to it)
     counts_own: bool = False
+    #: what the request log should say of the estimate (Gemini: the text counted by Gemini's
+    #: own vocabulary, or a vocabulary file that could not be used); None: nothing
+    note: str | None = None
     #: the token model of a request to one model from a file of one format by one route, where
     #: the model's family and the API change what is billed (OpenAI: GPT-4o frames a message in
     #: 4 tokens, the reasoning models in 3; Gemini's families bill tools, calls and signatures

@@ -28,6 +28,7 @@ from typing import Any
 from ctxview.core.cache_rules import Minimum
 from ctxview.core.pricing import Price, PriceBook
 from ctxview.core.protocol import Problem, Rule, RuleSet
+from ctxview.core.providers import gemini_vocabulary
 from ctxview.core.providers.base import (
     VERTEX_AI,
     BodyParts,
@@ -155,6 +156,9 @@ def text_tokens(text: str) -> int:
     regular expression: tens of MB a second."""
     if not text:
         return 0
+    vocabulary = gemini_vocabulary.active().vocabulary
+    if vocabulary is not None:
+        return vocabulary.count(text)
     raw = text.encode("utf-8", "surrogatepass")
     words = raw.translate(_WORD_TABLE).split()
     n = len(words) + sum(len(w) >> LONG_WORD_SHIFT for w in words)
@@ -244,6 +248,11 @@ class Family:
     #: answering its call and none of them after the next user text, where Gemini 3.5 Flash
     #: went on billing them; :func:`signature_carry`)
     kept_signatures: bool = True
+    #: with Gemini's own vocabulary (:mod:`gemini_vocabulary`: the text counted exactly), what
+    #: each ``Content`` and a system instruction add, in place of :attr:`request`: 1 from
+    #: Gemini 2.5 on (a one-turn request is billed its text's tokens and 1, 2 with a system
+    #: instruction, a three-turn one 3), none before (Gemini 2.0 and 1.5 bill the text alone)
+    content: int = 1
 
 
 #: fitted per family on the real bodies of the tune set (``benchmarks.gemini_tokens``: the
@@ -263,12 +272,40 @@ FAMILIES: dict[str, Family] = {
     # call: fitted with data_words on the tune set's Gemini 2.0 bodies with calls (pai's
     # iter_stream, multiple_agent_tool_calls, tool_config_any, structured_output)
     "2": Family(
-        "Gemini 2.0", 1, 3, json_schema=False, response_schema=True, request=0, data_words=True
+        "Gemini 2.0",
+        1,
+        3,
+        json_schema=False,
+        response_schema=True,
+        request=0,
+        data_words=True,
+        content=0,
     ),
     # what Gemini 2.0 bills a call and its tools: no body of an older model tells otherwise
     "1": Family(
-        "Gemini 1.5 and older", 1, 3, json_schema=False, response_schema=True, data_words=True
+        "Gemini 1.5 and older",
+        1,
+        3,
+        json_schema=False,
+        response_schema=True,
+        data_words=True,
+        content=0,
     ),
+}
+#: the same costs where Gemini's own vocabulary counts the text (:mod:`gemini_vocabulary`): the
+#: framing constants above absorb the word estimate's bias on JSON and names, so they are
+#: fitted again on exact text counts (``benchmarks.gemini_tokens``' bodies of the tune set and
+#: the first four unseen sets, Gemini API route: the integers of least mean relative error by
+#: coordinate descent; the fifth and sixth unseen sets judged; docs/gemini.md has the figures)
+VOCABULARY_FAMILIES: dict[str, Family] = {
+    "3.5": dataclasses.replace(
+        FAMILIES["3.5"], tools=0, call=10, declaration=20, property=19, returns=5
+    ),
+    "3.1": dataclasses.replace(FAMILIES["3.1"], call=10, declaration=22, property=10),
+    "3": dataclasses.replace(FAMILIES["3"], call=12, property=18),
+    "2.5": dataclasses.replace(FAMILIES["2.5"], tools=9, call=13, property=12, returns=27),
+    "2": dataclasses.replace(FAMILIES["2"], tools=2, call=2, property=1),
+    "1": FAMILIES["1"],
 }
 _FAMILY = re.compile(r"gemini-(\d+)(?:\.(\d+))?")
 
@@ -276,19 +313,24 @@ _FAMILY = re.compile(r"gemini-(\d+)(?:\.(\d+))?")
 def family(model: str | None) -> Family:
     """The family of ``model``; an unknown one (a request body names none: the path did) is
     taken for the newest."""
+    table = VOCABULARY_FAMILIES if gemini_vocabulary.active().vocabulary else FAMILIES
+    return table[_family_key(model)]
+
+
+def _family_key(model: str | None) -> str:
     found = _FAMILY.match(normalise(model)) if model else None
     if found is None:
-        return FAMILIES["3.5"]
+        return "3.5"
     major, minor = int(found.group(1)), int(found.group(2) or 0)
     if (major, minor) >= (3, 5):
-        return FAMILIES["3.5"]
+        return "3.5"
     if (major, minor) >= (3, 1):
-        return FAMILIES["3.1"]
+        return "3.1"
     if major >= 3:
-        return FAMILIES["3"]
+        return "3"
     if (major, minor) >= (2, 5):
-        return FAMILIES["2.5"]
-    return FAMILIES["2"] if major == 2 else FAMILIES["1"]
+        return "2.5"
+    return "2" if major == 2 else "1"
 
 
 def block_tokens(block: Any, fam: Family | None = None, thoughts: bool = False) -> int:
@@ -335,12 +377,22 @@ def estimate_message(
     message: Mapping[str, Any], fam: Family | None = None, thoughts: bool = False
 ) -> int:
     """Estimated prompt tokens of one canonical message read from a Gemini ``Content``."""
+    framing = _content_tokens(fam)
     content = message.get("content", "")
     if isinstance(content, str):
-        return text_tokens(content)
+        return framing + text_tokens(content)
     if not isinstance(content, list):
-        return _text_tokens(_json_len(content))
-    return sum(block_tokens(b, fam, thoughts) for b in content)
+        return framing + _text_tokens(_json_len(content))
+    return framing + sum(block_tokens(b, fam, thoughts) for b in content)
+
+
+def _content_tokens(fam: Family | None) -> int:
+    """What a ``Content`` (or a system instruction) adds beyond its parts: its family's
+    :attr:`Family.content` when the text is counted by Gemini's own vocabulary; with the
+    estimate by words, nothing (the request's one token is :attr:`Family.request`)."""
+    if fam is None or gemini_vocabulary.active().vocabulary is None:
+        return 0
+    return fam.content
 
 
 #: characters of a thought signature's billed part per token (the growth of requests that
@@ -486,7 +538,12 @@ def signature_carry(message: Mapping[str, Any], fam: Family | None = None) -> tu
 def estimate_system(system: Any, fam: Family | None = None) -> int:
     """A system instruction's tokens (its text alone), with what every request to the family
     adds (``fam`` None: :data:`REQUEST_OVERHEAD_TOKENS`)."""
-    overhead = REQUEST_OVERHEAD_TOKENS if fam is None else fam.request
+    if fam is not None and gemini_vocabulary.active().vocabulary is not None:
+        # the text counted exactly: a system instruction adds what a Content does, a request
+        # nothing more (:attr:`Family.content`)
+        overhead = fam.content if system else 0
+    else:
+        overhead = REQUEST_OVERHEAD_TOKENS if fam is None else fam.request
     if isinstance(system, str):
         return overhead + text_tokens(system)
     if not isinstance(system, list):
@@ -631,7 +688,15 @@ def token_model(model: str | None, fmt: str = "gemini", route: Route | None = No
     fam = family(model)
     thoughts = fmt == "gemini"
     declarations = declarations_billed(route)
+    state = gemini_vocabulary.active()
     basis = f"{BASIS}; {fam.name}"
+    note = None
+    if state.vocabulary is not None:
+        basis = f"{VOCABULARY_BASIS} ({state.vocabulary.path}), {_BASIS_REST}; {fam.name}"
+        note = f"tokens: Gemini text counted by Gemini's vocabulary ({state.vocabulary.path})"
+    elif state.problem is not None:
+        basis += f"; Gemini's vocabulary not used: {state.problem}"
+        note = f"tokens: Gemini's vocabulary not used, text estimated by its words: {state.problem}"
     if route is not None:
         basis += f"; sent by {route.label()}"
         if not declarations:
@@ -648,17 +713,22 @@ def token_model(model: str | None, fmt: str = "gemini", route: Route | None = No
         # a Gemini CLI session's messages: rates fitted to its recorded growth count the
         # thoughts its records hold and its requests do not bill (docs/gemini.md has the figures)
         counts_own=True,
+        note=note,
     )
 
 
 #: the formats whose recorded usage calibrates the estimate
 CALIBRATED_FORMATS = frozenset(("gemini-cli", "otel"))
-BASIS = (
-    "text by its words, 258 an image (one tile), a function call's framing by model family, "
+#: how everything but the text is counted
+_BASIS_REST = (
+    "258 an image (one tile), a function call's framing by model family, "
     "its thought signature by the part billed, function declarations by "
     "their words (Gemini 2.0's response schema too), calibrated from recorded usage where a "
     "Gemini CLI session or a trace has it"
 )
+BASIS = f"text by its words, {_BASIS_REST}"
+#: what the basis says of the text when Gemini's own vocabulary counts it
+VOCABULARY_BASIS = "text counted by Gemini's vocabulary"
 
 
 # -- cache ---------------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ from ctxview.core.calibrate import Features, Rates
 from ctxview.core.clearing import STRATEGY_EDITS, ContextEditing, parse_context_editing
 from ctxview.core.context import ConversationContext
 from ctxview.core.pricing import PriceTable
-from ctxview.core.providers.registry import price_table
+from ctxview.core.providers.registry import price_table, provider
 from ctxview.core.requests.cache import _price_notes
 from ctxview.core.requests.compaction_request import compaction_requests
 from ctxview.core.requests.context_form import replay_context
@@ -236,6 +236,9 @@ def simulate(
         )
     else:
         statics = scales = head = head_seen = None
+    told = _token_note(session)
+    if told is not None:
+        notes.append(told)
     if scales:
         notes.append(
             "tokenizers: "
@@ -542,3 +545,15 @@ def compare_row(log: RequestLog) -> dict[str, Any]:
         "hit_rate": round(sums.cache_read / inp, 4) if inp else None,
         "cost_usd": _round(sum(costs)) if costs and None not in costs else None,
     }
+
+
+def _token_note(session: Any) -> str | None:
+    """What the session provider's token model says of its estimate (a vocabulary in use or
+    one that could not be used), or None."""
+    name = getattr(session, "provider", None)
+    if not isinstance(name, str) or name == "anthropic":
+        return None
+    try:
+        return provider(name).tokens.for_session(session).note
+    except (KeyError, AttributeError):  # a provider or session ctxview does not know
+        return None
