@@ -62,8 +62,10 @@ def load(path: Path) -> Vocabulary:
         raise VocabularyError(
             f"{path}: reading it needs the tokenizers package (pip install 'ctxview[gemini]')"
         ) from exc
-    if not path.is_file():
+    if not path.exists():
         raise VocabularyError(f"{path}: no such file")
+    if not path.is_file():  # a folder, a FIFO (reading one would wait for a writer)
+        raise VocabularyError(f"{path}: not a regular file")
     try:
         tokenizer = Tokenizer.from_file(str(path))
     except Exception as exc:  # the library raises its own Exception for any bad file

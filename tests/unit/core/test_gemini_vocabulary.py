@@ -42,6 +42,15 @@ def test_a_missing_file_is_named(tmp_path: Path) -> None:
         load(tmp_path / "nowhere.json")
 
 
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    with pytest.raises(VocabularyError, match=r"pipe\.json: not a regular file"):
+        load(fifo)
+
+
 def test_a_file_that_is_no_tokenizer_is_named(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"not": "a tokenizer"}))
