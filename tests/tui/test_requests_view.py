@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from ctxview.app.screens.requests import RequestList, RequestsScreen, request_row
 from tests.support.apphelp import make_app, screen_after, settle
-from tests.support.paths import FIXTURES, ROOT
+from tests.support.paths import ACCEPTANCE, FIXTURES, ROOT
 
 AGENT = str(ROOT / "sample_sessions" / "agent_loop.json")
 
@@ -304,3 +306,19 @@ async def test_an_otel_trace_of_gemini_calls_shows_the_requests_ctxview_requests
         shown = [(r.input_tokens, r.cache_read, r.cost_usd) for r in screen.reqlog.requests]
         assert shown == [(r.input_tokens, r.cache_read, r.cost_usd) for r in command_line.requests]
         assert screen.reqlog.notes == command_line.notes
+
+
+async def test_requests_view_says_when_a_gemini_vocabulary_could_not_be_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ctxview.core.providers import gemini_vocabulary
+
+    monkeypatch.setenv(gemini_vocabulary.ENV, str(tmp_path / "gone.json"))
+    gemini_vocabulary.reset()
+    body = sorted((ACCEPTANCE / "unseen6" / "gemini").glob("*_req1.json"))[0]
+    app = make_app(str(body))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = await screen_after(pilot, "R", RequestsScreen)
+        text = str(screen.query_one("#summary").render())
+        assert "tokens: Gemini's vocabulary not used" in text and "gone.json" in text

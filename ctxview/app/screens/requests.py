@@ -332,6 +332,11 @@ class RequestsScreen(ModalScreen[int | None]):
             line += "\n" + with_subagents_line(log, self.agents)
         if self.recorded:
             line += "\n" + self.recorded
+        # how the tokens were counted, where it is not the default (Gemini's own vocabulary in
+        # use, or a vocabulary file that could not be used): the figures above depend on it
+        for note in log.notes:
+            if note.startswith("tokens: "):
+                line += "\n" + one_line(note, 200)
         self.query_one("#summary", Static).update(Text(line))
         lst = RequestList(log, id="requests")
         self.query_one(Vertical).mount(lst, before=self.query_one(".hint"))
