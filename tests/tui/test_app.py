@@ -233,6 +233,34 @@ async def test_open_dialog(tmp_path: Path) -> None:
         assert app.model.name == "tool_errors.json"
 
 
+async def test_open_dialog_stays_open_on_a_path_that_is_not_there(tmp_path: Path) -> None:
+    from ctxview.app.screens.files import OpenFileScreen, SessionTree
+
+    app = make_app(AGENT)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+o")
+        await wait_until(pilot, lambda: isinstance(app.screen, OpenFileScreen))
+        dialog = app.screen
+        inp = dialog.query_one("#path", Input)
+        error = dialog.query_one("#open-error", Static)
+        inp.value = str(tmp_path / "typo.json")
+        # (not settle: the tree's loader is a worker that lives as long as the dialog)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "typo.json: no such file" in str(error.render()))
+        # the path to correct is still there, with why
+        assert app.screen is dialog and inp.value.endswith("typo.json")
+        # a folder shows in the tree, the dialog open
+        inp.value = str(tmp_path)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: dialog.query_one(SessionTree).path == tmp_path)
+        assert app.screen is dialog and str(error.render()).strip() == ""
+        inp.value = str(SAMPLES / "tool_errors.json")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.model.name == "tool_errors.json"
+
+
 async def test_untrusted_text_is_literal() -> None:
     app = make_app(str(SAMPLES / "untrusted_text.json"))
     async with app.run_test(size=(120, 40)) as pilot:

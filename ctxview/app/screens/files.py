@@ -61,7 +61,11 @@ class PathScreen(ModalScreen[str | None]):
     def _submit(self, event: Input.Submitted) -> None:
         value = event.value.strip()
         if value:
-            self.dismiss(str(Path(value).expanduser()))
+            self.submit_path(value)
+
+    def submit_path(self, value: str) -> None:
+        """Answer with the path typed (a dialog that checks it first overrides this)."""
+        self.dismiss(str(Path(value).expanduser()))
 
     def action_cancel(self) -> None:
         self.dismiss(None)
@@ -81,6 +85,7 @@ class OpenFileScreen(PathScreen):
     OpenFileScreen #files-tab > * { margin: 0; }
     OpenFileScreen #subagents { height: auto; max-height: 8; margin: 0 0 1 0; }
     OpenFileScreen .hint { color: $text-muted; }
+    OpenFileScreen #open-error { height: auto; }
     """
 
     def __init__(self, start: Path | None = None, subagents: list[str] | None = None) -> None:
@@ -108,12 +113,33 @@ class OpenFileScreen(PathScreen):
                             id="subagents",
                         )
                     yield SessionTree(self.start, id="tree")
+                    yield Static("", id="open-error")
                     yield Static(
                         Text("enter: open · tab: to the tree · escape: cancel"), classes="hint"
                     )
                 with TabPane("Agent sessions", id="sessions-tab"):
                     # listed only when the tab is first shown (ctrl+l opens the same list)
                     yield SessionsTree(load_now=False, id="cc-sessions")
+
+    def submit_path(self, value: str) -> None:
+        """Open a file; a folder shows in the tree; a path that is neither is said here, the
+        dialog left open with the path to correct (closing it would lose what was typed)."""
+        path = Path(value).expanduser()
+        try:
+            is_dir, exists = path.is_dir(), path.exists()
+        except OSError as exc:
+            self._error(f"{value}: {exc.strerror or exc}")
+            return
+        if is_dir:
+            self.query_one("#tree", SessionTree).path = path
+            self._error("")
+        elif not exists:
+            self._error(f"{value}: no such file")
+        else:
+            self.dismiss(str(path))
+
+    def _error(self, text: str) -> None:
+        self.query_one("#open-error", Static).update(Text(one_line(text, 300), style="bold red"))
 
     @on(TabbedContent.TabActivated, "#open-tabs")
     def _tab(self, event: TabbedContent.TabActivated) -> None:
