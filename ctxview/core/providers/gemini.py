@@ -248,11 +248,12 @@ class Family:
     #: answering its call and none of them after the next user text, where Gemini 3.5 Flash
     #: went on billing them; :func:`signature_carry`)
     kept_signatures: bool = True
-    #: with Gemini's own vocabulary (:mod:`gemini_vocabulary`: the text counted exactly), what
-    #: each ``Content`` and a system instruction add, in place of :attr:`request`: 1 from
-    #: Gemini 2.5 on (a one-turn request is billed its text's tokens and 1, 2 with a system
-    #: instruction, a three-turn one 3), none before (Gemini 2.0 and 1.5 bill the text alone)
-    content: int = 1
+    #: what each ``Content`` and a system instruction add beyond their parts. Seen only when the
+    #: text is counted exactly (:data:`VOCABULARY_FAMILIES`): 1 from Gemini 2.5 on (a one-turn
+    #: request is billed its text's tokens and 1, 2 with a system instruction, a three-turn one
+    #: 3), none before (Gemini 2.0 and 1.5 bill the text alone); the estimate by words folds it
+    #: into :attr:`request`
+    content: int = 0
 
 
 #: fitted per family on the real bodies of the tune set (``benchmarks.gemini_tokens``: the
@@ -272,40 +273,39 @@ FAMILIES: dict[str, Family] = {
     # call: fitted with data_words on the tune set's Gemini 2.0 bodies with calls (pai's
     # iter_stream, multiple_agent_tool_calls, tool_config_any, structured_output)
     "2": Family(
-        "Gemini 2.0",
-        1,
-        3,
-        json_schema=False,
-        response_schema=True,
-        request=0,
-        data_words=True,
-        content=0,
+        "Gemini 2.0", 1, 3, json_schema=False, response_schema=True, request=0, data_words=True
     ),
     # what Gemini 2.0 bills a call and its tools: no body of an older model tells otherwise
     "1": Family(
-        "Gemini 1.5 and older",
-        1,
-        3,
-        json_schema=False,
-        response_schema=True,
-        data_words=True,
-        content=0,
+        "Gemini 1.5 and older", 1, 3, json_schema=False, response_schema=True, data_words=True
     ),
 }
 #: the same costs where Gemini's own vocabulary counts the text (:mod:`gemini_vocabulary`): the
 #: framing constants above absorb the word estimate's bias on JSON and names, so they are
 #: fitted again on exact text counts (``benchmarks.gemini_tokens``' bodies of the tune set and
 #: the first four unseen sets, Gemini API route: the integers of least mean relative error by
-#: coordinate descent; the fifth and sixth unseen sets judged; docs/gemini.md has the figures)
+#: coordinate descent; the fifth and sixth unseen sets judged; docs/gemini.md has the figures).
+#: A request adds nothing beyond its ``Content``s and system instruction (:attr:`Family.content`)
 VOCABULARY_FAMILIES: dict[str, Family] = {
     "3.5": dataclasses.replace(
-        FAMILIES["3.5"], tools=0, call=10, declaration=20, property=19, returns=5
+        FAMILIES["3.5"],
+        tools=0,
+        call=10,
+        declaration=20,
+        property=19,
+        returns=5,
+        request=0,
+        content=1,
     ),
-    "3.1": dataclasses.replace(FAMILIES["3.1"], call=10, declaration=22, property=10),
-    "3": dataclasses.replace(FAMILIES["3"], call=12, property=18),
-    "2.5": dataclasses.replace(FAMILIES["2.5"], tools=9, call=13, property=12, returns=27),
-    "2": dataclasses.replace(FAMILIES["2"], tools=2, call=2, property=1),
-    "1": FAMILIES["1"],
+    "3.1": dataclasses.replace(
+        FAMILIES["3.1"], call=10, declaration=22, property=10, request=0, content=1
+    ),
+    "3": dataclasses.replace(FAMILIES["3"], call=12, property=18, request=0, content=1),
+    "2.5": dataclasses.replace(
+        FAMILIES["2.5"], tools=9, call=13, property=12, returns=27, request=0, content=1
+    ),
+    "2": dataclasses.replace(FAMILIES["2"], tools=2, call=2, property=1, request=0, content=0),
+    "1": dataclasses.replace(FAMILIES["1"], request=0, content=0),
 }
 _FAMILY = re.compile(r"gemini-(\d+)(?:\.(\d+))?")
 
@@ -377,22 +377,13 @@ def estimate_message(
     message: Mapping[str, Any], fam: Family | None = None, thoughts: bool = False
 ) -> int:
     """Estimated prompt tokens of one canonical message read from a Gemini ``Content``."""
-    framing = _content_tokens(fam)
+    framing = fam.content if fam is not None else 0
     content = message.get("content", "")
     if isinstance(content, str):
         return framing + text_tokens(content)
     if not isinstance(content, list):
         return framing + _text_tokens(_json_len(content))
     return framing + sum(block_tokens(b, fam, thoughts) for b in content)
-
-
-def _content_tokens(fam: Family | None) -> int:
-    """What a ``Content`` (or a system instruction) adds beyond its parts: its family's
-    :attr:`Family.content` when the text is counted by Gemini's own vocabulary; with the
-    estimate by words, nothing (the request's one token is :attr:`Family.request`)."""
-    if fam is None or gemini_vocabulary.active().vocabulary is None:
-        return 0
-    return fam.content
 
 
 #: characters of a thought signature's billed part per token (the growth of requests that
@@ -538,12 +529,11 @@ def signature_carry(message: Mapping[str, Any], fam: Family | None = None) -> tu
 def estimate_system(system: Any, fam: Family | None = None) -> int:
     """A system instruction's tokens (its text alone), with what every request to the family
     adds (``fam`` None: :data:`REQUEST_OVERHEAD_TOKENS`)."""
-    if fam is not None and gemini_vocabulary.active().vocabulary is not None:
-        # the text counted exactly: a system instruction adds what a Content does, a request
-        # nothing more (:attr:`Family.content`)
-        overhead = fam.content if system else 0
+    if fam is None:
+        overhead = REQUEST_OVERHEAD_TOKENS
     else:
-        overhead = REQUEST_OVERHEAD_TOKENS if fam is None else fam.request
+        # a system instruction adds what a Content does (:attr:`Family.content`)
+        overhead = fam.request + (fam.content if system else 0)
     if isinstance(system, str):
         return overhead + text_tokens(system)
     if not isinstance(system, list):

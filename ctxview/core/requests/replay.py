@@ -551,9 +551,7 @@ def _token_note(session: Any) -> str | None:
     """What the session provider's token model says of its estimate (a vocabulary in use or
     one that could not be used), or None."""
     name = getattr(session, "provider", None)
-    if not isinstance(name, str) or name == "anthropic":
-        return None
     try:
-        return provider(name).tokens.for_session(session).note
-    except (KeyError, AttributeError):  # a provider or session ctxview does not know
+        return provider(name if isinstance(name, str) else None).tokens.for_session(session).note
+    except KeyError:  # a provider ctxview does not know
         return None
