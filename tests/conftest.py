@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -59,3 +61,18 @@ def fake_api():  # type: ignore[no-untyped-def]
     from tests.support.fake_api import running
 
     yield from running()
+
+
+@pytest.fixture
+def with_gemini_vocabulary(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Gemini text counted by the real vocabulary for this test, as a user who installed it
+    (tests/support/gemini_vocabulary.py: skipped, or failed where required, without it)."""
+    from ctxview.core.providers import gemini_vocabulary
+    from tests.support.gemini_vocabulary import vocabulary_file
+
+    path = vocabulary_file()
+    monkeypatch.setenv(gemini_vocabulary.ENV, str(path))
+    gemini_vocabulary.reset()
+    assert gemini_vocabulary.active().vocabulary is not None, gemini_vocabulary.active().problem
+    yield path
+    gemini_vocabulary.reset()

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from benchmarks.truth import BLOCK_TYPES, measure, quantile
-from tests.support.gemini_vocabulary import with_gemini_vocabulary  # noqa: F401  (fixture)
 from tests.support.paths import ACCEPTANCE
 
 SET = ACCEPTANCE / "unseen6"

@@ -1,4 +1,5 @@
-"""The Gemini vocabulary for the tests that count with it: the file named by
+"""The Gemini vocabulary for the tests that count with it (the ``with_gemini_vocabulary``
+fixture of tests/conftest.py): the file named by
 ``$CTXVIEW_TEST_GEMINI_VOCABULARY`` (a Gemma 3 ``tokenizer.json``; `.ci/run` fetches one).
 Without it those tests skip, or fail where ``CTXVIEW_REQUIRE_GEMINI_VOCABULARY`` is set (CI, once
 it has fetched the file), so a missing file cannot pass for a passing check."""
@@ -6,12 +7,9 @@ it has fetched the file), so a missing file cannot pass for a passing check."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from ctxview.core.providers import gemini_vocabulary
 
 
 def vocabulary_file() -> Path:
@@ -26,14 +24,3 @@ def vocabulary_file() -> Path:
     if os.environ.get("CTXVIEW_REQUIRE_GEMINI_VOCABULARY"):
         pytest.fail(why)
     pytest.skip(why)
-
-
-@pytest.fixture
-def with_gemini_vocabulary(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """Gemini text counted by the real vocabulary for this test, as a user who installed it."""
-    path = vocabulary_file()
-    monkeypatch.setenv(gemini_vocabulary.ENV, str(path))
-    gemini_vocabulary.reset()
-    assert gemini_vocabulary.active().vocabulary is not None, gemini_vocabulary.active().problem
-    yield path
-    gemini_vocabulary.reset()

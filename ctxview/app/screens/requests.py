@@ -26,6 +26,7 @@ from textual.widgets import Static
 
 from ctxview.app.colours import readable_style
 from ctxview.app.safe import one_line
+from ctxview.core.providers.base import TOKEN_NOTE
 from ctxview.core.requests import Request, RequestLog
 from ctxview.textfmt import fmt_tokens, fmt_total_usd
 
@@ -335,7 +336,7 @@ class RequestsScreen(ModalScreen[int | None]):
         # how the tokens were counted, where it is not the default (Gemini's own vocabulary in
         # use, or a vocabulary file that could not be used): the figures above depend on it
         for note in log.notes:
-            if note.startswith("tokens: "):
+            if note.startswith(TOKEN_NOTE):
                 line += "\n" + one_line(note, 200)
         self.query_one("#summary", Static).update(Text(line))
         lst = RequestList(log, id="requests")

@@ -162,6 +162,11 @@ class Route:
         return {"api": self.api, "streamed": self.streamed, "text": self.label()}
 
 
+#: how a token model's :attr:`TokenModel.note` begins in the request log's notes (a view that
+#: shows only how the tokens were counted picks these)
+TOKEN_NOTE = "tokens: "
+
+
 @dataclass(frozen=True, slots=True)
 class TokenModel:
     """A provider's token estimate of one canonical message (``estimate``), and the file formats
@@ -196,8 +201,9 @@ class TokenModel:
     #: the estimate counts the messages of a file with recorded usage better than rates fitted
     #: to that usage (the request model then fits only the system prompt + tools to it)
     counts_own: bool = False
-    #: what the request log should say of the estimate (Gemini: the text counted by Gemini's
-    #: own vocabulary, or a vocabulary file that could not be used); None: nothing
+    #: what the request log should say of the estimate, beginning :data:`TOKEN_NOTE` (Gemini:
+    #: the text counted by Gemini's own vocabulary, or a vocabulary file that could not be
+    #: used); None: nothing
     note: str | None = None
     #: the token model of a request to one model from a file of one format by one route, where
     #: the model's family and the API change what is billed (OpenAI: GPT-4o frames a message in

@@ -30,6 +30,7 @@ from ctxview.core.pricing import Price, PriceBook
 from ctxview.core.protocol import Problem, Rule, RuleSet
 from ctxview.core.providers import gemini_vocabulary
 from ctxview.core.providers.base import (
+    TOKEN_NOTE,
     VERTEX_AI,
     BodyParts,
     CacheModel,
@@ -683,10 +684,13 @@ def token_model(model: str | None, fmt: str = "gemini", route: Route | None = No
     note = None
     if state.vocabulary is not None:
         basis = f"{VOCABULARY_BASIS} ({state.vocabulary.path}), {_BASIS_REST}; {fam.name}"
-        note = f"tokens: Gemini text counted by Gemini's vocabulary ({state.vocabulary.path})"
+        note = f"{TOKEN_NOTE}Gemini text counted by Gemini's vocabulary ({state.vocabulary.path})"
     elif state.problem is not None:
         basis += f"; Gemini's vocabulary not used: {state.problem}"
-        note = f"tokens: Gemini's vocabulary not used, text estimated by its words: {state.problem}"
+        note = (
+            f"{TOKEN_NOTE}Gemini's vocabulary not used, text estimated by its words: "
+            f"{state.problem}"
+        )
     if route is not None:
         basis += f"; sent by {route.label()}"
         if not declarations:

@@ -11,7 +11,6 @@ import pytest
 from ctxview.core.providers import gemini_vocabulary
 from ctxview.core.providers.gemini import PROVIDER, text_tokens
 from ctxview.core.providers.gemini_vocabulary import VocabularyError, load
-from tests.support.gemini_vocabulary import with_gemini_vocabulary  # noqa: F401  (fixture)
 
 HI = [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}]
 CAPITAL = [
