@@ -9,8 +9,8 @@ package installed (``pip install 'ctxview[gemini]'``). docs/gemini.md says where
 what it changes (the figures of ``benchmarks.gemini_tokens`` with and without it).
 
 Read once, on the first count, never from a view: a file that cannot be read leaves the estimate
-as it was and says why in the token model's basis (:func:`active`), never an exception out of a
-count.
+as it was and says why in the token model's basis and note (the request log's notes:
+:func:`active`), never an exception out of a count.
 """
 
 from __future__ import annotations
@@ -30,6 +30,9 @@ FILE_NAME = "gemini-tokenizer.json"
 #: a vocabulary the size of Gemma 3's: another model's tokenizer.json would count wrongly
 #: without an error, so a file whose vocabulary is not this size is refused
 GEMMA3_SIZE = 262_144
+#: the largest file read (Gemma 3's tokenizer.json is 33 MB and takes ten times that in memory):
+#: a bigger one is no vocabulary of this size, and reading it whole could exhaust the memory
+MAX_FILE_BYTES = 128 * 1024 * 1024
 
 
 class VocabularyError(Exception):
@@ -66,6 +69,11 @@ def load(path: Path) -> Vocabulary:
         raise VocabularyError(f"{path}: no such file")
     if not path.is_file():  # a folder, a FIFO (reading one would wait for a writer)
         raise VocabularyError(f"{path}: not a regular file")
+    size_bytes = path.stat().st_size
+    if size_bytes > MAX_FILE_BYTES:
+        raise VocabularyError(
+            f"{path}: {size_bytes:,} bytes, more than a vocabulary's {MAX_FILE_BYTES:,}"
+        )
     try:
         tokenizer = Tokenizer.from_file(str(path))
     except Exception as exc:  # the library raises its own Exception for any bad file

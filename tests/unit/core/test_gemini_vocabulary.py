@@ -50,6 +50,14 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
         load(fifo)
 
 
+def test_a_file_too_big_for_a_vocabulary_is_refused_unread(tmp_path: Path) -> None:
+    huge = tmp_path / "huge.json"
+    with huge.open("wb") as f:  # sparse: no disk, and never read
+        f.truncate(gemini_vocabulary.MAX_FILE_BYTES + 1)
+    with pytest.raises(VocabularyError, match=r"huge\.json: 134,217,729 bytes, more than"):
+        load(huge)
+
+
 def test_a_file_that_is_no_tokenizer_is_named(tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"not": "a tokenizer"}))
