@@ -85,7 +85,7 @@ class OpenFileScreen(PathScreen):
     OpenFileScreen #files-tab > * { margin: 0; }
     OpenFileScreen #subagents { height: auto; max-height: 8; margin: 0 0 1 0; }
     OpenFileScreen .hint { color: $text-muted; }
-    OpenFileScreen #open-error { height: auto; }
+    OpenFileScreen #open-error { height: auto; color: $text-error; text-style: bold; }
     """
 
     def __init__(self, start: Path | None = None, subagents: list[str] | None = None) -> None:
@@ -139,7 +139,7 @@ class OpenFileScreen(PathScreen):
             self.dismiss(str(path))
 
     def _error(self, text: str) -> None:
-        self.query_one("#open-error", Static).update(Text(one_line(text, 300), style="bold red"))
+        self.query_one("#open-error", Static).update(Text(one_line(text, 300)))
 
     @on(TabbedContent.TabActivated, "#open-tabs")
     def _tab(self, event: TabbedContent.TabActivated) -> None:
